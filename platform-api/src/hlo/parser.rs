@@ -1,0 +1,2189 @@
+//! The HLO text parser.
+//!
+//! Reads the text XLA and JAX print: the `%`-prefixed long form with computation
+//! signatures, layouts and metadata, and the short form JAX's `as_text` gives.
+//! Computations may be referenced before they are defined. Every error names the
+//! `line:column` where reading stopped and what was expected there.
+//!
+//! The parser builds an [`HloModule`] and checks only what the grammar implies
+//! (names resolve, attributes belong to their opcode, values are in range for their
+//! types). Shape rules are the verifier's job ([`super::verifier`]).
+
+use super::attrs::*;
+use super::lexer::{Lexer, Token, TokenKind};
+use super::op::{CustomCallAttrs, Op};
+use super::opcode::{BinaryOp, Opcode, UnaryOp};
+use super::{
+    BackendConfig, CompId, FileLocation, HloComputation, HloInstruction, HloModule,
+    InputOutputAlias, InstrId, ModuleConfig, OpMetadata, StackFrame, StackFrameIndex,
+};
+use crate::error::{Error, Result};
+use crate::literal::Literal;
+use crate::native::Scalar;
+use crate::shape::{ArrayShape, ElementType, Layout, ProgramShape, Shape, Tile};
+use half::{bf16, f16};
+use num_complex::{Complex32, Complex64};
+use std::collections::HashMap;
+
+/// Parses a whole module.
+pub fn parse_module(text: &str) -> Result<HloModule> {
+    let mut p = Parser::new(text)?;
+    let module = p.module()?;
+    Ok(module)
+}
+
+/// Parses a shape on its own (`f32[2,3]{1,0}`, `(s32[], pred[])`).
+pub fn parse_shape(text: &str) -> Result<Shape> {
+    let mut p = Parser::new(text)?;
+    let shape = p.shape()?;
+    p.expect_eof()?;
+    Ok(shape)
+}
+
+/// Parses the values of a literal of a known shape, as written inside
+/// `constant(...)`: `{ {1, 2}, {3, 4} }`, `7`, `(1, 2)`.
+pub fn parse_literal_values(text: &str, shape: &Shape) -> Result<Literal> {
+    let mut p = Parser::new(text)?;
+    let literal = p.literal(shape)?;
+    p.expect_eof()?;
+    Ok(literal)
+}
+
+/// Parses a literal with its shape in front (`f32[2] {1, 2}`), the form
+/// `Literal`'s `Display` writes.
+pub fn parse_literal(text: &str) -> Result<Literal> {
+    let mut p = Parser::new(text)?;
+    let shape = p.shape_no_layout()?;
+    let literal = p.literal(&shape)?;
+    p.expect_eof()?;
+    Ok(literal)
+}
+
+/// A parsed attribute value, before an opcode claims it.
+#[derive(Debug)]
+enum Value {
+    Word(String),
+    Str(String),
+    Ints(Vec<i64>),
+    Bools(Vec<bool>),
+    Words(Vec<String>),
+    Comp(CompId),
+    Comps(Vec<CompId>),
+    Window(Window),
+    ConvDnums(ConvDimensionNumbers),
+    Slice(Vec<SliceDim>),
+    Pad(Vec<PadDim>),
+    Metadata(OpMetadata),
+    StrMap(Vec<(String, String)>),
+    Raw(String),
+    Backend(BackendConfig),
+    Groups(Vec<Vec<usize>>),
+    InstrRefs(Vec<InstrId>),
+    Shapes(Vec<Shape>),
+    Shape(Shape),
+    Aliasing(Vec<OutputOperandAlias>),
+}
+
+/// The attributes of one instruction, claimed one by one by the opcode's builder;
+/// whatever is left unclaimed is an error.
+struct Attrs {
+    items: Vec<(String, usize, Value)>,
+}
+
+struct Parser<'a> {
+    lex: Lexer<'a>,
+    tok: Token,
+    /// Computation names to provisional ids, in order of first mention.
+    comp_ids: HashMap<String, CompId>,
+    /// Per provisional id: name, offset of first mention, definition.
+    comp_slots: Vec<(String, usize, Option<HloComputation>)>,
+    /// Provisional ids in the order their definitions appear.
+    definition_order: Vec<CompId>,
+    /// Instruction names of the computation being parsed.
+    scope: HashMap<String, InstrId>,
+}
+
+fn strip_percent(s: &str) -> &str {
+    s.strip_prefix('%').unwrap_or(s)
+}
+
+impl<'a> Parser<'a> {
+    fn new(text: &'a str) -> Result<Self> {
+        let mut lex = Lexer::new(text);
+        let tok = lex.next_token()?;
+        Ok(Parser {
+            lex,
+            tok,
+            comp_ids: HashMap::new(),
+            comp_slots: Vec::new(),
+            definition_order: Vec::new(),
+            scope: HashMap::new(),
+        })
+    }
+
+    // ---------------------------------------------------------------- tokens
+
+    fn bump(&mut self) -> Result<Token> {
+        let next = self.lex.next_token()?;
+        Ok(std::mem::replace(&mut self.tok, next))
+    }
+
+    fn at(&self, kind: TokenKind) -> bool {
+        self.tok.kind == kind
+    }
+
+    fn at_word(&self, word: &str) -> bool {
+        self.tok.kind == TokenKind::Word && self.tok.text == word
+    }
+
+    fn err(&self, offset: usize, message: impl std::fmt::Display) -> Error {
+        self.lex.error_at(offset, message)
+    }
+
+    fn expected(&self, what: &str) -> Error {
+        self.err(
+            self.tok.offset,
+            format!("expected {what}, found {}", self.tok.describe()),
+        )
+    }
+
+    fn expect(&mut self, kind: TokenKind, what: &str) -> Result<Token> {
+        if self.tok.kind == kind {
+            self.bump()
+        } else {
+            Err(self.expected(what))
+        }
+    }
+
+    fn eat(&mut self, kind: TokenKind) -> Result<bool> {
+        if self.tok.kind == kind {
+            self.bump()?;
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+
+    fn expect_eof(&self) -> Result<()> {
+        if self.at(TokenKind::Eof) {
+            Ok(())
+        } else {
+            Err(self.expected("end of input"))
+        }
+    }
+
+    fn word(&mut self, what: &str) -> Result<Token> {
+        self.expect(TokenKind::Word, what)
+    }
+
+    fn expect_word(&mut self, word: &str) -> Result<()> {
+        if self.at_word(word) {
+            self.bump()?;
+            Ok(())
+        } else {
+            Err(self.expected(&format!("'{word}'")))
+        }
+    }
+
+    fn name(&mut self, what: &str) -> Result<(String, usize)> {
+        let t = self.word(what)?;
+        let name = strip_percent(&t.text);
+        if name.is_empty() {
+            return Err(self.err(t.offset, format!("expected {what}, found '%'")));
+        }
+        Ok((name.to_string(), t.offset))
+    }
+
+    /// Replaces the current `{` token and everything up to its matching `}` by the
+    /// raw text, and moves on past it.
+    fn raw_braces(&mut self) -> Result<String> {
+        if !self.at(TokenKind::LBrace) {
+            return Err(self.expected("'{'"));
+        }
+        let start = self.tok.offset;
+        let end = self.lex.matching_brace_end(start)?;
+        let raw = self.lex.source()[start..end].to_string();
+        self.lex.seek(end);
+        self.tok = self.lex.next_token()?;
+        Ok(raw)
+    }
+
+    // ---------------------------------------------------------------- numbers
+
+    fn int_of(&self, t: &Token) -> Result<i64> {
+        t.text.parse::<i64>().map_err(|_| {
+            self.err(
+                t.offset,
+                format!("expected an integer, found {}", t.describe()),
+            )
+        })
+    }
+
+    fn int(&mut self) -> Result<i64> {
+        let t = self.word("an integer")?;
+        self.int_of(&t)
+    }
+
+    fn usize_of(&self, text: &str, offset: usize) -> Result<usize> {
+        text.parse::<usize>().map_err(|_| {
+            self.err(
+                offset,
+                format!("expected a non-negative integer, found '{text}'"),
+            )
+        })
+    }
+
+    fn usize(&mut self) -> Result<usize> {
+        let t = self.word("a non-negative integer")?;
+        self.usize_of(&t.text, t.offset)
+    }
+
+    fn bool_of(&self, t: &Token) -> Result<bool> {
+        match t.text.as_str() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(self.err(
+                t.offset,
+                format!("expected true or false, found {}", t.describe()),
+            )),
+        }
+    }
+
+    /// `{1,2,3}` (possibly empty) as integers.
+    fn int_list(&mut self) -> Result<Vec<i64>> {
+        self.expect(TokenKind::LBrace, "'{'")?;
+        let mut out = Vec::new();
+        if !self.at(TokenKind::RBrace) {
+            loop {
+                out.push(self.int()?);
+                if !self.eat(TokenKind::Comma)? {
+                    break;
+                }
+            }
+        }
+        self.expect(TokenKind::RBrace, "',' or '}'")?;
+        Ok(out)
+    }
+
+    /// `{a, b}` of words.
+    fn word_list(&mut self) -> Result<Vec<Token>> {
+        self.expect(TokenKind::LBrace, "'{'")?;
+        let mut out = Vec::new();
+        if !self.at(TokenKind::RBrace) {
+            loop {
+                out.push(self.word("a name")?);
+                if !self.eat(TokenKind::Comma)? {
+                    break;
+                }
+            }
+        }
+        self.expect(TokenKind::RBrace, "',' or '}'")?;
+        Ok(out)
+    }
+
+    // ---------------------------------------------------------------- shapes
+
+    fn at_shape_start(&self) -> bool {
+        match self.tok.kind {
+            TokenKind::LParen => true,
+            TokenKind::Word => {
+                let next = self
+                    .lex
+                    .source()
+                    .as_bytes()
+                    .get(self.tok.offset + self.tok.text.len());
+                (ElementType::from_name(&self.tok.text).is_some() || self.tok.text == "token")
+                    && next == Some(&b'[')
+            }
+            _ => false,
+        }
+    }
+
+    fn shape(&mut self) -> Result<Shape> {
+        self.shape_impl(true)
+    }
+
+    fn shape_no_layout(&mut self) -> Result<Shape> {
+        self.shape_impl(false)
+    }
+
+    fn shape_impl(&mut self, with_layout: bool) -> Result<Shape> {
+        if self.eat(TokenKind::LParen)? {
+            let mut elements = Vec::new();
+            if !self.at(TokenKind::RParen) {
+                loop {
+                    elements.push(self.shape_impl(with_layout)?);
+                    if !self.eat(TokenKind::Comma)? {
+                        break;
+                    }
+                }
+            }
+            self.expect(TokenKind::RParen, "',' or ')' in tuple shape")?;
+            return Ok(Shape::Tuple(elements));
+        }
+        let t = self.word("a shape")?;
+        if t.text == "token" {
+            self.expect(TokenKind::LBracket, "'['")?;
+            self.expect(TokenKind::RBracket, "']'")?;
+            return Ok(Shape::Token);
+        }
+        let Some(element_type) = ElementType::from_name(&t.text) else {
+            return Err(self.err(
+                t.offset,
+                format!(
+                    "expected a shape, found {} (not an element type)",
+                    t.describe()
+                ),
+            ));
+        };
+        self.expect(TokenKind::LBracket, "'['")?;
+        let mut dims = Vec::new();
+        let mut dynamic = Vec::new();
+        if !self.at(TokenKind::RBracket) {
+            loop {
+                let is_dynamic = self.eat(TokenKind::LessEq)?;
+                if !is_dynamic && self.at(TokenKind::Word) && self.tok.text == "?" {
+                    return Err(self.err(
+                        self.tok.offset,
+                        "unbounded dynamic dimensions are not supported",
+                    ));
+                }
+                dims.push(self.usize()?);
+                dynamic.push(is_dynamic);
+                if !self.eat(TokenKind::Comma)? {
+                    break;
+                }
+            }
+        }
+        self.expect(TokenKind::RBracket, "',' or ']' in shape")?;
+        if !dynamic.iter().any(|&d| d) {
+            dynamic.clear();
+        }
+        let layout = if with_layout && self.at(TokenKind::LBrace) && self.brace_opens_layout() {
+            Some(self.layout(dims.len())?)
+        } else {
+            None
+        };
+        Ok(Shape::Array(ArrayShape {
+            element_type,
+            dims,
+            dynamic,
+            layout,
+        }))
+    }
+
+    /// Whether the current `{` starts a layout rather than, say, a computation body
+    /// after a signature's result shape: a layout begins with a digit, `:` or `}`.
+    fn brace_opens_layout(&self) -> bool {
+        let rest = &self.lex.source()[self.tok.offset + 1..];
+        rest.trim_start()
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_digit() || b == b':' || b == b'}')
+    }
+
+    fn layout(&mut self, rank: usize) -> Result<Layout> {
+        let open = self.expect(TokenKind::LBrace, "'{'")?;
+        let mut layout = Layout::default();
+        if !self.at(TokenKind::RBrace) && !self.at(TokenKind::Colon) {
+            loop {
+                layout.minor_to_major.push(self.usize()?);
+                if !self.eat(TokenKind::Comma)? {
+                    break;
+                }
+            }
+        }
+        if self.eat(TokenKind::Colon)? {
+            while !self.at(TokenKind::RBrace) {
+                let item = self.word("a layout attribute (T, E or S)")?;
+                match item.text.as_str() {
+                    "T" => {
+                        while self.at(TokenKind::LParen) {
+                            layout.tiles.push(self.tile()?);
+                        }
+                    }
+                    "E" => layout.element_size_in_bits = Some(self.paren_u64()?),
+                    "S" => layout.memory_space = Some(self.paren_u64()?),
+                    other => {
+                        return Err(self.err(
+                            item.offset,
+                            format!("unsupported layout attribute '{other}' (supported: T, E, S)"),
+                        ))
+                    }
+                }
+            }
+        }
+        self.expect(TokenKind::RBrace, "'}' closing the layout")?;
+        if !layout.minor_to_major.is_empty() || rank == 0 {
+            let mut sorted = layout.minor_to_major.clone();
+            sorted.sort_unstable();
+            if sorted != (0..rank).collect::<Vec<_>>() {
+                return Err(self.err(
+                    open.offset,
+                    format!(
+                        "layout {{{}}} is not a permutation of the {rank} dimensions",
+                        layout
+                            .minor_to_major
+                            .iter()
+                            .map(|d| d.to_string())
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    ),
+                ));
+            }
+        }
+        Ok(layout)
+    }
+
+    fn tile(&mut self) -> Result<Tile> {
+        self.expect(TokenKind::LParen, "'('")?;
+        let mut tile = Vec::new();
+        loop {
+            if self.eat(TokenKind::Star)? {
+                tile.push(None);
+            } else {
+                tile.push(Some(self.usize()? as u64));
+            }
+            if !self.eat(TokenKind::Comma)? {
+                break;
+            }
+        }
+        self.expect(TokenKind::RParen, "')' closing the tile")?;
+        Ok(tile)
+    }
+
+    fn paren_u64(&mut self) -> Result<u64> {
+        self.expect(TokenKind::LParen, "'('")?;
+        let v = self.usize()? as u64;
+        self.expect(TokenKind::RParen, "')'")?;
+        Ok(v)
+    }
+
+    fn program_shape(&mut self) -> Result<ProgramShape> {
+        self.expect(TokenKind::LParen, "'(' starting the parameter shapes")?;
+        let mut parameters = Vec::new();
+        if !self.at(TokenKind::RParen) {
+            loop {
+                parameters.push(self.shape()?);
+                if !self.eat(TokenKind::Comma)? {
+                    break;
+                }
+            }
+        }
+        self.expect(TokenKind::RParen, "')'")?;
+        self.expect(TokenKind::Arrow, "'->'")?;
+        let result = self.shape()?;
+        Ok(ProgramShape { parameters, result })
+    }
+
+    // ---------------------------------------------------------------- literals
+
+    fn literal(&mut self, shape: &Shape) -> Result<Literal> {
+        match shape {
+            Shape::Token => Err(self.expected("no literal: token constants do not exist")),
+            Shape::Tuple(elements) => {
+                self.expect(TokenKind::LParen, "'(' starting a tuple literal")?;
+                let mut parts = Vec::new();
+                for (i, element_shape) in elements.iter().enumerate() {
+                    if i > 0 {
+                        self.expect(TokenKind::Comma, "',' between tuple elements")?;
+                    }
+                    // XLA may write each element's shape before its values.
+                    if self.at_shape_start() && !self.at(TokenKind::LParen) {
+                        let written = self.shape_no_layout()?;
+                        if !written.compatible(element_shape) {
+                            return Err(self.err(
+                                self.tok.offset,
+                                format!("tuple element {i} is written as {written} but the shape says {element_shape}"),
+                            ));
+                        }
+                    }
+                    parts.push(self.literal(element_shape)?);
+                }
+                self.expect(TokenKind::RParen, "')' closing the tuple literal")?;
+                let mut lit = Literal::tuple(parts);
+                // Keep the declared shape (with its layouts).
+                if lit.shape() != shape {
+                    lit = Literal::tuple(
+                        lit.decompose_tuple()
+                            .into_iter()
+                            .zip(elements)
+                            .map(|(mut l, s)| {
+                                if let Shape::Array(a) = s {
+                                    l.set_layout(a.layout.clone());
+                                }
+                                l
+                            })
+                            .collect(),
+                    );
+                }
+                Ok(lit)
+            }
+            Shape::Array(array) => {
+                let mut literal = Literal::zeros(shape);
+                if array.dims.is_empty() {
+                    let v = self.scalar(array.element_type)?;
+                    literal.set(0, v)?;
+                    return Ok(literal);
+                }
+                if self.at_word("...") || (self.at(TokenKind::LBrace) && self.is_elided()) {
+                    return Err(self.err(
+                        self.tok.offset,
+                        "constant values were elided ('{...}') when this text was printed; \
+                         print the module with large constants to run it",
+                    ));
+                }
+                let mut next = 0usize;
+                self.literal_dim(array, 0, &mut literal, &mut next)?;
+                Ok(literal)
+            }
+        }
+    }
+
+    fn is_elided(&self) -> bool {
+        let rest = &self.lex.source()[self.tok.offset..];
+        rest.starts_with("{...}")
+    }
+
+    fn literal_dim(
+        &mut self,
+        array: &ArrayShape,
+        level: usize,
+        literal: &mut Literal,
+        next: &mut usize,
+    ) -> Result<()> {
+        let open = self.expect(TokenKind::LBrace, "'{'")?;
+        let want = array.dims[level];
+        let mut count = 0usize;
+        if !self.at(TokenKind::RBrace) {
+            loop {
+                if count == want {
+                    return Err(self.err(
+                        self.tok.offset,
+                        format!(
+                            "too many elements in dimension {level} of {}: it has {want}",
+                            Shape::Array(array.clone())
+                        ),
+                    ));
+                }
+                if level + 1 == array.dims.len() {
+                    let v = self.scalar(array.element_type)?;
+                    literal.set(*next, v)?;
+                    *next += 1;
+                } else {
+                    self.literal_dim(array, level + 1, literal, next)?;
+                }
+                count += 1;
+                if !self.eat(TokenKind::Comma)? {
+                    break;
+                }
+            }
+        }
+        self.expect(TokenKind::RBrace, "',' or '}' in literal")?;
+        if count != want {
+            return Err(self.err(
+                open.offset,
+                format!(
+                    "dimension {level} of {} has {want} elements, but {count} are written",
+                    Shape::Array(array.clone())
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn scalar(&mut self, ty: ElementType) -> Result<Scalar> {
+        if ty.is_complex() {
+            self.expect(TokenKind::LParen, "'(' starting a complex value")?;
+            let re = self.float_word()?;
+            self.expect(TokenKind::Comma, "','")?;
+            let im = self.float_word()?;
+            self.expect(TokenKind::RParen, "')'")?;
+            let parse = |p: &Self, (t, o): &(String, usize)| p.parse_f64(t, *o);
+            return Ok(if ty == ElementType::C64 {
+                Scalar::C64(Complex32::new(
+                    self.parse_f32(&re.0, re.1)?,
+                    self.parse_f32(&im.0, im.1)?,
+                ))
+            } else {
+                Scalar::C128(Complex64::new(parse(self, &re)?, parse(self, &im)?))
+            });
+        }
+        let t = self.word(&format!("a {ty} value"))?;
+        let (text, offset) = (t.text.as_str(), t.offset);
+        if ty.is_float() {
+            // `nan(0x...)` carries a payload; the value is still a NaN.
+            let mut text = text.to_string();
+            if text.ends_with("nan") && self.at(TokenKind::LParen) {
+                self.bump()?;
+                self.word("a NaN payload")?;
+                self.expect(TokenKind::RParen, "')'")?;
+                text.push_str("()");
+            }
+            let text = text.trim_end_matches("()");
+            return Ok(match ty {
+                ElementType::F32 => Scalar::F32(self.parse_f32(text, offset)?),
+                ElementType::F64 => Scalar::F64(self.parse_f64(text, offset)?),
+                ElementType::F16 => Scalar::F16(f16::from_f64(self.parse_f64(text, offset)?)),
+                _ => Scalar::BF16(bf16::from_f64(self.parse_f64(text, offset)?)),
+            });
+        }
+        if ty == ElementType::Pred {
+            return match text {
+                "true" | "1" => Ok(Scalar::Pred(true)),
+                "false" | "0" => Ok(Scalar::Pred(false)),
+                _ => Err(self.err(
+                    offset,
+                    format!("expected a pred value (true/false), found '{text}'"),
+                )),
+            };
+        }
+        let v: i128 = text
+            .parse()
+            .map_err(|_| self.err(offset, format!("expected a {ty} value, found '{text}'")))?;
+        let out_of_range = || self.err(offset, format!("value {v} is out of range for {ty}"));
+        Ok(match ty {
+            ElementType::S8 => Scalar::S8(i8::try_from(v).map_err(|_| out_of_range())?),
+            ElementType::S16 => Scalar::S16(i16::try_from(v).map_err(|_| out_of_range())?),
+            ElementType::S32 => Scalar::S32(i32::try_from(v).map_err(|_| out_of_range())?),
+            ElementType::S64 => Scalar::S64(i64::try_from(v).map_err(|_| out_of_range())?),
+            ElementType::U8 => Scalar::U8(u8::try_from(v).map_err(|_| out_of_range())?),
+            ElementType::U16 => Scalar::U16(u16::try_from(v).map_err(|_| out_of_range())?),
+            ElementType::U32 => Scalar::U32(u32::try_from(v).map_err(|_| out_of_range())?),
+            _ => Scalar::U64(u64::try_from(v).map_err(|_| out_of_range())?),
+        })
+    }
+
+    fn float_word(&mut self) -> Result<(String, usize)> {
+        let t = self.word("a floating-point value")?;
+        Ok((t.text, t.offset))
+    }
+
+    fn special_float(text: &str) -> Option<f64> {
+        let (neg, body) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text.strip_prefix('+').unwrap_or(text)),
+        };
+        let v = match body {
+            "inf" | "infinity" | "Inf" | "INF" => f64::INFINITY,
+            "nan" | "NaN" | "NAN" => f64::NAN,
+            _ => return None,
+        };
+        Some(if neg { -v } else { v })
+    }
+
+    fn parse_f64(&self, text: &str, offset: usize) -> Result<f64> {
+        if let Some(v) = Self::special_float(text) {
+            return Ok(v);
+        }
+        if !text
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.'))
+        {
+            return Err(self.err(
+                offset,
+                format!("expected a floating-point value, found '{text}'"),
+            ));
+        }
+        text.parse::<f64>().map_err(|_| {
+            self.err(
+                offset,
+                format!("expected a floating-point value, found '{text}'"),
+            )
+        })
+    }
+
+    fn parse_f32(&self, text: &str, offset: usize) -> Result<f32> {
+        if let Some(v) = Self::special_float(text) {
+            return Ok(v as f32);
+        }
+        // Parse straight to f32 so the decimal is rounded once.
+        self.parse_f64(text, offset)?;
+        text.parse::<f32>().map_err(|_| {
+            self.err(
+                offset,
+                format!("expected a floating-point value, found '{text}'"),
+            )
+        })
+    }
+
+    // ---------------------------------------------------------------- module
+
+    fn module(&mut self) -> Result<HloModule> {
+        self.expect_word("HloModule")?;
+        let (name, _) = self.name("the module name")?;
+        let mut config = ModuleConfig::default();
+        while self.eat(TokenKind::Comma)? {
+            self.module_attr(&mut config)?;
+        }
+        let stack_frames = self.stack_frame_index()?;
+        let mut entry: Option<CompId> = None;
+        while !self.at(TokenKind::Eof) {
+            let offset = self.tok.offset;
+            let (id, is_entry) = self.computation()?;
+            if is_entry {
+                if entry.is_some() {
+                    return Err(self.err(offset, "a second ENTRY computation"));
+                }
+                entry = Some(id);
+            }
+        }
+        // Every mentioned computation must be defined.
+        for (name, offset, def) in &self.comp_slots {
+            if def.is_none() {
+                return Err(self.err(
+                    *offset,
+                    format!("computation %{name} is used but never defined"),
+                ));
+            }
+        }
+        let Some(&last) = self.definition_order.last() else {
+            return Err(self.err(self.tok.offset, "the module has no computations"));
+        };
+        let entry = entry.unwrap_or(last);
+        // Renumber computations into definition order.
+        let mut new_id = vec![CompId(0); self.comp_slots.len()];
+        for (i, old) in self.definition_order.iter().enumerate() {
+            new_id[old.index()] = CompId(i as u32);
+        }
+        let mut slots: Vec<Option<HloComputation>> =
+            self.comp_slots.iter_mut().map(|s| s.2.take()).collect();
+        let mut computations = Vec::with_capacity(slots.len());
+        for old in &self.definition_order {
+            let mut comp = slots[old.index()]
+                .take()
+                .ok_or_else(|| Error::internal("computation defined twice"))?;
+            for instr in &mut comp.instructions {
+                instr.op.map_called(|c| new_id[c.index()]);
+            }
+            computations.push(comp);
+        }
+        Ok(HloModule {
+            name,
+            config,
+            computations,
+            entry: new_id[entry.index()],
+            stack_frames,
+        })
+    }
+
+    fn module_attr(&mut self, config: &mut ModuleConfig) -> Result<()> {
+        let key = self.word("a module attribute")?;
+        self.expect(TokenKind::Equals, "'='")?;
+        match key.text.as_str() {
+            "entry_computation_layout" => {
+                self.expect(TokenKind::LBrace, "'{'")?;
+                config.entry_computation_layout = Some(self.program_shape()?);
+                self.expect(TokenKind::RBrace, "'}'")?;
+            }
+            "is_scheduled" => {
+                let t = self.word("true or false")?;
+                config.is_scheduled = self.bool_of(&t)?;
+            }
+            "replica_count" => config.replica_count = Some(self.usize()?),
+            "num_partitions" => config.num_partitions = Some(self.usize()?),
+            "frontend_attributes" => config.frontend_attributes = self.str_map()?,
+            "input_output_alias" => config.input_output_alias = self.io_alias()?,
+            "buffer_donor" => {
+                self.expect(TokenKind::LBrace, "'{'")?;
+                while !self.at(TokenKind::RBrace) {
+                    self.expect(TokenKind::LParen, "'('")?;
+                    let p = self.usize()?;
+                    self.expect(TokenKind::Comma, "','")?;
+                    let index = self.index_path()?;
+                    self.expect(TokenKind::RParen, "')'")?;
+                    config.buffer_donor.push((p, index));
+                    if !self.eat(TokenKind::Comma)? {
+                        break;
+                    }
+                }
+                self.expect(TokenKind::RBrace, "'}'")?;
+            }
+            other => {
+                // Partitioning hints: kept as written.
+                let value = match self.tok.kind {
+                    TokenKind::LBrace => self.raw_braces()?,
+                    TokenKind::Str => format!("\"{}\"", super::lexer::escape(&self.bump()?.text)),
+                    _ => self.word("a value")?.text,
+                };
+                config.other.push((other.to_string(), value));
+            }
+        }
+        Ok(())
+    }
+
+    /// `{1,0}` index path of a tuple element (`{}` is the root).
+    fn index_path(&mut self) -> Result<Vec<usize>> {
+        let t = self.tok.offset;
+        self.int_list()?
+            .into_iter()
+            .map(|v| usize::try_from(v).map_err(|_| self.err(t, "negative tuple index")))
+            .collect()
+    }
+
+    fn io_alias(&mut self) -> Result<Vec<InputOutputAlias>> {
+        self.expect(TokenKind::LBrace, "'{'")?;
+        let mut out = Vec::new();
+        while !self.at(TokenKind::RBrace) {
+            let output_index = self.index_path()?;
+            self.expect(TokenKind::Colon, "':'")?;
+            self.expect(TokenKind::LParen, "'('")?;
+            let parameter_number = self.usize()?;
+            self.expect(TokenKind::Comma, "','")?;
+            let parameter_index = self.index_path()?;
+            let mut must_alias = false;
+            if self.eat(TokenKind::Comma)? {
+                let kind = self.word("may-alias or must-alias")?;
+                must_alias = match kind.text.as_str() {
+                    "must-alias" => true,
+                    "may-alias" => false,
+                    _ => {
+                        return Err(self.err(
+                            kind.offset,
+                            format!(
+                                "expected may-alias or must-alias, found {}",
+                                kind.describe()
+                            ),
+                        ))
+                    }
+                };
+            }
+            self.expect(TokenKind::RParen, "')'")?;
+            out.push(InputOutputAlias {
+                output_index,
+                parameter_number,
+                parameter_index,
+                must_alias,
+            });
+            if !self.eat(TokenKind::Comma)? {
+                break;
+            }
+        }
+        self.expect(TokenKind::RBrace, "'}'")?;
+        Ok(out)
+    }
+
+    fn stack_frame_index(&mut self) -> Result<StackFrameIndex> {
+        let mut index = StackFrameIndex::default();
+        loop {
+            let section = match self.tok.text.as_str() {
+                "FileNames" | "FunctionNames" | "FileLocations" | "StackFrames"
+                    if self.at(TokenKind::Word) =>
+                {
+                    self.bump()?.text
+                }
+                _ => return Ok(index),
+            };
+            while self.at(TokenKind::Word) && self.tok.text.bytes().all(|b| b.is_ascii_digit()) {
+                let id = self.int()?;
+                match section.as_str() {
+                    "FileNames" => {
+                        let s = self.expect(TokenKind::Str, "a file name string")?;
+                        index.file_names.push((id, s.text));
+                    }
+                    "FunctionNames" => {
+                        let s = self.expect(TokenKind::Str, "a function name string")?;
+                        index.function_names.push((id, s.text));
+                    }
+                    "FileLocations" => {
+                        let fields = self.int_fields()?;
+                        let get = |k: &str| {
+                            fields
+                                .iter()
+                                .find(|(n, _)| n == k)
+                                .map(|f| f.1)
+                                .unwrap_or(0)
+                        };
+                        index.file_locations.push((
+                            id,
+                            FileLocation {
+                                file_name_id: get("file_name_id"),
+                                function_name_id: get("function_name_id"),
+                                line: get("line"),
+                                end_line: get("end_line"),
+                                column: get("column"),
+                                end_column: get("end_column"),
+                            },
+                        ));
+                    }
+                    _ => {
+                        let fields = self.int_fields()?;
+                        let get = |k: &str| {
+                            fields
+                                .iter()
+                                .find(|(n, _)| n == k)
+                                .map(|f| f.1)
+                                .unwrap_or(0)
+                        };
+                        index.stack_frames.push((
+                            id,
+                            StackFrame {
+                                file_location_id: get("file_location_id"),
+                                parent_frame_id: get("parent_frame_id"),
+                            },
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    /// `{a=1 b=2}`: space-separated integer fields.
+    fn int_fields(&mut self) -> Result<Vec<(String, i64)>> {
+        self.expect(TokenKind::LBrace, "'{'")?;
+        let mut out = Vec::new();
+        while !self.at(TokenKind::RBrace) {
+            let k = self.word("a field name")?;
+            self.expect(TokenKind::Equals, "'='")?;
+            out.push((k.text, self.int()?));
+        }
+        self.bump()?;
+        Ok(out)
+    }
+
+    // ---------------------------------------------------------------- computations
+
+    fn comp_ref(&mut self, name: &str, offset: usize) -> CompId {
+        if let Some(&id) = self.comp_ids.get(name) {
+            return id;
+        }
+        let id = CompId(self.comp_slots.len() as u32);
+        self.comp_ids.insert(name.to_string(), id);
+        self.comp_slots.push((name.to_string(), offset, None));
+        id
+    }
+
+    fn computation(&mut self) -> Result<(CompId, bool)> {
+        let is_entry = if self.at_word("ENTRY") {
+            self.bump()?;
+            true
+        } else {
+            false
+        };
+        let (name, name_offset) = self.name("a computation name (or ENTRY)")?;
+        if self.at(TokenKind::LParen) {
+            // Signature: parameter names and shapes. The parameter instructions are
+            // the source of truth; the signature is checked against them below.
+            self.bump()?;
+            if !self.at(TokenKind::RParen) {
+                loop {
+                    self.name("a parameter name")?;
+                    self.expect(TokenKind::Colon, "':'")?;
+                    self.shape()?;
+                    if !self.eat(TokenKind::Comma)? {
+                        break;
+                    }
+                }
+            }
+            self.expect(TokenKind::RParen, "')'")?;
+            if self.eat(TokenKind::Arrow)? {
+                self.shape()?;
+            }
+        }
+        let open = self.expect(TokenKind::LBrace, "'{' starting the computation body")?;
+        self.scope.clear();
+        let mut instructions: Vec<HloInstruction> = Vec::new();
+        let mut root: Option<InstrId> = None;
+        while !self.at(TokenKind::RBrace) {
+            if self.at(TokenKind::Eof) {
+                return Err(self.err(
+                    open.offset,
+                    format!("computation %{name} is missing its closing '}}'"),
+                ));
+            }
+            let (instr, is_root, offset) = self.instruction()?;
+            let id = InstrId(instructions.len() as u32);
+            if self.scope.insert(instr.name.clone(), id).is_some() {
+                return Err(self.err(
+                    offset,
+                    format!("duplicate instruction name %{}", instr.name),
+                ));
+            }
+            if is_root {
+                if root.is_some() {
+                    return Err(self.err(
+                        offset,
+                        format!("computation %{name} has two ROOT instructions"),
+                    ));
+                }
+                root = Some(id);
+            }
+            instructions.push(instr);
+        }
+        self.bump()?;
+        if self.at(TokenKind::Comma) {
+            // `, execution_thread="..."` after the body.
+            self.bump()?;
+            let key = self.word("a computation attribute")?;
+            if key.text != "execution_thread" {
+                return Err(self.err(
+                    key.offset,
+                    format!("unknown computation attribute {}", key.describe()),
+                ));
+            }
+            self.expect(TokenKind::Equals, "'='")?;
+            self.expect(TokenKind::Str, "a thread name")?;
+        }
+        if instructions.is_empty() {
+            return Err(self.err(
+                open.offset,
+                format!("computation %{name} has no instructions"),
+            ));
+        }
+        let root = root.unwrap_or(InstrId(instructions.len() as u32 - 1));
+        let id = self.comp_ref(&name, name_offset);
+        if self.comp_slots[id.index()].2.is_some() {
+            return Err(self.err(name_offset, format!("duplicate computation name %{name}")));
+        }
+        self.comp_slots[id.index()].2 = Some(HloComputation {
+            name,
+            instructions,
+            root,
+        });
+        self.definition_order.push(id);
+        Ok((id, is_entry))
+    }
+
+    fn instr_ref(&mut self) -> Result<InstrId> {
+        let (name, offset) = self.name("an operand name")?;
+        self.scope.get(&name).copied().ok_or_else(|| {
+            self.err(offset, format!("unknown instruction %{name} (operands must be defined before use, in the same computation)"))
+        })
+    }
+
+    fn instruction(&mut self) -> Result<(HloInstruction, bool, usize)> {
+        let is_root = if self.at_word("ROOT") {
+            self.bump()?;
+            true
+        } else {
+            false
+        };
+        let (name, offset) = self.name("an instruction name")?;
+        self.expect(TokenKind::Equals, "'='")?;
+        let shape = self.shape()?;
+        let opcode_tok = self.word("an opcode")?;
+        let Some(opcode) = Opcode::from_name(&opcode_tok.text) else {
+            return Err(self.err(
+                opcode_tok.offset,
+                format!("unknown opcode '{}'", opcode_tok.text),
+            ));
+        };
+        self.expect(TokenKind::LParen, "'(' after the opcode")?;
+        let mut operands = Vec::new();
+        let mut leaf: Option<Op> = None;
+        match opcode {
+            Opcode::Parameter => {
+                leaf = Some(Op::Parameter {
+                    number: self.usize()?,
+                });
+            }
+            Opcode::Constant => {
+                leaf = Some(Op::Constant {
+                    literal: self.literal(&shape)?,
+                });
+            }
+            _ => {
+                if !self.at(TokenKind::RParen) {
+                    loop {
+                        if self.at_shape_start() {
+                            // Old style: operands written with their shapes.
+                            self.shape()?;
+                        }
+                        operands.push(self.instr_ref()?);
+                        if !self.eat(TokenKind::Comma)? {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.expect(TokenKind::RParen, "',' or ')' after the operands")?;
+        let mut attrs = Attrs { items: Vec::new() };
+        while self.eat(TokenKind::Comma)? {
+            let key = self.word("an attribute name")?;
+            self.expect(TokenKind::Equals, "'='")?;
+            if attrs.items.iter().any(|(k, _, _)| *k == key.text) {
+                return Err(self.err(key.offset, format!("attribute {} is given twice", key.text)));
+            }
+            let value = self.attr_value(&key)?;
+            attrs.items.push((key.text, key.offset, value));
+        }
+        let mut instr = HloInstruction::new(name, shape, Op::Tuple, operands);
+        // Attributes any instruction may carry.
+        if let Some((_, Value::Metadata(m))) = attrs.take("metadata") {
+            instr.metadata = Some(m);
+        }
+        if let Some((_, Value::StrMap(m))) = attrs.take("frontend_attributes") {
+            instr.frontend_attributes = m;
+        }
+        if let Some((_, Value::Raw(s))) = attrs.take("sharding") {
+            instr.sharding = Some(s);
+        }
+        if let Some((_, Value::Raw(s))) = attrs.take("statistics") {
+            instr.statistics = Some(s);
+        }
+        if let Some((_, Value::Backend(b))) = attrs.take("backend_config") {
+            instr.backend_config = Some(b);
+        }
+        if let Some((_, Value::InstrRefs(r))) = attrs.take("control-predecessors") {
+            instr.control_predecessors = r;
+        }
+        if let Some((_, Value::Bools(b))) = attrs.take("parameter_replication") {
+            instr.parameter_replication = Some(b);
+        }
+        instr.op = match leaf {
+            Some(op) => op,
+            None => self.build_op(opcode, &mut attrs, opcode_tok.offset, instr.operands.len())?,
+        };
+        if let Some((key, offset, _)) = attrs.items.first() {
+            return Err(self.err(
+                *offset,
+                format!("attribute {key} does not apply to {opcode}"),
+            ));
+        }
+        Ok((instr, is_root, offset))
+    }
+
+    // ---------------------------------------------------------------- attributes
+
+    fn attr_value(&mut self, key: &Token) -> Result<Value> {
+        Ok(match key.text.as_str() {
+            "dimensions"
+            | "fft_length"
+            | "dynamic_slice_sizes"
+            | "slice_sizes"
+            | "lhs_batch_dims"
+            | "rhs_batch_dims"
+            | "lhs_contracting_dims"
+            | "rhs_contracting_dims"
+            | "offset_dims"
+            | "collapsed_slice_dims"
+            | "start_index_map"
+            | "operand_batching_dims"
+            | "start_indices_batching_dims"
+            | "update_window_dims"
+            | "inserted_window_dims"
+            | "scatter_dims_to_operand_dims"
+            | "input_batching_dims"
+            | "scatter_indices_batching_dims" => Value::Ints(self.int_list()?),
+            "index"
+            | "iota_dimension"
+            | "feature_group_count"
+            | "batch_group_count"
+            | "index_vector_dim"
+            | "k"
+            | "exponent_bits"
+            | "mantissa_bits"
+            | "feature_index"
+            | "cross_program_prefetch_index"
+            | "channel_id"
+            | "delta"
+            | "epsilon"
+            | "direction"
+            | "type"
+            | "kind"
+            | "fft_type"
+            | "distribution"
+            | "algorithm"
+            | "api_version"
+            | "transpose_a"
+            | "custom_call_schedule"
+            | "is_stable"
+            | "indices_are_sorted"
+            | "unique_indices"
+            | "largest"
+            | "use_global_device_ids"
+            | "constrain_layout"
+            | "custom_call_has_side_effect"
+            | "is_host_transfer"
+            | "left_side"
+            | "lower"
+            | "unit_diagonal" => Value::Word(self.word("a value")?.text),
+            "to_apply" | "calls" | "condition" | "body" | "select" | "scatter"
+            | "true_computation" | "false_computation" => {
+                let (name, offset) = self.name("a computation name")?;
+                Value::Comp(self.comp_ref(&name, offset))
+            }
+            "branch_computations" | "called_computations" => {
+                let names = self.word_list()?;
+                Value::Comps(
+                    names
+                        .iter()
+                        .map(|t| self.comp_ref(strip_percent(&t.text), t.offset))
+                        .collect(),
+                )
+            }
+            "custom_call_target"
+            | "infeed_config"
+            | "outfeed_config"
+            | "async_execution_thread" => Value::Str(self.expect(TokenKind::Str, "a string")?.text),
+            "window" => Value::Window(self.window()?),
+            "dim_labels" => Value::ConvDnums(self.dim_labels()?),
+            "slice" => Value::Slice(self.slice_ranges()?),
+            "padding" => Value::Pad(self.pad_config()?),
+            "metadata" => Value::Metadata(self.metadata()?),
+            "frontend_attributes" => Value::StrMap(self.str_map()?),
+            "sharding" | "statistics" => Value::Raw(self.raw_braces()?),
+            "backend_config" => Value::Backend(match self.tok.kind {
+                TokenKind::Str => BackendConfig::String(self.bump()?.text),
+                TokenKind::LBrace => BackendConfig::Raw(self.raw_braces()?),
+                _ => return Err(self.expected("a string or '{' for backend_config")),
+            }),
+            "operand_precision" => {
+                Value::Words(self.word_list()?.into_iter().map(|t| t.text).collect())
+            }
+            "parameter_replication" => {
+                let words = self.word_list()?;
+                Value::Bools(
+                    words
+                        .iter()
+                        .map(|t| self.bool_of(t))
+                        .collect::<Result<_>>()?,
+                )
+            }
+            "replica_groups" => Value::Groups(self.replica_groups()?),
+            "source_target_pairs" => Value::Groups(self.int_groups()?),
+            "control-predecessors" => {
+                self.expect(TokenKind::LBrace, "'{'")?;
+                let mut refs = Vec::new();
+                if !self.at(TokenKind::RBrace) {
+                    loop {
+                        refs.push(self.instr_ref()?);
+                        if !self.eat(TokenKind::Comma)? {
+                            break;
+                        }
+                    }
+                }
+                self.expect(TokenKind::RBrace, "'}'")?;
+                Value::InstrRefs(refs)
+            }
+            "operand_layout_constraints" => {
+                self.expect(TokenKind::LBrace, "'{'")?;
+                let mut shapes = Vec::new();
+                if !self.at(TokenKind::RBrace) {
+                    loop {
+                        shapes.push(self.shape()?);
+                        if !self.eat(TokenKind::Comma)? {
+                            break;
+                        }
+                    }
+                }
+                self.expect(TokenKind::RBrace, "'}'")?;
+                Value::Shapes(shapes)
+            }
+            "outfeed_shape" => Value::Shape(self.shape()?),
+            "output_to_operand_aliasing" => {
+                self.expect(TokenKind::LBrace, "'{'")?;
+                let mut out = Vec::new();
+                while !self.at(TokenKind::RBrace) {
+                    let output_index = self.index_path()?;
+                    self.expect(TokenKind::Colon, "':'")?;
+                    self.expect(TokenKind::LParen, "'('")?;
+                    let operand = self.usize()?;
+                    self.expect(TokenKind::Comma, "','")?;
+                    let operand_index = self.index_path()?;
+                    self.expect(TokenKind::RParen, "')'")?;
+                    out.push(OutputOperandAlias {
+                        output_index,
+                        operand,
+                        operand_index,
+                    });
+                    if !self.eat(TokenKind::Comma)? {
+                        break;
+                    }
+                }
+                self.expect(TokenKind::RBrace, "'}'")?;
+                Value::Aliasing(out)
+            }
+            other => return Err(self.err(key.offset, format!("unknown attribute '{other}'"))),
+        })
+    }
+
+    fn str_map(&mut self) -> Result<Vec<(String, String)>> {
+        self.expect(TokenKind::LBrace, "'{'")?;
+        let mut out = Vec::new();
+        if !self.at(TokenKind::RBrace) {
+            loop {
+                let key = match self.tok.kind {
+                    TokenKind::Str | TokenKind::Word => self.bump()?.text,
+                    _ => return Err(self.expected("an attribute key")),
+                };
+                self.expect(TokenKind::Equals, "'='")?;
+                let value = match self.tok.kind {
+                    TokenKind::Str | TokenKind::Word => self.bump()?.text,
+                    TokenKind::LBrace => self.raw_braces()?,
+                    _ => return Err(self.expected("an attribute value")),
+                };
+                out.push((key, value));
+                if !self.eat(TokenKind::Comma)? {
+                    break;
+                }
+            }
+        }
+        self.expect(TokenKind::RBrace, "',' or '}'")?;
+        Ok(out)
+    }
+
+    fn metadata(&mut self) -> Result<OpMetadata> {
+        self.expect(TokenKind::LBrace, "'{'")?;
+        let mut m = OpMetadata::default();
+        while !self.at(TokenKind::RBrace) {
+            let key = self.word("a metadata field")?;
+            self.expect(TokenKind::Equals, "'='")?;
+            let value = match self.tok.kind {
+                TokenKind::Str | TokenKind::Word => self.bump()?,
+                _ => return Err(self.expected("a metadata value")),
+            };
+            let int = |p: &Self| p.int_of(&value).map(Some);
+            match key.text.as_str() {
+                "op_type" => m.op_type = Some(value.text),
+                "op_name" => m.op_name = Some(value.text),
+                "source_file" => m.source_file = Some(value.text),
+                "source_line" => m.source_line = int(self)?,
+                "source_end_line" => m.source_end_line = int(self)?,
+                "source_column" => m.source_column = int(self)?,
+                "source_end_column" => m.source_end_column = int(self)?,
+                "stack_frame_id" => m.stack_frame_id = int(self)?,
+                "deduplicated_name" => m.deduplicated_name = Some(value.text),
+                "scheduling_name" => m.scheduling_name = Some(value.text),
+                "preserve_layout" => m.preserve_layout = Some(self.bool_of(&value)?),
+                other => {
+                    return Err(self.err(key.offset, format!("unknown metadata field '{other}'")))
+                }
+            }
+        }
+        self.bump()?;
+        Ok(m)
+    }
+
+    /// `{size=3x3 stride=1x1 pad=0_0x1_1 lhs_dilate=1x1 rhs_dilate=1x1 rhs_reversal=0x1}`.
+    fn window(&mut self) -> Result<Window> {
+        let open = self.expect(TokenKind::LBrace, "'{'")?;
+        let mut fields: Vec<(String, usize, Vec<String>)> = Vec::new();
+        while !self.at(TokenKind::RBrace) {
+            let key = self
+                .word("a window field (size, stride, pad, lhs_dilate, rhs_dilate, rhs_reversal)")?;
+            self.expect(TokenKind::Equals, "'='")?;
+            let value = self.word("a window value like 3x3")?;
+            fields.push((
+                key.text,
+                value.offset,
+                value.text.split('x').map(str::to_string).collect(),
+            ));
+        }
+        self.bump()?;
+        let Some(rank) = fields.iter().find(|f| f.0 == "size").map(|f| f.2.len()) else {
+            if fields.is_empty() {
+                return Ok(Window::default());
+            }
+            return Err(self.err(open.offset, "window has no size"));
+        };
+        let mut dims = vec![WindowDim::of_size(0); rank];
+        for (key, offset, parts) in &fields {
+            if parts.len() != rank {
+                return Err(self.err(
+                    *offset,
+                    format!(
+                        "window {key} has {} dimensions, size has {rank}",
+                        parts.len()
+                    ),
+                ));
+            }
+            for (d, part) in dims.iter_mut().zip(parts) {
+                match key.as_str() {
+                    "size" => d.size = self.usize_of(part, *offset)?,
+                    "stride" => d.stride = self.usize_of(part, *offset)?,
+                    "lhs_dilate" => d.base_dilation = self.usize_of(part, *offset)?,
+                    "rhs_dilate" => d.window_dilation = self.usize_of(part, *offset)?,
+                    "rhs_reversal" => d.window_reversal = self.usize_of(part, *offset)? != 0,
+                    "pad" => {
+                        let (lo, hi) = part.split_once('_').ok_or_else(|| {
+                            self.err(*offset, format!("window padding '{part}' is not low_high"))
+                        })?;
+                        d.padding_low = self.i64_of(lo, *offset)?;
+                        d.padding_high = self.i64_of(hi, *offset)?;
+                    }
+                    other => {
+                        return Err(self.err(*offset, format!("unknown window field '{other}'")))
+                    }
+                }
+            }
+        }
+        Ok(Window { dims })
+    }
+
+    fn i64_of(&self, text: &str, offset: usize) -> Result<i64> {
+        text.parse::<i64>()
+            .map_err(|_| self.err(offset, format!("expected an integer, found '{text}'")))
+    }
+
+    /// `b01f_01io->b01f`.
+    fn dim_labels(&mut self) -> Result<ConvDimensionNumbers> {
+        let lhs_kernel = self.word("convolution dim_labels like b01f_01io->b01f")?;
+        self.expect(TokenKind::Arrow, "'->' in dim_labels")?;
+        let out = self.word("output dim labels")?;
+        let Some((lhs, kernel)) = lhs_kernel.text.split_once('_') else {
+            return Err(self.err(
+                lhs_kernel.offset,
+                format!(
+                    "dim_labels '{}' lacks '_' between input and kernel labels",
+                    lhs_kernel.text
+                ),
+            ));
+        };
+        let offset = lhs_kernel.offset;
+        let n = lhs.len();
+        if kernel.len() != n || out.text.len() != n || n < 2 {
+            return Err(self.err(
+                offset,
+                "dim_labels of input, kernel and output must have the same rank (at least 2)",
+            ));
+        }
+        let spatial_index = |c: char| -> Option<usize> {
+            if c.is_ascii_digit() {
+                return Some(c as usize - '0' as usize);
+            }
+            (10..40).find(|&i| spatial_label(i) == c)
+        };
+        let parse = |labels: &str,
+                     a: char,
+                     b: char|
+         -> std::result::Result<(usize, usize, Vec<usize>), String> {
+            let (mut pa, mut pb) = (None, None);
+            let mut spatial = vec![None; n - 2];
+            for (dim, c) in labels.chars().enumerate() {
+                if c == a && pa.is_none() {
+                    pa = Some(dim);
+                } else if c == b && pb.is_none() {
+                    pb = Some(dim);
+                } else if let Some(i) =
+                    spatial_index(c).filter(|&i| i < n - 2 && spatial[i].is_none())
+                {
+                    spatial[i] = Some(dim);
+                } else {
+                    return Err(format!("unexpected label '{c}' in '{labels}'"));
+                }
+            }
+            match (pa, pb, spatial.iter().copied().collect::<Option<Vec<_>>>()) {
+                (Some(pa), Some(pb), Some(s)) => Ok((pa, pb, s)),
+                _ => Err(format!(
+                    "labels '{labels}' need {a}, {b} and spatial 0..{}",
+                    n - 2
+                )),
+            }
+        };
+        let (ib, ifeat, isp) = parse(lhs, 'b', 'f').map_err(|m| self.err(offset, m))?;
+        let (ki, ko, ksp) = parse(kernel, 'i', 'o').map_err(|m| self.err(offset, m))?;
+        let (ob, of, osp) = parse(&out.text, 'b', 'f').map_err(|m| self.err(out.offset, m))?;
+        Ok(ConvDimensionNumbers {
+            input_batch_dimension: ib,
+            input_feature_dimension: ifeat,
+            input_spatial_dimensions: isp,
+            kernel_input_feature_dimension: ki,
+            kernel_output_feature_dimension: ko,
+            kernel_spatial_dimensions: ksp,
+            output_batch_dimension: ob,
+            output_feature_dimension: of,
+            output_spatial_dimensions: osp,
+        })
+    }
+
+    /// `{[0:10:2], [1:5]}`.
+    fn slice_ranges(&mut self) -> Result<Vec<SliceDim>> {
+        self.expect(TokenKind::LBrace, "'{'")?;
+        let mut out = Vec::new();
+        if !self.at(TokenKind::RBrace) {
+            loop {
+                self.expect(TokenKind::LBracket, "'[' starting a slice range")?;
+                let start = self.usize()?;
+                self.expect(TokenKind::Colon, "':'")?;
+                let limit = self.usize()?;
+                let stride = if self.eat(TokenKind::Colon)? {
+                    self.usize()?
+                } else {
+                    1
+                };
+                self.expect(TokenKind::RBracket, "']'")?;
+                out.push(SliceDim {
+                    start,
+                    limit,
+                    stride,
+                });
+                if !self.eat(TokenKind::Comma)? {
+                    break;
+                }
+            }
+        }
+        self.expect(TokenKind::RBrace, "'}'")?;
+        Ok(out)
+    }
+
+    /// `0_0x1_1_2`: low_high[_interior] per dimension.
+    fn pad_config(&mut self) -> Result<Vec<PadDim>> {
+        let t = self.word("a padding config like 0_0x1_1")?;
+        let mut out = Vec::new();
+        for part in t.text.split('x') {
+            let nums: Vec<&str> = part.split('_').collect();
+            if nums.len() != 2 && nums.len() != 3 {
+                return Err(self.err(
+                    t.offset,
+                    format!("padding '{part}' is not low_high or low_high_interior"),
+                ));
+            }
+            let interior = if nums.len() == 3 {
+                nums[2].parse::<usize>().map_err(|_| {
+                    self.err(
+                        t.offset,
+                        format!(
+                            "interior padding '{}' must be a non-negative integer",
+                            nums[2]
+                        ),
+                    )
+                })?
+            } else {
+                0
+            };
+            out.push(PadDim {
+                low: self.i64_of(nums[0], t.offset)?,
+                high: self.i64_of(nums[1], t.offset)?,
+                interior,
+            });
+        }
+        Ok(out)
+    }
+
+    /// `{{0,1},{2,3}}` as groups of non-negative integers.
+    fn int_groups(&mut self) -> Result<Vec<Vec<usize>>> {
+        self.expect(TokenKind::LBrace, "'{'")?;
+        let mut out = Vec::new();
+        if !self.at(TokenKind::RBrace) {
+            loop {
+                let offset = self.tok.offset;
+                let group = self.int_list()?;
+                out.push(
+                    group
+                        .into_iter()
+                        .map(|v| usize::try_from(v).map_err(|_| self.err(offset, "negative id")))
+                        .collect::<Result<_>>()?,
+                );
+                if !self.eat(TokenKind::Comma)? {
+                    break;
+                }
+            }
+        }
+        self.expect(TokenKind::RBrace, "'}'")?;
+        Ok(out)
+    }
+
+    /// `{{0,1},{2,3}}` or the iota form `[2,2]<=[4]` / `[2,2]<=[2,2]T(1,0)`.
+    fn replica_groups(&mut self) -> Result<Vec<Vec<usize>>> {
+        if !self.at(TokenKind::LBracket) {
+            return self.int_groups();
+        }
+        let offset = self.tok.offset;
+        let group_dims = self.bracket_list()?;
+        self.expect(TokenKind::LessEq, "'<='")?;
+        let reshape = self.bracket_list()?;
+        let total: usize = reshape.iter().product();
+        let mut perm: Vec<usize> = (0..reshape.len()).collect();
+        if self.at_word("T") {
+            self.bump()?;
+            self.expect(TokenKind::LParen, "'('")?;
+            perm.clear();
+            loop {
+                perm.push(self.usize()?);
+                if !self.eat(TokenKind::Comma)? {
+                    break;
+                }
+            }
+            self.expect(TokenKind::RParen, "')'")?;
+        }
+        let mut sorted = perm.clone();
+        sorted.sort_unstable();
+        if group_dims.len() != 2
+            || group_dims.iter().product::<usize>() != total
+            || sorted != (0..reshape.len()).collect::<Vec<_>>()
+        {
+            return Err(self.err(offset, "malformed iota replica groups"));
+        }
+        // Device ids are iota(total) reshaped to `reshape`, transposed by `perm`,
+        // then read row-major into groups of `group_dims[1]`.
+        let strides = crate::shape::row_major_strides(&reshape);
+        let tdims: Vec<usize> = perm.iter().map(|&p| reshape[p]).collect();
+        let mut ids = Vec::with_capacity(total);
+        let mut index = vec![0usize; tdims.len()];
+        for _ in 0..total {
+            ids.push(index.iter().zip(&perm).map(|(&i, &p)| i * strides[p]).sum());
+            for d in (0..tdims.len()).rev() {
+                index[d] += 1;
+                if index[d] < tdims[d] {
+                    break;
+                }
+                index[d] = 0;
+            }
+        }
+        Ok(ids
+            .chunks(group_dims[1].max(1))
+            .map(|c| c.to_vec())
+            .collect())
+    }
+
+    fn bracket_list(&mut self) -> Result<Vec<usize>> {
+        self.expect(TokenKind::LBracket, "'['")?;
+        let mut out = Vec::new();
+        loop {
+            out.push(self.usize()?);
+            if !self.eat(TokenKind::Comma)? {
+                break;
+            }
+        }
+        self.expect(TokenKind::RBracket, "']'")?;
+        Ok(out)
+    }
+
+    // ---------------------------------------------------------------- ops
+
+    fn build_op(
+        &self,
+        opcode: Opcode,
+        a: &mut Attrs,
+        at: usize,
+        operand_count: usize,
+    ) -> Result<Op> {
+        if let Some(u) = UnaryOp::from_name(opcode.name()) {
+            return Ok(Op::Unary(u));
+        }
+        if let Some(b) = BinaryOp::from_name(opcode.name()) {
+            return Ok(Op::Binary(b));
+        }
+        let p = &*self;
+        let _ = operand_count;
+        Ok(match opcode {
+            Opcode::Iota => Op::Iota {
+                dimension: a.req_usize(p, "iota_dimension", at)?,
+            },
+            Opcode::ReplicaId => Op::ReplicaId,
+            Opcode::PartitionId => Op::PartitionId,
+            Opcode::AfterAll => Op::AfterAll,
+            Opcode::Compare => Op::Compare {
+                direction: a.req_enum(p, "direction", at, ComparisonDirection::from_name)?,
+                compare_type: a.opt_enum(p, "type", ComparisonType::from_name)?,
+            },
+            Opcode::Select => Op::Select,
+            Opcode::Clamp => Op::Clamp,
+            Opcode::Convert => Op::Convert,
+            Opcode::BitcastConvert => Op::BitcastConvert,
+            Opcode::StochasticConvert => Op::StochasticConvert,
+            Opcode::ReducePrecision => Op::ReducePrecision {
+                exponent_bits: a.req_usize(p, "exponent_bits", at)? as u32,
+                mantissa_bits: a.req_usize(p, "mantissa_bits", at)? as u32,
+            },
+            Opcode::Map => Op::Map {
+                dimensions: a.opt_dims(p, "dimensions")?.unwrap_or_default(),
+                to_apply: a.req_comp(p, "to_apply", at)?,
+            },
+            Opcode::Broadcast => Op::Broadcast {
+                dimensions: a.opt_dims(p, "dimensions")?.unwrap_or_default(),
+            },
+            Opcode::Reshape => Op::Reshape,
+            Opcode::DynamicReshape => Op::DynamicReshape,
+            Opcode::Transpose => Op::Transpose {
+                dimensions: a.req_dims(p, "dimensions", at)?,
+            },
+            Opcode::Slice => Op::Slice {
+                slice: match a.take("slice") {
+                    Some((_, Value::Slice(s))) => s,
+                    _ => return Err(p.missing("slice", opcode, at)),
+                },
+            },
+            Opcode::DynamicSlice => Op::DynamicSlice {
+                sizes: a.req_dims(p, "dynamic_slice_sizes", at)?,
+            },
+            Opcode::DynamicUpdateSlice => Op::DynamicUpdateSlice,
+            Opcode::Concatenate => Op::Concatenate {
+                dimension: a.req_single_dim(p, "dimensions", at)?,
+            },
+            Opcode::Pad => Op::Pad {
+                config: match a.take("padding") {
+                    Some((_, Value::Pad(c))) => c,
+                    _ => return Err(p.missing("padding", opcode, at)),
+                },
+            },
+            Opcode::Reverse => Op::Reverse {
+                dimensions: a.req_dims(p, "dimensions", at)?,
+            },
+            Opcode::Copy => Op::Copy,
+            Opcode::Bitcast => Op::Bitcast,
+            Opcode::GetDimensionSize => Op::GetDimensionSize {
+                dimension: a.req_single_dim(p, "dimensions", at)?,
+            },
+            Opcode::SetDimensionSize => Op::SetDimensionSize {
+                dimension: a.req_single_dim(p, "dimensions", at)?,
+            },
+            Opcode::Gather => Op::Gather {
+                dnums: GatherDimensionNumbers {
+                    offset_dims: a.req_dims(p, "offset_dims", at)?,
+                    collapsed_slice_dims: a.req_dims(p, "collapsed_slice_dims", at)?,
+                    start_index_map: a.req_dims(p, "start_index_map", at)?,
+                    operand_batching_dims: a
+                        .opt_dims(p, "operand_batching_dims")?
+                        .unwrap_or_default(),
+                    start_indices_batching_dims: a
+                        .opt_dims(p, "start_indices_batching_dims")?
+                        .unwrap_or_default(),
+                    index_vector_dim: a.req_usize(p, "index_vector_dim", at)?,
+                },
+                slice_sizes: a.req_dims(p, "slice_sizes", at)?,
+                indices_are_sorted: a.opt_bool(p, "indices_are_sorted")?.unwrap_or(false),
+            },
+            Opcode::Scatter => Op::Scatter {
+                dnums: ScatterDimensionNumbers {
+                    update_window_dims: a.req_dims(p, "update_window_dims", at)?,
+                    inserted_window_dims: a.req_dims(p, "inserted_window_dims", at)?,
+                    scatter_dims_to_operand_dims: a.req_dims(
+                        p,
+                        "scatter_dims_to_operand_dims",
+                        at,
+                    )?,
+                    input_batching_dims: a.opt_dims(p, "input_batching_dims")?.unwrap_or_default(),
+                    scatter_indices_batching_dims: a
+                        .opt_dims(p, "scatter_indices_batching_dims")?
+                        .unwrap_or_default(),
+                    index_vector_dim: a.req_usize(p, "index_vector_dim", at)?,
+                },
+                indices_are_sorted: a.opt_bool(p, "indices_are_sorted")?.unwrap_or(false),
+                unique_indices: a.opt_bool(p, "unique_indices")?.unwrap_or(false),
+                to_apply: a.req_comp(p, "to_apply", at)?,
+            },
+            Opcode::Dot => Op::Dot {
+                dnums: DotDimensionNumbers {
+                    lhs_batch_dims: a.opt_dims(p, "lhs_batch_dims")?.unwrap_or_default(),
+                    rhs_batch_dims: a.opt_dims(p, "rhs_batch_dims")?.unwrap_or_default(),
+                    lhs_contracting_dims: a
+                        .opt_dims(p, "lhs_contracting_dims")?
+                        .unwrap_or_default(),
+                    rhs_contracting_dims: a
+                        .opt_dims(p, "rhs_contracting_dims")?
+                        .unwrap_or_default(),
+                },
+                precision: a.precision(p)?,
+            },
+            Opcode::Convolution => Op::Convolution {
+                window: match a.take("window") {
+                    Some((_, Value::Window(w))) => w,
+                    _ => Window::default(),
+                },
+                dnums: match a.take("dim_labels") {
+                    Some((_, Value::ConvDnums(d))) => d,
+                    _ => return Err(p.missing("dim_labels", opcode, at)),
+                },
+                feature_group_count: a.opt_usize(p, "feature_group_count")?.unwrap_or(1),
+                batch_group_count: a.opt_usize(p, "batch_group_count")?.unwrap_or(1),
+                precision: a.precision(p)?,
+            },
+            Opcode::Fft => Op::Fft {
+                fft_type: a.req_enum(p, "fft_type", at, FftType::from_name)?,
+                fft_length: a.req_dims(p, "fft_length", at)?,
+            },
+            Opcode::Cholesky => Op::Cholesky {
+                lower: a.opt_bool(p, "lower")?.unwrap_or(false),
+            },
+            Opcode::TriangularSolve => Op::TriangularSolve {
+                options: TriangularSolveOptions {
+                    left_side: a.opt_bool(p, "left_side")?.unwrap_or(false),
+                    lower: a.opt_bool(p, "lower")?.unwrap_or(false),
+                    unit_diagonal: a.opt_bool(p, "unit_diagonal")?.unwrap_or(false),
+                    transpose_a: a
+                        .opt_enum(p, "transpose_a", TriangularTranspose::from_name)?
+                        .unwrap_or(TriangularTranspose::NoTranspose),
+                },
+            },
+            Opcode::Reduce => Op::Reduce {
+                dimensions: a.req_dims(p, "dimensions", at)?,
+                to_apply: a.req_comp(p, "to_apply", at)?,
+            },
+            Opcode::ReduceWindow => Op::ReduceWindow {
+                window: a.req_window(p, at, opcode)?,
+                to_apply: a.req_comp(p, "to_apply", at)?,
+            },
+            Opcode::SelectAndScatter => Op::SelectAndScatter {
+                window: a.req_window(p, at, opcode)?,
+                select: a.req_comp(p, "select", at)?,
+                scatter: a.req_comp(p, "scatter", at)?,
+            },
+            Opcode::Sort => Op::Sort {
+                dimension: a.req_single_dim(p, "dimensions", at)?,
+                is_stable: a.opt_bool(p, "is_stable")?.unwrap_or(false),
+                comparator: a.req_comp(p, "to_apply", at)?,
+            },
+            Opcode::TopK => Op::TopK {
+                k: a.req_usize(p, "k", at)?,
+                largest: a.opt_bool(p, "largest")?.unwrap_or(true),
+            },
+            Opcode::BatchNormTraining | Opcode::BatchNormInference | Opcode::BatchNormGrad => {
+                let epsilon = a.req_f32(p, "epsilon", at)?;
+                let feature_index = a.req_usize(p, "feature_index", at)?;
+                match opcode {
+                    Opcode::BatchNormTraining => Op::BatchNormTraining {
+                        epsilon,
+                        feature_index,
+                    },
+                    Opcode::BatchNormInference => Op::BatchNormInference {
+                        epsilon,
+                        feature_index,
+                    },
+                    _ => Op::BatchNormGrad {
+                        epsilon,
+                        feature_index,
+                    },
+                }
+            }
+            Opcode::Tuple => Op::Tuple,
+            Opcode::GetTupleElement => Op::GetTupleElement {
+                index: a.req_usize(p, "index", at)?,
+            },
+            Opcode::While => Op::While {
+                condition: a.req_comp(p, "condition", at)?,
+                body: a.req_comp(p, "body", at)?,
+            },
+            Opcode::Conditional => {
+                if let Some((_, Value::Comps(branches))) = a.take("branch_computations") {
+                    Op::Conditional { branches }
+                } else {
+                    let t = a.req_comp(p, "true_computation", at)?;
+                    let f = a.req_comp(p, "false_computation", at)?;
+                    Op::Conditional {
+                        branches: vec![t, f],
+                    }
+                }
+            }
+            Opcode::Call => Op::Call {
+                to_apply: a.req_comp(p, "to_apply", at)?,
+            },
+            Opcode::Fusion => Op::Fusion {
+                kind: a.req_enum(p, "kind", at, FusionKind::from_name)?,
+                calls: a.req_comp(p, "calls", at)?,
+            },
+            Opcode::CustomCall => Op::CustomCall(Box::new(CustomCallAttrs {
+                target: match a.take("custom_call_target") {
+                    Some((_, Value::Str(s))) => s,
+                    _ => return Err(p.missing("custom_call_target", opcode, at)),
+                },
+                api_version: a
+                    .opt_enum(p, "api_version", CustomCallApiVersion::from_name)?
+                    .unwrap_or(CustomCallApiVersion::Original),
+                called_computations: match a.take("called_computations") {
+                    Some((_, Value::Comps(c))) => c,
+                    _ => Vec::new(),
+                },
+                has_side_effect: a
+                    .opt_bool(p, "custom_call_has_side_effect")?
+                    .unwrap_or(false),
+                operand_layout_constraints: match a.take("operand_layout_constraints") {
+                    Some((_, Value::Shapes(s))) => Some(s),
+                    _ => None,
+                },
+                output_to_operand_aliasing: match a.take("output_to_operand_aliasing") {
+                    Some((_, Value::Aliasing(v))) => v,
+                    _ => Vec::new(),
+                },
+                schedule: a.opt_enum(p, "custom_call_schedule", CustomCallSchedule::from_name)?,
+            })),
+            Opcode::OptimizationBarrier => Op::OptimizationBarrier,
+            Opcode::AddDependency => Op::AddDependency,
+            Opcode::Rng => Op::Rng {
+                distribution: a.req_enum(p, "distribution", at, RandomDistribution::from_name)?,
+            },
+            Opcode::RngBitGenerator => Op::RngBitGenerator {
+                algorithm: a
+                    .opt_enum(p, "algorithm", RandomAlgorithm::from_name)?
+                    .unwrap_or(RandomAlgorithm::Default),
+            },
+            Opcode::RngGetAndUpdateState => Op::RngGetAndUpdateState {
+                delta: a.req_i64(p, "delta", at)?,
+            },
+            Opcode::AllReduce => Op::AllReduce {
+                attrs: a.collective(p)?,
+                to_apply: a.req_comp(p, "to_apply", at)?,
+            },
+            Opcode::AllReduceStart => Op::AllReduceStart {
+                attrs: a.collective(p)?,
+                to_apply: a.req_comp(p, "to_apply", at)?,
+            },
+            Opcode::AllReduceDone => Op::AllReduceDone,
+            Opcode::AllGather => Op::AllGather {
+                attrs: a.collective(p)?,
+                dimension: a.req_single_dim(p, "dimensions", at)?,
+            },
+            Opcode::AllGatherStart => Op::AllGatherStart {
+                attrs: a.collective(p)?,
+                dimension: a.req_single_dim(p, "dimensions", at)?,
+            },
+            Opcode::AllGatherDone => Op::AllGatherDone,
+            Opcode::ReduceScatter => Op::ReduceScatter {
+                attrs: a.collective(p)?,
+                dimension: a.req_single_dim(p, "dimensions", at)?,
+                to_apply: a.req_comp(p, "to_apply", at)?,
+            },
+            Opcode::AllToAll => Op::AllToAll {
+                attrs: a.collective(p)?,
+                split_dimension: match a.opt_dims(p, "dimensions")? {
+                    None => None,
+                    Some(d) if d.len() == 1 => Some(d[0]),
+                    Some(_) => return Err(p.err(at, "all-to-all takes one split dimension")),
+                },
+            },
+            Opcode::CollectivePermute | Opcode::CollectivePermuteStart => {
+                let attrs = a.collective(p)?;
+                let source_target_pairs = match a.take("source_target_pairs") {
+                    Some((offset, Value::Groups(g))) => g
+                        .into_iter()
+                        .map(|pair| match pair[..] {
+                            [s, t] => Ok((s, t)),
+                            _ => Err(p.err(
+                                offset,
+                                "source_target_pairs entries must be {source,target}",
+                            )),
+                        })
+                        .collect::<Result<Vec<_>>>()?,
+                    _ => Vec::new(),
+                };
+                if opcode == Opcode::CollectivePermute {
+                    Op::CollectivePermute {
+                        attrs,
+                        source_target_pairs,
+                    }
+                } else {
+                    Op::CollectivePermuteStart {
+                        attrs,
+                        source_target_pairs,
+                    }
+                }
+            }
+            Opcode::CollectivePermuteDone => Op::CollectivePermuteDone,
+            Opcode::CollectiveBroadcast => Op::CollectiveBroadcast {
+                attrs: a.collective(p)?,
+            },
+            Opcode::Infeed => Op::Infeed {
+                config: a.opt_str("infeed_config").unwrap_or_default(),
+            },
+            Opcode::Outfeed => Op::Outfeed {
+                config: a.opt_str("outfeed_config").unwrap_or_default(),
+                outfeed_shape: match a.take("outfeed_shape") {
+                    Some((_, Value::Shape(s))) => Some(s),
+                    _ => None,
+                },
+            },
+            Opcode::Send | Opcode::SendDone | Opcode::Recv | Opcode::RecvDone => {
+                let channel_id = a.opt_i64(p, "channel_id")?;
+                let is_host_transfer = a.opt_bool(p, "is_host_transfer")?.unwrap_or(false);
+                match opcode {
+                    Opcode::Send => Op::Send {
+                        channel_id,
+                        is_host_transfer,
+                    },
+                    Opcode::SendDone => Op::SendDone {
+                        channel_id,
+                        is_host_transfer,
+                    },
+                    Opcode::Recv => Op::Recv {
+                        channel_id,
+                        is_host_transfer,
+                    },
+                    _ => Op::RecvDone {
+                        channel_id,
+                        is_host_transfer,
+                    },
+                }
+            }
+            Opcode::AsyncStart => Op::AsyncStart {
+                calls: a.req_comp(p, "calls", at)?,
+                execution_thread: a.opt_str("async_execution_thread"),
+            },
+            Opcode::AsyncUpdate => Op::AsyncUpdate,
+            Opcode::AsyncDone => Op::AsyncDone,
+            Opcode::CopyStart => Op::CopyStart {
+                cross_program_prefetch_index: a.opt_i64(p, "cross_program_prefetch_index")?,
+            },
+            Opcode::CopyDone => Op::CopyDone,
+            Opcode::Parameter | Opcode::Constant => {
+                return Err(Error::internal(
+                    "parameter and constant are built by the caller",
+                ))
+            }
+            other => {
+                return Err(p.err(
+                    at,
+                    format!("opcode {other} is not an elementwise op and has no builder"),
+                ))
+            }
+        })
+    }
+
+    fn missing(&self, attr: &str, opcode: Opcode, at: usize) -> Error {
+        self.err(at, format!("{opcode} requires the attribute {attr}"))
+    }
+}
+
+impl Attrs {
+    fn take(&mut self, key: &str) -> Option<(usize, Value)> {
+        let i = self.items.iter().position(|(k, _, _)| k == key)?;
+        let (_, offset, value) = self.items.remove(i);
+        Some((offset, value))
+    }
+
+    fn take_word(&mut self, key: &str) -> Option<(usize, String)> {
+        match self.take(key) {
+            Some((o, Value::Word(w))) => Some((o, w)),
+            _ => None,
+        }
+    }
+
+    fn opt_usize(&mut self, p: &Parser, key: &str) -> Result<Option<usize>> {
+        self.take_word(key)
+            .map(|(o, w)| p.usize_of(&w, o))
+            .transpose()
+    }
+
+    fn req_usize(&mut self, p: &Parser, key: &str, at: usize) -> Result<usize> {
+        self.opt_usize(p, key)?
+            .ok_or_else(|| p.err(at, format!("missing attribute {key}")))
+    }
+
+    fn opt_i64(&mut self, p: &Parser, key: &str) -> Result<Option<i64>> {
+        self.take_word(key)
+            .map(|(o, w)| p.i64_of(&w, o))
+            .transpose()
+    }
+
+    fn req_i64(&mut self, p: &Parser, key: &str, at: usize) -> Result<i64> {
+        self.opt_i64(p, key)?
+            .ok_or_else(|| p.err(at, format!("missing attribute {key}")))
+    }
+
+    fn req_f32(&mut self, p: &Parser, key: &str, at: usize) -> Result<f32> {
+        let (o, w) = self
+            .take_word(key)
+            .ok_or_else(|| p.err(at, format!("missing attribute {key}")))?;
+        p.parse_f32(&w, o)
+    }
+
+    fn opt_bool(&mut self, p: &Parser, key: &str) -> Result<Option<bool>> {
+        match self.take_word(key) {
+            None => Ok(None),
+            Some((o, w)) => match w.as_str() {
+                "true" => Ok(Some(true)),
+                "false" => Ok(Some(false)),
+                _ => Err(p.err(o, format!("{key} must be true or false, found '{w}'"))),
+            },
+        }
+    }
+
+    fn opt_str(&mut self, key: &str) -> Option<String> {
+        match self.take(key) {
+            Some((_, Value::Str(s))) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn opt_enum<T>(
+        &mut self,
+        p: &Parser,
+        key: &str,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Result<Option<T>> {
+        match self.take_word(key) {
+            None => Ok(None),
+            Some((o, w)) => parse(&w)
+                .map(Some)
+                .ok_or_else(|| p.err(o, format!("'{w}' is not a valid {key}"))),
+        }
+    }
+
+    fn req_enum<T>(
+        &mut self,
+        p: &Parser,
+        key: &str,
+        at: usize,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Result<T> {
+        self.opt_enum(p, key, parse)?
+            .ok_or_else(|| p.err(at, format!("missing attribute {key}")))
+    }
+
+    fn opt_dims(&mut self, p: &Parser, key: &str) -> Result<Option<Vec<usize>>> {
+        match self.take(key) {
+            None => Ok(None),
+            Some((o, Value::Ints(v))) => v
+                .into_iter()
+                .map(|x| {
+                    usize::try_from(x).map_err(|_| p.err(o, format!("{key} must not be negative")))
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Some),
+            Some((o, _)) => Err(p.err(o, format!("{key} must be a list like {{0,1}}"))),
+        }
+    }
+
+    fn req_dims(&mut self, p: &Parser, key: &str, at: usize) -> Result<Vec<usize>> {
+        self.opt_dims(p, key)?
+            .ok_or_else(|| p.err(at, format!("missing attribute {key}")))
+    }
+
+    fn req_single_dim(&mut self, p: &Parser, key: &str, at: usize) -> Result<usize> {
+        let dims = self.req_dims(p, key, at)?;
+        match dims[..] {
+            [d] => Ok(d),
+            _ => Err(p.err(
+                at,
+                format!("{key} must name exactly one dimension, found {dims:?}"),
+            )),
+        }
+    }
+
+    fn req_comp(&mut self, p: &Parser, key: &str, at: usize) -> Result<CompId> {
+        match self.take(key) {
+            Some((_, Value::Comp(c))) => Ok(c),
+            _ => Err(p.err(at, format!("missing attribute {key}"))),
+        }
+    }
+
+    fn req_window(&mut self, p: &Parser, at: usize, opcode: Opcode) -> Result<Window> {
+        match self.take("window") {
+            Some((_, Value::Window(w))) => Ok(w),
+            _ => Err(p.missing("window", opcode, at)),
+        }
+    }
+
+    fn precision(&mut self, p: &Parser) -> Result<Vec<Precision>> {
+        match self.take("operand_precision") {
+            Some((o, Value::Words(words))) => words
+                .iter()
+                .map(|w| {
+                    Precision::from_name(w).ok_or_else(|| {
+                        p.err(
+                            o,
+                            format!("'{w}' is not a precision (default, high, highest)"),
+                        )
+                    })
+                })
+                .collect(),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    fn collective(&mut self, p: &Parser) -> Result<CollectiveAttrs> {
+        Ok(CollectiveAttrs {
+            replica_groups: ReplicaGroups {
+                groups: match self.take("replica_groups") {
+                    Some((_, Value::Groups(g))) => g,
+                    _ => Vec::new(),
+                },
+            },
+            channel_id: self.opt_i64(p, "channel_id")?,
+            use_global_device_ids: self.opt_bool(p, "use_global_device_ids")?.unwrap_or(false),
+            constrain_layout: self.opt_bool(p, "constrain_layout")?.unwrap_or(false),
+        })
+    }
+}

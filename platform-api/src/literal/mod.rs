@@ -1,0 +1,363 @@
+//! [`Literal`]: a value on the host, as a shape and its bytes.
+//!
+//! An array literal owns a dense, row-major, little-endian byte buffer of exactly
+//! `element_count * byte_size` bytes (whatever layout its shape names: the layout is
+//! kept as metadata and applied only when bytes move to or from a device). `pred`
+//! elements are single bytes holding 0 or 1. A tuple literal owns its element
+//! literals; a token literal holds nothing.
+//!
+//! The buffer is 8-byte aligned so any element type can be viewed in place as a
+//! typed slice ([`Literal::data`]), with no copy.
+//!
+//! Submodules add the text form ([`text`]), NumPy `.npy` files ([`npy`]).
+
+pub mod npy;
+pub mod text;
+
+use crate::error::{Error, Result};
+use crate::native::{NativeType, Scalar};
+use crate::shape::{ArrayShape, ElementType, Shape};
+
+/// A byte buffer whose start is 8-byte aligned (backed by `u64`s).
+#[derive(Clone, Default)]
+pub struct AlignedBytes {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl AlignedBytes {
+    pub fn zeroed(len: usize) -> Self {
+        AlignedBytes {
+            words: vec![0u64; len.div_ceil(8)],
+            len,
+        }
+    }
+    pub fn from_bytes(bytes: &[u8]) -> Self {
+        let mut b = Self::zeroed(bytes.len());
+        b.as_mut_slice().copy_from_slice(bytes);
+        b
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn as_slice(&self) -> &[u8] {
+        &bytemuck::cast_slice(&self.words)[..self.len]
+    }
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut bytemuck::cast_slice_mut(&mut self.words)[..self.len]
+    }
+}
+
+impl PartialEq for AlignedBytes {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl std::fmt::Debug for AlignedBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AlignedBytes({} bytes)", self.len)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Storage {
+    Array(AlignedBytes),
+    Tuple(Vec<Literal>),
+    Token,
+}
+
+/// A host value: an array, a tuple of literals, or a token.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Literal {
+    shape: Shape,
+    storage: Storage,
+}
+
+impl Literal {
+    /// A literal of the given shape with every element zero (`false`), recursively
+    /// for tuples.
+    pub fn zeros(shape: &Shape) -> Literal {
+        let storage = match shape {
+            Shape::Array(a) => Storage::Array(AlignedBytes::zeroed(a.byte_size())),
+            Shape::Tuple(t) => Storage::Tuple(t.iter().map(Literal::zeros).collect()),
+            Shape::Token => Storage::Token,
+        };
+        Literal {
+            shape: shape.clone(),
+            storage,
+        }
+    }
+
+    /// An array literal from typed values in row-major order.
+    pub fn from_slice<T: NativeType>(dims: &[usize], values: &[T]) -> Result<Literal> {
+        Self::from_bytes(
+            Shape::array(T::TYPE, dims.to_vec()),
+            bytemuck::cast_slice(values),
+        )
+    }
+
+    /// A rank-1 literal.
+    pub fn vector<T: NativeType>(values: &[T]) -> Literal {
+        Literal {
+            shape: Shape::array(T::TYPE, vec![values.len()]),
+            storage: Storage::Array(AlignedBytes::from_bytes(bytemuck::cast_slice(values))),
+        }
+    }
+
+    /// A rank-0 literal.
+    pub fn scalar<T: NativeType>(value: T) -> Literal {
+        Literal {
+            shape: Shape::scalar(T::TYPE),
+            storage: Storage::Array(AlignedBytes::from_bytes(bytemuck::bytes_of(&value))),
+        }
+    }
+
+    /// A rank-0 literal from a dynamically typed scalar.
+    pub fn from_scalar(value: Scalar) -> Literal {
+        let ty = value.element_type();
+        let mut bytes = AlignedBytes::zeroed(ty.byte_size());
+        value.write_bytes(bytes.as_mut_slice());
+        Literal {
+            shape: Shape::scalar(ty),
+            storage: Storage::Array(bytes),
+        }
+    }
+
+    /// A pred array from booleans.
+    pub fn from_bools(dims: &[usize], values: &[bool]) -> Result<Literal> {
+        let bytes: Vec<u8> = values.iter().map(|&b| b as u8).collect();
+        Self::from_bytes(Shape::array(ElementType::Pred, dims.to_vec()), &bytes)
+    }
+
+    /// An array literal from row-major little-endian bytes; the byte count must match
+    /// the shape. Pred bytes are normalised to 0 or 1.
+    pub fn from_bytes(shape: Shape, bytes: &[u8]) -> Result<Literal> {
+        let array = shape.array_or_err()?;
+        if array.byte_size() != bytes.len() {
+            return Err(Error::invalid_argument(format!(
+                "{} bytes given for shape {shape}, which needs {}",
+                bytes.len(),
+                array.byte_size()
+            )));
+        }
+        let mut data = AlignedBytes::from_bytes(bytes);
+        if array.element_type == ElementType::Pred {
+            for b in data.as_mut_slice() {
+                *b = (*b != 0) as u8;
+            }
+        }
+        Ok(Literal {
+            shape,
+            storage: Storage::Array(data),
+        })
+    }
+
+    /// A tuple literal; its shape is the tuple of the elements' shapes.
+    pub fn tuple(elements: Vec<Literal>) -> Literal {
+        Literal {
+            shape: Shape::Tuple(elements.iter().map(|e| e.shape.clone()).collect()),
+            storage: Storage::Tuple(elements),
+        }
+    }
+
+    pub fn token() -> Literal {
+        Literal {
+            shape: Shape::Token,
+            storage: Storage::Token,
+        }
+    }
+
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// The array shape, or an error if this is a tuple or token.
+    pub fn array_shape(&self) -> Result<&ArrayShape> {
+        self.shape.array_or_err()
+    }
+
+    pub fn element_type(&self) -> Option<ElementType> {
+        self.shape.element_type()
+    }
+
+    pub fn dims(&self) -> &[usize] {
+        self.shape.dims()
+    }
+
+    pub fn element_count(&self) -> usize {
+        self.shape.element_count()
+    }
+
+    /// Replaces the layout metadata of an array literal (bytes stay row-major).
+    pub fn set_layout(&mut self, layout: Option<crate::shape::Layout>) {
+        if let Shape::Array(a) = &mut self.shape {
+            a.layout = layout;
+        }
+    }
+
+    /// Raw row-major bytes of an array literal.
+    pub fn bytes(&self) -> Result<&[u8]> {
+        match &self.storage {
+            Storage::Array(b) => Ok(b.as_slice()),
+            _ => Err(self.not_array()),
+        }
+    }
+
+    /// Mutable raw bytes of an array literal. Writers of pred arrays must store 0 or 1.
+    pub fn bytes_mut(&mut self) -> Result<&mut [u8]> {
+        match &mut self.storage {
+            Storage::Array(b) => Ok(b.as_mut_slice()),
+            Storage::Tuple(_) | Storage::Token => Err(Error::invalid_argument(format!(
+                "expected an array literal, got one of shape {}",
+                self.shape
+            ))),
+        }
+    }
+
+    /// The elements as a typed slice; errors if `T` does not match the element type.
+    pub fn data<T: NativeType>(&self) -> Result<&[T]> {
+        self.check_view::<T>()?;
+        match &self.storage {
+            Storage::Array(b) => Ok(bytemuck::cast_slice(b.as_slice())),
+            _ => Err(self.not_array()),
+        }
+    }
+
+    /// The elements as a mutable typed slice.
+    pub fn data_mut<T: NativeType>(&mut self) -> Result<&mut [T]> {
+        self.check_view::<T>()?;
+        match &mut self.storage {
+            Storage::Array(b) => Ok(bytemuck::cast_slice_mut(b.as_mut_slice())),
+            _ => Err(Error::invalid_argument("expected an array literal")),
+        }
+    }
+
+    /// Elements of a pred array as booleans.
+    pub fn to_bools(&self) -> Result<Vec<bool>> {
+        if self.element_type() != Some(ElementType::Pred) {
+            return Err(Error::invalid_argument(format!(
+                "expected a pred literal, got {}",
+                self.shape
+            )));
+        }
+        Ok(self.bytes()?.iter().map(|&b| b != 0).collect())
+    }
+
+    /// The element at a row-major linear index.
+    pub fn get(&self, linear_index: usize) -> Result<Scalar> {
+        let array = self.array_shape()?;
+        let size = array.element_type.byte_size();
+        let bytes = self.bytes()?;
+        let start = linear_index * size;
+        let Some(slot) = bytes.get(start..start + size) else {
+            return Err(Error::out_of_range(format!(
+                "element {linear_index} of a literal with {} elements",
+                array.element_count()
+            )));
+        };
+        Ok(Scalar::from_bytes(array.element_type, slot))
+    }
+
+    /// Sets the element at a row-major linear index; the scalar's type must match.
+    pub fn set(&mut self, linear_index: usize, value: Scalar) -> Result<()> {
+        let ty = self.array_shape()?.element_type;
+        if value.element_type() != ty {
+            return Err(Error::invalid_argument(format!(
+                "cannot store a {} value into a {} literal",
+                value.element_type(),
+                ty
+            )));
+        }
+        let size = ty.byte_size();
+        let count = self.element_count();
+        let bytes = self.bytes_mut()?;
+        let start = linear_index * size;
+        let Some(slot) = bytes.get_mut(start..start + size) else {
+            return Err(Error::out_of_range(format!(
+                "element {linear_index} of a literal with {count} elements"
+            )));
+        };
+        value.write_bytes(slot);
+        Ok(())
+    }
+
+    /// The single element of a rank-0 (or one-element) array literal.
+    pub fn get_first(&self) -> Result<Scalar> {
+        self.get(0)
+    }
+
+    /// Every element as a scalar, row-major.
+    pub fn scalars(&self) -> Result<Vec<Scalar>> {
+        (0..self.element_count()).map(|i| self.get(i)).collect()
+    }
+
+    /// The same elements under new dimensions (element counts must agree).
+    pub fn reshape(&self, dims: &[usize]) -> Result<Literal> {
+        let array = self.array_shape()?;
+        let new_count: usize = dims.iter().product();
+        if new_count != array.element_count() {
+            return Err(Error::invalid_argument(format!(
+                "cannot reshape {} ({} elements) to {:?} ({} elements)",
+                self.shape,
+                array.element_count(),
+                dims,
+                new_count
+            )));
+        }
+        Literal::from_bytes(
+            Shape::array(array.element_type, dims.to_vec()),
+            self.bytes()?,
+        )
+    }
+
+    /// Elements of a tuple literal (empty for arrays and tokens).
+    pub fn tuple_elements(&self) -> &[Literal] {
+        match &self.storage {
+            Storage::Tuple(t) => t,
+            _ => &[],
+        }
+    }
+
+    /// Takes a tuple literal apart; an array or token comes back as itself alone.
+    pub fn decompose_tuple(self) -> Vec<Literal> {
+        match self.storage {
+            Storage::Tuple(t) => t,
+            _ => vec![self],
+        }
+    }
+
+    /// The array leaves in preorder (a tuple flattened as XLA flattens results).
+    pub fn flatten_leaves(self) -> Vec<Literal> {
+        match self.storage {
+            Storage::Tuple(t) => t.into_iter().flat_map(Literal::flatten_leaves).collect(),
+            Storage::Array(_) => vec![self],
+            Storage::Token => Vec::new(),
+        }
+    }
+
+    pub fn is_tuple(&self) -> bool {
+        matches!(self.storage, Storage::Tuple(_))
+    }
+
+    fn check_view<T: NativeType>(&self) -> Result<()> {
+        match self.element_type() {
+            Some(ty) if T::can_view(ty) => Ok(()),
+            _ => Err(Error::invalid_argument(format!(
+                "cannot view a literal of shape {} as {}",
+                self.shape,
+                std::any::type_name::<T>()
+            ))),
+        }
+    }
+
+    fn not_array(&self) -> Error {
+        Error::invalid_argument(format!(
+            "expected an array literal, got one of shape {}",
+            self.shape
+        ))
+    }
+}

@@ -1,0 +1,1 @@
+//! NumPy `.npy` files (filled in below).

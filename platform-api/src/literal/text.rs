@@ -1,0 +1,93 @@
+//! The text form of literals, as XLA prints them.
+//!
+//! `Display` for a literal gives the shape (without layout) then the values:
+//! `f32[2,2] { {1, 2}, {3, 4} }`, `s32[] 7`, `(f32[] 1, pred[2] {true, false})`.
+//! [`Literal::values_text`] gives only the values, the form an HLO `constant(...)`
+//! instruction carries. Floats use the shortest digits that read back to the same
+//! value, so printing and parsing a literal loses nothing.
+
+use super::Literal;
+use crate::shape::Shape;
+use std::fmt::{self, Write};
+
+impl Literal {
+    /// The values alone: `{ {1, 2}, {3, 4} }` for an array, `7` for a scalar,
+    /// `(1, {2, 3})` for a tuple.
+    pub fn values_text(&self) -> String {
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = write_values(&mut out, self);
+        out
+    }
+}
+
+fn write_values(out: &mut String, literal: &Literal) -> fmt::Result {
+    match literal.shape() {
+        Shape::Token => out.write_str("token"),
+        Shape::Tuple(_) => {
+            out.write_str("(")?;
+            for (i, e) in literal.tuple_elements().iter().enumerate() {
+                if i > 0 {
+                    out.write_str(", ")?;
+                }
+                write_values(out, e)?;
+            }
+            out.write_str(")")
+        }
+        Shape::Array(a) => {
+            if a.dims.is_empty() {
+                return match literal.get(0) {
+                    Ok(v) => write!(out, "{v}"),
+                    Err(_) => Err(fmt::Error),
+                };
+            }
+            let mut next = 0usize;
+            write_dim(out, literal, &a.dims, 0, &mut next)
+        }
+    }
+}
+
+fn write_dim(
+    out: &mut String,
+    literal: &Literal,
+    dims: &[usize],
+    level: usize,
+    next: &mut usize,
+) -> fmt::Result {
+    let innermost = level + 1 == dims.len();
+    if dims[level] == 0 {
+        return out.write_str("{}");
+    }
+    out.write_str(if innermost { "{" } else { "{ " })?;
+    for i in 0..dims[level] {
+        if i > 0 {
+            out.write_str(", ")?;
+        }
+        if innermost {
+            let v = literal.get(*next).map_err(|_| fmt::Error)?;
+            *next += 1;
+            write!(out, "{v}")?;
+        } else {
+            write_dim(out, literal, dims, level + 1, next)?;
+        }
+    }
+    out.write_str(if innermost { "}" } else { " }" })
+}
+
+impl fmt::Display for Literal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.shape() {
+            Shape::Tuple(_) => {
+                f.write_str("(")?;
+                for (i, e) in self.tuple_elements().iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                f.write_str(")")
+            }
+            shape => write!(f, "{} {}", shape.without_layout(), self.values_text()),
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! platform-cuda (being written)

@@ -1,0 +1,1 @@
+//! platform-host (being written)
