@@ -1,1 +1,3 @@
-//! platform-interpreter (being written)
+//! Platform "Interpreter" (being written): see `kernels` for the kernel contract.
+
+pub mod kernels;

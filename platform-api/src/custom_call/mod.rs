@@ -1,0 +1,1 @@
+//! Custom-call registry and ABIs (being written).

@@ -1,0 +1,239 @@
+//! Device memory: raw handles, owned allocations, and [`ShapedBuffer`]s.
+//!
+//! * [`DeviceMemoryBase`] is a plain (address, size) pair, `Copy`, with no
+//!   ownership: what a kernel, a copy or a custom call is handed.
+//! * [`DeviceAllocation`] owns one allocation and frees it through its executor
+//!   when the last `Arc` to it is dropped. Buffers are shared with `Arc` so a
+//!   result can alias an argument (a program that returns its parameter) without
+//!   copying or double frees.
+//! * [`ShapedBuffer`] is a value laid out on a device as XLA lays it out: one
+//!   allocation per node of its shape, in preorder; an array node holds the
+//!   elements in the layout its shape names; a tuple node holds an *index table*,
+//!   one device pointer (8 bytes, little-endian) per element pointing at the
+//!   element's node. Custom calls receive these tables as their tuple operands.
+
+use crate::error::{Error, Result};
+use crate::executor::StreamExecutor;
+use crate::shape::Shape;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// A region of device memory: an address in the device's address space and a size.
+/// Holds no ownership; whoever hands one out says how long it stays valid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DeviceMemoryBase {
+    pub opaque: *mut c_void,
+    pub size: usize,
+}
+
+// SAFETY: the handle is an address, not a borrow; synchronising access to the bytes
+// it names is the job of streams and events, as on every device runtime.
+unsafe impl Send for DeviceMemoryBase {}
+// SAFETY: as above.
+unsafe impl Sync for DeviceMemoryBase {}
+
+impl DeviceMemoryBase {
+    pub const NULL: DeviceMemoryBase = DeviceMemoryBase {
+        opaque: std::ptr::null_mut(),
+        size: 0,
+    };
+    pub fn new(opaque: *mut c_void, size: usize) -> Self {
+        DeviceMemoryBase { opaque, size }
+    }
+    pub fn is_null(&self) -> bool {
+        self.opaque.is_null()
+    }
+    /// The address as an integer (what an index table stores).
+    pub fn addr(&self) -> u64 {
+        self.opaque as usize as u64
+    }
+}
+
+/// One allocation on one device, freed through its executor when dropped.
+pub struct DeviceAllocation {
+    mem: DeviceMemoryBase,
+    executor: Arc<dyn StreamExecutor>,
+}
+
+impl DeviceAllocation {
+    /// Allocates `size` bytes on `executor`'s device.
+    pub fn new(executor: &Arc<dyn StreamExecutor>, size: usize) -> Result<Arc<DeviceAllocation>> {
+        let mem = executor.allocate(size)?;
+        Ok(Arc::new(DeviceAllocation {
+            mem,
+            executor: executor.clone(),
+        }))
+    }
+    pub fn mem(&self) -> DeviceMemoryBase {
+        self.mem
+    }
+    pub fn size(&self) -> usize {
+        self.mem.size
+    }
+    pub fn executor(&self) -> &Arc<dyn StreamExecutor> {
+        &self.executor
+    }
+}
+
+impl Drop for DeviceAllocation {
+    fn drop(&mut self) {
+        // SAFETY: `mem` came from `executor.allocate` and this is its only owner;
+        // every user holds an `Arc` to this allocation, so none is left.
+        unsafe { self.executor.deallocate(self.mem) }
+    }
+}
+
+impl std::fmt::Debug for DeviceAllocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DeviceAllocation({:p}, {} bytes, device {})",
+            self.mem.opaque,
+            self.mem.size,
+            self.executor.ordinal()
+        )
+    }
+}
+
+/// Every node of a shape with its index path, in preorder (tuple before elements).
+pub fn preorder_subshapes(shape: &Shape) -> Vec<(Vec<usize>, &Shape)> {
+    fn walk<'a>(s: &'a Shape, path: &mut Vec<usize>, out: &mut Vec<(Vec<usize>, &'a Shape)>) {
+        out.push((path.clone(), s));
+        if let Shape::Tuple(elements) = s {
+            for (i, e) in elements.iter().enumerate() {
+                path.push(i);
+                walk(e, path, out);
+                path.pop();
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(shape, &mut Vec::new(), &mut out);
+    out
+}
+
+/// Bytes a node of a shape occupies on a device: the elements of an array, an
+/// index table of 8-byte pointers for a tuple, nothing for a token.
+pub fn node_byte_size(shape: &Shape) -> usize {
+    match shape {
+        Shape::Array(a) => a.byte_size(),
+        Shape::Tuple(t) => t.len() * std::mem::size_of::<u64>(),
+        Shape::Token => 0,
+    }
+}
+
+/// A value on a device, laid out as its shape says (see the module docs).
+#[derive(Clone, Debug)]
+pub struct ShapedBuffer {
+    shape: Shape,
+    ordinal: usize,
+    /// One allocation per node of `shape`, in preorder.
+    nodes: Vec<Arc<DeviceAllocation>>,
+}
+
+impl ShapedBuffer {
+    /// Assembles a shaped buffer from one allocation per node, in preorder. The
+    /// allocations must be at least as large as their nodes need.
+    pub fn from_nodes(shape: Shape, ordinal: usize, nodes: Vec<Arc<DeviceAllocation>>) -> Result<Self> {
+        let subshapes = preorder_subshapes(&shape);
+        if subshapes.len() != nodes.len() {
+            return Err(Error::internal(format!(
+                "shape {shape} has {} nodes but {} buffers were given",
+                subshapes.len(),
+                nodes.len()
+            )));
+        }
+        for ((index, s), node) in subshapes.iter().zip(&nodes) {
+            if node.size() < node_byte_size(s) {
+                return Err(Error::internal(format!(
+                    "buffer at index {index:?} of {shape} has {} bytes, needs {}",
+                    node.size(),
+                    node_byte_size(s)
+                )));
+            }
+        }
+        Ok(ShapedBuffer { shape, ordinal, nodes })
+    }
+
+    /// Allocates every node of `shape` on `executor` (contents undefined; tuple
+    /// index tables are *not* written: see `TransferManager::write_tuple_index_tables`).
+    pub fn allocate(executor: &Arc<dyn StreamExecutor>, shape: &Shape) -> Result<Self> {
+        let nodes = preorder_subshapes(shape)
+            .into_iter()
+            .map(|(_, s)| DeviceAllocation::new(executor, node_byte_size(s)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ShapedBuffer {
+            shape: shape.clone(),
+            ordinal: executor.ordinal(),
+            nodes,
+        })
+    }
+
+    /// The on-device shape (with the layouts the device uses).
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+    pub fn device_ordinal(&self) -> usize {
+        self.ordinal
+    }
+    /// Allocations in preorder of the shape's nodes.
+    pub fn nodes(&self) -> &[Arc<DeviceAllocation>] {
+        &self.nodes
+    }
+    /// The root node's memory (an array's elements, or a tuple's index table).
+    pub fn root_buffer(&self) -> DeviceMemoryBase {
+        self.nodes[0].mem()
+    }
+    /// The allocation at a tuple index path.
+    pub fn buffer(&self, index: &[usize]) -> Result<&Arc<DeviceAllocation>> {
+        let pos = preorder_subshapes(&self.shape)
+            .iter()
+            .position(|(i, _)| i == index)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!("no element at index {index:?} of {}", self.shape))
+            })?;
+        Ok(&self.nodes[pos])
+    }
+    /// Array leaves with their index paths and shapes, in preorder.
+    pub fn leaves(&self) -> Vec<(Vec<usize>, &Shape, &Arc<DeviceAllocation>)> {
+        preorder_subshapes(&self.shape)
+            .into_iter()
+            .zip(&self.nodes)
+            .filter(|((_, s), _)| s.is_array())
+            .map(|((i, s), n)| (i, s, n))
+            .collect()
+    }
+    /// The sub-value at a tuple index path, sharing its allocations.
+    pub fn sub_buffer(&self, index: &[usize]) -> Result<ShapedBuffer> {
+        let all = preorder_subshapes(&self.shape);
+        let Some(start) = all.iter().position(|(i, _)| i == index) else {
+            return Err(Error::invalid_argument(format!(
+                "no element at index {index:?} of {}",
+                self.shape
+            )));
+        };
+        let sub_shape = all[start].1.clone();
+        let count = preorder_subshapes(&sub_shape).len();
+        Ok(ShapedBuffer {
+            shape: sub_shape,
+            ordinal: self.ordinal,
+            nodes: self.nodes[start..start + count].to_vec(),
+        })
+    }
+    /// Splits a tuple into its elements (sharing allocations); an array comes back alone.
+    pub fn decompose_tuple(&self) -> Result<Vec<ShapedBuffer>> {
+        match &self.shape {
+            Shape::Tuple(t) => (0..t.len()).map(|i| self.sub_buffer(&[i])).collect(),
+            _ => Ok(vec![self.clone()]),
+        }
+    }
+    /// Total bytes of the distinct allocations this buffer refers to.
+    pub fn byte_size(&self) -> usize {
+        let mut seen = std::collections::HashSet::new();
+        self.nodes
+            .iter()
+            .filter(|n| seen.insert(Arc::as_ptr(n)))
+            .map(|n| n.size())
+            .sum()
+    }
+}

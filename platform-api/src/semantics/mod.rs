@@ -1,0 +1,1 @@
+//! Scalar and elementwise semantics shared by every backend (being written).
