@@ -14,8 +14,11 @@
 
 pub mod control_flow;
 pub mod data_movement;
+pub mod dot;
 pub mod elementwise;
 pub mod misc;
+pub mod reduce;
+pub mod scalar_program;
 pub mod scalar_ops;
 pub mod strided;
 pub mod types;
@@ -50,6 +53,8 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId, nested: Option<Nested>) -> Result<
         | Op::Concatenate { .. }
         | Op::Pad { .. }
         | Op::Iota { .. } => data_movement::lower(ctx, id),
+        Op::Reduce { .. } => reduce::lower(ctx, id),
+        Op::Dot { .. } => dot::lower(ctx, id),
         Op::ReplicaId
         | Op::PartitionId
         | Op::GetDimensionSize { .. }
