@@ -84,7 +84,7 @@ impl Gemm for Complex64 {
 /// # Safety
 /// As [`Gemm::gemm`].
 #[allow(clippy::too_many_arguments)]
-unsafe fn int_gemm<T: Int>(m: usize, k: usize, n: usize, a: *const T, rsa: isize, csa: isize, b: *const T, rsb: isize, csb: isize, c: *mut T, rsc: isize, csc: isize) {
+pub(crate) unsafe fn int_gemm<T: Int>(m: usize, k: usize, n: usize, a: *const T, rsa: isize, csa: isize, b: *const T, rsb: isize, csb: isize, c: *mut T, rsc: isize, csc: isize) {
     for i in 0..m as isize {
         for j in 0..n as isize {
             let mut acc = T::ZERO;
@@ -302,7 +302,8 @@ struct GemmShape {
     n: usize,
 }
 
-type GemmFn<T> = unsafe fn(usize, usize, usize, *const T, isize, isize, *const T, isize, isize, *mut T, isize, isize);
+/// A GEMM entry point (`C = A·B` with element strides).
+pub(crate) type GemmFn<T> = unsafe fn(usize, usize, usize, *const T, isize, isize, *const T, isize, isize, *mut T, isize, isize);
 
 #[allow(clippy::too_many_arguments)]
 fn gemm_thunk<T: bytemuck::Pod + Send + Sync>(

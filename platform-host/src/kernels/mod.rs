@@ -13,11 +13,13 @@
 //! `Unimplemented`, naming the op and the instruction.
 
 pub mod control_flow;
+pub mod convolution;
 pub mod data_movement;
 pub mod dot;
 pub mod elementwise;
 pub mod misc;
 pub mod reduce;
+pub mod reduce_window;
 pub mod scalar_program;
 pub mod scalar_ops;
 pub mod strided;
@@ -55,6 +57,8 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId, nested: Option<Nested>) -> Result<
         | Op::Iota { .. } => data_movement::lower(ctx, id),
         Op::Reduce { .. } => reduce::lower(ctx, id),
         Op::Dot { .. } => dot::lower(ctx, id),
+        Op::Convolution { .. } => convolution::lower(ctx, id),
+        Op::ReduceWindow { .. } | Op::SelectAndScatter { .. } => reduce_window::lower(ctx, id),
         Op::ReplicaId
         | Op::PartitionId
         | Op::GetDimensionSize { .. }
