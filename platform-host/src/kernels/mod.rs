@@ -14,13 +14,16 @@
 
 pub mod control_flow;
 pub mod convolution;
+pub mod custom_call;
 pub mod data_movement;
 pub mod dot;
 pub mod elementwise;
+pub mod gather_scatter;
 pub mod misc;
 pub mod reduce;
 pub mod reduce_window;
 pub mod scalar_program;
+pub mod sort;
 pub mod scalar_ops;
 pub mod strided;
 pub mod types;
@@ -58,6 +61,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId, nested: Option<Nested>) -> Result<
         Op::Reduce { .. } => reduce::lower(ctx, id),
         Op::Dot { .. } => dot::lower(ctx, id),
         Op::Convolution { .. } => convolution::lower(ctx, id),
+        Op::Gather { .. } | Op::Scatter { .. } => gather_scatter::lower(ctx, id),
+        Op::Sort { .. } | Op::TopK { .. } => sort::lower(ctx, id),
+        Op::CustomCall(_) => custom_call::lower(ctx, id),
         Op::ReduceWindow { .. } | Op::SelectAndScatter { .. } => reduce_window::lower(ctx, id),
         Op::ReplicaId
         | Op::PartitionId

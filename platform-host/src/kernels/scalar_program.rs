@@ -36,6 +36,10 @@ pub struct ScalarProgram {
     params: Vec<(u16, ElementType)>,
     /// Register of each result leaf.
     outputs: Vec<(u16, ElementType)>,
+    /// Element type held by each register.
+    reg_types: Vec<ElementType>,
+    /// Registers of each instruction's leaves, by instruction index.
+    instr_regs: Vec<Vec<(u16, ElementType)>>,
 }
 
 fn scalar_type(shape: &Shape, what: &str) -> Result<ElementType> {
@@ -188,11 +192,19 @@ impl ScalarProgram {
             .get(comp.root.index())
             .cloned()
             .ok_or_else(|| Error::invalid_argument(format!("{}: no root", comp.name)))?;
+        let mut reg_types = vec![ElementType::U8; template.len()];
+        for leaves in &regs {
+            for &(r, t) in leaves {
+                reg_types[r as usize] = t;
+            }
+        }
         Ok(ScalarProgram {
             steps,
             template,
             params,
             outputs,
+            reg_types,
+            instr_regs: regs,
         })
     }
 
@@ -207,6 +219,92 @@ impl ScalarProgram {
     /// Element type of each parameter leaf.
     pub fn param_types(&self) -> Vec<ElementType> {
         self.params.iter().map(|(_, t)| *t).collect()
+    }
+
+    /// The registers holding instruction `index`'s leaves.
+    pub fn instruction_registers(&self, index: usize) -> &[(u16, ElementType)] {
+        self.instr_regs.get(index).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Evaluates the program on `n` elements at once: parameter leaf `i` reads
+    /// `params[i]` (`n` contiguous elements; null for an unused parameter,
+    /// which then reads as zeros), and the values of `register` (of
+    /// [`Self::instruction_registers`] or an output) are written to `out`.
+    /// Works in blocks so the per-register buffers stay in cache.
+    ///
+    /// # Safety
+    /// Every non-null `params[i]` must hold `n` elements of that parameter's
+    /// type, and `out` room for `n` elements of the register's type.
+    pub unsafe fn eval_batch(&self, params: &[*const u8], n: usize, register: u16, out: *mut u8) {
+        const BLOCK: usize = 2048;
+        let mut bufs: Vec<Vec<Register>> = vec![vec![[0; 2]; BLOCK]; self.template.len()];
+        // Constants: broadcast the template value into each element slot.
+        let is_param = |r: usize| self.params.iter().any(|&(p, _)| p as usize == r);
+        for (r, value) in self.template.iter().enumerate() {
+            if is_param(r) {
+                continue;
+            }
+            let w = self.reg_types[r].byte_size();
+            let bytes: &[u8] = bytemuck::cast_slice(std::slice::from_ref(value));
+            let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut bufs[r]);
+            for i in 0..BLOCK {
+                buf[i * w..(i + 1) * w].copy_from_slice(&bytes[..w]);
+            }
+        }
+        let out_w = self.reg_types[register as usize].byte_size();
+        let mut start = 0;
+        while start < n {
+            let len = BLOCK.min(n - start);
+            for (i, &(r, ty)) in self.params.iter().enumerate() {
+                let w = ty.byte_size();
+                let dst = bufs[r as usize].as_mut_ptr().cast::<u8>();
+                match params.get(i) {
+                    // SAFETY: the caller's array holds `n` elements.
+                    Some(&p) if !p.is_null() => unsafe { std::ptr::copy_nonoverlapping(p.add(start * w), dst, len * w) },
+                    // SAFETY: the block buffer holds BLOCK registers.
+                    _ => unsafe { std::ptr::write_bytes(dst, 0, len * w) },
+                }
+            }
+            let ptr = |bufs: &mut Vec<Vec<Register>>, r: u16| -> *mut u8 { bufs[r as usize].as_mut_ptr().cast::<u8>() };
+            for step in &self.steps {
+                match step {
+                    Step::Unary(f, a, d) => f(ptr(&mut bufs, *a), ptr(&mut bufs, *d), len),
+                    Step::Binary(f, a, b, d) => f(ptr(&mut bufs, *a), ptr(&mut bufs, *b), ptr(&mut bufs, *d), len),
+                    Step::Select(p, t, f, d) => {
+                        let w = self.reg_types[*d as usize].byte_size();
+                        let (pp, pt, pf, pd) = (ptr(&mut bufs, *p), ptr(&mut bufs, *t), ptr(&mut bufs, *f), ptr(&mut bufs, *d));
+                        for i in 0..len {
+                            // SAFETY: block buffers hold `len` elements of
+                            // width `w` (16 bytes per register slot at most).
+                            unsafe {
+                                let src = if *pp.add(i) != 0 { pt } else { pf };
+                                std::ptr::copy(src.add(i * w), pd.add(i * w), w);
+                            }
+                        }
+                    }
+                    Step::Clamp(max, min, lo, x, hi, d) => {
+                        let (pl, px, ph, pd) = (ptr(&mut bufs, *lo), ptr(&mut bufs, *x), ptr(&mut bufs, *hi), ptr(&mut bufs, *d));
+                        max(px, pl, pd, len);
+                        min(pd, ph, pd, len);
+                    }
+                    Step::Copy(a, d) => {
+                        let w = self.reg_types[*d as usize].byte_size();
+                        let (pa, pd) = (ptr(&mut bufs, *a), ptr(&mut bufs, *d));
+                        // SAFETY: as above.
+                        unsafe { std::ptr::copy(pa, pd, len * w) };
+                    }
+                }
+            }
+            // SAFETY: `out` holds `n` elements of the register's type.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bufs[register as usize].as_ptr().cast::<u8>(),
+                    out.add(start * out_w),
+                    len * out_w,
+                )
+            };
+            start += len;
+        }
     }
 
     /// A fresh evaluator (one per thread).
