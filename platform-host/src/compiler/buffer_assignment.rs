@@ -120,6 +120,7 @@ pub fn is_alias(op: &Op) -> bool {
             | Op::OptimizationBarrier
             | Op::AddDependency
             | Op::AfterAll
+            | Op::AllReduceDone
     )
 }
 
@@ -336,7 +337,11 @@ pub fn assign(
                 }
                 all
             }
-            Op::Reshape | Op::Copy | Op::OptimizationBarrier | Op::AddDependency => {
+            Op::Reshape
+            | Op::Copy
+            | Op::OptimizationBarrier
+            | Op::AddDependency
+            | Op::AllReduceDone => {
                 operand_leaves(0)?.clone()
             }
             Op::AfterAll => Vec::new(),

@@ -12,16 +12,21 @@
 //! [`lower`] dispatches on the opcode. An op no family handles is
 //! `Unimplemented`, naming the op and the instruction.
 
+pub mod batch_norm;
+pub mod collectives;
 pub mod control_flow;
 pub mod convolution;
 pub mod custom_call;
 pub mod data_movement;
 pub mod dot;
 pub mod elementwise;
+pub mod fft;
 pub mod gather_scatter;
+pub mod linalg;
 pub mod misc;
 pub mod reduce;
 pub mod reduce_window;
+pub mod rng;
 pub mod scalar_program;
 pub mod sort;
 pub mod scalar_ops;
@@ -64,6 +69,20 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId, nested: Option<Nested>) -> Result<
         Op::Gather { .. } | Op::Scatter { .. } => gather_scatter::lower(ctx, id),
         Op::Sort { .. } | Op::TopK { .. } => sort::lower(ctx, id),
         Op::CustomCall(_) => custom_call::lower(ctx, id),
+        Op::Fft { .. } => fft::lower(ctx, id),
+        Op::Cholesky { .. } | Op::TriangularSolve { .. } => linalg::lower(ctx, id),
+        Op::Rng { .. } | Op::RngBitGenerator { .. } | Op::RngGetAndUpdateState { .. } => rng::lower(ctx, id),
+        Op::BatchNormTraining { .. }
+        | Op::BatchNormInference { .. }
+        | Op::BatchNormGrad { .. }
+        | Op::Map { .. } => batch_norm::lower(ctx, id),
+        Op::AllReduce { .. }
+        | Op::AllReduceStart { .. }
+        | Op::AllGather { .. }
+        | Op::ReduceScatter { .. }
+        | Op::AllToAll { .. }
+        | Op::CollectivePermute { .. }
+        | Op::CollectiveBroadcast { .. } => collectives::lower(ctx, id),
         Op::ReduceWindow { .. } | Op::SelectAndScatter { .. } => reduce_window::lower(ctx, id),
         Op::ReplicaId
         | Op::PartitionId

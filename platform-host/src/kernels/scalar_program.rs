@@ -216,6 +216,10 @@ impl ScalarProgram {
     pub fn output_types(&self) -> Vec<ElementType> {
         self.outputs.iter().map(|(_, t)| *t).collect()
     }
+    /// The register holding result leaf `i`.
+    pub fn output_register(&self, i: usize) -> u16 {
+        self.outputs[i].0
+    }
     /// Element type of each parameter leaf.
     pub fn param_types(&self) -> Vec<ElementType> {
         self.params.iter().map(|(_, t)| *t).collect()
