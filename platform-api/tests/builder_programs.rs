@@ -35,7 +35,11 @@ fn err_of<T: std::fmt::Debug>(r: Result<T>) -> platform_api::Error {
 
 fn assert_mentions(e: &platform_api::Error, fragments: &[&str]) {
     for f in fragments {
-        assert!(e.message().contains(f), "message {:?} lacks {f:?}", e.message());
+        assert!(
+            e.message().contains(f),
+            "message {:?} lacks {f:?}",
+            e.message()
+        );
     }
 }
 
@@ -48,9 +52,15 @@ fn custom_call_guide_do_it() -> Result<()> {
     let cc = b.custom_call("do_custom_call", &[p0, p1], Shape::array(F32, [2048]), b"")?;
     let module = b.build(cc)?;
     let text = round_trip(&module);
-    assert!(text.contains("custom_call_target=\"do_custom_call\""), "{text}");
+    assert!(
+        text.contains("custom_call_target=\"do_custom_call\""),
+        "{text}"
+    );
     let entry = module.entry();
-    assert_eq!(entry.program_shape().parameters, vec![f32s(&[128]), f32s(&[2048])]);
+    assert_eq!(
+        entry.program_shape().parameters,
+        vec![f32s(&[128]), f32s(&[2048])]
+    );
     assert_eq!(entry.root_instr().shape, f32s(&[2048]));
     assert!(entry.root_instr().backend_config.is_none());
     Ok(())
@@ -70,14 +80,24 @@ fn custom_call_guide_with_tuples() -> Result<()> {
     let cc = b.custom_call("do_custom_call", &[p0], out_shape.clone(), b"")?;
     let module = b.build(cc)?;
     let text = round_trip(&module);
-    assert!(text.contains("(f32[32], (f32[64], f32[128]), f32[256])"), "{text}");
+    assert!(
+        text.contains("(f32[32], (f32[64], f32[128]), f32[256])"),
+        "{text}"
+    );
     assert!(text.contains("(f32[512], f32[1024])"), "{text}");
     assert_eq!(module.entry_program_shape().parameters, vec![p0_shape]);
     assert_eq!(module.entry_program_shape().result, out_shape);
 
     // Reading one leaf back out with get-tuple-element, as the guide suggests.
     let mut b = HloBuilder::new("unpack");
-    let p0 = b.parameter(0, Shape::tuple(vec![f32s(&[32]), Shape::tuple(vec![f32s(&[64]), f32s(&[128])])]), "p0")?;
+    let p0 = b.parameter(
+        0,
+        Shape::tuple(vec![
+            f32s(&[32]),
+            Shape::tuple(vec![f32s(&[64]), f32s(&[128])]),
+        ]),
+        "p0",
+    )?;
     let inner = b.get_tuple_element(p0, 1)?;
     let leaf = b.get_tuple_element(inner, 0)?;
     assert_eq!(b.shape(leaf)?, &f32s(&[64]));
@@ -98,7 +118,10 @@ fn custom_call_opaque_and_api_version() -> Result<()> {
     )?;
     let module = b.build(cc)?;
     let text = round_trip(&module);
-    assert!(text.contains("api_version=API_VERSION_STATUS_RETURNING_UNIFIED"), "{text}");
+    assert!(
+        text.contains("api_version=API_VERSION_STATUS_RETURNING_UNIFIED"),
+        "{text}"
+    );
     let root = module.entry().root_instr();
     assert_eq!(
         root.backend_config.as_ref().map(|c| c.as_str()),
@@ -193,7 +216,15 @@ fn argsort_with_a_built_comparator() -> Result<()> {
     let x = b.parameter(0, f32s(&[5]), "x")?;
     let i = b.iota(Shape::array(S32, [5]), 0)?;
     let e = err_of(b.sort(&[x, i], &lt1, 0, false));
-    assert_mentions(&e, &["sort", "comparator %lt", "(f32[], f32[]) -> pred[]", "(f32[], f32[], s32[], s32[]) -> pred[]"]);
+    assert_mentions(
+        &e,
+        &[
+            "sort",
+            "comparator %lt",
+            "(f32[], f32[]) -> pred[]",
+            "(f32[], f32[], s32[], s32[]) -> pred[]",
+        ],
+    );
     Ok(())
 }
 
@@ -238,7 +269,10 @@ fn while_loop_counting_to_ten() -> Result<()> {
     let zero = b.constant(Literal::scalar(0i32))?;
     let init = b.tuple(&[zero, v])?;
     let e = err_of(b.while_loop(&cond, &bad, init));
-    assert_mentions(&e, &["while", "body %bad_body returns s32[]", "(s32[], f32[4])"]);
+    assert_mentions(
+        &e,
+        &["while", "body %bad_body returns s32[]", "(s32[], f32[4])"],
+    );
     Ok(())
 }
 
@@ -269,7 +303,10 @@ fn conditionals() -> Result<()> {
     let i = b.parameter(0, Shape::scalar(F32), "i")?;
     let x = b.parameter(1, f32s(&[3]), "x")?;
     let e = err_of(b.conditional(i, &[&neg, &abs], &[x, x]));
-    assert_mentions(&e, &["conditional", "selector must be pred[] or s32[]", "f32[]"]);
+    assert_mentions(
+        &e,
+        &["conditional", "selector must be pred[] or s32[]", "f32[]"],
+    );
     Ok(())
 }
 
@@ -286,7 +323,11 @@ fn data_movement_and_linear_algebra() -> Result<()> {
     let c = b.concatenate(&[s, s], 0)?;
     assert_eq!(b.shape(c)?, &f32s(&[6, 2]));
     let zero = b.constant(Literal::scalar(0f32))?;
-    let pad = PadDim { low: -1, high: 2, interior: 1 };
+    let pad = PadDim {
+        low: -1,
+        high: 2,
+        interior: 1,
+    };
     let p = b.pad(c, zero, &[pad.clone(), PadDim::default()])?;
     // -1 + 6 + 5 interior + 2 = 12.
     assert_eq!(b.shape(p)?, &f32s(&[12, 2]));
@@ -312,7 +353,10 @@ fn data_movement_and_linear_algebra() -> Result<()> {
     let upd = b.dynamic_update_slice(bc, ds, &[i0, i0, i0])?;
     let cv = b.convert(upd, S32)?;
     let bits = b.bitcast_convert(cv, ElementType::U8)?;
-    assert_eq!(b.shape(bits)?, &Shape::array(ElementType::U8, [2, 12, 5, 4]));
+    assert_eq!(
+        b.shape(bits)?,
+        &Shape::array(ElementType::U8, [2, 12, 5, 4])
+    );
     let back = b.bitcast_convert(bits, F32)?;
     let fl = b.bitcast(back, f32s(&[120]))?;
     let out = b.tuple(&[fl, bd])?;
@@ -343,7 +387,17 @@ fn convolution_gather_scatter_fft() -> Result<()> {
         output_feature_dimension: 3,
         output_spatial_dimensions: vec![1, 2],
     };
-    let y = b.convolution(x, k, Window { dims: vec![dim(3), dim(3)] }, dnums, 1, 1, None)?;
+    let y = b.convolution(
+        x,
+        k,
+        Window {
+            dims: vec![dim(3), dim(3)],
+        },
+        dnums,
+        1,
+        1,
+        None,
+    )?;
     let spatial = (5 + 1 + 1 - 3) / 2 + 1;
     assert_eq!(b.shape(y)?, &f32s(&[1, spatial, spatial, 4]));
 
@@ -426,7 +480,10 @@ fn errors_name_the_op_and_the_shapes() -> Result<()> {
     let e = err_of(b.binary(BinaryOp::Add, x, y));
     assert_mentions(&e, &["add: operand shapes f32[2,3] and f32[3,2] differ"]);
     let e = err_of(b.reshape(x, &[4]));
-    assert_mentions(&e, &["reshape", "f32[2,3]", "6 elements", "f32[4]", "4 elements"]);
+    assert_mentions(
+        &e,
+        &["reshape", "f32[2,3]", "6 elements", "f32[4]", "4 elements"],
+    );
     let e = err_of(b.dot(x, x));
     assert_mentions(&e, &["dot", "f32[2,3]", "contracting"]);
     let e = err_of(b.transpose(x, &[0]));
@@ -436,7 +493,15 @@ fn errors_name_the_op_and_the_shapes() -> Result<()> {
     let sum = Computation::scalar_binary("sum_s32", BinaryOp::Add, S32)?;
     let z = b.constant(Literal::scalar(0f32))?;
     let e = err_of(b.reduce(&[x], &[z], &sum, &[0]));
-    assert_mentions(&e, &["reduce", "%sum_s32", "(s32[], s32[]) -> s32[]", "expected (f32[], f32[]) -> f32[]"]);
+    assert_mentions(
+        &e,
+        &[
+            "reduce",
+            "%sum_s32",
+            "(s32[], s32[]) -> s32[]",
+            "expected (f32[], f32[]) -> f32[]",
+        ],
+    );
 
     // A value from another builder.
     let mut other = HloBuilder::new("other");
@@ -464,12 +529,22 @@ fn generic_add_op_covers_the_rest() -> Result<()> {
     let x = b.parameter(0, f32s(&[4]), "x")?;
     let tok = b.after_all(&[])?;
     let send = b.add_op(
-        Op::Send { channel_id: Some(1), is_host_transfer: false },
+        Op::Send {
+            channel_id: Some(1),
+            is_host_transfer: false,
+        },
         &[x, tok],
-        Shape::tuple(vec![f32s(&[4]), Shape::scalar(ElementType::U32), Shape::Token]),
+        Shape::tuple(vec![
+            f32s(&[4]),
+            Shape::scalar(ElementType::U32),
+            Shape::Token,
+        ]),
     )?;
     let done = b.add_op(
-        Op::SendDone { channel_id: Some(1), is_host_transfer: false },
+        Op::SendDone {
+            channel_id: Some(1),
+            is_host_transfer: false,
+        },
         &[send],
         Shape::Token,
     )?;
@@ -480,10 +555,24 @@ fn generic_add_op_covers_the_rest() -> Result<()> {
     let x = b.parameter(0, f32s(&[4]), "x")?;
     let tok = b.after_all(&[])?;
     let e = err_of(b.add_op(
-        Op::Send { channel_id: Some(1), is_host_transfer: false },
+        Op::Send {
+            channel_id: Some(1),
+            is_host_transfer: false,
+        },
         &[x, tok],
-        Shape::tuple(vec![f32s(&[5]), Shape::scalar(ElementType::U32), Shape::Token]),
+        Shape::tuple(vec![
+            f32s(&[5]),
+            Shape::scalar(ElementType::U32),
+            Shape::Token,
+        ]),
     ));
-    assert_mentions(&e, &["send", "(f32[5], u32[], token[])", "(f32[4], u32[], token[])"]);
+    assert_mentions(
+        &e,
+        &[
+            "send",
+            "(f32[5], u32[], token[])",
+            "(f32[4], u32[], token[])",
+        ],
+    );
     Ok(())
 }

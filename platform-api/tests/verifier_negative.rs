@@ -72,7 +72,14 @@ fn wrong_operand_counts() {
 fn reshape_must_keep_the_element_count() {
     rejects_text(
         &entry("  %p = f32[2,3] parameter(0)\n  ROOT %r = f32[4] reshape(%p)"),
-        &["%r", "reshape", "f32[2,3]", "6 elements", "f32[4]", "4 elements"],
+        &[
+            "%r",
+            "reshape",
+            "f32[2,3]",
+            "6 elements",
+            "f32[4]",
+            "4 elements",
+        ],
     );
     rejects_text(
         &entry("  %p = f32[2,3] parameter(0)\n  ROOT %r = s32[6] reshape(%p)"),
@@ -141,7 +148,10 @@ fn unknown_or_invalid_computation_references() {
     } else {
         panic!("root is the reduce");
     }
-    rejects(&m, &["%main", "%r", "reduce", "computation #7", "does not exist"]);
+    rejects(
+        &m,
+        &["%main", "%r", "reduce", "computation #7", "does not exist"],
+    );
 
     // An entry id past the end.
     let mut m = parse(&entry("  ROOT %p = f32[] parameter(0)"));
@@ -178,7 +188,9 @@ fn duplicate_names_are_rejected() {
         "HloModule m\n\n%f {\n  %x = f32[] parameter(0)\n  ROOT %p = f32[] negate(%x)\n}\n\nENTRY %main {\n  %p = f32[] parameter(0)\n  ROOT %r = f32[] call(%p), to_apply=%f\n}\n",
         &["%p", "already used", "unique"],
     );
-    let mut m = parse(&entry("  %p = f32[] parameter(0)\n  ROOT %q = f32[] negate(%p)"));
+    let mut m = parse(&entry(
+        "  %p = f32[] parameter(0)\n  ROOT %q = f32[] negate(%p)",
+    ));
     let e = m.entry;
     m.computation_mut(e).instr_mut(InstrId(1)).name = "p".into();
     rejects(&m, &["%p", "already used"]);
@@ -187,11 +199,15 @@ fn duplicate_names_are_rejected() {
 #[test]
 fn parameter_numbers_must_be_dense() {
     rejects_text(
-        &entry("  %a = f32[] parameter(0)\n  %b = f32[] parameter(2)\n  ROOT %r = f32[] add(%a, %b)"),
+        &entry(
+            "  %a = f32[] parameter(0)\n  %b = f32[] parameter(2)\n  ROOT %r = f32[] add(%a, %b)",
+        ),
         &["%main", "parameter numbers are {0,2}", "0..2"],
     );
     rejects_text(
-        &entry("  %a = f32[] parameter(0)\n  %b = f32[] parameter(0)\n  ROOT %r = f32[] add(%a, %b)"),
+        &entry(
+            "  %a = f32[] parameter(0)\n  %b = f32[] parameter(0)\n  ROOT %r = f32[] add(%a, %b)",
+        ),
         &["%main", "parameter numbers are {0,0}"],
     );
 }
@@ -219,7 +235,9 @@ fn bad_dimension_numbers() {
         &["%r", "dot", "lhs batch and contracting dimensions", "5", "rank 2", "f32[4,8]", "f32[8,2]"],
     );
     rejects_text(
-        &entry("  %p = f32[4,8] parameter(0)\n  ROOT %r = f32[8,4] transpose(%p), dimensions={0,0}"),
+        &entry(
+            "  %p = f32[4,8] parameter(0)\n  ROOT %r = f32[8,4] transpose(%p), dimensions={0,0}",
+        ),
         &["%r", "transpose", "dimensions {0,0}", "twice"],
     );
     rejects_text(
@@ -249,7 +267,9 @@ fn out_of_range_dimensions() {
         &["%r", "broadcast", "dimension 2", "rank 2"],
     );
     rejects_text(
-        &entry("  %p = f32[3] parameter(0)\n  ROOT %r = f32[6] concatenate(%p, %p), dimensions={1}"),
+        &entry(
+            "  %p = f32[3] parameter(0)\n  ROOT %r = f32[6] concatenate(%p, %p), dimensions={1}",
+        ),
         &["%r", "concatenate", "dimension 1", "f32[3]"],
     );
     rejects_text(
@@ -312,7 +332,9 @@ fn entry_computation_layout_must_match() {
 
 #[test]
 fn malformed_shapes_are_rejected() {
-    let mut m = parse(&entry("  %p = f32[2,3] parameter(0)\n  ROOT %r = f32[2,3] negate(%p)"));
+    let mut m = parse(&entry(
+        "  %p = f32[2,3] parameter(0)\n  ROOT %r = f32[2,3] negate(%p)",
+    ));
     let e = m.entry;
     if let Shape::Array(a) = &mut m.computation_mut(e).instr_mut(InstrId(1)).shape {
         a.layout = Some(platform_api::Layout {
@@ -381,9 +403,7 @@ fn mutated_corpus_programs_never_panic() {
                 2 => {
                     let count = m.computations.len();
                     let instr = &mut m.computations[c].instructions[i];
-                    instr
-                        .op
-                        .map_called(|_| CompId(rng.below(count + 2) as u32));
+                    instr.op.map_called(|_| CompId(rng.below(count + 2) as u32));
                 }
                 3 => {
                     // A dimension changed.
@@ -425,5 +445,8 @@ fn mutated_corpus_programs_never_panic() {
         }
     }
     // Most mutations break something; the verifier must notice most of them.
-    assert!(rejected * 2 > total, "only {rejected} of {total} mutations rejected");
+    assert!(
+        rejected * 2 > total,
+        "only {rejected} of {total} mutations rejected"
+    );
 }
