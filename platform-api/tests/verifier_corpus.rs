@@ -1,5 +1,7 @@
 //! Every real program verifies: the conformance corpus (`module.hlo` as JAX lowers
-//! it and `optimized.hlo` as XLA CPU leaves it) and the benchmark programs in
+//! it and `optimized.hlo` as XLA CPU leaves it), the programs in
+//! `tests/verifier_data/xla_generated` (made by JAX and XLA for operations the
+//! corpus lacks; `generate.py` beside them remakes them) and the benchmark programs in
 //! `../shared/bench` (skipped with a note when that directory is absent;
 //! `HLO_BENCH_DIR` points elsewhere).
 
@@ -82,6 +84,23 @@ fn bench_programs_verify() {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "{} holds no .hlo files", dir.display());
+    let mut failures = Vec::new();
+    for f in &files {
+        verify_file(f, &mut failures);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn xla_generated_programs_verify() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/verifier_data/xla_generated");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/verifier_data/xla_generated exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 70, "only {} generated programs", files.len());
     let mut failures = Vec::new();
     for f in &files {
         verify_file(f, &mut failures);
