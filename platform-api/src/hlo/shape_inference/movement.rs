@@ -268,10 +268,13 @@ pub(super) fn concatenate(cx: &Cx, dimension: usize) -> Result<Shape> {
     Ok(Shape::array(first.element_type, dims))
 }
 
-/// Size of a dimension of `n` elements after padding, computed without overflow.
-pub(super) fn padded_size(n: usize, p: &PadDim) -> i128 {
-    let interior = (n as i128 - 1).max(0) * p.interior as i128;
-    p.low as i128 + n as i128 + interior + p.high as i128
+/// Size of a dimension of `n` elements after padding (`None` if absurdly large).
+fn padded_size(n: usize, p: &PadDim) -> Option<i128> {
+    let interior = (n as i128 - 1).max(0).checked_mul(p.interior as i128)?;
+    (p.low as i128)
+        .checked_add(n as i128)?
+        .checked_add(interior)?
+        .checked_add(p.high as i128)
 }
 
 pub(super) fn pad(cx: &Cx, config: &[PadDim]) -> Result<Shape> {
@@ -295,13 +298,14 @@ pub(super) fn pad(cx: &Cx, config: &[PadDim]) -> Result<Shape> {
     let mut dims = Vec::with_capacity(config.len());
     for (d, p) in config.iter().enumerate() {
         let size = padded_size(a.dims[d], p);
-        let size = usize::try_from(size).map_err(|_| {
+        let size = size.and_then(|s| usize::try_from(s).ok()).ok_or_else(|| {
             cx.err(format!(
-                "padding {}_{}_{} of dimension {d} of {} gives size {size}",
+                "padding {}_{}_{} of dimension {d} of {} gives size {}",
                 p.low,
                 p.high,
                 p.interior,
-                plain(a)
+                plain(a),
+                size.map_or("too large".to_string(), |s| s.to_string())
             ))
         })?;
         dims.push(size);

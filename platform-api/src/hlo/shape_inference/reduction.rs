@@ -89,7 +89,7 @@ pub(super) fn check_reducer(
 /// values.
 fn inputs_and_inits<'a>(cx: &'a Cx) -> Result<(Vec<&'a ArrayShape>, Vec<ElementType>)> {
     let count = cx.operands.len();
-    if count == 0 || count % 2 != 0 {
+    if count == 0 || count % 2 == 1 {
         return Err(cx.err(format!(
             "expects inputs followed by as many initial values (an even number of operands), got {count}"
         )));
@@ -279,7 +279,7 @@ pub(super) fn top_k(cx: &Cx, k: usize) -> Result<Shape> {
 /// including the batching dimensions.
 pub(super) fn scatter(cx: &Cx, dn: &ScatterDimensionNumbers, to_apply: CompId) -> Result<Shape> {
     let count = cx.operands.len();
-    if count < 3 || count % 2 == 0 {
+    if count < 3 || count % 2 != 1 {
         return Err(cx.err(format!(
             "expects operands, scatter indices and as many updates (an odd number of at least 3 operands), got {count}"
         )));
