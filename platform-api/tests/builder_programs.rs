@@ -576,3 +576,177 @@ fn generic_add_op_covers_the_rest() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn named_elementwise_methods() -> Result<()> {
+    let mut b = HloBuilder::new("named");
+    let x = b.parameter(0, f32s(&[4]), "x")?;
+    let y = b.parameter(1, f32s(&[4]), "y")?;
+    let s = b.add(x, y)?;
+    let p = b.mul(s, y)?;
+    let d = b.sub(p, x)?;
+    let q = b.div(d, y)?;
+    let m = b.max(q, x)?;
+    let e = b.exp(m)?;
+    let t = b.tanh(e)?;
+    let lt = b.lt(t, x)?;
+    let fin = b.is_finite(t)?;
+    let both = b.and(lt, fin)?;
+    let sel = b.select(both, t, x)?;
+    assert_eq!(b.shape(both)?, &Shape::array(Pred, [4]));
+    let module = b.build(sel)?;
+    let text = round_trip(&module);
+    for opcode in [
+        "add(",
+        "multiply(",
+        "subtract(",
+        "divide(",
+        "maximum(",
+        "exponential(",
+        "tanh(",
+        "compare(",
+        "direction=LT",
+        "is-finite(",
+        "and(",
+        "select(",
+    ] {
+        assert!(text.contains(opcode), "{opcode} missing from\n{text}");
+    }
+    Ok(())
+}
+
+#[test]
+fn collectives_async_and_host_transfers() -> Result<()> {
+    let sum = Computation::scalar_binary("sum", BinaryOp::Add, F32)?;
+    let groups = vec![vec![0, 1, 2, 3]];
+    let mut b = HloBuilder::new("collectives");
+    let x = b.parameter(0, f32s(&[2, 3]), "x")?;
+    let ar = b.all_reduce(&[x], &sum, &groups)?;
+    let ag = b.all_gather(ar, 0, &groups)?;
+    assert_eq!(b.shape(ag)?, &f32s(&[8, 3]));
+    let rs = b.reduce_scatter(ag, &sum, 0, &groups)?;
+    assert_eq!(b.shape(rs)?, &f32s(&[2, 3]));
+    let a2a = b.all_to_all(ag, 0, &groups)?;
+    let cp = b.collective_permute(rs, &[(0, 1), (1, 2), (2, 3), (3, 0)])?;
+    let cb = b.collective_broadcast(cp, &groups)?;
+    let rid = b.replica_id()?;
+    let pid = b.partition_id()?;
+    let e = err_of(b.all_gather(x, 0, &[]));
+    assert_mentions(&e, &["all-gather", "replica groups"]);
+
+    // An asynchronous computation, an asynchronous copy, a send/recv pair.
+    let mut nb = HloBuilder::new("negate_async");
+    let v = nb.parameter(0, f32s(&[2, 3]), "v")?;
+    let n = nb.neg(v)?;
+    let negate = nb.build_computation(n)?;
+    let started = b.async_start(&negate, &[cb], &[Shape::scalar(S32)])?;
+    let updated = b.async_update(started)?;
+    let done = b.async_done(updated)?;
+    let cs = b.copy_start(done)?;
+    let copied = b.copy_done(cs)?;
+    let tok = b.after_all(&[])?;
+    let sent = b.send(copied, tok, 7, false)?;
+    let sent_done = b.send_done(sent, 7, false)?;
+    let received = b.recv(sent_done, f32s(&[2, 3]), 8, false)?;
+    let received_done = b.recv_done(received, 8, false)?;
+    let value = b.get_tuple_element(received_done, 0)?;
+    let state = b.rng_get_and_update_state(4)?;
+    let out = b.tuple(&[a2a, value, rid, pid, state])?;
+    let module = b.build(out)?;
+    let text = round_trip(&module);
+    for opcode in [
+        "all-reduce(",
+        "all-gather(",
+        "reduce-scatter(",
+        "all-to-all(",
+        "collective-permute(",
+        "collective-broadcast(",
+        "async-start(",
+        "async-update(",
+        "async-done(",
+        "copy-start(",
+        "copy-done(",
+        "send(",
+        "send-done(",
+        "recv(",
+        "recv-done(",
+        "rng-get-and-update-state(",
+    ] {
+        assert!(text.contains(opcode), "{opcode} missing from\n{text}");
+    }
+    Ok(())
+}
+
+#[test]
+fn windows_batch_norm_and_the_remaining_ops() -> Result<()> {
+    let max = Computation::scalar_binary("max", BinaryOp::Maximum, F32)?;
+    let sum = Computation::scalar_binary("sum", BinaryOp::Add, F32)?;
+    let ge = Computation::comparator("ge", ComparisonDirection::Ge, F32)?;
+    let mut b = HloBuilder::new("windows");
+    let x = b.parameter(0, f32s(&[4, 6]), "x")?;
+    let ninf = b.constant(Literal::scalar(f32::NEG_INFINITY))?;
+    let zero = b.constant(Literal::scalar(0f32))?;
+    let w = Window {
+        dims: vec![
+            WindowDim {
+                stride: 2,
+                ..WindowDim::of_size(2)
+            },
+            WindowDim {
+                stride: 2,
+                ..WindowDim::of_size(2)
+            },
+        ],
+    };
+    let pooled = b.reduce_window(&[x], &[ninf], &max, w.clone())?;
+    assert_eq!(b.shape(pooled)?, &f32s(&[2, 3]));
+    let grad = b.select_and_scatter(x, &ge, w, pooled, zero, &sum)?;
+    assert_eq!(b.shape(grad)?, &f32s(&[4, 6]));
+    let scale = b.parameter(1, f32s(&[6]), "scale")?;
+    let offset = b.parameter(2, f32s(&[6]), "offset")?;
+    let bn = b.batch_norm_training(grad, scale, offset, 1e-3, 1)?;
+    let normed = b.get_tuple_element(bn, 0)?;
+    let mean = b.get_tuple_element(bn, 1)?;
+    let var = b.get_tuple_element(bn, 2)?;
+    let inf = b.batch_norm_inference(normed, scale, offset, mean, var, 1e-3, 1)?;
+    let bng = b.batch_norm_grad(inf, scale, mean, var, normed, 1e-3, 1)?;
+    let gin = b.get_tuple_element(bng, 0)?;
+    let rp = b.reduce_precision(gin, 5, 10)?;
+    let lo = b.constant(Literal::scalar(-1f32))?;
+    let hi = b.constant(Literal::scalar(1f32))?;
+    let cl = b.clamp(lo, rp, hi)?;
+    let mapped = b.map(&[cl, x], &sum)?;
+    let barrier = b.optimization_barrier(mapped)?;
+    let size = b.get_dimension_size(barrier, 1)?;
+    let dynamic = b.set_dimension_size(barrier, size, 1)?;
+    let rev = b.reverse(dynamic, &[1])?;
+    let cp = b.copy(rev)?;
+    let u = b.rng_uniform(lo, hi, f32s(&[4, 6]))?;
+    let n = b.rng_normal(zero, hi, f32s(&[4, 6]))?;
+    let key = b.parameter(3, Shape::array(ElementType::U64, [2]), "key")?;
+    let bits = b.rng_bit_generator(
+        platform_api::hlo::RandomAlgorithm::ThreeFry,
+        key,
+        Shape::array(ElementType::U32, [4, 6]),
+    )?;
+    let a = b.parameter(4, f32s(&[3, 3]), "a")?;
+    let l = b.cholesky(a, true)?;
+    let sol = b.triangular_solve(
+        l,
+        a,
+        platform_api::hlo::TriangularSolveOptions {
+            left_side: true,
+            lower: true,
+            unit_diagonal: false,
+            transpose_a: platform_api::hlo::TriangularTranspose::NoTranspose,
+        },
+    )?;
+    let tok = b.after_all(&[])?;
+    let fed = b.infeed(tok, f32s(&[2]), "")?;
+    let fed_tok = b.get_tuple_element(fed, 1)?;
+    let out_tok = b.outfeed(cp, fed_tok, "")?;
+    let gated = b.add_dependency(u, out_tok)?;
+    let out = b.tuple(&[gated, n, bits, sol])?;
+    round_trip(&b.build(out)?);
+    Ok(())
+}

@@ -30,12 +30,12 @@
 //!
 //! [`HloBuilder::build`] makes the entry computation, appends it after everything
 //! attached, and returns an [`HloModule`] that has passed
-//! [`verify_module`](super::verifier::verify_module) and prints to text that parses
+//! [`verify_module`] and prints to text that parses
 //! back to an equal module.
 //!
-//! Operations without a dedicated method (send/recv, async wrappers, ...) go
-//! through [`HloBuilder::add_op`], which takes any [`Op`] and still infers and
-//! checks the shape.
+//! Every operation has a method; [`HloBuilder::add_op`] also takes any [`Op`]
+//! directly (with computations [`attach`](HloBuilder::attach)ed first) and still
+//! infers and checks the shape.
 
 use super::attrs::*;
 use super::op::{CustomCallAttrs, Op};
@@ -50,6 +50,36 @@ use crate::literal::Literal;
 use crate::shape::{ElementType, ProgramShape, Shape};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// One method per unary elementwise op, forwarding to [`HloBuilder::unary`].
+macro_rules! unary_methods {
+    ($($method:ident => $op:ident,)*) => {$(
+        #[doc = concat!("`", stringify!($op), "` of `x` (see [`UnaryOp::", stringify!($op), "`]).")]
+        pub fn $method(&mut self, x: Value) -> Result<Value> {
+            self.unary(UnaryOp::$op, x)
+        }
+    )*};
+}
+
+/// One method per binary elementwise op, forwarding to [`HloBuilder::binary`].
+macro_rules! binary_methods {
+    ($($method:ident => $op:ident,)*) => {$(
+        #[doc = concat!("`", stringify!($op), "` of `a` and `b` (see [`BinaryOp::", stringify!($op), "`]).")]
+        pub fn $method(&mut self, a: Value, b: Value) -> Result<Value> {
+            self.binary(BinaryOp::$op, a, b)
+        }
+    )*};
+}
+
+/// One method per comparison direction, forwarding to [`HloBuilder::compare`].
+macro_rules! compare_methods {
+    ($($method:ident => $dir:ident,)*) => {$(
+        #[doc = concat!("`compare(a, b), direction=", stringify!($dir), "`: a `pred` array.")]
+        pub fn $method(&mut self, a: Value, b: Value) -> Result<Value> {
+            self.compare(a, b, ComparisonDirection::$dir)
+        }
+    )*};
+}
 
 /// Source of identities for builders and computations, so a `Value` used with the
 /// wrong builder, or a computation attached twice, is recognised.
@@ -310,7 +340,7 @@ impl HloBuilder {
     }
 
     /// Adds `op` with the inferred shape; `hint` is what `infer_shape` may read.
-    fn add(&mut self, op: Op, operands: &[Value], hint: Shape) -> Result<Value> {
+    fn add_hinted(&mut self, op: Op, operands: &[Value], hint: Shape) -> Result<Value> {
         let ids = operands
             .iter()
             .map(|&v| self.index(v).map(|i| InstrId(i as u32)))
@@ -321,7 +351,7 @@ impl HloBuilder {
 
     /// Adds an op whose result shape the operands determine.
     fn add_inferred(&mut self, op: Op, operands: &[Value]) -> Result<Value> {
-        self.add(op, operands, Shape::Token)
+        self.add_hinted(op, operands, Shape::Token)
     }
 
     fn infer(&self, op: &Op, ids: &[InstrId], hint: &Shape) -> Result<Shape> {
@@ -416,7 +446,7 @@ impl HloBuilder {
 
     /// `iota`: `0, 1, 2, ...` along `dimension` of `shape`.
     pub fn iota(&mut self, shape: Shape, dimension: usize) -> Result<Value> {
-        self.add(Op::Iota { dimension }, &[], shape)
+        self.add_hinted(Op::Iota { dimension }, &[], shape)
     }
 
     pub fn replica_id(&mut self) -> Result<Value> {
@@ -483,13 +513,13 @@ impl HloBuilder {
 
     /// Converts each element to `to` (XLA's `ConvertElementType`).
     pub fn convert(&mut self, x: Value, to: ElementType) -> Result<Value> {
-        self.add(Op::Convert, &[x], Shape::scalar(to))
+        self.add_hinted(Op::Convert, &[x], Shape::scalar(to))
     }
 
     /// Reinterprets the bits as `to` (adding or removing a minor dimension when
     /// the widths differ).
     pub fn bitcast_convert(&mut self, x: Value, to: ElementType) -> Result<Value> {
-        self.add(Op::BitcastConvert, &[x], Shape::scalar(to))
+        self.add_hinted(Op::BitcastConvert, &[x], Shape::scalar(to))
     }
 
     pub fn stochastic_convert(
@@ -498,7 +528,7 @@ impl HloBuilder {
         random: Value,
         to: ElementType,
     ) -> Result<Value> {
-        self.add(Op::StochasticConvert, &[x, random], Shape::scalar(to))
+        self.add_hinted(Op::StochasticConvert, &[x, random], Shape::scalar(to))
     }
 
     pub fn reduce_precision(
@@ -532,6 +562,29 @@ impl HloBuilder {
         )
     }
 
+    // ------------------------------------------------------------ named elementwise ops
+
+    unary_methods! {
+        abs => Abs, cbrt => Cbrt, ceil => Ceil, clz => Clz, cos => Cos, erf => Erf,
+        exp => Exp, expm1 => Expm1, floor => Floor, imag => Imag, is_finite => IsFinite,
+        log => Log, log1p => Log1p, logistic => Logistic, neg => Negate, not => Not,
+        popcnt => PopCount, real => Real, round_nearest_afz => RoundNearestAfz,
+        round_nearest_even => RoundNearestEven, rsqrt => Rsqrt, sign => Sign, sin => Sin,
+        sqrt => Sqrt, tan => Tan, tanh => Tanh,
+    }
+
+    binary_methods! {
+        add => Add, and => And, atan2 => Atan2, complex => Complex, div => Divide,
+        max => Maximum, min => Minimum, mul => Multiply, or => Or, pow => Power,
+        rem => Remainder, shift_left => ShiftLeft,
+        shift_right_arithmetic => ShiftRightArithmetic,
+        shift_right_logical => ShiftRightLogical, sub => Subtract, xor => Xor,
+    }
+
+    compare_methods! {
+        eq => Eq, ne => Ne, lt => Lt, le => Le, gt => Gt, ge => Ge,
+    }
+
     // ------------------------------------------------------------ data movement
 
     /// XLA's `Broadcast`: new major dimensions `sizes` in front of `x`'s.
@@ -541,7 +594,7 @@ impl HloBuilder {
         dims.extend_from_slice(operand.dims());
         let dimensions = (sizes.len()..dims.len()).collect();
         let ty = operand.element_type().unwrap_or(ElementType::F32);
-        self.add(Op::Broadcast { dimensions }, &[x], Shape::array(ty, dims))
+        self.add_hinted(Op::Broadcast { dimensions }, &[x], Shape::array(ty, dims))
     }
 
     /// HLO `broadcast`: `x`'s dimension `i` becomes dimension
@@ -553,7 +606,7 @@ impl HloBuilder {
         broadcast_dimensions: &[usize],
     ) -> Result<Value> {
         let ty = self.element_type_or_f32(x)?;
-        self.add(
+        self.add_hinted(
             Op::Broadcast {
                 dimensions: broadcast_dimensions.to_vec(),
             },
@@ -569,7 +622,7 @@ impl HloBuilder {
 
     pub fn reshape(&mut self, x: Value, dims: &[usize]) -> Result<Value> {
         let ty = self.element_type_or_f32(x)?;
-        self.add(Op::Reshape, &[x], Shape::array(ty, dims.to_vec()))
+        self.add_hinted(Op::Reshape, &[x], Shape::array(ty, dims.to_vec()))
     }
 
     /// `dynamic-reshape`: `bounds` give the result's maximum sizes, `sizes` (one
@@ -588,7 +641,7 @@ impl HloBuilder {
         }
         let mut operands = vec![x];
         operands.extend_from_slice(sizes);
-        self.add(Op::DynamicReshape, &operands, Shape::Array(shape))
+        self.add_hinted(Op::DynamicReshape, &operands, Shape::Array(shape))
     }
 
     /// Result dimension `i` is `x`'s dimension `permutation[i]`.
@@ -682,7 +735,7 @@ impl HloBuilder {
 
     /// Reinterprets `x` as `shape` (same number of bytes).
     pub fn bitcast(&mut self, x: Value, shape: Shape) -> Result<Value> {
-        self.add(Op::Bitcast, &[x], shape)
+        self.add_hinted(Op::Bitcast, &[x], shape)
     }
 
     pub fn get_dimension_size(&mut self, x: Value, dimension: usize) -> Result<Value> {
@@ -772,7 +825,7 @@ impl HloBuilder {
             dnums,
             precision: Vec::new(),
         };
-        self.add(op, &[a, b], result_hint(result_type))
+        self.add_hinted(op, &[a, b], result_hint(result_type))
     }
 
     /// `convolution`; `result_type` as for [`dot_general`](Self::dot_general).
@@ -794,7 +847,7 @@ impl HloBuilder {
             batch_group_count,
             precision: Vec::new(),
         };
-        self.add(op, &[lhs, rhs], result_hint(result_type))
+        self.add_hinted(op, &[lhs, rhs], result_hint(result_type))
     }
 
     pub fn fft(&mut self, x: Value, fft_type: FftType, fft_length: &[usize]) -> Result<Value> {
@@ -1110,7 +1163,7 @@ impl HloBuilder {
 
     /// Uniform values in `[low, high)` with the dimensions of `shape`.
     pub fn rng_uniform(&mut self, low: Value, high: Value, shape: Shape) -> Result<Value> {
-        self.add(
+        self.add_hinted(
             Op::Rng {
                 distribution: RandomDistribution::Uniform,
             },
@@ -1121,7 +1174,7 @@ impl HloBuilder {
 
     /// Normal values with mean `mu` and deviation `sigma`, dimensions of `shape`.
     pub fn rng_normal(&mut self, mu: Value, sigma: Value, shape: Shape) -> Result<Value> {
-        self.add(
+        self.add_hinted(
             Op::Rng {
                 distribution: RandomDistribution::Normal,
             },
@@ -1138,7 +1191,7 @@ impl HloBuilder {
         shape: Shape,
     ) -> Result<Value> {
         let state_shape = self.shape(state)?.clone();
-        self.add(
+        self.add_hinted(
             Op::RngBitGenerator { algorithm },
             &[state],
             Shape::Tuple(vec![state_shape, shape]),
@@ -1266,7 +1319,7 @@ impl HloBuilder {
 
     /// Reads a value of `shape` from the host: `(value, token)`.
     pub fn infeed(&mut self, token: Value, shape: Shape, config: &str) -> Result<Value> {
-        self.add(
+        self.add_hinted(
             Op::Infeed {
                 config: config.to_string(),
             },
@@ -1285,6 +1338,126 @@ impl HloBuilder {
             },
             &[x, token],
         )
+    }
+
+    /// Sends `x` on `channel_id`: the `(x, u32[] context, token)` tuple that
+    /// [`send_done`](Self::send_done) completes.
+    pub fn send(
+        &mut self,
+        x: Value,
+        token: Value,
+        channel_id: i64,
+        is_host_transfer: bool,
+    ) -> Result<Value> {
+        self.add_inferred(
+            Op::Send {
+                channel_id: Some(channel_id),
+                is_host_transfer,
+            },
+            &[x, token],
+        )
+    }
+
+    pub fn send_done(
+        &mut self,
+        send: Value,
+        channel_id: i64,
+        is_host_transfer: bool,
+    ) -> Result<Value> {
+        self.add_inferred(
+            Op::SendDone {
+                channel_id: Some(channel_id),
+                is_host_transfer,
+            },
+            &[send],
+        )
+    }
+
+    /// Receives a value of `shape` on `channel_id`: the `(value, u32[] context,
+    /// token)` tuple that [`recv_done`](Self::recv_done) completes.
+    pub fn recv(
+        &mut self,
+        token: Value,
+        shape: Shape,
+        channel_id: i64,
+        is_host_transfer: bool,
+    ) -> Result<Value> {
+        self.add_hinted(
+            Op::Recv {
+                channel_id: Some(channel_id),
+                is_host_transfer,
+            },
+            &[token],
+            Shape::Tuple(vec![shape]),
+        )
+    }
+
+    /// `(value, token)` of a finished receive.
+    pub fn recv_done(
+        &mut self,
+        recv: Value,
+        channel_id: i64,
+        is_host_transfer: bool,
+    ) -> Result<Value> {
+        self.add_inferred(
+            Op::RecvDone {
+                channel_id: Some(channel_id),
+                is_host_transfer,
+            },
+            &[recv],
+        )
+    }
+
+    // ------------------------------------------------------------ asynchrony
+
+    /// Starts `computation(operands...)` asynchronously: `((operands...), result,
+    /// context...)` with the given context shapes.
+    pub fn async_start(
+        &mut self,
+        computation: &Computation,
+        operands: &[Value],
+        context: &[Shape],
+    ) -> Result<Value> {
+        let calls = self.attach(computation)?;
+        let mut hint = vec![Shape::Token, Shape::Token];
+        hint.extend_from_slice(context);
+        self.add_hinted(
+            Op::AsyncStart {
+                calls,
+                execution_thread: None,
+            },
+            operands,
+            Shape::Tuple(hint),
+        )
+    }
+
+    pub fn async_update(&mut self, started: Value) -> Result<Value> {
+        self.add_inferred(Op::AsyncUpdate, &[started])
+    }
+
+    /// The result of an asynchronous computation.
+    pub fn async_done(&mut self, started: Value) -> Result<Value> {
+        self.add_inferred(Op::AsyncDone, &[started])
+    }
+
+    /// Starts copying `x`: `(destination, source, u32[] context)`.
+    pub fn copy_start(&mut self, x: Value) -> Result<Value> {
+        self.add_inferred(
+            Op::CopyStart {
+                cross_program_prefetch_index: None,
+            },
+            &[x],
+        )
+    }
+
+    /// The destination of a finished copy.
+    pub fn copy_done(&mut self, started: Value) -> Result<Value> {
+        self.add_inferred(Op::CopyDone, &[started])
+    }
+
+    /// The random-number state advanced by `delta`: a `u64[2]`.
+    pub fn rng_get_and_update_state(&mut self, delta: i64) -> Result<Value> {
+        self.add_inferred(Op::RngGetAndUpdateState { delta }, &[])
     }
 }
 

@@ -33,7 +33,16 @@ use std::collections::HashMap;
 pub fn verify_module(module: &HloModule) -> Result<()> {
     check_structure(module)?;
     check_call_graph(module)?;
-    let called = ModuleSignatures { module };
+    // Signatures are computed once: a computation may be called many times.
+    let signatures = module
+        .computations
+        .iter()
+        .map(program_shape)
+        .collect::<Result<Vec<_>>>()?;
+    let called = ModuleSignatures {
+        module,
+        signatures: &signatures,
+    };
     for comp in &module.computations {
         for instr in &comp.instructions {
             verify_instruction(comp, instr, &called)?;
@@ -77,18 +86,18 @@ fn verify_instruction(
 /// Signatures of a module's computations for [`infer_shape`].
 struct ModuleSignatures<'a> {
     module: &'a HloModule,
+    signatures: &'a [ProgramShape],
 }
 
 impl CalledShapes for ModuleSignatures<'_> {
     fn program_shape(&self, id: CompId) -> Result<ProgramShape> {
-        let comp = self.module.computations.get(id.index()).ok_or_else(|| {
+        self.signatures.get(id.index()).cloned().ok_or_else(|| {
             Error::invalid_argument(format!(
                 "computation #{} does not exist (the module has {})",
                 id.0,
-                self.module.computations.len()
+                self.signatures.len()
             ))
-        })?;
-        program_shape(comp)
+        })
     }
 
     fn computation_name(&self, id: CompId) -> String {
