@@ -1,0 +1,43 @@
+//! Dead-code elimination: instructions and computations nothing needs.
+//!
+//! An instruction is needed if the computation's root depends on it, if it has
+//! an effect (its op has a side effect, or it calls a computation containing one:
+//! a `while` whose body runs an `outfeed` stays even if its result is unused), if
+//! a needed instruction names it as a control predecessor, or if it is a
+//! parameter (removing one would change the computation's signature). A
+//! computation is needed if the entry reaches it through calls. Everything else is
+//! removed; nothing that is removed could have changed a result.
+
+use super::HloPass;
+use crate::error::Result;
+use crate::hlo::rewrite::{
+    effectful_computations, remove_unreachable_computations, ComputationEditor, NameGen,
+};
+use crate::hlo::HloModule;
+
+/// Removes unused instructions and unreachable computations.
+#[derive(Clone, Debug, Default)]
+pub struct DeadCodeElimination;
+
+impl DeadCodeElimination {
+    pub fn new() -> Self {
+        DeadCodeElimination
+    }
+}
+
+impl HloPass for DeadCodeElimination {
+    fn name(&self) -> &str {
+        "dce"
+    }
+
+    fn run(&mut self, module: &mut HloModule) -> Result<bool> {
+        let mut changed = remove_unreachable_computations(module)? > 0;
+        let effectful = effectful_computations(module);
+        // No instruction is added, so no names are needed.
+        let mut names = NameGen::new();
+        for comp in &mut module.computations {
+            changed |= ComputationEditor::new(comp, &mut names).finish(&effectful)?;
+        }
+        Ok(changed)
+    }
+}
