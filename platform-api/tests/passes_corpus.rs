@@ -1,0 +1,146 @@
+//! The standard pipeline over every real program: the conformance corpus
+//! (`module.hlo` and `optimized.hlo`) and the benchmark programs in
+//! `../shared/bench` (or `$HLO_BENCH_DIR`; skipped with a note when absent).
+//!
+//! Each program must still verify after every pass, keep its entry signature
+//! (element types and dimensions), and end with no `call`, `bitcast`, `copy` or
+//! layout left.
+
+use platform_api::hlo::verifier::verify_module;
+use platform_api::hlo::{HloModule, Op};
+use platform_api::passes::{standard_pipeline, HloPass};
+use platform_api::Shape;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn bench_dir() -> PathBuf {
+    match std::env::var_os("HLO_BENCH_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => repo_root().join("../shared/bench"),
+    }
+}
+
+fn corpus_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let root = repo_root().join("tests/conformance");
+    for entry in std::fs::read_dir(&root).expect("tests/conformance exists") {
+        let dir = entry.expect("readable directory entry").path();
+        for name in ["module.hlo", "optimized.hlo"] {
+            let f = dir.join(name);
+            if f.exists() {
+                files.push(f);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn has_layout(shape: &Shape) -> bool {
+    match shape {
+        Shape::Array(a) => a.layout.is_some(),
+        Shape::Tuple(t) => t.iter().any(has_layout),
+        Shape::Token => false,
+    }
+}
+
+/// Runs the pipeline (verifying after each pass) and checks the end state;
+/// returns the number of entry instructions before and after and the time.
+fn check(file: &Path) -> Result<(usize, usize, f64), String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("read: {e}"))?;
+    let mut module = HloModule::parse(&text).map_err(|e| format!("parse: {e}"))?;
+    verify_module(&module).map_err(|e| format!("input does not verify: {e}"))?;
+    let before_sig = module.entry_program_shape();
+    let before = module.entry().instructions.len();
+    let mut pipeline = standard_pipeline();
+    pipeline.verify_after_each_pass(true);
+    let start = Instant::now();
+    pipeline.run(&mut module).map_err(|e| e.to_string())?;
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    verify_module(&module).map_err(|e| format!("result does not verify: {e}\n{module}"))?;
+    let after_sig = module.entry_program_shape();
+    let same_sig = before_sig.parameters.len() == after_sig.parameters.len()
+        && before_sig
+            .parameters
+            .iter()
+            .zip(&after_sig.parameters)
+            .all(|(a, b)| a.compatible(b))
+        && before_sig.result.compatible(&after_sig.result);
+    if !same_sig {
+        return Err(format!(
+            "entry signature changed from {before_sig} to {after_sig}"
+        ));
+    }
+    for comp in &module.computations {
+        for instr in &comp.instructions {
+            if matches!(instr.op, Op::Call { .. } | Op::Bitcast | Op::Copy) {
+                return Err(format!(
+                    "%{} ({}) is left\n{module}",
+                    instr.name,
+                    instr.opcode()
+                ));
+            }
+            if has_layout(&instr.shape) {
+                return Err(format!("%{} keeps a layout: {}", instr.name, instr.shape));
+            }
+        }
+    }
+    Ok((before, module.entry().instructions.len(), ms))
+}
+
+#[test]
+fn standard_pipeline_keeps_the_corpus_valid() {
+    let files = corpus_files();
+    assert!(
+        files.len() >= 80,
+        "corpus incomplete: {} files",
+        files.len()
+    );
+    let mut failures = Vec::new();
+    for f in &files {
+        match check(f) {
+            Ok((before, after, ms)) => {
+                println!(
+                    "{}: {before} -> {after} entry instructions, {ms:.2} ms",
+                    f.display()
+                )
+            }
+            Err(e) => failures.push(format!("{}: {e}", f.display())),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn standard_pipeline_keeps_the_bench_programs_valid() {
+    let dir = bench_dir();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        println!(
+            "note: {} does not exist; benchmark programs not checked",
+            dir.display()
+        );
+        return;
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
+        .collect();
+    files.sort();
+    let mut failures = Vec::new();
+    for f in &files {
+        match check(f) {
+            Ok((before, after, ms)) => {
+                println!(
+                    "{}: {before} -> {after} entry instructions, {ms:.2} ms",
+                    f.display()
+                )
+            }
+            Err(e) => failures.push(format!("{}: {e}", f.display())),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
