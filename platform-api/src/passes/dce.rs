@@ -38,6 +38,8 @@ impl HloPass for DeadCodeElimination {
         for comp in &mut module.computations {
             changed |= ComputationEditor::new(comp, &mut names).finish(&effectful)?;
         }
+        // Removing an instruction may have been the last call of a computation.
+        changed |= remove_unreachable_computations(module)? > 0;
         Ok(changed)
     }
 }
