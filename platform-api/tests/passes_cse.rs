@@ -4,7 +4,7 @@ mod passes_common;
 
 use passes_common::{assert_idempotent, count, parse, run};
 use platform_api::hlo::Opcode;
-use platform_api::passes::CommonSubexpressionElimination as Cse;
+use platform_api::passes::{CommonSubexpressionElimination as Cse, ComputationDeduplication};
 
 #[test]
 fn equal_expressions_merge_transitively_in_one_run() {
@@ -176,4 +176,101 @@ ENTRY e {
     );
     let (out, _) = run(&mut Cse::new(), &m);
     assert_eq!(count(&out, Opcode::Multiply), 1, "{out}");
+}
+
+#[test]
+fn identical_computations_merge_and_then_their_callers_do() {
+    let m = parse(
+        "HloModule m
+
+region_0 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+region_1 {
+  c = f32[] parameter(0)
+  d = f32[] parameter(1)
+  ROOT t = f32[] add(c, d)
+}
+
+region_2 {
+  e = f32[] parameter(0)
+  f = f32[] parameter(1)
+  ROOT u = f32[] add(f, e)
+}
+
+region_max {
+  g = f32[] parameter(0)
+  h = f32[] parameter(1)
+  ROOT v = f32[] maximum(g, h)
+}
+
+ENTRY e {
+  p = f32[4,8] parameter(0)
+  z = f32[] constant(0)
+  r0 = f32[4] reduce(p, z), dimensions={1}, to_apply=region_0
+  r1 = f32[4] reduce(p, z), dimensions={1}, to_apply=region_1
+  r2 = f32[4] reduce(p, z), dimensions={1}, to_apply=region_2
+  r3 = f32[4] reduce(p, z), dimensions={1}, to_apply=region_max
+  ROOT out = (f32[4], f32[4], f32[4], f32[4]) tuple(r0, r1, r2, r3)
+}
+",
+    );
+    let (dedup, changed) = run(&mut ComputationDeduplication::new(), &m);
+    assert!(changed);
+    // region_2 adds its operands the other way round: a different computation.
+    let names: Vec<&str> = dedup.computations.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["region_0", "region_2", "region_max", "e"],
+        "{dedup}"
+    );
+    assert_idempotent(&mut ComputationDeduplication::new(), &dedup);
+    let (out, _) = run(&mut Cse::new(), &dedup);
+    assert_eq!(count(&out, Opcode::Reduce), 3, "{out}");
+}
+
+#[test]
+fn callers_of_merged_computations_merge_too() {
+    let m = parse(
+        "HloModule m
+
+add_a {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+add_b {
+  c = f32[] parameter(0)
+  d = f32[] parameter(1)
+  ROOT t = f32[] add(c, d)
+}
+
+sum_a {
+  x = f32[8] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add_a
+}
+
+sum_b {
+  y = f32[8] parameter(0)
+  w = f32[] constant(0)
+  ROOT q = f32[] reduce(y, w), dimensions={0}, to_apply=add_b
+}
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  c1 = f32[] call(p), to_apply=sum_a
+  c2 = f32[] call(p), to_apply=sum_b
+  ROOT out = (f32[], f32[]) tuple(c1, c2)
+}
+",
+    );
+    let (out, _) = run(&mut ComputationDeduplication::new(), &m);
+    assert_eq!(out.computations.len(), 3, "{out}");
+    let (out, _) = run(&mut Cse::new(), &out);
+    assert_eq!(count(&out, Opcode::Call), 1, "{out}");
 }

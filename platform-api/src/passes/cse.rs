@@ -26,9 +26,10 @@
 use super::HloPass;
 use crate::error::Result;
 use crate::hlo::rewrite::{
-    effectful_computations, instruction_has_effect, ComputationEditor, NameGen,
+    effectful_computations, instruction_has_effect, remove_unreachable_computations, CallGraph,
+    ComputationEditor, NameGen,
 };
-use crate::hlo::{HloInstruction, HloModule, InstrId, Op};
+use crate::hlo::{CompId, HloComputation, HloInstruction, HloModule, InstrId, Op};
 use crate::shape::Shape;
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -199,4 +200,108 @@ fn same_computation(a: &HloInstruction, b: &HloInstruction) -> bool {
         && a.backend_config == b.backend_config
         && a.sharding == b.sharding
         && a.frontend_attributes == b.frontend_attributes
+}
+
+/// Merges computations that are identical up to names and metadata: every call
+/// of a duplicate then calls the first copy, and the duplicates are removed.
+///
+/// JAX emits one reducer computation per `reduce` (`region_0.2`, `region_1.3`,
+/// ... all `add(x, y)`); merging them lets CSE merge reductions that differ only
+/// in which copy they call, and gives a backend fewer computations to compile.
+/// Two computations with the same instructions in the same order (same ops,
+/// attributes, shapes, operand positions, root) compute the same function, so
+/// every call computes what it did. The entry is never merged away.
+#[derive(Clone, Debug, Default)]
+pub struct ComputationDeduplication;
+
+impl ComputationDeduplication {
+    pub fn new() -> Self {
+        ComputationDeduplication
+    }
+}
+
+impl HloPass for ComputationDeduplication {
+    fn name(&self) -> &str {
+        "computation-dedup"
+    }
+
+    fn run(&mut self, module: &mut HloModule) -> Result<bool> {
+        let order = CallGraph::build(module).post_order_all(module)?;
+        let n = module.computations.len();
+        // Callees come first, so by the time a computation is compared, the
+        // computations it calls already map to their canonical copies.
+        let mut canonical: Vec<CompId> = (0..n as u32).map(CompId).collect();
+        let mut table: HashMap<u64, Vec<CompId>> = HashMap::new();
+        let mut merged = false;
+        for c in order {
+            if c == module.entry {
+                continue;
+            }
+            let comp = module.computation(c);
+            let key = computation_hash(comp);
+            let bucket = table.entry(key).or_default();
+            let same = bucket
+                .iter()
+                .copied()
+                .find(|&other| same_computations(module.computation(other), comp, &canonical));
+            match same {
+                Some(other) => {
+                    canonical[c.index()] = other;
+                    merged = true;
+                }
+                None => bucket.push(c),
+            }
+        }
+        if !merged {
+            return Ok(false);
+        }
+        for comp in &mut module.computations {
+            for instr in &mut comp.instructions {
+                instr
+                    .op
+                    .map_called(|c| canonical.get(c.index()).copied().unwrap_or(c));
+            }
+        }
+        remove_unreachable_computations(module)?;
+        Ok(true)
+    }
+}
+
+fn computation_hash(comp: &HloComputation) -> u64 {
+    let mut h = DefaultHasher::new();
+    comp.instructions.len().hash(&mut h);
+    comp.root.hash(&mut h);
+    for instr in &comp.instructions {
+        instr.opcode().hash(&mut h);
+        instr.operands.hash(&mut h);
+        instr.shape.hash(&mut h);
+    }
+    h.finish()
+}
+
+/// Whether two computations are the same function written the same way, with
+/// the computations `b` calls taken through `canonical`.
+fn same_computations(a: &HloComputation, b: &HloComputation, canonical: &[CompId]) -> bool {
+    a.root == b.root
+        && a.instructions.len() == b.instructions.len()
+        && a.instructions.iter().zip(&b.instructions).all(|(x, y)| {
+            let same_op = if x.op.called_computations().is_empty() {
+                x.op == y.op
+            } else {
+                let map = |op: &Op| {
+                    let mut op = op.clone();
+                    op.map_called(|c| canonical.get(c.index()).copied().unwrap_or(c));
+                    op
+                };
+                map(&x.op) == map(&y.op)
+            };
+            same_op
+                && x.shape == y.shape
+                && x.operands == y.operands
+                && x.control_predecessors == y.control_predecessors
+                && x.backend_config == y.backend_config
+                && x.sharding == y.sharding
+                && x.frontend_attributes == y.frontend_attributes
+                && x.parameter_replication == y.parameter_replication
+        })
 }

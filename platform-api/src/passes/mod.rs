@@ -24,8 +24,8 @@
 //!   nothing changes (with an iteration bound), optionally verifying the module
 //!   after every pass, and recording how long each pass took.
 //! * The passes: [`CallInliner`], [`DeadCodeElimination`],
-//!   [`CommonSubexpressionElimination`], [`AlgebraicSimplifier`],
-//!   [`ConstantFolding`], [`LayoutNormalization`].
+//!   [`CommonSubexpressionElimination`], [`ComputationDeduplication`],
+//!   [`AlgebraicSimplifier`], [`ConstantFolding`], [`LayoutNormalization`].
 //! * [`standard_pipeline`]: the order a backend should run them in.
 
 mod cse;
@@ -36,7 +36,7 @@ mod layout;
 mod literal_ops;
 mod simplify;
 
-pub use cse::CommonSubexpressionElimination;
+pub use cse::{CommonSubexpressionElimination, ComputationDeduplication};
 pub use dce::DeadCodeElimination;
 pub use fold::ConstantFolding;
 pub use inline::CallInliner;
@@ -235,9 +235,11 @@ impl HloPass for Pipeline {
 /// 2. [`CallInliner`] — JAX nests `call`s; inlining exposes everything to the
 ///    passes below and to fusion.
 /// 3. A fixed-point group (at most 8 rounds): [`AlgebraicSimplifier`],
-///    [`ConstantFolding`], [`CommonSubexpressionElimination`],
-///    [`DeadCodeElimination`]. Each can enable the others (a simplified
-///    `broadcast` folds, a folded constant merges with an equal one, ...).
+///    [`ConstantFolding`], [`ComputationDeduplication`],
+///    [`CommonSubexpressionElimination`], [`DeadCodeElimination`]. Each can
+///    enable the others (a simplified `broadcast` folds, a folded constant
+///    merges with an equal one, two reductions merge once their reducers are
+///    one computation, ...).
 pub fn standard_pipeline() -> Pipeline {
     let mut pipeline = Pipeline::new("standard");
     pipeline
@@ -249,6 +251,7 @@ pub fn standard_pipeline() -> Pipeline {
             vec![
                 Box::new(AlgebraicSimplifier::new()),
                 Box::new(ConstantFolding::new()),
+                Box::new(ComputationDeduplication::new()),
                 Box::new(CommonSubexpressionElimination::new()),
                 Box::new(DeadCodeElimination::new()),
             ],
