@@ -300,6 +300,56 @@ pub fn reachable_computations(module: &HloModule) -> Vec<bool> {
     CallGraph::build(module).reachable_from(module.entry)
 }
 
+/// Checks the references the rewriting tools index with: the entry and every
+/// called computation exist; every computation has a root in range; every
+/// operand and control predecessor is an earlier instruction. (A subset of
+/// [`super::verifier::verify_module`], linear and cheap, so a pass can refuse
+/// a malformed module with an error instead of indexing out of range.)
+pub fn check_references(module: &HloModule) -> Result<()> {
+    let n = module.computations.len();
+    if module.entry.index() >= n {
+        return Err(Error::invalid_argument(format!(
+            "the entry computation #{} does not exist ({n} computations)",
+            module.entry.0
+        )));
+    }
+    for comp in &module.computations {
+        if comp.root.index() >= comp.instructions.len() {
+            return Err(Error::invalid_argument(format!(
+                "computation %{}: root #{} is out of range ({} instructions)",
+                comp.name,
+                comp.root.0,
+                comp.instructions.len()
+            )));
+        }
+        for (i, instr) in comp.instructions.iter().enumerate() {
+            let bad = instr
+                .operands
+                .iter()
+                .chain(&instr.control_predecessors)
+                .find(|p| p.index() >= i);
+            if let Some(p) = bad {
+                return Err(Error::invalid_argument(format!(
+                    "computation %{}, instruction %{}: refers to #{}, which is not an earlier instruction",
+                    comp.name, instr.name, p.0
+                )));
+            }
+            if let Some(c) = instr
+                .op
+                .called_computations()
+                .iter()
+                .find(|c| c.index() >= n)
+            {
+                return Err(Error::invalid_argument(format!(
+                    "computation %{}, instruction %{}: calls computation #{}, which does not exist",
+                    comp.name, instr.name, c.0
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------
 // Module-level edits
 

@@ -50,6 +50,7 @@ impl HloPass for CommonSubexpressionElimination {
     }
 
     fn run(&mut self, module: &mut HloModule) -> Result<bool> {
+        crate::hlo::rewrite::check_references(module)?;
         let mut changed = false;
         let effectful = effectful_computations(module);
         let mut names = NameGen::new();
@@ -226,6 +227,7 @@ impl HloPass for ComputationDeduplication {
     }
 
     fn run(&mut self, module: &mut HloModule) -> Result<bool> {
+        crate::hlo::rewrite::check_references(module)?;
         let order = CallGraph::build(module).post_order_all(module)?;
         let n = module.computations.len();
         // Callees come first, so by the time a computation is compared, the

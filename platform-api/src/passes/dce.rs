@@ -31,6 +31,7 @@ impl HloPass for DeadCodeElimination {
     }
 
     fn run(&mut self, module: &mut HloModule) -> Result<bool> {
+        crate::hlo::rewrite::check_references(module)?;
         let mut changed = remove_unreachable_computations(module)? > 0;
         let effectful = effectful_computations(module);
         // No instruction is added, so no names are needed.

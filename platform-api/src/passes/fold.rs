@@ -26,9 +26,10 @@ use super::literal_ops::{
     broadcast_literal, concatenate_literals, iota_literal, pad_literal, reverse_literal,
     slice_literal, transpose_literal,
 };
-use super::HloPass;
+use super::{checked_count, HloPass};
 use crate::error::{Error, Result};
 use crate::hlo::rewrite::{effectful_computations, ComputationEditor, NameGen};
+use crate::hlo::shape_inference::{infer_shape, NoComputations};
 use crate::hlo::{HloModule, InstrId, Op};
 use crate::literal::Literal;
 use crate::semantics;
@@ -91,6 +92,7 @@ impl HloPass for ConstantFolding {
     }
 
     fn run(&mut self, module: &mut HloModule) -> Result<bool> {
+        crate::hlo::rewrite::check_references(module)?;
         let mut changed = false;
         let effectful = effectful_computations(module);
         let mut names = NameGen::for_instructions(module);
@@ -116,7 +118,9 @@ impl HloPass for ConstantFolding {
                     continue;
                 }
                 let small = match &instr.shape {
-                    Shape::Array(a) => a.element_count() <= self.max_elements,
+                    Shape::Array(a) => {
+                        checked_count(&a.dims).is_some_and(|n| n <= self.max_elements)
+                    }
                     _ => false,
                 };
                 if !small {
@@ -143,6 +147,9 @@ impl HloPass for ConstantFolding {
                     })
                     .collect();
                 let Some(values) = values else { continue };
+                if !shape_is_consistent(&ed, id) {
+                    continue;
+                }
                 let instr = ed.instr(id);
                 let Ok(result) = evaluate(&instr.op, &values, &instr.shape) else {
                     continue;
@@ -172,7 +179,7 @@ fn is_value_source(op: &Op) -> bool {
 fn generate(ed: &ComputationEditor, id: InstrId, max: usize) -> Option<Literal> {
     let instr = ed.instr(id);
     let shape = instr.shape.as_array()?;
-    if shape.element_count() > max {
+    if checked_count(&shape.dims)? > max || !shape_is_consistent(ed, id) {
         return None;
     }
     let value = match &instr.op {
@@ -187,6 +194,15 @@ fn generate(ed: &ComputationEditor, id: InstrId, max: usize) -> Option<Literal> 
         _ => return None,
     };
     Literal::from_bytes(instr.shape.clone(), value.bytes().ok()?).ok()
+}
+
+/// Whether the instruction's declared shape is what its op makes of its
+/// operands (so evaluation allocates what the shape says, nothing bigger).
+fn shape_is_consistent(ed: &ComputationEditor, id: InstrId) -> bool {
+    let instr = ed.instr(id);
+    let operands: Vec<&Shape> = instr.operands.iter().map(|&o| &ed.instr(o).shape).collect();
+    infer_shape(&instr.op, &operands, &instr.shape, &NoComputations)
+        .is_ok_and(|inferred| inferred.compatible(&instr.shape))
 }
 
 fn operand<'a>(values: &[&'a Literal], i: usize) -> Result<&'a Literal> {

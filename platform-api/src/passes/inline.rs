@@ -45,6 +45,7 @@ impl HloPass for CallInliner {
     }
 
     fn run(&mut self, module: &mut HloModule) -> Result<bool> {
+        crate::hlo::rewrite::check_references(module)?;
         let order = CallGraph::build(module).post_order(module)?;
         let has_call = |comp: &HloComputation| {
             comp.instructions

@@ -54,6 +54,7 @@ impl HloPass for LayoutNormalization {
     }
 
     fn run(&mut self, module: &mut HloModule) -> Result<bool> {
+        crate::hlo::rewrite::check_references(module)?;
         let mut changed = false;
         let effectful = effectful_computations(module);
         let mut names = NameGen::for_instructions(module);
@@ -244,7 +245,9 @@ fn expand_bitcast(ed: &mut ComputationEditor, id: InstrId) -> Result<InstrId> {
                 vec![cur],
             );
         } else {
-            let count: usize = dims.iter().product();
+            let count = super::checked_count(&dims).ok_or_else(|| {
+                Error::invalid_argument(format!("bitcast %{name}: {from} has too many elements"))
+            })?;
             let flat = |ed: &mut ComputationEditor, cur: InstrId, ty, d: Vec<usize>| {
                 ed.add_derived(
                     id,

@@ -193,6 +193,12 @@ pub fn pad_literal(x: &Literal, value: &Literal, config: &[PadDim]) -> Result<Li
         }
         dims.push(size as usize);
     }
+    if super::checked_count(&dims).is_none() {
+        return Err(Error::invalid_argument(format!(
+            "pad: padding {config:?} of {} gives too many elements",
+            x.shape()
+        )));
+    }
     let strides = row_major_strides(&s.dims);
     let result = ArrayShape::new(s.element_type, dims);
     gather("pad", x, &result, Some(value.bytes()?), |index| {

@@ -52,6 +52,12 @@ use crate::hlo::verifier::verify_module;
 use crate::hlo::HloModule;
 use std::time::{Duration, Instant};
 
+/// The number of elements of an array with these dimensions, or `None` if it
+/// overflows (a malformed shape must give an error, not a panic).
+pub(crate) fn checked_count(dims: &[usize]) -> Option<usize> {
+    dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d))
+}
+
 /// One module-to-module transformation.
 ///
 /// Contract: `run` either returns `Ok(changed)` with the module valid (it passes

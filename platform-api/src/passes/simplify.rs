@@ -108,6 +108,7 @@ impl HloPass for AlgebraicSimplifier {
     }
 
     fn run(&mut self, module: &mut HloModule) -> Result<bool> {
+        crate::hlo::rewrite::check_references(module)?;
         let mut changed = false;
         let effectful = effectful_computations(module);
         let mut names = NameGen::for_instructions(module);
