@@ -81,7 +81,10 @@ impl DeviceKind {
     /// "CUDA", "ROCM" and the alias "gpu" (any case) take GPU conventions; every
     /// other platform ("Host", "Interpreter", a plug-in's) takes CPU ones.
     pub fn of_platform(platform: &str) -> DeviceKind {
-        if ["cuda", "rocm", "gpu"].iter().any(|g| platform.eq_ignore_ascii_case(g)) {
+        if ["cuda", "rocm", "gpu"]
+            .iter()
+            .any(|g| platform.eq_ignore_ascii_case(g))
+        {
             DeviceKind::Gpu
         } else {
             DeviceKind::Host
@@ -126,7 +129,10 @@ impl Convention {
             (self, api_version),
             (Convention::CpuOriginal, V::Original)
                 | (Convention::CpuStatusReturning, V::StatusReturning)
-                | (Convention::CpuStatusReturningUnified, V::StatusReturningUnified)
+                | (
+                    Convention::CpuStatusReturningUnified,
+                    V::StatusReturningUnified
+                )
                 | (Convention::GpuOriginal, V::Original)
                 | (
                     Convention::GpuStatusReturning,
@@ -195,7 +201,12 @@ mod tests {
 
     #[test]
     fn api_versions_pick_the_guide_signatures() {
-        let all = [V::Original, V::StatusReturning, V::StatusReturningUnified, V::TypedFfi];
+        let all = [
+            V::Original,
+            V::StatusReturning,
+            V::StatusReturningUnified,
+            V::TypedFfi,
+        ];
         for device in [DeviceKind::Host, DeviceKind::Gpu] {
             for v in all {
                 let c = Convention::for_api_version(v, device);

@@ -25,14 +25,23 @@ pub enum AttrValue {
     Unit,
     Bool(bool),
     /// An integer and its MLIR type name (`i32`, `ui8`, `index`, ...).
-    Int { value: i128, ty: String },
+    Int {
+        value: i128,
+        ty: String,
+    },
     /// A float and its MLIR type name (`f32`, `f64`, ...).
-    Float { value: f64, ty: String },
+    Float {
+        value: f64,
+        ty: String,
+    },
     Str(String),
     /// `[a, b, ...]`.
     Array(Vec<AttrValue>),
     /// `array<ty: a, b, ...>`: every element is an `Int`, `Float` or `Bool` of `ty`.
-    DenseArray { ty: String, values: Vec<AttrValue> },
+    DenseArray {
+        ty: String,
+        values: Vec<AttrValue>,
+    },
     Dict(Attributes),
 }
 
@@ -143,7 +152,8 @@ impl fmt::Display for Attributes {
                 f.write_str(", ")?;
             }
             let bare = k.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                && k.chars().all(|c| c.is_ascii_alphanumeric() || "_$.-".contains(c));
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_$.-".contains(c));
             if bare {
                 write!(f, "{k}")?;
             } else {
@@ -684,7 +694,13 @@ mod tests {
         assert_eq!(a.get::<i64>("neg").unwrap(), -7);
         assert_eq!(a.get::<u64>("big").unwrap(), u64::MAX);
         assert_eq!(a.get::<Vec<i64>>("sizes").unwrap(), vec![1, 2, 3]);
-        assert_eq!(a.get::<Attributes>("inner").unwrap().get::<i8>("k").unwrap(), 16);
+        assert_eq!(
+            a.get::<Attributes>("inner")
+                .unwrap()
+                .get::<i8>("k")
+                .unwrap(),
+            16
+        );
         assert!(a.get::<f32>("nan").unwrap().is_nan());
         assert!(a.has("on"));
         assert_eq!(a.get_opt::<i32>("absent").unwrap(), None);
@@ -698,12 +714,26 @@ mod tests {
     fn errors_name_the_attribute() {
         let a = Attributes::parse("{n = 300 : i32, s = \"x\"}").unwrap();
         let e = a.get::<i8>("n").unwrap_err();
-        assert!(e.message().contains("`n`") && e.message().contains("i8"), "{e}");
+        assert!(
+            e.message().contains("`n`") && e.message().contains("i8"),
+            "{e}"
+        );
         let e = a.get::<i32>("s").unwrap_err();
         assert!(e.message().contains("string"), "{e}");
         let e = a.get::<i32>("m").unwrap_err();
-        assert!(e.message().contains("missing") && e.message().contains("n, s"), "{e}");
-        for bad in ["n = 1", "{n = }", "{n = 1", "{n = 1 : i9}", "{n = 300 : i8}", "{a = 1, a = 2}", "{s = \"x}"] {
+        assert!(
+            e.message().contains("missing") && e.message().contains("n, s"),
+            "{e}"
+        );
+        for bad in [
+            "n = 1",
+            "{n = }",
+            "{n = 1",
+            "{n = 1 : i9}",
+            "{n = 300 : i8}",
+            "{a = 1, a = 2}",
+            "{s = \"x}",
+        ] {
             assert!(Attributes::parse(bad).is_err(), "{bad} should not parse");
         }
         assert!(Attributes::parse("").unwrap().is_empty());

@@ -67,7 +67,11 @@ pub struct HostCustomCall {
 
 impl std::fmt::Debug for HostCustomCall {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "HostCustomCall(%{} -> \"{}\")", self.instruction, self.target)
+        write!(
+            f,
+            "HostCustomCall(%{} -> \"{}\")",
+            self.instruction, self.target
+        )
     }
 }
 
@@ -127,7 +131,11 @@ impl HostCustomCall {
                 }
             }
         };
-        let config = instr.backend_config.as_ref().map(|b| b.as_str()).unwrap_or("");
+        let config = instr
+            .backend_config
+            .as_ref()
+            .map(|b| b.as_str())
+            .unwrap_or("");
         let attributes = match callee {
             Callee::Typed(_) | Callee::TypedClosure(_)
                 if attrs.api_version == CustomCallApiVersion::TypedFfi =>
@@ -230,7 +238,14 @@ impl HostCustomCall {
                         .and_then(|l| l.get(i))
                         .unwrap_or_else(|| op.shape());
                     let mut path = Vec::new();
-                    ins.push(lay_out_operand(op, layout_shape, i, &mut path, &aliased, &mut arena)?);
+                    ins.push(lay_out_operand(
+                        op,
+                        layout_shape,
+                        i,
+                        &mut path,
+                        &aliased,
+                        &mut arena,
+                    )?);
                 }
                 let out = results.root_pointer();
                 // SAFETY: `ins` and `out` point to buffers and tables laid out as
@@ -249,7 +264,10 @@ impl HostCustomCall {
         results: &mut ResultBuffers,
     ) -> Result<()> {
         let operand = operands.get(alias.operand).ok_or_else(|| {
-            self.error(format!("output_to_operand_aliasing names operand {}", alias.operand))
+            self.error(format!(
+                "output_to_operand_aliasing names operand {}",
+                alias.operand
+            ))
         })?;
         let mut source: &Literal = operand;
         for &i in &alias.operand_index {
@@ -421,13 +439,17 @@ impl HostCustomCall {
                 let snapshots: Vec<Option<Vec<u64>>> = arg_leaves
                     .iter()
                     .map(|(_, (ptr, len))| {
-                        ret_leaves.iter().any(|(_, r)| overlaps((*ptr, *len), *r)).then(|| {
-                            let mut copy = vec![0u64; len.div_ceil(8)];
-                            // SAFETY: the argument is readable for `len` bytes.
-                            let src = unsafe { std::slice::from_raw_parts(*ptr, *len) };
-                            bytemuck::cast_slice_mut::<u64, u8>(&mut copy)[..*len].copy_from_slice(src);
-                            copy
-                        })
+                        ret_leaves
+                            .iter()
+                            .any(|(_, r)| overlaps((*ptr, *len), *r))
+                            .then(|| {
+                                let mut copy = vec![0u64; len.div_ceil(8)];
+                                // SAFETY: the argument is readable for `len` bytes.
+                                let src = unsafe { std::slice::from_raw_parts(*ptr, *len) };
+                                bytemuck::cast_slice_mut::<u64, u8>(&mut copy)[..*len]
+                                    .copy_from_slice(src);
+                                copy
+                            })
                     })
                     .collect();
                 let args = arg_leaves
@@ -514,7 +536,10 @@ unsafe fn raw_leaves(
                 }
                 let align = a.element_type.byte_size().min(8);
                 if (ptr as usize) % align != 0 {
-                    return Err(format!("buffer for {} at {ptr:p} is not {align}-byte aligned", array_text(a)));
+                    return Err(format!(
+                        "buffer for {} at {ptr:p} is not {align}-byte aligned",
+                        array_text(a)
+                    ));
                 }
             }
             out.push((a.clone(), (ptr.cast::<u8>(), len)));
@@ -593,7 +618,8 @@ fn lay_out_operand(
             physical_shape.layout = layout.layout.clone();
             let physical = row_major_to_layout(bytes, &physical_shape);
             let mut copy = vec![0u64; physical.len().div_ceil(8)];
-            bytemuck::cast_slice_mut::<u64, u8>(&mut copy)[..physical.len()].copy_from_slice(&physical);
+            bytemuck::cast_slice_mut::<u64, u8>(&mut copy)[..physical.len()]
+                .copy_from_slice(&physical);
             let ptr = copy.as_ptr().cast();
             arena.copies.push(copy);
             Ok(ptr)
@@ -652,7 +678,11 @@ struct ResultBuffers {
 
 impl ResultBuffers {
     fn allocate(shape: &Shape) -> ResultBuffers {
-        fn build(shape: &Shape, leaves: &mut Vec<Leaf>, tables: &mut Vec<Box<[*mut c_void]>>) -> Node {
+        fn build(
+            shape: &Shape,
+            leaves: &mut Vec<Leaf>,
+            tables: &mut Vec<Box<[*mut c_void]>>,
+        ) -> Node {
             match shape {
                 Shape::Array(a) => {
                     leaves.push(Leaf {
@@ -738,7 +768,10 @@ impl ResultBuffers {
     }
 
     /// For each aliased operand leaf: (operand, index path, result leaf pointer).
-    fn alias_map(&mut self, aliasing: &[OutputOperandAlias]) -> Vec<(usize, Vec<usize>, *mut c_void)> {
+    fn alias_map(
+        &mut self,
+        aliasing: &[OutputOperandAlias],
+    ) -> Vec<(usize, Vec<usize>, *mut c_void)> {
         let mut map = Vec::new();
         for alias in aliasing {
             // Leaf paths below the aliased node, relative to it.
@@ -794,7 +827,11 @@ impl ResultBuffers {
             .map(|(i, leaf)| {
                 let shape = leaf.shape.clone();
                 let n = shape.byte_size();
-                Ret::new(i, shape, &mut bytemuck::cast_slice_mut::<u64, u8>(&mut leaf.words)[..n])
+                Ret::new(
+                    i,
+                    shape,
+                    &mut bytemuck::cast_slice_mut::<u64, u8>(&mut leaf.words)[..n],
+                )
             })
             .collect()
     }

@@ -46,14 +46,20 @@ pub fn load_library(path: &Path) -> Result<()> {
     let canonical = std::fs::canonicalize(path).map_err(|e| {
         Error::new(
             Error::from(e).code(),
-            format!("custom-call library {}: cannot open the file", path.display()),
+            format!(
+                "custom-call library {}: cannot open the file",
+                path.display()
+            ),
         )
     })?;
     if libraries().iter().any(|l| l.path == canonical) {
         return Ok(());
     }
     let bytes = std::fs::read(&canonical).map_err(|e| {
-        Error::invalid_argument(format!("custom-call library {}: cannot read it: {e}", path.display()))
+        Error::invalid_argument(format!(
+            "custom-call library {}: cannot read it: {e}",
+            path.display()
+        ))
     })?;
     let exports = match exported_functions(&bytes) {
         Ok(list) => list,
@@ -151,7 +157,12 @@ pub(crate) fn describe_libraries() -> String {
 
 fn abbreviate(names: &[String]) -> String {
     const SHOWN: usize = 20;
-    let mut text = names.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    let mut text = names
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
     if names.len() > SHOWN {
         text.push_str(&format!(", and {} more", names.len() - SHOWN));
     }
@@ -213,26 +224,44 @@ fn exported_functions(bytes: &[u8]) -> std::result::Result<Option<Vec<String>>, 
         }
         let strtab = section(dynsym.link as u64)?;
         let sym_size: u64 = if elf.wide { 24 } else { 16 };
-        let entsize = if dynsym.entsize == 0 { sym_size } else { dynsym.entsize };
+        let entsize = if dynsym.entsize == 0 {
+            sym_size
+        } else {
+            dynsym.entsize
+        };
         let count = dynsym.size / entsize;
         for s in 0..count {
-            let base = usize::try_from(dynsym.offset + s * entsize).map_err(|_| "symbol out of range")?;
+            let base =
+                usize::try_from(dynsym.offset + s * entsize).map_err(|_| "symbol out of range")?;
             let (name, info, other, shndx) = if elf.wide {
-                (elf.u32(base)?, elf.u8(base + 4)?, elf.u8(base + 5)?, elf.u16(base + 6)?)
+                (
+                    elf.u32(base)?,
+                    elf.u8(base + 4)?,
+                    elf.u8(base + 5)?,
+                    elf.u16(base + 6)?,
+                )
             } else {
-                (elf.u32(base)?, elf.u8(base + 12)?, elf.u8(base + 13)?, elf.u16(base + 14)?)
+                (
+                    elf.u32(base)?,
+                    elf.u8(base + 12)?,
+                    elf.u8(base + 13)?,
+                    elf.u16(base + 14)?,
+                )
             };
             const STT_FUNC: u8 = 2;
             const STT_GNU_IFUNC: u8 = 10;
             const STB_GLOBAL: u8 = 1;
             const STB_WEAK: u8 = 2;
             let is_function = matches!(info & 0xf, STT_FUNC | STT_GNU_IFUNC);
-            let is_visible = matches!(info >> 4, STB_GLOBAL | STB_WEAK) && matches!(other & 3, 0 | 3);
+            let is_visible =
+                matches!(info >> 4, STB_GLOBAL | STB_WEAK) && matches!(other & 3, 0 | 3);
             if !is_function || !is_visible || shndx == 0 {
                 continue;
             }
-            let start = usize::try_from(strtab.offset + name as u64).map_err(|_| "name out of range")?;
-            let end_of_table = usize::try_from(strtab.offset + strtab.size).map_err(|_| "name out of range")?;
+            let start =
+                usize::try_from(strtab.offset + name as u64).map_err(|_| "name out of range")?;
+            let end_of_table =
+                usize::try_from(strtab.offset + strtab.size).map_err(|_| "name out of range")?;
             let text = bytes
                 .get(start..end_of_table.min(bytes.len()))
                 .ok_or("symbol name out of range")?;
@@ -277,7 +306,11 @@ impl<'a> Elf<'a> {
             Some(2) => false,
             _ => return Err("unknown ELF byte order".into()),
         };
-        Ok(Elf { bytes, wide, little })
+        Ok(Elf {
+            bytes,
+            wide,
+            little,
+        })
     }
     fn take<const N: usize>(&self, at: usize) -> std::result::Result<[u8; N], String> {
         let slice = at

@@ -49,7 +49,9 @@ pub use attributes::{AttrValue, Attributes, FromAttr};
 pub use host::HostCustomCall;
 pub use library::loaded_libraries;
 pub use registry::{lookup, register_target, registered_targets, StaticRegistration, Target};
-pub use status::{XlaCustomCallStatus, XlaCustomCallStatusSetFailure, XlaCustomCallStatusSetSuccess};
+pub use status::{
+    XlaCustomCallStatus, XlaCustomCallStatusSetFailure, XlaCustomCallStatusSetSuccess,
+};
 pub use typed::{Arg, CallFrame, Ret, TypedClosure, TypedFn};
 
 use crate::hlo::{CustomCallApiVersion, CustomCallAttrs, HloInstruction, Op};
@@ -66,7 +68,11 @@ use std::path::PathBuf;
 ///
 /// Each call resolves the target anew; a platform that runs an instruction many
 /// times can [`HostCustomCall::prepare`] it once and call that.
-pub fn call_host_target(platform: &str, instr: &HloInstruction, operands: &[&Literal]) -> Result<Literal> {
+pub fn call_host_target(
+    platform: &str,
+    instr: &HloInstruction,
+    operands: &[&Literal],
+) -> Result<Literal> {
     HostCustomCall::prepare(platform, instr)?.call(operands)
 }
 
@@ -91,7 +97,11 @@ pub fn check_instruction(platform: &str, instr: &HloInstruction) -> Result<()> {
         Resolved::Registered(Target::Typed(_) | Target::TypedClosure(_))
     );
     if typed && attrs.api_version == CustomCallApiVersion::TypedFfi {
-        let config = instr.backend_config.as_ref().map(|b| b.as_str()).unwrap_or("");
+        let config = instr
+            .backend_config
+            .as_ref()
+            .map(|b| b.as_str())
+            .unwrap_or("");
         Attributes::parse(config)
             .map_err(|e| e.context(format_args!("custom-call %{} backend_config", instr.name)))?;
     }

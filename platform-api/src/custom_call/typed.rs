@@ -40,7 +40,11 @@ pub struct Arg<'a> {
 
 impl<'a> Arg<'a> {
     pub(crate) fn new(index: usize, shape: ArrayShape, bytes: &'a [u8]) -> Self {
-        Arg { index, shape, bytes }
+        Arg {
+            index,
+            shape,
+            bytes,
+        }
     }
     pub fn element_type(&self) -> ElementType {
         self.shape.element_type
@@ -64,7 +68,12 @@ impl<'a> Arg<'a> {
     }
     /// Checks the element type and dimensions, naming both on mismatch.
     pub fn expect(&self, element_type: ElementType, dims: &[usize]) -> Result<&Self> {
-        expect_shape(&self.shape, element_type, dims, &format!("argument {}", self.index))?;
+        expect_shape(
+            &self.shape,
+            element_type,
+            dims,
+            &format!("argument {}", self.index),
+        )?;
         Ok(self)
     }
 }
@@ -79,7 +88,11 @@ pub struct Ret<'a> {
 
 impl<'a> Ret<'a> {
     pub(crate) fn new(index: usize, shape: ArrayShape, bytes: &'a mut [u8]) -> Self {
-        Ret { index, shape, bytes }
+        Ret {
+            index,
+            shape,
+            bytes,
+        }
     }
     pub fn element_type(&self) -> ElementType {
         self.shape.element_type
@@ -107,7 +120,12 @@ impl<'a> Ret<'a> {
     }
     /// Checks the element type and dimensions, naming both on mismatch.
     pub fn expect(self, element_type: ElementType, dims: &[usize]) -> Result<Self> {
-        expect_shape(&self.shape, element_type, dims, &format!("result {}", self.index))?;
+        expect_shape(
+            &self.shape,
+            element_type,
+            dims,
+            &format!("result {}", self.index),
+        )?;
         Ok(self)
     }
 }
@@ -260,7 +278,12 @@ fn view<'a, T: NativeType>(bytes: &'a [u8], shape: &ArrayShape, what: &str) -> R
         .map_err(|e| Error::internal(format!("{what}: cannot view the buffer: {e}")))
 }
 
-fn expect_shape(shape: &ArrayShape, element_type: ElementType, dims: &[usize], what: &str) -> Result<()> {
+fn expect_shape(
+    shape: &ArrayShape,
+    element_type: ElementType,
+    dims: &[usize],
+    what: &str,
+) -> Result<()> {
     if shape.element_type != element_type || shape.dims != dims {
         return Err(Error::invalid_argument(format!(
             "{what} is {}; the handler expects {}",
