@@ -535,7 +535,7 @@ unsafe fn raw_leaves(
                     return Err(format!("null buffer for {}", array_text(a)));
                 }
                 let align = a.element_type.byte_size().min(8);
-                if (ptr as usize) % align != 0 {
+                if (ptr as usize) & (align - 1) != 0 {
                     return Err(format!(
                         "buffer for {} at {ptr:p} is not {align}-byte aligned",
                         array_text(a)
