@@ -1,5 +1,7 @@
 //! Helpers shared by the custom-call tests: finding the `custom-call` in parsed
-//! HLO, test inputs, and building C sources into shared libraries.
+//! HLO, test inputs, and building C sources into shared libraries. Also used by
+//! the service crate's custom-call tests (through `#[path]`), so paths are
+//! spelled from the workspace root.
 #![allow(dead_code)]
 
 use platform_api::hlo::Opcode;
@@ -28,18 +30,24 @@ pub fn values(n: usize, seed: f32) -> Vec<f32> {
         .collect()
 }
 
+/// The workspace root (every crate sits one level below it).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
 /// The C sources of the tests.
 pub fn c_source(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/custom_call")
+    workspace_root()
+        .join("platform-api/tests/data/custom_call")
         .join(name)
 }
 
-/// A fresh temporary directory for this test process.
+/// A fresh directory for this test process, under cargo's scratch directory
+/// for integration tests (inside `target/`, so nothing is left in /tmp).
 pub fn temp_dir(tag: &str) -> PathBuf {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "custom-call-test-{}-{}-{tag}",
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "custom-call-{}-{}-{tag}",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
@@ -69,7 +77,7 @@ pub fn build_shared_library(source: &str) -> Option<PathBuf> {
         eprintln!("skipping: no C compiler found ($CC, cc, gcc and clang all missing)");
         return None;
     };
-    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../include");
+    let include = workspace_root().join("include");
     let out = temp_dir("lib").join(format!("lib{}.so", source.trim_end_matches(".c")));
     let output = Command::new(&cc)
         .args(["-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o"])
