@@ -858,3 +858,15 @@ impl ResultBuffers {
         build(&self.root, &self.leaves, &self.shape)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prepared_calls_can_be_shared_across_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<HostCustomCall>();
+        send_sync::<Target>();
+    }
+}

@@ -99,15 +99,38 @@ inventory::collect!(StaticRegistration);
 /// The third argument is a [`Target`](crate::custom_call::Target) variant
 /// (written without the `Target::` prefix):
 ///
-/// ```ignore
+/// ```
+/// use platform_api::custom_call::{lookup, CallFrame};
 /// use platform_api::register_custom_call;
 /// use std::ffi::c_void;
 ///
-/// unsafe extern "C" fn do_custom_call(out: *mut c_void, ins: *const *const c_void) { /* ... */ }
+/// /// The guide's example, `A[i] = B[i % 128] + C[i]`, with the CPU ABI.
+/// unsafe extern "C" fn do_custom_call(out: *mut c_void, ins: *const *const c_void) {
+///     let out = unsafe { std::slice::from_raw_parts_mut(out.cast::<f32>(), 2048) };
+///     let b = unsafe { std::slice::from_raw_parts((*ins).cast::<f32>(), 128) };
+///     let c = unsafe { std::slice::from_raw_parts((*ins.add(1)).cast::<f32>(), 2048) };
+///     for i in 0..2048 {
+///         out[i] = b[i % 128] + c[i];
+///     }
+/// }
 /// register_custom_call!("do_custom_call", "Host", CpuOriginal(do_custom_call));
 ///
-/// fn scale(call: &mut platform_api::custom_call::CallFrame<'_>) -> platform_api::Result<()> { Ok(()) }
-/// register_custom_call!("scale", "Interpreter", Typed(scale));
+/// /// The same with the typed API (`api_version=API_VERSION_TYPED_FFI`).
+/// fn do_typed(call: &mut CallFrame<'_>) -> platform_api::Result<()> {
+///     let b = call.arg_data::<f32>(0)?;
+///     let c = call.arg_data::<f32>(1)?;
+///     if b.is_empty() {
+///         return Err(call.error("B is empty"));
+///     }
+///     let out = call.result_data::<f32>(0)?;
+///     for (i, o) in out.iter_mut().enumerate() {
+///         *o = b[i % b.len()] + c[i];
+///     }
+///     Ok(())
+/// }
+/// register_custom_call!("do_typed", "Host", Typed(do_typed));
+///
+/// assert!(lookup("do_custom_call", "host").unwrap().is_some());
 /// ```
 #[macro_export]
 macro_rules! register_custom_call {
