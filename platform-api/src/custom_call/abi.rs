@@ -22,6 +22,7 @@
 
 use super::status::XlaCustomCallStatus;
 use crate::hlo::CustomCallApiVersion;
+use crate::shape::Shape;
 use std::ffi::{c_char, c_void};
 use std::fmt;
 
@@ -194,6 +195,33 @@ impl fmt::Display for Convention {
     }
 }
 
+/// One entry of the GPU `buffers` array: which array leaf it points to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum GpuBufferSlot {
+    /// Leaf `index` (a tuple index path) of operand `operand`.
+    Operand { operand: usize, index: Vec<usize> },
+    /// Leaf `index` of the result.
+    Result { index: Vec<usize> },
+}
+
+/// The entries of the GPU `buffers` array, in order: every array leaf of every
+/// operand, then every array leaf of the result, each shape walked in preorder
+/// (the guide's newer edition: leaves only, no tuple tables). For the guide's
+/// example, operand `(f32[32], (f32[64], f32[128]), f32[256])` and result
+/// `(f32[512], f32[1024])`, that is six entries.
+pub fn gpu_buffer_slots(operand_shapes: &[Shape], result_shape: &Shape) -> Vec<GpuBufferSlot> {
+    let mut slots = Vec::new();
+    for (operand, shape) in operand_shapes.iter().enumerate() {
+        for (index, _) in shape.leaves() {
+            slots.push(GpuBufferSlot::Operand { operand, index });
+        }
+    }
+    for (index, _) in result_shape.leaves() {
+        slots.push(GpuBufferSlot::Result { index });
+    }
+    slots
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,5 +248,30 @@ mod tests {
         assert!(Convention::GpuStatusReturning.accepts(V::StatusReturningUnified));
         assert_eq!(DeviceKind::of_platform("cuda"), DeviceKind::Gpu);
         assert_eq!(DeviceKind::of_platform("Interpreter"), DeviceKind::Host);
+    }
+
+    #[test]
+    fn gpu_buffers_follow_the_guides_newer_layout() {
+        let p0 = Shape::parse("(f32[32], (f32[64], f32[128]), f32[256])").unwrap();
+        let out = Shape::parse("(f32[512], f32[1024])").unwrap();
+        let slots = gpu_buffer_slots(&[p0], &out);
+        let operand = |index: &[usize]| GpuBufferSlot::Operand {
+            operand: 0,
+            index: index.to_vec(),
+        };
+        let result = |index: &[usize]| GpuBufferSlot::Result {
+            index: index.to_vec(),
+        };
+        assert_eq!(
+            slots,
+            vec![
+                operand(&[0]),
+                operand(&[1, 0]),
+                operand(&[1, 1]),
+                operand(&[2]),
+                result(&[0]),
+                result(&[1]),
+            ]
+        );
     }
 }

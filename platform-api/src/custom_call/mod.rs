@@ -42,8 +42,8 @@ mod topk;
 pub mod typed;
 
 pub use abi::{
-    Convention, CpuOriginalFn, CpuStatusReturningFn, CpuStatusReturningUnifiedFn, CuStream,
-    DeviceKind, GpuOriginalFn, GpuStatusReturningFn,
+    gpu_buffer_slots, Convention, CpuOriginalFn, CpuStatusReturningFn, CpuStatusReturningUnifiedFn,
+    CuStream, DeviceKind, GpuBufferSlot, GpuOriginalFn, GpuStatusReturningFn,
 };
 pub use attributes::{AttrValue, Attributes, FromAttr};
 pub use host::HostCustomCall;
