@@ -12,6 +12,12 @@
 //! plain binary op would do, they take the faster route, because the interpreter
 //! must finish the benchmark programs too.
 
+mod reduce;
+mod reduce_window;
+pub mod scalar;
+mod util;
+mod window;
+
 use platform_api::hlo::{CompId, HloComputation, HloInstruction, Opcode};
 use platform_api::{Literal, Result};
 
@@ -35,6 +41,9 @@ pub type Kernel = fn(
 /// The kernel for an opcode, if it is one of the kernels here. The evaluator calls
 /// this for every opcode it does not handle itself.
 pub fn kernel_for(opcode: Opcode) -> Option<Kernel> {
-    let _ = opcode;
-    None
+    Some(match opcode {
+        Opcode::Reduce => reduce::reduce,
+        Opcode::ReduceWindow => reduce_window::reduce_window,
+        _ => return None,
+    })
 }
