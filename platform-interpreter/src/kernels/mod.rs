@@ -12,11 +12,28 @@
 //! plain binary op would do, they take the faster route, because the interpreter
 //! must finish the benchmark programs too.
 
+mod convolution;
+mod dot;
+mod fft;
+mod gather;
+mod linalg;
 mod reduce;
 mod reduce_window;
 pub mod scalar;
+mod select_and_scatter;
+mod sort;
 mod util;
 mod window;
+
+pub use convolution::convolution;
+pub use dot::dot;
+pub use fft::fft;
+pub use gather::{gather, scatter};
+pub use linalg::{cholesky, triangular_solve};
+pub use reduce::reduce;
+pub use reduce_window::reduce_window;
+pub use select_and_scatter::select_and_scatter;
+pub use sort::{sort, topk};
 
 use platform_api::hlo::{CompId, HloComputation, HloInstruction, Opcode};
 use platform_api::{Literal, Result};
@@ -42,8 +59,18 @@ pub type Kernel = fn(
 /// this for every opcode it does not handle itself.
 pub fn kernel_for(opcode: Opcode) -> Option<Kernel> {
     Some(match opcode {
-        Opcode::Reduce => reduce::reduce,
-        Opcode::ReduceWindow => reduce_window::reduce_window,
+        Opcode::Dot => dot,
+        Opcode::Convolution => convolution,
+        Opcode::Reduce => reduce,
+        Opcode::ReduceWindow => reduce_window,
+        Opcode::SelectAndScatter => select_and_scatter,
+        Opcode::Gather => gather,
+        Opcode::Scatter => scatter,
+        Opcode::Sort => sort,
+        Opcode::TopK => topk,
+        Opcode::Fft => fft,
+        Opcode::Cholesky => cholesky,
+        Opcode::TriangularSolve => triangular_solve,
         _ => return None,
     })
 }

@@ -228,7 +228,7 @@ pub fn reduce_window(
         }
         Plan::Direct(windows) => {
             window::for_each_window(&in_dims, &out_dims, windows, |visit| match visit {
-                Visit::Begin(_) => acc.copy_from_slice(&inits),
+                Visit::Begin => acc.copy_from_slice(&inits),
                 Visit::Element(src) => fold(&mut acc, src),
                 Visit::End(dst) => results[dst * n..dst * n + n].copy_from_slice(&acc),
             });
@@ -296,7 +296,7 @@ impl TypedBinary for TypedReduceWindow<'_> {
             Plan::Direct(windows) => {
                 let mut acc = init;
                 window::for_each_window(self.in_dims, out_dims, windows, |visit| match visit {
-                    Visit::Begin(_) => acc = init,
+                    Visit::Begin => acc = init,
                     Visit::Element(src) => acc = f(acc, x[src]),
                     Visit::End(dst) => out[dst] = acc,
                 });

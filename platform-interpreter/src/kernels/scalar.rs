@@ -597,14 +597,6 @@ impl Subcomputation {
         }
     }
 
-    /// The compiled program, if the computation compiled to one.
-    pub(crate) fn program(&self) -> Option<&ScalarProgram> {
-        match &self.kind {
-            Kind::Program(p) => Some(p),
-            _ => None,
-        }
-    }
-
     pub(crate) fn num_outputs(&self) -> usize {
         self.num_outputs
     }

@@ -17,26 +17,6 @@ pub(crate) fn invalid(instr: &HloInstruction, message: impl std::fmt::Display) -
     Error::invalid_argument(format!("%{} ({}): {message}", instr.name, instr.opcode()))
 }
 
-/// An `Unimplemented` error that names the instruction.
-pub(crate) fn unimplemented(instr: &HloInstruction, message: impl std::fmt::Display) -> Error {
-    Error::unimplemented(format!("%{} ({}): {message}", instr.name, instr.opcode()))
-}
-
-/// Checks the operand count.
-pub(crate) fn expect_operand_count(
-    instr: &HloInstruction,
-    operands: &[&Literal],
-    count: usize,
-) -> Result<()> {
-    if operands.len() != count {
-        return Err(invalid(
-            instr,
-            format!("expects {count} operands, got {}", operands.len()),
-        ));
-    }
-    Ok(())
-}
-
 /// The array shape of operand `i`, or an error naming the instruction.
 pub(crate) fn operand_array<'a>(
     instr: &HloInstruction,
@@ -257,75 +237,6 @@ pub(crate) fn to_scalar_of<T: Element>(value: T, ty: ElementType) -> Scalar {
         _ => s,
     }
 }
-
-/// Expands `$body` once per element type with `$t` bound to its Rust type
-/// (`u8` for `pred`).
-macro_rules! for_each_type {
-    ($ty:expr, $t:ident => $body:expr) => {{
-        use half::{bf16, f16};
-        use num_complex::{Complex32, Complex64};
-        use platform_api::ElementType as ET;
-        match $ty {
-            ET::Pred | ET::U8 => {
-                type $t = u8;
-                $body
-            }
-            ET::S8 => {
-                type $t = i8;
-                $body
-            }
-            ET::S16 => {
-                type $t = i16;
-                $body
-            }
-            ET::S32 => {
-                type $t = i32;
-                $body
-            }
-            ET::S64 => {
-                type $t = i64;
-                $body
-            }
-            ET::U16 => {
-                type $t = u16;
-                $body
-            }
-            ET::U32 => {
-                type $t = u32;
-                $body
-            }
-            ET::U64 => {
-                type $t = u64;
-                $body
-            }
-            ET::F16 => {
-                type $t = f16;
-                $body
-            }
-            ET::BF16 => {
-                type $t = bf16;
-                $body
-            }
-            ET::F32 => {
-                type $t = f32;
-                $body
-            }
-            ET::F64 => {
-                type $t = f64;
-                $body
-            }
-            ET::C64 => {
-                type $t = Complex32;
-                $body
-            }
-            ET::C128 => {
-                type $t = Complex64;
-                $body
-            }
-        }
-    }};
-}
-pub(crate) use for_each_type;
 
 /// Total-order key of a float's bits: the unsigned integers ordered as XLA's
 /// `TOTALORDER` comparison orders floats (-NaN < -inf < ... < -0 < +0 < ... <

@@ -121,8 +121,8 @@ pub(crate) fn check_window(
 /// One event of [`for_each_window`].
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Visit {
-    /// An output's window starts (its row-major output offset).
-    Begin(usize),
+    /// An output's window starts.
+    Begin,
     /// A valid element of the current window (its row-major input offset).
     Element(usize),
     /// The output's window is done.
@@ -147,7 +147,7 @@ pub(crate) fn for_each_window(
     let mut counts = vec![0usize; rank];
     let mut steps = vec![0usize; rank];
     for out_offset in 0..out_count {
-        f(Visit::Begin(out_offset));
+        f(Visit::Begin);
         let mut base = 0usize;
         let mut empty = false;
         for d in 0..rank {
