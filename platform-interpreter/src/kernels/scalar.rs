@@ -717,13 +717,13 @@ impl CombineError {
 /// when `swapped`) on elements of type `ty`, bit-identical to
 /// `semantics::binary_scalar`.
 ///
-/// Native Rust arithmetic is used only where it is exactly XLA's: wrapping
-/// integer add/mul, bitwise and/or/xor, integer max/min, IEEE float add/mul
-/// (f16/bf16 through f32, which is exact for a single add or multiply), complex
-/// add. Everything else (float max/min with their NaN rules, complex multiply,
-/// ...) calls the shared semantics per element; a probe call on zeros first
+/// Integer add/mul (wrapping), and/or/xor and max/min are native Rust ops,
+/// which are exactly XLA's; float add/mul/max/min and complex add/mul call the
+/// shared semantics' typed functions (`semantics::float::maximum::<f32>`, ...),
+/// so they are the same code the elementwise ops run, inlined. Any other op
+/// calls `semantics::binary_scalar` per element; a probe call on zeros first
 /// makes sure the semantics implement the op for this type, so `None` means
-/// "no typed loop, use the generic path" and errors are reported there.
+/// "no typed loop, use the generic path" (which reports the error).
 pub(crate) fn typed_binary<V: TypedBinary>(
     op: BinaryOp,
     ty: ElementType,
@@ -732,6 +732,8 @@ pub(crate) fn typed_binary<V: TypedBinary>(
     visitor: V,
 ) -> Option<V::Output> {
     use half::{bf16, f16};
+    use num_complex::{Complex32, Complex64};
+    use platform_api::semantics::{complex, float};
     use BinaryOp as B;
     use ElementType as E;
 
@@ -759,6 +761,26 @@ pub(crate) fn typed_binary<V: TypedBinary>(
             }
         };
     }
+    macro_rules! floats {
+        ($t:ty) => {
+            match op {
+                B::Add => go!($t, float::add::<$t>),
+                B::Multiply => go!($t, float::multiply::<$t>),
+                B::Maximum => go!($t, float::maximum::<$t>),
+                B::Minimum => go!($t, float::minimum::<$t>),
+                _ => semantic::<$t, V>(op, ty, swapped, errors, visitor),
+            }
+        };
+    }
+    macro_rules! complexes {
+        ($t:ty) => {
+            match op {
+                B::Add => go!($t, complex::add::<$t>),
+                B::Multiply => go!($t, complex::multiply::<$t>),
+                _ => semantic::<$t, V>(op, ty, swapped, errors, visitor),
+            }
+        };
+    }
     match ty {
         E::Pred => match op {
             B::And => go!(u8, |a: u8, b: u8| a & b),
@@ -774,36 +796,12 @@ pub(crate) fn typed_binary<V: TypedBinary>(
         E::U16 => ints!(u16),
         E::U32 => ints!(u32),
         E::U64 => ints!(u64),
-        E::F32 => match op {
-            B::Add => go!(f32, |a: f32, b: f32| a + b),
-            B::Multiply => go!(f32, |a: f32, b: f32| a * b),
-            _ => semantic::<f32, V>(op, ty, swapped, errors, visitor),
-        },
-        E::F64 => match op {
-            B::Add => go!(f64, |a: f64, b: f64| a + b),
-            B::Multiply => go!(f64, |a: f64, b: f64| a * b),
-            _ => semantic::<f64, V>(op, ty, swapped, errors, visitor),
-        },
-        E::F16 => match op {
-            B::Add => go!(f16, |a: f16, b: f16| f16::from_f32(a.to_f32() + b.to_f32())),
-            B::Multiply => go!(f16, |a: f16, b: f16| f16::from_f32(a.to_f32() * b.to_f32())),
-            _ => semantic::<f16, V>(op, ty, swapped, errors, visitor),
-        },
-        E::BF16 => match op {
-            B::Add => go!(bf16, |a: bf16, b: bf16| bf16::from_f32(a.to_f32() + b.to_f32())),
-            B::Multiply => go!(bf16, |a: bf16, b: bf16| bf16::from_f32(
-                a.to_f32() * b.to_f32()
-            )),
-            _ => semantic::<bf16, V>(op, ty, swapped, errors, visitor),
-        },
-        E::C64 => match op {
-            B::Add => go!(num_complex::Complex32, |a, b| a + b),
-            _ => semantic::<num_complex::Complex32, V>(op, ty, swapped, errors, visitor),
-        },
-        E::C128 => match op {
-            B::Add => go!(num_complex::Complex64, |a, b| a + b),
-            _ => semantic::<num_complex::Complex64, V>(op, ty, swapped, errors, visitor),
-        },
+        E::F16 => floats!(f16),
+        E::BF16 => floats!(bf16),
+        E::F32 => floats!(f32),
+        E::F64 => floats!(f64),
+        E::C64 => complexes!(Complex32),
+        E::C128 => complexes!(Complex64),
     }
 }
 
