@@ -843,3 +843,102 @@ fn semantic<T: Element, V: TypedBinary>(
     };
     Some(visitor.run::<T, _>(combine))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::util::to_scalar_of;
+    use half::{bf16, f16};
+    use num_complex::{Complex32, Complex64};
+
+    /// Applies the typed combine to every pair.
+    struct Pairs<'a>(&'a [(Scalar, Scalar)], ElementType);
+
+    impl TypedBinary for Pairs<'_> {
+        type Output = Vec<Scalar>;
+        fn run<T: Element, F: Fn(T, T) -> T + Copy>(self, f: F) -> Vec<Scalar> {
+            self.0
+                .iter()
+                .map(|&(a, b)| {
+                    let (a, b) = (T::from_scalar(a).unwrap(), T::from_scalar(b).unwrap());
+                    to_scalar_of(f(a, b), self.1)
+                })
+                .collect()
+        }
+    }
+
+    fn specials(ty: ElementType) -> Vec<Scalar> {
+        let floats = [0.0, -0.0, 1.0, -1.5, 3.25, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e30, -1e-30];
+        match ty {
+            ElementType::Pred => vec![Scalar::Pred(false), Scalar::Pred(true)],
+            ElementType::F16 => floats.iter().map(|&v| Scalar::F16(f16::from_f64(v))).collect(),
+            ElementType::BF16 => floats.iter().map(|&v| Scalar::BF16(bf16::from_f64(v))).collect(),
+            ElementType::F32 => floats.iter().map(|&v| Scalar::F32(v as f32)).collect(),
+            ElementType::F64 => floats.iter().map(|&v| Scalar::F64(v)).collect(),
+            ElementType::C64 => floats
+                .iter()
+                .zip(floats.iter().rev())
+                .map(|(&a, &b)| Scalar::C64(Complex32::new(a as f32, b as f32)))
+                .collect(),
+            ElementType::C128 => floats
+                .iter()
+                .zip(floats.iter().rev())
+                .map(|(&a, &b)| Scalar::C128(Complex64::new(a, b)))
+                .collect(),
+            _ => [0i64, 1, -1, 7, i64::MIN, i64::MAX, 200, -129]
+                .iter()
+                .map(|&v| semantics::convert_scalar(Scalar::S64(v), ty))
+                .collect(),
+        }
+    }
+
+    fn same(a: Scalar, b: Scalar) -> bool {
+        let mut x = [0u8; 16];
+        let mut y = [0u8; 16];
+        a.write_bytes(&mut x[..a.element_type().byte_size()]);
+        b.write_bytes(&mut y[..b.element_type().byte_size()]);
+        a.element_type() == b.element_type() && x == y
+    }
+
+    #[test]
+    fn typed_combines_are_bit_identical_to_binary_scalar() {
+        use BinaryOp as B;
+        let ops = [
+            B::Add,
+            B::Multiply,
+            B::Maximum,
+            B::Minimum,
+            B::And,
+            B::Or,
+            B::Xor,
+            B::Subtract,
+            B::Divide,
+        ];
+        let mut checked = 0;
+        for &ty in &ElementType::ALL {
+            let values = specials(ty);
+            let pairs: Vec<(Scalar, Scalar)> = values
+                .iter()
+                .flat_map(|&a| values.iter().map(move |&b| (a, b)))
+                .collect();
+            for &op in &ops {
+                for swapped in [false, true] {
+                    let errors = CombineError::default();
+                    let Some(got) = typed_binary(op, ty, swapped, &errors, Pairs(&pairs, ty)) else {
+                        // No typed loop means the semantics do not define the op here.
+                        assert!(semantics::binary_scalar(op, values[0], values[0]).is_err(), "{op} {ty}");
+                        continue;
+                    };
+                    errors.take().unwrap();
+                    for (&(a, b), g) in pairs.iter().zip(got) {
+                        let (x, y) = if swapped { (b, a) } else { (a, b) };
+                        let want = semantics::binary_scalar(op, x, y).unwrap();
+                        assert!(same(g, want), "{op} {ty} swapped={swapped}: {a} {b}: {g} vs {want}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 5000);
+    }
+}

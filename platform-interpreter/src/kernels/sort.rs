@@ -452,3 +452,87 @@ pub fn topk(
         util::literal_from_values(indices_shape, &indices)?,
     ]))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use half::{bf16, f16};
+
+    fn float_specials() -> Vec<Scalar> {
+        let values = [0.0, -0.0, 1.0, -1.0, 2.5, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN];
+        let mut out = Vec::new();
+        for &v in &values {
+            out.push(Scalar::F32(v as f32));
+        }
+        let f64s: Vec<Scalar> = values.iter().map(|&v| Scalar::F64(v)).collect();
+        let f16s: Vec<Scalar> = values.iter().map(|&v| Scalar::F16(f16::from_f64(v))).collect();
+        let bf16s: Vec<Scalar> = values.iter().map(|&v| Scalar::BF16(bf16::from_f64(v))).collect();
+        [out, f64s, f16s, bf16s].concat()
+    }
+
+    const DIRECTIONS: [ComparisonDirection; 6] = [
+        ComparisonDirection::Lt,
+        ComparisonDirection::Gt,
+        ComparisonDirection::Le,
+        ComparisonDirection::Ge,
+        ComparisonDirection::Eq,
+        ComparisonDirection::Ne,
+    ];
+
+    /// The ordered keys the key path sorts by answer every comparison exactly as
+    /// the shared `compare` semantics do.
+    #[test]
+    fn ordered_keys_agree_with_compare_semantics() {
+        let specials = float_specials();
+        let ints = [
+            Scalar::S32(-5),
+            Scalar::S32(0),
+            Scalar::S32(i32::MAX),
+            Scalar::S32(i32::MIN),
+            Scalar::U8(0),
+            Scalar::U8(255),
+            Scalar::S64(-1),
+            Scalar::S64(3),
+            Scalar::Pred(false),
+            Scalar::Pred(true),
+        ];
+        let all: Vec<Scalar> = specials.iter().chain(ints.iter()).copied().collect();
+        let mut checked = 0;
+        for &a in &all {
+            for &b in &all {
+                if a.element_type() != b.element_type() {
+                    continue;
+                }
+                let ty = a.element_type();
+                let types: &[Option<ComparisonType>] = if ty.is_float() {
+                    &[None, Some(ComparisonType::Float), Some(ComparisonType::TotalOrder)]
+                } else {
+                    &[None]
+                };
+                for &ct in types {
+                    let Some(keys) = ordered_keys(&[a, b], ct) else {
+                        // Only FLOAT comparisons with a NaN have no ordered keys.
+                        assert!(util::is_nan(a) || util::is_nan(b), "{a} {b} {ct:?}");
+                        continue;
+                    };
+                    for &dir in &DIRECTIONS {
+                        let want = semantics::compare_scalar(dir, ct, a, b).unwrap();
+                        assert_eq!(compare_keys(dir, keys[0], keys[1]), want, "{a} {dir} {b} ({ct:?})");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000);
+    }
+
+    #[test]
+    fn merge_sort_is_stable_and_total() {
+        let keys = [3, 1, 2, 1, 3, 0, 2, 1, 5, 4, 4, 0, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 1];
+        let got = merge_sort(keys.len(), |i, j| Ok(keys[i as usize] < keys[j as usize])).unwrap();
+        let mut want: Vec<u32> = (0..keys.len() as u32).collect();
+        want.sort_by_key(|&i| keys[i as usize]);
+        assert_eq!(got, want);
+        assert!(merge_sort(0, |_, _| Ok(true)).unwrap().is_empty());
+    }
+}
