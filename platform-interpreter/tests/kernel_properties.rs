@@ -14,7 +14,10 @@ struct Rng(u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
     fn f32(&mut self) -> f32 {
@@ -31,7 +34,9 @@ fn lit(dims: &[usize], values: &[f32]) -> Literal {
 
 fn run(hlo: &str, args: &[Literal]) -> Literal {
     let module = HloModule::parse(hlo).unwrap_or_else(|e| panic!("{e}\n{hlo}"));
-    common::run_root(&module, args).unwrap_or_else(|e| panic!("{e}\n{hlo}")).0
+    common::run_root(&module, args)
+        .unwrap_or_else(|e| panic!("{e}\n{hlo}"))
+        .0
 }
 
 fn run_err(hlo: &str, args: &[Literal]) -> platform_api::Error {
@@ -43,7 +48,11 @@ fn run_err(hlo: &str, args: &[Literal]) -> platform_api::Error {
 }
 
 fn bits(l: &Literal) -> Vec<u32> {
-    l.data::<f32>().unwrap().iter().map(|v| v.to_bits()).collect()
+    l.data::<f32>()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect()
 }
 
 const ADD: &str = "add {
@@ -66,7 +75,14 @@ const ADD_VIA_PROGRAM: &str = "add {
 // ---------------------------------------------------------------- reduce-window
 
 /// Per-window left-to-right accumulation, the definition.
-fn naive_reduce_window_1d(x: &[f32], init: f32, size: usize, stride: usize, lo: i64, out: usize) -> Vec<f32> {
+fn naive_reduce_window_1d(
+    x: &[f32],
+    init: f32,
+    size: usize,
+    stride: usize,
+    lo: i64,
+    out: usize,
+) -> Vec<f32> {
     (0..out)
         .map(|o| {
             let mut acc = init;
@@ -89,7 +105,13 @@ fn prefix_scan_is_bit_identical_to_per_window_sums() {
     let x = rng.f32s(rows * n);
     // (size, pad_low, pad_high): cumulative sums (scan), partial prefixes
     // (scan), suffixes and sliding windows (direct).
-    for (size, lo, hi) in [(n, n - 1, 0), (n + 5, n + 4, 0), (7, 40, 0), (n, 0, n - 1), (5, 2, 2)] {
+    for (size, lo, hi) in [
+        (n, n - 1, 0),
+        (n + 5, n + 4, 0),
+        (7, 40, 0),
+        (n, 0, n - 1),
+        (5, 2, 2),
+    ] {
         let out = n + lo + hi + 1 - size;
         for reducer in [ADD, ADD_VIA_PROGRAM] {
             let hlo = format!(
@@ -98,7 +120,14 @@ fn prefix_scan_is_bit_identical_to_per_window_sums() {
             let got = run(&hlo, &[lit(&[rows, n], &x)]);
             let mut want = Vec::new();
             for r in 0..rows {
-                want.extend(naive_reduce_window_1d(&x[r * n..(r + 1) * n], 0.25, size, 1, lo as i64, out));
+                want.extend(naive_reduce_window_1d(
+                    &x[r * n..(r + 1) * n],
+                    0.25,
+                    size,
+                    1,
+                    lo as i64,
+                    out,
+                ));
             }
             let want_bits: Vec<u32> = want.iter().map(|v| v.to_bits()).collect();
             assert_eq!(bits(&got), want_bits, "size={size} pad={lo}_{hi}");
@@ -137,7 +166,11 @@ fn general_windows_match_the_definition() {
             );
             let got = run(&hlo, &[lit(&[23], &x)]);
             let want = naive_reduce_window_1d(&x, 0.0, size as usize, stride as usize, lo, out);
-            assert_eq!(got.data::<f32>().unwrap(), &want[..], "size={size} stride={stride} pad={lo}_{hi}");
+            assert_eq!(
+                got.data::<f32>().unwrap(),
+                &want[..],
+                "size={size} stride={stride} pad={lo}_{hi}"
+            );
         }
     }
 }
@@ -152,7 +185,10 @@ fn reduce_window_empty_output_and_degenerate_windows() {
     let hlo = format!(
         "HloModule m\n{ADD}ENTRY e {{\n  x = f32[2] parameter(0)\n  z = f32[] constant(7)\n  ROOT r = f32[5] reduce-window(x, z), window={{size=1 stride=2 pad=1_6}}, to_apply=add\n}}"
     );
-    assert_eq!(run(&hlo, &[lit(&[2], &[1.0, 2.0])]).data::<f32>().unwrap(), &[7.0, 9.0, 7.0, 7.0, 7.0]);
+    assert_eq!(
+        run(&hlo, &[lit(&[2], &[1.0, 2.0])]).data::<f32>().unwrap(),
+        &[7.0, 9.0, 7.0, 7.0, 7.0]
+    );
 }
 
 // ---------------------------------------------------------------- reduce
@@ -170,7 +206,11 @@ fn reduce_paths_agree_and_fold_left_to_right() {
                 .filter(|(d, _)| !dims.contains(&d.to_string()))
                 .map(|(_, &s)| s)
                 .collect();
-            let out = out_dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
+            let out = out_dims
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(",");
             let hlo = format!(
                 "HloModule m\n{reducer}ENTRY e {{\n  x = f32[6,7,5] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[{out}] reduce(x, z), dimensions={dims}, to_apply=add\n}}"
             );
@@ -183,7 +223,7 @@ fn reduce_paths_agree_and_fold_left_to_right() {
         "HloModule m\n{ADD}ENTRY e {{\n  x = f32[6,7,5] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[6,5] reduce(x, z), dimensions={{1}}, to_apply=add\n}}"
     );
     let got = run(&hlo, &[lit(&[6, 7, 5], &x)]);
-    let mut want = vec![0f32; 30];
+    let mut want = [0f32; 30];
     for a in 0..6 {
         for c in 0..5 {
             let mut acc = 0f32;
@@ -268,7 +308,8 @@ ENTRY e {
                 // Contracting positions in row-major order of (dim 3, dim 2) as listed.
                 for k3 in 0..5 {
                     for k2 in 0..4 {
-                        acc += l[((b * 3 + i) * 4 + k2) * 5 + k3] * r[((k3 * 2 + b) * 4 + k2) * 6 + j];
+                        acc +=
+                            l[((b * 3 + i) * 4 + k2) * 5 + k3] * r[((k3 * 2 + b) * 4 + k2) * 6 + j];
                     }
                 }
                 want.push(acc);
@@ -313,8 +354,17 @@ ENTRY e {
   b = f16[64] parameter(1)
   ROOT d = f16[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
 }";
-    let got = run(hlo, &[Literal::from_slice(&[64], &a).unwrap(), Literal::from_slice(&[64], &b).unwrap()]);
-    let acc: f32 = a.iter().zip(&b).fold(0.0, |acc, (x, y)| acc + x.to_f32() * y.to_f32());
+    let got = run(
+        hlo,
+        &[
+            Literal::from_slice(&[64], &a).unwrap(),
+            Literal::from_slice(&[64], &b).unwrap(),
+        ],
+    );
+    let acc: f32 = a
+        .iter()
+        .zip(&b)
+        .fold(0.0, |acc, (x, y)| acc + x.to_f32() * y.to_f32());
     assert_eq!(got.data::<f16>().unwrap(), &[f16::from_f32(acc)]);
 }
 
@@ -417,7 +467,20 @@ fn convolution_matches_the_evaluator_loop() {
             rev as u8
         );
         let got = run(&hlo, &[lit(&[n, w, c], &x), lit(&[kw, ki, ko], &k)]);
-        let want = naive_conv_1d(&x, (n, w, c), &k, (kw, ki, ko), stride, lo, ld, rd, rev, g, bg, out_w);
+        let want = naive_conv_1d(
+            &x,
+            (n, w, c),
+            &k,
+            (kw, ki, ko),
+            stride,
+            lo,
+            ld,
+            rd,
+            rev,
+            g,
+            bg,
+            out_w,
+        );
         assert_eq!(got.data::<f32>().unwrap(), &want[..], "{hlo}");
     }
 }
@@ -430,7 +493,10 @@ ENTRY e {
   k = f32[3,2,4] parameter(1)
   ROOT r = f32[1,5,4] convolution(x, k), window={size=3}, dim_labels=b0f_0io->b0f
 }";
-    let e = run_err(hlo, &[lit(&[1, 5, 2], &[0.0; 10]), lit(&[3, 2, 4], &[0.0; 24])]);
+    let e = run_err(
+        hlo,
+        &[lit(&[1, 5, 2], &[0.0; 10]), lit(&[3, 2, 4], &[0.0; 24])],
+    );
     assert_eq!(e.code(), Code::InvalidArgument);
 }
 
@@ -468,12 +534,20 @@ fn specials(rng: &mut Rng, n: usize) -> Vec<f32> {
         0.5,
         2.0,
     ];
-    (0..n).map(|_| pool[(rng.next() % pool.len() as u64) as usize]).collect()
+    (0..n)
+        .map(|_| pool[(rng.next() % pool.len() as u64) as usize])
+        .collect()
 }
 
 /// The canonicalised total-order key JAX's comparator sorts by.
 fn jax_key(v: f32) -> i64 {
-    let v = if v.is_nan() { f32::NAN } else if v == 0.0 { 0.0 } else { v };
+    let v = if v.is_nan() {
+        f32::NAN
+    } else if v == 0.0 {
+        0.0
+    } else {
+        v
+    };
     let b = v.to_bits() as i32 as i64;
     if b < 0 {
         b ^ 0x7fff_ffff
@@ -521,7 +595,12 @@ ENTRY e {
   ROOT s = f32[6] sort(x), dimensions={0}, to_apply=cmp
 }";
     let got = run(hlo, &[lit(&[6], &[0.0, 1.0, -0.0, -1.0, 0.0, -0.0])]);
-    let signs: Vec<bool> = got.data::<f32>().unwrap().iter().map(|v| v.is_sign_negative()).collect();
+    let signs: Vec<bool> = got
+        .data::<f32>()
+        .unwrap()
+        .iter()
+        .map(|v| v.is_sign_negative())
+        .collect();
     assert_eq!(got.data::<f32>().unwrap(), &[-1.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
     assert_eq!(signs, vec![true, false, true, false, true, false]);
 }
@@ -586,7 +665,10 @@ ENTRY e {
     let out = run(hlo, &[lit(&[2, 3], &[1.0; 6])]).flatten_leaves();
     assert_eq!(out[0].element_count() + out[1].element_count(), 0);
     let bad = hlo.replace("k=0", "k=4").replace("[2,0]", "[2,4]");
-    assert_eq!(run_err(&bad, &[lit(&[2, 3], &[1.0; 6])]).code(), Code::InvalidArgument);
+    assert_eq!(
+        run_err(&bad, &[lit(&[2, 3], &[1.0; 6])]).code(),
+        Code::InvalidArgument
+    );
 }
 
 // ---------------------------------------------------------------- scatter / gather
@@ -604,7 +686,11 @@ fn scatter_typed_and_program_paths_agree() {
         );
         results.push(bits(&run(
             &hlo,
-            &[lit(&[10], &operand), Literal::from_slice(&[40], &indices).unwrap(), lit(&[40], &updates)],
+            &[
+                lit(&[10], &operand),
+                Literal::from_slice(&[40], &indices).unwrap(),
+                lit(&[40], &updates),
+            ],
         )));
     }
     assert_eq!(results[0], results[1]);
@@ -627,7 +713,13 @@ ENTRY e {
   i = s32[1] parameter(1)
   ROOT g = f32[1,4] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
 }";
-    let e = run_err(hlo, &[lit(&[3, 2], &[0.0; 6]), Literal::from_slice(&[1], &[0i32]).unwrap()]);
+    let e = run_err(
+        hlo,
+        &[
+            lit(&[3, 2], &[0.0; 6]),
+            Literal::from_slice(&[1], &[0i32]).unwrap(),
+        ],
+    );
     assert_eq!(e.code(), Code::InvalidArgument);
 }
 
@@ -638,7 +730,11 @@ fn scatter_with_no_updates_returns_the_operand() {
     );
     let got = run(
         &hlo,
-        &[lit(&[3], &[1.0, 2.0, 3.0]), Literal::from_slice(&[0, 1], &[0i32; 0]).unwrap(), lit(&[0], &[])],
+        &[
+            lit(&[3], &[1.0, 2.0, 3.0]),
+            Literal::from_slice(&[0, 1], &[0i32; 0]).unwrap(),
+            lit(&[0], &[]),
+        ],
     );
     assert_eq!(got.data::<f32>().unwrap(), &[1.0, 2.0, 3.0]);
 }
@@ -652,7 +748,7 @@ ENTRY e {
   x = c64[0,5] parameter(0)
   ROOT f = c64[0,5] fft(x), fft_type=FFT, fft_length={5}
 }";
-    let x = Literal::from_slice(&[0, 5], &[num_complex::Complex32::new(0.0, 0.0); 0]).unwrap();
+    let x = Literal::from_slice(&[0, 5], &Vec::<num_complex::Complex32>::new()).unwrap();
     assert_eq!(run(hlo, &[x]).element_count(), 0);
     let hlo = "HloModule m
 ENTRY e {
@@ -660,7 +756,12 @@ ENTRY e {
   ROOT f = c64[3,1] fft(x), fft_type=RFFT, fft_length={1}
 }";
     let out = run(hlo, &[lit(&[3, 1], &[1.0, -2.0, 3.5])]);
-    let re: Vec<f32> = out.data::<num_complex::Complex32>().unwrap().iter().map(|c| c.re).collect();
+    let re: Vec<f32> = out
+        .data::<num_complex::Complex32>()
+        .unwrap()
+        .iter()
+        .map(|c| c.re)
+        .collect();
     assert_eq!(re, vec![1.0, -2.0, 3.5]);
     let bad = "HloModule m
 ENTRY e {
@@ -726,7 +827,10 @@ ENTRY e {
   a = f32[3,2] parameter(0)
   ROOT l = f32[3,2] cholesky(a), lower=true
 }";
-    assert_eq!(run_err(bad, &[lit(&[3, 2], &[1.0; 6])]).code(), Code::InvalidArgument);
+    assert_eq!(
+        run_err(bad, &[lit(&[3, 2], &[1.0; 6])]).code(),
+        Code::InvalidArgument
+    );
 }
 
 // ---------------------------------------------------------------- scalar programs
@@ -755,10 +859,13 @@ ENTRY e {
     let module = HloModule::parse(hlo).unwrap();
     let calls = common::TestCalls::new(&module);
     let id = module.find_computation("comp").unwrap();
-    let program = platform_interpreter::kernels::scalar::ScalarProgram::compile(&calls, id).unwrap();
+    let program =
+        platform_interpreter::kernels::scalar::ScalarProgram::compile(&calls, id).unwrap();
     let mut frame = program.frame();
     let mut out = [Scalar::Pred(false); 2];
-    program.run(&mut frame, &[Scalar::F32(1.5), Scalar::S32(1)], &mut out).unwrap();
+    program
+        .run(&mut frame, &[Scalar::F32(1.5), Scalar::S32(1)], &mut out)
+        .unwrap();
     assert_eq!(out[0], Scalar::S32((-1.5f32).to_bits() as i32 + 1));
     assert_eq!(out[1], Scalar::F32(-1.5));
 }

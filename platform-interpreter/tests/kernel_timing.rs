@@ -11,7 +11,9 @@ use std::time::Instant;
 
 /// Deterministic uniform values in `[lo, hi)`.
 fn uniform_f32(n: usize, lo: f32, hi: f32, seed: u64) -> Vec<f32> {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
             state = state
@@ -37,7 +39,10 @@ fn time(name: &str, hlo: &str, args: &[Literal]) {
             .map(|l| l.element_count())
             .sum::<usize>()
     );
-    assert_eq!(calls, 0, "{name} fell back to per-element computation calls");
+    assert_eq!(
+        calls, 0,
+        "{name} fell back to per-element computation calls"
+    );
 }
 
 fn f32_array(dims: &[usize], seed: u64) -> Literal {

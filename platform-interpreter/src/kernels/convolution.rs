@@ -74,7 +74,8 @@ impl MacKernel for Conv {
         let mut tap = vec![0usize; nsp];
         for b in 0..self.batch_out {
             for pos in 0..out_positions {
-                let acc = &mut out[(b * out_positions + pos) * o_n..(b * out_positions + pos + 1) * o_n];
+                let acc =
+                    &mut out[(b * out_positions + pos) * o_n..(b * out_positions + pos + 1) * o_n];
                 let lists: Vec<&Vec<(usize, usize)>> =
                     (0..nsp).map(|d| &self.taps[d][out_index[d]]).collect();
                 if lists.iter().all(|l| !l.is_empty()) {
@@ -139,7 +140,10 @@ pub fn convolution(
         return Err(invalid(instr, "not a convolution"));
     };
     if operands.len() != 2 {
-        return Err(invalid(instr, format!("expects 2 operands, got {}", operands.len())));
+        return Err(invalid(
+            instr,
+            format!("expects 2 operands, got {}", operands.len()),
+        ));
     }
     let (lhs, ls) = operand_array(instr, operands, 0)?;
     let (rhs, rs) = operand_array(instr, operands, 1)?;
@@ -149,7 +153,10 @@ pub fn convolution(
     let (g, bg) = (*feature_group_count, *batch_group_count);
     let distinct = |dims: Vec<usize>| {
         let mut seen = vec![false; rank];
-        dims.len() == rank && dims.iter().all(|&d| d < rank && !std::mem::replace(&mut seen[d], true))
+        dims.len() == rank
+            && dims
+                .iter()
+                .all(|&d| d < rank && !std::mem::replace(&mut seen[d], true))
     };
     let lhs_order: Vec<usize> = std::iter::once(dnums.input_batch_dimension)
         .chain(dnums.input_spatial_dimensions.iter().copied())
@@ -159,7 +166,10 @@ pub fn convolution(
         .kernel_spatial_dimensions
         .iter()
         .copied()
-        .chain([dnums.kernel_input_feature_dimension, dnums.kernel_output_feature_dimension])
+        .chain([
+            dnums.kernel_input_feature_dimension,
+            dnums.kernel_output_feature_dimension,
+        ])
         .collect();
     let out_order: Vec<usize> = std::iter::once(dnums.output_batch_dimension)
         .chain(dnums.output_spatial_dimensions.iter().copied())
@@ -188,9 +198,21 @@ pub fn convolution(
     let c = ls.dims[dnums.input_feature_dimension];
     let i_k = rs.dims[dnums.kernel_input_feature_dimension];
     let o_k = rs.dims[dnums.kernel_output_feature_dimension];
-    let in_spatial: Vec<usize> = dnums.input_spatial_dimensions.iter().map(|&d| ls.dims[d]).collect();
-    let kernel_spatial: Vec<usize> = dnums.kernel_spatial_dimensions.iter().map(|&d| rs.dims[d]).collect();
-    let out_spatial: Vec<usize> = dnums.output_spatial_dimensions.iter().map(|&d| result.dims[d]).collect();
+    let in_spatial: Vec<usize> = dnums
+        .input_spatial_dimensions
+        .iter()
+        .map(|&d| ls.dims[d])
+        .collect();
+    let kernel_spatial: Vec<usize> = dnums
+        .kernel_spatial_dimensions
+        .iter()
+        .map(|&d| rs.dims[d])
+        .collect();
+    let out_spatial: Vec<usize> = dnums
+        .output_spatial_dimensions
+        .iter()
+        .map(|&d| result.dims[d])
+        .collect();
     let groups_ok = g >= 1
         && bg >= 1
         && c == i_k * g
@@ -227,7 +249,8 @@ pub fn convolution(
                 .map(|o| {
                     (0..w.size)
                         .filter_map(|k| {
-                            let pos = o * w.stride as i64 - w.padding_low + (k * w.window_dilation) as i64;
+                            let pos = o * w.stride as i64 - w.padding_low
+                                + (k * w.window_dilation) as i64;
                             let bd = w.base_dilation as i64;
                             if pos < 0 || pos % bd != 0 || pos / bd >= in_spatial[d] as i64 {
                                 return None;
@@ -245,7 +268,9 @@ pub fn convolution(
     let mut segments = Vec::new();
     let mut o0 = 0;
     while o0 < o_k {
-        let o1 = ((o0 / per_fg + 1) * per_fg).min((o0 / per_bg + 1) * per_bg).min(o_k);
+        let o1 = ((o0 / per_fg + 1) * per_fg)
+            .min((o0 / per_bg + 1) * per_bg)
+            .min(o_k);
         segments.push((o0, o1, o0 / per_bg, (o0 / per_fg) * i_k));
         o0 = o1;
     }

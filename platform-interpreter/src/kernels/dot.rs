@@ -204,7 +204,13 @@ impl MacKernel for BatchMatmul {
 }
 
 /// Checks that `dims` are distinct dimensions of a rank-`rank` operand.
-fn check_distinct(instr: &HloInstruction, what: &str, dims: &[usize], rank: usize, seen: &mut [bool]) -> Result<()> {
+fn check_distinct(
+    instr: &HloInstruction,
+    what: &str,
+    dims: &[usize],
+    rank: usize,
+    seen: &mut [bool],
+) -> Result<()> {
     for &d in dims {
         if d >= rank || seen[d] {
             return Err(invalid(
@@ -218,12 +224,19 @@ fn check_distinct(instr: &HloInstruction, what: &str, dims: &[usize], rank: usiz
 }
 
 /// The `dot` kernel.
-pub fn dot(instr: &HloInstruction, operands: &[&Literal], _calls: &mut dyn CallComputation) -> Result<Literal> {
+pub fn dot(
+    instr: &HloInstruction,
+    operands: &[&Literal],
+    _calls: &mut dyn CallComputation,
+) -> Result<Literal> {
     let Op::Dot { dnums, .. } = &instr.op else {
         return Err(invalid(instr, "not a dot"));
     };
     if operands.len() != 2 {
-        return Err(invalid(instr, format!("expects 2 operands, got {}", operands.len())));
+        return Err(invalid(
+            instr,
+            format!("expects 2 operands, got {}", operands.len()),
+        ));
     }
     let (lhs, ls) = operand_array(instr, operands, 0)?;
     let (rhs, rs) = operand_array(instr, operands, 1)?;
@@ -239,11 +252,36 @@ pub fn dot(instr: &HloInstruction, operands: &[&Literal], _calls: &mut dyn CallC
     }
     let mut lseen = vec![false; lr];
     let mut rseen = vec![false; rr];
-    check_distinct(instr, "lhs batch/contracting dims", &dnums.lhs_batch_dims, lr, &mut lseen)?;
-    check_distinct(instr, "lhs batch/contracting dims", &dnums.lhs_contracting_dims, lr, &mut lseen)?;
-    check_distinct(instr, "rhs batch/contracting dims", &dnums.rhs_batch_dims, rr, &mut rseen)?;
-    check_distinct(instr, "rhs batch/contracting dims", &dnums.rhs_contracting_dims, rr, &mut rseen)?;
-    let pairs_match = |a: &[usize], b: &[usize]| a.iter().zip(b).all(|(&x, &y)| ls.dims[x] == rs.dims[y]);
+    check_distinct(
+        instr,
+        "lhs batch/contracting dims",
+        &dnums.lhs_batch_dims,
+        lr,
+        &mut lseen,
+    )?;
+    check_distinct(
+        instr,
+        "lhs batch/contracting dims",
+        &dnums.lhs_contracting_dims,
+        lr,
+        &mut lseen,
+    )?;
+    check_distinct(
+        instr,
+        "rhs batch/contracting dims",
+        &dnums.rhs_batch_dims,
+        rr,
+        &mut rseen,
+    )?;
+    check_distinct(
+        instr,
+        "rhs batch/contracting dims",
+        &dnums.rhs_contracting_dims,
+        rr,
+        &mut rseen,
+    )?;
+    let pairs_match =
+        |a: &[usize], b: &[usize]| a.iter().zip(b).all(|(&x, &y)| ls.dims[x] == rs.dims[y]);
     if !pairs_match(&dnums.lhs_batch_dims, &dnums.rhs_batch_dims)
         || !pairs_match(&dnums.lhs_contracting_dims, &dnums.rhs_contracting_dims)
     {
@@ -302,7 +340,11 @@ pub fn dot(instr: &HloInstruction, operands: &[&Literal], _calls: &mut dyn CallC
 }
 
 /// `literal` with its dimensions reordered by `perm` (a copy only when needed).
-pub(crate) fn permuted<'a>(literal: &'a Literal, dims: &[usize], perm: &[usize]) -> Result<Cow<'a, Literal>> {
+pub(crate) fn permuted<'a>(
+    literal: &'a Literal,
+    dims: &[usize],
+    perm: &[usize],
+) -> Result<Cow<'a, Literal>> {
     if perm.iter().enumerate().all(|(i, &p)| i == p) {
         return Ok(Cow::Borrowed(literal));
     }
@@ -313,10 +355,30 @@ pub(crate) fn permuted<'a>(literal: &'a Literal, dims: &[usize], perm: &[usize])
     let bytes = literal.bytes()?;
     let out: Vec<u8> = match ty.byte_size() {
         1 => util::permute(bytes, dims, perm),
-        2 => bytemuck::cast_slice(&util::permute(bytemuck::cast_slice::<u8, u16>(bytes), dims, perm)).to_vec(),
-        4 => bytemuck::cast_slice(&util::permute(bytemuck::cast_slice::<u8, u32>(bytes), dims, perm)).to_vec(),
-        8 => bytemuck::cast_slice(&util::permute(bytemuck::cast_slice::<u8, u64>(bytes), dims, perm)).to_vec(),
-        _ => bytemuck::cast_slice(&util::permute(bytemuck::cast_slice::<u8, [u64; 2]>(bytes), dims, perm)).to_vec(),
+        2 => bytemuck::cast_slice(&util::permute(
+            bytemuck::cast_slice::<u8, u16>(bytes),
+            dims,
+            perm,
+        ))
+        .to_vec(),
+        4 => bytemuck::cast_slice(&util::permute(
+            bytemuck::cast_slice::<u8, u32>(bytes),
+            dims,
+            perm,
+        ))
+        .to_vec(),
+        8 => bytemuck::cast_slice(&util::permute(
+            bytemuck::cast_slice::<u8, u64>(bytes),
+            dims,
+            perm,
+        ))
+        .to_vec(),
+        _ => bytemuck::cast_slice(&util::permute(
+            bytemuck::cast_slice::<u8, [u64; 2]>(bytes),
+            dims,
+            perm,
+        ))
+        .to_vec(),
     };
     Ok(Cow::Owned(Literal::from_bytes(
         platform_api::Shape::array(ty, new_dims),

@@ -34,8 +34,14 @@ fn twiddle(num: usize, den: usize, sign: f64) -> Complex64 {
 /// A forward transform of one length (inverse transforms conjugate around it).
 enum Plan {
     Trivial,
-    Radix2 { n: usize, twiddles: Vec<Complex64> },
-    Direct { n: usize, table: Vec<Complex64> },
+    Radix2 {
+        n: usize,
+        twiddles: Vec<Complex64>,
+    },
+    Direct {
+        n: usize,
+        table: Vec<Complex64>,
+    },
     Bluestein {
         n: usize,
         m: usize,
@@ -62,7 +68,9 @@ impl Plan {
         } else {
             let m = (2 * n - 1).next_power_of_two();
             // c_k = exp(-πi k²/n) = exp(-2πi k² / 2n).
-            let chirp: Vec<Complex64> = (0..n).map(|k| twiddle((k * k) % (2 * n), 2 * n, -1.0)).collect();
+            let chirp: Vec<Complex64> = (0..n)
+                .map(|k| twiddle((k * k) % (2 * n), 2 * n, -1.0))
+                .collect();
             let inner = Box::new(Plan::new(m));
             let mut filter = vec![Complex64::new(0.0, 0.0); m];
             for k in 0..n {
@@ -209,17 +217,32 @@ fn read_complex(literal: &Literal) -> Result<Vec<Complex64>> {
             .iter()
             .map(|&v| Complex64::new(v, 0.0))
             .collect(),
-        _ => return Err(platform_api::Error::internal("fft operand type checked before")),
+        _ => {
+            return Err(platform_api::Error::internal(
+                "fft operand type checked before",
+            ))
+        }
     })
 }
 
 /// The `fft` kernel.
-pub fn fft(instr: &HloInstruction, operands: &[&Literal], _calls: &mut dyn CallComputation) -> Result<Literal> {
-    let Op::Fft { fft_type, fft_length } = &instr.op else {
+pub fn fft(
+    instr: &HloInstruction,
+    operands: &[&Literal],
+    _calls: &mut dyn CallComputation,
+) -> Result<Literal> {
+    let Op::Fft {
+        fft_type,
+        fft_length,
+    } = &instr.op
+    else {
         return Err(invalid(instr, "not an fft"));
     };
     if operands.len() != 1 {
-        return Err(invalid(instr, format!("expects 1 operand, got {}", operands.len())));
+        return Err(invalid(
+            instr,
+            format!("expects 1 operand, got {}", operands.len()),
+        ));
     }
     let (input, in_shape) = operand_array(instr, operands, 0)?;
     let result = util::result_array(instr)?;
@@ -229,10 +252,12 @@ pub fn fft(instr: &HloInstruction, operands: &[&Literal], _calls: &mut dyn CallC
     let types_ok = match fft_type {
         FftType::Fft | FftType::Ifft => it.is_complex() && ot == it,
         FftType::Rfft => {
-            (it == ElementType::F32 && ot == ElementType::C64) || (it == ElementType::F64 && ot == ElementType::C128)
+            (it == ElementType::F32 && ot == ElementType::C64)
+                || (it == ElementType::F64 && ot == ElementType::C128)
         }
         FftType::Irfft => {
-            (it == ElementType::C64 && ot == ElementType::F32) || (it == ElementType::C128 && ot == ElementType::F64)
+            (it == ElementType::C64 && ot == ElementType::F32)
+                || (it == ElementType::C128 && ot == ElementType::F64)
         }
     };
     let shapes_ok = (1..=3).contains(&r) && rank >= r && result.dims.len() == rank && {
@@ -242,12 +267,18 @@ pub fn fft(instr: &HloInstruction, operands: &[&Literal], _calls: &mut dyn CallC
         let (in_tail, out_tail) = (&in_shape.dims[lead..], &result.dims[lead..]);
         in_shape.dims[..lead] == result.dims[..lead]
             && match fft_type {
-                FftType::Fft | FftType::Ifft => in_tail == &fft_length[..] && out_tail == &fft_length[..],
+                FftType::Fft | FftType::Ifft => {
+                    in_tail == &fft_length[..] && out_tail == &fft_length[..]
+                }
                 FftType::Rfft => {
-                    in_tail == &fft_length[..] && out_tail[..r - 1] == fft_length[..r - 1] && out_tail[r - 1] == half
+                    in_tail == &fft_length[..]
+                        && out_tail[..r - 1] == fft_length[..r - 1]
+                        && out_tail[r - 1] == half
                 }
                 FftType::Irfft => {
-                    out_tail == &fft_length[..] && in_tail[..r - 1] == fft_length[..r - 1] && in_tail[r - 1] == half
+                    out_tail == &fft_length[..]
+                        && in_tail[..r - 1] == fft_length[..r - 1]
+                        && in_tail[r - 1] == half
                 }
             }
     };
@@ -277,7 +308,7 @@ pub fn fft(instr: &HloInstruction, operands: &[&Literal], _calls: &mut dyn CallC
             // Keep the first n/2 + 1 bins of the last dimension.
             let n = in_shape.dims[rank - 1];
             let half = result.dims[rank - 1];
-            let lines = if n == 0 { 0 } else { data.len() / n };
+            let lines = data.len().checked_div(n).unwrap_or(0);
             let mut out = Vec::with_capacity(lines * half);
             for line in 0..lines {
                 out.extend_from_slice(&data[line * n..line * n + half]);
@@ -290,14 +321,18 @@ pub fn fft(instr: &HloInstruction, operands: &[&Literal], _calls: &mut dyn CallC
             }
             let half = in_shape.dims[rank - 1];
             let n = result.dims[rank - 1];
-            let lines = if half == 0 { 0 } else { data.len() / half };
+            let lines = data.len().checked_div(half).unwrap_or(0);
             let plan = Plan::new(n);
             let mut out = Vec::with_capacity(lines * n);
             let mut full = vec![Complex64::new(0.0, 0.0); n];
             for line in 0..lines {
                 let bins = &data[line * half..line * half + half];
                 for (k, v) in full.iter_mut().enumerate() {
-                    *v = if k < half { bins[k] } else { bins[n - k].conj() };
+                    *v = if k < half {
+                        bins[k]
+                    } else {
+                        bins[n - k].conj()
+                    };
                 }
                 plan.inverse(&mut full);
                 out.extend(full.iter().map(|v| Complex64::new(v.re, 0.0)));
@@ -307,7 +342,10 @@ pub fn fft(instr: &HloInstruction, operands: &[&Literal], _calls: &mut dyn CallC
     };
     match ot {
         ElementType::C64 => {
-            let v: Vec<Complex32> = out.iter().map(|c| Complex32::new(c.re as f32, c.im as f32)).collect();
+            let v: Vec<Complex32> = out
+                .iter()
+                .map(|c| Complex32::new(c.re as f32, c.im as f32))
+                .collect();
             util::literal_from_values(result, &v)
         }
         ElementType::C128 => util::literal_from_values(result, &out),
@@ -332,7 +370,9 @@ mod tests {
             .map(|k| {
                 x.iter()
                     .enumerate()
-                    .map(|(j, &v)| v * Complex64::from_polar(1.0, -2.0 * PI * (j * k) as f64 / n as f64))
+                    .map(|(j, &v)| {
+                        v * Complex64::from_polar(1.0, -2.0 * PI * (j * k) as f64 / n as f64)
+                    })
                     .sum()
             })
             .collect()
@@ -342,18 +382,26 @@ mod tests {
     fn every_plan_matches_the_naive_dft() {
         for n in [1, 2, 3, 5, 8, 12, 16, 63, 64, 65, 97, 100, 128, 1000] {
             let x: Vec<Complex64> = (0..n)
-                .map(|i| Complex64::new(((i * 7919) % 13) as f64 - 6.0, ((i * 31) % 7) as f64 * 0.5))
+                .map(|i| {
+                    Complex64::new(((i * 7919) % 13) as f64 - 6.0, ((i * 31) % 7) as f64 * 0.5)
+                })
                 .collect();
             let want = naive_dft(&x);
             let mut got = x.clone();
             Plan::new(n).forward(&mut got);
             let scale = want.iter().map(|v| v.norm()).fold(1.0, f64::max);
             for (g, w) in got.iter().zip(&want) {
-                assert!((g - w).norm() <= 1e-12 * scale * n as f64, "n={n}: {g} vs {w}");
+                assert!(
+                    (g - w).norm() <= 1e-12 * scale * n as f64,
+                    "n={n}: {g} vs {w}"
+                );
             }
             Plan::new(n).inverse(&mut got);
             for (g, w) in got.iter().zip(&x) {
-                assert!((g - w).norm() <= 1e-12 * scale, "n={n} round trip: {g} vs {w}");
+                assert!(
+                    (g - w).norm() <= 1e-12 * scale,
+                    "n={n} round trip: {g} vs {w}"
+                );
             }
         }
     }

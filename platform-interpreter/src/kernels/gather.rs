@@ -161,10 +161,15 @@ fn copy_block(
     if let (Some(&n), Some(&1), Some(&1)) = (dims.last(), src_strides.last(), dst_strides.last()) {
         let outer = dims.len() - 1;
         let run = n * size;
-        util::walk2(&dims[..outer], &src_strides[..outer], &dst_strides[..outer], |s, d| {
-            let (s, d) = ((src_base + s) * size, (dst_base + d) * size);
-            dst[d..d + run].copy_from_slice(&src[s..s + run]);
-        });
+        util::walk2(
+            &dims[..outer],
+            &src_strides[..outer],
+            &dst_strides[..outer],
+            |s, d| {
+                let (s, d) = ((src_base + s) * size, (dst_base + d) * size);
+                dst[d..d + run].copy_from_slice(&src[s..s + run]);
+            },
+        );
     } else {
         util::walk2(dims, src_strides, dst_strides, |s, d| {
             let (s, d) = ((src_base + s) * size, (dst_base + d) * size);
@@ -186,7 +191,10 @@ pub fn gather(
         return Err(invalid(instr, "not a gather"));
     };
     if operands.len() != 2 {
-        return Err(invalid(instr, format!("expects 2 operands, got {}", operands.len())));
+        return Err(invalid(
+            instr,
+            format!("expects 2 operands, got {}", operands.len()),
+        ));
     }
     let (operand, operand_shape) = operand_array(instr, operands, 0)?;
     let (indices_lit, indices_shape) = operand_array(instr, operands, 1)?;
@@ -196,10 +204,17 @@ pub fn gather(
     if slice_sizes.len() != rank || slice_sizes.iter().zip(op_dims).any(|(s, d)| s > d) {
         return Err(invalid(
             instr,
-            format!("slice_sizes {slice_sizes:?} do not fit operand {}", operand.shape()),
+            format!(
+                "slice_sizes {slice_sizes:?} do not fit operand {}",
+                operand.shape()
+            ),
         ));
     }
-    for &d in dnums.collapsed_slice_dims.iter().chain(&dnums.operand_batching_dims) {
+    for &d in dnums
+        .collapsed_slice_dims
+        .iter()
+        .chain(&dnums.operand_batching_dims)
+    {
         if d >= rank || slice_sizes[d] != 1 {
             return Err(invalid(
                 instr,
@@ -217,7 +232,9 @@ pub fn gather(
         rank,
     )?;
     let window_operand_dims: Vec<usize> = (0..rank)
-        .filter(|d| !dnums.collapsed_slice_dims.contains(d) && !dnums.operand_batching_dims.contains(d))
+        .filter(|d| {
+            !dnums.collapsed_slice_dims.contains(d) && !dnums.operand_batching_dims.contains(d)
+        })
         .collect();
     let out_dims = &result_shape.dims;
     let position_shape = map.position_shape(&indices_shape.dims);
@@ -261,9 +278,14 @@ pub fn gather(
     let size = operand_shape.element_type.byte_size();
     let op_strides = util::strides_of(op_dims);
     let out_strides = util::strides_of(out_dims);
-    let window_sizes: Vec<usize> = window_operand_dims.iter().map(|&d| slice_sizes[d]).collect();
-    let window_src_strides: Vec<usize> = window_operand_dims.iter().map(|&d| op_strides[d]).collect();
-    let window_dst_strides: Vec<usize> = dnums.offset_dims.iter().map(|&d| out_strides[d]).collect();
+    let window_sizes: Vec<usize> = window_operand_dims
+        .iter()
+        .map(|&d| slice_sizes[d])
+        .collect();
+    let window_src_strides: Vec<usize> =
+        window_operand_dims.iter().map(|&d| op_strides[d]).collect();
+    let window_dst_strides: Vec<usize> =
+        dnums.offset_dims.iter().map(|&d| out_strides[d]).collect();
     let src = operand.bytes()?;
     let mut result = Literal::zeros(&Shape::Array(result_shape.clone()));
     let dst = result.bytes_mut()?;
@@ -322,7 +344,10 @@ pub fn scatter(
     if operands.len() < 3 || operands.len() % 2 != 1 {
         return Err(invalid(
             instr,
-            format!("expects N operands, indices and N updates; got {} operands", operands.len()),
+            format!(
+                "expects N operands, indices and N updates; got {} operands",
+                operands.len()
+            ),
         ));
     }
     let n = operands.len() / 2;
@@ -365,13 +390,23 @@ pub fn scatter(
         if s.dims != op_dims || s.element_type != types[i] {
             return Err(invalid(
                 instr,
-                format!("result {i} has shape {s}, but operand {i} is {}", operands[i].shape()),
+                format!(
+                    "result {i} has shape {s}, but operand {i} is {}",
+                    operands[i].shape()
+                ),
             ));
         }
     }
-    for &d in dnums.inserted_window_dims.iter().chain(&dnums.input_batching_dims) {
+    for &d in dnums
+        .inserted_window_dims
+        .iter()
+        .chain(&dnums.input_batching_dims)
+    {
         if d >= rank {
-            return Err(invalid(instr, format!("inserted/batching dimension {d} is beyond the operand's rank")));
+            return Err(invalid(
+                instr,
+                format!("inserted/batching dimension {d} is beyond the operand's rank"),
+            ));
         }
     }
     let map = IndexMap::new(
@@ -384,7 +419,9 @@ pub fn scatter(
         rank,
     )?;
     let window_operand_dims: Vec<usize> = (0..rank)
-        .filter(|d| !dnums.inserted_window_dims.contains(d) && !dnums.input_batching_dims.contains(d))
+        .filter(|d| {
+            !dnums.inserted_window_dims.contains(d) && !dnums.input_batching_dims.contains(d)
+        })
         .collect();
     let position_shape = map.position_shape(&indices_shape.dims);
     let scatter_upd_dims: Vec<usize> = (0..upd_dims.len())
@@ -417,7 +454,9 @@ pub fn scatter(
         if op_dims[od] != position_shape[pos] {
             return Err(invalid(
                 instr,
-                format!("input batching dimension {od} and its index batching dimension differ in size"),
+                format!(
+                    "input batching dimension {od} and its index batching dimension differ in size"
+                ),
             ));
         }
     }
@@ -429,21 +468,35 @@ pub fn scatter(
 
     let mut sub = Subcomputation::new(calls, *to_apply);
     let param_types: Vec<ElementType> = types.iter().chain(types.iter()).copied().collect();
-    sub.check_params(&format!("update computation of %{}", instr.name), &param_types)
-        .map_err(|e| invalid(instr, e.message()))?;
+    sub.check_params(
+        &format!("update computation of %{}", instr.name),
+        &param_types,
+    )
+    .map_err(|e| invalid(instr, e.message()))?;
     if sub.num_outputs() != n {
         return Err(invalid(
             instr,
-            format!("update computation returns {} values for {n} operands", sub.num_outputs()),
+            format!(
+                "update computation returns {} values for {n} operands",
+                sub.num_outputs()
+            ),
         ));
     }
 
     let indices = read_indices(instr, indices_lit)?;
     let op_strides = util::strides_of(&op_dims);
     let upd_strides = util::strides_of(&upd_dims);
-    let win_dims: Vec<usize> = dnums.update_window_dims.iter().map(|&d| upd_dims[d]).collect();
+    let win_dims: Vec<usize> = dnums
+        .update_window_dims
+        .iter()
+        .map(|&d| upd_dims[d])
+        .collect();
     let win_op_strides: Vec<usize> = window_operand_dims.iter().map(|&d| op_strides[d]).collect();
-    let win_upd_strides: Vec<usize> = dnums.update_window_dims.iter().map(|&d| upd_strides[d]).collect();
+    let win_upd_strides: Vec<usize> = dnums
+        .update_window_dims
+        .iter()
+        .map(|&d| upd_strides[d])
+        .collect();
 
     // Every in-bounds position as (operand offset, updates offset) of its window start.
     let mut windows: Vec<(usize, usize)> = Vec::new();
@@ -484,7 +537,16 @@ pub fn scatter(
             let src = updates[0].bytes()?;
             let dst = result.bytes_mut()?;
             for &(op_base, upd_base) in &windows {
-                copy_block(src, upd_base, plan.win_upd_strides, dst, op_base, plan.win_op_strides, plan.win_dims, size);
+                copy_block(
+                    src,
+                    upd_base,
+                    plan.win_upd_strides,
+                    dst,
+                    op_base,
+                    plan.win_op_strides,
+                    plan.win_dims,
+                    size,
+                );
             }
             result.set_layout(out_shapes[0].layout.clone());
             return Ok(result);

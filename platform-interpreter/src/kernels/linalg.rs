@@ -29,9 +29,21 @@ use platform_api::{ArrayShape, ElementType, HloInstruction, Literal, Result};
 fn read(instr: &HloInstruction, literal: &Literal) -> Result<Vec<Complex64>> {
     let re = |v: f64| Complex64::new(v, 0.0);
     Ok(match literal.element_type() {
-        Some(ElementType::F16) => literal.data::<f16>()?.iter().map(|v| re(v.to_f64())).collect(),
-        Some(ElementType::BF16) => literal.data::<bf16>()?.iter().map(|v| re(v.to_f64())).collect(),
-        Some(ElementType::F32) => literal.data::<f32>()?.iter().map(|&v| re(v as f64)).collect(),
+        Some(ElementType::F16) => literal
+            .data::<f16>()?
+            .iter()
+            .map(|v| re(v.to_f64()))
+            .collect(),
+        Some(ElementType::BF16) => literal
+            .data::<bf16>()?
+            .iter()
+            .map(|v| re(v.to_f64()))
+            .collect(),
+        Some(ElementType::F32) => literal
+            .data::<f32>()?
+            .iter()
+            .map(|&v| re(v as f64))
+            .collect(),
         Some(ElementType::F64) => literal.data::<f64>()?.iter().map(|&v| re(v)).collect(),
         Some(ElementType::C64) => literal
             .data::<Complex32>()?
@@ -52,13 +64,33 @@ fn read(instr: &HloInstruction, literal: &Literal) -> Result<Vec<Complex64>> {
 /// real types).
 fn write(shape: &ArrayShape, values: &[Complex64]) -> Result<Literal> {
     match shape.element_type {
-        ElementType::F16 => util::literal_from_values(shape, &values.iter().map(|v| f16::from_f64(v.re)).collect::<Vec<_>>()),
-        ElementType::BF16 => util::literal_from_values(shape, &values.iter().map(|v| bf16::from_f64(v.re)).collect::<Vec<_>>()),
-        ElementType::F32 => util::literal_from_values(shape, &values.iter().map(|v| v.re as f32).collect::<Vec<_>>()),
-        ElementType::F64 => util::literal_from_values(shape, &values.iter().map(|v| v.re).collect::<Vec<_>>()),
+        ElementType::F16 => util::literal_from_values(
+            shape,
+            &values
+                .iter()
+                .map(|v| f16::from_f64(v.re))
+                .collect::<Vec<_>>(),
+        ),
+        ElementType::BF16 => util::literal_from_values(
+            shape,
+            &values
+                .iter()
+                .map(|v| bf16::from_f64(v.re))
+                .collect::<Vec<_>>(),
+        ),
+        ElementType::F32 => util::literal_from_values(
+            shape,
+            &values.iter().map(|v| v.re as f32).collect::<Vec<_>>(),
+        ),
+        ElementType::F64 => {
+            util::literal_from_values(shape, &values.iter().map(|v| v.re).collect::<Vec<_>>())
+        }
         ElementType::C64 => util::literal_from_values(
             shape,
-            &values.iter().map(|v| Complex32::new(v.re as f32, v.im as f32)).collect::<Vec<_>>(),
+            &values
+                .iter()
+                .map(|v| Complex32::new(v.re as f32, v.im as f32))
+                .collect::<Vec<_>>(),
         ),
         _ => util::literal_from_values(shape, values),
     }
@@ -74,25 +106,49 @@ fn matrix_dims(dims: &[usize]) -> Option<(usize, usize, usize)> {
 }
 
 /// The `cholesky` kernel.
-pub fn cholesky(instr: &HloInstruction, operands: &[&Literal], _calls: &mut dyn CallComputation) -> Result<Literal> {
+pub fn cholesky(
+    instr: &HloInstruction,
+    operands: &[&Literal],
+    _calls: &mut dyn CallComputation,
+) -> Result<Literal> {
     let Op::Cholesky { lower } = &instr.op else {
         return Err(invalid(instr, "not a cholesky"));
     };
     if operands.len() != 1 {
-        return Err(invalid(instr, format!("expects 1 operand, got {}", operands.len())));
+        return Err(invalid(
+            instr,
+            format!("expects 1 operand, got {}", operands.len()),
+        ));
     }
     let (a, shape) = operand_array(instr, operands, 0)?;
     let result = util::result_array(instr)?;
     let dims = matrix_dims(&shape.dims).filter(|&(_, r, c)| r == c);
     let Some((batch, n, _)) = dims else {
-        return Err(invalid(instr, format!("operand {} is not a batch of square matrices", a.shape())));
+        return Err(invalid(
+            instr,
+            format!("operand {} is not a batch of square matrices", a.shape()),
+        ));
     };
     if result.dims != shape.dims || result.element_type != shape.element_type {
-        return Err(invalid(instr, format!("result {} must have the operand's shape {}", instr.shape, a.shape())));
+        return Err(invalid(
+            instr,
+            format!(
+                "result {} must have the operand's shape {}",
+                instr.shape,
+                a.shape()
+            ),
+        ));
     }
     let values = read(instr, a)?;
     let mut out = vec![Complex64::new(0.0, 0.0); values.len()];
-    let nan = Complex64::new(f64::NAN, if shape.element_type.is_complex() { f64::NAN } else { 0.0 });
+    let nan = Complex64::new(
+        f64::NAN,
+        if shape.element_type.is_complex() {
+            f64::NAN
+        } else {
+            0.0
+        },
+    );
     for b in 0..batch {
         let m = &values[b * n * n..(b + 1) * n * n];
         // Element (i, j) of the matrix whose lower triangle is factored.
@@ -140,7 +196,10 @@ pub fn triangular_solve(
         return Err(invalid(instr, "not a triangular-solve"));
     };
     if operands.len() != 2 {
-        return Err(invalid(instr, format!("expects 2 operands, got {}", operands.len())));
+        return Err(invalid(
+            instr,
+            format!("expects 2 operands, got {}", operands.len()),
+        ));
     }
     let (a, a_shape) = operand_array(instr, operands, 0)?;
     let (b, b_shape) = operand_array(instr, operands, 1)?;
@@ -152,7 +211,11 @@ pub fn triangular_solve(
             let rank = a_shape.dims.len();
             ab == bb
                 && a_shape.dims[..rank - 2] == b_shape.dims[..b_shape.dims.len() - 2]
-                && if options.left_side { rows == k } else { cols == k }
+                && if options.left_side {
+                    rows == k
+                } else {
+                    cols == k
+                }
         }
         _ => false,
     };
@@ -188,7 +251,11 @@ pub fn triangular_solve(
             if i == j && options.unit_diagonal {
                 return Complex64::new(1.0, 0.0);
             }
-            let v = if transposed { m[j * k + i] } else { m[i * k + j] };
+            let v = if transposed {
+                m[j * k + i]
+            } else {
+                m[i * k + j]
+            };
             if conjugate {
                 v.conj()
             } else {
@@ -209,7 +276,11 @@ pub fn triangular_solve(
                     for &j in &order[..pos] {
                         s -= t(i, j) * xb[j * cols + c];
                     }
-                    xb[i * cols + c] = if options.unit_diagonal { s } else { s / t(i, i) };
+                    xb[i * cols + c] = if options.unit_diagonal {
+                        s
+                    } else {
+                        s / t(i, i)
+                    };
                 }
             }
         } else {
@@ -220,7 +291,11 @@ pub fn triangular_solve(
                     for &i in &order[..pos] {
                         s -= xb[r * cols + i] * t(i, j);
                     }
-                    xb[r * cols + j] = if options.unit_diagonal { s } else { s / t(j, j) };
+                    xb[r * cols + j] = if options.unit_diagonal {
+                        s
+                    } else {
+                        s / t(j, j)
+                    };
                 }
             }
         }

@@ -34,7 +34,7 @@ pub fn reduce(
     else {
         return Err(invalid(instr, "not a reduce"));
     };
-    if operands.is_empty() || operands.len() % 2 != 0 {
+    if operands.is_empty() || operands.len() % 2 == 1 {
         return Err(invalid(
             instr,
             format!(
@@ -52,12 +52,17 @@ pub fn reduce(
         if d >= rank || reduced[d] {
             return Err(invalid(
                 instr,
-                format!("dimensions {dimensions:?} are not distinct dimensions of a rank-{rank} input"),
+                format!(
+                    "dimensions {dimensions:?} are not distinct dimensions of a rank-{rank} input"
+                ),
             ));
         }
         reduced[d] = true;
     }
-    let out_dims: Vec<usize> = (0..rank).filter(|&d| !reduced[d]).map(|d| in_dims[d]).collect();
+    let out_dims: Vec<usize> = (0..rank)
+        .filter(|&d| !reduced[d])
+        .map(|d| in_dims[d])
+        .collect();
     let mut inputs = Vec::with_capacity(n);
     let mut inits = Vec::with_capacity(n);
     let mut types = Vec::with_capacity(n);
@@ -127,7 +132,10 @@ pub fn reduce(
     if sub.num_outputs() != n {
         return Err(invalid(
             instr,
-            format!("reducer returns {} values for {n} inputs", sub.num_outputs()),
+            format!(
+                "reducer returns {} values for {n} inputs",
+                sub.num_outputs()
+            ),
         ));
     }
 

@@ -34,7 +34,10 @@ use platform_api::{ArrayShape, ElementType, HloInstruction, Literal, Result, Sca
 enum Plan {
     /// Running fold along `dim`; output `o` covers input `0..=ends[o]`
     /// (`None`: nothing, the init).
-    Scan { dim: usize, ends: Vec<Option<usize>> },
+    Scan {
+        dim: usize,
+        ends: Vec<Option<usize>>,
+    },
     Direct(Vec<DimWindows>),
 }
 
@@ -100,10 +103,13 @@ pub fn reduce_window(
     let Op::ReduceWindow { window, to_apply } = &instr.op else {
         return Err(invalid(instr, "not a reduce-window"));
     };
-    if operands.is_empty() || operands.len() % 2 != 0 {
+    if operands.is_empty() || operands.len() % 2 == 1 {
         return Err(invalid(
             instr,
-            format!("expects N inputs and N init values, got {} operands", operands.len()),
+            format!(
+                "expects N inputs and N init values, got {} operands",
+                operands.len()
+            ),
         ));
     }
     let n = operands.len() / 2;
@@ -117,7 +123,11 @@ pub fn reduce_window(
         if shape.dims != in_dims {
             return Err(invalid(
                 instr,
-                format!("inputs have different shapes: {} and {}", operands[0].shape(), lit.shape()),
+                format!(
+                    "inputs have different shapes: {} and {}",
+                    operands[0].shape(),
+                    lit.shape()
+                ),
             ));
         }
         let init = util::scalar_operand(instr, operands, n + i)?;
@@ -147,7 +157,10 @@ pub fn reduce_window(
         if s.dims != out_dims || s.element_type != types[i] {
             return Err(invalid(
                 instr,
-                format!("result {i} has shape {s}, expected {}{out_dims:?}", types[i]),
+                format!(
+                    "result {i} has shape {s}, expected {}{out_dims:?}",
+                    types[i]
+                ),
             ));
         }
     }
@@ -160,7 +173,10 @@ pub fn reduce_window(
     if sub.num_outputs() != n {
         return Err(invalid(
             instr,
-            format!("reducer returns {} values for {n} inputs", sub.num_outputs()),
+            format!(
+                "reducer returns {} values for {n} inputs",
+                sub.num_outputs()
+            ),
         ));
     }
     let plan = plan(window, &in_dims, &out_dims);
@@ -245,7 +261,11 @@ pub fn reduce_window(
             if v.element_type() != types[i] {
                 return Err(invalid(
                     instr,
-                    format!("reducer returned a {} value for a {} input", v.element_type(), types[i]),
+                    format!(
+                        "reducer returned a {} value for a {} input",
+                        v.element_type(),
+                        types[i]
+                    ),
                 ));
             }
             lit.set(j, v)?;

@@ -436,8 +436,9 @@ impl ScalarProgram {
                     compare_type,
                     a,
                     b,
-                } => semantics::compare_scalar(direction, compare_type, r(a), r(b))
-                    .map(Scalar::Pred),
+                } => {
+                    semantics::compare_scalar(direction, compare_type, r(a), r(b)).map(Scalar::Pred)
+                }
                 Step::Select {
                     pred,
                     on_true,
@@ -655,7 +656,8 @@ impl Subcomputation {
                 p.run(frame, args, out)
             }
             Kind::Call => {
-                let literals: Vec<Literal> = args.iter().map(|&a| Literal::from_scalar(a)).collect();
+                let literals: Vec<Literal> =
+                    args.iter().map(|&a| Literal::from_scalar(a)).collect();
                 let result = calls.call(self.id, &literals)?;
                 if result.is_tuple() {
                     let elements = result.tuple_elements();
@@ -678,7 +680,11 @@ impl Subcomputation {
     }
 
     /// Evaluates a computation with one scalar result.
-    pub(crate) fn apply1(&mut self, calls: &mut dyn CallComputation, args: &[Scalar]) -> Result<Scalar> {
+    pub(crate) fn apply1(
+        &mut self,
+        calls: &mut dyn CallComputation,
+        args: &[Scalar],
+    ) -> Result<Scalar> {
         let mut out = [Scalar::Pred(false)];
         self.apply(calls, args, &mut out)?;
         Ok(out[0])
@@ -868,11 +874,28 @@ mod tests {
     }
 
     fn specials(ty: ElementType) -> Vec<Scalar> {
-        let floats = [0.0, -0.0, 1.0, -1.5, 3.25, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e30, -1e-30];
+        let floats = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.5,
+            3.25,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            1e30,
+            -1e-30,
+        ];
         match ty {
             ElementType::Pred => vec![Scalar::Pred(false), Scalar::Pred(true)],
-            ElementType::F16 => floats.iter().map(|&v| Scalar::F16(f16::from_f64(v))).collect(),
-            ElementType::BF16 => floats.iter().map(|&v| Scalar::BF16(bf16::from_f64(v))).collect(),
+            ElementType::F16 => floats
+                .iter()
+                .map(|&v| Scalar::F16(f16::from_f64(v)))
+                .collect(),
+            ElementType::BF16 => floats
+                .iter()
+                .map(|&v| Scalar::BF16(bf16::from_f64(v)))
+                .collect(),
             ElementType::F32 => floats.iter().map(|&v| Scalar::F32(v as f32)).collect(),
             ElementType::F64 => floats.iter().map(|&v| Scalar::F64(v)).collect(),
             ElementType::C64 => floats
@@ -924,16 +947,23 @@ mod tests {
             for &op in &ops {
                 for swapped in [false, true] {
                     let errors = CombineError::default();
-                    let Some(got) = typed_binary(op, ty, swapped, &errors, Pairs(&pairs, ty)) else {
+                    let Some(got) = typed_binary(op, ty, swapped, &errors, Pairs(&pairs, ty))
+                    else {
                         // No typed loop means the semantics do not define the op here.
-                        assert!(semantics::binary_scalar(op, values[0], values[0]).is_err(), "{op} {ty}");
+                        assert!(
+                            semantics::binary_scalar(op, values[0], values[0]).is_err(),
+                            "{op} {ty}"
+                        );
                         continue;
                     };
                     errors.take().unwrap();
                     for (&(a, b), g) in pairs.iter().zip(got) {
                         let (x, y) = if swapped { (b, a) } else { (a, b) };
                         let want = semantics::binary_scalar(op, x, y).unwrap();
-                        assert!(same(g, want), "{op} {ty} swapped={swapped}: {a} {b}: {g} vs {want}");
+                        assert!(
+                            same(g, want),
+                            "{op} {ty} swapped={swapped}: {a} {b}: {g} vs {want}"
+                        );
                         checked += 1;
                     }
                 }

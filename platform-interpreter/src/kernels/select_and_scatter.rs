@@ -33,7 +33,10 @@ pub fn select_and_scatter(
         return Err(invalid(instr, "not a select-and-scatter"));
     };
     if operands.len() != 3 {
-        return Err(invalid(instr, format!("expects 3 operands, got {}", operands.len())));
+        return Err(invalid(
+            instr,
+            format!("expects 3 operands, got {}", operands.len()),
+        ));
     }
     let (operand, operand_shape) = operand_array(instr, operands, 0)?;
     let (source, source_shape) = operand_array(instr, operands, 1)?;
@@ -54,7 +57,11 @@ pub fn select_and_scatter(
     if result_shape.dims != operand_shape.dims || result_shape.element_type != ty {
         return Err(invalid(
             instr,
-            format!("result shape {} must be the operand's shape {}", instr.shape, operand.shape()),
+            format!(
+                "result shape {} must be the operand's shape {}",
+                instr.shape,
+                operand.shape()
+            ),
         ));
     }
     let in_dims = &operand_shape.dims;
@@ -76,7 +83,8 @@ pub fn select_and_scatter(
     let size = ty.byte_size();
     let operand_bytes = operand.bytes()?;
     let source_bytes = source.bytes()?;
-    let element = |bytes: &[u8], i: usize| Scalar::from_bytes(ty, &bytes[i * size..i * size + size]);
+    let element =
+        |bytes: &[u8], i: usize| Scalar::from_bytes(ty, &bytes[i * size..i * size + size]);
 
     let mut result = Literal::zeros(&Shape::Array(result_shape.clone()));
     {

@@ -85,19 +85,32 @@ fn uses_params(comp: &HloComputation, id: InstrId, depth: usize) -> bool {
         return true;
     }
     matches!(instr.op, Op::Parameter { .. })
-        || instr.operands.iter().any(|&o| uses_params(comp, o, depth + 1))
+        || instr
+            .operands
+            .iter()
+            .any(|&o| uses_params(comp, o, depth + 1))
 }
 
 /// Whether the expressions rooted at `a` and `b` are the same except that `a`
 /// reads parameter `pa` where `b` reads `pb`.
-fn mirrored(comp: &HloComputation, a: InstrId, b: InstrId, pa: usize, pb: usize, depth: usize) -> bool {
+fn mirrored(
+    comp: &HloComputation,
+    a: InstrId,
+    b: InstrId,
+    pa: usize,
+    pb: usize,
+    depth: usize,
+) -> bool {
     if depth > 64 {
         return false;
     }
     if a == b {
         return !uses_params(comp, a, 0);
     }
-    let (Some(x), Some(y)) = (comp.instructions.get(a.index()), comp.instructions.get(b.index())) else {
+    let (Some(x), Some(y)) = (
+        comp.instructions.get(a.index()),
+        comp.instructions.get(b.index()),
+    ) else {
         return false;
     };
     if x.shape != y.shape && x.shape.without_layout() != y.shape.without_layout() {
@@ -109,8 +122,7 @@ fn mirrored(comp: &HloComputation, a: InstrId, b: InstrId, pa: usize, pb: usize,
         (ox, oy) => {
             ox == oy
                 && x.operands.len() == y.operands.len()
-                && x
-                    .operands
+                && x.operands
                     .iter()
                     .zip(&y.operands)
                     .all(|(&p, &q)| mirrored(comp, p, q, pa, pb, depth + 1))
@@ -145,7 +157,11 @@ struct KeyComparator {
     swapped: bool,
 }
 
-fn key_comparator(calls: &dyn CallComputation, id: CompId, num_operands: usize) -> Option<KeyComparator> {
+fn key_comparator(
+    calls: &dyn CallComputation,
+    id: CompId,
+    num_operands: usize,
+) -> Option<KeyComparator> {
     let comp = calls.computation(id);
     if comp.num_parameters() != 2 * num_operands {
         return None;
@@ -160,7 +176,11 @@ fn key_comparator(calls: &dyn CallComputation, id: CompId, num_operands: usize) 
     };
     let (&a, &b) = (root.operands.first()?, root.operands.get(1)?);
     let pa = first_param(comp, a, 0)?;
-    let (pb, swapped) = if pa % 2 == 0 { (pa + 1, false) } else { (pa - 1, true) };
+    let (pb, swapped) = if pa % 2 == 0 {
+        (pa + 1, false)
+    } else {
+        (pa - 1, true)
+    };
     if !mirrored(comp, a, b, pa, pb, 0) {
         return None;
     }
@@ -213,7 +233,13 @@ fn ordered_keys(keys: &[Scalar], compare_type: Option<ComparisonType>) -> Option
         }
         return keys
             .iter()
-            .map(|&k| ordered_key(if k.to_f64_lossy() == 0.0 { Scalar::zero(ty) } else { k }))
+            .map(|&k| {
+                ordered_key(if k.to_f64_lossy() == 0.0 {
+                    Scalar::zero(ty)
+                } else {
+                    k
+                })
+            })
             .collect();
     }
     keys.iter().map(|&k| ordered_key(k)).collect()
@@ -247,7 +273,11 @@ fn sort_by_keys(
         }
         return merge_sort(n, |i, j| {
             let (a, b) = if swapped { (j, i) } else { (i, j) };
-            Ok(compare_keys(direction, ordered[a as usize], ordered[b as usize]))
+            Ok(compare_keys(
+                direction,
+                ordered[a as usize],
+                ordered[b as usize],
+            ))
         });
     }
     merge_sort(n, |i, j| {
@@ -280,7 +310,10 @@ pub fn sort(
     if dim >= dims.len() {
         return Err(invalid(
             instr,
-            format!("sort dimension {dim} is beyond the rank of {}", operands[0].shape()),
+            format!(
+                "sort dimension {dim} is beyond the rank of {}",
+                operands[0].shape()
+            ),
         ));
     }
     let mut types = Vec::with_capacity(n_ops);
@@ -289,7 +322,11 @@ pub fn sort(
         if shape.dims != dims {
             return Err(invalid(
                 instr,
-                format!("operands {} and {} differ in shape", operands[0].shape(), lit.shape()),
+                format!(
+                    "operands {} and {} differ in shape",
+                    operands[0].shape(),
+                    lit.shape()
+                ),
             ));
         }
         types.push(shape.element_type);
@@ -305,7 +342,10 @@ pub fn sort(
         if s.dims != dims || s.element_type != types[i] {
             return Err(invalid(
                 instr,
-                format!("result {i} has shape {s}, but operand {i} is {}", operands[i].shape()),
+                format!(
+                    "result {i} has shape {s}, but operand {i} is {}",
+                    operands[i].shape()
+                ),
             ));
         }
     }
@@ -355,7 +395,10 @@ pub fn sort(
                     Scalar::Pred(b) => Ok(b),
                     other => Err(invalid(
                         instr,
-                        format!("comparator returned {} instead of pred", other.element_type()),
+                        format!(
+                            "comparator returned {} instead of pred",
+                            other.element_type()
+                        ),
                     )),
                 }
             }),
@@ -388,14 +431,20 @@ pub fn topk(
     };
     let (k, largest) = (*k, *largest);
     if operands.len() != 1 {
-        return Err(invalid(instr, format!("expects 1 operand, got {}", operands.len())));
+        return Err(invalid(
+            instr,
+            format!("expects 1 operand, got {}", operands.len()),
+        ));
     }
     let (input, shape) = operand_array(instr, operands, 0)?;
     let Some((&n, outer_dims)) = shape.dims.split_last() else {
         return Err(invalid(instr, "operand must have rank at least 1"));
     };
     if shape.element_type.is_complex() {
-        return Err(invalid(instr, format!("cannot order {} values", shape.element_type)));
+        return Err(invalid(
+            instr,
+            format!("cannot order {} values", shape.element_type),
+        ));
     }
     let values_shape = util::result_tuple_element(instr, 0)?;
     let indices_shape = util::result_tuple_element(instr, 1)?;
@@ -417,7 +466,10 @@ pub fn topk(
         ));
     }
     if n > i32::MAX as usize {
-        return Err(invalid(instr, "the last dimension is too long for s32 indices"));
+        return Err(invalid(
+            instr,
+            "the last dimension is too long for s32 indices",
+        ));
     }
     let ty = shape.element_type;
     let size = ty.byte_size();
@@ -459,14 +511,30 @@ mod tests {
     use half::{bf16, f16};
 
     fn float_specials() -> Vec<Scalar> {
-        let values = [0.0, -0.0, 1.0, -1.0, 2.5, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN];
+        let values = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            2.5,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+        ];
         let mut out = Vec::new();
         for &v in &values {
             out.push(Scalar::F32(v as f32));
         }
         let f64s: Vec<Scalar> = values.iter().map(|&v| Scalar::F64(v)).collect();
-        let f16s: Vec<Scalar> = values.iter().map(|&v| Scalar::F16(f16::from_f64(v))).collect();
-        let bf16s: Vec<Scalar> = values.iter().map(|&v| Scalar::BF16(bf16::from_f64(v))).collect();
+        let f16s: Vec<Scalar> = values
+            .iter()
+            .map(|&v| Scalar::F16(f16::from_f64(v)))
+            .collect();
+        let bf16s: Vec<Scalar> = values
+            .iter()
+            .map(|&v| Scalar::BF16(bf16::from_f64(v)))
+            .collect();
         [out, f64s, f16s, bf16s].concat()
     }
 
@@ -505,7 +573,11 @@ mod tests {
                 }
                 let ty = a.element_type();
                 let types: &[Option<ComparisonType>] = if ty.is_float() {
-                    &[None, Some(ComparisonType::Float), Some(ComparisonType::TotalOrder)]
+                    &[
+                        None,
+                        Some(ComparisonType::Float),
+                        Some(ComparisonType::TotalOrder),
+                    ]
                 } else {
                     &[None]
                 };
@@ -517,7 +589,11 @@ mod tests {
                     };
                     for &dir in &DIRECTIONS {
                         let want = semantics::compare_scalar(dir, ct, a, b).unwrap();
-                        assert_eq!(compare_keys(dir, keys[0], keys[1]), want, "{a} {dir} {b} ({ct:?})");
+                        assert_eq!(
+                            compare_keys(dir, keys[0], keys[1]),
+                            want,
+                            "{a} {dir} {b} ({ct:?})"
+                        );
                         checked += 1;
                     }
                 }
@@ -528,7 +604,9 @@ mod tests {
 
     #[test]
     fn merge_sort_is_stable_and_total() {
-        let keys = [3, 1, 2, 1, 3, 0, 2, 1, 5, 4, 4, 0, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 1];
+        let keys = [
+            3, 1, 2, 1, 3, 0, 2, 1, 5, 4, 4, 0, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 1,
+        ];
         let got = merge_sort(keys.len(), |i, j| Ok(keys[i as usize] < keys[j as usize])).unwrap();
         let mut want: Vec<u32> = (0..keys.len() as u32).collect();
         want.sort_by_key(|&i| keys[i as usize]);

@@ -10,7 +10,9 @@
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
 use platform_api::shape::row_major_strides;
-use platform_api::{ArrayShape, ElementType, Error, HloInstruction, Literal, Result, Scalar, Shape};
+use platform_api::{
+    ArrayShape, ElementType, Error, HloInstruction, Literal, Result, Scalar, Shape,
+};
 
 /// An `InvalidArgument` error that names the instruction (`%name (opcode): ...`).
 pub(crate) fn invalid(instr: &HloInstruction, message: impl std::fmt::Display) -> Error {
@@ -56,16 +58,17 @@ pub(crate) fn result_tuple_element(instr: &HloInstruction, i: usize) -> Result<&
         .ok_or_else(|| {
             invalid(
                 instr,
-                format!(
-                    "result shape {} has no array element {i}",
-                    instr.shape
-                ),
+                format!("result shape {} has no array element {i}", instr.shape),
             )
         })
 }
 
 /// The single element of a rank-0 operand (an init value, a padding value).
-pub(crate) fn scalar_operand(instr: &HloInstruction, operands: &[&Literal], i: usize) -> Result<Scalar> {
+pub(crate) fn scalar_operand(
+    instr: &HloInstruction,
+    operands: &[&Literal],
+    i: usize,
+) -> Result<Scalar> {
     let (literal, shape) = operand_array(instr, operands, i)?;
     if !shape.dims.is_empty() {
         return Err(invalid(
@@ -82,7 +85,10 @@ pub(crate) fn literal_from_bytes(shape: &ArrayShape, bytes: &[u8]) -> Result<Lit
 }
 
 /// A literal of `shape` from typed row-major values.
-pub(crate) fn literal_from_values<T: bytemuck::Pod>(shape: &ArrayShape, values: &[T]) -> Result<Literal> {
+pub(crate) fn literal_from_values<T: bytemuck::Pod>(
+    shape: &ArrayShape,
+    values: &[T],
+) -> Result<Literal> {
     literal_from_bytes(shape, bytemuck::cast_slice(values))
 }
 
@@ -243,7 +249,11 @@ pub(crate) fn to_scalar_of<T: Element>(value: T, ty: ElementType) -> Scalar {
 /// +inf < +NaN).
 pub(crate) fn total_order_key(bits: u64, width: u32) -> u64 {
     let sign = 1u64 << (width - 1);
-    let mask = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+    let mask = if width == 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    };
     if bits & sign != 0 {
         !bits & mask
     } else {

@@ -42,7 +42,9 @@ impl CallComputation for TestCalls<'_> {
         program.run(&mut frame, &scalars, &mut out)?;
         let root_is_tuple = self.module.computation(id).root_instr().shape.is_tuple();
         if root_is_tuple {
-            Ok(Literal::tuple(out.into_iter().map(Literal::from_scalar).collect()))
+            Ok(Literal::tuple(
+                out.into_iter().map(Literal::from_scalar).collect(),
+            ))
         } else {
             Ok(Literal::from_scalar(out[0]))
         }
@@ -65,10 +67,9 @@ pub fn run_root(module: &HloModule, args: &[Literal]) -> Result<(Literal, usize)
             .map(|o| values[o.index()].as_ref().expect("operands come first"))
             .collect();
         let value = match &instr.op {
-            Op::Parameter { number } => args
-                .get(*number)
-                .cloned()
-                .ok_or_else(|| platform_api::Error::invalid_argument(format!("no argument {number}")))?,
+            Op::Parameter { number } => args.get(*number).cloned().ok_or_else(|| {
+                platform_api::Error::invalid_argument(format!("no argument {number}"))
+            })?,
             Op::Constant { literal } => literal.clone(),
             Op::Tuple => Literal::tuple(operands.into_iter().cloned().collect()),
             _ => {
@@ -161,9 +162,17 @@ pub fn load_cases() -> Vec<Case> {
 
 /// Compares `got` with `want` (same shape; floats within tolerance or bit-exact,
 /// NaN matching NaN); returns a description of the first mismatch.
-pub fn compare(got: &Literal, want: &Literal, tol: Option<(f64, f64)>) -> std::result::Result<(), String> {
+pub fn compare(
+    got: &Literal,
+    want: &Literal,
+    tol: Option<(f64, f64)>,
+) -> std::result::Result<(), String> {
     if got.shape().without_layout() != want.shape().without_layout() {
-        return Err(format!("shape {} != expected {}", got.shape(), want.shape()));
+        return Err(format!(
+            "shape {} != expected {}",
+            got.shape(),
+            want.shape()
+        ));
     }
     let g = got.scalars().map_err(|e| e.to_string())?;
     let w = want.scalars().map_err(|e| e.to_string())?;
