@@ -76,19 +76,30 @@ fn merge_sort(n: usize, mut less: impl FnMut(u32, u32) -> Result<bool>) -> Resul
     Ok(a)
 }
 
-/// Whether `instr` in `comp` depends on any parameter.
-fn uses_params(comp: &HloComputation, id: InstrId, depth: usize) -> bool {
+/// Node visits the comparator analysis may spend (expressions are DAGs, and a
+/// tree walk of a DAG can be exponential); past it the analysis gives up and
+/// the comparator is simply called per comparison.
+const ANALYSIS_BUDGET: usize = 4096;
+
+fn spend(budget: &mut usize) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    true
+}
+
+/// Whether `id` in `comp` depends on any parameter (conservatively true when
+/// the budget runs out).
+fn uses_params(comp: &HloComputation, id: InstrId, budget: &mut usize) -> bool {
     let Some(instr) = comp.instructions.get(id.index()) else {
         return true;
     };
-    if depth > 64 {
+    if !spend(budget) {
         return true;
     }
     matches!(instr.op, Op::Parameter { .. })
-        || instr
-            .operands
-            .iter()
-            .any(|&o| uses_params(comp, o, depth + 1))
+        || instr.operands.iter().any(|&o| uses_params(comp, o, budget))
 }
 
 /// Whether the expressions rooted at `a` and `b` are the same except that `a`
@@ -97,15 +108,14 @@ fn mirrored(
     comp: &HloComputation,
     a: InstrId,
     b: InstrId,
-    pa: usize,
-    pb: usize,
-    depth: usize,
+    (pa, pb): (usize, usize),
+    budget: &mut usize,
 ) -> bool {
-    if depth > 64 {
+    if !spend(budget) {
         return false;
     }
     if a == b {
-        return !uses_params(comp, a, 0);
+        return !uses_params(comp, a, budget);
     }
     let (Some(x), Some(y)) = (
         comp.instructions.get(a.index()),
@@ -113,7 +123,7 @@ fn mirrored(
     ) else {
         return false;
     };
-    if x.shape != y.shape && x.shape.without_layout() != y.shape.without_layout() {
+    if x.shape.without_layout() != y.shape.without_layout() {
         return false;
     }
     match (&x.op, &y.op) {
@@ -125,15 +135,15 @@ fn mirrored(
                 && x.operands
                     .iter()
                     .zip(&y.operands)
-                    .all(|(&p, &q)| mirrored(comp, p, q, pa, pb, depth + 1))
+                    .all(|(&p, &q)| mirrored(comp, p, q, (pa, pb), budget))
         }
     }
 }
 
 /// The first parameter number read in the cone of `id`.
-fn first_param(comp: &HloComputation, id: InstrId, depth: usize) -> Option<usize> {
+fn first_param(comp: &HloComputation, id: InstrId, budget: &mut usize) -> Option<usize> {
     let instr = comp.instructions.get(id.index())?;
-    if depth > 64 {
+    if !spend(budget) {
         return None;
     }
     if let Op::Parameter { number } = instr.op {
@@ -142,7 +152,7 @@ fn first_param(comp: &HloComputation, id: InstrId, depth: usize) -> Option<usize
     instr
         .operands
         .iter()
-        .find_map(|&o| first_param(comp, o, depth + 1))
+        .find_map(|&o| first_param(comp, o, budget))
 }
 
 /// A comparator of the form `compare(f(p_k), f(p_k'))`.
@@ -175,13 +185,14 @@ fn key_comparator(
         return None;
     };
     let (&a, &b) = (root.operands.first()?, root.operands.get(1)?);
-    let pa = first_param(comp, a, 0)?;
+    let mut budget = ANALYSIS_BUDGET;
+    let pa = first_param(comp, a, &mut budget)?;
     let (pb, swapped) = if pa % 2 == 0 {
         (pa + 1, false)
     } else {
         (pa - 1, true)
     };
-    if !mirrored(comp, a, b, pa, pb, 0) {
+    if !mirrored(comp, a, b, (pa, pb), &mut budget) {
         return None;
     }
     let key = ScalarProgram::compile_expression(calls, id, a, pa)?;
@@ -358,6 +369,12 @@ pub fn sort(
 
     let strides = util::strides_of(&dims);
     let len = dims[dim];
+    if len > u32::MAX as usize {
+        return Err(invalid(
+            instr,
+            format!("cannot sort {len} elements in one row (at most 2^32 - 1)"),
+        ));
+    }
     let stride = strides[dim];
     let mut outer = dims.clone();
     outer[dim] = 1;
