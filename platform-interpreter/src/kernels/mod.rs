@@ -10,7 +10,33 @@
 //! Kernels are written for clarity and exact XLA semantics first. Where the
 //! obvious loop would be quadratic or call a subcomputation per element when a
 //! plain binary op would do, they take the faster route, because the interpreter
-//! must finish the benchmark programs too.
+//! must finish the benchmark programs too. Every fast route computes the same
+//! bits as the plain definition (tests compare them with naive references):
+//!
+//! * [`scalar`] compiles reducers, comparators and combiners into straight-line
+//!   programs over scalars, evaluated with the shared semantics, and recognises
+//!   `op(p0, p1)` reducers, which run as typed loops;
+//! * `reduce-window` turns cumulative windows into a running scan;
+//! * `sort` pulls a key out of comparators of the form `compare(f(a), f(b))`;
+//! * `dot` and `convolution` accumulate each output in XLA's order while their
+//!   inner loops run over contiguous memory.
+//!
+//! | kernel | module |
+//! | --- | --- |
+//! | `dot` | `dot` |
+//! | `convolution` | `convolution` |
+//! | `reduce` | `reduce` |
+//! | `reduce-window` | `reduce_window` (geometry in `window`) |
+//! | `select-and-scatter` | `select_and_scatter` |
+//! | `gather`, `scatter` | `gather` |
+//! | `sort`, `topk` | `sort` |
+//! | `fft` | `fft` |
+//! | `cholesky`, `triangular-solve` | `linalg` |
+//!
+//! Errors: a malformed instruction (shapes that do not fit its attributes, a
+//! subcomputation of the wrong signature) is an `InvalidArgument` naming the
+//! instruction; kernels check what they index with before looping, so bad
+//! input never panics.
 
 mod convolution;
 mod dot;
