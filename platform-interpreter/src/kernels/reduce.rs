@@ -11,6 +11,11 @@
 //! visits every output's elements in exactly that order while reading the input
 //! sequentially.
 //!
+//! A reduce over no dimensions computes `reducer(init, x)` for every element,
+//! as the definition (and XLA's evaluator) says; XLA CPU's algebraic
+//! simplifier instead returns the operand unchanged, which agrees whenever the
+//! init is the reducer's identity, as XLA requires it to be.
+//!
 //! A reducer that is one binary op of its two parameters (`add`, `maximum`, ...)
 //! runs as a typed loop ([`typed_binary`]); anything else runs per element
 //! through [`Subcomputation`].

@@ -3,7 +3,8 @@
 //! `sort` permutes every operand along `dimension` by one permutation, chosen
 //! so that the comparator `less(lhs_0, rhs_0, lhs_1, rhs_1, ...)` orders the
 //! elements. The sort is always stable (a valid result for `is_stable=false`
-//! too). It is a merge sort written here rather than `slice::sort_by`, which
+//! too; XLA CPU may order ties differently there, which only shows when the
+//! tied elements differ in another operand). It is a merge sort written here rather than `slice::sort_by`, which
 //! may panic when a comparator is not a strict weak order — a user's
 //! comparator is input and must not crash the interpreter; with such a
 //! comparator the order is whatever the merge produces (XLA calls it
