@@ -1,13 +1,13 @@
 //! Replays the cases `scripts/gen_kernel_cases.py` computed with XLA CPU
 //! (`tests/data/kernel_cases.txt`) through the interpreter's kernels.
 
-mod common;
+mod kernel_support;
 
 use platform_api::HloModule;
 
 #[test]
 fn kernels_match_xla_cpu() {
-    let cases = common::load_cases();
+    let cases = kernel_support::load_cases();
     assert!(cases.len() >= 90, "only {} cases loaded", cases.len());
     let mut failures = Vec::new();
     for case in &cases {
@@ -18,7 +18,7 @@ fn kernels_match_xla_cpu() {
                 continue;
             }
         };
-        let got = match common::run_root(&module, &case.args) {
+        let got = match kernel_support::run_root(&module, &case.args) {
             Ok((lit, _)) => lit.flatten_leaves(),
             Err(e) => {
                 failures.push(format!("{}: {e}", case.name));
@@ -35,7 +35,7 @@ fn kernels_match_xla_cpu() {
             continue;
         }
         for (i, (g, w)) in got.iter().zip(&case.outs).enumerate() {
-            if let Err(e) = common::compare(g, w, case.tol) {
+            if let Err(e) = kernel_support::compare(g, w, case.tol) {
                 failures.push(format!("{} result {i}: {e}", case.name));
             }
         }

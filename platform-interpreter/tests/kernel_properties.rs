@@ -3,7 +3,7 @@
 //! vectorised convolution) must compute exactly what the plain per-element
 //! definition computes in XLA's evaluation order. Also edge cases and errors.
 
-mod common;
+mod kernel_support;
 
 use half::f16;
 use platform_api::hlo::{CompId, HloComputation, HloModule};
@@ -34,14 +34,14 @@ fn lit(dims: &[usize], values: &[f32]) -> Literal {
 
 fn run(hlo: &str, args: &[Literal]) -> Literal {
     let module = HloModule::parse(hlo).unwrap_or_else(|e| panic!("{e}\n{hlo}"));
-    common::run_root(&module, args)
+    kernel_support::run_root(&module, args)
         .unwrap_or_else(|e| panic!("{e}\n{hlo}"))
         .0
 }
 
 fn run_err(hlo: &str, args: &[Literal]) -> platform_api::Error {
     let module = HloModule::parse(hlo).unwrap_or_else(|e| panic!("{e}\n{hlo}"));
-    match common::run_root(&module, args) {
+    match kernel_support::run_root(&module, args) {
         Ok(_) => panic!("expected an error from\n{hlo}"),
         Err(e) => e,
     }
@@ -857,7 +857,7 @@ ENTRY e {
   ROOT z = f32[] negate(p)
 }";
     let module = HloModule::parse(hlo).unwrap();
-    let calls = common::TestCalls::new(&module);
+    let calls = kernel_support::TestCalls::new(&module);
     let id = module.find_computation("comp").unwrap();
     let program =
         platform_interpreter::kernels::scalar::ScalarProgram::compile(&calls, id).unwrap();

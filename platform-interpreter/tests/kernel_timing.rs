@@ -4,7 +4,7 @@
 //!
 //! `cargo test -p platform-interpreter --release --test kernel_timing -- --ignored --nocapture`
 
-mod common;
+mod kernel_support;
 
 use platform_api::{HloModule, Literal};
 use std::time::Instant;
@@ -28,7 +28,7 @@ fn uniform_f32(n: usize, lo: f32, hi: f32, seed: u64) -> Vec<f32> {
 fn time(name: &str, hlo: &str, args: &[Literal]) {
     let module = HloModule::parse(hlo).expect("parse");
     let start = Instant::now();
-    let (out, calls) = common::run_root(&module, args).expect("run");
+    let (out, calls) = kernel_support::run_root(&module, args).expect("run");
     let elapsed = start.elapsed();
     println!(
         "{name:<28} {:>9.3} s   ({} result elements, {calls} fallback calls)",
