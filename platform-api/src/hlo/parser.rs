@@ -49,12 +49,13 @@ pub fn parse_literal_values(text: &str, shape: &Shape) -> Result<Literal> {
     Ok(literal)
 }
 
-/// Parses a literal with its shape in front (`f32[2] {1, 2}`), the form
-/// `Literal`'s `Display` writes.
+/// Parses a literal with its shape in front, the form `Literal`'s `Display`
+/// writes: `f32[2] {1, 2}`, `token[] token`, and for tuples either each element
+/// with its shape, `(f32[] 1, (s32[2] {1, 2}))`, or the whole tuple shape then
+/// the values, `(f32[], s32[2]) (1, {1, 2})`.
 pub fn parse_literal(text: &str) -> Result<Literal> {
     let mut p = Parser::new(text)?;
-    let shape = p.shape_no_layout()?;
-    let literal = p.literal(&shape)?;
+    let literal = p.shaped_literal()?;
     p.expect_eof()?;
     Ok(literal)
 }
@@ -101,7 +102,17 @@ struct Parser<'a> {
     definition_order: Vec<CompId>,
     /// Instruction names of the computation being parsed.
     scope: HashMap<String, InstrId>,
+    /// How many tuple shapes (or tuple literals) enclose the current position.
+    depth: usize,
 }
+
+/// Deepest nesting of tuple shapes and tuple literals the parser accepts. Real
+/// programs nest a few levels; the limit keeps hostile text from exhausting the
+/// stack of the recursive descent (and of everything that later walks the shape).
+pub const MAX_TUPLE_NESTING: usize = 64;
+
+/// Largest number of device ids an iota `replica_groups` form may expand to.
+const MAX_IOTA_DEVICES: usize = 1 << 20;
 
 fn strip_percent(s: &str) -> &str {
     s.strip_prefix('%').unwrap_or(s)
@@ -118,6 +129,7 @@ impl<'a> Parser<'a> {
             comp_slots: Vec::new(),
             definition_order: Vec::new(),
             scope: HashMap::new(),
+            depth: 0,
         })
     }
 
@@ -308,7 +320,9 @@ impl<'a> Parser<'a> {
     }
 
     fn shape_impl(&mut self, with_layout: bool) -> Result<Shape> {
-        if self.eat(TokenKind::LParen)? {
+        if self.at(TokenKind::LParen) {
+            self.enter_tuple()?;
+            self.bump()?;
             let mut elements = Vec::new();
             if !self.at(TokenKind::RParen) {
                 loop {
@@ -319,6 +333,7 @@ impl<'a> Parser<'a> {
                 }
             }
             self.expect(TokenKind::RParen, "',' or ')' in tuple shape")?;
+            self.depth -= 1;
             return Ok(Shape::Tuple(elements));
         }
         let t = self.word("a shape")?;
@@ -359,17 +374,55 @@ impl<'a> Parser<'a> {
         if !dynamic.iter().any(|&d| d) {
             dynamic.clear();
         }
-        let layout = if with_layout && self.at(TokenKind::LBrace) && self.brace_opens_layout() {
+        // As XLA does, refuse shapes whose byte size does not fit in 64 bits (a
+        // zero dimension makes the array empty whatever the others are).
+        if !dims.contains(&0) {
+            let bytes = dims
+                .iter()
+                .try_fold(element_type.byte_size(), |acc, &d| acc.checked_mul(d))
+                .filter(|&b| i64::try_from(b).is_ok());
+            if bytes.is_none() {
+                return Err(self.err(
+                    t.offset,
+                    format!(
+                        "shape {}[{}] is too large: its size in bytes overflows 64 bits",
+                        element_type,
+                        dims.iter()
+                            .map(|d| d.to_string())
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    ),
+                ));
+            }
+        }
+        let mut layout = if with_layout && self.at(TokenKind::LBrace) && self.brace_opens_layout() {
             Some(self.layout(dims.len())?)
         } else {
             None
         };
+        // A scalar's layout `{}` is the only one it can have; XLA prints it as no
+        // layout at all, so keep it as none and the text reads back the same.
+        if dims.is_empty() && layout.as_ref() == Some(&Layout::default()) {
+            layout = None;
+        }
         Ok(Shape::Array(ArrayShape {
             element_type,
             dims,
             dynamic,
             layout,
         }))
+    }
+
+    /// Counts one more enclosing tuple, failing past [`MAX_TUPLE_NESTING`].
+    fn enter_tuple(&mut self) -> Result<()> {
+        if self.depth >= MAX_TUPLE_NESTING {
+            return Err(self.err(
+                self.tok.offset,
+                format!("tuples nest more than {MAX_TUPLE_NESTING} deep"),
+            ));
+        }
+        self.depth += 1;
+        Ok(())
     }
 
     /// Whether the current `{` starts a layout rather than, say, a computation body
@@ -482,7 +535,11 @@ impl<'a> Parser<'a> {
         match shape {
             Shape::Token => Err(self.expected("no literal: token constants do not exist")),
             Shape::Tuple(elements) => {
-                self.expect(TokenKind::LParen, "'(' starting a tuple literal")?;
+                if !self.at(TokenKind::LParen) {
+                    return Err(self.expected("'(' starting a tuple literal"));
+                }
+                self.enter_tuple()?;
+                self.bump()?;
                 let mut parts = Vec::new();
                 for (i, element_shape) in elements.iter().enumerate() {
                     if i > 0 {
@@ -501,6 +558,7 @@ impl<'a> Parser<'a> {
                     parts.push(self.literal(element_shape)?);
                 }
                 self.expect(TokenKind::RParen, "')' closing the tuple literal")?;
+                self.depth -= 1;
                 let mut lit = Literal::tuple(parts);
                 // Keep the declared shape (with its layouts).
                 if lit.shape() != shape {
@@ -520,8 +578,8 @@ impl<'a> Parser<'a> {
                 Ok(lit)
             }
             Shape::Array(array) => {
-                let mut literal = Literal::zeros(shape);
                 if array.dims.is_empty() {
+                    let mut literal = Literal::zeros(shape);
                     let v = self.scalar(array.element_type)?;
                     literal.set(0, v)?;
                     return Ok(literal);
@@ -533,11 +591,68 @@ impl<'a> Parser<'a> {
                          print the module with large constants to run it",
                     ));
                 }
-                let mut next = 0usize;
-                self.literal_dim(array, 0, &mut literal, &mut next)?;
+                // Every element takes at least one character of text: a shape that
+                // claims more elements than the text has left cannot be satisfied,
+                // and must not be allocated before that is found out.
+                let remaining = self.lex.source().len().saturating_sub(self.tok.offset);
+                let count = if array.dims.contains(&0) {
+                    Some(0)
+                } else {
+                    array
+                        .dims
+                        .iter()
+                        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+                };
+                if count.is_none_or(|n| n > remaining) {
+                    return Err(self.err(
+                        self.tok.offset,
+                        format!(
+                            "a constant of shape {shape} needs more values than the text holds"
+                        ),
+                    ));
+                }
+                let mut literal = Literal::zeros(shape);
+                self.literal_values(array, &mut literal)?;
                 Ok(literal)
             }
         }
+    }
+
+    /// A literal with its shape written in front (see [`parse_literal`]).
+    fn shaped_literal(&mut self) -> Result<Literal> {
+        if self.at(TokenKind::LParen) {
+            // `(shapes) (values)` or `(shaped literal, ...)`: try the first, and on
+            // failure read it again as the second.
+            let saved = (self.lex.position(), self.tok.clone(), self.depth);
+            if let Ok(shape) = self.shape_no_layout() {
+                if self.at(TokenKind::LParen) {
+                    return self.literal(&shape);
+                }
+            }
+            self.lex.seek(saved.0);
+            self.tok = saved.1;
+            self.depth = saved.2;
+            self.enter_tuple()?;
+            self.bump()?;
+            let mut elements = Vec::new();
+            if !self.at(TokenKind::RParen) {
+                loop {
+                    elements.push(self.shaped_literal()?);
+                    if !self.eat(TokenKind::Comma)? {
+                        break;
+                    }
+                }
+            }
+            self.expect(TokenKind::RParen, "',' or ')' closing the tuple literal")?;
+            self.depth -= 1;
+            return Ok(Literal::tuple(elements));
+        }
+        let shape = self.shape_no_layout()?;
+        if shape.is_token() {
+            self.expect_word("token")?;
+            return Ok(Literal::token());
+        }
+        self.literal(&shape)
     }
 
     fn is_elided(&self) -> bool {
@@ -545,49 +660,58 @@ impl<'a> Parser<'a> {
         rest.starts_with("{...}")
     }
 
-    fn literal_dim(
-        &mut self,
-        array: &ArrayShape,
-        level: usize,
-        literal: &mut Literal,
-        next: &mut usize,
-    ) -> Result<()> {
-        let open = self.expect(TokenKind::LBrace, "'{'")?;
-        let want = array.dims[level];
-        let mut count = 0usize;
-        if !self.at(TokenKind::RBrace) {
-            loop {
-                if count == want {
+    /// Reads the nested `{...}` values of an array of rank >= 1 into `literal`, in
+    /// row-major order. Iterative, so a constant of any rank cannot overflow the
+    /// stack: `open` holds, per open brace, its offset and how many entries it has.
+    fn literal_values(&mut self, array: &ArrayShape, literal: &mut Literal) -> Result<()> {
+        let rank = array.dims.len();
+        let mut open: Vec<(usize, usize)> = Vec::with_capacity(rank);
+        let mut next = 0usize;
+        let first = self.expect(TokenKind::LBrace, "'{'")?;
+        open.push((first.offset, 0));
+        while let Some(&(brace, count)) = open.last() {
+            let level = open.len() - 1;
+            let want = array.dims[level];
+            // An entry follows at the start of a brace and after each comma.
+            let has_entry = if count == 0 {
+                !self.at(TokenKind::RBrace)
+            } else {
+                self.eat(TokenKind::Comma)?
+            };
+            if !has_entry {
+                self.expect(TokenKind::RBrace, "',' or '}' in literal")?;
+                if count != want {
                     return Err(self.err(
-                        self.tok.offset,
+                        brace,
                         format!(
-                            "too many elements in dimension {level} of {}: it has {want}",
+                            "dimension {level} of {} has {want} elements, but {count} are written",
                             Shape::Array(array.clone())
                         ),
                     ));
                 }
-                if level + 1 == array.dims.len() {
-                    let v = self.scalar(array.element_type)?;
-                    literal.set(*next, v)?;
-                    *next += 1;
-                } else {
-                    self.literal_dim(array, level + 1, literal, next)?;
-                }
-                count += 1;
-                if !self.eat(TokenKind::Comma)? {
-                    break;
-                }
+                open.pop();
+                continue;
             }
-        }
-        self.expect(TokenKind::RBrace, "',' or '}' in literal")?;
-        if count != want {
-            return Err(self.err(
-                open.offset,
-                format!(
-                    "dimension {level} of {} has {want} elements, but {count} are written",
-                    Shape::Array(array.clone())
-                ),
-            ));
+            if count == want {
+                return Err(self.err(
+                    self.tok.offset,
+                    format!(
+                        "too many elements in dimension {level} of {}: it has {want}",
+                        Shape::Array(array.clone())
+                    ),
+                ));
+            }
+            if let Some(top) = open.last_mut() {
+                top.1 += 1;
+            }
+            if level + 1 == rank {
+                let v = self.scalar(array.element_type)?;
+                literal.set(next, v)?;
+                next += 1;
+            } else {
+                let brace = self.expect(TokenKind::LBrace, "'{'")?;
+                open.push((brace.offset, 0));
+            }
         }
         Ok(())
     }
@@ -1585,7 +1709,16 @@ impl<'a> Parser<'a> {
         let group_dims = self.bracket_list()?;
         self.expect(TokenKind::LessEq, "'<='")?;
         let reshape = self.bracket_list()?;
-        let total: usize = reshape.iter().product();
+        let Some(total) = reshape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+            .filter(|&n| n <= MAX_IOTA_DEVICES)
+        else {
+            return Err(self.err(
+                offset,
+                format!("iota replica groups name more than {MAX_IOTA_DEVICES} devices"),
+            ));
+        };
         let mut perm: Vec<usize> = (0..reshape.len()).collect();
         if self.at_word("T") {
             self.bump()?;
@@ -1602,7 +1735,7 @@ impl<'a> Parser<'a> {
         let mut sorted = perm.clone();
         sorted.sort_unstable();
         if group_dims.len() != 2
-            || group_dims.iter().product::<usize>() != total
+            || group_dims[0].checked_mul(group_dims[1]) != Some(total)
             || sorted != (0..reshape.len()).collect::<Vec<_>>()
         {
             return Err(self.err(offset, "malformed iota replica groups"));
@@ -1676,8 +1809,8 @@ impl<'a> Parser<'a> {
             Opcode::BitcastConvert => Op::BitcastConvert,
             Opcode::StochasticConvert => Op::StochasticConvert,
             Opcode::ReducePrecision => Op::ReducePrecision {
-                exponent_bits: a.req_usize(p, "exponent_bits", at)? as u32,
-                mantissa_bits: a.req_usize(p, "mantissa_bits", at)? as u32,
+                exponent_bits: a.req_u32(p, "exponent_bits", at)?,
+                mantissa_bits: a.req_u32(p, "mantissa_bits", at)?,
             },
             Opcode::Map => Op::Map {
                 dimensions: a.opt_dims(p, "dimensions")?.unwrap_or_default(),
@@ -2051,6 +2184,21 @@ impl Attrs {
             .ok_or_else(|| p.err(at, format!("missing attribute {key}")))
     }
 
+    fn req_u32(&mut self, p: &Parser, key: &str, at: usize) -> Result<u32> {
+        let (o, w) = self
+            .take_word(key)
+            .ok_or_else(|| p.err(at, format!("missing attribute {key}")))?;
+        w.parse::<u32>().map_err(|_| {
+            p.err(
+                o,
+                format!(
+                    "{key} must be an integer from 0 to {}, found '{w}'",
+                    u32::MAX
+                ),
+            )
+        })
+    }
+
     fn opt_i64(&mut self, p: &Parser, key: &str) -> Result<Option<i64>> {
         self.take_word(key)
             .map(|(o, w)| p.i64_of(&w, o))
@@ -2158,17 +2306,26 @@ impl Attrs {
 
     fn precision(&mut self, p: &Parser) -> Result<Vec<Precision>> {
         match self.take("operand_precision") {
-            Some((o, Value::Words(words))) => words
-                .iter()
-                .map(|w| {
-                    Precision::from_name(w).ok_or_else(|| {
-                        p.err(
-                            o,
-                            format!("'{w}' is not a precision (default, high, highest)"),
-                        )
+            Some((o, Value::Words(words))) => {
+                let precision = words
+                    .iter()
+                    .map(|w| {
+                        Precision::from_name(w).ok_or_else(|| {
+                            p.err(
+                                o,
+                                format!("'{w}' is not a precision (default, high, highest)"),
+                            )
+                        })
                     })
-                })
-                .collect(),
+                    .collect::<Result<Vec<_>>>()?;
+                // All-default is what no attribute means; keep one spelling of it so
+                // the printed text (which omits it) reads back equal.
+                if precision.iter().all(|&x| x == Precision::Default) {
+                    Ok(Vec::new())
+                } else {
+                    Ok(precision)
+                }
+            }
             _ => Ok(Vec::new()),
         }
     }
