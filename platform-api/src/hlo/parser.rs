@@ -88,7 +88,8 @@ enum Value {
 /// The attributes of one instruction, claimed one by one by the opcode's builder;
 /// whatever is left unclaimed is an error.
 struct Attrs {
-    items: Vec<(String, usize, Value)>,
+    /// Name, offset of the name, offset of the value, value.
+    items: Vec<(String, usize, usize, Value)>,
 }
 
 struct Parser<'a> {
@@ -1102,7 +1103,15 @@ impl<'a> Parser<'a> {
             }
             self.expect(TokenKind::RParen, "')'")?;
             if self.eat(TokenKind::Arrow)? {
+                // `-> f32[] {}`: the braces may be a layout or the (empty) body. Only
+                // a layout if the body's `{` still follows.
+                let saved = (self.lex.position(), self.tok.clone());
                 self.shape()?;
+                if !self.at(TokenKind::LBrace) {
+                    self.lex.seek(saved.0);
+                    self.tok = saved.1;
+                    self.shape_no_layout()?;
+                }
             }
         }
         let open = self.expect(TokenKind::LBrace, "'{' starting the computation body")?;
@@ -1227,11 +1236,14 @@ impl<'a> Parser<'a> {
         while self.eat(TokenKind::Comma)? {
             let key = self.word("an attribute name")?;
             self.expect(TokenKind::Equals, "'='")?;
-            if attrs.items.iter().any(|(k, _, _)| *k == key.text) {
+            if attrs.items.iter().any(|(k, _, _, _)| *k == key.text) {
                 return Err(self.err(key.offset, format!("attribute {} is given twice", key.text)));
             }
+            let value_offset = self.tok.offset;
             let value = self.attr_value(&key)?;
-            attrs.items.push((key.text, key.offset, value));
+            attrs
+                .items
+                .push((key.text, key.offset, value_offset, value));
         }
         let mut instr = HloInstruction::new(name, shape, Op::Tuple, operands);
         // Attributes any instruction may carry.
@@ -1260,7 +1272,7 @@ impl<'a> Parser<'a> {
             Some(op) => op,
             None => self.build_op(opcode, &mut attrs, opcode_tok.offset, instr.operands.len())?,
         };
-        if let Some((key, offset, _)) = attrs.items.first() {
+        if let Some((key, offset, _, _)) = attrs.items.first() {
             return Err(self.err(
                 *offset,
                 format!("attribute {key} does not apply to {opcode}"),
@@ -2160,9 +2172,10 @@ impl<'a> Parser<'a> {
 }
 
 impl Attrs {
+    /// Removes an attribute, returning where its value starts and the value.
     fn take(&mut self, key: &str) -> Option<(usize, Value)> {
-        let i = self.items.iter().position(|(k, _, _)| k == key)?;
-        let (_, offset, value) = self.items.remove(i);
+        let i = self.items.iter().position(|(k, _, _, _)| k == key)?;
+        let (_, _, offset, value) = self.items.remove(i);
         Some((offset, value))
     }
 
