@@ -190,11 +190,12 @@ impl Scalar {
 }
 
 /// Writes a float the way HLO text spells it: shortest round-trip digits, `inf`,
-/// `-inf`, `nan`, `-nan`.
+/// `-inf`, `nan`, `-nan`; very small and very large magnitudes in exponent form
+/// (`5e-324`, `1.7976931348623157e308`), as XLA does, rather than hundreds of zeros.
 pub(crate) fn fmt_float(
     f: &mut fmt::Formatter<'_>,
     v: f64,
-    shortest: impl fmt::Display,
+    shortest: impl fmt::Display + fmt::LowerExp,
 ) -> fmt::Result {
     if v.is_nan() {
         if v.is_sign_negative() {
@@ -204,6 +205,8 @@ pub(crate) fn fmt_float(
         }
     } else if v.is_infinite() {
         f.write_str(if v > 0.0 { "inf" } else { "-inf" })
+    } else if v != 0.0 && !(1e-5..1e16).contains(&v.abs()) {
+        write!(f, "{shortest:e}")
     } else {
         write!(f, "{shortest}")
     }

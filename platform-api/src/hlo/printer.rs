@@ -494,7 +494,9 @@ fn write_instruction(
             epsilon,
             feature_index,
         } => {
-            attrs.push(format!("epsilon={epsilon}"));
+            // As constants are written: shortest digits, `nan`/`-nan`/`inf` spelled
+            // so that they read back (Rust's `NaN` would lose the sign).
+            attrs.push(format!("epsilon={}", crate::native::Scalar::F32(*epsilon)));
             attrs.push(format!("feature_index={feature_index}"));
         }
         Op::GetTupleElement { index } => attrs.push(format!("index={index}")),
