@@ -1,7 +1,7 @@
 #!/bin/sh
-# Seeds fuzz/corpus/parse_hlo with the conformance programs and the parser's
-# regression cases. Run from the repository root, then:
-#   cargo +nightly fuzz run parse_hlo -- -dict=fuzz/hlo.dict
+# Seeds fuzz/corpus/parse_hlo with the conformance programs, the hand-written
+# round-trip modules and the parser's regression cases. Run from the repository
+# root; fuzz/README.md says how to run the fuzzer afterwards.
 set -e
 mkdir -p fuzz/corpus/parse_hlo
 for f in tests/conformance/*/*.hlo; do

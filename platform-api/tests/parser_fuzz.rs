@@ -3,7 +3,8 @@
 //! Seeds are the conformance programs, the hand-written round-trip modules and the
 //! regression cases. Each round picks a seed and applies a few mutations (byte
 //! changes, deletions and duplications of token-sized or line-sized ranges,
-//! insertions of HLO keywords and extreme numbers, splices of two seeds), then
+//! insertions of HLO keywords and extreme numbers, words moved between seeds,
+//! splices of two seeds), then
 //! checks the oracle of `parser_support/oracle.rs`: parsing never panics, and
 //! what parses prints to a fixed point that reads back to an equal module.
 //!
@@ -188,17 +189,45 @@ fn random_range(rng: &mut Rng, text: &[u8]) -> (usize, usize) {
     (start, end)
 }
 
-fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], input: &mut Vec<u8>) {
+/// Byte ranges of the word tokens of `text` (letters, digits and `_.-+%$#`).
+fn word_spans(text: &[u8]) -> Vec<(usize, usize)> {
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b"_.-+%$#".contains(&b);
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        if is_word(text[i]) {
+            let start = i;
+            while i < text.len() && is_word(text[i]) {
+                i += 1;
+            }
+            spans.push((start, i));
+        } else {
+            i += 1;
+        }
+    }
+    spans
+}
+
+/// A seed's bytes with its word spans, computed once.
+struct Seed {
+    bytes: Vec<u8>,
+    words: Vec<(usize, usize)>,
+}
+
+fn mutate(rng: &mut Rng, seeds: &[Seed], input: &mut Vec<u8>) {
     // Mostly one mutation, so a fair share of inputs still parse and the
     // round-trip half of the oracle gets exercised.
-    let rounds = if rng.below(4) == 0 { 2 + rng.below(3) } else { 1 };
+    let rounds = if rng.below(4) == 0 {
+        2 + rng.below(3)
+    } else {
+        1
+    };
     for _ in 0..rounds {
         if input.is_empty() {
-            let seed = rng.pick(seeds).clone();
-            input.extend_from_slice(&seed);
+            input.extend_from_slice(&rng.pick(seeds).bytes);
             continue;
         }
-        match rng.below(9) {
+        match rng.below(11) {
             0 => {
                 // Change one byte to a random ASCII character.
                 let at = rng.below(input.len());
@@ -234,12 +263,24 @@ fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], input: &mut Vec<u8>) {
             }
             7 => {
                 // Splice: this input's head with another seed's tail.
-                let other = rng.pick(seeds);
+                let other = &rng.pick(seeds).bytes;
                 if !other.is_empty() {
                     let cut = rng.below(input.len());
                     let from = rng.below(other.len());
                     input.truncate(cut);
                     input.extend_from_slice(&other[from..]);
+                }
+            }
+            9 | 10 => {
+                // Replace a word by a word from some seed: values move between
+                // contexts (a `nan` into an `epsilon=`, an opcode into a shape...).
+                let words = word_spans(input);
+                let other = rng.pick(seeds);
+                if !words.is_empty() && !other.words.is_empty() {
+                    let (a, b) = *rng.pick(&words);
+                    let (c, d) = *rng.pick(&other.words);
+                    let replacement = other.bytes[c..d].to_vec();
+                    input.splice(a..b, replacement);
                 }
             }
             _ => {
@@ -291,9 +332,13 @@ fn run_one(text: &str) -> Result<bool, String> {
 
 #[test]
 fn mutation_fuzz() {
-    let seeds: Vec<Vec<u8>> = seed_files()
+    let seeds: Vec<Seed> = seed_files()
         .iter()
-        .map(|f| std::fs::read(f).unwrap())
+        .map(|f| {
+            let bytes = std::fs::read(f).unwrap();
+            let words = word_spans(&bytes);
+            Seed { bytes, words }
+        })
         .collect();
     assert!(seeds.len() >= 80, "only {} seed files found", seeds.len());
     let seed: u64 = std::env::var("PARSER_FUZZ_SEED")
@@ -307,7 +352,7 @@ fn mutation_fuzz() {
         .and_then(|s| s.parse::<u64>().ok())
     {
         Some(secs) => (usize::MAX, Duration::from_secs(secs)),
-        None => (3000, Duration::from_secs(20)),
+        None => (2000, Duration::from_secs(10)),
     };
     // Panics are caught and reported below; silence the default hook's output.
     let hook = std::panic::take_hook();
@@ -317,7 +362,7 @@ fn mutation_fuzz() {
     let (mut executed, mut parsed) = (0usize, 0usize);
     let mut failures = Vec::new();
     while executed < rounds && start.elapsed() < budget {
-        let mut input = rng.pick(&seeds).clone();
+        let mut input = rng.pick(&seeds).bytes.clone();
         mutate(&mut rng, &seeds, &mut input);
         let text = String::from_utf8_lossy(&input).into_owned();
         executed += 1;

@@ -1802,7 +1802,7 @@ impl<'a> Parser<'a> {
         if let Some(b) = BinaryOp::from_name(opcode.name()) {
             return Ok(Op::Binary(b));
         }
-        let p = &*self;
+        let p = self;
         let _ = operand_count;
         Ok(match opcode {
             Opcode::Iota => Op::Iota {
