@@ -45,6 +45,35 @@ fn special_float_values_in_every_float_type() {
 }
 
 #[test]
+fn nan_payloads_are_kept() {
+    // XLA's spelling: the plain quiet NaN is `nan`; any other payload is shown.
+    assert_eq!(scalar_text(f32::from_bits(0x7f80_0001)), "f32[] nan(0x1)");
+    assert_eq!(
+        scalar_text(f32::from_bits(0xffc0_0001)),
+        "f32[] -nan(0x400001)"
+    );
+    assert_eq!(
+        scalar_text(f64::from_bits(0x7ff0_0000_0000_0002)),
+        "f64[] nan(0x2)"
+    );
+    assert_eq!(scalar_text(f16::from_bits(0x7c01)), "f16[] nan(0x1)");
+    assert_eq!(scalar_text(bf16::from_bits(0xff81)), "bf16[] -nan(0x1)");
+    round_trip(&Literal::vector(&[Complex32::new(
+        f32::from_bits(0x7fbf_ffff),
+        f32::NAN,
+    )]));
+    for (text, why) in [
+        ("f32[] nan(0x0)", "non-zero"),
+        ("f32[] nan(0x800000)", "at most 23 bits"),
+        ("f16[] nan(0x400)", "at most 10 bits"),
+        ("f32[] nan(12)", "hex"),
+    ] {
+        let err = parse_literal(text).expect_err(text);
+        assert!(err.message().contains(why), "{text}: {err}");
+    }
+}
+
+#[test]
 fn float_extremes_and_subnormals_round_trip_exactly() {
     for v in [
         f32::MIN_POSITIVE,
@@ -95,42 +124,6 @@ fn bits_stream(seed: u64) -> impl FnMut() -> u64 {
     }
 }
 
-/// Replaces NaNs by the canonical quiet NaN of the same sign: the text form writes
-/// every NaN as `nan` or `-nan`, so payloads are not part of the round trip.
-fn canonical_nan(s: Scalar) -> Scalar {
-    match s {
-        Scalar::F16(v) if v.is_nan() => Scalar::F16(f16::NAN.copysign(v)),
-        Scalar::BF16(v) if v.is_nan() => Scalar::BF16(bf16::NAN.copysign(v)),
-        Scalar::F32(v) if v.is_nan() => Scalar::F32(f32::NAN.copysign(v)),
-        Scalar::F64(v) if v.is_nan() => Scalar::F64(f64::NAN.copysign(v)),
-        Scalar::C64(v) => Scalar::C64(Complex32::new(
-            if v.re.is_nan() {
-                f32::NAN.copysign(v.re)
-            } else {
-                v.re
-            },
-            if v.im.is_nan() {
-                f32::NAN.copysign(v.im)
-            } else {
-                v.im
-            },
-        )),
-        Scalar::C128(v) => Scalar::C128(Complex64::new(
-            if v.re.is_nan() {
-                f64::NAN.copysign(v.re)
-            } else {
-                v.re
-            },
-            if v.im.is_nan() {
-                f64::NAN.copysign(v.im)
-            } else {
-                v.im
-            },
-        )),
-        other => other,
-    }
-}
-
 #[test]
 fn random_bit_patterns_of_every_type_round_trip() {
     let mut next = bits_stream(42);
@@ -146,7 +139,8 @@ fn random_bit_patterns_of_every_type_round_trip() {
             if ty == ElementType::Pred {
                 bytes[0] &= 1;
             }
-            let value = canonical_nan(Scalar::from_bytes(ty, &bytes[..ty.byte_size()]));
+            // Any bits at all, NaN payloads included: the text keeps them.
+            let value = Scalar::from_bytes(ty, &bytes[..ty.byte_size()]);
             literal.set(i, value).unwrap();
         }
         round_trip(&literal);
@@ -331,7 +325,10 @@ fn accepted_spellings_beyond_the_printed_ones() {
         ("f32[] +inf", Literal::scalar(f32::INFINITY)),
         ("f32[] 1e+10", Literal::scalar(1e10f32)),
         ("f32[] .5", Literal::scalar(0.5f32)),
-        ("f64[] nan(0x8000000000001)", Literal::scalar(f64::NAN)),
+        (
+            "f64[] nan(0x8000000000001)",
+            Literal::scalar(f64::from_bits(0x7ff8_0000_0000_0001)),
+        ),
         (
             "pred[2] {1, 0}",
             Literal::from_bools(&[2], &[true, false]).unwrap(),

@@ -720,39 +720,21 @@ impl<'a> Parser<'a> {
     fn scalar(&mut self, ty: ElementType) -> Result<Scalar> {
         if ty.is_complex() {
             self.expect(TokenKind::LParen, "'(' starting a complex value")?;
-            let re = self.float_word()?;
+            let re = self.float_scalar(ty.complex_component())?;
             self.expect(TokenKind::Comma, "','")?;
-            let im = self.float_word()?;
+            let im = self.float_scalar(ty.complex_component())?;
             self.expect(TokenKind::RParen, "')'")?;
-            let parse = |p: &Self, (t, o): &(String, usize)| p.parse_f64(t, *o);
-            return Ok(if ty == ElementType::C64 {
-                Scalar::C64(Complex32::new(
-                    self.parse_f32(&re.0, re.1)?,
-                    self.parse_f32(&im.0, im.1)?,
-                ))
-            } else {
-                Scalar::C128(Complex64::new(parse(self, &re)?, parse(self, &im)?))
+            return Ok(match (re, im) {
+                (Scalar::F32(re), Scalar::F32(im)) => Scalar::C64(Complex32::new(re, im)),
+                (Scalar::F64(re), Scalar::F64(im)) => Scalar::C128(Complex64::new(re, im)),
+                _ => return Err(Error::internal("complex parts of the wrong type")),
             });
+        }
+        if ty.is_float() {
+            return self.float_scalar(ty);
         }
         let t = self.word(&format!("a {ty} value"))?;
         let (text, offset) = (t.text.as_str(), t.offset);
-        if ty.is_float() {
-            // `nan(0x...)` carries a payload; the value is still a NaN.
-            let mut text = text.to_string();
-            if text.ends_with("nan") && self.at(TokenKind::LParen) {
-                self.bump()?;
-                self.word("a NaN payload")?;
-                self.expect(TokenKind::RParen, "')'")?;
-                text.push_str("()");
-            }
-            let text = text.trim_end_matches("()");
-            return Ok(match ty {
-                ElementType::F32 => Scalar::F32(self.parse_f32(text, offset)?),
-                ElementType::F64 => Scalar::F64(self.parse_f64(text, offset)?),
-                ElementType::F16 => Scalar::F16(f16::from_f64(self.parse_f64(text, offset)?)),
-                _ => Scalar::BF16(bf16::from_f64(self.parse_f64(text, offset)?)),
-            });
-        }
         if ty == ElementType::Pred {
             return match text {
                 "true" | "1" => Ok(Scalar::Pred(true)),
@@ -779,9 +761,54 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn float_word(&mut self) -> Result<(String, usize)> {
-        let t = self.word("a floating-point value")?;
-        Ok((t.text, t.offset))
+    /// A value of a real float type: digits, `inf`, `nan`, or `nan(0x<payload>)`,
+    /// which sets the NaN's mantissa bits as XLA prints them.
+    fn float_scalar(&mut self, ty: ElementType) -> Result<Scalar> {
+        let t = self.word(&format!("a {ty} value"))?;
+        let (text, offset) = (t.text.as_str(), t.offset);
+        let value = match ty {
+            ElementType::F32 => Scalar::F32(self.parse_f32(text, offset)?),
+            ElementType::F64 => Scalar::F64(self.parse_f64(text, offset)?),
+            ElementType::F16 => Scalar::F16(f16::from_f64(self.parse_f64(text, offset)?)),
+            _ => Scalar::BF16(bf16::from_f64(self.parse_f64(text, offset)?)),
+        };
+        if !(text.ends_with("nan") && self.at(TokenKind::LParen)) {
+            return Ok(value);
+        }
+        self.bump()?;
+        let p = self.word("a NaN payload like 0x1")?;
+        self.expect(TokenKind::RParen, "')' after the NaN payload")?;
+        let mantissa_bits = ty.float_bits().map_or(0, |b| b.1);
+        let payload = p
+            .text
+            .strip_prefix("0x")
+            .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+            .filter(|&v| v != 0 && v < 1u64 << mantissa_bits)
+            .ok_or_else(|| {
+                self.err(
+                    p.offset,
+                    format!(
+                        "NaN payload '{}' is not a non-zero hex number of at most \
+                         {mantissa_bits} bits (the mantissa of {ty})",
+                        p.text
+                    ),
+                )
+            })?;
+        let negative = text.starts_with('-');
+        Ok(match ty {
+            ElementType::F32 => Scalar::F32(f32::from_bits(
+                (negative as u32) << 31 | 0x7f80_0000 | payload as u32,
+            )),
+            ElementType::F64 => Scalar::F64(f64::from_bits(
+                (negative as u64) << 63 | 0x7ff0_0000_0000_0000 | payload,
+            )),
+            ElementType::F16 => Scalar::F16(f16::from_bits(
+                (negative as u16) << 15 | 0x7c00 | payload as u16,
+            )),
+            _ => Scalar::BF16(bf16::from_bits(
+                (negative as u16) << 15 | 0x7f80 | payload as u16,
+            )),
+        })
     }
 
     fn special_float(text: &str) -> Option<f64> {

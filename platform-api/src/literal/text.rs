@@ -4,7 +4,15 @@
 //! `f32[2,2] { {1, 2}, {3, 4} }`, `s32[] 7`, `(f32[] 1, pred[2] {true, false})`.
 //! [`Literal::values_text`] gives only the values, the form an HLO `constant(...)`
 //! instruction carries. Floats use the shortest digits that read back to the same
-//! value, so printing and parsing a literal loses nothing.
+//! value (in exponent form below 1e-5 and from 1e16 up, `5e-324` rather than 324
+//! digits), and `inf`, `-inf`, `nan`, `-nan`, so printing and parsing a literal
+//! loses nothing but NaN payloads: every NaN prints as `nan` or `-nan` and reads
+//! back as the canonical quiet NaN of that sign.
+//!
+//! [`crate::hlo::parser::parse_literal`] reads the `Display` form back, tuples and
+//! tokens included; `parse_literal_values` reads `values_text` given the shape.
+//! Both writing and reading walk the nested braces with an explicit stack, so a
+//! literal of any rank is safe to print and to parse.
 
 use super::Literal;
 use crate::shape::Shape;
