@@ -496,7 +496,13 @@ fn write_instruction(
         } => {
             // As constants are written: shortest digits, `nan`/`-nan`/`inf` spelled
             // so that they read back (Rust's `NaN` would lose the sign).
-            attrs.push(format!("epsilon={}", crate::native::Scalar::F32(*epsilon)));
+            // The attribute carries no NaN payload: a NaN is `nan` or `-nan`.
+            let epsilon = if epsilon.is_nan() {
+                f32::NAN.copysign(*epsilon)
+            } else {
+                *epsilon
+            };
+            attrs.push(format!("epsilon={}", crate::native::Scalar::F32(epsilon)));
             attrs.push(format!("feature_index={feature_index}"));
         }
         Op::GetTupleElement { index } => attrs.push(format!("index={index}")),

@@ -703,6 +703,19 @@ mod tests {
     }
 
     #[test]
+    fn headers_past_64k_use_version_2() {
+        // 25000 dimensions of 1 make a header longer than a 16-bit length allows.
+        let dims = vec![1usize; 25_000];
+        let literal = Literal::from_slice(&dims, &[7i16]).unwrap();
+        let bytes = literal.to_npy_bytes().unwrap();
+        assert_eq!(&bytes[6..8], &[2, 0]);
+        let header_len = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize;
+        assert!(header_len > u16::MAX as usize);
+        assert_eq!((12 + header_len) % ARRAY_ALIGN, 0);
+        assert_eq!(Literal::from_npy_bytes(&bytes).unwrap(), literal);
+    }
+
+    #[test]
     fn header_alignment() {
         let bytes = Literal::vector(&[1.0f32, 2.0]).to_npy_bytes().unwrap();
         let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
