@@ -8,6 +8,14 @@
 //! The parser builds an [`HloModule`] and checks only what the grammar implies
 //! (names resolve, attributes belong to their opcode, values are in range for their
 //! types). Shape rules are the verifier's job ([`super::verifier`]).
+//!
+//! Any text is safe to feed it: it never panics, recursion is bounded (tuples
+//! nest at most [`MAX_TUPLE_NESTING`] deep; constants of any rank are read with an
+//! explicit stack), shapes whose byte size overflows 64 bits are refused, and no
+//! constant is allocated before the text is known to be long enough to hold its
+//! values. The printer's output reads back to an equal module. Both properties are
+//! fuzzed (`fuzz/`, `tests/parser_fuzz.rs`), with past failures kept in
+//! `tests/data/parser_regressions/`.
 
 use super::attrs::*;
 use super::lexer::{Lexer, Token, TokenKind};
