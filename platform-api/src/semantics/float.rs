@@ -277,9 +277,7 @@ pub fn abs<T: FloatSemantics>(x: T) -> T {
 #[inline]
 pub fn sign<T: FloatSemantics>(x: T) -> T {
     let w = x.widen();
-    if w.is_nan() {
-        x
-    } else if w == T::Wide::ZERO {
+    if w.is_nan() || w == T::Wide::ZERO {
         x
     } else {
         T::narrow(T::Wide::ONE.copysign(w))

@@ -2,7 +2,7 @@
 //!
 //! Each kernel matches the op once, then runs a loop whose body is one of the
 //! `#[inline]` element functions of [`super::int`], [`super::float`],
-//! [`super::complex`] or [`super::convert`], monomorphised for the element type, so
+//! [`super::complex`] or [`mod@super::convert`], monomorphised for the element type, so
 //! the compiler sees straight-line code it can vectorise. The array layer
 //! ([`super::unary`], [`super::binary`], ...) is these kernels applied to a
 //! [`crate::Literal`]'s typed data; a compiled backend can call them directly on its

@@ -16,7 +16,7 @@
 //!     the element traits [`IntSemantics`], [`FloatSemantics`],
 //!     [`ComplexSemantics`] (e.g. `int::divide::<i32>(a, b)`,
 //!     `float::maximum::<f16>(a, b)`), no allocation, no dispatch;
-//!   - [`convert`]: `convert::convert::<F, T>(x)` between any two element types
+//!   - [`mod@convert`]: `convert::convert::<F, T>(x)` between any two element types
 //!     ([`Pred`] stands for `pred`);
 //!   - [`real`]: the `f32`/`f64` math library ([`Real`]) the float ops use;
 //!   - [`kernels`]: each op over whole typed slices (matching the op once, then a
