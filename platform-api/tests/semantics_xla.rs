@@ -11,6 +11,9 @@
 //!   when the case asks (`nan_bits`); infinities exactly;
 //! * one allowance: XLA CPU flushes `f32`/`f64` denormal results to zero, so a zero
 //!   from XLA matches a same-signed denormal from us.
+//!
+//! `SEMANTICS_REPORT=1 cargo test -p platform-api --test semantics_xla -- --nocapture`
+//! prints the largest ULP distance from XLA of every case with a ULP budget.
 
 use platform_api::hlo::{BinaryOp, ComparisonDirection, ComparisonType, UnaryOp};
 use platform_api::semantics::{self, float::total_order_key};
@@ -296,6 +299,25 @@ fn mismatches(case: &Case, got: &Literal) -> Vec<String> {
     bad
 }
 
+/// The largest ULP distance between finite float results (real types only), for
+/// `SEMANTICS_REPORT=1`.
+fn max_ulp_distance(case: &Case, got: &Literal) -> Option<u64> {
+    let ty = case.output.element_type()?;
+    if !ty.is_float() || got.shape().without_layout() != case.output.shape().without_layout() {
+        return None;
+    }
+    let mut worst = 0;
+    for i in 0..case.output.element_count() {
+        for (&(g, t), (w, _)) in float_parts(got, i).iter().zip(float_parts(&case.output, i)) {
+            let (gc, wc) = (classify(g, t), classify(w, t));
+            if !gc.nan && !wc.nan && !gc.infinite && !wc.infinite && !(wc.zero && gc.denormal) {
+                worst = worst.max((gc.key - wc.key).unsigned_abs());
+            }
+        }
+    }
+    Some(worst)
+}
+
 #[test]
 fn every_case_matches_xla_in_the_array_and_scalar_layers() {
     let cases = load_cases();
@@ -307,6 +329,11 @@ fn every_case_matches_xla_in_the_array_and_scalar_layers() {
             Ok(got) => {
                 for m in mismatches(case, &got).into_iter().take(4) {
                     failures.push(format!("{}: array layer: {m}", case.describe()));
+                }
+                if std::env::var_os("SEMANTICS_REPORT").is_some() && case.ulp > 0 {
+                    if let Some(d) = max_ulp_distance(case, &got) {
+                        println!("{}: max {d} ULP (budget {})", case.describe(), case.ulp);
+                    }
                 }
             }
         }
