@@ -169,14 +169,51 @@ def int_values(name):
     return np.array(sorted(v for v in vals if info.min <= v <= info.max), dtype=dt)
 
 
-def int_pairs(name, limit=14):
-    v = int_values(name)
-    if len(v) > limit:
-        idx = np.linspace(0, len(v) - 1, limit).round().astype(int)
-        v = v[np.unique(idx)]
-    a = np.repeat(v, len(v))
-    b = np.tile(v, len(v))
-    return a, b
+def int_core(name):
+    """Values for the arithmetic ops: both ends of the range, around zero."""
+    dt = np.dtype(TYPES[name][0])
+    info = np.iinfo(dt)
+    if info.min < 0:
+        vals = [info.min, info.min + 1, -7, -2, -1, 0, 1, 2, 3, 7, info.max - 1, info.max]
+    else:
+        vals = [0, 1, 2, 3, 7, info.max // 2, info.max // 2 + 1, info.max - 1, info.max]
+    return np.array(vals, dtype=dt)
+
+
+def grid(a, b):
+    return np.repeat(a, len(b)), np.tile(b, len(a))
+
+
+def int_pairs(name):
+    v = int_core(name)
+    return grid(v, v)
+
+
+def shift_pairs(name):
+    """Shift amounts 0, 1, 3, width - 1, width, width + 1, 2 * width, and the ones
+    with the sign bit set (negative, or huge unsigned)."""
+    dt = np.dtype(TYPES[name][0])
+    info = np.iinfo(dt)
+    bits = info.bits
+    if info.min < 0:
+        values = [info.min, -7, -1, 0, 1, 5, info.max]
+        amounts = [0, 1, 3, bits - 1, bits, bits + 1, 2 * bits, -1, info.min]
+    else:
+        values = [0, 1, 5, info.max // 2 + 1, info.max]
+        amounts = [0, 1, 3, bits - 1, bits, bits + 1, 2 * bits, info.max, info.max // 2 + 1]
+    return grid(np.array(values, dtype=dt), np.array(amounts, dtype=dt))
+
+
+def power_pairs(name):
+    """Bases around +-1 and the ends; exponents around 64 (XLA uses six bits) and
+    negative ones."""
+    dt = np.dtype(TYPES[name][0])
+    info = np.iinfo(dt)
+    bases = [b for b in [info.min, -3, -2, -1, 0, 1, 2, 3, 5, info.max] if info.min <= b <= info.max]
+    bases += [info.max - 1] if info.min == 0 else []
+    exps = [e for e in [0, 1, 2, 3, 5, 7, 31, 62, 63, 64, 65, 100, 127, -1, -2, -3, info.min, info.max]
+            if info.min <= e <= info.max]
+    return grid(np.array(sorted(set(bases)), dtype=dt), np.array(sorted(set(exps)), dtype=dt))
 
 
 def float_specials(name):
@@ -356,8 +393,13 @@ def binary_op(name, a, b, out_type):
 
 def gen_binary():
     for t in INTS:
-        a, b = int_pairs(t, limit={"s8": 14, "u8": 14, "s32": 13, "u32": 13, "s64": 11, "u64": 11}.get(t, 8))
         for op, hlo in BINARY_INT.items():
+            if op.startswith("shift"):
+                a, b = shift_pairs(t)
+            elif op == "power":
+                a, b = power_pairs(t)
+            else:
+                a, b = int_pairs(t)
             add_case(f"{op}_{t}", "binary", hlo, [a, b], binary_op(op, a, b, t))
     p = np.array([False, False, True, True])
     q = np.array([False, True, False, True])
@@ -415,7 +457,7 @@ def compare_op(direction, ctype, a, b):
 def gen_compare():
     dirs = ["EQ", "NE", "LT", "LE", "GT", "GE"]
     for t in INTS:
-        a, b = int_pairs(t, limit=8)
+        a, b = int_pairs(t)
         ctype = "SIGNED" if t.startswith("s") else "UNSIGNED"
         for d in dirs:
             add_case(f"compare_{d}_{t}", "compare", d, [a, b], compare_op(d, ctype, a, b), compare_type=ctype)

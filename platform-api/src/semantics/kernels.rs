@@ -2,7 +2,7 @@
 //!
 //! Each kernel matches the op once, then runs a loop whose body is one of the
 //! `#[inline]` element functions of [`super::int`], [`super::float`],
-//! [`super::complex`] or [`mod@super::convert`], monomorphised for the element type, so
+//! [`super::complex`], [`super::pred`] or [`mod@super::convert`], monomorphised for the element type, so
 //! the compiler sees straight-line code it can vectorise. The array layer
 //! ([`super::unary`], [`super::binary`], ...) is these kernels applied to a
 //! [`crate::Literal`]'s typed data; a compiled backend can call them directly on its
@@ -14,6 +14,7 @@
 use super::complex::{self, ComplexSemantics};
 use super::float::{self, FloatSemantics};
 use super::int::{self, IntSemantics};
+use super::pred;
 use crate::hlo::{BinaryOp, ComparisonDirection, UnaryOp};
 use crate::shape::ElementType;
 use crate::{Error, Result};
@@ -99,7 +100,7 @@ pub fn int_binary<T: IntSemantics>(op: BinaryOp, a: &[T], b: &[T], out: &mut [T]
 pub fn pred_unary(op: UnaryOp, x: &[u8], out: &mut [u8]) -> Result<()> {
     check_lengths(op.name(), &[x.len(), out.len()])?;
     match op {
-        UnaryOp::Not => map1(x, out, |v| (v == 0) as u8),
+        UnaryOp::Not => map1(x, out, pred::not),
         _ => return Err(undefined(op.name(), ElementType::Pred)),
     }
     Ok(())
@@ -110,9 +111,9 @@ pub fn pred_unary(op: UnaryOp, x: &[u8], out: &mut [u8]) -> Result<()> {
 pub fn pred_binary(op: BinaryOp, a: &[u8], b: &[u8], out: &mut [u8]) -> Result<()> {
     check_lengths(op.name(), &[a.len(), b.len(), out.len()])?;
     match op {
-        BinaryOp::And | BinaryOp::Multiply | BinaryOp::Minimum => map2(a, b, out, |x, y| x & y),
-        BinaryOp::Or | BinaryOp::Add | BinaryOp::Maximum => map2(a, b, out, |x, y| x | y),
-        BinaryOp::Xor => map2(a, b, out, |x, y| x ^ y),
+        BinaryOp::And | BinaryOp::Multiply | BinaryOp::Minimum => map2(a, b, out, pred::and),
+        BinaryOp::Or | BinaryOp::Add | BinaryOp::Maximum => map2(a, b, out, pred::or),
+        BinaryOp::Xor => map2(a, b, out, pred::xor),
         _ => return Err(undefined(op.name(), ElementType::Pred)),
     }
     Ok(())

@@ -15,7 +15,8 @@
 //!   - [`int`], [`float`], [`complex`]: one `#[inline]` generic function per op over
 //!     the element traits [`IntSemantics`], [`FloatSemantics`],
 //!     [`ComplexSemantics`] (e.g. `int::divide::<i32>(a, b)`,
-//!     `float::maximum::<f16>(a, b)`), no allocation, no dispatch;
+//!     `float::maximum::<f16>(a, b)`), no allocation, no dispatch; [`pred`] for
+//!     `pred` bytes;
 //!   - [`mod@convert`]: `convert::convert::<F, T>(x)` between any two element types
 //!     ([`Pred`] stands for `pred`);
 //!   - [`real`]: the `f32`/`f64` math library ([`Real`]) the float ops use;
@@ -47,6 +48,7 @@ pub mod convert;
 pub mod float;
 pub mod int;
 pub mod kernels;
+pub mod pred;
 pub mod real;
 
 pub use complex::ComplexSemantics;
