@@ -414,6 +414,51 @@ fn kernels_reject_slices_of_different_lengths() {
     assert_eq!(err.code(), Code::InvalidArgument);
 }
 
+#[test]
+fn element_function_getters_match_the_kernels() {
+    let add = kernels::float_binary_fn::<f16>(BinaryOp::Add).unwrap();
+    assert_eq!(
+        add(f16::from_f32(1.5), f16::from_f32(2.25)),
+        f16::from_f32(3.75)
+    );
+    let div = kernels::int_binary_fn::<i32>(BinaryOp::Divide).unwrap();
+    assert_eq!(div(7, 0), -1);
+    let shl = kernels::int_binary_fn::<u8>(BinaryOp::ShiftLeft).unwrap();
+    assert_eq!(shl(1, 8), 0);
+    let exp = kernels::float_unary_fn::<f64>(UnaryOp::Exp).unwrap();
+    assert_eq!(exp(0.0), 1.0);
+    let imag = kernels::float_unary_fn::<f32>(UnaryOp::Imag).unwrap();
+    assert_eq!(imag(5.0).to_bits(), 0);
+    let neg = kernels::complex_unary_fn::<Complex32>(UnaryOp::Negate).unwrap();
+    assert_eq!(neg(Complex32::new(1.0, -2.0)), Complex32::new(-1.0, 2.0));
+    let mul = kernels::complex_binary_fn::<Complex32>(BinaryOp::Multiply).unwrap();
+    assert_eq!(
+        mul(Complex32::new(0.0, 1.0), Complex32::new(0.0, 1.0)),
+        Complex32::new(-1.0, 0.0)
+    );
+    assert_eq!(kernels::pred_binary_fn(BinaryOp::Add).unwrap()(1, 1), 1);
+    assert_eq!(kernels::pred_unary_fn(UnaryOp::Not).unwrap()(0), 1);
+    let lt = kernels::compare_float_fn::<f32>(ComparisonDirection::Lt, true);
+    assert!(lt(-0.0, 0.0) && lt(1.0, f32::NAN));
+    let lt = kernels::compare_float_fn::<f32>(ComparisonDirection::Lt, false);
+    assert!(!lt(-0.0, 0.0) && !lt(1.0, f32::NAN));
+    assert!(kernels::compare_int_fn::<u8>(ComparisonDirection::Gt)(
+        200, 100
+    ));
+    for (err, what) in [
+        (kernels::int_unary_fn::<u32>(UnaryOp::Sign).err(), "sign"),
+        (kernels::float_binary_fn::<f32>(BinaryOp::Xor).err(), "xor"),
+        (
+            kernels::complex_unary_fn::<Complex32>(UnaryOp::Floor).err(),
+            "floor",
+        ),
+    ] {
+        let err = err.expect("undefined op");
+        assert_eq!(err.code(), Code::Unimplemented);
+        assert!(err.message().contains(what), "{err}");
+    }
+}
+
 /// A deterministic generator of bit patterns (no external crates needed).
 fn bits(seed: &mut u64) -> u64 {
     *seed ^= *seed << 13;

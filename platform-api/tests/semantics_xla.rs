@@ -310,7 +310,8 @@ fn max_ulp_distance(case: &Case, got: &Literal) -> Option<u64> {
     for i in 0..case.output.element_count() {
         for (&(g, t), (w, _)) in float_parts(got, i).iter().zip(float_parts(&case.output, i)) {
             let (gc, wc) = (classify(g, t), classify(w, t));
-            if !gc.nan && !wc.nan && !gc.infinite && !wc.infinite && !(wc.zero && gc.denormal) {
+            let skip = gc.nan || wc.nan || gc.infinite || wc.infinite || (wc.zero && gc.denormal);
+            if !skip {
                 worst = worst.max((gc.key - wc.key).unsigned_abs());
             }
         }

@@ -306,6 +306,18 @@ pub fn round_nearest_even<T: FloatSemantics>(x: T) -> T {
     lift1(x, Real::round_ties_even)
 }
 
+/// `real` of a real value: the value.
+#[inline]
+pub fn real<T: FloatSemantics>(x: T) -> T {
+    x
+}
+
+/// `imag` of a real value: `+0`.
+#[inline]
+pub fn imag<T: FloatSemantics>(_x: T) -> T {
+    T::from_bits_u64(0)
+}
+
 /// `is-finite`: false for ±inf and NaN.
 #[inline]
 pub fn is_finite<T: FloatSemantics>(x: T) -> bool {
