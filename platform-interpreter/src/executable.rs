@@ -19,8 +19,9 @@ use crate::eval::value::Value;
 use crate::eval::{Evaluator, RunContext};
 use crate::platform::PLATFORM_NAME;
 use platform_api::memory::ShapedBuffer;
-use platform_api::transfer::{layout_to_row_major, row_major_to_layout};
-use platform_api::{CompileOptions, DeviceAllocation, Error, Executable, HloModule, Literal, Result, RunOptions, Shape};
+use crate::ops::strided::{copy_box, View};
+use platform_api::transfer::layout_strides;
+use platform_api::{ArrayShape, CompileOptions, DeviceAllocation, Error, Executable, HloModule, Literal, Result, RunOptions, Shape};
 use std::sync::Arc;
 
 struct Program {
@@ -172,8 +173,9 @@ fn read_value(buffer: &ShapedBuffer) -> Result<Value> {
             Shape::Array(array) => {
                 let node = buffer.buffer(index)?;
                 let physical = host_bytes(node, array.byte_size())?;
-                let logical = layout_to_row_major(physical, array);
-                let literal = Literal::from_bytes(Shape::array(array.element_type, array.dims.clone()), &logical)?;
+                let mut literal = Literal::zeros(&Shape::array(array.element_type, array.dims.clone()));
+                let size = array.element_type.byte_size();
+                copy_box(size, &array.dims, literal.bytes_mut()?, &View::row_major(&array.dims), physical, &physical_view(array))?;
                 Ok(Value::from_literal(literal))
             }
         }
@@ -196,10 +198,24 @@ fn write_value(buffer: &ShapedBuffer, value: &Value) -> Result<()> {
             v = v.tuple()?.get(i).ok_or_else(|| Error::internal("result tuple too short"))?;
         }
         let array = shape.array_or_err()?;
-        let physical = row_major_to_layout(v.array()?.bytes()?, array);
-        host_bytes_mut(node, physical.len())?.copy_from_slice(&physical);
+        let dst = host_bytes_mut(node, array.byte_size())?;
+        let size = array.element_type.byte_size();
+        copy_box(size, &array.dims, dst, &physical_view(array), v.array()?.bytes()?, &View::row_major(&array.dims))?;
     }
     Ok(())
+}
+
+/// Where each logical element of `array` lies in device memory: the strides of
+/// its layout (the transfer module's definition), row-major when it has none.
+fn physical_view(array: &ArrayShape) -> View {
+    let has_layout = array.layout.as_ref().is_some_and(|l| l.minor_to_major.len() == array.rank());
+    if !has_layout {
+        return View::row_major(&array.dims);
+    }
+    View {
+        offset: 0,
+        strides: layout_strides(array).into_iter().map(|s| s as isize).collect(),
+    }
 }
 
 /// Writes each tuple node's table of element addresses (8 bytes each, little-endian).

@@ -139,3 +139,14 @@ ENTRY e { p = f32[4] parameter(0)
         assert_eq!(f32s(&o), [11.; 4]);
     }
 }
+
+#[test]
+#[ignore = "needs platform_api::semantics (branch `semantics`, not yet on main) for the add reducer"]
+fn all_reduce_sums_in_group_order() {
+    let m = "HloModule m\nsum { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\nENTRY e { p = f32[4] parameter(0)\n ROOT a = f32[4] all-reduce(p), replica_groups={}, to_apply=sum }";
+    let out = run_replicated(m, tens);
+    for o in out {
+        // Σ_r (10r + i) = 60 + 4i
+        assert_eq!(f32s(&o), [60., 64., 68., 72.]);
+    }
+}
