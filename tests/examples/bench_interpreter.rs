@@ -6,10 +6,12 @@
 //! cargo run --release -p tests --example bench_interpreter [BENCH_DIR] [NAME_FILTER]
 //! ```
 //! `BENCH_DIR` defaults to `../shared/bench` beside the repository. The goal is
-//! that every program finishes within 60 s in release mode.
+//! that every program finishes within 60 s in release mode. With `BENCH_PROFILE`
+//! set, the slowest instructions of each run are listed too.
 
 use platform_api::registry;
-use platform_api::{CompileOptions, ElementType, Error, HloModule, Literal, Result, RunOptions, Shape};
+use platform_api::{CompileOptions, ElementType, Error, HloModule, Literal, ProfileSink, Result, RunOptions, Shape};
+use std::sync::Arc;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -95,10 +97,21 @@ fn run(path: &Path) -> Result<(f64, f64)> {
     let stream = executor.clone().create_stream()?;
     let buffers = args.iter().map(|a| transfer.literal_to_device(&stream, a)).collect::<Result<Vec<_>>>()?;
     let refs: Vec<_> = buffers.iter().collect();
+    let mut options = RunOptions::new(stream.clone());
+    let profile = std::env::var_os("BENCH_PROFILE").map(|_| Arc::new(ProfileSink::new()));
+    options.profile = profile.clone();
     let start = Instant::now();
-    let result = exe.execute_on_stream(&RunOptions::new(stream.clone()), &refs)?;
+    let result = exe.execute_on_stream(&options, &refs)?;
     let execute = start.elapsed().as_secs_f64();
     drop(result);
+    if let Some(sink) = profile {
+        // The slowest instructions (nested ones included), for finding hot spots.
+        let mut events = sink.events();
+        events.sort_by(|a, b| b.duration_us.total_cmp(&a.duration_us));
+        for e in events.iter().take(8) {
+            eprintln!("    {:>10.1} ms  {} ({})", e.duration_us / 1000.0, e.name, e.category);
+        }
+    }
     Ok((compile, execute))
 }
 
