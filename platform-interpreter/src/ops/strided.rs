@@ -73,6 +73,14 @@ pub fn copy_box(element_size: usize, dims: &[usize], dst: &mut [u8], dst_view: &
             d.0, d.1, s.0, s.1
         )));
     }
+    // Walk the box so the innermost loop writes the destination with its smallest
+    // stride: scattered writes cost more than scattered reads.
+    let mut order: Vec<usize> = (0..dims.len()).collect();
+    order.sort_by_key(|&d| (std::cmp::Reverse(dst_view.strides[d].unsigned_abs()), std::cmp::Reverse(src_view.strides[d].unsigned_abs())));
+    let dims: Vec<usize> = order.iter().map(|&d| dims[d]).collect();
+    let dst_view = &View { offset: dst_view.offset, strides: order.iter().map(|&d| dst_view.strides[d]).collect() };
+    let src_view = &View { offset: src_view.offset, strides: order.iter().map(|&d| src_view.strides[d]).collect() };
+    let dims = dims.as_slice();
     match element_size {
         1 => typed::<u8>(dims, dst, dst_view, src, src_view),
         2 => typed::<u16>(dims, dst, dst_view, src, src_view),
