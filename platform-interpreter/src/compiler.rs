@@ -12,7 +12,9 @@
 
 use crate::executable::InterpreterExecutable;
 use crate::platform::PLATFORM_NAME;
-use platform_api::{CompileOptions, Compiler, Error, Executable, HloModule, Result, StreamExecutor};
+use platform_api::{
+    CompileOptions, Compiler, Error, Executable, HloModule, Result, StreamExecutor,
+};
 use std::sync::Arc;
 
 /// The compiler of the interpreter platform.
@@ -24,13 +26,23 @@ impl Compiler for InterpreterCompiler {
         PLATFORM_NAME
     }
 
-    fn run_hlo_passes(&self, module: HloModule, executor: &Arc<dyn StreamExecutor>, options: &CompileOptions) -> Result<HloModule> {
+    fn run_hlo_passes(
+        &self,
+        module: HloModule,
+        executor: &Arc<dyn StreamExecutor>,
+        options: &CompileOptions,
+    ) -> Result<HloModule> {
         let _ = options;
         check_executor(executor)?;
         Ok(module)
     }
 
-    fn run_backend(&self, module: HloModule, executor: &Arc<dyn StreamExecutor>, options: &CompileOptions) -> Result<Arc<dyn Executable>> {
+    fn run_backend(
+        &self,
+        module: HloModule,
+        executor: &Arc<dyn StreamExecutor>,
+        options: &CompileOptions,
+    ) -> Result<Arc<dyn Executable>> {
         check_executor(executor)?;
         Ok(Arc::new(InterpreterExecutable::new(module, options)?))
     }

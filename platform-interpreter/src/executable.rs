@@ -17,11 +17,14 @@
 use crate::eval::plan::ModulePlan;
 use crate::eval::value::Value;
 use crate::eval::{Evaluator, RunContext};
+use crate::ops::strided::{copy_box, View};
 use crate::platform::PLATFORM_NAME;
 use platform_api::memory::ShapedBuffer;
-use crate::ops::strided::{copy_box, View};
 use platform_api::transfer::layout_strides;
-use platform_api::{ArrayShape, CompileOptions, DeviceAllocation, Error, Executable, HloModule, Literal, Result, RunOptions, Shape};
+use platform_api::{
+    ArrayShape, CompileOptions, DeviceAllocation, Error, Executable, HloModule, Literal, Result,
+    RunOptions, Shape,
+};
 use std::sync::Arc;
 
 struct Program {
@@ -41,8 +44,16 @@ pub struct InterpreterExecutable {
 impl InterpreterExecutable {
     pub fn new(module: HloModule, options: &CompileOptions) -> Result<Self> {
         let plan = ModulePlan::new(&module)?;
-        let replica_count = module.config.replica_count.unwrap_or(options.replica_count).max(1);
-        let partition_count = module.config.num_partitions.unwrap_or(options.num_partitions).max(1);
+        let replica_count = module
+            .config
+            .replica_count
+            .unwrap_or(options.replica_count)
+            .max(1);
+        let partition_count = module
+            .config
+            .num_partitions
+            .unwrap_or(options.num_partitions)
+            .max(1);
         Ok(InterpreterExecutable {
             program: Arc::new(Program {
                 module,
@@ -59,10 +70,16 @@ impl InterpreterExecutable {
         let program = &self.program;
         let params = program.module.entry_program_shape().parameters;
         if params.len() != args.len() {
-            return Err(Error::invalid_argument(format!("the entry computation takes {} arguments; {} were given", params.len(), args.len())));
+            return Err(Error::invalid_argument(format!(
+                "the entry computation takes {} arguments; {} were given",
+                params.len(),
+                args.len()
+            )));
         }
         let mut evaluator = Evaluator::new(&program.module, &program.plan, ctx);
-        Ok(evaluator.run_entry(args.into_iter().map(Value::from_literal).collect())?.into_literal())
+        Ok(evaluator
+            .run_entry(args.into_iter().map(Value::from_literal).collect())?
+            .into_literal())
     }
 }
 
@@ -71,7 +88,11 @@ impl Executable for InterpreterExecutable {
         &self.program.module
     }
 
-    fn execute_async_on_stream(&self, options: &RunOptions, arguments: &[&ShapedBuffer]) -> Result<ShapedBuffer> {
+    fn execute_async_on_stream(
+        &self,
+        options: &RunOptions,
+        arguments: &[&ShapedBuffer],
+    ) -> Result<ShapedBuffer> {
         let executor = options.stream.executor();
         if executor.platform_id() != PLATFORM_NAME {
             return Err(Error::invalid_argument(format!(
@@ -107,8 +128,14 @@ impl Executable for InterpreterExecutable {
         let ctx = RunContext {
             replica: options.replica,
             partition: options.partition,
-            replica_count: options.device_assignment.as_ref().map_or(program.replica_count, |d| d.replica_count()),
-            partition_count: options.device_assignment.as_ref().map_or(program.partition_count, |d| d.computation_count()),
+            replica_count: options
+                .device_assignment
+                .as_ref()
+                .map_or(program.replica_count, |d| d.replica_count()),
+            partition_count: options
+                .device_assignment
+                .as_ref()
+                .map_or(program.partition_count, |d| d.computation_count()),
             run_id: options.run_id,
             rng_seed: options.rng_seed,
             profile: options.profile.clone(),
@@ -135,7 +162,10 @@ fn host_bytes(node: &DeviceAllocation, len: usize) -> Result<&[u8]> {
         )));
     }
     if node.size() < len {
-        return Err(Error::invalid_argument(format!("a buffer of {} bytes holds a value of {len} bytes", node.size())));
+        return Err(Error::invalid_argument(format!(
+            "a buffer of {} bytes holds a value of {len} bytes",
+            node.size()
+        )));
     }
     if len == 0 {
         return Ok(&[]);
@@ -146,14 +176,21 @@ fn host_bytes(node: &DeviceAllocation, len: usize) -> Result<&[u8]> {
     Ok(unsafe { std::slice::from_raw_parts(node.mem().opaque.cast::<u8>(), len) })
 }
 
-fn host_bytes_mut(node: &DeviceAllocation, len: usize) -> Result<&mut [u8]> {
+/// Runs `f` on the host bytes of an allocation of an interpreter device, writable.
+fn with_host_bytes_mut<R>(
+    node: &DeviceAllocation,
+    len: usize,
+    f: impl FnOnce(&mut [u8]) -> Result<R>,
+) -> Result<R> {
     host_bytes(node, len)?;
     if len == 0 {
-        return Ok(&mut []);
+        return f(&mut []);
     }
     // SAFETY: as in `host_bytes`; the result buffer was allocated by this execution
-    // and nothing else refers to its memory until the execution returns it.
-    Ok(unsafe { std::slice::from_raw_parts_mut(node.mem().opaque.cast::<u8>(), len) })
+    // and nothing else reads or writes its memory until the execution returns it,
+    // and the slice does not outlive `f`.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(node.mem().opaque.cast::<u8>(), len) };
+    f(bytes)
 }
 
 /// Reads an argument buffer into a (logical, row-major) value.
@@ -173,9 +210,17 @@ fn read_value(buffer: &ShapedBuffer) -> Result<Value> {
             Shape::Array(array) => {
                 let node = buffer.buffer(index)?;
                 let physical = host_bytes(node, array.byte_size())?;
-                let mut literal = Literal::zeros(&Shape::array(array.element_type, array.dims.clone()));
+                let mut literal =
+                    Literal::zeros(&Shape::array(array.element_type, array.dims.clone()));
                 let size = array.element_type.byte_size();
-                copy_box(size, &array.dims, literal.bytes_mut()?, &View::row_major(&array.dims), physical, &physical_view(array))?;
+                copy_box(
+                    size,
+                    &array.dims,
+                    literal.bytes_mut()?,
+                    &View::row_major(&array.dims),
+                    physical,
+                    &physical_view(array),
+                )?;
                 Ok(Value::from_literal(literal))
             }
         }
@@ -195,12 +240,24 @@ fn write_value(buffer: &ShapedBuffer, value: &Value) -> Result<()> {
     for (index, shape, node) in buffer.leaves() {
         let mut v = value;
         for &i in &index {
-            v = v.tuple()?.get(i).ok_or_else(|| Error::internal("result tuple too short"))?;
+            v = v
+                .tuple()?
+                .get(i)
+                .ok_or_else(|| Error::internal("result tuple too short"))?;
         }
         let array = shape.array_or_err()?;
-        let dst = host_bytes_mut(node, array.byte_size())?;
         let size = array.element_type.byte_size();
-        copy_box(size, &array.dims, dst, &physical_view(array), v.array()?.bytes()?, &View::row_major(&array.dims))?;
+        let src = v.array()?.bytes()?;
+        with_host_bytes_mut(node, array.byte_size(), |dst| {
+            copy_box(
+                size,
+                &array.dims,
+                dst,
+                &physical_view(array),
+                src,
+                &View::row_major(&array.dims),
+            )
+        })?;
     }
     Ok(())
 }
@@ -208,13 +265,19 @@ fn write_value(buffer: &ShapedBuffer, value: &Value) -> Result<()> {
 /// Where each logical element of `array` lies in device memory: the strides of
 /// its layout (the transfer module's definition), row-major when it has none.
 fn physical_view(array: &ArrayShape) -> View {
-    let has_layout = array.layout.as_ref().is_some_and(|l| l.minor_to_major.len() == array.rank());
+    let has_layout = array
+        .layout
+        .as_ref()
+        .is_some_and(|l| l.minor_to_major.len() == array.rank());
     if !has_layout {
         return View::row_major(&array.dims);
     }
     View {
         offset: 0,
-        strides: layout_strides(array).into_iter().map(|s| s as isize).collect(),
+        strides: layout_strides(array)
+            .into_iter()
+            .map(|s| s as isize)
+            .collect(),
     }
 }
 
@@ -228,7 +291,10 @@ fn write_index_tables(buffer: &ShapedBuffer) -> Result<()> {
                 child.push(i);
                 table.extend_from_slice(&buffer.buffer(&child)?.mem().addr().to_le_bytes());
             }
-            host_bytes_mut(buffer.buffer(&index)?, table.len())?.copy_from_slice(&table);
+            with_host_bytes_mut(buffer.buffer(&index)?, table.len(), |dst| {
+                dst.copy_from_slice(&table);
+                Ok(())
+            })?;
         }
     }
     Ok(())

@@ -8,7 +8,9 @@
 //! [`crate::stream`]), so "synchronising all activity" has nothing to wait for.
 
 use crate::stream::{InlineEvent, InlineStream};
-use platform_api::{DeviceDescription, DeviceMemoryBase, Error, Event, MemoryUsage, Result, Stream, StreamExecutor};
+use platform_api::{
+    DeviceDescription, DeviceMemoryBase, Error, Event, MemoryUsage, Result, Stream, StreamExecutor,
+};
 use std::alloc::Layout;
 use std::any::Any;
 use std::collections::HashMap;
@@ -45,7 +47,9 @@ impl InterpreterExecutor {
     fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger> {
         // A panic while holding the lock cannot leave the ledger half-updated in a
         // way that matters more than losing the counters, so recover the guard.
-        self.ledger.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.ledger
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Whether `[addr, addr + len)` lies inside one live allocation of this executor.
@@ -55,10 +59,9 @@ impl InterpreterExecutor {
         }
         let ledger = self.ledger();
         // Allocations are few per execution; a linear scan keeps the table simple.
-        ledger
-            .live
-            .iter()
-            .any(|(&start, &size)| addr >= start && addr.checked_add(len).is_some_and(|end| end <= start + size))
+        ledger.live.iter().any(|(&start, &size)| {
+            addr >= start && addr.checked_add(len).is_some_and(|end| end <= start + size)
+        })
     }
 }
 
@@ -120,7 +123,12 @@ impl StreamExecutor for InterpreterExecutor {
         };
         // SAFETY: the ledger proves this address came from `allocate` with this size
         // and alignment, and removing it guarantees it is freed once.
-        unsafe { std::alloc::dealloc(mem.opaque.cast(), Layout::from_size_align_unchecked(size, ALLOCATION_ALIGNMENT)) }
+        unsafe {
+            std::alloc::dealloc(
+                mem.opaque.cast(),
+                Layout::from_size_align_unchecked(size, ALLOCATION_ALIGNMENT),
+            )
+        }
     }
 
     fn create_stream(self: Arc<Self>) -> Result<Arc<dyn Stream>> {
@@ -157,7 +165,12 @@ impl Drop for InterpreterExecutor {
         let ledger = self.ledger.get_mut().unwrap_or_else(|p| p.into_inner());
         for (addr, size) in ledger.live.drain() {
             // SAFETY: as in `deallocate`.
-            unsafe { std::alloc::dealloc(addr as *mut u8, Layout::from_size_align_unchecked(size, ALLOCATION_ALIGNMENT)) }
+            unsafe {
+                std::alloc::dealloc(
+                    addr as *mut u8,
+                    Layout::from_size_align_unchecked(size, ALLOCATION_ALIGNMENT),
+                )
+            }
         }
     }
 }

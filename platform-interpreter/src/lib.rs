@@ -37,8 +37,8 @@ pub use executor::InterpreterExecutor;
 pub use platform::{InterpreterPlatform, PLATFORM_NAME};
 
 use platform_api::{
-    inventory, Availability, Compiler, CompilerRegistration, GenericTransferManager, PlatformRegistration, TransferManager,
-    TransferManagerRegistration,
+    inventory, Availability, Compiler, CompilerRegistration, GenericTransferManager,
+    PlatformRegistration, TransferManager, TransferManagerRegistration,
 };
 use std::sync::Arc;
 

@@ -17,7 +17,9 @@ impl InterpreterPlatform {
     /// A platform with `device_count` devices.
     pub fn new(device_count: usize) -> Result<Self> {
         if device_count == 0 {
-            return Err(Error::invalid_argument("the interpreter platform needs at least one device"));
+            return Err(Error::invalid_argument(
+                "the interpreter platform needs at least one device",
+            ));
         }
         Ok(InterpreterPlatform {
             executors: (0..device_count)
@@ -28,7 +30,9 @@ impl InterpreterPlatform {
 
     /// Creates the platform as the registry does: `options.device_count`, default 1.
     pub fn create(options: &PlatformOptions) -> Result<Arc<dyn Platform>> {
-        Ok(Arc::new(InterpreterPlatform::new(options.device_count.unwrap_or(1))?))
+        Ok(Arc::new(InterpreterPlatform::new(
+            options.device_count.unwrap_or(1),
+        )?))
     }
 }
 

@@ -13,7 +13,9 @@
 //! [`DeviceMemoryBase`] is an error, never a wild write.
 
 use crate::executor::InterpreterExecutor;
-use platform_api::{DeviceMemoryBase, Error, Event, EventStatus, HostCallback, Result, Stream, StreamExecutor};
+use platform_api::{
+    DeviceMemoryBase, Error, Event, EventStatus, HostCallback, Result, Stream, StreamExecutor,
+};
 use std::any::Any;
 use std::sync::{Arc, Mutex};
 
@@ -82,13 +84,20 @@ impl Stream for InlineStream {
             if !src.is_empty() {
                 // SAFETY: the destination range was checked to lie inside a live
                 // allocation of this executor, and `src` is a valid slice.
-                unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.opaque.cast::<u8>(), src.len()) }
+                unsafe {
+                    std::ptr::copy_nonoverlapping(src.as_ptr(), dst.opaque.cast::<u8>(), src.len())
+                }
             }
             Ok(())
         })
     }
 
-    unsafe fn memcpy_device_to_host(&self, dst: *mut u8, src: DeviceMemoryBase, len: usize) -> Result<()> {
+    unsafe fn memcpy_device_to_host(
+        &self,
+        dst: *mut u8,
+        src: DeviceMemoryBase,
+        len: usize,
+    ) -> Result<()> {
         self.check_device_range(src, len, "device-to-host copy")?;
         self.run(|| {
             if len > 0 {
@@ -100,7 +109,12 @@ impl Stream for InlineStream {
         })
     }
 
-    fn memcpy_device_to_device(&self, dst: DeviceMemoryBase, src: DeviceMemoryBase, len: usize) -> Result<()> {
+    fn memcpy_device_to_device(
+        &self,
+        dst: DeviceMemoryBase,
+        src: DeviceMemoryBase,
+        len: usize,
+    ) -> Result<()> {
         self.check_device_range(dst, len, "device-to-device copy (destination)")?;
         self.check_device_range(src, len, "device-to-device copy (source)")?;
         self.run(|| {
@@ -120,8 +134,14 @@ impl Stream for InlineStream {
         let event = event
             .as_any()
             .downcast_ref::<InlineEvent>()
-            .ok_or_else(|| Error::invalid_argument("an interpreter stream can only record interpreter events"))?;
-        let status = if self.failed() { EventStatus::Error } else { EventStatus::Complete };
+            .ok_or_else(|| {
+                Error::invalid_argument("an interpreter stream can only record interpreter events")
+            })?;
+        let status = if self.failed() {
+            EventStatus::Error
+        } else {
+            EventStatus::Complete
+        };
         event.set(status);
         Ok(())
     }
@@ -179,7 +199,9 @@ impl Event for InlineEvent {
 
     fn synchronize(&self) -> Result<()> {
         match self.status() {
-            EventStatus::Error => Err(Error::internal("the stream that recorded this event failed before reaching it")),
+            EventStatus::Error => Err(Error::internal(
+                "the stream that recorded this event failed before reaching it",
+            )),
             _ => Ok(()),
         }
     }

@@ -7,7 +7,10 @@ use platform_api::Literal;
 fn close(got: &[f32], want: &[f64]) {
     assert_eq!(got.len(), want.len());
     for (g, w) in got.iter().zip(want) {
-        assert!((*g as f64 - w).abs() <= 1e-6 * (1.0 + w.abs()), "got {got:?}, want {want:?}");
+        assert!(
+            (*g as f64 - w).abs() <= 1e-6 * (1.0 + w.abs()),
+            "got {got:?}, want {want:?}"
+        );
     }
 }
 
@@ -25,7 +28,16 @@ fn training_and_inference() {
     close(&f32s(&out[1]), &[2., 4.]);
     close(&f32s(&out[2]), &[1., 4.]);
     let i = "HloModule m\nENTRY e { x = f32[2,2] parameter(0)\n s = f32[2] parameter(1)\n o = f32[2] parameter(2)\n mu = f32[2] parameter(3)\n v = f32[2] parameter(4)\n ROOT b = f32[2,2] batch-norm-inference(x, s, o, mu, v), epsilon=0, feature_index=1 }";
-    let out = eval_ok(i, vec![x, scale, offset, Literal::vector(&[2f32, 4.]), Literal::vector(&[1f32, 4.])]);
+    let out = eval_ok(
+        i,
+        vec![
+            x,
+            scale,
+            offset,
+            Literal::vector(&[2f32, 4.]),
+            Literal::vector(&[1f32, 4.]),
+        ],
+    );
     close(&f32s(&out), &[-1., -1., 1., 3.]);
 }
 
@@ -47,7 +59,10 @@ fn grad() {
         ],
     )
     .decompose_tuple();
-    close(&f32s(&out[0]), &[8.0 / 21.0 / sigma, -10.0 / 21.0 / sigma, 2.0 / 21.0 / sigma]);
+    close(
+        &f32s(&out[0]),
+        &[8.0 / 21.0 / sigma, -10.0 / 21.0 / sigma, 2.0 / 21.0 / sigma],
+    );
     close(&f32s(&out[1]), &[-2.0 / sigma]);
     close(&f32s(&out[2]), &[1.0]);
 }

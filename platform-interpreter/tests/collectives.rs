@@ -4,7 +4,10 @@
 mod common;
 use common::*;
 use platform_api::registry;
-use platform_api::{CompileOptions, Compiler, DefaultComputationPlacer, ComputationPlacer, Executable, Literal, PlatformOptions, RunOptions};
+use platform_api::{
+    CompileOptions, Compiler, ComputationPlacer, DefaultComputationPlacer, Executable, Literal,
+    PlatformOptions, RunOptions,
+};
 use platform_interpreter::InterpreterCompiler;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -15,15 +18,36 @@ const REPLICAS: usize = 4;
 fn run_replicated(text: &str, arg: impl Fn(usize) -> Literal + Sync) -> Vec<Literal> {
     static RUN_ID: AtomicU64 = AtomicU64::new(1000);
     let run_id = RUN_ID.fetch_add(1, Ordering::Relaxed);
-    let platform = registry::create_platform("Interpreter", &PlatformOptions { device_count: Some(REPLICAS) }).unwrap();
-    let options = CompileOptions { replica_count: REPLICAS, ..CompileOptions::default() };
-    let exe: Arc<dyn Executable> = InterpreterCompiler.compile(parse(text), &platform.executor(0).unwrap(), &options).unwrap();
-    let assignment = Arc::new(DefaultComputationPlacer.assign_devices(REPLICAS, 1).unwrap());
+    let platform = registry::create_platform(
+        "Interpreter",
+        &PlatformOptions {
+            device_count: Some(REPLICAS),
+        },
+    )
+    .unwrap();
+    let options = CompileOptions {
+        replica_count: REPLICAS,
+        ..CompileOptions::default()
+    };
+    let exe: Arc<dyn Executable> = InterpreterCompiler
+        .compile(parse(text), &platform.executor(0).unwrap(), &options)
+        .unwrap();
+    let assignment = Arc::new(
+        DefaultComputationPlacer
+            .assign_devices(REPLICAS, 1)
+            .unwrap(),
+    );
     let tm = registry::transfer_manager("Interpreter").unwrap();
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..REPLICAS)
             .map(|r| {
-                let (exe, platform, assignment, tm, arg) = (exe.clone(), platform.clone(), assignment.clone(), tm.clone(), &arg);
+                let (exe, platform, assignment, tm, arg) = (
+                    exe.clone(),
+                    platform.clone(),
+                    assignment.clone(),
+                    tm.clone(),
+                    &arg,
+                );
                 scope.spawn(move || {
                     let ex = platform.executor(assignment.device(r, 0).unwrap()).unwrap();
                     let stream = ex.clone().create_stream().unwrap();
@@ -32,7 +56,9 @@ fn run_replicated(text: &str, arg: impl Fn(usize) -> Literal + Sync) -> Vec<Lite
                     o.replica = r;
                     o.run_id = run_id;
                     o.device_assignment = Some(assignment);
-                    let result = exe.execute_on_stream(&o, &[&buffer]).unwrap_or_else(|e| panic!("replica {r}: {e}"));
+                    let result = exe
+                        .execute_on_stream(&o, &[&buffer])
+                        .unwrap_or_else(|e| panic!("replica {r}: {e}"));
                     tm.transfer_literal_from_device(&stream, &result).unwrap()
                 })
             })
@@ -53,7 +79,9 @@ const LAST_WINS: &str = "last { a = f32[] parameter(0)\n ROOT b = f32[] paramete
 #[test]
 fn all_gather_concatenates_in_replica_order() {
     let m = "HloModule m\nENTRY e { p = f32[2] parameter(0)\n ROOT g = f32[8] all-gather(p), dimensions={0}, replica_groups={} }";
-    let out = run_replicated(m, |r| Literal::vector(&[(10 * r) as f32, (10 * r + 1) as f32]));
+    let out = run_replicated(m, |r| {
+        Literal::vector(&[(10 * r) as f32, (10 * r + 1) as f32])
+    });
     for o in out {
         assert_eq!(f32s(&o), [0., 1., 10., 11., 20., 21., 30., 31.]);
     }
@@ -85,7 +113,10 @@ fn all_to_all_exchanges_blocks() {
     let out = run_replicated(m, tens);
     for (r, o) in out.iter().enumerate() {
         // Replica r receives block r of every source j, in source order.
-        assert_eq!(f32s(o), (0..4).map(|j| (10 * j + r) as f32).collect::<Vec<_>>());
+        assert_eq!(
+            f32s(o),
+            (0..4).map(|j| (10 * j + r) as f32).collect::<Vec<_>>()
+        );
     }
 }
 
@@ -94,8 +125,8 @@ fn collective_permute_sends_along_pairs_and_zeros_the_rest() {
     let m = "HloModule m\nENTRY e { p = f32[4] parameter(0)\n ROOT c = f32[4] collective-permute(p), source_target_pairs={{0,1},{1,2},{2,3}} }";
     let out = run_replicated(m, tens);
     assert_eq!(f32s(&out[0]), [0.; 4]);
-    for r in 1..4 {
-        assert_eq!(f32s(&out[r]), f32s(&tens(r - 1)));
+    for (r, o) in out.iter().enumerate().skip(1) {
+        assert_eq!(f32s(o), f32s(&tens(r - 1)));
     }
 }
 

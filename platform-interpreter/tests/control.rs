@@ -43,21 +43,40 @@ ENTRY e {
 
 #[test]
 fn while_runs_until_the_condition_fails() {
-    let out = eval_ok(COUNTING_LOOP, vec![Literal::from_slice(&[4], &[-1f32; 4]).unwrap()]);
+    let out = eval_ok(
+        COUNTING_LOOP,
+        vec![Literal::from_slice(&[4], &[-1f32; 4]).unwrap()],
+    );
     // Iterations i = 0, 1, 2 write 10, 11, 12; flags[3] stops the loop.
     assert_eq!(f32s(&out), [10., 11., 12., -1.]);
 }
 
 #[test]
 fn while_step_limit_is_an_error_naming_the_loop() {
-    let ctx = RunContext { while_step_limit: Some(2), ..RunContext::default() };
-    let err = eval_with(COUNTING_LOOP, vec![Literal::from_slice(&[4], &[0f32; 4]).unwrap()], &ctx).unwrap_err();
+    let ctx = RunContext {
+        while_step_limit: Some(2),
+        ..RunContext::default()
+    };
+    let err = eval_with(
+        COUNTING_LOOP,
+        vec![Literal::from_slice(&[4], &[0f32; 4]).unwrap()],
+        &ctx,
+    )
+    .unwrap_err();
     assert_eq!(err.code(), Code::OutOfRange);
     assert!(err.message().contains("%w"), "{err}");
     assert!(err.message().contains("step limit of 2"), "{err}");
     // Exactly enough steps is fine.
-    let ctx = RunContext { while_step_limit: Some(3), ..RunContext::default() };
-    assert!(eval_with(COUNTING_LOOP, vec![Literal::from_slice(&[4], &[0f32; 4]).unwrap()], &ctx).is_ok());
+    let ctx = RunContext {
+        while_step_limit: Some(3),
+        ..RunContext::default()
+    };
+    assert!(eval_with(
+        COUNTING_LOOP,
+        vec![Literal::from_slice(&[4], &[0f32; 4]).unwrap()],
+        &ctx
+    )
+    .is_ok());
 }
 
 const CONDITIONAL: &str = r#"HloModule cond
@@ -160,7 +179,10 @@ ENTRY e {
   ROOT m = f32[2,2] map(x, y), dimensions={0,1}, to_apply=pick
 }"#;
     let y = Literal::from_slice(&[2, 2], &[5f32, 6., 7., 8.]).unwrap();
-    assert_eq!(f32s(&eval_ok(m, vec![counting(&[2, 2]), y])), [5., 6., 7., 8.]);
+    assert_eq!(
+        f32s(&eval_ok(m, vec![counting(&[2, 2]), y])),
+        [5., 6., 7., 8.]
+    );
 }
 
 #[test]
@@ -168,7 +190,10 @@ fn unimplemented_ops_name_the_op_and_instruction() {
     let m = "HloModule m\nENTRY e { t = token[] after-all()\n ROOT i = ((f32[2], u32[]), token[]) infeed(t) }";
     let err = eval(m, vec![]).unwrap_err();
     assert_eq!(err.code(), Code::Unimplemented);
-    assert!(err.message().contains("infeed") && err.message().contains("%i"), "{err}");
+    assert!(
+        err.message().contains("infeed") && err.message().contains("%i"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -185,5 +210,8 @@ fn wrong_argument_count_is_an_error() {
     let m = "HloModule m\nENTRY e { p = f32[2] parameter(0)\n ROOT r = f32[2] reverse(p), dimensions={0} }";
     assert_eq!(eval(m, vec![]).unwrap_err().code(), Code::InvalidArgument);
     let err = eval(m, vec![counting(&[3])]).unwrap_err();
-    assert!(err.message().contains("parameter 0") && err.message().contains("f32[3]"), "{err}");
+    assert!(
+        err.message().contains("parameter 0") && err.message().contains("f32[3]"),
+        "{err}"
+    );
 }

@@ -52,17 +52,30 @@ fn transpose_permutes() {
 fn slice_with_strides_and_empty_results() {
     let m = "HloModule m\nENTRY e { p = f32[5,6] parameter(0)\n ROOT s = f32[2,2] slice(p), slice={[1:5:2], [0:6:4]} }";
     // rows 1,3; cols 0,4
-    assert_eq!(f32s(&eval_ok(m, vec![counting(&[5, 6])])), [6., 10., 18., 22.]);
+    assert_eq!(
+        f32s(&eval_ok(m, vec![counting(&[5, 6])])),
+        [6., 10., 18., 22.]
+    );
     let empty = "HloModule m\nENTRY e { p = f32[5,6] parameter(0)\n ROOT s = f32[0,6] slice(p), slice={[3:3], [0:6]} }";
     assert_eq!(eval_ok(empty, vec![counting(&[5, 6])]).element_count(), 0);
     let out_of_bounds = "HloModule m\nENTRY e { p = f32[5] parameter(0)\n ROOT s = f32[3] slice(p), slice={[3:6]} }";
-    assert_eq!(eval(out_of_bounds, vec![counting(&[5])]).unwrap_err().code(), Code::InvalidArgument);
+    assert_eq!(
+        eval(out_of_bounds, vec![counting(&[5])])
+            .unwrap_err()
+            .code(),
+        Code::InvalidArgument
+    );
 }
 
 #[test]
 fn dynamic_slice_clamps_start_indices() {
     let m = "HloModule m\nENTRY e { p = f32[4,5] parameter(0)\n i = s32[] parameter(1)\n j = s32[] parameter(2)\n ROOT d = f32[2,3] dynamic-slice(p, i, j), dynamic_slice_sizes={2,3} }";
-    let run = |i: i32, j: i32| f32s(&eval_ok(m, vec![counting(&[4, 5]), Literal::scalar(i), Literal::scalar(j)]));
+    let run = |i: i32, j: i32| {
+        f32s(&eval_ok(
+            m,
+            vec![counting(&[4, 5]), Literal::scalar(i), Literal::scalar(j)],
+        ))
+    };
     // In range: rows 1..3, cols 1..4.
     assert_eq!(run(1, 1), [6., 7., 8., 11., 12., 13.]);
     // Too large: clamped to rows 2..4, cols 2..5.
@@ -71,14 +84,27 @@ fn dynamic_slice_clamps_start_indices() {
     assert_eq!(run(-3, i32::MIN), [0., 1., 2., 5., 6., 7.]);
     // Unsigned indices are never negative: u32::MAX clamps to the far end.
     let u = "HloModule m\nENTRY e { p = f32[4] parameter(0)\n i = u32[] parameter(1)\n ROOT d = f32[2] dynamic-slice(p, i), dynamic_slice_sizes={2} }";
-    assert_eq!(f32s(&eval_ok(u, vec![counting(&[4]), Literal::scalar(u32::MAX)])), [2., 3.]);
+    assert_eq!(
+        f32s(&eval_ok(u, vec![counting(&[4]), Literal::scalar(u32::MAX)])),
+        [2., 3.]
+    );
 }
 
 #[test]
 fn dynamic_update_slice_clamps_and_writes() {
     let m = "HloModule m\nENTRY e { p = f32[3,4] parameter(0)\n u = f32[2,2] parameter(1)\n i = s32[] parameter(2)\n j = s32[] parameter(3)\n ROOT d = f32[3,4] dynamic-update-slice(p, u, i, j) }";
     let upd = Literal::from_slice(&[2, 2], &[-1f32, -2., -3., -4.]).unwrap();
-    let run = |i: i32, j: i32| f32s(&eval_ok(m, vec![counting(&[3, 4]), upd.clone(), Literal::scalar(i), Literal::scalar(j)]));
+    let run = |i: i32, j: i32| {
+        f32s(&eval_ok(
+            m,
+            vec![
+                counting(&[3, 4]),
+                upd.clone(),
+                Literal::scalar(i),
+                Literal::scalar(j),
+            ],
+        ))
+    };
     let mut want: Vec<f32> = (0..12).map(|v| v as f32).collect();
     // (5, -1) clamps to (1, 0).
     want[4] = -1.;
@@ -101,30 +127,55 @@ fn concatenate_along_a_dimension() {
 fn pad_edge_negative_and_interior() {
     // [0 1 2] with low=1, high=2, interior=1 -> [9 0 9 1 9 2 9 9]
     let m = "HloModule m\nENTRY e { p = f32[3] parameter(0)\n v = f32[] parameter(1)\n ROOT r = f32[8] pad(p, v), padding=1_2_1 }";
-    assert_eq!(f32s(&eval_ok(m, vec![counting(&[3]), Literal::scalar(9f32)])), [9., 0., 9., 1., 9., 2., 9., 9.]);
+    assert_eq!(
+        f32s(&eval_ok(m, vec![counting(&[3]), Literal::scalar(9f32)])),
+        [9., 0., 9., 1., 9., 2., 9., 9.]
+    );
     // Negative low crops: [0 1 2 3] low=-1 high=-2 interior=1 -> full [0 9 1 9 2 9 3] cropped to [9 1 9 2]
     let n = "HloModule m\nENTRY e { p = f32[4] parameter(0)\n v = f32[] parameter(1)\n ROOT r = f32[4] pad(p, v), padding=-1_-2_1 }";
-    assert_eq!(f32s(&eval_ok(n, vec![counting(&[4]), Literal::scalar(9f32)])), [9., 1., 9., 2.]);
+    assert_eq!(
+        f32s(&eval_ok(n, vec![counting(&[4]), Literal::scalar(9f32)])),
+        [9., 1., 9., 2.]
+    );
     // Two dimensions, cropping every element of one row away.
     let two = "HloModule m\nENTRY e { p = f32[2,2] parameter(0)\n v = f32[] parameter(1)\n ROOT r = f32[1,3] pad(p, v), padding=-1_0x0_1 }";
-    assert_eq!(f32s(&eval_ok(two, vec![counting(&[2, 2]), Literal::scalar(-1f32)])), [2., 3., -1.]);
+    assert_eq!(
+        f32s(&eval_ok(
+            two,
+            vec![counting(&[2, 2]), Literal::scalar(-1f32)]
+        )),
+        [2., 3., -1.]
+    );
     // Everything cropped: only padding remains.
     let gone = "HloModule m\nENTRY e { p = f32[2] parameter(0)\n v = f32[] parameter(1)\n ROOT r = f32[1] pad(p, v), padding=-3_2 }";
-    assert_eq!(f32s(&eval_ok(gone, vec![counting(&[2]), Literal::scalar(5f32)])), [5.]);
+    assert_eq!(
+        f32s(&eval_ok(gone, vec![counting(&[2]), Literal::scalar(5f32)])),
+        [5.]
+    );
 }
 
 #[test]
 fn reverse_dimensions() {
     let m = "HloModule m\nENTRY e { p = f32[2,3] parameter(0)\n ROOT r = f32[2,3] reverse(p), dimensions={1,0} }";
-    assert_eq!(f32s(&eval_ok(m, vec![counting(&[2, 3])])), [5., 4., 3., 2., 1., 0.]);
+    assert_eq!(
+        f32s(&eval_ok(m, vec![counting(&[2, 3])])),
+        [5., 4., 3., 2., 1., 0.]
+    );
     let one = "HloModule m\nENTRY e { p = f32[2,3] parameter(0)\n ROOT r = f32[2,3] reverse(p), dimensions={1} }";
-    assert_eq!(f32s(&eval_ok(one, vec![counting(&[2, 3])])), [2., 1., 0., 5., 4., 3.]);
+    assert_eq!(
+        f32s(&eval_ok(one, vec![counting(&[2, 3])])),
+        [2., 1., 0., 5., 4., 3.]
+    );
 }
 
 #[test]
 fn copy_is_identity_whatever_the_layout() {
-    let m = "HloModule m\nENTRY e { p = f32[2,3]{1,0} parameter(0)\n ROOT c = f32[2,3]{0,1} copy(p) }";
-    assert_eq!(f32s(&eval_ok(m, vec![counting(&[2, 3])])), [0., 1., 2., 3., 4., 5.]);
+    let m =
+        "HloModule m\nENTRY e { p = f32[2,3]{1,0} parameter(0)\n ROOT c = f32[2,3]{0,1} copy(p) }";
+    assert_eq!(
+        f32s(&eval_ok(m, vec![counting(&[2, 3])])),
+        [0., 1., 2., 3., 4., 5.]
+    );
 }
 
 #[test]
@@ -139,10 +190,17 @@ fn bitcast_reinterprets_physical_bytes() {
     }
     // Element type change of equal width: the bits of 1.0f32.
     let t = "HloModule m\nENTRY e { p = f32[] parameter(0)\n ROOT b = s32[] bitcast(p) }";
-    assert_eq!(s32s(&eval_ok(t, vec![Literal::scalar(1.0f32)])), [0x3f80_0000]);
+    assert_eq!(
+        s32s(&eval_ok(t, vec![Literal::scalar(1.0f32)])),
+        [0x3f80_0000]
+    );
     // A plain reshape-bitcast.
-    let r = "HloModule m\nENTRY e { p = f32[2,3]{1,0} parameter(0)\n ROOT b = f32[6]{0} bitcast(p) }";
-    assert_eq!(f32s(&eval_ok(r, vec![counting(&[2, 3])])), [0., 1., 2., 3., 4., 5.]);
+    let r =
+        "HloModule m\nENTRY e { p = f32[2,3]{1,0} parameter(0)\n ROOT b = f32[6]{0} bitcast(p) }";
+    assert_eq!(
+        f32s(&eval_ok(r, vec![counting(&[2, 3])])),
+        [0., 1., 2., 3., 4., 5.]
+    );
     // Byte size mismatch is an error.
     let bad = "HloModule m\nENTRY e { p = f32[2] parameter(0)\n ROOT b = f32[3] bitcast(p) }";
     assert!(eval(bad, vec![counting(&[2])]).is_err());

@@ -4,7 +4,10 @@
 mod common;
 use common::*;
 use platform_api::registry;
-use platform_api::{Availability, Code, CompileOptions, Compiler, EventStatus, Layout, Literal, ProfileSink, RunOptions};
+use platform_api::{
+    Availability, Code, CompileOptions, Compiler, EventStatus, Layout, Literal, ProfileSink,
+    RunOptions,
+};
 use platform_interpreter::InterpreterCompiler;
 use std::sync::Arc;
 
@@ -19,7 +22,10 @@ fn registered_with_priority_and_device_count() {
     assert_eq!(platform.device_count(), 3);
     assert_eq!(platform.executor(2).unwrap().ordinal(), 2);
     assert_eq!(platform.executor(3).err().unwrap().code(), Code::OutOfRange);
-    assert!(Arc::ptr_eq(&platform.executor(1).unwrap(), &platform.executor(1).unwrap()));
+    assert!(Arc::ptr_eq(
+        &platform.executor(1).unwrap(),
+        &platform.executor(1).unwrap()
+    ));
     assert!(registry::compiler("Interpreter").is_ok());
     assert!(registry::transfer_manager("Interpreter").is_ok());
 }
@@ -41,7 +47,14 @@ fn allocations_are_aligned_and_accounted() {
         ex.deallocate(a);
     }
     let usage = ex.memory_usage();
-    assert_eq!((usage.bytes_in_use, usage.live_allocations, usage.peak_bytes_in_use), (0, 0, 128));
+    assert_eq!(
+        (
+            usage.bytes_in_use,
+            usage.live_allocations,
+            usage.peak_bytes_in_use
+        ),
+        (0, 0, 128)
+    );
     assert!(ex.allocate(0).unwrap().is_null());
 }
 
@@ -50,14 +63,21 @@ fn executions_leave_no_memory_behind() {
     let (_p, ex) = executor(1);
     let compiler = InterpreterCompiler;
     let text = "HloModule m\nENTRY e { p = f32[2,3] parameter(0)\n r = f32[2,3] reverse(p), dimensions={1}\n t = f32[3,2] transpose(p), dimensions={1,0}\n inner = (f32[3,2], f32[2,3]) tuple(t, p)\n ROOT o = (f32[2,3], (f32[3,2], f32[2,3])) tuple(r, inner) }";
-    let exe = compiler.compile(parse(text), &ex, &CompileOptions::default()).unwrap();
+    let exe = compiler
+        .compile(parse(text), &ex, &CompileOptions::default())
+        .unwrap();
     let stream = ex.clone().create_stream().unwrap();
     let tm = registry::transfer_manager("Interpreter").unwrap();
     for _ in 0..3 {
         let arg = tm.literal_to_device(&stream, &counting(&[2, 3])).unwrap();
-        let result = exe.execute_on_stream(&RunOptions::new(stream.clone()), &[&arg]).unwrap();
+        let result = exe
+            .execute_on_stream(&RunOptions::new(stream.clone()), &[&arg])
+            .unwrap();
         assert!(ex.memory_usage().bytes_in_use > 0);
-        let out = tm.transfer_literal_from_device(&stream, &result).unwrap().decompose_tuple();
+        let out = tm
+            .transfer_literal_from_device(&stream, &result)
+            .unwrap()
+            .decompose_tuple();
         assert_eq!(f32s(&out[0]), [2., 1., 0., 5., 4., 3.]);
         let inner = out[1].tuple_elements();
         assert_eq!(f32s(&inner[0]), [0., 3., 1., 4., 2., 5.]);
@@ -69,7 +89,11 @@ fn executions_leave_no_memory_behind() {
         drop(result);
         drop(arg);
         let usage = ex.memory_usage();
-        assert_eq!((usage.bytes_in_use, usage.live_allocations), (0, 0), "memory left after an execution");
+        assert_eq!(
+            (usage.bytes_in_use, usage.live_allocations),
+            (0, 0),
+            "memory left after an execution"
+        );
     }
 }
 
@@ -77,16 +101,29 @@ fn executions_leave_no_memory_behind() {
 fn argument_mismatches_are_errors_naming_the_parameter() {
     let (_p, ex) = executor(1);
     let text = "HloModule m\nENTRY e { a = f32[2] parameter(0)\n b = s32[3] parameter(1)\n ROOT t = (f32[2], s32[3]) tuple(a, b) }";
-    let exe = InterpreterCompiler.compile(parse(text), &ex, &CompileOptions::default()).unwrap();
+    let exe = InterpreterCompiler
+        .compile(parse(text), &ex, &CompileOptions::default())
+        .unwrap();
     let stream = ex.clone().create_stream().unwrap();
     let tm = registry::transfer_manager("Interpreter").unwrap();
     let a = tm.literal_to_device(&stream, &counting(&[2])).unwrap();
-    let wrong = tm.literal_to_device(&stream, &Literal::vector(&[1i32, 2])).unwrap();
-    let err = exe.execute_on_stream(&RunOptions::new(stream.clone()), &[&a]).unwrap_err();
+    let wrong = tm
+        .literal_to_device(&stream, &Literal::vector(&[1i32, 2]))
+        .unwrap();
+    let err = exe
+        .execute_on_stream(&RunOptions::new(stream.clone()), &[&a])
+        .unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
     assert!(err.message().contains("takes 2 arguments"), "{err}");
-    let err = exe.execute_on_stream(&RunOptions::new(stream.clone()), &[&a, &wrong]).unwrap_err();
-    assert!(err.message().contains("parameter 1") && err.message().contains("s32[2]") && err.message().contains("s32[3]"), "{err}");
+    let err = exe
+        .execute_on_stream(&RunOptions::new(stream.clone()), &[&a, &wrong])
+        .unwrap_err();
+    assert!(
+        err.message().contains("parameter 1")
+            && err.message().contains("s32[2]")
+            && err.message().contains("s32[3]"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -95,7 +132,10 @@ fn layouts_of_arguments_and_results_are_honoured() {
     // The result is declared column-major; the argument arrives column-major.
     let text = "HloModule m\nENTRY e { p = f32[2,3]{1,0} parameter(0)\n ROOT r = f32[2,3]{0,1} reverse(p), dimensions={0} }";
     let mut arg = counting(&[2, 3]);
-    arg.set_layout(Some(Layout { minor_to_major: vec![0, 1], ..Layout::default() }));
+    arg.set_layout(Some(Layout {
+        minor_to_major: vec![0, 1],
+        ..Layout::default()
+    }));
     let out = run_on_device(&ex, text, &[arg], |_| {}).unwrap();
     assert_eq!(f32s(&out), [3., 4., 5., 0., 1., 2.]);
 }
@@ -122,8 +162,13 @@ fn streams_check_copies_and_events_complete() {
     let (_p, ex) = executor(1);
     let stream = ex.clone().create_stream().unwrap();
     let mem = ex.allocate(8).unwrap();
-    stream.memcpy_host_to_device(mem, &[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
-    assert_eq!(stream.read_to_vec(mem, 8).unwrap(), [1, 2, 3, 4, 5, 6, 7, 8]);
+    stream
+        .memcpy_host_to_device(mem, &[1, 2, 3, 4, 5, 6, 7, 8])
+        .unwrap();
+    assert_eq!(
+        stream.read_to_vec(mem, 8).unwrap(),
+        [1, 2, 3, 4, 5, 6, 7, 8]
+    );
     // Too long for the buffer, and memory the executor never allocated.
     assert!(stream.memcpy_host_to_device(mem, &[0; 9]).is_err());
     let mut local = [0u8; 8];
@@ -135,8 +180,12 @@ fn streams_check_copies_and_events_complete() {
     assert_eq!(event.status(), EventStatus::Complete);
     event.synchronize().unwrap();
     // A failing callback poisons later work until the error is collected.
-    stream.host_callback(Box::new(|| Err(platform_api::Error::internal("boom")))).unwrap();
-    stream.host_callback(Box::new(|| panic!("work after a failure must be skipped"))).unwrap();
+    stream
+        .host_callback(Box::new(|| Err(platform_api::Error::internal("boom"))))
+        .unwrap();
+    stream
+        .host_callback(Box::new(|| panic!("work after a failure must be skipped")))
+        .unwrap();
     let err = stream.block_host_until_done().unwrap_err();
     assert!(err.message().contains("boom"));
     stream.block_host_until_done().unwrap();

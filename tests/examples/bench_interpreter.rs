@@ -10,9 +10,11 @@
 //! set, the slowest instructions of each run are listed too.
 
 use platform_api::registry;
-use platform_api::{CompileOptions, ElementType, Error, HloModule, Literal, ProfileSink, Result, RunOptions, Shape};
-use std::sync::Arc;
+use platform_api::{
+    CompileOptions, ElementType, Error, HloModule, Literal, ProfileSink, Result, RunOptions, Shape,
+};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use platform_interpreter as _;
@@ -44,7 +46,11 @@ fn element_type(dtype: &str) -> Result<ElementType> {
         "uint8" => ElementType::U8,
         "int8" => ElementType::S8,
         "bool" => ElementType::Pred,
-        other => return Err(Error::invalid_argument(format!("unsupported dtype {other}"))),
+        other => {
+            return Err(Error::invalid_argument(format!(
+                "unsupported dtype {other}"
+            )))
+        }
     })
 }
 
@@ -53,7 +59,12 @@ fn random_arg(spec: &serde_json::Value, rng: &mut Rng) -> Result<Literal> {
     let ty = element_type(spec["dtype"].as_str().unwrap_or(""))?;
     let dims: Vec<usize> = spec["shape"]
         .as_array()
-        .map(|a| a.iter().filter_map(|d| d.as_u64()).map(|d| d as usize).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|d| d.as_u64())
+                .map(|d| d as usize)
+                .collect()
+        })
         .unwrap_or_default();
     let lo = spec["lo"].as_f64().unwrap_or(0.0);
     let hi = spec["hi"].as_f64().unwrap_or(1.0);
@@ -67,7 +78,9 @@ fn random_arg(spec: &serde_json::Value, rng: &mut Rng) -> Result<Literal> {
         match ty {
             ElementType::F32 => slot.copy_from_slice(&((lo + (hi - lo) * u) as f32).to_le_bytes()),
             ElementType::F64 => slot.copy_from_slice(&(lo + (hi - lo) * u).to_le_bytes()),
-            ElementType::F16 => slot.copy_from_slice(&half::f16::from_f64(lo + (hi - lo) * u).to_le_bytes()),
+            ElementType::F16 => {
+                slot.copy_from_slice(&half::f16::from_f64(lo + (hi - lo) * u).to_le_bytes())
+            }
             ElementType::Pred => slot[0] = (u < 0.5) as u8,
             _ => {
                 let v = (lo + ((hi - lo) * u).floor()) as i64;
@@ -81,21 +94,33 @@ fn random_arg(spec: &serde_json::Value, rng: &mut Rng) -> Result<Literal> {
 fn run(path: &Path) -> Result<(f64, f64)> {
     let text = std::fs::read_to_string(path)?;
     let spec_text = std::fs::read_to_string(path.with_extension("json"))?;
-    let spec: serde_json::Value = serde_json::from_str(&spec_text).map_err(|e| Error::invalid_argument(e.to_string()))?;
+    let spec: serde_json::Value =
+        serde_json::from_str(&spec_text).map_err(|e| Error::invalid_argument(e.to_string()))?;
     let mut rng = Rng(42);
     let args = spec["args"]
         .as_array()
-        .map(|a| a.iter().map(|s| random_arg(s, &mut rng)).collect::<Result<Vec<_>>>())
+        .map(|a| {
+            a.iter()
+                .map(|s| random_arg(s, &mut rng))
+                .collect::<Result<Vec<_>>>()
+        })
         .unwrap_or_else(|| Ok(Vec::new()))?;
     let platform = registry::platform("Interpreter")?;
     let executor = platform.executor(0)?;
     let compiler = registry::compiler(platform.id())?;
     let transfer = registry::transfer_manager(platform.id())?;
     let start = Instant::now();
-    let exe = compiler.compile(HloModule::parse(&text)?, &executor, &CompileOptions::default())?;
+    let exe = compiler.compile(
+        HloModule::parse(&text)?,
+        &executor,
+        &CompileOptions::default(),
+    )?;
     let compile = start.elapsed().as_secs_f64();
     let stream = executor.clone().create_stream()?;
-    let buffers = args.iter().map(|a| transfer.literal_to_device(&stream, a)).collect::<Result<Vec<_>>>()?;
+    let buffers = args
+        .iter()
+        .map(|a| transfer.literal_to_device(&stream, a))
+        .collect::<Result<Vec<_>>>()?;
     let refs: Vec<_> = buffers.iter().collect();
     let mut options = RunOptions::new(stream.clone());
     let profile = std::env::var_os("BENCH_PROFILE").map(|_| Arc::new(ProfileSink::new()));
@@ -109,7 +134,12 @@ fn run(path: &Path) -> Result<(f64, f64)> {
         let mut events = sink.events();
         events.sort_by(|a, b| b.duration_us.total_cmp(&a.duration_us));
         for e in events.iter().take(8) {
-            eprintln!("    {:>10.1} ms  {} ({})", e.duration_us / 1000.0, e.name, e.category);
+            eprintln!(
+                "    {:>10.1} ms  {} ({})",
+                e.duration_us / 1000.0,
+                e.name,
+                e.category
+            );
         }
     }
     Ok((compile, execute))
@@ -134,12 +164,26 @@ fn main() {
         }
     };
     programs.sort();
-    println!("{:<34} {:>10} {:>10}  status", "program", "compile s", "run s");
+    println!(
+        "{:<34} {:>10} {:>10}  status",
+        "program", "compile s", "run s"
+    );
     for p in programs {
-        let name = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         match run(&p) {
-            Ok((c, r)) => println!("{name:<34} {c:>10.3} {r:>10.3}  {}", if r <= 60.0 { "ok" } else { "over 60 s" }),
-            Err(e) => println!("{name:<34} {:>10} {:>10}  {}", "-", "-", e.to_string().chars().take(150).collect::<String>()),
+            Ok((c, r)) => println!(
+                "{name:<34} {c:>10.3} {r:>10.3}  {}",
+                if r <= 60.0 { "ok" } else { "over 60 s" }
+            ),
+            Err(e) => println!(
+                "{name:<34} {:>10} {:>10}  {}",
+                "-",
+                "-",
+                e.to_string().chars().take(150).collect::<String>()
+            ),
         }
     }
 }

@@ -14,7 +14,9 @@
 //! checks the contracts themselves.
 
 use platform_api::registry;
-use platform_api::{CompileOptions, ElementType, Error, HloModule, Literal, Result, RunOptions, Scalar};
+use platform_api::{
+    CompileOptions, ElementType, Error, HloModule, Literal, Result, RunOptions, Scalar,
+};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -100,9 +102,9 @@ pub fn load_case(name: &str) -> Result<Case> {
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json_path)?)
         .map_err(|e| Error::invalid_argument(format!("{}: {e}", json_path.display())))?;
     let tolerance = |key: &str| {
-        json[key]
-            .as_f64()
-            .ok_or_else(|| Error::invalid_argument(format!("{}: no number \"{key}\"", json_path.display())))
+        json[key].as_f64().ok_or_else(|| {
+            Error::invalid_argument(format!("{}: no number \"{key}\"", json_path.display()))
+        })
     };
     let case = Case {
         name: name.to_string(),
@@ -124,7 +126,11 @@ pub fn load_case(name: &str) -> Result<Case> {
 
 /// Compiles `module` for device 0 of the named platform, runs it on `args` and
 /// returns the result's array leaves in order (a tuple flattened).
-pub fn run_program(platform_name: &str, module: HloModule, args: &[Literal]) -> Result<Vec<Literal>> {
+pub fn run_program(
+    platform_name: &str,
+    module: HloModule,
+    args: &[Literal],
+) -> Result<Vec<Literal>> {
     let platform = registry::platform(platform_name)?;
     let executor = platform.executor(0)?;
     let compiler = registry::compiler(platform.id())?;
@@ -137,16 +143,26 @@ pub fn run_program(platform_name: &str, module: HloModule, args: &[Literal]) -> 
         .collect::<Result<Vec<_>>>()?;
     let refs: Vec<_> = buffers.iter().collect();
     let result = executable.execute_on_stream(&RunOptions::new(stream.clone()), &refs)?;
-    Ok(transfer.transfer_literal_from_device(&stream, &result)?.flatten_leaves())
+    Ok(transfer
+        .transfer_literal_from_device(&stream, &result)?
+        .flatten_leaves())
 }
 
 /// Runs one variant of a case on a platform and compares every output.
-pub fn check_case(platform_name: &str, case: &Case, variant: Variant) -> std::result::Result<(), String> {
+pub fn check_case(
+    platform_name: &str,
+    case: &Case,
+    variant: Variant,
+) -> std::result::Result<(), String> {
     let text = case.program(variant).map_err(|e| e.to_string())?;
     let module = HloModule::parse(&text).map_err(|e| format!("parse: {e}"))?;
     let got = run_program(platform_name, module, &case.args).map_err(|e| e.to_string())?;
     if got.len() != case.outputs.len() {
-        return Err(format!("{} outputs, expected {}", got.len(), case.outputs.len()));
+        return Err(format!(
+            "{} outputs, expected {}",
+            got.len(),
+            case.outputs.len()
+        ));
     }
     for (i, (g, w)) in got.iter().zip(&case.outputs).enumerate() {
         compare(g, w, case.rtol, case.atol).map_err(|e| format!("output {i}: {e}"))?;
@@ -175,10 +191,21 @@ fn float_close(got: f64, want: f64, rtol: f64, atol: f64) -> bool {
 
 /// Compares a result with the expected value as the corpus README says. The
 /// error describes the shape difference or the first few differing elements.
-pub fn compare(got: &Literal, want: &Literal, rtol: f64, atol: f64) -> std::result::Result<(), String> {
+pub fn compare(
+    got: &Literal,
+    want: &Literal,
+    rtol: f64,
+    atol: f64,
+) -> std::result::Result<(), String> {
     let (g, w) = match (got.array_shape(), want.array_shape()) {
         (Ok(g), Ok(w)) => (g, w),
-        _ => return Err(format!("expected an array {}, got {}", want.shape(), got.shape())),
+        _ => {
+            return Err(format!(
+                "expected an array {}, got {}",
+                want.shape(),
+                got.shape()
+            ))
+        }
     };
     // A 0-d .npy and a rank-0 result agree; so must every other shape.
     if g.element_type != w.element_type || g.dims != w.dims {
@@ -193,12 +220,17 @@ pub fn compare(got: &Literal, want: &Literal, rtol: f64, atol: f64) -> std::resu
     let mut bad = Vec::new();
     let mut count = 0usize;
     for i in 0..w.element_count() {
-        let (a, b) = (got.get(i).map_err(|e| e.to_string())?, want.get(i).map_err(|e| e.to_string())?);
+        let (a, b) = (
+            got.get(i).map_err(|e| e.to_string())?,
+            want.get(i).map_err(|e| e.to_string())?,
+        );
         let ok = if exact {
             a == b
         } else {
             let ((ar, ai), (br, bi)) = (parts(a), parts(b));
-            float_close(ar, br, rtol, atol) && (ty != ElementType::C64 && ty != ElementType::C128 || float_close(ai, bi, rtol, atol))
+            float_close(ar, br, rtol, atol)
+                && (ty != ElementType::C64 && ty != ElementType::C128
+                    || float_close(ai, bi, rtol, atol))
         };
         if !ok {
             count += 1;
@@ -208,7 +240,11 @@ pub fn compare(got: &Literal, want: &Literal, rtol: f64, atol: f64) -> std::resu
         }
     }
     if count > 0 {
-        return Err(format!("{count} of {} elements differ: {}", w.element_count(), bad.join("; ")));
+        return Err(format!(
+            "{count} of {} elements differ: {}",
+            w.element_count(),
+            bad.join("; ")
+        ));
     }
     Ok(())
 }
@@ -220,7 +256,13 @@ mod tests {
     #[test]
     fn compare_follows_the_readme_rules() {
         let f = |v: &[f32]| Literal::vector(v);
-        assert!(compare(&f(&[1.0, f32::NAN, f32::INFINITY]), &f(&[1.0, f32::NAN, f32::INFINITY]), 0.0, 0.0).is_ok());
+        assert!(compare(
+            &f(&[1.0, f32::NAN, f32::INFINITY]),
+            &f(&[1.0, f32::NAN, f32::INFINITY]),
+            0.0,
+            0.0
+        )
+        .is_ok());
         assert!(compare(&f(&[1.0]), &f(&[f32::NAN]), 1.0, 1.0).is_err());
         assert!(compare(&f(&[f32::NAN]), &f(&[1.0]), 1.0, 1.0).is_err());
         assert!(compare(&f(&[f32::NEG_INFINITY]), &f(&[f32::INFINITY]), 1.0, 1.0).is_err());
@@ -229,10 +271,28 @@ mod tests {
         assert!(compare(&f(&[1.1]), &f(&[1.0]), 0.1, 0.05).is_ok());
         assert!(compare(&f(&[1.2]), &f(&[1.0]), 0.1, 0.05).is_err());
         // Integers are exact whatever the tolerance.
-        assert!(compare(&Literal::vector(&[3i32]), &Literal::vector(&[4i32]), 1.0, 1.0).is_err());
-        assert!(compare(&Literal::vector(&[3i32]), &Literal::vector(&[3i32]), 0.0, 0.0).is_ok());
+        assert!(compare(
+            &Literal::vector(&[3i32]),
+            &Literal::vector(&[4i32]),
+            1.0,
+            1.0
+        )
+        .is_err());
+        assert!(compare(
+            &Literal::vector(&[3i32]),
+            &Literal::vector(&[3i32]),
+            0.0,
+            0.0
+        )
+        .is_ok());
         // Shapes must agree.
-        assert!(compare(&f(&[1.0, 2.0]), &Literal::from_slice(&[1, 2], &[1f32, 2.0]).unwrap(), 1.0, 1.0).is_err());
+        assert!(compare(
+            &f(&[1.0, 2.0]),
+            &Literal::from_slice(&[1, 2], &[1f32, 2.0]).unwrap(),
+            1.0,
+            1.0
+        )
+        .is_err());
         assert!(compare(&Literal::vector(&[1i32]), &f(&[1.0]), 1.0, 1.0).is_err());
     }
 }

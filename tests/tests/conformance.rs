@@ -52,7 +52,11 @@ const KNOWN_GAPS: &[(&str, &str, Which, &str)] = &[
 fn gap_for(platform: &str, case: &str, variant: Variant) -> Option<&'static str> {
     KNOWN_GAPS
         .iter()
-        .find(|(p, c, which, _)| *p == platform && *c == case && (*which == Which::Both || *which == Which::Only(variant)))
+        .find(|(p, c, which, _)| {
+            *p == platform
+                && *c == case
+                && (*which == Which::Both || *which == Which::Only(variant))
+        })
         .map(|g| g.3)
 }
 
@@ -70,9 +74,16 @@ fn conformance_corpus_on_every_available_platform() {
         .filter(|p| p.availability.is_available())
         .map(|p| p.name)
         .collect();
-    assert!(platforms.contains(&"Interpreter"), "the interpreter is linked, so it must be available");
+    assert!(
+        platforms.contains(&"Interpreter"),
+        "the interpreter is linked, so it must be available"
+    );
     let names = case_names().expect("the corpus folder is readable");
-    assert!(names.len() >= 40, "the corpus has {} cases; expected the full set", names.len());
+    assert!(
+        names.len() >= 40,
+        "the corpus has {} cases; expected the full set",
+        names.len()
+    );
 
     let mut results: BTreeMap<(String, String), [Option<Outcome>; 2]> = BTreeMap::new();
     let mut problems = Vec::new();
@@ -107,7 +118,10 @@ fn conformance_corpus_on_every_available_platform() {
         }
     }
 
-    println!("\n{:<12} {:<30} {:<10} {:<10} note", "platform", "case", "module", "optimized");
+    println!(
+        "\n{:<12} {:<30} {:<10} {:<10} note",
+        "platform", "case", "module", "optimized"
+    );
     for ((platform, name), row) in &results {
         let cell = |o: &Option<Outcome>, v: Variant| match (o, gap_for(platform, name, v)) {
             (Some(Outcome::Pass), None) => "pass",
@@ -129,6 +143,13 @@ fn conformance_corpus_on_every_available_platform() {
             note
         );
     }
-    println!("\n{passed} passed, {known} known gaps, {} unexpected, of {total} runs\n", problems.len());
-    assert!(problems.is_empty(), "conformance problems:\n{}", problems.join("\n"));
+    println!(
+        "\n{passed} passed, {known} known gaps, {} unexpected, of {total} runs\n",
+        problems.len()
+    );
+    assert!(
+        problems.is_empty(),
+        "conformance problems:\n{}",
+        problems.join("\n")
+    );
 }

@@ -80,7 +80,10 @@ fn exchange(key: MeetingKey, position: usize, mine: Vec<Value>) -> Result<Vec<Ve
         state.deposits = vec![None; size];
     }
     if state.deposits[position].is_some() {
-        return Err(Error::internal(format!("replica {} arrived twice at %{}", key.group[position], key.instruction)));
+        return Err(Error::internal(format!(
+            "replica {} arrived twice at %{}",
+            key.group[position], key.instruction
+        )));
     }
     state.deposits[position] = Some(mine);
     meeting.all_arrived.notify_all();
@@ -108,9 +111,17 @@ fn exchange(key: MeetingKey, position: usize, mine: Vec<Value>) -> Result<Vec<Ve
                 ),
             ));
         }
-        state = meeting.all_arrived.wait_timeout(state, deadline - now).map_err(poisoned)?.0;
+        state = meeting
+            .all_arrived
+            .wait_timeout(state, deadline - now)
+            .map_err(poisoned)?
+            .0;
     }
-    let all: Vec<Vec<Value>> = state.deposits.iter().map(|d| d.clone().unwrap_or_default()).collect();
+    let all: Vec<Vec<Value>> = state
+        .deposits
+        .iter()
+        .map(|d| d.clone().unwrap_or_default())
+        .collect();
     state.departed += 1;
     if state.departed == size {
         drop(state);
@@ -129,10 +140,18 @@ fn group_of(ctx: &RunContext, groups: &ReplicaGroups) -> Result<(Vec<usize>, usi
             .iter()
             .find(|g| g.contains(&ctx.replica))
             .cloned()
-            .ok_or_else(|| Error::invalid_argument(format!("replica {} is in none of the replica groups {groups}", ctx.replica)))?
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "replica {} is in none of the replica groups {groups}",
+                    ctx.replica
+                ))
+            })?
     };
     if let Some(bad) = members.iter().find(|&&r| r >= ctx.replica_count) {
-        return Err(Error::invalid_argument(format!("replica group {members:?} names replica {bad}, but only {} run", ctx.replica_count)));
+        return Err(Error::invalid_argument(format!(
+            "replica group {members:?} names replica {bad}, but only {} run",
+            ctx.replica_count
+        )));
     }
     let position = members
         .iter()
@@ -142,7 +161,12 @@ fn group_of(ctx: &RunContext, groups: &ReplicaGroups) -> Result<(Vec<usize>, usi
 }
 
 /// Runs one collective instruction for this replica.
-pub fn run(ev: &mut Evaluator<'_>, at: &CollectiveContext<'_>, instr: &HloInstruction, operands: Vec<Value>) -> Result<Value> {
+pub fn run(
+    ev: &mut Evaluator<'_>,
+    at: &CollectiveContext<'_>,
+    instr: &HloInstruction,
+    operands: Vec<Value>,
+) -> Result<Value> {
     let ctx = ev.context().clone();
     if ctx.partition_count > 1 {
         return Err(Error::unimplemented(format!(
@@ -158,7 +182,12 @@ pub fn run(ev: &mut Evaluator<'_>, at: &CollectiveContext<'_>, instr: &HloInstru
         | Op::CollectiveBroadcast { attrs } => attrs.replica_groups.clone(),
         // A permutation pairs replicas directly: everyone meets.
         Op::CollectivePermute { .. } => ReplicaGroups::default(),
-        other => return Err(Error::internal(format!("{} is not a collective", other.opcode()))),
+        other => {
+            return Err(Error::internal(format!(
+                "{} is not a collective",
+                other.opcode()
+            )))
+        }
     };
     let (members, position) = group_of(&ctx, &groups)?;
     let key = MeetingKey {
@@ -172,13 +201,21 @@ pub fn run(ev: &mut Evaluator<'_>, at: &CollectiveContext<'_>, instr: &HloInstru
     let n = members.len();
     let arrays = |k: usize| -> Result<Vec<&Literal>> {
         all.iter()
-            .map(|deposit| deposit.get(k).ok_or_else(|| Error::invalid_argument(format!("operand {k} is missing")))?.array())
+            .map(|deposit| {
+                deposit
+                    .get(k)
+                    .ok_or_else(|| Error::invalid_argument(format!("operand {k} is missing")))?
+                    .array()
+            })
             .collect()
     };
     let operand_count = all.get(position).map_or(0, Vec::len);
     let result_part = |k: usize| -> Result<&ArrayShape> {
         match &instr.shape {
-            Shape::Tuple(t) => t.get(k).ok_or_else(|| Error::invalid_argument(format!("no result element {k}")))?.array_or_err(),
+            Shape::Tuple(t) => t
+                .get(k)
+                .ok_or_else(|| Error::invalid_argument(format!("no result element {k}")))?
+                .array_or_err(),
             s => s.array_or_err(),
         }
     };
@@ -186,21 +223,33 @@ pub fn run(ev: &mut Evaluator<'_>, at: &CollectiveContext<'_>, instr: &HloInstru
         if instr.shape.is_tuple() {
             Value::Tuple(parts.into_iter().map(Value::from).collect())
         } else {
-            parts.into_iter().next().map(Value::from).unwrap_or(Value::Tuple(Vec::new()))
+            parts
+                .into_iter()
+                .next()
+                .map(Value::from)
+                .unwrap_or(Value::Tuple(Vec::new()))
         }
     };
     match &instr.op {
         Op::AllReduce { to_apply, .. } => {
-            let parts = (0..operand_count).map(|k| reduce_all(ev, *to_apply, &arrays(k)?)).collect::<Result<Vec<_>>>()?;
+            let parts = (0..operand_count)
+                .map(|k| reduce_all(ev, *to_apply, &arrays(k)?))
+                .collect::<Result<Vec<_>>>()?;
             Ok(wrap(parts))
         }
         Op::AllGather { dimension, .. } => {
             let parts = (0..operand_count)
-                .map(|k| crate::ops::concatenate::concatenate(&arrays(k)?, *dimension, result_part(k)?))
+                .map(|k| {
+                    crate::ops::concatenate::concatenate(&arrays(k)?, *dimension, result_part(k)?)
+                })
                 .collect::<Result<Vec<_>>>()?;
             Ok(wrap(parts))
         }
-        Op::ReduceScatter { dimension, to_apply, .. } => {
+        Op::ReduceScatter {
+            dimension,
+            to_apply,
+            ..
+        } => {
             let parts = (0..operand_count)
                 .map(|k| {
                     let reduced = reduce_all(ev, *to_apply, &arrays(k)?)?;
@@ -209,41 +258,65 @@ pub fn run(ev: &mut Evaluator<'_>, at: &CollectiveContext<'_>, instr: &HloInstru
                 .collect::<Result<Vec<_>>>()?;
             Ok(wrap(parts))
         }
-        Op::AllToAll { split_dimension: Some(d), .. } => {
+        Op::AllToAll {
+            split_dimension: Some(d),
+            ..
+        } => {
             let sources = arrays(0)?;
             let result = result_part(0)?;
             let mut pieces = Vec::with_capacity(n);
             for source in &sources {
                 let mut piece_dims = source.dims().to_vec();
                 let Some(extent) = piece_dims.get_mut(*d) else {
-                    return Err(Error::invalid_argument(format!("split dimension {d} is out of range for {}", source.shape())));
+                    return Err(Error::invalid_argument(format!(
+                        "split dimension {d} is out of range for {}",
+                        source.shape()
+                    )));
                 };
                 *extent /= n;
                 let piece_shape = ArrayShape::new(result.element_type, piece_dims);
                 pieces.push(chunk(source, *d, n, position, &piece_shape)?);
             }
             let refs: Vec<&Literal> = pieces.iter().collect();
-            Ok(Value::from(crate::ops::concatenate::concatenate(&refs, *d, result)?))
+            Ok(Value::from(crate::ops::concatenate::concatenate(
+                &refs, *d, result,
+            )?))
         }
-        Op::AllToAll { split_dimension: None, .. } => {
+        Op::AllToAll {
+            split_dimension: None,
+            ..
+        } => {
             if operand_count != n {
-                return Err(Error::invalid_argument(format!("a tuple all-to-all among {n} replicas needs {n} operands, has {operand_count}")));
+                return Err(Error::invalid_argument(format!(
+                    "a tuple all-to-all among {n} replicas needs {n} operands, has {operand_count}"
+                )));
             }
-            let received = all
-                .iter()
-                .map(|deposit| deposit.get(position).cloned().ok_or_else(|| Error::invalid_argument("a replica sent too few operands")))
-                .collect::<Result<Vec<_>>>()?;
+            let received =
+                all.iter()
+                    .map(|deposit| {
+                        deposit.get(position).cloned().ok_or_else(|| {
+                            Error::invalid_argument("a replica sent too few operands")
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
             Ok(Value::Tuple(received))
         }
-        Op::CollectivePermute { source_target_pairs, .. } => {
+        Op::CollectivePermute {
+            source_target_pairs,
+            ..
+        } => {
             let mut source = None;
             for &(s, t) in source_target_pairs {
                 if s >= n || t >= n {
-                    return Err(Error::invalid_argument(format!("source-target pair {{{s},{t}}} names a replica outside 0..{n}")));
+                    return Err(Error::invalid_argument(format!(
+                        "source-target pair {{{s},{t}}} names a replica outside 0..{n}"
+                    )));
                 }
                 if t == ctx.replica {
                     if source.is_some() {
-                        return Err(Error::invalid_argument(format!("replica {t} is the target of two pairs")));
+                        return Err(Error::invalid_argument(format!(
+                            "replica {t} is the target of two pairs"
+                        )));
                     }
                     source = Some(s);
                 }
@@ -257,25 +330,44 @@ pub fn run(ev: &mut Evaluator<'_>, at: &CollectiveContext<'_>, instr: &HloInstru
         }
         Op::CollectiveBroadcast { .. } => {
             // The first member of the group is the root; everyone receives its operands.
-            let root = all.first().ok_or_else(|| Error::internal("empty replica group"))?;
+            let root = all
+                .first()
+                .ok_or_else(|| Error::internal("empty replica group"))?;
             if instr.shape.is_tuple() {
                 Ok(Value::Tuple(root.clone()))
             } else {
-                root.first().cloned().ok_or_else(|| Error::invalid_argument("collective-broadcast needs an operand"))
+                root.first()
+                    .cloned()
+                    .ok_or_else(|| Error::invalid_argument("collective-broadcast needs an operand"))
             }
         }
-        other => Err(Error::internal(format!("{} is not a collective", other.opcode()))),
+        other => Err(Error::internal(format!(
+            "{} is not a collective",
+            other.opcode()
+        ))),
     }
 }
 
 /// Block `position` of `n` equal blocks of `value` along `dimension`.
-fn chunk(value: &Literal, dimension: usize, n: usize, position: usize, result: &ArrayShape) -> Result<Literal> {
+fn chunk(
+    value: &Literal,
+    dimension: usize,
+    n: usize,
+    position: usize,
+    result: &ArrayShape,
+) -> Result<Literal> {
     let dims = value.dims();
     let Some(&extent) = dims.get(dimension) else {
-        return Err(Error::invalid_argument(format!("dimension {dimension} is out of range for {}", value.shape())));
+        return Err(Error::invalid_argument(format!(
+            "dimension {dimension} is out of range for {}",
+            value.shape()
+        )));
     };
     if extent % n != 0 {
-        return Err(Error::invalid_argument(format!("dimension {dimension} of {} does not split into {n} equal blocks", value.shape())));
+        return Err(Error::invalid_argument(format!(
+            "dimension {dimension} of {} does not split into {n} equal blocks",
+            value.shape()
+        )));
     }
     let block = extent / n;
     let spec: Vec<SliceDim> = dims
@@ -283,9 +375,17 @@ fn chunk(value: &Literal, dimension: usize, n: usize, position: usize, result: &
         .enumerate()
         .map(|(d, &size)| {
             if d == dimension {
-                SliceDim { start: position * block, limit: (position + 1) * block, stride: 1 }
+                SliceDim {
+                    start: position * block,
+                    limit: (position + 1) * block,
+                    stride: 1,
+                }
             } else {
-                SliceDim { start: 0, limit: size, stride: 1 }
+                SliceDim {
+                    start: 0,
+                    limit: size,
+                    stride: 1,
+                }
             }
         })
         .collect();
@@ -294,11 +394,17 @@ fn chunk(value: &Literal, dimension: usize, n: usize, position: usize, result: &
 
 /// Folds the deposits with the reduction computation, in group order.
 fn reduce_all(ev: &mut Evaluator<'_>, to_apply: CompId, values: &[&Literal]) -> Result<Literal> {
-    let (first, rest) = values.split_first().ok_or_else(|| Error::internal("no deposits to reduce"))?;
+    let (first, rest) = values
+        .split_first()
+        .ok_or_else(|| Error::internal("no deposits to reduce"))?;
     let mut acc = (*first).clone();
     for v in rest {
         if v.shape() != acc.shape() {
-            return Err(Error::invalid_argument(format!("replicas contributed different shapes: {} and {}", acc.shape(), v.shape())));
+            return Err(Error::invalid_argument(format!(
+                "replicas contributed different shapes: {} and {}",
+                acc.shape(),
+                v.shape()
+            )));
         }
         acc = combine(ev, to_apply, &acc, v)?;
     }
@@ -307,7 +413,12 @@ fn reduce_all(ev: &mut Evaluator<'_>, to_apply: CompId, values: &[&Literal]) -> 
 
 /// `to_apply(a, b)` elementwise. A reducer that is one binary op of its two
 /// parameters runs as that op on whole arrays; any other reducer is called per element.
-pub fn combine(ev: &mut Evaluator<'_>, to_apply: CompId, a: &Literal, b: &Literal) -> Result<Literal> {
+pub fn combine(
+    ev: &mut Evaluator<'_>,
+    to_apply: CompId,
+    a: &Literal,
+    b: &Literal,
+) -> Result<Literal> {
     let comp = ev.module().computation(to_apply);
     let root = comp.root_instr();
     if let Op::Binary(op) = root.op {
@@ -318,7 +429,10 @@ pub fn combine(ev: &mut Evaluator<'_>, to_apply: CompId, a: &Literal, b: &Litera
     }
     let mut out = a.clone();
     for i in 0..a.element_count() {
-        let args = vec![Value::from(Literal::from_scalar(a.get(i)?)), Value::from(Literal::from_scalar(b.get(i)?))];
+        let args = vec![
+            Value::from(Literal::from_scalar(a.get(i)?)),
+            Value::from(Literal::from_scalar(b.get(i)?)),
+        ];
         let v = ev.eval_computation(to_apply, args)?;
         out.set(i, super::scalar_of(&v, "the reduction's result")?)?;
     }

@@ -15,7 +15,13 @@ use super::{scalar_of, Evaluator};
 use platform_api::hlo::{CompId, HloInstruction};
 use platform_api::{ArrayShape, Error, Literal, Result, Scalar};
 
-pub fn while_loop(ev: &mut Evaluator<'_>, instr: &HloInstruction, condition: CompId, body: CompId, operands: Vec<Value>) -> Result<Value> {
+pub fn while_loop(
+    ev: &mut Evaluator<'_>,
+    instr: &HloInstruction,
+    condition: CompId,
+    body: CompId,
+    operands: Vec<Value>,
+) -> Result<Value> {
     let mut state = operands
         .into_iter()
         .next()
@@ -23,11 +29,17 @@ pub fn while_loop(ev: &mut Evaluator<'_>, instr: &HloInstruction, condition: Com
     let limit = ev.context().while_step_limit;
     let mut steps: u64 = 0;
     loop {
-        let keep_going = ev.eval_computation(condition, vec![state.clone()]).map_err(|e| e.context("condition"))?;
+        let keep_going = ev
+            .eval_computation(condition, vec![state.clone()])
+            .map_err(|e| e.context("condition"))?;
         match scalar_of(&keep_going, "the while condition's result")? {
             Scalar::Pred(true) => {}
             Scalar::Pred(false) => return Ok(state),
-            other => return Err(Error::invalid_argument(format!("the while condition returned {other}, not a pred"))),
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "the while condition returned {other}, not a pred"
+                )))
+            }
         }
         if let Some(limit) = limit {
             if steps >= limit {
@@ -38,21 +50,36 @@ pub fn while_loop(ev: &mut Evaluator<'_>, instr: &HloInstruction, condition: Com
             }
         }
         steps += 1;
-        state = ev.eval_computation(body, vec![state]).map_err(|e| e.context(format!("body, iteration {steps}")))?;
+        state = ev
+            .eval_computation(body, vec![state])
+            .map_err(|e| e.context(format!("body, iteration {steps}")))?;
     }
 }
 
-pub fn conditional(ev: &mut Evaluator<'_>, branches: &[CompId], operands: Vec<Value>) -> Result<Value> {
+pub fn conditional(
+    ev: &mut Evaluator<'_>,
+    branches: &[CompId],
+    operands: Vec<Value>,
+) -> Result<Value> {
     let mut operands = operands.into_iter();
-    let selector = operands.next().ok_or_else(|| Error::invalid_argument("conditional needs a selector operand"))?;
+    let selector = operands
+        .next()
+        .ok_or_else(|| Error::invalid_argument("conditional needs a selector operand"))?;
     let branch_args: Vec<Value> = operands.collect();
     let index = match scalar_of(&selector, "the conditional's selector")? {
         // pred form: branches are [true_computation, false_computation].
         Scalar::Pred(p) => {
             if branches.len() != 2 {
-                return Err(Error::invalid_argument(format!("a pred conditional needs 2 branches, has {}", branches.len())));
+                return Err(Error::invalid_argument(format!(
+                    "a pred conditional needs 2 branches, has {}",
+                    branches.len()
+                )));
             }
-            if p { 0 } else { 1 }
+            if p {
+                0
+            } else {
+                1
+            }
         }
         Scalar::S32(i) => {
             if i < 0 || i as usize >= branches.len() {
@@ -63,20 +90,41 @@ pub fn conditional(ev: &mut Evaluator<'_>, branches: &[CompId], operands: Vec<Va
             }
             i as usize
         }
-        other => return Err(Error::invalid_argument(format!("the selector must be pred or s32, got {}", other.element_type()))),
+        other => {
+            return Err(Error::invalid_argument(format!(
+                "the selector must be pred or s32, got {}",
+                other.element_type()
+            )))
+        }
     };
     if branch_args.len() != branches.len() {
-        return Err(Error::invalid_argument(format!("{} branches but {} branch operands", branches.len(), branch_args.len())));
+        return Err(Error::invalid_argument(format!(
+            "{} branches but {} branch operands",
+            branches.len(),
+            branch_args.len()
+        )));
     }
-    let arg = branch_args.into_iter().nth(index).ok_or_else(|| Error::internal("branch operand vanished"))?;
-    ev.eval_computation(branches[index], vec![arg]).map_err(|e| e.context(format!("branch {index}")))
+    let arg = branch_args
+        .into_iter()
+        .nth(index)
+        .ok_or_else(|| Error::internal("branch operand vanished"))?;
+    ev.eval_computation(branches[index], vec![arg])
+        .map_err(|e| e.context(format!("branch {index}")))
 }
 
 /// Applies `to_apply` to the elements at each index of same-shaped operands.
-pub fn map(ev: &mut Evaluator<'_>, to_apply: CompId, operands: &[&Literal], result: &ArrayShape) -> Result<Literal> {
+pub fn map(
+    ev: &mut Evaluator<'_>,
+    to_apply: CompId,
+    operands: &[&Literal],
+    result: &ArrayShape,
+) -> Result<Literal> {
     for (i, o) in operands.iter().enumerate() {
         if o.dims() != result.dims.as_slice() {
-            return Err(Error::invalid_argument(format!("map operand {i} has shape {}, the result {result}", o.shape())));
+            return Err(Error::invalid_argument(format!(
+                "map operand {i} has shape {}, the result {result}",
+                o.shape()
+            )));
         }
     }
     let mut out = crate::ops::zeros(result.element_type, &result.dims);

@@ -112,9 +112,16 @@ impl<'a> Evaluator<'a> {
             for op in &instr.operands {
                 let k = op.index();
                 remaining[k] = remaining[k].saturating_sub(1);
-                let v = if remaining[k] == 0 && k != comp.root.index() { slots[k].take() } else { slots[k].clone() };
+                let v = if remaining[k] == 0 && k != comp.root.index() {
+                    slots[k].take()
+                } else {
+                    slots[k].clone()
+                };
                 operands.push(v.ok_or_else(|| {
-                    Error::internal(format!("%{} needs the value of %{}, which is gone", instr.name, comp.instructions[k].name))
+                    Error::internal(format!(
+                        "%{} needs the value of %{}, which is gone",
+                        instr.name, comp.instructions[k].name
+                    ))
                 })?);
             }
             let started = self.ctx.profile.as_ref().map(|_| Instant::now());
@@ -122,7 +129,12 @@ impl<'a> Evaluator<'a> {
                 .eval_instruction(comp_id, InstrId(i as u32), instr, operands, &mut params)
                 .map_err(|e| e.context(format!("%{} ({})", instr.name, instr.opcode())))?;
             if let (Some(sink), Some(start)) = (&self.ctx.profile, started) {
-                sink.record(instr.name.clone(), instr.opcode().name(), start, self.ctx.replica as u64);
+                sink.record(
+                    instr.name.clone(),
+                    instr.opcode().name(),
+                    start,
+                    self.ctx.replica as u64,
+                );
             }
             if remaining[i] > 0 || i == comp.root.index() {
                 slots[i] = Some(value);
@@ -145,7 +157,12 @@ impl<'a> Evaluator<'a> {
         let arg = |i: usize| -> Result<&Literal> {
             operands
                 .get(i)
-                .ok_or_else(|| Error::invalid_argument(format!("operand {i} is missing ({} given)", operands.len())))?
+                .ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "operand {i} is missing ({} given)",
+                        operands.len()
+                    ))
+                })?
                 .array()
                 .map_err(|e| e.context(format!("operand {i}")))
         };
@@ -154,11 +171,15 @@ impl<'a> Evaluator<'a> {
             Op::Parameter { number } => {
                 let supplied = params.len();
                 let slot = params.get_mut(*number).ok_or_else(|| {
-                    Error::invalid_argument(format!("parameter {number} was not supplied ({supplied} arguments)"))
+                    Error::invalid_argument(format!(
+                        "parameter {number} was not supplied ({supplied} arguments)"
+                    ))
                 })?;
-                let v = slot
-                    .take()
-                    .ok_or_else(|| Error::invalid_argument(format!("parameter {number} is used by two parameter instructions")))?;
+                let v = slot.take().ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "parameter {number} is used by two parameter instructions"
+                    ))
+                })?;
                 if !v.matches(&instr.shape) {
                     return Err(Error::invalid_argument(format!(
                         "parameter {number} expects {}, but the argument is {}",
@@ -176,121 +197,240 @@ impl<'a> Evaluator<'a> {
             // ---- elementwise: the shared semantics ----
             Op::Unary(op) => lit(semantics::unary(*op, arg(0)?, &instr.shape)?),
             Op::Binary(op) => lit(semantics::binary(*op, arg(0)?, arg(1)?, &instr.shape)?),
-            Op::Compare { direction, compare_type } => lit(semantics::compare(*direction, *compare_type, arg(0)?, arg(1)?)?),
+            Op::Compare {
+                direction,
+                compare_type,
+            } => lit(semantics::compare(
+                *direction,
+                *compare_type,
+                arg(0)?,
+                arg(1)?,
+            )?),
             Op::Select => lit(semantics::select(arg(0)?, arg(1)?, arg(2)?)?),
             Op::Clamp => lit(semantics::clamp(arg(0)?, arg(1)?, arg(2)?)?),
             Op::Convert => lit(semantics::convert(arg(0)?, array_result()?.element_type)?),
             Op::BitcastConvert => lit(semantics::bitcast_convert(arg(0)?, &instr.shape)?),
-            Op::ReducePrecision { exponent_bits, mantissa_bits } => {
-                lit(semantics::reduce_precision(arg(0)?, *exponent_bits, *mantissa_bits)?)
-            }
+            Op::ReducePrecision {
+                exponent_bits,
+                mantissa_bits,
+            } => lit(semantics::reduce_precision(
+                arg(0)?,
+                *exponent_bits,
+                *mantissa_bits,
+            )?),
             Op::Map { to_apply, .. } => {
                 let args: Vec<&Literal> = (0..operands.len()).map(arg).collect::<Result<_>>()?;
                 lit(control::map(self, *to_apply, &args, array_result()?)?)
             }
 
             // ---- data movement ----
-            Op::Broadcast { dimensions } => lit(ops::broadcast::broadcast(arg(0)?, dimensions, array_result()?)?),
+            Op::Broadcast { dimensions } => lit(ops::broadcast::broadcast(
+                arg(0)?,
+                dimensions,
+                array_result()?,
+            )?),
             Op::Reshape => {
                 let result = array_result()?;
                 let a = arg(0)?;
                 let have = a.array_shape()?;
-                if have.element_type != result.element_type || have.element_count() != result.element_count() {
-                    return Err(Error::invalid_argument(format!("cannot reshape {have} to {result}")));
+                if have.element_type != result.element_type
+                    || have.element_count() != result.element_count()
+                {
+                    return Err(Error::invalid_argument(format!(
+                        "cannot reshape {have} to {result}"
+                    )));
                 }
-                lit(Literal::from_bytes(ops::logical_shape(result.element_type, &result.dims), a.bytes()?)?)
+                lit(Literal::from_bytes(
+                    ops::logical_shape(result.element_type, &result.dims),
+                    a.bytes()?,
+                )?)
             }
-            Op::Transpose { dimensions } => lit(ops::transpose::transpose(arg(0)?, dimensions, array_result()?)?),
+            Op::Transpose { dimensions } => lit(ops::transpose::transpose(
+                arg(0)?,
+                dimensions,
+                array_result()?,
+            )?),
             Op::Slice { slice } => lit(ops::slicing::slice(arg(0)?, slice, array_result()?)?),
             Op::DynamicSlice { sizes } => {
                 let starts: Vec<&Literal> = (1..operands.len()).map(arg).collect::<Result<_>>()?;
-                lit(ops::slicing::dynamic_slice(arg(0)?, &starts, sizes, array_result()?)?)
+                lit(ops::slicing::dynamic_slice(
+                    arg(0)?,
+                    &starts,
+                    sizes,
+                    array_result()?,
+                )?)
             }
             Op::DynamicUpdateSlice => {
                 let mut operands = operands.into_iter();
-                let target = operands.next().ok_or_else(|| Error::invalid_argument("dynamic-update-slice needs an operand"))?;
+                let target = operands.next().ok_or_else(|| {
+                    Error::invalid_argument("dynamic-update-slice needs an operand")
+                })?;
                 let rest: Vec<Value> = operands.collect();
-                let rest_refs: Vec<&Literal> = rest.iter().map(Value::array).collect::<Result<_>>()?;
-                let (update, starts) = rest_refs
-                    .split_first()
-                    .ok_or_else(|| Error::invalid_argument("dynamic-update-slice needs an update operand"))?;
+                let rest_refs: Vec<&Literal> =
+                    rest.iter().map(Value::array).collect::<Result<_>>()?;
+                let (update, starts) = rest_refs.split_first().ok_or_else(|| {
+                    Error::invalid_argument("dynamic-update-slice needs an update operand")
+                })?;
                 // Moving the target in lets the update happen in place when no one else holds it.
-                lit(ops::slicing::dynamic_update_slice(target.into_array()?, update, starts)?)
+                lit(ops::slicing::dynamic_update_slice(
+                    target.into_array()?,
+                    update,
+                    starts,
+                )?)
             }
             Op::Concatenate { dimension } => {
                 let args: Vec<&Literal> = (0..operands.len()).map(arg).collect::<Result<_>>()?;
-                lit(ops::concatenate::concatenate(&args, *dimension, array_result()?)?)
+                lit(ops::concatenate::concatenate(
+                    &args,
+                    *dimension,
+                    array_result()?,
+                )?)
             }
             Op::Pad { config } => lit(ops::pad::pad(arg(0)?, arg(1)?, config, array_result()?)?),
             Op::Reverse { dimensions } => lit(ops::reverse::reverse(arg(0)?, dimensions)?),
             Op::Copy => {
-                let v = operands.into_iter().next().ok_or_else(|| Error::invalid_argument("copy needs an operand"))?;
+                let v = operands
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| Error::invalid_argument("copy needs an operand"))?;
                 Ok(v)
             }
             Op::Bitcast => {
                 let operand_instr = self.module.computation(comp).instr(instr.operand(0)?);
-                lit(ops::bitcast::bitcast(arg(0)?, operand_instr.shape.array_or_err()?, array_result()?)?)
+                lit(ops::bitcast::bitcast(
+                    arg(0)?,
+                    operand_instr.shape.array_or_err()?,
+                    array_result()?,
+                )?)
             }
             Op::GetDimensionSize { dimension } => {
                 let dims = arg(0)?.dims();
-                let size = dims
-                    .get(*dimension)
-                    .ok_or_else(|| Error::invalid_argument(format!("dimension {dimension} is out of range for a rank-{} operand", dims.len())))?;
-                let size = i32::try_from(*size).map_err(|_| Error::out_of_range(format!("dimension size {size} does not fit s32")))?;
+                let size = dims.get(*dimension).ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "dimension {dimension} is out of range for a rank-{} operand",
+                        dims.len()
+                    ))
+                })?;
+                let size = i32::try_from(*size).map_err(|_| {
+                    Error::out_of_range(format!("dimension size {size} does not fit s32"))
+                })?;
                 lit(Literal::scalar(size))
             }
 
             // ---- structure and control flow ----
             Op::Tuple => Ok(Value::Tuple(operands)),
             Op::GetTupleElement { index } => {
-                let tuple = operands.into_iter().next().ok_or_else(|| Error::invalid_argument("get-tuple-element needs an operand"))?;
-                let len = tuple.tuple()?.len();
-                tuple
-                    .into_tuple()?
+                let tuple = operands
                     .into_iter()
-                    .nth(*index)
-                    .ok_or_else(|| Error::invalid_argument(format!("tuple index {index} is out of range for a tuple of {len}")))
+                    .next()
+                    .ok_or_else(|| Error::invalid_argument("get-tuple-element needs an operand"))?;
+                let len = tuple.tuple()?.len();
+                tuple.into_tuple()?.into_iter().nth(*index).ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "tuple index {index} is out of range for a tuple of {len}"
+                    ))
+                })
             }
-            Op::While { condition, body } => control::while_loop(self, instr, *condition, *body, operands),
+            Op::While { condition, body } => {
+                control::while_loop(self, instr, *condition, *body, operands)
+            }
             Op::Conditional { branches } => control::conditional(self, branches, operands),
             Op::Call { to_apply } => self.eval_computation(*to_apply, operands),
             Op::Fusion { calls, .. } => self.eval_computation(*calls, operands),
             Op::CustomCall(_) => {
                 let literals: Vec<Literal> = operands.iter().map(Value::to_literal).collect();
                 let refs: Vec<&Literal> = literals.iter().collect();
-                let out = platform_api::custom_call::call_host_target(crate::platform::PLATFORM_NAME, instr, &refs)?;
+                let out = platform_api::custom_call::call_host_target(
+                    crate::platform::PLATFORM_NAME,
+                    instr,
+                    &refs,
+                )?;
                 if !out.shape().compatible(&instr.shape) {
-                    return Err(Error::internal(format!("the custom call returned {}, not the declared {}", out.shape(), instr.shape)));
+                    return Err(Error::internal(format!(
+                        "the custom call returned {}, not the declared {}",
+                        out.shape(),
+                        instr.shape
+                    )));
                 }
                 lit(out)
             }
-            Op::OptimizationBarrier => operands.into_iter().next().ok_or_else(|| Error::invalid_argument("opt-barrier needs an operand")),
-            Op::AddDependency => operands.into_iter().next().ok_or_else(|| Error::invalid_argument("add-dependency needs an operand")),
+            Op::OptimizationBarrier => operands
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::invalid_argument("opt-barrier needs an operand")),
+            Op::AddDependency => operands
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::invalid_argument("add-dependency needs an operand")),
             Op::AfterAll => Ok(Value::Token),
 
             // ---- normalisation ----
-            Op::BatchNormTraining { epsilon, feature_index } => {
-                let (y, mean, var) = ops::batch_norm::training(arg(0)?, arg(1)?, arg(2)?, *epsilon, *feature_index)?;
-                Ok(Value::Tuple(vec![Value::from(y), Value::from(mean), Value::from(var)]))
+            Op::BatchNormTraining {
+                epsilon,
+                feature_index,
+            } => {
+                let (y, mean, var) =
+                    ops::batch_norm::training(arg(0)?, arg(1)?, arg(2)?, *epsilon, *feature_index)?;
+                Ok(Value::Tuple(vec![
+                    Value::from(y),
+                    Value::from(mean),
+                    Value::from(var),
+                ]))
             }
-            Op::BatchNormInference { epsilon, feature_index } => {
-                lit(ops::batch_norm::inference(arg(0)?, arg(1)?, arg(2)?, arg(3)?, arg(4)?, *epsilon, *feature_index)?)
-            }
-            Op::BatchNormGrad { epsilon, feature_index } => {
-                let (dx, dscale, doffset) = ops::batch_norm::grad(arg(0)?, arg(1)?, arg(2)?, arg(3)?, arg(4)?, *epsilon, *feature_index)?;
-                Ok(Value::Tuple(vec![Value::from(dx), Value::from(dscale), Value::from(doffset)]))
+            Op::BatchNormInference {
+                epsilon,
+                feature_index,
+            } => lit(ops::batch_norm::inference(
+                arg(0)?,
+                arg(1)?,
+                arg(2)?,
+                arg(3)?,
+                arg(4)?,
+                *epsilon,
+                *feature_index,
+            )?),
+            Op::BatchNormGrad {
+                epsilon,
+                feature_index,
+            } => {
+                let (dx, dscale, doffset) = ops::batch_norm::grad(
+                    arg(0)?,
+                    arg(1)?,
+                    arg(2)?,
+                    arg(3)?,
+                    arg(4)?,
+                    *epsilon,
+                    *feature_index,
+                )?;
+                Ok(Value::Tuple(vec![
+                    Value::from(dx),
+                    Value::from(dscale),
+                    Value::from(doffset),
+                ]))
             }
 
             // ---- randomness ----
-            Op::Rng { distribution } => lit(ops::rng::rng(*distribution, arg(0)?, arg(1)?, array_result()?, &mut self.rng)?),
+            Op::Rng { distribution } => lit(ops::rng::rng(
+                *distribution,
+                arg(0)?,
+                arg(1)?,
+                array_result()?,
+                &mut self.rng,
+            )?),
             Op::RngBitGenerator { algorithm } => {
                 let data_shape = instr
                     .shape
                     .tuple_shapes()
                     .get(1)
-                    .ok_or_else(|| Error::invalid_argument(format!("rng-bit-generator must return (state, data), not {}", instr.shape)))?
+                    .ok_or_else(|| {
+                        Error::invalid_argument(format!(
+                            "rng-bit-generator must return (state, data), not {}",
+                            instr.shape
+                        ))
+                    })?
                     .array_or_err()?;
-                let (state, data) = ops::rng_bit_generator::rng_bit_generator(*algorithm, arg(0)?, data_shape)?;
+                let (state, data) =
+                    ops::rng_bit_generator::rng_bit_generator(*algorithm, arg(0)?, data_shape)?;
                 Ok(Value::Tuple(vec![Value::from(state), Value::from(data)]))
             }
             Op::RngGetAndUpdateState { delta } => {
@@ -373,7 +513,9 @@ pub fn scalar_of(value: &Value, what: &str) -> Result<Scalar> {
     let l = value.array().map_err(|e| e.context(what))?;
     let shape: &ArrayShape = l.array_shape()?;
     if shape.element_count() != 1 || shape.rank() != 0 {
-        return Err(Error::invalid_argument(format!("{what} must be a scalar, got {shape}")));
+        return Err(Error::invalid_argument(format!(
+            "{what} must be a scalar, got {shape}"
+        )));
     }
     l.get(0)
 }

@@ -32,7 +32,10 @@ pub struct ModulePlan {
 impl ModulePlan {
     pub fn new(module: &HloModule) -> Result<Self> {
         if module.entry.index() >= module.computations.len() {
-            return Err(Error::invalid_argument(format!("module {} has no entry computation {}", module.name, module.entry.0)));
+            return Err(Error::invalid_argument(format!(
+                "module {} has no entry computation {}",
+                module.name, module.entry.0
+            )));
         }
         let count = module.computations.len();
         let computations = module

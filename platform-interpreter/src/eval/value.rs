@@ -23,7 +23,13 @@ impl Value {
     /// Wraps an array literal (a tuple literal is split into a tuple value).
     pub fn from_literal(literal: Literal) -> Value {
         match literal.shape() {
-            Shape::Tuple(_) => Value::Tuple(literal.decompose_tuple().into_iter().map(Value::from_literal).collect()),
+            Shape::Tuple(_) => Value::Tuple(
+                literal
+                    .decompose_tuple()
+                    .into_iter()
+                    .map(Value::from_literal)
+                    .collect(),
+            ),
             Shape::Token => Value::Token,
             Shape::Array(_) => Value::Array(Arc::new(literal)),
         }
@@ -47,7 +53,10 @@ impl Value {
     pub fn array(&self) -> Result<&Literal> {
         match self {
             Value::Array(a) => Ok(a),
-            Value::Tuple(t) => Err(Error::invalid_argument(format!("expected an array, got a tuple of {} elements", t.len()))),
+            Value::Tuple(t) => Err(Error::invalid_argument(format!(
+                "expected an array, got a tuple of {} elements",
+                t.len()
+            ))),
             Value::Token => Err(Error::invalid_argument("expected an array, got a token")),
         }
     }
@@ -64,7 +73,10 @@ impl Value {
     pub fn tuple(&self) -> Result<&[Value]> {
         match self {
             Value::Tuple(t) => Ok(t),
-            Value::Array(a) => Err(Error::invalid_argument(format!("expected a tuple, got an array of shape {}", a.shape()))),
+            Value::Array(a) => Err(Error::invalid_argument(format!(
+                "expected a tuple, got an array of shape {}",
+                a.shape()
+            ))),
             Value::Token => Err(Error::invalid_argument("expected a tuple, got a token")),
         }
     }
@@ -80,8 +92,12 @@ impl Value {
     /// Whether the value's structure, element types and dimensions are those of `shape`.
     pub fn matches(&self, shape: &Shape) -> bool {
         match (self, shape) {
-            (Value::Array(a), Shape::Array(s)) => a.array_shape().is_ok_and(|have| have.compatible(s)),
-            (Value::Tuple(t), Shape::Tuple(s)) => t.len() == s.len() && t.iter().zip(s).all(|(v, s)| v.matches(s)),
+            (Value::Array(a), Shape::Array(s)) => {
+                a.array_shape().is_ok_and(|have| have.compatible(s))
+            }
+            (Value::Tuple(t), Shape::Tuple(s)) => {
+                t.len() == s.len() && t.iter().zip(s).all(|(v, s)| v.matches(s))
+            }
             (Value::Token, Shape::Token) => true,
             _ => false,
         }
@@ -91,7 +107,13 @@ impl Value {
     pub fn shape_text(&self) -> String {
         match self {
             Value::Array(a) => a.shape().to_string(),
-            Value::Tuple(t) => format!("({})", t.iter().map(Value::shape_text).collect::<Vec<_>>().join(", ")),
+            Value::Tuple(t) => format!(
+                "({})",
+                t.iter()
+                    .map(Value::shape_text)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             Value::Token => "token[]".to_string(),
         }
     }

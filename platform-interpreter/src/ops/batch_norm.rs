@@ -12,9 +12,14 @@ use platform_api::{ArrayShape, Error, Literal, Result};
 fn to_f64s(literal: &Literal, what: &str) -> Result<Vec<f64>> {
     let ty = literal.array_shape()?.element_type;
     if !ty.is_float() {
-        return Err(Error::invalid_argument(format!("{what} must be floating point, got {}", literal.shape())));
+        return Err(Error::invalid_argument(format!(
+            "{what} must be floating point, got {}",
+            literal.shape()
+        )));
     }
-    (0..literal.element_count()).map(|i| Ok(literal.get(i)?.to_f64_lossy())).collect()
+    (0..literal.element_count())
+        .map(|i| Ok(literal.get(i)?.to_f64_lossy()))
+        .collect()
 }
 
 fn from_f64s(like: &ArrayShape, dims: &[usize], values: &[f64]) -> Result<Literal> {
@@ -38,19 +43,29 @@ struct Features {
 impl Features {
     fn new(operand: &ArrayShape, feature_index: usize) -> Result<Self> {
         if feature_index >= operand.rank() {
-            return Err(Error::invalid_argument(format!("feature_index {feature_index} is out of range for {operand}")));
+            return Err(Error::invalid_argument(format!(
+                "feature_index {feature_index} is out of range for {operand}"
+            )));
         }
         let count = operand.dims[feature_index];
         let inner = operand.dims[feature_index + 1..].iter().product();
         let per_feature = operand.element_count().checked_div(count).unwrap_or(0);
-        Ok(Features { count, inner, per_feature })
+        Ok(Features {
+            count,
+            inner,
+            per_feature,
+        })
     }
     fn of(&self, linear: usize) -> usize {
         (linear / self.inner.max(1)) % self.count.max(1)
     }
     fn check(&self, v: &[f64], what: &str) -> Result<()> {
         if v.len() != self.count {
-            return Err(Error::invalid_argument(format!("{what} has {} elements; the operand has {} features", v.len(), self.count)));
+            return Err(Error::invalid_argument(format!(
+                "{what} has {} elements; the operand has {} features",
+                v.len(),
+                self.count
+            )));
         }
         Ok(())
     }
@@ -73,7 +88,13 @@ fn mean_and_variance(x: &[f64], f: &Features) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// Returns (output, batch_mean, batch_var).
-pub fn training(operand: &Literal, scale: &Literal, offset: &Literal, epsilon: f32, feature_index: usize) -> Result<(Literal, Literal, Literal)> {
+pub fn training(
+    operand: &Literal,
+    scale: &Literal,
+    offset: &Literal,
+    epsilon: f32,
+    feature_index: usize,
+) -> Result<(Literal, Literal, Literal)> {
     let shape = operand.array_shape()?.clone();
     let f = Features::new(&shape, feature_index)?;
     let x = to_f64s(operand, "the operand")?;
@@ -90,21 +111,38 @@ pub fn training(operand: &Literal, scale: &Literal, offset: &Literal, epsilon: f
             (v - mean[c]) * scale[c] / (var[c] + eps).sqrt() + offset[c]
         })
         .collect();
-    Ok((from_f64s(&shape, &shape.dims, &y)?, from_f64s(&shape, &[f.count], &mean)?, from_f64s(&shape, &[f.count], &var)?))
+    Ok((
+        from_f64s(&shape, &shape.dims, &y)?,
+        from_f64s(&shape, &[f.count], &mean)?,
+        from_f64s(&shape, &[f.count], &var)?,
+    ))
 }
 
-pub fn inference(operand: &Literal, scale: &Literal, offset: &Literal, mean: &Literal, variance: &Literal, epsilon: f32, feature_index: usize) -> Result<Literal> {
+pub fn inference(
+    operand: &Literal,
+    scale: &Literal,
+    offset: &Literal,
+    mean: &Literal,
+    variance: &Literal,
+    epsilon: f32,
+    feature_index: usize,
+) -> Result<Literal> {
     let shape = operand.array_shape()?.clone();
     let f = Features::new(&shape, feature_index)?;
     let x = to_f64s(operand, "the operand")?;
-    let params = [("scale", scale), ("offset", offset), ("mean", mean), ("variance", variance)]
-        .iter()
-        .map(|(name, l)| {
-            let v = to_f64s(l, name)?;
-            f.check(&v, name)?;
-            Ok(v)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let params = [
+        ("scale", scale),
+        ("offset", offset),
+        ("mean", mean),
+        ("variance", variance),
+    ]
+    .iter()
+    .map(|(name, l)| {
+        let v = to_f64s(l, name)?;
+        f.check(&v, name)?;
+        Ok(v)
+    })
+    .collect::<Result<Vec<_>>>()?;
     let (scale, offset, mean, var) = (&params[0], &params[1], &params[2], &params[3]);
     let eps = epsilon as f64;
     let y: Vec<f64> = x
@@ -119,13 +157,24 @@ pub fn inference(operand: &Literal, scale: &Literal, offset: &Literal, mean: &Li
 }
 
 /// Returns (grad_operand, grad_scale, grad_offset).
-pub fn grad(operand: &Literal, scale: &Literal, mean: &Literal, variance: &Literal, grad_output: &Literal, epsilon: f32, feature_index: usize) -> Result<(Literal, Literal, Literal)> {
+pub fn grad(
+    operand: &Literal,
+    scale: &Literal,
+    mean: &Literal,
+    variance: &Literal,
+    grad_output: &Literal,
+    epsilon: f32,
+    feature_index: usize,
+) -> Result<(Literal, Literal, Literal)> {
     let shape = operand.array_shape()?.clone();
     let f = Features::new(&shape, feature_index)?;
     let x = to_f64s(operand, "the operand")?;
     let dy = to_f64s(grad_output, "grad_output")?;
     if dy.len() != x.len() {
-        return Err(Error::invalid_argument(format!("grad_output {} does not match the operand {shape}", grad_output.shape())));
+        return Err(Error::invalid_argument(format!(
+            "grad_output {} does not match the operand {shape}",
+            grad_output.shape()
+        )));
     }
     let params = [("scale", scale), ("mean", mean), ("variance", variance)]
         .iter()
@@ -155,6 +204,12 @@ pub fn grad(operand: &Literal, scale: &Literal, mean: &Literal, variance: &Liter
             scale[c] / ve.sqrt() * (g - sum_dy[c] / n - (v - mean[c]) * sum_dy_xc[c] / (ve * n))
         })
         .collect();
-    let grad_scale: Vec<f64> = (0..f.count).map(|c| sum_dy_xc[c] / (var[c] + eps).sqrt()).collect();
-    Ok((from_f64s(&shape, &shape.dims, &grad_x)?, from_f64s(&shape, &[f.count], &grad_scale)?, from_f64s(&shape, &[f.count], &sum_dy)?))
+    let grad_scale: Vec<f64> = (0..f.count)
+        .map(|c| sum_dy_xc[c] / (var[c] + eps).sqrt())
+        .collect();
+    Ok((
+        from_f64s(&shape, &shape.dims, &grad_x)?,
+        from_f64s(&shape, &[f.count], &grad_scale)?,
+        from_f64s(&shape, &[f.count], &sum_dy)?,
+    ))
 }

@@ -39,10 +39,16 @@ fn is_row_major(shape: &ArrayShape) -> bool {
 
 /// `operand` holds a value of `operand_shape` (the operand instruction's shape,
 /// layout included); returns it reinterpreted as `result`.
-pub fn bitcast(operand: &Literal, operand_shape: &ArrayShape, result: &ArrayShape) -> Result<Literal> {
+pub fn bitcast(
+    operand: &Literal,
+    operand_shape: &ArrayShape,
+    result: &ArrayShape,
+) -> Result<Literal> {
     let have = operand.array_shape()?;
     if !have.compatible(operand_shape) {
-        return Err(Error::internal(format!("bitcast operand value {have} does not match its instruction shape {operand_shape}")));
+        return Err(Error::internal(format!(
+            "bitcast operand value {have} does not match its instruction shape {operand_shape}"
+        )));
     }
     if operand_shape.byte_size() != result.byte_size() {
         return Err(Error::invalid_argument(format!(
@@ -54,7 +60,10 @@ pub fn bitcast(operand: &Literal, operand_shape: &ArrayShape, result: &ArrayShap
     let in_size = operand_shape.element_type.byte_size();
     let out_size = result.element_type.byte_size();
     if is_row_major(operand_shape) && is_row_major(result) {
-        return Literal::from_bytes(logical_shape(result.element_type, &result.dims), operand.bytes()?);
+        return Literal::from_bytes(
+            logical_shape(result.element_type, &result.dims),
+            operand.bytes()?,
+        );
     }
     if in_size != out_size {
         return Err(Error::unimplemented(format!(
@@ -68,7 +77,10 @@ pub fn bitcast(operand: &Literal, operand_shape: &ArrayShape, result: &ArrayShap
         in_size,
         &operand_shape.dims,
         physical.bytes_mut()?,
-        &View { offset: 0, strides: physical_strides(operand_shape) },
+        &View {
+            offset: 0,
+            strides: physical_strides(operand_shape),
+        },
         operand.bytes()?,
         &View::row_major(&operand_shape.dims),
     )?;
@@ -80,7 +92,10 @@ pub fn bitcast(operand: &Literal, operand_shape: &ArrayShape, result: &ArrayShap
         out.bytes_mut()?,
         &View::row_major(&result.dims),
         physical.bytes()?,
-        &View { offset: 0, strides: physical_strides(result) },
+        &View {
+            offset: 0,
+            strides: physical_strides(result),
+        },
     )?;
     Ok(out)
 }

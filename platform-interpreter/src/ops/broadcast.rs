@@ -28,7 +28,17 @@ pub fn broadcast(operand: &Literal, dimensions: &[usize], result: &ArrayShape) -
         src_strides[d] = op_strides[k];
     }
     let mut out = zeros(op.element_type, &result.dims);
-    let src_view = View { offset: 0, strides: src_strides };
-    copy_box(op.element_type.byte_size(), &result.dims, out.bytes_mut()?, &View::row_major(&result.dims), operand.bytes()?, &src_view)?;
+    let src_view = View {
+        offset: 0,
+        strides: src_strides,
+    };
+    copy_box(
+        op.element_type.byte_size(),
+        &result.dims,
+        out.bytes_mut()?,
+        &View::row_major(&result.dims),
+        operand.bytes()?,
+        &src_view,
+    )?;
     Ok(out)
 }

@@ -31,7 +31,9 @@ pub fn index_as(ty: ElementType, i: usize) -> Scalar {
 
 pub fn iota(dimension: usize, result: &ArrayShape) -> Result<Literal> {
     if dimension >= result.rank() {
-        return Err(Error::invalid_argument(format!("iota dimension {dimension} is out of range for {result}")));
+        return Err(Error::invalid_argument(format!(
+            "iota dimension {dimension} is out of range for {result}"
+        )));
     }
     let n = result.dims[dimension];
     let ty = result.element_type;

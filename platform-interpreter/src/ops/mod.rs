@@ -55,7 +55,9 @@ pub fn operand_shape<'a>(literal: &'a Literal, what: &str) -> Result<&'a ArraySh
 pub fn index_scalar(literal: &Literal, what: &str) -> Result<i64> {
     let shape = operand_shape(literal, what)?;
     if shape.element_count() != 1 || !(shape.element_type.is_integer()) {
-        return Err(Error::invalid_argument(format!("{what} must be an integer scalar, got {shape}")));
+        return Err(Error::invalid_argument(format!(
+            "{what} must be an integer scalar, got {shape}"
+        )));
     }
     let v = literal.get(0)?;
     Ok(match v {

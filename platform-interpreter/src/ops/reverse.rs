@@ -11,7 +11,9 @@ pub fn reverse(operand: &Literal, dimensions: &[usize]) -> Result<Literal> {
     let mut seen = vec![false; op.rank()];
     for &d in dimensions {
         if d >= op.rank() || std::mem::replace(&mut seen[d], true) {
-            return Err(Error::invalid_argument(format!("reverse dimensions {dimensions:?} are not distinct dimensions of {op}")));
+            return Err(Error::invalid_argument(format!(
+                "reverse dimensions {dimensions:?} are not distinct dimensions of {op}"
+            )));
         }
         if op.dims[d] > 0 {
             view.offset += (op.dims[d] as isize - 1) * strides[d];
@@ -19,6 +21,13 @@ pub fn reverse(operand: &Literal, dimensions: &[usize]) -> Result<Literal> {
         view.strides[d] = -strides[d];
     }
     let mut out = zeros(op.element_type, &op.dims);
-    copy_box(op.element_type.byte_size(), &op.dims, out.bytes_mut()?, &View::row_major(&op.dims), operand.bytes()?, &view)?;
+    copy_box(
+        op.element_type.byte_size(),
+        &op.dims,
+        out.bytes_mut()?,
+        &View::row_major(&op.dims),
+        operand.bytes()?,
+        &view,
+    )?;
     Ok(out)
 }

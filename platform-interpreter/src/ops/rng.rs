@@ -43,7 +43,11 @@ pub fn float_scalar(ty: ElementType, v: f64) -> Result<Scalar> {
         ElementType::BF16 => Scalar::BF16(bf16::from_f64(v)),
         ElementType::F32 => Scalar::F32(v as f32),
         ElementType::F64 => Scalar::F64(v),
-        other => return Err(Error::invalid_argument(format!("{other} is not a real floating-point type"))),
+        other => {
+            return Err(Error::invalid_argument(format!(
+                "{other} is not a real floating-point type"
+            )))
+        }
     })
 }
 
@@ -58,7 +62,11 @@ pub fn int_scalar(ty: ElementType, v: i128) -> Result<Scalar> {
         ElementType::U16 => Scalar::U16(v as u16),
         ElementType::U32 => Scalar::U32(v as u32),
         ElementType::U64 => Scalar::U64(v as u64),
-        other => return Err(Error::invalid_argument(format!("{other} is not an integer type"))),
+        other => {
+            return Err(Error::invalid_argument(format!(
+                "{other} is not an integer type"
+            )))
+        }
     })
 }
 
@@ -69,12 +77,20 @@ fn int_value(s: Scalar) -> i128 {
     }
 }
 
-pub fn rng(distribution: RandomDistribution, a: &Literal, b: &Literal, result: &ArrayShape, rng: &mut SeededRng) -> Result<Literal> {
+pub fn rng(
+    distribution: RandomDistribution,
+    a: &Literal,
+    b: &Literal,
+    result: &ArrayShape,
+    rng: &mut SeededRng,
+) -> Result<Literal> {
     let ty = result.element_type;
     for (name, p) in [("first", a), ("second", b)] {
         let s = p.array_shape()?;
         if s.element_count() != 1 || s.element_type != ty {
-            return Err(Error::invalid_argument(format!("the {name} rng parameter must be a {ty} scalar, got {s}")));
+            return Err(Error::invalid_argument(format!(
+                "the {name} rng parameter must be a {ty} scalar, got {s}"
+            )));
         }
     }
     let (a, b) = (a.get(0)?, b.get(0)?);
@@ -98,7 +114,9 @@ pub fn rng(distribution: RandomDistribution, a: &Literal, b: &Literal, result: &
         RandomDistribution::Uniform if ty.is_integer() => {
             let (lo, hi) = (int_value(a), int_value(b));
             if hi <= lo {
-                return Err(Error::invalid_argument(format!("rng_uniform over [{lo}, {hi}) is empty")));
+                return Err(Error::invalid_argument(format!(
+                    "rng_uniform over [{lo}, {hi}) is empty"
+                )));
             }
             let range = (hi - lo) as u128;
             for i in 0..count {
@@ -115,7 +133,11 @@ pub fn rng(distribution: RandomDistribution, a: &Literal, b: &Literal, result: &
                 put(i, float_scalar(ty, mu + sigma * z)?);
             }
         }
-        _ => return Err(Error::unimplemented(format!("{distribution} is not defined for {ty}"))),
+        _ => {
+            return Err(Error::unimplemented(format!(
+                "{distribution} is not defined for {ty}"
+            )))
+        }
     }
     Ok(out)
 }

@@ -39,7 +39,11 @@ pub fn threefry2x32(key: [u32; 2], input: [u32; 2]) -> [u32; 2] {
         x[1] ^= x[0];
     };
     for block in 0..5u32 {
-        let rotations = if block % 2 == 0 { &THREEFRY_ROTATIONS[..4] } else { &THREEFRY_ROTATIONS[4..] };
+        let rotations = if block % 2 == 0 {
+            &THREEFRY_ROTATIONS[..4]
+        } else {
+            &THREEFRY_ROTATIONS[4..]
+        };
         for &r in rotations {
             round(&mut x, r);
         }
@@ -122,7 +126,10 @@ fn threefry_words64(key: u64, counter: u64, count: usize) -> Vec<u64> {
 fn philox_block(key: u64, counter: u128, k: usize) -> [u32; 4] {
     let c = counter.wrapping_add(k as u128);
     let (lo, hi) = (c as u64, (c >> 64) as u64);
-    philox4x32([lo as u32, (lo >> 32) as u32, hi as u32, (hi >> 32) as u32], split_u64(key))
+    philox4x32(
+        [lo as u32, (lo >> 32) as u32, hi as u32, (hi >> 32) as u32],
+        split_u64(key),
+    )
 }
 
 fn philox_words32(key: u64, counter: u128, count: usize) -> (Vec<u32>, u64) {
@@ -154,16 +161,28 @@ enum Words {
 }
 
 /// Runs the generator: returns the new state and the random array of shape `data`.
-pub fn rng_bit_generator(algorithm: RandomAlgorithm, state: &Literal, data: &ArrayShape) -> Result<(Literal, Literal)> {
+pub fn rng_bit_generator(
+    algorithm: RandomAlgorithm,
+    state: &Literal,
+    data: &ArrayShape,
+) -> Result<(Literal, Literal)> {
     let state_shape = state.array_shape()?;
-    if state_shape.element_type != ElementType::U64 || state_shape.rank() != 1 || state_shape.dims[0] < 2 {
-        return Err(Error::invalid_argument(format!("the rng-bit-generator state must be u64[n] with n >= 2, got {state_shape}")));
+    if state_shape.element_type != ElementType::U64
+        || state_shape.rank() != 1
+        || state_shape.dims[0] < 2
+    {
+        return Err(Error::invalid_argument(format!(
+            "the rng-bit-generator state must be u64[n] with n >= 2, got {state_shape}"
+        )));
     }
     let s = state.data::<u64>()?;
     let key = s[0];
     let width = data.element_type.bit_width();
     if data.element_type.is_pred() || data.element_type.is_complex() || width > 64 {
-        return Err(Error::unimplemented(format!("rng-bit-generator cannot produce {}", data.element_type)));
+        return Err(Error::unimplemented(format!(
+            "rng-bit-generator cannot produce {}",
+            data.element_type
+        )));
     }
     let count = data.element_count();
     let mut new_state = s.to_vec();
@@ -171,7 +190,10 @@ pub fn rng_bit_generator(algorithm: RandomAlgorithm, state: &Literal, data: &Arr
         RandomAlgorithm::ThreeFry => {
             let counter = s[1];
             let (words, used) = if width == 64 {
-                (Words::W64(threefry_words64(key, counter, count)), count as u64)
+                (
+                    Words::W64(threefry_words64(key, counter, count)),
+                    count as u64,
+                )
             } else {
                 let (w, used) = threefry_words32(key, counter, &data.dims);
                 (Words::W32(w), used)
@@ -181,7 +203,11 @@ pub fn rng_bit_generator(algorithm: RandomAlgorithm, state: &Literal, data: &Arr
         }
         RandomAlgorithm::Philox | RandomAlgorithm::Default => {
             let three = s.len() >= 3;
-            let counter = if three { s[1] as u128 | (s[2] as u128) << 64 } else { s[1] as u128 | (s[0] as u128) << 64 };
+            let counter = if three {
+                s[1] as u128 | (s[2] as u128) << 64
+            } else {
+                s[1] as u128 | (s[0] as u128) << 64
+            };
             let (words, used) = if width == 64 {
                 let (w, used) = philox_words64(key, counter, count);
                 (Words::W64(w), used)
@@ -234,6 +260,9 @@ mod tests {
     #[test]
     fn philox_known_answer() {
         // The Random123 known-answer vector for Philox-4x32-10 with zero key and counter.
-        assert_eq!(philox4x32([0, 0, 0, 0], [0, 0]), [0x6627_e8d5, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8]);
+        assert_eq!(
+            philox4x32([0, 0, 0, 0], [0, 0]),
+            [0x6627_e8d5, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8]
+        );
     }
 }

@@ -48,12 +48,22 @@ impl View {
 
 /// Row-major strides, signed.
 pub fn row_major_strides(dims: &[usize]) -> Vec<isize> {
-    platform_api::shape::row_major_strides(dims).into_iter().map(|s| s as isize).collect()
+    platform_api::shape::row_major_strides(dims)
+        .into_iter()
+        .map(|s| s as isize)
+        .collect()
 }
 
 /// Copies the box `dims` from `src` (seen through `src_view`) to `dst` (through
 /// `dst_view`); both buffers hold elements of `element_size` bytes.
-pub fn copy_box(element_size: usize, dims: &[usize], dst: &mut [u8], dst_view: &View, src: &[u8], src_view: &View) -> Result<()> {
+pub fn copy_box(
+    element_size: usize,
+    dims: &[usize],
+    dst: &mut [u8],
+    dst_view: &View,
+    src: &[u8],
+    src_view: &View,
+) -> Result<()> {
     if dst_view.strides.len() != dims.len() || src_view.strides.len() != dims.len() {
         return Err(Error::internal(format!(
             "copy_box: a box of rank {} with views of rank {} and {}",
@@ -76,10 +86,21 @@ pub fn copy_box(element_size: usize, dims: &[usize], dst: &mut [u8], dst_view: &
     // Walk the box so the innermost loop writes the destination with its smallest
     // stride: scattered writes cost more than scattered reads.
     let mut order: Vec<usize> = (0..dims.len()).collect();
-    order.sort_by_key(|&d| (std::cmp::Reverse(dst_view.strides[d].unsigned_abs()), std::cmp::Reverse(src_view.strides[d].unsigned_abs())));
+    order.sort_by_key(|&d| {
+        (
+            std::cmp::Reverse(dst_view.strides[d].unsigned_abs()),
+            std::cmp::Reverse(src_view.strides[d].unsigned_abs()),
+        )
+    });
     let dims: Vec<usize> = order.iter().map(|&d| dims[d]).collect();
-    let dst_view = &View { offset: dst_view.offset, strides: order.iter().map(|&d| dst_view.strides[d]).collect() };
-    let src_view = &View { offset: src_view.offset, strides: order.iter().map(|&d| src_view.strides[d]).collect() };
+    let dst_view = &View {
+        offset: dst_view.offset,
+        strides: order.iter().map(|&d| dst_view.strides[d]).collect(),
+    };
+    let src_view = &View {
+        offset: src_view.offset,
+        strides: order.iter().map(|&d| src_view.strides[d]).collect(),
+    };
     let dims = dims.as_slice();
     match element_size {
         1 => typed::<u8>(dims, dst, dst_view, src, src_view),
@@ -87,14 +108,26 @@ pub fn copy_box(element_size: usize, dims: &[usize], dst: &mut [u8], dst_view: &
         4 => typed::<u32>(dims, dst, dst_view, src, src_view),
         8 => typed::<u64>(dims, dst, dst_view, src, src_view),
         16 => typed::<[u64; 2]>(dims, dst, dst_view, src, src_view),
-        n => Err(Error::internal(format!("copy_box: no element type is {n} bytes wide"))),
+        n => Err(Error::internal(format!(
+            "copy_box: no element type is {n} bytes wide"
+        ))),
     }
 }
 
-fn typed<T: bytemuck::Pod>(dims: &[usize], dst: &mut [u8], dst_view: &View, src: &[u8], src_view: &View) -> Result<()> {
+fn typed<T: bytemuck::Pod>(
+    dims: &[usize],
+    dst: &mut [u8],
+    dst_view: &View,
+    src: &[u8],
+    src_view: &View,
+) -> Result<()> {
     // Literal buffers are 8-byte aligned and sized in whole elements, so these casts
     // succeed for every element type; a buffer from elsewhere is checked, not trusted.
-    let misaligned = |e: bytemuck::PodCastError| Error::internal(format!("copy_box: buffer cannot be viewed as elements: {e:?}"));
+    let misaligned = |e: bytemuck::PodCastError| {
+        Error::internal(format!(
+            "copy_box: buffer cannot be viewed as elements: {e:?}"
+        ))
+    };
     let dst: &mut [T] = bytemuck::try_cast_slice_mut(dst).map_err(misaligned)?;
     let src: &[T] = bytemuck::try_cast_slice(src).map_err(misaligned)?;
     let rank = dims.len();
@@ -158,13 +191,35 @@ mod tests {
         // src 2x3 row-major: 0 1 2 / 3 4 5; dst 3x2 = transpose.
         let src: Vec<u8> = (0..6).collect();
         let mut dst = vec![0u8; 6];
-        let src_view = View { offset: 0, strides: vec![1, 3] };
-        copy_box(1, &[3, 2], &mut dst, &View::row_major(&[3, 2]), &src, &src_view).unwrap();
+        let src_view = View {
+            offset: 0,
+            strides: vec![1, 3],
+        };
+        copy_box(
+            1,
+            &[3, 2],
+            &mut dst,
+            &View::row_major(&[3, 2]),
+            &src,
+            &src_view,
+        )
+        .unwrap();
         assert_eq!(dst, [0, 3, 1, 4, 2, 5]);
         // reverse a 4-vector of u32.
         let src: Vec<u8> = bytemuck::cast_slice(&[1u32, 2, 3, 4]).to_vec();
         let mut dst = vec![0u8; 16];
-        copy_box(4, &[4], &mut dst, &View::row_major(&[4]), &src, &View { offset: 3, strides: vec![-1] }).unwrap();
+        copy_box(
+            4,
+            &[4],
+            &mut dst,
+            &View::row_major(&[4]),
+            &src,
+            &View {
+                offset: 3,
+                strides: vec![-1],
+            },
+        )
+        .unwrap();
         assert_eq!(bytemuck::cast_slice::<u8, u32>(&dst), [4, 3, 2, 1]);
     }
 
@@ -172,9 +227,25 @@ mod tests {
     fn out_of_bounds_views_are_errors() {
         let src = vec![0u8; 4];
         let mut dst = vec![0u8; 4];
-        let err = copy_box(1, &[5], &mut dst, &View::row_major(&[5]), &src, &View::row_major(&[5])).unwrap_err();
+        let err = copy_box(
+            1,
+            &[5],
+            &mut dst,
+            &View::row_major(&[5]),
+            &src,
+            &View::row_major(&[5]),
+        )
+        .unwrap_err();
         assert_eq!(err.code(), platform_api::Code::Internal);
         // An empty box touches nothing.
-        copy_box(1, &[0, 7], &mut dst, &View::row_major(&[0, 7]), &src, &View::row_major(&[0, 7])).unwrap();
+        copy_box(
+            1,
+            &[0, 7],
+            &mut dst,
+            &View::row_major(&[0, 7]),
+            &src,
+            &View::row_major(&[0, 7]),
+        )
+        .unwrap();
     }
 }

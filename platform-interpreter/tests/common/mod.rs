@@ -4,13 +4,16 @@
 #![allow(dead_code)]
 
 use platform_api::registry;
-use platform_api::{CompileOptions, Compiler, Literal, PlatformOptions, Result, RunOptions, StreamExecutor};
+use platform_api::{
+    CompileOptions, Compiler, Literal, PlatformOptions, Result, RunOptions, StreamExecutor,
+};
 use platform_interpreter::eval::RunContext;
 use platform_interpreter::{InterpreterCompiler, InterpreterExecutable};
 use std::sync::Arc;
 
 pub fn parse(text: &str) -> platform_api::HloModule {
-    platform_api::HloModule::parse(text).unwrap_or_else(|e| panic!("test module does not parse: {e}\n{text}"))
+    platform_api::HloModule::parse(text)
+        .unwrap_or_else(|e| panic!("test module does not parse: {e}\n{text}"))
 }
 
 /// Evaluates the entry computation of `text` on `args`.
@@ -48,7 +51,13 @@ pub fn counting(dims: &[usize]) -> Literal {
 
 /// A fresh interpreter platform's executor (device 0 of `devices`).
 pub fn executor(devices: usize) -> (Arc<dyn platform_api::Platform>, Arc<dyn StreamExecutor>) {
-    let platform = registry::create_platform("Interpreter", &PlatformOptions { device_count: Some(devices) }).unwrap();
+    let platform = registry::create_platform(
+        "Interpreter",
+        &PlatformOptions {
+            device_count: Some(devices),
+        },
+    )
+    .unwrap();
     let executor = platform.executor(0).unwrap();
     (platform, executor)
 }
@@ -65,7 +74,10 @@ pub fn run_on_device(
     let exe = compiler.compile(parse(text), executor, &CompileOptions::default())?;
     let stream = executor.clone().create_stream()?;
     let tm = registry::transfer_manager("Interpreter")?;
-    let buffers = args.iter().map(|a| tm.literal_to_device(&stream, a)).collect::<Result<Vec<_>>>()?;
+    let buffers = args
+        .iter()
+        .map(|a| tm.literal_to_device(&stream, a))
+        .collect::<Result<Vec<_>>>()?;
     let refs: Vec<_> = buffers.iter().collect();
     let mut options = RunOptions::new(stream.clone());
     tweak(&mut options);
