@@ -228,3 +228,27 @@ fn scalars_and_empty_arrays_flow_through() {
     let s = "HloModule m\nENTRY e { p = f32[] parameter(0)\n ROOT r = f32[1,1] reshape(p) }";
     assert_eq!(f32s(&eval_ok(s, vec![Literal::scalar(3f32)])), [3.]);
 }
+
+#[test]
+fn data_movement_preserves_every_bit() {
+    // NaN payloads, signed zeros and infinities pass through untouched.
+    let bits = [
+        0x7fc0_0001u32,
+        0xffc1_2345,
+        0x8000_0000,
+        0x7f80_0000,
+        0xff80_0000,
+        0x0000_0001,
+    ];
+    let values: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).collect();
+    let x = Literal::from_slice(&[2, 3], &values).unwrap();
+    let m = "HloModule m\nENTRY e { p = f32[2,3] parameter(0)\n t = f32[3,2] transpose(p), dimensions={1,0}\n v = f32[] constant(nan)\n ROOT r = f32[4,2] pad(t, v), padding=1_0x0_0 }";
+    let out = eval_ok(m, vec![x]);
+    let got: Vec<u32> = f32s(&out).iter().map(|v| v.to_bits()).collect();
+    assert!(f32::from_bits(got[0]).is_nan() && f32::from_bits(got[1]).is_nan());
+    // Row i+1 of the result is column i of the operand.
+    assert_eq!(
+        &got[2..],
+        [bits[0], bits[3], bits[1], bits[4], bits[2], bits[5]]
+    );
+}
