@@ -1,8 +1,9 @@
 //! [`InterpreterCompiler`]: the interpreter's "compilation" is planning.
 //!
 //! `run_hlo_passes` runs only what is needed for a module to mean what it says —
-//! today, nothing beyond the checks below: the interpreter evaluates the HLO it
-//! is given, op by op, so that it stays the reference for every other backend.
+//! today, the verifier (structure and every instruction's shape) and nothing
+//! else: the interpreter evaluates the HLO it is given, op by op, so that it
+//! stays the reference for every other backend.
 //! No pass that could change a number (algebraic simplification, fusion,
 //! reassociation) ever runs here.
 //!
@@ -34,6 +35,7 @@ impl Compiler for InterpreterCompiler {
     ) -> Result<HloModule> {
         let _ = options;
         check_executor(executor)?;
+        platform_api::hlo::verifier::verify_module(&module)?;
         Ok(module)
     }
 

@@ -74,7 +74,7 @@ fn tens(r: usize) -> Literal {
 
 /// A reducer that keeps its second argument: the fold's result is the last
 /// member's contribution, which shows the group order.
-const LAST_WINS: &str = "last { a = f32[] parameter(0)\n ROOT b = f32[] parameter(1) }\n";
+const LAST_WINS: &str = "last { x0 = f32[] parameter(0)\n ROOT x1 = f32[] parameter(1) }\n";
 
 #[test]
 fn all_gather_concatenates_in_replica_order() {
@@ -144,10 +144,10 @@ fn collectives_inside_a_loop_meet_once_per_iteration() {
     // Each iteration gathers the replicas' counters; the loop runs twice
     // (flags), and the state keeps the last gather.
     let m = r#"HloModule m
-cond { s = (s32[], f32[4]) parameter(0)
- i = s32[] get-tuple-element(s), index=0
+cond { cs = (s32[], f32[4]) parameter(0)
+ ci = s32[] get-tuple-element(cs), index=0
  flags = pred[3] constant({true, true, false})
- f = pred[1] dynamic-slice(flags, i), dynamic_slice_sizes={1}
+ f = pred[1] dynamic-slice(flags, ci), dynamic_slice_sizes={1}
  ROOT r = pred[] reshape(f) }
 body { s = (s32[], f32[4]) parameter(0)
  i = s32[] get-tuple-element(s), index=0
@@ -172,9 +172,8 @@ ENTRY e { p = f32[4] parameter(0)
 }
 
 #[test]
-#[ignore = "needs platform_api::semantics (branch `semantics`, not yet on main) for the add reducer"]
 fn all_reduce_sums_in_group_order() {
-    let m = "HloModule m\nsum { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\nENTRY e { p = f32[4] parameter(0)\n ROOT a = f32[4] all-reduce(p), replica_groups={}, to_apply=sum }";
+    let m = "HloModule m\nsum { sa = f32[] parameter(0)\n sb = f32[] parameter(1)\n ROOT ss = f32[] add(sa, sb) }\nENTRY e { p = f32[4] parameter(0)\n ROOT a = f32[4] all-reduce(p), replica_groups={}, to_apply=sum }";
     let out = run_replicated(m, tens);
     for o in out {
         // Σ_r (10r + i) = 60 + 4i

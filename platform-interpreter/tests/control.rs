@@ -12,10 +12,10 @@ use platform_interpreter::eval::RunContext;
 const COUNTING_LOOP: &str = r#"HloModule loop
 
 cond {
-  s = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
+  cs = (s32[], f32[4]) parameter(0)
+  ci = s32[] get-tuple-element(cs), index=0
   flags = pred[4] constant({true, true, true, false})
-  f = pred[1] dynamic-slice(flags, i), dynamic_slice_sizes={1}
+  f = pred[1] dynamic-slice(flags, ci), dynamic_slice_sizes={1}
   ROOT r = pred[] reshape(f)
 }
 
@@ -37,7 +37,7 @@ ENTRY e {
   a = f32[4] parameter(0)
   init = (s32[], f32[4]) tuple(z, a)
   w = (s32[], f32[4]) while(init), condition=cond, body=body
-  ROOT acc = f32[4] get-tuple-element(w), index=1
+  ROOT result = f32[4] get-tuple-element(w), index=1
 }
 "#;
 
@@ -82,18 +82,18 @@ fn while_step_limit_is_an_error_naming_the_loop() {
 const CONDITIONAL: &str = r#"HloModule cond
 
 b0 {
-  p = f32[2] parameter(0)
-  ROOT r = f32[2] reverse(p), dimensions={0}
+  p0 = f32[2] parameter(0)
+  ROOT r0 = f32[2] reverse(p0), dimensions={0}
 }
 
 b1 {
-  p = f32[3] parameter(0)
-  ROOT r = f32[2] slice(p), slice={[1:3]}
+  p1 = f32[3] parameter(0)
+  ROOT r1 = f32[2] slice(p1), slice={[1:3]}
 }
 
 b2 {
-  p = f32[] parameter(0)
-  ROOT r = f32[2] broadcast(p), dimensions={}
+  p2 = f32[] parameter(0)
+  ROOT r2 = f32[2] broadcast(p2), dimensions={}
 }
 
 ENTRY e {
@@ -121,10 +121,10 @@ fn conditional_index_form_and_out_of_range_is_an_error() {
 #[test]
 fn conditional_pred_form() {
     let m = r#"HloModule m
-t { p = f32[] parameter(0)
- ROOT r = f32[1] reshape(p) }
-f { p = f32[2] parameter(0)
- ROOT r = f32[1] slice(p), slice={[1:2]} }
+t { tp = f32[] parameter(0)
+ ROOT tr = f32[1] reshape(tp) }
+f { fp = f32[2] parameter(0)
+ ROOT fr = f32[1] slice(fp), slice={[1:2]} }
 ENTRY e {
   b = pred[] parameter(0)
   x = f32[] constant(7)
@@ -143,8 +143,8 @@ callee { a = f32[2] parameter(0)
  b = f32[] parameter(1)
  bb = f32[2] broadcast(b), dimensions={}
  ROOT t = (f32[2], f32[2]) tuple(bb, a) }
-fused { p = f32[2] parameter(0)
- ROOT r = f32[2] reverse(p), dimensions={0} }
+fused { fp = f32[2] parameter(0)
+ ROOT fr = f32[2] reverse(fp), dimensions={0} }
 ENTRY e {
   x = f32[2] parameter(0)
   s = f32[] constant(4)

@@ -144,9 +144,9 @@ fn layouts_of_arguments_and_results_are_honoured() {
 fn runtime_errors_come_back_from_the_stream_which_recovers() {
     let (_p, ex) = executor(1);
     let text = r#"HloModule m
-c { s = pred[] parameter(0)
+c { cs = pred[] parameter(0)
  ROOT t = pred[] constant(true) }
-b { ROOT s = pred[] parameter(0) }
+b { ROOT bs = pred[] parameter(0) }
 ENTRY e { x = pred[] constant(true)
  ROOT w = pred[] while(x), condition=c, body=b }"#;
     let err = run_on_device(&ex, text, &[], |o| o.while_step_limit = Some(10)).unwrap_err();

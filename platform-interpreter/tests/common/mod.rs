@@ -21,9 +21,19 @@ pub fn eval(text: &str, args: Vec<Literal>) -> Result<Literal> {
     eval_with(text, args, &RunContext::default())
 }
 
+/// The module is verified first (as the compiler would), so every test module is valid HLO.
 pub fn eval_with(text: &str, args: Vec<Literal>, ctx: &RunContext) -> Result<Literal> {
-    let exe = InterpreterExecutable::new(parse(text), &CompileOptions::default())?;
+    let module = parse(text);
+    platform_api::hlo::verifier::verify_module(&module)?;
+    let exe = InterpreterExecutable::new(module, &CompileOptions::default())?;
     exe.evaluate_literals(args, ctx)
+}
+
+/// Evaluates without running the verifier first: for checking that the
+/// evaluator's own validation reports malformed instructions.
+pub fn eval_unverified(text: &str, args: Vec<Literal>) -> Result<Literal> {
+    let exe = InterpreterExecutable::new(parse(text), &CompileOptions::default())?;
+    exe.evaluate_literals(args, &RunContext::default())
 }
 
 /// Like [`eval`], panicking with the error.
