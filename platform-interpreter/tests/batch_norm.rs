@@ -1,7 +1,7 @@
 //! Batch normalisation on small cases worked out by hand.
 
-mod common;
-use common::*;
+mod support;
+use support::*;
 use platform_api::Literal;
 
 fn close(got: &[f32], want: &[f64]) {

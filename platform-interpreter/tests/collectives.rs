@@ -1,8 +1,8 @@
 //! Collectives across four replicas, each on its own thread, device, executor
 //! and stream, meeting by run id. Expected values are written out by hand.
 
-mod common;
-use common::*;
+mod support;
+use support::*;
 use platform_api::registry;
 use platform_api::{
     CompileOptions, Compiler, ComputationPlacer, DefaultComputationPlacer, Executable, Literal,

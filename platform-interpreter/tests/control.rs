@@ -2,8 +2,8 @@
 //! The loops here count with table look-ups (dynamic-slice) instead of
 //! arithmetic, so they exercise control flow alone.
 
-mod common;
-use common::*;
+mod support;
+use support::*;
 use platform_api::{Code, Literal};
 use platform_interpreter::eval::RunContext;
 

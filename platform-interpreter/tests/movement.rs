@@ -1,8 +1,8 @@
 //! Data-movement ops, checked against index arithmetic written out by hand in
 //! each test (never by re-running the implementation).
 
-mod common;
-use common::*;
+mod support;
+use support::*;
 use platform_api::{Code, Literal};
 
 #[test]

@@ -1,8 +1,8 @@
 //! The platform path: registry, executors, memory accounting, streams, events,
 //! argument checks, layouts of arguments and results, profiling.
 
-mod common;
-use common::*;
+mod support;
+use support::*;
 use platform_api::registry;
 use platform_api::{
     Availability, Code, CompileOptions, Compiler, EventStatus, Layout, Literal, ProfileSink,

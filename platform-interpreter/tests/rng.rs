@@ -2,8 +2,8 @@
 //! by JAX on XLA CPU, see `data/gen_rng_bit_generator.py`), `rng` statistics and
 //! seeding, `rng-get-and-update-state`.
 
-mod common;
-use common::*;
+mod support;
+use support::*;
 use platform_api::{Code, Literal};
 use platform_interpreter::eval::RunContext;
 
