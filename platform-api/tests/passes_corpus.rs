@@ -4,12 +4,16 @@
 //!
 //! Each program must still verify after every pass, keep its entry signature
 //! (element types and dimensions), and end with no `call`, `bitcast`, `copy` or
-//! layout left.
+//! layout left. On the conformance inputs (`argN.npy`), each program gives
+//! bit-identical results on the reference interpreter before and after the
+//! pipeline.
+
+mod passes_common;
 
 use platform_api::hlo::verifier::verify_module;
 use platform_api::hlo::{HloModule, Op};
 use platform_api::passes::{standard_pipeline, HloPass};
-use platform_api::Shape;
+use platform_api::{Literal, Shape};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -46,6 +50,68 @@ fn has_layout(shape: &Shape) -> bool {
         Shape::Tuple(t) => t.iter().any(has_layout),
         Shape::Token => false,
     }
+}
+
+/// The case's arguments, `arg0.npy`, `arg1.npy`, ... in order.
+fn case_args(dir: &Path) -> Vec<Literal> {
+    (0..)
+        .map(|i| dir.join(format!("arg{i}.npy")))
+        .take_while(|f| f.exists())
+        .map(|f| Literal::read_npy(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display())))
+        .collect()
+}
+
+fn pipelined(file: &Path) -> Result<(HloModule, HloModule), String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("read: {e}"))?;
+    let module = HloModule::parse(&text).map_err(|e| format!("parse: {e}"))?;
+    let mut out = module.clone();
+    let mut pipeline = standard_pipeline();
+    pipeline.verify_after_each_pass(true);
+    pipeline.run(&mut out).map_err(|e| e.to_string())?;
+    Ok((module, out))
+}
+
+#[test]
+fn standard_pipeline_keeps_corpus_results_bit_identical() {
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    let mut not_evaluable = Vec::new();
+    for file in corpus_files() {
+        let args = case_args(file.parent().expect("case directory"));
+        let (before, after) = match pipelined(&file) {
+            Ok(pair) => pair,
+            Err(e) => {
+                failures.push(format!("{}: {e}", file.display()));
+                continue;
+            }
+        };
+        let want = match passes_common::evaluate(&before, &args) {
+            Ok(v) => v,
+            Err(e) => {
+                not_evaluable.push(format!("{}: {e}", file.display()));
+                continue;
+            }
+        };
+        match passes_common::evaluate(&after, &args) {
+            Ok(got) => match passes_common::same_bits(&want, &got) {
+                Ok(()) => compared += 1,
+                Err(why) => failures.push(format!("{}: {why}\n{after}", file.display())),
+            },
+            Err(e) => failures.push(format!(
+                "{}: evaluates before the pipeline but not after: {e}",
+                file.display()
+            )),
+        }
+    }
+    for note in &not_evaluable {
+        println!("not evaluable on the interpreter (compared structurally only): {note}");
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(
+        compared >= 80,
+        "only {compared} programs compared:\n{}",
+        not_evaluable.join("\n")
+    );
 }
 
 /// Runs the pipeline (verifying after each pass) and checks the end state;

@@ -75,8 +75,9 @@ cond {
 
 ENTRY e {
   p = s32[] parameter(0)
-  quiet = s32[] while(p), condition=cond, body=quiet_body
-  loud = s32[] while(p), condition=cond, body=loud_body
+  start = s32[] constant(0)
+  quiet = s32[] while(start), condition=cond, body=quiet_body
+  loud = s32[] while(start), condition=cond, body=loud_body
   lo = s32[] constant(0)
   hi = s32[] constant(9)
   random = s32[] rng(lo, hi), distribution=rng_uniform

@@ -130,7 +130,9 @@ cond {
 
 ENTRY e {
   p = s32[] parameter(0)
-  ROOT w = s32[] while(p), condition=cond, body=body
+  z = s32[] constant(0)
+  w = s32[] while(z), condition=cond, body=body
+  ROOT r = s32[] add(w, p)
 }
 ",
     );
@@ -216,7 +218,7 @@ noisy {
 ENTRY e {
   p = f32[2] parameter(0)
   c = f32[2] call(p), to_apply=noisy
-  ROOT r = f32[2] abs(p)
+  ROOT r = f32[2] abs(c)
 }
 "#,
     );

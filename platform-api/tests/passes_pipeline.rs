@@ -183,3 +183,21 @@ ENTRY main {
     assert!(!standard_pipeline().run(&mut out).unwrap());
     assert_eq!(out, before);
 }
+
+#[test]
+#[should_panic(expected = "changed the results")]
+fn the_numerics_check_sees_signed_zeros() {
+    // `x + 0 → x` is wrong for x = -0; the test inputs must include it.
+    let before = parse("HloModule m\n\nENTRY e {\n  p = f32[64] parameter(0)\n  z = f32[] constant(0)\n  b = f32[64] broadcast(z), dimensions={}\n  ROOT a = f32[64] add(p, b)\n}\n");
+    let after = parse("HloModule m\n\nENTRY e {\n  ROOT p = f32[64] parameter(0)\n}\n");
+    passes_common::assert_same_numerics(&before, &after, "x + 0 -> x");
+}
+
+#[test]
+#[should_panic(expected = "changed the results")]
+fn the_numerics_check_sees_signaling_nans() {
+    // `x * 1 → x` is wrong only for signaling NaNs, which multiplication quiets.
+    let before = parse("HloModule m\n\nENTRY e {\n  p = f32[64] parameter(0)\n  z = f32[] constant(1)\n  b = f32[64] broadcast(z), dimensions={}\n  ROOT a = f32[64] multiply(p, b)\n}\n");
+    let after = parse("HloModule m\n\nENTRY e {\n  ROOT p = f32[64] parameter(0)\n}\n");
+    passes_common::assert_same_numerics(&before, &after, "x * 1 -> x");
+}

@@ -2,7 +2,7 @@
 
 mod passes_common;
 
-use passes_common::{entry_opcodes, parse, run};
+use passes_common::{entry_opcodes, parse, run, run_assuming_quiet_nans};
 use platform_api::hlo::{HloModule, Op, Opcode};
 use platform_api::passes::{AlgebraicSimplifier, DeadCodeElimination, SimplifierOptions};
 
@@ -10,7 +10,12 @@ use platform_api::passes::{AlgebraicSimplifier, DeadCodeElimination, SimplifierO
 /// checked to verify and to report its change honestly).
 fn simplify_with(body: &str, options: SimplifierOptions) -> (HloModule, HloModule) {
     let m = parse(&format!("HloModule m\n\nENTRY e {{\n{body}\n}}\n"));
-    let (s, _) = run(&mut AlgebraicSimplifier::with_options(options), &m);
+    let mut pass = AlgebraicSimplifier::with_options(options);
+    let (s, _) = if options.assume_no_signaling_nans {
+        run_assuming_quiet_nans(&mut pass, &m)
+    } else {
+        run(&mut pass, &m)
+    };
     let (out, _) = run(&mut DeadCodeElimination::new(), &s);
     (m, out)
 }
