@@ -210,3 +210,90 @@ fn standard_pipeline_keeps_the_bench_programs_valid() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// Arguments for a benchmark program from its `NAME.json` (uniform values in
+/// `[lo, hi)`; integers in `[lo, hi)`), from a fixed seed.
+fn bench_args(spec: &Path) -> Vec<Literal> {
+    let text = std::fs::read_to_string(spec).expect("readable spec");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("valid json");
+    let mut rng = passes_common::Rng(0x1234_5678_9ABC_DEF1);
+    let mut args = Vec::new();
+    for arg in json["args"].as_array().expect("args") {
+        let dims: Vec<usize> = arg["shape"]
+            .as_array()
+            .expect("shape")
+            .iter()
+            .map(|d| d.as_u64().expect("dimension") as usize)
+            .collect();
+        let (lo, hi) = (
+            arg["lo"].as_f64().unwrap_or(0.0),
+            arg["hi"].as_f64().unwrap_or(1.0),
+        );
+        let n: usize = dims.iter().product();
+        let mut unit = || (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+        let lit = match arg["dtype"].as_str().expect("dtype") {
+            "float32" => Literal::from_slice(
+                &dims,
+                &(0..n)
+                    .map(|_| (lo + (hi - lo) * unit()) as f32)
+                    .collect::<Vec<_>>(),
+            ),
+            "int32" => Literal::from_slice(
+                &dims,
+                &(0..n)
+                    .map(|_| (lo + ((hi - lo) * unit()).floor()) as i32)
+                    .collect::<Vec<_>>(),
+            ),
+            other => panic!("{}: dtype {other} not handled", spec.display()),
+        };
+        args.push(lit.expect("sizes agree"));
+    }
+    args
+}
+
+/// Slow in debug builds: `cargo test --release -p platform-api --test
+/// passes_corpus -- --ignored`.
+#[test]
+#[ignore]
+fn standard_pipeline_keeps_bench_results_bit_identical() {
+    let dir = bench_dir();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        println!(
+            "note: {} does not exist; benchmark programs not checked",
+            dir.display()
+        );
+        return;
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "hlo"))
+        .collect();
+    files.sort();
+    let mut failures = Vec::new();
+    for file in files {
+        let args = bench_args(&file.with_extension("json"));
+        let (before, after) =
+            pipelined(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let start = Instant::now();
+        let want = match passes_common::evaluate(&before, &args) {
+            Ok(v) => v,
+            Err(e) => {
+                println!("{}: not evaluable: {e}", file.display());
+                continue;
+            }
+        };
+        let got = passes_common::evaluate(&after, &args);
+        match got
+            .map_err(|e| e.to_string())
+            .and_then(|g| passes_common::same_bits(&want, &g))
+        {
+            Ok(()) => println!(
+                "{}: identical ({:.1} s)",
+                file.display(),
+                start.elapsed().as_secs_f64()
+            ),
+            Err(e) => failures.push(format!("{}: {e}", file.display())),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
