@@ -42,15 +42,21 @@ use super::{CompId, HloComputation, HloInstruction, HloModule, InstrId, Op};
 use crate::error::{Error, Result};
 use crate::shape::Shape;
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 // ---------------------------------------------------------------------------
 // Names
 
 /// Hands out names unique among a set of names (a module's instructions, or its
 /// computations).
+///
+/// Names are remembered by a 64-bit hash, not as strings: building a generator
+/// for a module of thousands of instructions then costs no allocation. Two names
+/// with the same hash would make the second look taken, which only means a
+/// fresh name gets another suffix; a name in use is never handed out.
 #[derive(Clone, Debug, Default)]
 pub struct NameGen {
-    used: HashSet<String>,
+    used: HashSet<u64, BuildHasherDefault<PreHashed>>,
     /// Per prefix (a name without its `.N` suffix), the next suffix to try.
     next_suffix: HashMap<String, u64>,
 }
@@ -64,9 +70,15 @@ impl NameGen {
     /// A generator that knows every instruction name of the module.
     pub fn for_instructions(module: &HloModule) -> NameGen {
         let mut names = NameGen::new();
+        let count = module
+            .computations
+            .iter()
+            .map(|c| c.instructions.len())
+            .sum();
+        names.used.reserve(count);
         for comp in &module.computations {
             for instr in &comp.instructions {
-                names.used.insert(instr.name.clone());
+                names.used.insert(name_hash(&instr.name));
             }
         }
         names
@@ -76,19 +88,19 @@ impl NameGen {
     pub fn for_computations(module: &HloModule) -> NameGen {
         let mut names = NameGen::new();
         for comp in &module.computations {
-            names.used.insert(comp.name.clone());
+            names.used.insert(name_hash(&comp.name));
         }
         names
     }
 
     /// Whether `name` is taken.
     pub fn contains(&self, name: &str) -> bool {
-        self.used.contains(name)
+        self.used.contains(&name_hash(name))
     }
 
     /// Marks `name` as taken; `false` if it already was.
     pub fn reserve(&mut self, name: &str) -> bool {
-        self.used.insert(name.to_string())
+        self.used.insert(name_hash(name))
     }
 
     /// `base` itself if it is free, otherwise `prefix.N` with the smallest `N`
@@ -97,7 +109,7 @@ impl NameGen {
     /// marked as taken.
     pub fn fresh(&mut self, base: &str) -> String {
         let base = if base.is_empty() { "tmp" } else { base };
-        if self.used.insert(base.to_string()) {
+        if self.used.insert(name_hash(base)) {
             return base.to_string();
         }
         let prefix = strip_numeric_suffix(base);
@@ -105,11 +117,82 @@ impl NameGen {
         loop {
             let candidate = format!("{prefix}.{n}");
             n += 1;
-            if self.used.insert(candidate.clone()) {
+            if self.used.insert(name_hash(&candidate)) {
                 self.next_suffix.insert(prefix.to_string(), n);
                 return candidate;
             }
         }
+    }
+}
+
+/// FNV-1a, 64 bits: names are short, and only equality matters.
+fn name_hash(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// A `Hasher` for keys that are already hashes (a `u64` passes through).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PreHashed(u64);
+
+impl Hasher for PreHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Not used for `u64` keys; mix anything else in anyway.
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7cc1_b727_220a_95);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+/// A fast, non-cryptographic hasher for the passes' tables (the multiply-rotate
+/// scheme rustc uses); keys come from the program, not from an adversary who
+/// could exploit collisions, and a collision only costs an equality check.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct FastHasher(u64);
+
+impl FastHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7cc1_b727_220a_95);
+    }
+}
+
+impl Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 56));
+        }
+    }
+    fn write_u8(&mut self, v: u8) {
+        self.add(v as u64)
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.add(v as u64)
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.add(v)
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.add(v as u64)
     }
 }
 
@@ -801,98 +884,114 @@ impl<'a> ComputationEditor<'a> {
         let ComputationEditor {
             comp,
             changed,
-            removed: explicitly_removed,
+            removed,
             ..
         } = self;
-        let n = comp.instructions.len();
-        if comp.root.index() >= n {
-            return Err(Error::internal(format!(
-                "computation %{}: root #{} is out of range ({n} instructions)",
-                comp.name, comp.root.0
-            )));
-        }
-
-        // Liveness.
-        let mut live = vec![false; n];
-        let mut stack: Vec<InstrId> = vec![comp.root];
-        for (i, instr) in comp.instructions.iter().enumerate() {
-            if explicitly_removed[i] {
-                continue;
-            }
-            if matches!(instr.op, Op::Parameter { .. }) || instruction_has_effect(instr, effectful)
-            {
-                stack.push(InstrId(i as u32));
-            }
-        }
-        while let Some(id) = stack.pop() {
-            let Some(slot) = live.get_mut(id.index()) else {
-                return Err(Error::internal(format!(
-                    "computation %{}: reference to instruction #{} out of range",
-                    comp.name, id.0
-                )));
-            };
-            if *slot {
-                continue;
-            }
-            *slot = true;
-            let instr = &comp.instructions[id.index()];
-            stack.extend(instr.operands.iter().copied());
-            stack.extend(instr.control_predecessors.iter().copied());
-        }
-
-        if let Some(i) = (0..n).find(|&i| live[i] && explicitly_removed[i]) {
-            return Err(Error::internal(format!(
-                "computation %{}: %{} was removed but is still used",
-                comp.name, comp.instructions[i].name
-            )));
-        }
-
-        // Order: keep the current one if it is already operands-before-users.
-        let in_order = comp.instructions.iter().enumerate().all(|(i, instr)| {
-            !live[i]
-                || instr
-                    .operands
-                    .iter()
-                    .chain(&instr.control_predecessors)
-                    .all(|p| p.index() < i)
-        });
-        let order: Vec<usize> = if in_order {
-            (0..n).filter(|&i| live[i]).collect()
-        } else {
-            topological_order(comp, &live)?
-        };
-        let reordered = !in_order;
-        let removed = order.len() != n;
-        if !reordered && !removed {
-            return Ok(changed);
-        }
-
-        let mut new_id = vec![u32::MAX; n];
-        for (new, &old) in order.iter().enumerate() {
-            new_id[old] = new as u32;
-        }
-        let mut slots: Vec<Option<HloInstruction>> = std::mem::take(&mut comp.instructions)
-            .into_iter()
-            .map(Some)
-            .collect();
-        let mut instructions = Vec::with_capacity(order.len());
-        for &old in &order {
-            let Some(mut instr) = slots[old].take() else {
-                return Err(Error::internal("an instruction was ordered twice"));
-            };
-            for p in instr
-                .operands
-                .iter_mut()
-                .chain(instr.control_predecessors.iter_mut())
-            {
-                *p = InstrId(new_id[p.index()]);
-            }
-            instructions.push(instr);
-        }
-        comp.instructions = instructions;
-        comp.root = InstrId(new_id[comp.root.index()]);
-        Ok(true)
+        Ok(compact(comp, &removed, effectful)? || changed)
     }
+}
+
+/// Removes the dead instructions of a computation and restores operands-before-
+/// users order, as [`ComputationEditor::finish`] does, without opening an editor
+/// (no user lists are built). Returns whether anything was removed or moved.
+pub fn remove_dead_instructions(comp: &mut HloComputation, effectful: &[bool]) -> Result<bool> {
+    compact(comp, &[], effectful)
+}
+
+/// The work of [`ComputationEditor::finish`]: `explicitly_removed` marks
+/// instructions to drop even if they have effects (missing entries: not
+/// removed). Returns whether anything was removed or reordered.
+fn compact(
+    comp: &mut HloComputation,
+    explicitly_removed: &[bool],
+    effectful: &[bool],
+) -> Result<bool> {
+    let removed = |i: usize| explicitly_removed.get(i).copied().unwrap_or(false);
+    let n = comp.instructions.len();
+    if comp.root.index() >= n {
+        return Err(Error::internal(format!(
+            "computation %{}: root #{} is out of range ({n} instructions)",
+            comp.name, comp.root.0
+        )));
+    }
+
+    // Liveness.
+    let mut live = vec![false; n];
+    let mut stack: Vec<InstrId> = vec![comp.root];
+    for (i, instr) in comp.instructions.iter().enumerate() {
+        if removed(i) {
+            continue;
+        }
+        if matches!(instr.op, Op::Parameter { .. }) || instruction_has_effect(instr, effectful) {
+            stack.push(InstrId(i as u32));
+        }
+    }
+    while let Some(id) = stack.pop() {
+        let Some(slot) = live.get_mut(id.index()) else {
+            return Err(Error::internal(format!(
+                "computation %{}: reference to instruction #{} out of range",
+                comp.name, id.0
+            )));
+        };
+        if *slot {
+            continue;
+        }
+        *slot = true;
+        let instr = &comp.instructions[id.index()];
+        stack.extend(instr.operands.iter().copied());
+        stack.extend(instr.control_predecessors.iter().copied());
+    }
+
+    if let Some(i) = (0..n).find(|&i| live[i] && removed(i)) {
+        return Err(Error::internal(format!(
+            "computation %{}: %{} was removed but is still used",
+            comp.name, comp.instructions[i].name
+        )));
+    }
+
+    // Order: keep the current one if it is already operands-before-users.
+    let in_order = comp.instructions.iter().enumerate().all(|(i, instr)| {
+        !live[i]
+            || instr
+                .operands
+                .iter()
+                .chain(&instr.control_predecessors)
+                .all(|p| p.index() < i)
+    });
+    let order: Vec<usize> = if in_order {
+        (0..n).filter(|&i| live[i]).collect()
+    } else {
+        topological_order(comp, &live)?
+    };
+    if in_order && order.len() == n {
+        return Ok(false);
+    }
+
+    let mut new_id = vec![u32::MAX; n];
+    for (new, &old) in order.iter().enumerate() {
+        new_id[old] = new as u32;
+    }
+    let mut slots: Vec<Option<HloInstruction>> = std::mem::take(&mut comp.instructions)
+        .into_iter()
+        .map(Some)
+        .collect();
+    let mut instructions = Vec::with_capacity(order.len());
+    for &old in &order {
+        let Some(mut instr) = slots[old].take() else {
+            return Err(Error::internal("an instruction was ordered twice"));
+        };
+        for p in instr
+            .operands
+            .iter_mut()
+            .chain(instr.control_predecessors.iter_mut())
+        {
+            *p = InstrId(new_id[p.index()]);
+        }
+        instructions.push(instr);
+    }
+    comp.instructions = instructions;
+    comp.root = InstrId(new_id[comp.root.index()]);
+    Ok(true)
 }
 
 /// The live instructions in an operands-before-users order that keeps the given

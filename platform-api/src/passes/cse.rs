@@ -29,10 +29,11 @@ use crate::hlo::rewrite::{
     effectful_computations, instruction_has_effect, remove_unreachable_computations, CallGraph,
     ComputationEditor, NameGen,
 };
+use crate::hlo::rewrite::{FastHasher, PreHashed};
 use crate::hlo::{CompId, HloComputation, HloInstruction, HloModule, InstrId, Op};
 use crate::shape::Shape;
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 /// Merges instructions that compute the same value.
 #[derive(Clone, Debug, Default)]
@@ -56,7 +57,8 @@ impl HloPass for CommonSubexpressionElimination {
         let mut names = NameGen::new();
         for comp in &mut module.computations {
             let mut ed = ComputationEditor::new(comp, &mut names);
-            let mut table: HashMap<u64, Vec<InstrId>> = HashMap::new();
+            let mut table: HashMap<u64, Vec<InstrId>, BuildHasherDefault<PreHashed>> =
+                HashMap::default();
             for i in 0..ed.len() {
                 let id = InstrId(i as u32);
                 let instr = ed.instr(id);
@@ -155,7 +157,7 @@ fn canonical_operands(instr: &HloInstruction) -> Vec<InstrId> {
 
 /// A hash consistent with [`same_computation`]: equal instructions hash equal.
 fn key_hash(instr: &HloInstruction) -> u64 {
-    let mut h = DefaultHasher::new();
+    let mut h = FastHasher::default();
     instr.opcode().hash(&mut h);
     canonical_operands(instr).hash(&mut h);
     instr.shape.hash(&mut h);
@@ -165,7 +167,7 @@ fn key_hash(instr: &HloInstruction) -> u64 {
 
 /// Hashes the attributes that most often tell instructions of one opcode apart
 /// (enough to keep buckets small; equality is decided by [`same_computation`]).
-fn hash_attributes(op: &Op, h: &mut DefaultHasher) {
+fn hash_attributes(op: &Op, h: &mut FastHasher) {
     match op {
         Op::Constant { literal } => {
             literal.shape().hash(h);
@@ -233,7 +235,8 @@ impl HloPass for ComputationDeduplication {
         // Callees come first, so by the time a computation is compared, the
         // computations it calls already map to their canonical copies.
         let mut canonical: Vec<CompId> = (0..n as u32).map(CompId).collect();
-        let mut table: HashMap<u64, Vec<CompId>> = HashMap::new();
+        let mut table: HashMap<u64, Vec<CompId>, BuildHasherDefault<PreHashed>> =
+            HashMap::default();
         let mut merged = false;
         for c in order {
             if c == module.entry {
@@ -270,7 +273,7 @@ impl HloPass for ComputationDeduplication {
 }
 
 fn computation_hash(comp: &HloComputation) -> u64 {
-    let mut h = DefaultHasher::new();
+    let mut h = FastHasher::default();
     comp.instructions.len().hash(&mut h);
     comp.root.hash(&mut h);
     for instr in &comp.instructions {

@@ -11,7 +11,7 @@
 use super::HloPass;
 use crate::error::Result;
 use crate::hlo::rewrite::{
-    effectful_computations, remove_unreachable_computations, ComputationEditor, NameGen,
+    effectful_computations, remove_dead_instructions, remove_unreachable_computations,
 };
 use crate::hlo::HloModule;
 
@@ -34,10 +34,8 @@ impl HloPass for DeadCodeElimination {
         crate::hlo::rewrite::check_references(module)?;
         let mut changed = remove_unreachable_computations(module)? > 0;
         let effectful = effectful_computations(module);
-        // No instruction is added, so no names are needed.
-        let mut names = NameGen::new();
         for comp in &mut module.computations {
-            changed |= ComputationEditor::new(comp, &mut names).finish(&effectful)?;
+            changed |= remove_dead_instructions(comp, &effectful)?;
         }
         // Removing an instruction may have been the last call of a computation.
         changed |= remove_unreachable_computations(module)? > 0;

@@ -95,10 +95,7 @@ impl HloPass for LayoutNormalization {
                 changed |= ed.finish(&effectful)?;
             }
             for instr in &mut comp.instructions {
-                if has_layout(&instr.shape) {
-                    instr.shape = instr.shape.without_layout();
-                    changed = true;
-                }
+                changed |= strip_layouts(&mut instr.shape);
                 if let Op::Constant { literal } = &mut instr.op {
                     if has_layout(literal.shape()) {
                         strip_literal_layouts(literal);
@@ -121,6 +118,15 @@ impl HloPass for LayoutNormalization {
             }
         }
         Ok(changed)
+    }
+}
+
+/// Removes every layout from the shape in place; whether there was one.
+fn strip_layouts(shape: &mut Shape) -> bool {
+    match shape {
+        Shape::Array(a) => a.layout.take().is_some(),
+        Shape::Tuple(t) => t.iter_mut().fold(false, |any, s| strip_layouts(s) | any),
+        Shape::Token => false,
     }
 }
 

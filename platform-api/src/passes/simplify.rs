@@ -72,7 +72,7 @@ use super::layout::same_layouts;
 use super::HloPass;
 use crate::error::Result;
 use crate::hlo::rewrite::{effectful_computations, ComputationEditor, NameGen};
-use crate::hlo::{BinaryOp, HloModule, InstrId, Op, SliceDim, UnaryOp};
+use crate::hlo::{BinaryOp, HloModule, InstrId, Op, Opcode, SliceDim, UnaryOp};
 use crate::native::Scalar;
 use crate::shape::{ArrayShape, ElementType, Shape};
 use std::collections::HashMap;
@@ -179,6 +179,17 @@ impl Simplifier<'_, '_> {
         self.operands(id).first().copied()
     }
 
+    /// The dimensions of `x` if it is a transpose, broadcast or reverse
+    /// (matching `want`), cloned; nothing else of `x`'s op is copied.
+    fn dims_attr(&self, x: InstrId, want: Opcode) -> Option<Vec<usize>> {
+        match self.op(x) {
+            Op::Transpose { dimensions } if want == Opcode::Transpose => Some(dimensions.clone()),
+            Op::Broadcast { dimensions } if want == Opcode::Broadcast => Some(dimensions.clone()),
+            Op::Reverse { dimensions } if want == Opcode::Reverse => Some(dimensions.clone()),
+            _ => None,
+        }
+    }
+
     /// Adds an instruction derived from `origin`, named after it.
     fn add(&mut self, origin: InstrId, shape: Shape, op: Op, operands: Vec<InstrId>) -> InstrId {
         let name = self.ed.instr(origin).name.clone();
@@ -234,14 +245,28 @@ impl Simplifier<'_, '_> {
 
     /// The replacement for `id`, if a rule applies.
     fn simplify(&mut self, id: InstrId) -> Option<InstrId> {
-        match self.op(id).clone() {
+        // Attributes are cloned only for the ops that have rules (never a
+        // constant's literal).
+        match self.op(id) {
             Op::Copy => self.operand0(id),
             Op::Reshape => self.reshape(id),
             Op::Bitcast => self.bitcast(id),
-            Op::Transpose { dimensions } => self.transpose(id, &dimensions),
-            Op::Broadcast { dimensions } => self.broadcast(id, &dimensions),
-            Op::Slice { slice } => self.slice(id, &slice),
-            Op::DynamicSlice { sizes } => self.dynamic_slice(id, &sizes),
+            Op::Transpose { dimensions } => {
+                let dimensions = dimensions.clone();
+                self.transpose(id, &dimensions)
+            }
+            Op::Broadcast { dimensions } => {
+                let dimensions = dimensions.clone();
+                self.broadcast(id, &dimensions)
+            }
+            Op::Slice { slice } => {
+                let slice = slice.clone();
+                self.slice(id, &slice)
+            }
+            Op::DynamicSlice { sizes } => {
+                let sizes = sizes.clone();
+                self.dynamic_slice(id, &sizes)
+            }
             Op::Pad { config } => {
                 let zero = config
                     .iter()
@@ -252,11 +277,18 @@ impl Simplifier<'_, '_> {
                     None
                 }
             }
-            Op::Concatenate { dimension } => self.concatenate(id, dimension),
-            Op::Reverse { dimensions } => self.reverse(id, &dimensions),
+            Op::Concatenate { dimension } => {
+                let dimension = *dimension;
+                self.concatenate(id, dimension)
+            }
+            Op::Reverse { dimensions } => {
+                let dimensions = dimensions.clone();
+                self.reverse(id, &dimensions)
+            }
             Op::Convert => self.convert(id),
             Op::Select => self.select(id),
             Op::GetTupleElement { index } => {
+                let index = *index;
                 let t = self.operand0(id)?;
                 match self.op(t) {
                     Op::Tuple => self.operands(t).get(index).copied(),
@@ -264,8 +296,14 @@ impl Simplifier<'_, '_> {
                 }
             }
             Op::Tuple => self.tuple(id),
-            Op::Unary(u) => self.unary(id, u),
-            Op::Binary(b) => self.binary(id, b),
+            Op::Unary(u) => {
+                let u = *u;
+                self.unary(id, u)
+            }
+            Op::Binary(b) => {
+                let b = *b;
+                self.binary(id, b)
+            }
             Op::Compare { .. } | Op::ReducePrecision { .. } | Op::BitcastConvert => {
                 self.elementwise_of_broadcast_scalars(id)
             }
@@ -315,7 +353,7 @@ impl Simplifier<'_, '_> {
         if identity_perm(perm) {
             return Some(x);
         }
-        if let Op::Transpose { dimensions: inner } = self.op(x).clone() {
+        if let Some(inner) = self.dims_attr(x, Opcode::Transpose) {
             // Result dim i is x's dim perm[i], which is y's dim inner[perm[i]].
             let y = self.operand0(x)?;
             let composed: Vec<usize> = perm
@@ -367,7 +405,7 @@ impl Simplifier<'_, '_> {
         if xd == self.dims(id) && identity_perm(dims) {
             return Some(x);
         }
-        if let Op::Broadcast { dimensions: inner } = self.op(x).clone() {
+        if let Some(inner) = self.dims_attr(x, Opcode::Broadcast) {
             // y's dim k is x's dim inner[k], which is the result's dims[inner[k]].
             let y = self.operand0(x)?;
             let composed: Vec<usize> = inner
@@ -425,8 +463,18 @@ impl Simplifier<'_, '_> {
         if full {
             return Some(x);
         }
-        match self.op(x).clone() {
-            Op::Slice { slice: inner } if inner.len() == slice.len() => {
+        enum Inner {
+            Slice(Vec<SliceDim>),
+            Concatenate(usize),
+            Other,
+        }
+        let inner = match self.op(x) {
+            Op::Slice { slice } => Inner::Slice(slice.clone()),
+            Op::Concatenate { dimension } => Inner::Concatenate(*dimension),
+            _ => Inner::Other,
+        };
+        match inner {
+            Inner::Slice(inner) if inner.len() == slice.len() => {
                 // Element i of the outer slice is element start + i*stride of
                 // the inner one, which is inner.start + (start + i*stride)*inner.stride of y.
                 let y = self.operand0(x)?;
@@ -452,7 +500,7 @@ impl Simplifier<'_, '_> {
                 let shape = self.shape(id).clone();
                 Some(self.add(id, shape, Op::Slice { slice: composed }, vec![y]))
             }
-            Op::Concatenate { dimension } => {
+            Inner::Concatenate(dimension) => {
                 // A slice that lies inside one operand reads only that operand.
                 let s = slice.get(dimension)?;
                 let mut offset = 0;
@@ -547,7 +595,7 @@ impl Simplifier<'_, '_> {
         for &d in dims {
             *odd.get_mut(d)? ^= true;
         }
-        if let Op::Reverse { dimensions: inner } = self.op(x).clone() {
+        if let Some(inner) = self.dims_attr(x, Opcode::Reverse) {
             let y = self.operand0(x)?;
             for &d in &inner {
                 *odd.get_mut(d)? ^= true;
