@@ -236,3 +236,36 @@ fn no_call_means_no_change() {
     let (_, changed) = run(&mut CallInliner::new(), &m);
     assert!(!changed);
 }
+
+#[test]
+fn inlined_random_draws_keep_their_place_in_the_sequence() {
+    // The interpreter draws `rng` values in instruction order; after inlining,
+    // the callee's draw must still come before the caller's.
+    let m = parse(
+        "HloModule m
+
+draw {
+  lo = f32[] parameter(0)
+  hi = f32[] constant(1)
+  ROOT r = f32[4] rng(lo, hi), distribution=rng_uniform
+}
+
+ENTRY e {
+  z = f32[] constant(0)
+  first = f32[4] call(z), to_apply=draw
+  one = f32[] constant(1)
+  second = f32[4] rng(z, one), distribution=rng_uniform
+  ROOT t = (f32[4], f32[4]) tuple(second, first)
+}
+",
+    );
+    let (out, _) = run(&mut CallInliner::new(), &m);
+    let entry = out.entry();
+    let rngs: Vec<&str> = entry
+        .instructions
+        .iter()
+        .filter(|i| i.opcode() == Opcode::Rng)
+        .map(|i| i.name.as_str())
+        .collect();
+    assert_eq!(rngs, ["r.1", "second"], "{out}");
+}

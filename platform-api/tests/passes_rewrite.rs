@@ -391,3 +391,37 @@ ENTRY e {
         "an effectful while was removed:\n{m}"
     );
 }
+
+#[test]
+fn an_insertion_point_places_new_instructions_before_it() {
+    let mut m = parse(CHAIN);
+    let (p, add) = (id(&m, "p"), id(&m, "add"));
+    edit(&mut m, |ed| {
+        // Used by nothing, kept for its side effect, and placed before %add.
+        ed.set_insertion_point(Some(add));
+        let log = platform_api::hlo::HloInstruction::new(
+            "log",
+            Shape::array(ElementType::F32, [4]),
+            Op::CustomCall(Box::new(platform_api::hlo::CustomCallAttrs {
+                target: "log_it".into(),
+                api_version: platform_api::hlo::CustomCallApiVersion::Original,
+                called_computations: vec![],
+                has_side_effect: true,
+                operand_layout_constraints: None,
+                output_to_operand_aliasing: vec![],
+                schedule: None,
+            })),
+            vec![p],
+        );
+        ed.add(log);
+        ed.set_insertion_point(None);
+    });
+    verify_module(&m).unwrap();
+    let names: Vec<&str> = m
+        .entry()
+        .instructions
+        .iter()
+        .map(|i| i.name.as_str())
+        .collect();
+    assert_eq!(names, ["p", "q", "neg", "log", "add"], "{m}");
+}

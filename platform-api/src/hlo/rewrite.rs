@@ -554,6 +554,10 @@ pub struct ComputationEditor<'a> {
     control_users: Vec<Vec<InstrId>>,
     /// Instructions removed explicitly (even if they have an effect).
     removed: Vec<bool>,
+    /// Per instruction, the instruction it is to be placed just before (set
+    /// for added instructions while an insertion point is set).
+    anchors: Vec<Option<InstrId>>,
+    insertion_point: Option<InstrId>,
     changed: bool,
 }
 
@@ -585,6 +589,8 @@ impl<'a> ComputationEditor<'a> {
             users,
             control_users,
             removed: vec![false; n],
+            anchors: vec![None; n],
+            insertion_point: None,
             changed: false,
         }
     }
@@ -671,8 +677,18 @@ impl<'a> ComputationEditor<'a> {
         self.users.push(Vec::new());
         self.control_users.push(Vec::new());
         self.removed.push(false);
+        self.anchors.push(self.insertion_point);
         self.changed = true;
         id
+    }
+
+    /// Where instructions added from now on go in the final order: just before
+    /// `before` (as far as their operands allow), or, with `None` (the
+    /// default), just before their first user (at the end if unused). An
+    /// inliner sets it to the `call` it replaces, so the callee's instructions,
+    /// side effects included, run where the call ran.
+    pub fn set_insertion_point(&mut self, before: Option<InstrId>) {
+        self.insertion_point = before;
     }
 
     /// Adds `op` on `operands` with result `shape`, named after `name`.
@@ -885,9 +901,10 @@ impl<'a> ComputationEditor<'a> {
             comp,
             changed,
             removed,
+            anchors,
             ..
         } = self;
-        Ok(compact(comp, &removed, effectful)? || changed)
+        Ok(compact(comp, &removed, &anchors, effectful)? || changed)
     }
 }
 
@@ -895,15 +912,17 @@ impl<'a> ComputationEditor<'a> {
 /// users order, as [`ComputationEditor::finish`] does, without opening an editor
 /// (no user lists are built). Returns whether anything was removed or moved.
 pub fn remove_dead_instructions(comp: &mut HloComputation, effectful: &[bool]) -> Result<bool> {
-    compact(comp, &[], effectful)
+    compact(comp, &[], &[], effectful)
 }
 
 /// The work of [`ComputationEditor::finish`]: `explicitly_removed` marks
-/// instructions to drop even if they have effects (missing entries: not
-/// removed). Returns whether anything was removed or reordered.
+/// instructions to drop even if they have effects; `anchors` the instruction
+/// each one is to be placed before (missing entries: not removed, no anchor).
+/// Returns whether anything was removed or reordered.
 fn compact(
     comp: &mut HloComputation,
     explicitly_removed: &[bool],
+    anchors: &[Option<InstrId>],
     effectful: &[bool],
 ) -> Result<bool> {
     let removed = |i: usize| explicitly_removed.get(i).copied().unwrap_or(false);
@@ -949,19 +968,25 @@ fn compact(
         )));
     }
 
-    // Order: keep the current one if it is already operands-before-users.
-    let in_order = comp.instructions.iter().enumerate().all(|(i, instr)| {
-        !live[i]
-            || instr
-                .operands
-                .iter()
-                .chain(&instr.control_predecessors)
-                .all(|p| p.index() < i)
-    });
+    // Order: keep the current one if it is already operands-before-users and
+    // no live instruction waits to be moved to its anchor.
+    let anchored = anchors
+        .iter()
+        .enumerate()
+        .any(|(i, a)| a.is_some() && live.get(i).copied().unwrap_or(false));
+    let in_order = !anchored
+        && comp.instructions.iter().enumerate().all(|(i, instr)| {
+            !live[i]
+                || instr
+                    .operands
+                    .iter()
+                    .chain(&instr.control_predecessors)
+                    .all(|p| p.index() < i)
+        });
     let order: Vec<usize> = if in_order {
         (0..n).filter(|&i| live[i]).collect()
     } else {
-        topological_order(comp, &live)?
+        topological_order(comp, &live, anchors)?
     };
     if in_order && order.len() == n {
         return Ok(false);
@@ -995,14 +1020,47 @@ fn compact(
 }
 
 /// The live instructions in an operands-before-users order that keeps the given
-/// order where it can: instructions are taken in index order, each preceded by
-/// those of its (transitive) operands not yet placed.
-fn topological_order(comp: &HloComputation, live: &[bool]) -> Result<Vec<usize>> {
+/// order where it can: instructions are taken in index order — an anchored one
+/// just before its anchor — each preceded by those of its (transitive) operands
+/// not yet placed.
+fn topological_order(
+    comp: &HloComputation,
+    live: &[bool],
+    anchors: &[Option<InstrId>],
+) -> Result<Vec<usize>> {
     let n = comp.instructions.len();
+    // The visiting sequence: anchored instructions go into their anchor's list
+    // (following anchors that are themselves anchored, a bounded number of
+    // steps), the rest visit at their own index.
+    let anchor_of = |i: usize| -> Option<usize> {
+        let mut a = anchors.get(i).copied().flatten()?.index();
+        for _ in 0..n {
+            match anchors.get(a).copied().flatten() {
+                Some(next) if next.index() != a => a = next.index(),
+                _ => break,
+            }
+        }
+        (a < n && a != i).then_some(a)
+    };
+    let mut before: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut own_turn = vec![true; n];
+    for (i, turn) in own_turn.iter_mut().enumerate() {
+        if let Some(a) = anchor_of(i) {
+            before[a].push(i);
+            *turn = false;
+        }
+    }
+    let mut sequence = Vec::with_capacity(n);
+    for i in 0..n {
+        sequence.extend(before[i].iter().copied());
+        if own_turn[i] {
+            sequence.push(i);
+        }
+    }
     // 0 = not placed, 1 = waiting for its operands, 2 = placed.
     let mut state = vec![0u8; n];
     let mut order = Vec::with_capacity(n);
-    for start in 0..n {
+    for start in sequence {
         if !live[start] || state[start] != 0 {
             continue;
         }

@@ -11,8 +11,10 @@
 //! left as they are, but `call`s inside them are inlined too.
 //!
 //! Computations are processed callees first, so a computation is copied only once
-//! it contains no `call`s itself. A computation no longer called by anything is
-//! removed at the end.
+//! it contains no `call`s itself. The copy takes the call's place in the
+//! instruction order, so side effects (`rng` draws, effectful custom calls) run
+//! in the sequence they ran before. A computation no longer called by anything
+//! is removed at the end.
 //!
 //! Layouts: where a parameter's layout differs from the operand bound to it, or
 //! the root's from the `call`'s, a `copy` to the expected layout is inserted (a
@@ -111,6 +113,9 @@ fn inline_calls_in(
                 params.len()
             )));
         }
+        // The callee's instructions take the call's place in the order, so
+        // effects (an `rng` draw, a host callback) keep their sequence.
+        ed.set_insertion_point(Some(id));
         let mut args = Vec::with_capacity(operands.len());
         for (&arg, &param) in operands.iter().zip(&params) {
             let want = &callee.instr(param).shape;
@@ -134,6 +139,7 @@ fn inline_calls_in(
         }
         ed.replace_all_uses(id, root)?;
         ed.remove(id);
+        ed.set_insertion_point(None);
     }
     ed.finish(effectful)?;
     Ok(())
