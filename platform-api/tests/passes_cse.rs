@@ -274,3 +274,31 @@ ENTRY e {
     let (out, _) = run(&mut Cse::new(), &out);
     assert_eq!(count(&out, Opcode::Call), 1, "{out}");
 }
+
+#[test]
+fn fused_computations_keep_their_single_caller() {
+    let m = parse(
+        "HloModule m
+
+fused_a {
+  a = f32[4] parameter(0)
+  ROOT n = f32[4] negate(a)
+}
+
+fused_b {
+  b = f32[4] parameter(0)
+  ROOT k = f32[4] negate(b)
+}
+
+ENTRY e {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  f1 = f32[4] fusion(p), kind=kLoop, calls=fused_a
+  f2 = f32[4] fusion(q), kind=kLoop, calls=fused_b
+  ROOT out = (f32[4], f32[4]) tuple(f1, f2)
+}
+",
+    );
+    let (_, changed) = run(&mut ComputationDeduplication::new(), &m);
+    assert!(!changed);
+}

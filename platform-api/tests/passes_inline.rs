@@ -269,3 +269,44 @@ ENTRY e {
         .collect();
     assert_eq!(rngs, ["r.1", "second"], "{out}");
 }
+
+#[test]
+fn fusions_inlined_twice_get_their_own_computations() {
+    let m = parse(
+        "HloModule m
+
+fused {
+  a = f32[4] parameter(0)
+  ROOT n = f32[4] negate(a)
+}
+
+helper {
+  h = f32[4] parameter(0)
+  ROOT f = f32[4] fusion(h), kind=kLoop, calls=fused
+}
+
+ENTRY e {
+  p = f32[4] parameter(0)
+  c1 = f32[4] call(p), to_apply=helper
+  c2 = f32[4] call(c1), to_apply=helper
+  ROOT out = (f32[4], f32[4]) tuple(c1, c2)
+}
+",
+    );
+    let (out, _) = run(&mut CallInliner::new(), &m);
+    let entry = out.entry();
+    let called: Vec<_> = entry
+        .instructions
+        .iter()
+        .filter_map(|i| match i.op {
+            platform_api::hlo::Op::Fusion { calls, .. } => Some(calls),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(called.len(), 2, "{out}");
+    assert_ne!(
+        called[0], called[1],
+        "two fusions share a computation:\n{out}"
+    );
+    assert_eq!(out.computations.len(), 3, "{out}");
+}

@@ -515,6 +515,53 @@ pub fn remove_unreachable_computations(module: &mut HloModule) -> Result<usize> 
     Ok(count)
 }
 
+/// Gives every `fusion` and `async-start` its own computation: a computation
+/// such an instruction calls that has other callers too is cloned (with fresh
+/// names) for it. In XLA a fused computation belongs to exactly one fusion, and
+/// backends may rely on that; copying (by inlining a `call` twice, say) can
+/// break it. Returns how many computations were cloned.
+pub fn unshare_owned_computations(module: &mut HloModule) -> Result<usize> {
+    let owns = |op: &Op| matches!(op, Op::Fusion { .. } | Op::AsyncStart { .. });
+    let mut cloned = 0;
+    // Each round clones one level; a clone's own callees are shared again and
+    // are handled by the next round. The call graph is acyclic, so rounds end.
+    for _ in 0..=module.computations.len() {
+        let graph = CallGraph::build(module);
+        let mut work: Vec<(CallSite, CompId)> = Vec::new();
+        for c in module.comp_ids() {
+            let sites = graph.call_sites(c);
+            if sites.len() < 2 {
+                continue;
+            }
+            let owning: Vec<CallSite> = sites
+                .iter()
+                .copied()
+                .filter(|s| owns(&module.computation(s.caller).instr(s.instruction).op))
+                .collect();
+            // If every caller owns it, the first keeps the original.
+            let skip = usize::from(owning.len() == sites.len());
+            work.extend(owning.into_iter().skip(skip).map(|s| (s, c)));
+        }
+        if work.is_empty() {
+            return Ok(cloned);
+        }
+        let mut names = NameGen::for_instructions(module);
+        for (site, c) in work {
+            let copy = clone_computation(module, c, &mut names)?;
+            let new = add_computation(module, copy);
+            module
+                .computation_mut(site.caller)
+                .instr_mut(site.instruction)
+                .op
+                .map_called(|x| if x == c { new } else { x });
+            cloned += 1;
+        }
+    }
+    Err(Error::internal(
+        "unsharing fused computations did not finish (a cyclic call graph?)",
+    ))
+}
+
 /// A copy of computation `id` whose instructions have fresh names from `names`
 /// (which should know the module's instruction names). The computation keeps its
 /// name; [`add_computation`] makes it unique when the copy is added.

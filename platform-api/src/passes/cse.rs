@@ -213,7 +213,9 @@ fn same_computation(a: &HloInstruction, b: &HloInstruction) -> bool {
 /// in which copy they call, and gives a backend fewer computations to compile.
 /// Two computations with the same instructions in the same order (same ops,
 /// attributes, shapes, operand positions, root) compute the same function, so
-/// every call computes what it did. The entry is never merged away.
+/// every call computes what it did. The entry is never merged away, and
+/// neither are computations called by `fusion` or `async-start`: in XLA each of
+/// those belongs to exactly one caller, which backends may rely on.
 #[derive(Clone, Debug, Default)]
 pub struct ComputationDeduplication;
 
@@ -230,8 +232,17 @@ impl HloPass for ComputationDeduplication {
 
     fn run(&mut self, module: &mut HloModule) -> Result<bool> {
         crate::hlo::rewrite::check_references(module)?;
-        let order = CallGraph::build(module).post_order_all(module)?;
+        let graph = CallGraph::build(module);
+        let order = graph.post_order_all(module)?;
         let n = module.computations.len();
+        let owned = |c: CompId| {
+            graph.call_sites(c).iter().any(|site| {
+                matches!(
+                    module.computation(site.caller).instr(site.instruction).op,
+                    Op::Fusion { .. } | Op::AsyncStart { .. }
+                )
+            })
+        };
         // Callees come first, so by the time a computation is compared, the
         // computations it calls already map to their canonical copies.
         let mut canonical: Vec<CompId> = (0..n as u32).map(CompId).collect();
@@ -239,7 +250,7 @@ impl HloPass for ComputationDeduplication {
             HashMap::default();
         let mut merged = false;
         for c in order {
-            if c == module.entry {
+            if c == module.entry || owned(c) {
                 continue;
             }
             let comp = module.computation(c);

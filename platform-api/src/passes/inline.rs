@@ -14,7 +14,8 @@
 //! it contains no `call`s itself. The copy takes the call's place in the
 //! instruction order, so side effects (`rng` draws, effectful custom calls) run
 //! in the sequence they ran before. A computation no longer called by anything
-//! is removed at the end.
+//! is removed at the end. A callee inlined twice would leave two `fusion`s
+//! sharing one fused computation; each gets its own copy, as in XLA.
 //!
 //! Layouts: where a parameter's layout differs from the operand bound to it, or
 //! the root's from the `call`'s, a `copy` to the expected layout is inserted (a
@@ -25,8 +26,8 @@
 use super::HloPass;
 use crate::error::{Error, Result};
 use crate::hlo::rewrite::{
-    effectful_computations, instruction_has_effect, remove_unreachable_computations, CallGraph,
-    ComputationEditor, NameGen,
+    effectful_computations, instruction_has_effect, remove_unreachable_computations,
+    unshare_owned_computations, CallGraph, ComputationEditor, NameGen,
 };
 use crate::hlo::{HloComputation, HloModule, InstrId, Op};
 use crate::shape::Shape;
@@ -77,6 +78,9 @@ impl HloPass for CallInliner {
             result?;
         }
         remove_unreachable_computations(module)?;
+        // A callee inlined twice leaves two fusions calling one fused
+        // computation; each gets its own again.
+        unshare_owned_computations(module)?;
         Ok(true)
     }
 }
