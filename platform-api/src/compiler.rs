@@ -57,13 +57,28 @@ pub trait Compiler: Send + Sync {
     fn platform_id(&self) -> &'static str;
 
     /// Platform-independent and platform-specific HLO passes.
-    fn run_hlo_passes(&self, module: HloModule, executor: &Arc<dyn StreamExecutor>, options: &CompileOptions) -> Result<HloModule>;
+    fn run_hlo_passes(
+        &self,
+        module: HloModule,
+        executor: &Arc<dyn StreamExecutor>,
+        options: &CompileOptions,
+    ) -> Result<HloModule>;
 
     /// Code generation: an executable for the optimised module.
-    fn run_backend(&self, module: HloModule, executor: &Arc<dyn StreamExecutor>, options: &CompileOptions) -> Result<Arc<dyn Executable>>;
+    fn run_backend(
+        &self,
+        module: HloModule,
+        executor: &Arc<dyn StreamExecutor>,
+        options: &CompileOptions,
+    ) -> Result<Arc<dyn Executable>>;
 
     /// `run_hlo_passes` then `run_backend`.
-    fn compile(&self, module: HloModule, executor: &Arc<dyn StreamExecutor>, options: &CompileOptions) -> Result<Arc<dyn Executable>> {
+    fn compile(
+        &self,
+        module: HloModule,
+        executor: &Arc<dyn StreamExecutor>,
+        options: &CompileOptions,
+    ) -> Result<Arc<dyn Executable>> {
         let optimized = self.run_hlo_passes(module, executor, options)?;
         self.run_backend(optimized, executor, options)
     }

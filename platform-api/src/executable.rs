@@ -49,7 +49,13 @@ impl ProfileSink {
         t.saturating_duration_since(self.origin).as_secs_f64() * 1e6
     }
     /// Records a span that began at `start` and ends now.
-    pub fn record(&self, name: impl Into<String>, category: impl Into<String>, start: Instant, thread: u64) {
+    pub fn record(
+        &self,
+        name: impl Into<String>,
+        category: impl Into<String>,
+        start: Instant,
+        thread: u64,
+    ) {
         let end = Instant::now();
         let event = ProfileEvent {
             name: name.into(),
@@ -124,10 +130,18 @@ pub trait Executable: Send + Sync {
     /// Their contents are valid once the stream has run everything enqueued; an
     /// error raised while running comes back from the stream's
     /// `block_host_until_done`.
-    fn execute_async_on_stream(&self, options: &RunOptions, arguments: &[&ShapedBuffer]) -> Result<ShapedBuffer>;
+    fn execute_async_on_stream(
+        &self,
+        options: &RunOptions,
+        arguments: &[&ShapedBuffer],
+    ) -> Result<ShapedBuffer>;
 
     /// Runs one execution and waits for it.
-    fn execute_on_stream(&self, options: &RunOptions, arguments: &[&ShapedBuffer]) -> Result<ShapedBuffer> {
+    fn execute_on_stream(
+        &self,
+        options: &RunOptions,
+        arguments: &[&ShapedBuffer],
+    ) -> Result<ShapedBuffer> {
         let result = self.execute_async_on_stream(options, arguments)?;
         options.stream.block_host_until_done()?;
         Ok(result)

@@ -134,7 +134,11 @@ pub struct ShapedBuffer {
 impl ShapedBuffer {
     /// Assembles a shaped buffer from one allocation per node, in preorder. The
     /// allocations must be at least as large as their nodes need.
-    pub fn from_nodes(shape: Shape, ordinal: usize, nodes: Vec<Arc<DeviceAllocation>>) -> Result<Self> {
+    pub fn from_nodes(
+        shape: Shape,
+        ordinal: usize,
+        nodes: Vec<Arc<DeviceAllocation>>,
+    ) -> Result<Self> {
         let subshapes = preorder_subshapes(&shape);
         if subshapes.len() != nodes.len() {
             return Err(Error::internal(format!(
@@ -152,7 +156,11 @@ impl ShapedBuffer {
                 )));
             }
         }
-        Ok(ShapedBuffer { shape, ordinal, nodes })
+        Ok(ShapedBuffer {
+            shape,
+            ordinal,
+            nodes,
+        })
     }
 
     /// Allocates every node of `shape` on `executor` (contents undefined; tuple

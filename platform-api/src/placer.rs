@@ -19,15 +19,21 @@ impl DeviceAssignment {
         let replica_count = devices.len();
         let computation_count = devices.first().map_or(0, Vec::len);
         if replica_count == 0 || computation_count == 0 {
-            return Err(Error::invalid_argument("a device assignment needs at least one replica and one computation"));
+            return Err(Error::invalid_argument(
+                "a device assignment needs at least one replica and one computation",
+            ));
         }
         if devices.iter().any(|r| r.len() != computation_count) {
-            return Err(Error::invalid_argument("every replica must list the same number of computations"));
+            return Err(Error::invalid_argument(
+                "every replica must list the same number of computations",
+            ));
         }
         let flat: Vec<usize> = devices.into_iter().flatten().collect();
         let mut seen = std::collections::HashSet::new();
         if let Some(d) = flat.iter().find(|d| !seen.insert(**d)) {
-            return Err(Error::invalid_argument(format!("device {d} is assigned twice")));
+            return Err(Error::invalid_argument(format!(
+                "device {d} is assigned twice"
+            )));
         }
         Ok(DeviceAssignment {
             replica_count,
@@ -65,9 +71,15 @@ impl DeviceAssignment {
         let raw: DeviceAssignment = serde_json::from_str(text)
             .map_err(|e| Error::invalid_argument(format!("device assignment JSON: {e}")))?;
         if raw.devices.len() != raw.replica_count * raw.computation_count {
-            return Err(Error::invalid_argument("device assignment JSON: table size does not match its counts"));
+            return Err(Error::invalid_argument(
+                "device assignment JSON: table size does not match its counts",
+            ));
         }
-        let rows = raw.devices.chunks(raw.computation_count.max(1)).map(|c| c.to_vec()).collect();
+        let rows = raw
+            .devices
+            .chunks(raw.computation_count.max(1))
+            .map(|c| c.to_vec())
+            .collect();
         DeviceAssignment::new(rows)
     }
 }
@@ -79,7 +91,13 @@ impl DeviceAssignment {
 pub trait ComputationPlacer: Send + Sync {
     /// The device for `(replica, computation)`: by default `computation *
     /// replica_count + replica`, as XLA's default placer does.
-    fn device_id(&self, replica: usize, computation: usize, replica_count: usize, computation_count: usize) -> Result<usize> {
+    fn device_id(
+        &self,
+        replica: usize,
+        computation: usize,
+        replica_count: usize,
+        computation_count: usize,
+    ) -> Result<usize> {
         if replica >= replica_count || computation >= computation_count {
             return Err(Error::out_of_range(format!(
                 "(replica {replica}, computation {computation}) is outside {replica_count} replicas x {computation_count} computations"
@@ -89,7 +107,11 @@ pub trait ComputationPlacer: Send + Sync {
     }
 
     /// The whole assignment for a program with these counts.
-    fn assign_devices(&self, replica_count: usize, computation_count: usize) -> Result<DeviceAssignment> {
+    fn assign_devices(
+        &self,
+        replica_count: usize,
+        computation_count: usize,
+    ) -> Result<DeviceAssignment> {
         let mut rows = Vec::with_capacity(replica_count);
         for r in 0..replica_count {
             let mut row = Vec::with_capacity(computation_count);

@@ -84,12 +84,19 @@ fn default_placer() -> Arc<dyn ComputationPlacer> {
 /// Every registered platform, highest priority first, then by name. Fails if two
 /// registrations share a name or alias.
 pub fn registered_platforms() -> Result<Vec<&'static PlatformRegistration>> {
-    let mut regs: Vec<&'static PlatformRegistration> = inventory::iter::<PlatformRegistration>().collect();
+    let mut regs: Vec<&'static PlatformRegistration> =
+        inventory::iter::<PlatformRegistration>().collect();
     regs.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.name.cmp(b.name)));
     let mut names: HashMap<String, &'static str> = HashMap::new();
     for r in &regs {
-        for n in std::iter::once(&r.name).chain(r.aliases.iter()) {
-            if let Some(other) = names.insert(n.to_lowercase(), r.name) {
+        let mut own: Vec<String> = std::iter::once(&r.name)
+            .chain(r.aliases.iter())
+            .map(|n| n.to_lowercase())
+            .collect();
+        own.sort();
+        own.dedup();
+        for n in own {
+            if let Some(other) = names.insert(n.clone(), r.name) {
                 return Err(Error::already_exists(format!(
                     "the name \"{n}\" is registered by both {other} and {}",
                     r.name
@@ -142,7 +149,9 @@ pub fn find_platform(name: &str) -> Result<&'static PlatformRegistration> {
     let wanted = name.to_lowercase();
     registered_platforms()?
         .into_iter()
-        .find(|r| r.name.to_lowercase() == wanted || r.aliases.iter().any(|a| a.to_lowercase() == wanted))
+        .find(|r| {
+            r.name.to_lowercase() == wanted || r.aliases.iter().any(|a| a.to_lowercase() == wanted)
+        })
         .ok_or_else(|| {
             Error::not_found(format!(
                 "no platform named \"{name}\"; registered: {}",
@@ -178,7 +187,10 @@ pub fn create_platform(name: &str, options: &PlatformOptions) -> Result<Arc<dyn 
     create_from(find_platform(name)?, options)
 }
 
-fn create_from(reg: &'static PlatformRegistration, options: &PlatformOptions) -> Result<Arc<dyn Platform>> {
+fn create_from(
+    reg: &'static PlatformRegistration,
+    options: &PlatformOptions,
+) -> Result<Arc<dyn Platform>> {
     match (reg.probe)() {
         Availability::Available { .. } => (reg.create)(options),
         Availability::Unavailable(why) => Err(Error::failed_precondition(format!(

@@ -40,10 +40,20 @@ pub trait Stream: Send + Sync + Any {
     /// `dst` must be valid for `len` bytes of writes until the stream has run the
     /// copy (after [`block_host_until_done`](Self::block_host_until_done) returns),
     /// and nothing else may access it meanwhile.
-    unsafe fn memcpy_device_to_host(&self, dst: *mut u8, src: DeviceMemoryBase, len: usize) -> Result<()>;
+    unsafe fn memcpy_device_to_host(
+        &self,
+        dst: *mut u8,
+        src: DeviceMemoryBase,
+        len: usize,
+    ) -> Result<()>;
 
     /// Enqueues a device-to-device copy of `len` bytes.
-    fn memcpy_device_to_device(&self, dst: DeviceMemoryBase, src: DeviceMemoryBase, len: usize) -> Result<()>;
+    fn memcpy_device_to_device(
+        &self,
+        dst: DeviceMemoryBase,
+        src: DeviceMemoryBase,
+        len: usize,
+    ) -> Result<()>;
 
     /// Enqueues a host function; it runs after all work enqueued before it. If it
     /// returns an error, that error becomes the stream's.

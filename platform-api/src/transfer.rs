@@ -41,16 +41,33 @@ pub trait TransferManager: Send + Sync {
 
     /// Copies `literal` into `dst` (whose shape must be compatible), converting to
     /// the device layout, and writes `dst`'s index tables.
-    fn transfer_literal_to_device(&self, stream: &Arc<dyn Stream>, literal: &Literal, dst: &ShapedBuffer) -> Result<()>;
+    fn transfer_literal_to_device(
+        &self,
+        stream: &Arc<dyn Stream>,
+        literal: &Literal,
+        dst: &ShapedBuffer,
+    ) -> Result<()>;
 
     /// Reads a value back into a row-major literal, waiting for the stream.
-    fn transfer_literal_from_device(&self, stream: &Arc<dyn Stream>, src: &ShapedBuffer) -> Result<Literal>;
+    fn transfer_literal_from_device(
+        &self,
+        stream: &Arc<dyn Stream>,
+        src: &ShapedBuffer,
+    ) -> Result<Literal>;
 
     /// Writes each tuple node's table of element pointers.
-    fn write_tuple_index_tables(&self, stream: &Arc<dyn Stream>, buffer: &ShapedBuffer) -> Result<()>;
+    fn write_tuple_index_tables(
+        &self,
+        stream: &Arc<dyn Stream>,
+        buffer: &ShapedBuffer,
+    ) -> Result<()>;
 
     /// Allocates a device buffer for `literal` and copies it there.
-    fn literal_to_device(&self, stream: &Arc<dyn Stream>, literal: &Literal) -> Result<ShapedBuffer> {
+    fn literal_to_device(
+        &self,
+        stream: &Arc<dyn Stream>,
+        literal: &Literal,
+    ) -> Result<ShapedBuffer> {
         let shape = self.device_shape(literal.shape());
         let buffer = ShapedBuffer::allocate(&stream.executor(), &shape)?;
         self.transfer_literal_to_device(stream, literal, &buffer)?;
@@ -74,7 +91,12 @@ impl TransferManager for GenericTransferManager {
         self.platform_id
     }
 
-    fn transfer_literal_to_device(&self, stream: &Arc<dyn Stream>, literal: &Literal, dst: &ShapedBuffer) -> Result<()> {
+    fn transfer_literal_to_device(
+        &self,
+        stream: &Arc<dyn Stream>,
+        literal: &Literal,
+        dst: &ShapedBuffer,
+    ) -> Result<()> {
         if !literal.shape().compatible(dst.shape()) {
             return Err(Error::invalid_argument(format!(
                 "cannot transfer a literal of shape {} into a device buffer of shape {}",
@@ -91,7 +113,11 @@ impl TransferManager for GenericTransferManager {
         self.write_tuple_index_tables(stream, dst)
     }
 
-    fn transfer_literal_from_device(&self, stream: &Arc<dyn Stream>, src: &ShapedBuffer) -> Result<Literal> {
+    fn transfer_literal_from_device(
+        &self,
+        stream: &Arc<dyn Stream>,
+        src: &ShapedBuffer,
+    ) -> Result<Literal> {
         fn build(
             stream: &Arc<dyn Stream>,
             src: &ShapedBuffer,
@@ -122,7 +148,11 @@ impl TransferManager for GenericTransferManager {
         build(stream, src, &src.shape().clone(), &mut Vec::new())
     }
 
-    fn write_tuple_index_tables(&self, stream: &Arc<dyn Stream>, buffer: &ShapedBuffer) -> Result<()> {
+    fn write_tuple_index_tables(
+        &self,
+        stream: &Arc<dyn Stream>,
+        buffer: &ShapedBuffer,
+    ) -> Result<()> {
         for (index, shape) in preorder_subshapes(buffer.shape()) {
             if let Shape::Tuple(elements) = shape {
                 let mut table = Vec::with_capacity(elements.len() * 8);
@@ -142,7 +172,10 @@ fn literal_at<'a>(literal: &'a Literal, index: &[usize]) -> Result<&'a Literal> 
     let mut l = literal;
     for &i in index {
         l = l.tuple_elements().get(i).ok_or_else(|| {
-            Error::invalid_argument(format!("literal of shape {} has no element {index:?}", literal.shape()))
+            Error::invalid_argument(format!(
+                "literal of shape {} has no element {index:?}",
+                literal.shape()
+            ))
         })?;
     }
     Ok(l)
@@ -176,7 +209,10 @@ pub fn layout_to_row_major(bytes: &[u8], array: &ArrayShape) -> Vec<u8> {
 }
 
 fn permute_bytes(bytes: &[u8], array: &ArrayShape, to_physical: bool) -> Vec<u8> {
-    let is_row_major = array.layout.as_ref().is_none_or(|l| l.is_row_major() || l.minor_to_major.is_empty());
+    let is_row_major = array
+        .layout
+        .as_ref()
+        .is_none_or(|l| l.is_row_major() || l.minor_to_major.is_empty());
     if is_row_major || array.element_count() <= 1 {
         return bytes.to_vec();
     }
@@ -187,7 +223,11 @@ fn permute_bytes(bytes: &[u8], array: &ArrayShape, to_physical: bool) -> Vec<u8>
     let mut index = vec![0usize; rank];
     for logical in 0..array.element_count() {
         let phys: usize = index.iter().zip(&physical).map(|(i, s)| i * s).sum();
-        let (from, to) = if to_physical { (logical, phys) } else { (phys, logical) };
+        let (from, to) = if to_physical {
+            (logical, phys)
+        } else {
+            (phys, logical)
+        };
         out[to * elem..(to + 1) * elem].copy_from_slice(&bytes[from * elem..(from + 1) * elem]);
         for d in (0..rank).rev() {
             index[d] += 1;

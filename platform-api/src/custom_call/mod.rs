@@ -12,7 +12,11 @@ use crate::{Error, Literal, Result};
 /// tables), calls it with the convention `api_version` names, and returns the
 /// result. A target that reports failure through `XlaCustomCallStatus` yields an
 /// error carrying its message.
-pub fn call_host_target(platform: &str, instr: &HloInstruction, operands: &[&Literal]) -> Result<Literal> {
+pub fn call_host_target(
+    platform: &str,
+    instr: &HloInstruction,
+    operands: &[&Literal],
+) -> Result<Literal> {
     let _ = (platform, operands);
     Err(Error::unimplemented(format!(
         "custom calls are not implemented yet (target of %{})",

@@ -26,8 +26,11 @@ pub trait CallComputation {
 }
 
 /// The signature every kernel has.
-pub type Kernel =
-    fn(instr: &HloInstruction, operands: &[&Literal], calls: &mut dyn CallComputation) -> Result<Literal>;
+pub type Kernel = fn(
+    instr: &HloInstruction,
+    operands: &[&Literal],
+    calls: &mut dyn CallComputation,
+) -> Result<Literal>;
 
 /// The kernel for an opcode, if it is one of the kernels here. The evaluator calls
 /// this for every opcode it does not handle itself.
