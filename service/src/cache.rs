@@ -138,14 +138,8 @@ mod tests {
     #[test]
     fn fingerprint_is_fnv1a_128() {
         // Published FNV-1a 128-bit test vectors.
-        assert_eq!(
-            Fingerprint::of("").0,
-            0x6c62272e07bb014262b821756295c58d
-        );
-        assert_eq!(
-            Fingerprint::of("a").0,
-            0xd228cb696f1a8caf78912b704e4a8964
-        );
+        assert_eq!(Fingerprint::of("").0, 0x6c62272e07bb014262b821756295c58d);
+        assert_eq!(Fingerprint::of("a").0, 0xd228cb696f1a8caf78912b704e4a8964);
     }
 
     #[test]

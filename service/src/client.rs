@@ -87,7 +87,10 @@ impl LoadedExecutable {
     }
 
     /// Checks argument shapes (layouts ignored) against the parameters.
-    fn check_argument_shapes<'a>(&self, shapes: impl ExactSizeIterator<Item = &'a Shape>) -> Result<()> {
+    fn check_argument_shapes<'a>(
+        &self,
+        shapes: impl ExactSizeIterator<Item = &'a Shape>,
+    ) -> Result<()> {
         if shapes.len() != self.parameters.len() {
             return Err(Error::invalid_argument(format!(
                 "module {} takes {} argument(s) but {} were given",
@@ -406,7 +409,9 @@ impl LocalClient {
 
     /// Runs `exe` on host values and returns its result.
     pub fn execute(&self, exe: &LoadedExecutable, args: &[Literal]) -> Result<Literal> {
-        Ok(self.execute_with(exe, args, &ExecuteOptions::default())?.result)
+        Ok(self
+            .execute_with(exe, args, &ExecuteOptions::default())?
+            .result)
     }
 
     /// Runs `exe` on host values with options, reporting times.
@@ -425,7 +430,12 @@ impl LocalClient {
         let start = Instant::now();
 
         let arguments = drain_on_error(stream, self.upload_arguments(stream, exe, args))?;
-        record_span(profile, || format!("{}: arguments to device", exe.name()), "transfer", start);
+        record_span(
+            profile,
+            || format!("{}: arguments to device", exe.name()),
+            "transfer",
+            start,
+        );
 
         let launch = Instant::now();
         let run_options = self.run_options(stream, options, None, 0, 0, 0);
@@ -434,16 +444,34 @@ impl LocalClient {
             stream,
             exe.executable.execute_on_stream(&run_options, &refs),
         )
-        .map_err(|e| e.context(format!("running module {} on {}", exe.name(), exe.platform())))?;
+        .map_err(|e| {
+            e.context(format!(
+                "running module {} on {}",
+                exe.name(),
+                exe.platform()
+            ))
+        })?;
         let execute_time = launch.elapsed();
-        record_span(profile, || format!("execute {}", exe.name()), "execute", launch);
+        record_span(
+            profile,
+            || format!("execute {}", exe.name()),
+            "execute",
+            launch,
+        );
 
         let fetch = Instant::now();
         let literal = drain_on_error(
             stream,
-            self.backend.transfer_manager().transfer_literal_from_device(stream, &result),
+            self.backend
+                .transfer_manager()
+                .transfer_literal_from_device(stream, &result),
         )?;
-        record_span(profile, || format!("{}: result to host", exe.name()), "transfer", fetch);
+        record_span(
+            profile,
+            || format!("{}: result to host", exe.name()),
+            "transfer",
+            fetch,
+        );
         tracing::debug!(
             module = exe.name(),
             execute_ms = execute_time.as_secs_f64() * 1e3,
@@ -506,7 +534,12 @@ impl LocalClient {
             .collect()
     }
 
-    fn upload(&self, stream: &Arc<dyn Stream>, literal: &Literal, device_shape: &Shape) -> Result<ShapedBuffer> {
+    fn upload(
+        &self,
+        stream: &Arc<dyn Stream>,
+        literal: &Literal,
+        device_shape: &Shape,
+    ) -> Result<ShapedBuffer> {
         let tm = self.backend.transfer_manager();
         let buffer = tm.allocate(stream, device_shape)?;
         tm.transfer_literal_to_device(stream, literal, &buffer)?;
@@ -516,7 +549,10 @@ impl LocalClient {
     /// Copies `literal` to device `device` and keeps it there, in the device's
     /// default layout for its shape.
     pub fn to_device(&self, literal: &Literal, device: usize) -> Result<DeviceBuffer> {
-        let device_shape = self.backend.transfer_manager().device_shape(literal.shape());
+        let device_shape = self
+            .backend
+            .transfer_manager()
+            .device_shape(literal.shape());
         self.to_device_as(literal, &device_shape, device)
     }
 
@@ -548,7 +584,12 @@ impl LocalClient {
         self.to_device_as(literal, &exe.device_parameter_shapes[parameter], device)
     }
 
-    fn to_device_as(&self, literal: &Literal, device_shape: &Shape, device: usize) -> Result<DeviceBuffer> {
+    fn to_device_as(
+        &self,
+        literal: &Literal,
+        device_shape: &Shape,
+        device: usize,
+    ) -> Result<DeviceBuffer> {
         let executor = self.backend.executor(device)?;
         let pooled = self.streams.acquire(executor)?;
         let stream = pooled.get()?;
@@ -628,8 +669,12 @@ impl LocalClient {
                 converted.push(None);
             } else {
                 let tm = self.backend.transfer_manager();
-                let literal = drain_on_error(stream, tm.transfer_literal_from_device(stream, &arg.buffer))?;
-                converted.push(Some(drain_on_error(stream, self.upload(stream, &literal, want))?));
+                let literal =
+                    drain_on_error(stream, tm.transfer_literal_from_device(stream, &arg.buffer))?;
+                converted.push(Some(drain_on_error(
+                    stream,
+                    self.upload(stream, &literal, want),
+                )?));
             }
         }
         let refs: Vec<&ShapedBuffer> = args
@@ -640,10 +685,24 @@ impl LocalClient {
 
         let launch = Instant::now();
         let run_options = self.run_options(stream, options, None, 0, 0, 0);
-        let result = drain_on_error(stream, exe.executable.execute_on_stream(&run_options, &refs))
-            .map_err(|e| e.context(format!("running module {} on {}", exe.name(), exe.platform())))?;
+        let result = drain_on_error(
+            stream,
+            exe.executable.execute_on_stream(&run_options, &refs),
+        )
+        .map_err(|e| {
+            e.context(format!(
+                "running module {} on {}",
+                exe.name(),
+                exe.platform()
+            ))
+        })?;
         let execute_time = launch.elapsed();
-        record_span(options.profile.as_deref(), || format!("execute {}", exe.name()), "execute", launch);
+        record_span(
+            options.profile.as_deref(),
+            || format!("execute {}", exe.name()),
+            "execute",
+            launch,
+        );
         Ok(BufferExecution {
             result: DeviceBuffer { buffer: result },
             execute_time,
@@ -686,7 +745,13 @@ impl LocalClient {
         }
         for (i, a) in args.iter().enumerate() {
             exe.check_argument_shapes(a.iter().map(Literal::shape))
-                .map_err(|e| e.context(format!("replica {} partition {}", i / partitions, i % partitions)))?;
+                .map_err(|e| {
+                    e.context(format!(
+                        "replica {} partition {}",
+                        i / partitions,
+                        i % partitions
+                    ))
+                })?;
         }
         let assignment = Arc::new(self.backend.placer().assign_devices(replicas, partitions)?);
         let run_id = self.next_run_id.fetch_add(1, Ordering::Relaxed);
@@ -698,8 +763,10 @@ impl LocalClient {
                     let assignment = assignment.clone();
                     let args = &args[i];
                     scope.spawn(move || {
-                        self.run_one_replica(exe, args, options, assignment, replica, partition, run_id)
-                            .map_err(|e| e.context(format!("replica {replica} partition {partition}")))
+                        self.run_one_replica(
+                            exe, args, options, assignment, replica, partition, run_id,
+                        )
+                        .map_err(|e| e.context(format!("replica {replica} partition {partition}")))
                     })
                 })
                 .collect();
@@ -731,9 +798,19 @@ impl LocalClient {
         let stream = pooled.get()?;
         let arguments = drain_on_error(stream, self.upload_arguments(stream, exe, args))?;
         let refs: Vec<&ShapedBuffer> = arguments.iter().collect();
-        let run_options = self.run_options(stream, options, Some(assignment), replica, partition, run_id);
+        let run_options = self.run_options(
+            stream,
+            options,
+            Some(assignment),
+            replica,
+            partition,
+            run_id,
+        );
         let launch = Instant::now();
-        let result = drain_on_error(stream, exe.executable.execute_on_stream(&run_options, &refs))?;
+        let result = drain_on_error(
+            stream,
+            exe.executable.execute_on_stream(&run_options, &refs),
+        )?;
         record_span(
             options.profile.as_deref(),
             || format!("execute {} (replica {replica})", exe.name()),
@@ -742,7 +819,9 @@ impl LocalClient {
         );
         drain_on_error(
             stream,
-            self.backend.transfer_manager().transfer_literal_from_device(stream, &result),
+            self.backend
+                .transfer_manager()
+                .transfer_literal_from_device(stream, &result),
         )
     }
 }

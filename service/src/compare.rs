@@ -61,7 +61,11 @@ impl fmt::Display for LeafComparison {
         )?;
         match &self.first_failure {
             None => f.write_str(", ok"),
-            Some(why) => write!(f, ", MISMATCH in {} element(s); first: {why}", self.mismatches),
+            Some(why) => write!(
+                f,
+                ", MISMATCH in {} element(s); first: {why}",
+                self.mismatches
+            ),
         }
     }
 }
@@ -96,7 +100,12 @@ fn int_value(s: &Scalar) -> i128 {
 }
 
 /// Compares one array leaf.
-pub fn compare_arrays(index: usize, got: &Literal, want: &Literal, tol: Tolerance) -> Result<LeafComparison> {
+pub fn compare_arrays(
+    index: usize,
+    got: &Literal,
+    want: &Literal,
+    tol: Tolerance,
+) -> Result<LeafComparison> {
     let want_shape = want.shape().without_layout();
     let mut report = LeafComparison {
         index,
@@ -114,9 +123,9 @@ pub fn compare_arrays(index: usize, got: &Literal, want: &Literal, tol: Toleranc
         ));
         return Ok(report);
     }
-    let ty = want
-        .element_type()
-        .ok_or_else(|| Error::invalid_argument(format!("cannot compare values of shape {want_shape}")))?;
+    let ty = want.element_type().ok_or_else(|| {
+        Error::invalid_argument(format!("cannot compare values of shape {want_shape}"))
+    })?;
     let components = if ty.is_complex() { 2 } else { 1 };
     let dims = want.dims().to_vec();
     for i in 0..want.element_count() {
@@ -163,7 +172,11 @@ pub fn compare_arrays(index: usize, got: &Literal, want: &Literal, tol: Toleranc
 }
 
 /// Compares two results leaf by leaf (tuples flattened in preorder).
-pub fn compare_results(got: &Literal, want: &Literal, tol: Tolerance) -> Result<Vec<LeafComparison>> {
+pub fn compare_results(
+    got: &Literal,
+    want: &Literal,
+    tol: Tolerance,
+) -> Result<Vec<LeafComparison>> {
     let got_leaves = got.clone().flatten_leaves();
     let want_leaves = want.clone().flatten_leaves();
     if got_leaves.len() != want_leaves.len() {
@@ -189,7 +202,10 @@ mod tests {
 
     #[test]
     fn floats_within_and_outside_tolerance() {
-        let tol = Tolerance { rtol: 1e-3, atol: 0.0 };
+        let tol = Tolerance {
+            rtol: 1e-3,
+            atol: 0.0,
+        };
         let want = Literal::vector(&[1.0f32, -2.0, f32::NAN, f32::INFINITY]);
         let close = Literal::vector(&[1.0005f32, -2.001, f32::NAN, f32::INFINITY]);
         let r = compare_arrays(0, &close, &want, tol).unwrap();
@@ -212,15 +228,22 @@ mod tests {
         assert_eq!(r.mismatches, 1);
         assert!(r.first_failure.as_ref().unwrap().contains("[1, 1]"), "{r}");
         let reshaped = Literal::vector(&[1i32, 2, 3, 4]);
-        assert!(!compare_arrays(0, &reshaped, &want, Tolerance::default()).unwrap().ok());
+        assert!(!compare_arrays(0, &reshaped, &want, Tolerance::default())
+            .unwrap()
+            .ok());
         let big = Literal::vector(&[u64::MAX]);
         let big_minus = Literal::vector(&[u64::MAX - 1]);
-        assert!(!compare_arrays(0, &big_minus, &big, Tolerance::default()).unwrap().ok());
+        assert!(!compare_arrays(0, &big_minus, &big, Tolerance::default())
+            .unwrap()
+            .ok());
     }
 
     #[test]
     fn tuples_compare_leaf_by_leaf() {
-        let want = Literal::tuple(vec![Literal::scalar(1.0f64), Literal::vector(&[true, false].map(u8::from))]);
+        let want = Literal::tuple(vec![
+            Literal::scalar(1.0f64),
+            Literal::vector(&[true, false].map(u8::from)),
+        ]);
         let got = want.clone();
         let reports = compare_results(&got, &want, Tolerance::default()).unwrap();
         assert_eq!(reports.len(), 2);

@@ -99,9 +99,8 @@ fn finite(v: f64) -> f64 {
 pub fn write_chrome_trace(path: &Path, events: &[ProfileEvent], process_name: &str) -> Result<()> {
     let text = serde_json::to_string(&chrome_trace(events, process_name))
         .map_err(|e| Error::internal(format!("serialising the trace: {e}")))?;
-    std::fs::write(path, text).map_err(|e| {
-        Error::from(e).context(format!("writing the trace to {}", path.display()))
-    })
+    std::fs::write(path, text)
+        .map_err(|e| Error::from(e).context(format!("writing the trace to {}", path.display())))
 }
 
 #[cfg(test)]

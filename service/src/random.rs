@@ -110,7 +110,12 @@ fn int_scalar(ty: ElementType, v: i128) -> Scalar {
 
 /// Draws a float in `[lo, hi)` and rounds it to the type; a draw that rounds up
 /// to `hi` (possible for narrow types) is drawn again.
-fn float_in<T: Copy>(rng: &mut Prng, range: ValueRange, round: impl Fn(f64) -> T, back: impl Fn(T) -> f64) -> T {
+fn float_in<T: Copy>(
+    rng: &mut Prng,
+    range: ValueRange,
+    round: impl Fn(f64) -> T,
+    back: impl Fn(T) -> f64,
+) -> T {
     for _ in 0..64 {
         let v = round(range.lo + (range.hi - range.lo) * rng.next_f64());
         if back(v) < range.hi || range.hi <= range.lo {
@@ -121,7 +126,12 @@ fn float_in<T: Copy>(rng: &mut Prng, range: ValueRange, round: impl Fn(f64) -> T
 }
 
 /// One random element of `ty` in `range`.
-fn random_scalar(ty: ElementType, rng: &mut Prng, range: ValueRange, int_span: Option<(i128, u128)>) -> Scalar {
+fn random_scalar(
+    ty: ElementType,
+    rng: &mut Prng,
+    range: ValueRange,
+    int_span: Option<(i128, u128)>,
+) -> Scalar {
     use ElementType::*;
     match ty {
         Pred => Scalar::Pred(rng.next_u64() & 1 == 1),
@@ -200,7 +210,11 @@ pub fn random_literal(shape: &Shape, rng: &mut Prng, range: Option<ValueRange>) 
 
 /// Random arguments for parameters of these shapes, all from one seed.
 /// `ranges[i]` (if present and `Some`) sets parameter `i`'s range.
-pub fn random_arguments(parameters: &[Shape], seed: u64, ranges: &[Option<ValueRange>]) -> Result<Vec<Literal>> {
+pub fn random_arguments(
+    parameters: &[Shape],
+    seed: u64,
+    ranges: &[Option<ValueRange>],
+) -> Result<Vec<Literal>> {
     let mut rng = Prng::new(seed);
     parameters
         .iter()
@@ -252,15 +266,20 @@ pub fn element_type_from_numpy(dtype: &str) -> Option<ElementType> {
 impl ArgsSpec {
     /// Reads a spec file.
     pub fn read(path: &Path) -> Result<ArgsSpec> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::from(e).context(path.display()))?;
-        serde_json::from_str(&text)
-            .map_err(|e| Error::invalid_argument(format!("{}: not an argument spec: {e}", path.display())))
+        let text =
+            std::fs::read_to_string(path).map_err(|e| Error::from(e).context(path.display()))?;
+        serde_json::from_str(&text).map_err(|e| {
+            Error::invalid_argument(format!("{}: not an argument spec: {e}", path.display()))
+        })
     }
 
     /// Each argument's range, after checking the spec against the parameter
     /// shapes (count, dtype and shape must all agree).
-    pub fn ranges_for(&self, parameters: &[Shape], source: &str) -> Result<Vec<Option<ValueRange>>> {
+    pub fn ranges_for(
+        &self,
+        parameters: &[Shape],
+        source: &str,
+    ) -> Result<Vec<Option<ValueRange>>> {
         if self.args.len() != parameters.len() {
             return Err(Error::invalid_argument(format!(
                 "{source} describes {} argument(s) but the module takes {}",
@@ -274,7 +293,10 @@ impl ArgsSpec {
             .enumerate()
             .map(|(i, (spec, param))| {
                 let ty = element_type_from_numpy(&spec.dtype).ok_or_else(|| {
-                    Error::invalid_argument(format!("{source}: argument {i} has unknown dtype \"{}\"", spec.dtype))
+                    Error::invalid_argument(format!(
+                        "{source}: argument {i} has unknown dtype \"{}\"",
+                        spec.dtype
+                    ))
                 })?;
                 let spec_shape = Shape::array(ty, spec.shape.clone());
                 if !spec_shape.compatible(param) {
@@ -333,14 +355,18 @@ mod tests {
     fn integer_ranges_are_half_open_and_clamped() {
         let mut rng = Prng::new(9);
         let range = Some(ValueRange { lo: 0.0, hi: 3.0 });
-        let lit = random_literal(&Shape::array(ElementType::S32, vec![1000]), &mut rng, range).unwrap();
+        let lit =
+            random_literal(&Shape::array(ElementType::S32, vec![1000]), &mut rng, range).unwrap();
         let values: Vec<i32> = lit.data::<i32>().unwrap().to_vec();
         assert!(values.iter().all(|v| (0..3).contains(v)));
         for want in 0..3 {
             assert!(values.contains(&want), "{want} never drawn");
         }
         // A range wider than the type is clamped to it.
-        let wide = Some(ValueRange { lo: -1e30, hi: 1e30 });
+        let wide = Some(ValueRange {
+            lo: -1e30,
+            hi: 1e30,
+        });
         assert!(random_literal(&Shape::array(ElementType::U8, vec![10]), &mut rng, wide).is_ok());
         let empty = Some(ValueRange { lo: 2.0, hi: 2.0 });
         assert!(random_literal(&Shape::array(ElementType::S8, vec![1]), &mut rng, empty).is_err());
@@ -348,7 +374,10 @@ mod tests {
 
     #[test]
     fn same_seed_same_values() {
-        let shapes = [Shape::array(ElementType::F32, vec![4]), Shape::array(ElementType::S64, vec![4])];
+        let shapes = [
+            Shape::array(ElementType::F32, vec![4]),
+            Shape::array(ElementType::S64, vec![4]),
+        ];
         let a = random_arguments(&shapes, 42, &[]).unwrap();
         let b = random_arguments(&shapes, 42, &[]).unwrap();
         let c = random_arguments(&shapes, 43, &[]).unwrap();
@@ -362,10 +391,16 @@ mod tests {
             r#"{"name":"x","args":[{"dtype":"float32","shape":[2,3],"lo":-2.0,"hi":2.0},{"dtype":"int32","shape":[4],"lo":0,"hi":10}]}"#,
         )
         .unwrap();
-        let params = [Shape::array(ElementType::F32, vec![2, 3]), Shape::array(ElementType::S32, vec![4])];
+        let params = [
+            Shape::array(ElementType::F32, vec![2, 3]),
+            Shape::array(ElementType::S32, vec![4]),
+        ];
         let ranges = spec.ranges_for(&params, "x.json").unwrap();
         assert_eq!(ranges[1], Some(ValueRange { lo: 0.0, hi: 10.0 }));
-        let wrong = [Shape::array(ElementType::F32, vec![3, 2]), Shape::array(ElementType::S32, vec![4])];
+        let wrong = [
+            Shape::array(ElementType::F32, vec![3, 2]),
+            Shape::array(ElementType::S32, vec![4]),
+        ];
         let err = spec.ranges_for(&wrong, "x.json").unwrap_err();
         assert!(err.message().contains("argument 0"), "{err}");
     }

@@ -10,11 +10,13 @@
 
 use clap::{Args, Parser, Subcommand};
 use platform_api::registry::{self, Availability};
-use platform_api::{CompileOptions, Error, HloModule, Literal, PlatformOptions, ProfileSink, Result, Shape};
+use platform_api::{
+    CompileOptions, Error, HloModule, Literal, PlatformOptions, ProfileSink, Result, Shape,
+};
 use service::random::{random_arguments, ArgsSpec, ValueRange};
 use service::{
-    compare_results, profile, resolve_platform_name, Backend, ExecuteOptions, LoadedExecutable, LocalClient,
-    Tolerance,
+    compare_results, profile, resolve_platform_name, Backend, ExecuteOptions, LoadedExecutable,
+    LocalClient, Tolerance,
 };
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -139,7 +141,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::FAILURE } else { ExitCode::SUCCESS };
+            return if e.use_stderr() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     let outcome = match cli.command {
@@ -217,12 +223,18 @@ fn load_custom_call_libraries(paths: &[PathBuf]) -> Result<()> {
 
 // PENDING(npy branch): Literal::read_npy / write_npy replace these once on main.
 fn read_npy(path: &Path) -> Result<Literal> {
-    Err(Error::unimplemented(format!("reading .npy files is not available yet ({})", path.display())))
+    Err(Error::unimplemented(format!(
+        "reading .npy files is not available yet ({})",
+        path.display()
+    )))
 }
 
 fn write_npy(literal: &Literal, path: &Path) -> Result<()> {
     let _ = literal;
-    Err(Error::unimplemented(format!("writing .npy files is not available yet ({})", path.display())))
+    Err(Error::unimplemented(format!(
+        "writing .npy files is not available yet ({})",
+        path.display()
+    )))
 }
 
 /// `%name: shape` for each parameter, for messages about argument counts.
@@ -237,7 +249,11 @@ fn signature(exe: &LoadedExecutable) -> String {
 
 /// Reads the .npy arguments and checks them against the parameters, naming the
 /// file that does not fit.
-fn load_arguments(paths: &[PathBuf], exe: &LoadedExecutable, module_name: &str) -> Result<Vec<Literal>> {
+fn load_arguments(
+    paths: &[PathBuf],
+    exe: &LoadedExecutable,
+    module_name: &str,
+) -> Result<Vec<Literal>> {
     let params = exe.parameters();
     if paths.len() != params.len() {
         return Err(Error::invalid_argument(format!(
@@ -323,7 +339,12 @@ fn client_for(platform: Option<&str>, devices: usize) -> Result<LocalClient> {
     Ok(LocalClient::new(Arc::new(backend)))
 }
 
-fn compile(client: &LocalClient, module: &HloModule, options: &CompileOptions, name: &str) -> Result<Arc<LoadedExecutable>> {
+fn compile(
+    client: &LocalClient,
+    module: &HloModule,
+    options: &CompileOptions,
+    name: &str,
+) -> Result<Arc<LoadedExecutable>> {
     let compiled = client
         .compile(module, options)
         .map_err(|e| e.context(format!("{name} on {}", client.platform_name())))?;
@@ -346,13 +367,27 @@ fn platforms() -> Result<Outcome> {
     for p in &listing {
         let (devices, status) = match &p.availability {
             Availability::Available { devices } => {
-                let mark = if default == Some(p.name) { " (default)" } else { "" };
+                let mark = if default == Some(p.name) {
+                    " (default)"
+                } else {
+                    ""
+                };
                 (devices.to_string(), format!("available{mark}"))
             }
             Availability::Unavailable(why) => ("-".to_string(), format!("unavailable: {why}")),
         };
-        let aliases = if p.aliases.is_empty() { "-".to_string() } else { p.aliases.join(",") };
-        rows.push([p.name.to_string(), aliases, p.priority.to_string(), devices, status]);
+        let aliases = if p.aliases.is_empty() {
+            "-".to_string()
+        } else {
+            p.aliases.join(",")
+        };
+        rows.push([
+            p.name.to_string(),
+            aliases,
+            p.priority.to_string(),
+            devices,
+            status,
+        ]);
     }
     let mut widths = [0usize; 5];
     for row in &rows {
@@ -366,7 +401,13 @@ fn platforms() -> Result<Outcome> {
             .iter()
             .zip(widths)
             .enumerate()
-            .map(|(i, (cell, w))| if i + 1 == row.len() { cell.clone() } else { format!("{cell:<w$}") })
+            .map(|(i, (cell, w))| {
+                if i + 1 == row.len() {
+                    cell.clone()
+                } else {
+                    format!("{cell:<w$}")
+                }
+            })
             .collect();
         text.push_str(cells.join("  ").trim_end());
         text.push('\n');
@@ -396,9 +437,16 @@ fn run(args: RunArgs) -> Result<Outcome> {
     let on = |e: Error| e.context(format!("running {name} on {}", client.platform_name()));
     let results: Vec<Literal> = if instances > 1 {
         let per_instance = vec![arguments; instances];
-        client.execute_replicated(&exe, &per_instance, &run_options).map_err(on)?
+        client
+            .execute_replicated(&exe, &per_instance, &run_options)
+            .map_err(on)?
     } else {
-        vec![client.execute_with(&exe, &arguments, &run_options).map_err(on)?.result]
+        vec![
+            client
+                .execute_with(&exe, &arguments, &run_options)
+                .map_err(on)?
+                .result,
+        ]
     };
 
     if let (Some(path), Some(sink)) = (&args.profile, &sink) {
@@ -407,13 +455,21 @@ fn run(args: RunArgs) -> Result<Outcome> {
     for (replica, result) in results.into_iter().enumerate() {
         match &args.out {
             Some(dir) => {
-                let dir = if instances > 1 { dir.join(format!("replica{replica}")) } else { dir.clone() };
+                let dir = if instances > 1 {
+                    dir.join(format!("replica{replica}"))
+                } else {
+                    dir.clone()
+                };
                 std::fs::create_dir_all(&dir).map_err(|e| Error::from(e).context(dir.display()))?;
                 let mut written = String::new();
                 for (i, leaf) in result.flatten_leaves().into_iter().enumerate() {
                     let path = dir.join(format!("out{i}.npy"));
                     write_npy(&leaf, &path).map_err(|e| e.context(path.display()))?;
-                    written.push_str(&format!("{}: {}\n", path.display(), leaf.shape().without_layout()));
+                    written.push_str(&format!(
+                        "{}: {}\n",
+                        path.display(),
+                        leaf.shape().without_layout()
+                    ));
                 }
                 print_out(&written)?;
             }
@@ -430,7 +486,8 @@ fn case_tolerance(module: &str) -> Option<Tolerance> {
         return None;
     }
     let case = Path::new(module).parent()?.join("case.json");
-    let value: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(case).ok()?).ok()?;
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(case).ok()?).ok()?;
     Some(Tolerance {
         rtol: value.get("rtol")?.as_f64()?,
         atol: value.get("atol")?.as_f64()?,
@@ -499,7 +556,9 @@ fn bench(args: BenchArgs) -> Result<Outcome> {
     load_custom_call_libraries(&args.program.custom_call_libs)?;
     if let Some(s) = args.seconds {
         if !(s.is_finite() && s >= 0.0) {
-            return Err(Error::invalid_argument(format!("--seconds must be a non-negative number, not {s}")));
+            return Err(Error::invalid_argument(format!(
+                "--seconds must be a non-negative number, not {s}"
+            )));
         }
     }
     let options = compile_options(&module, None);
@@ -525,7 +584,9 @@ fn bench(args: BenchArgs) -> Result<Outcome> {
     let on = |e: Error| e.context(format!("running {name} on {}", client.platform_name()));
     let run_once = || -> Result<Duration> {
         let start = Instant::now();
-        let out = client.execute_buffers(&exe, &refs, &ExecuteOptions::default()).map_err(on)?;
+        let out = client
+            .execute_buffers(&exe, &refs, &ExecuteOptions::default())
+            .map_err(on)?;
         client.to_literal(&out.result).map_err(on)?;
         Ok(start.elapsed())
     };
@@ -554,9 +615,11 @@ fn bench(args: BenchArgs) -> Result<Outcome> {
         (ms(times[times.len() / 2 - 1]) + ms(times[times.len() / 2])) / 2.0
     };
     let min = ms(times[0]);
-    let peak_bytes = exe
-        .peak_memory_bytes()
-        .unwrap_or_else(|| client.backend().executors()[0].memory_usage().peak_bytes_in_use);
+    let peak_bytes = exe.peak_memory_bytes().unwrap_or_else(|| {
+        client.backend().executors()[0]
+            .memory_usage()
+            .peak_bytes_in_use
+    });
 
     let text = if args.json {
         serde_json::json!({
