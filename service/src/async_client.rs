@@ -7,7 +7,10 @@
 //! free. The wrapped [`LocalClient`] is shared, so its compile cache and stream
 //! pools serve sync and async callers alike.
 
-use crate::client::{Compiled, ExecuteOptions, Execution, LoadedExecutable, LocalClient};
+use crate::client::{
+    BufferExecution, Compiled, DeviceBuffer, ExecuteOptions, Execution, LoadedExecutable,
+    LocalClient,
+};
 use platform_api::{CompileOptions, Error, HloModule, Literal, Result};
 use std::sync::Arc;
 
@@ -62,5 +65,29 @@ impl AsyncClient {
     ) -> Result<Execution> {
         self.offload(move |c| c.execute_with(&exe, &args, &options))
             .await
+    }
+
+    /// [`LocalClient::to_device`] without blocking the runtime.
+    pub async fn to_device(&self, literal: Literal, device: usize) -> Result<DeviceBuffer> {
+        self.offload(move |c| c.to_device(&literal, device)).await
+    }
+
+    /// [`LocalClient::execute_buffers`] without blocking the runtime.
+    pub async fn execute_buffers(
+        &self,
+        exe: Arc<LoadedExecutable>,
+        args: Vec<DeviceBuffer>,
+        options: ExecuteOptions,
+    ) -> Result<BufferExecution> {
+        self.offload(move |c| {
+            let refs: Vec<&DeviceBuffer> = args.iter().collect();
+            c.execute_buffers(&exe, &refs, &options)
+        })
+        .await
+    }
+
+    /// [`LocalClient::to_literal`] without blocking the runtime.
+    pub async fn to_literal(&self, buffer: DeviceBuffer) -> Result<Literal> {
+        self.offload(move |c| c.to_literal(&buffer)).await
     }
 }

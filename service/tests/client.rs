@@ -515,3 +515,32 @@ fn async_client_outside_a_runtime_is_an_error_not_a_panic() {
         ),
     }
 }
+
+#[test]
+fn async_execution_leaves_the_runtime_thread_free() {
+    // One worker thread. If `execute` blocked it while the device waits, the
+    // task that opens the gate could never run and the execution would time out.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let client = AsyncClient::new(Arc::new(client()));
+    runtime.block_on(async {
+        let text = "HloModule gated\n\nENTRY main {\n  ROOT c = f32[] constant(3)\n}\n";
+        let module = platform_api::HloModule::parse(text).unwrap();
+        let exe = client
+            .compile(module, CompileOptions::default())
+            .await
+            .unwrap()
+            .executable;
+        let running = tokio::spawn({
+            let client = client.clone();
+            async move { client.execute(exe, vec![]).await }
+        });
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        common::open_gate();
+        let out = running.await.unwrap().unwrap();
+        assert_eq!(out.data::<f32>().unwrap(), &[3.0]);
+    });
+}

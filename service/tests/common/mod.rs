@@ -35,6 +35,32 @@ pub const NAME: &str = "ServiceTestHost";
 /// per compile (to tell cache hits from misses).
 pub static COMPILED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
+/// A gate executions of modules named "gated" wait at (for up to 10 s) until a
+/// test opens it: lets a test prove that waiting for a device does not hold up
+/// an async runtime's only worker thread.
+pub static GATE: (Mutex<bool>, std::sync::Condvar) = (Mutex::new(false), std::sync::Condvar::new());
+
+pub fn open_gate() {
+    *GATE.0.lock().unwrap() = true;
+    GATE.1.notify_all();
+}
+
+fn wait_at_gate() -> Result<()> {
+    let guard = GATE.0.lock().unwrap();
+    let (open, timeout) = GATE
+        .1
+        .wait_timeout_while(guard, std::time::Duration::from_secs(10), |open| !*open)
+        .unwrap();
+    if *open && !timeout.timed_out() {
+        Ok(())
+    } else {
+        Err(Error::new(
+            platform_api::Code::DeadlineExceeded,
+            "the gate was never opened",
+        ))
+    }
+}
+
 /// How many times a module of this name was compiled.
 pub fn compiles_of(module: &str) -> usize {
     COMPILED
@@ -366,6 +392,9 @@ impl Executable for TestExecutable {
         RUNS.lock()
             .unwrap()
             .push((self.module.name.clone(), options.replica, options.run_id));
+        if self.module.name == "gated" {
+            wait_at_gate()?;
+        }
         let tm = GenericTransferManager::new(NAME);
         let args = arguments
             .iter()
