@@ -272,11 +272,6 @@ fn drain_on_error<T>(stream: &Arc<dyn Stream>, result: Result<T>) -> Result<T> {
     result
 }
 
-// PENDING(verifier branch): call platform_api::hlo::verifier::verify_module once it lands.
-fn verify(_module: &HloModule) -> Result<()> {
-    Ok(())
-}
-
 /// Whether two executors are the same object (not merely the same ordinal).
 fn same_executor(a: &Arc<dyn StreamExecutor>, b: &Arc<dyn StreamExecutor>) -> bool {
     std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b))
@@ -352,7 +347,8 @@ impl LocalClient {
     fn compile_uncached(&self, module: &HloModule, key: CacheKey) -> Result<LoadedExecutable> {
         let start = Instant::now();
         let platform = self.platform_name();
-        verify(module)?;
+        platform_api::hlo::verifier::verify_module(module)
+            .map_err(|e| e.context(format!("module {} does not verify", module.name)))?;
         let entry = module.entry();
         let parameters: Vec<Parameter> = entry
             .parameters()

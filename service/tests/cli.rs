@@ -162,3 +162,20 @@ fn usage_errors_exit_1_and_help_exits_0() {
     assert_eq!(o.status.code(), Some(0));
     assert!(stdout(&o).contains("platforms"));
 }
+
+#[test]
+fn parse_verify_names_the_bad_instruction() {
+    let dir = scratch_dir("verify");
+    let path = dir.join("shapes.hlo");
+    std::fs::write(
+        &path,
+        "HloModule shapes\n\nENTRY main {\n  x = f32[4] parameter(0)\n  ROOT y = f32[5] negate(x)\n}\n",
+    )
+    .unwrap();
+    let path = path.display().to_string();
+    // Parsing alone accepts it (shapes are the verifier's business)...
+    assert_eq!(hlorun(&["parse", &path]).status.code(), Some(0));
+    // ...verification names the instruction and both shapes.
+    let o = hlorun(&["parse", "--verify", &path]);
+    assert_fails_with(&o, &[&path, "%y", "f32[5]", "f32[4]"]);
+}

@@ -544,3 +544,21 @@ fn async_execution_leaves_the_runtime_thread_free() {
         assert_eq!(out.data::<f32>().unwrap(), &[3.0]);
     });
 }
+
+#[test]
+fn modules_are_verified_before_compiling() {
+    let client = client();
+    let text = ADD_MUL
+        .replace("add_mul", "unverifiable")
+        .replace("s = f32[4] add", "s = f32[3] add");
+    let err = client
+        .compile_text(&text, &CompileOptions::default())
+        .unwrap_err();
+    assert!(err.message().contains("does not verify"), "{err}");
+    assert!(err.message().contains("%s"), "{err}");
+    assert_eq!(
+        common::compiles_of("unverifiable"),
+        0,
+        "the compiler saw an unverified module"
+    );
+}

@@ -646,7 +646,7 @@ fn bench(args: BenchArgs) -> Result<Outcome> {
 fn parse(args: ParseArgs) -> Result<Outcome> {
     let (module, name) = load_module(&args.module)?;
     if args.verify {
-        verify(&module).map_err(|e| e.context(&name))?;
+        platform_api::hlo::verifier::verify_module(&module).map_err(|e| e.context(&name))?;
     }
     let mut text = module.to_text();
     if !text.ends_with('\n') {
@@ -654,9 +654,4 @@ fn parse(args: ParseArgs) -> Result<Outcome> {
     }
     print_out(&text)?;
     Ok(Outcome::Success)
-}
-
-// PENDING(verifier branch): platform_api::hlo::verifier::verify_module once on main.
-fn verify(_module: &HloModule) -> Result<()> {
-    Ok(())
 }
