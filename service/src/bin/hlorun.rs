@@ -435,6 +435,7 @@ fn run(args: RunArgs) -> Result<Outcome> {
         ..ExecuteOptions::default()
     };
     let on = |e: Error| e.context(format!("running {name} on {}", client.platform_name()));
+    let started = Instant::now();
     let results: Vec<Literal> = if instances > 1 {
         let per_instance = vec![arguments; instances];
         client
@@ -448,9 +449,21 @@ fn run(args: RunArgs) -> Result<Outcome> {
                 .result,
         ]
     };
+    let wall = started.elapsed();
 
     if let (Some(path), Some(sink)) = (&args.profile, &sink) {
-        profile::write_chrome_trace(path, &sink.events(), client.platform_name())?;
+        let events = sink.events();
+        profile::write_chrome_trace(path, &events, client.platform_name())?;
+        let spans = events
+            .iter()
+            .filter(|e| e.category != "execute" && e.category != "transfer")
+            .count();
+        eprintln!(
+            "hlorun: wrote {} ({} event(s), {spans} from the backend; {:.3} ms with transfers)",
+            path.display(),
+            events.len(),
+            wall.as_secs_f64() * 1e3
+        );
     }
     for (replica, result) in results.into_iter().enumerate() {
         match &args.out {
