@@ -347,7 +347,7 @@ fn compile(
 ) -> Result<Arc<LoadedExecutable>> {
     let compiled = client
         .compile(module, options)
-        .map_err(|e| e.context(format!("{name} on {}", client.platform_name())))?;
+        .map_err(|e| e.context(name))?;
     Ok(compiled.executable)
 }
 
@@ -434,7 +434,7 @@ fn run(args: RunArgs) -> Result<Outcome> {
         rng_seed: args.rng_seed,
         ..ExecuteOptions::default()
     };
-    let on = |e: Error| e.context(format!("running {name} on {}", client.platform_name()));
+    let on = |e: Error| e.context(&name);
     let started = Instant::now();
     let results: Vec<Literal> = if instances > 1 {
         let per_instance = vec![arguments; instances];
@@ -521,7 +521,7 @@ fn compare(args: CompareArgs) -> Result<Outcome> {
     let arguments = arguments_or_random(&args.program, &reference_exe, &name, args.seed)?;
 
     let execute = |client: &LocalClient, exe: &LoadedExecutable| -> Result<Vec<Literal>> {
-        let on = |e: Error| e.context(format!("running {name} on {}", client.platform_name()));
+        let on = |e: Error| e.context(&name);
         if instances > 1 {
             let per_instance = vec![arguments.clone(); instances];
             client
@@ -584,7 +584,7 @@ fn bench(args: BenchArgs) -> Result<Outcome> {
     let client = client_for(args.program.platform.as_deref(), 1)?;
     let compiled = client
         .compile(&module, &options)
-        .map_err(|e| e.context(format!("{name} on {}", client.platform_name())))?;
+        .map_err(|e| e.context(&name))?;
     let compile_time = compiled.elapsed;
     let exe = compiled.executable;
     let arguments = arguments_or_random(&args.program, &exe, &name, args.seed)?;
@@ -594,7 +594,7 @@ fn bench(args: BenchArgs) -> Result<Outcome> {
         .map(|(i, lit)| client.to_device_for(&exe, i, lit, 0))
         .collect::<Result<Vec<_>>>()?;
     let refs: Vec<_> = buffers.iter().collect();
-    let on = |e: Error| e.context(format!("running {name} on {}", client.platform_name()));
+    let on = |e: Error| e.context(&name);
     let run_once = || -> Result<Duration> {
         let start = Instant::now();
         let out = client
@@ -659,7 +659,7 @@ fn bench(args: BenchArgs) -> Result<Outcome> {
 fn parse(args: ParseArgs) -> Result<Outcome> {
     let (module, name) = load_module(&args.module)?;
     if args.verify {
-        platform_api::hlo::verifier::verify_module(&module).map_err(|e| e.context(&name))?;
+        platform_api::hlo::verifier::verify_module(&module).map_err(|e| e.context(name))?;
     }
     let mut text = module.to_text();
     if !text.ends_with('\n') {
