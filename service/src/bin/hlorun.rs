@@ -508,6 +508,15 @@ fn case_tolerance(module: &str) -> Option<Tolerance> {
 }
 
 fn compare(args: CompareArgs) -> Result<Outcome> {
+    for (flag, value) in [("--rtol", args.rtol), ("--atol", args.atol)] {
+        if let Some(v) = value {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(Error::invalid_argument(format!(
+                    "{flag} must be a non-negative number, not {v}"
+                )));
+            }
+        }
+    }
     let (module, name) = load_module(&args.program.module)?;
     load_custom_call_libraries(&args.program.custom_call_libs)?;
     let options = compile_options(&module, None);
@@ -635,15 +644,18 @@ fn bench(args: BenchArgs) -> Result<Outcome> {
     });
 
     let text = if args.json {
-        serde_json::json!({
-            "platform": client.platform_name(),
-            "compile_ms": ms(compile_time),
-            "execute_ms_median": median,
-            "execute_ms_min": min,
-            "iters": times.len(),
-            "peak_bytes": peak_bytes,
-        })
-        .to_string()
+        // Written field by field to keep the documented key order (a JSON
+        // object built by serde_json would sort its keys).
+        let fields = [
+            ("platform", serde_json::json!(client.platform_name())),
+            ("compile_ms", serde_json::json!(ms(compile_time))),
+            ("execute_ms_median", serde_json::json!(median)),
+            ("execute_ms_min", serde_json::json!(min)),
+            ("iters", serde_json::json!(times.len())),
+            ("peak_bytes", serde_json::json!(peak_bytes)),
+        ];
+        let body: Vec<String> = fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+        format!("{{{}}}", body.join(","))
     } else {
         format!(
             "{name} on {}: compile {:.3} ms; execute median {median:.3} ms, min {min:.3} ms over {} iteration(s); peak memory {peak_bytes} bytes",
