@@ -277,9 +277,7 @@ pub fn abs<T: FloatSemantics>(x: T) -> T {
 #[inline]
 pub fn sign<T: FloatSemantics>(x: T) -> T {
     let w = x.widen();
-    if w.is_nan() {
-        x
-    } else if w == T::Wide::ZERO {
+    if w.is_nan() || w == T::Wide::ZERO {
         x
     } else {
         T::narrow(T::Wide::ONE.copysign(w))
@@ -306,6 +304,18 @@ pub fn round_nearest_afz<T: FloatSemantics>(x: T) -> T {
 #[inline]
 pub fn round_nearest_even<T: FloatSemantics>(x: T) -> T {
     lift1(x, Real::round_ties_even)
+}
+
+/// `real` of a real value: the value.
+#[inline]
+pub fn real<T: FloatSemantics>(x: T) -> T {
+    x
+}
+
+/// `imag` of a real value: `+0`.
+#[inline]
+pub fn imag<T: FloatSemantics>(_x: T) -> T {
+    T::from_bits_u64(0)
 }
 
 /// `is-finite`: false for ±inf and NaN.
