@@ -221,22 +221,6 @@ fn load_custom_call_libraries(paths: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
-// PENDING(npy branch): Literal::read_npy / write_npy replace these once on main.
-fn read_npy(path: &Path) -> Result<Literal> {
-    Err(Error::unimplemented(format!(
-        "reading .npy files is not available yet ({})",
-        path.display()
-    )))
-}
-
-fn write_npy(literal: &Literal, path: &Path) -> Result<()> {
-    let _ = literal;
-    Err(Error::unimplemented(format!(
-        "writing .npy files is not available yet ({})",
-        path.display()
-    )))
-}
-
 /// `%name: shape` for each parameter, for messages about argument counts.
 fn signature(exe: &LoadedExecutable) -> String {
     let params: Vec<String> = exe
@@ -268,7 +252,7 @@ fn load_arguments(
         .zip(params)
         .enumerate()
         .map(|(i, (path, param))| {
-            let literal = read_npy(path).map_err(|e| e.context(path.display()))?;
+            let literal = Literal::read_npy(path)?;
             if !literal.shape().compatible(&param.shape) {
                 return Err(Error::invalid_argument(format!(
                     "{}: holds {} but parameter {i} (%{}) expects {}",
@@ -477,7 +461,7 @@ fn run(args: RunArgs) -> Result<Outcome> {
                 let mut written = String::new();
                 for (i, leaf) in result.flatten_leaves().into_iter().enumerate() {
                     let path = dir.join(format!("out{i}.npy"));
-                    write_npy(&leaf, &path).map_err(|e| e.context(path.display()))?;
+                    leaf.write_npy(&path)?;
                     written.push_str(&format!(
                         "{}: {}\n",
                         path.display(),
