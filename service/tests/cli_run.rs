@@ -339,3 +339,32 @@ fn bench_without_arguments_uses_the_spec_beside_the_module() {
     let o = hlorun(&["bench", &module.display().to_string(), "--iters", "1"]);
     assert_fails_with(&o, &["m.json", "1 argument(s)", "takes 5"]);
 }
+
+#[test]
+fn run_replicates_a_module_with_collectives() {
+    // replica_count=2 in the header: each replica adds its id, then all-reduce sums.
+    let module = data("all_reduce/module.hlo");
+    let arg = data("all_reduce/arg0.npy");
+    let x = read_npy(&arg);
+    let want: Vec<f32> = x
+        .data::<f32>()
+        .unwrap()
+        .iter()
+        .map(|v| 2.0 * v + 1.0)
+        .collect();
+    let o = hlorun(&["run", &module, &arg]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    for replica in 0..2 {
+        let prefix = format!("replica {replica}: ");
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("{out}"));
+        let got = platform_api::hlo::parser::parse_literal(&line[prefix.len()..]).unwrap();
+        assert_eq!(got.data::<f32>().unwrap(), want.as_slice());
+    }
+    // Three replicas do not fit the module's replica groups: a clean error.
+    let o = hlorun(&["run", &module, &arg, "--replicas", "3"]);
+    assert_fails_with(&o, &["replica 2", "%r"]);
+}

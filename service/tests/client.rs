@@ -2,8 +2,10 @@
 //! resolution, the compile cache, execution on literals and on kept buffers,
 //! concurrency, replicas, the async client and profiles.
 //!
-//! Runs on the test platform in `common/` (registered like any backend crate),
-//! so these tests pin the client's behaviour independently of any real backend.
+//! Most tests run on the test platform in `common/` (registered like any
+//! backend crate), which lets them observe what a real backend hides (compile
+//! counts, run ids, stream creation). The tests of execution paths run on the
+//! Interpreter as well, the reference platform every build links.
 
 mod common;
 
@@ -29,8 +31,15 @@ fn add_mul_expected(x: &[f32], y: &[f32]) -> Vec<f32> {
     x.iter().zip(y).map(|(a, b)| (a + b) * b).collect()
 }
 
+/// The platforms the execution-path tests run on.
+const PLATFORMS: [&str; 2] = [NAME, "Interpreter"];
+
 fn client() -> LocalClient {
-    LocalClient::for_platform(Some(NAME)).unwrap()
+    client_on(NAME)
+}
+
+fn client_on(platform: &str) -> LocalClient {
+    LocalClient::for_platform(Some(platform)).unwrap()
 }
 
 #[test]
@@ -52,21 +61,23 @@ fn backend_resolves_by_name_or_alias_in_any_case() {
 
 #[test]
 fn executes_on_literals() {
-    let client = client();
-    let exe = client
-        .compile_text(ADD_MUL, &CompileOptions::default())
-        .unwrap()
-        .executable;
-    assert_eq!(exe.parameters().len(), 2);
-    assert_eq!(exe.parameters()[1].name, "y");
-    let (x, y) = ([1.0f32, 2.0, 3.0, 4.0], [0.5f32, -1.0, 2.0, 0.0]);
-    let out = client
-        .execute(&exe, &[Literal::vector(&x), Literal::vector(&y)])
-        .unwrap();
-    assert_eq!(
-        out.data::<f32>().unwrap(),
-        add_mul_expected(&x, &y).as_slice()
-    );
+    for platform in PLATFORMS {
+        let client = client_on(platform);
+        let exe = client
+            .compile_text(ADD_MUL, &CompileOptions::default())
+            .unwrap()
+            .executable;
+        assert_eq!(exe.parameters().len(), 2);
+        assert_eq!(exe.parameters()[1].name, "y");
+        let (x, y) = ([1.0f32, 2.0, 3.0, 4.0], [0.5f32, -1.0, 2.0, 0.0]);
+        let out = client
+            .execute(&exe, &[Literal::vector(&x), Literal::vector(&y)])
+            .unwrap();
+        assert_eq!(
+            out.data::<f32>().unwrap(),
+            add_mul_expected(&x, &y).as_slice()
+        );
+    }
 }
 
 #[test]
@@ -146,98 +157,103 @@ fn racing_compiles_of_one_program_compile_it_once() {
 
 #[test]
 fn concurrent_executions_match_a_sequential_run() {
-    let client = Arc::new(client());
-    let exe = client
-        .compile_text(ADD_MUL, &CompileOptions::default())
-        .unwrap()
-        .executable;
-    let inputs: Vec<[Literal; 2]> = (0..8)
-        .map(|t| {
-            let x: Vec<f32> = (0..4).map(|i| (t * 4 + i) as f32).collect();
-            let y: Vec<f32> = (0..4).map(|i| 1.0 + (t + i) as f32 / 8.0).collect();
-            [Literal::vector(&x), Literal::vector(&y)]
-        })
-        .collect();
-    let sequential: Vec<Literal> = inputs
-        .iter()
-        .map(|args| client.execute(&exe, args).unwrap())
-        .collect();
-    let concurrent: Vec<Vec<Literal>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = inputs
-            .iter()
-            .map(|args| {
-                let (client, exe) = (&client, &exe);
-                scope.spawn(move || {
-                    (0..20)
-                        .map(|_| client.execute(exe, args).unwrap())
-                        .collect::<Vec<_>>()
-                })
+    for platform in PLATFORMS {
+        let client = Arc::new(client_on(platform));
+        let exe = client
+            .compile_text(ADD_MUL, &CompileOptions::default())
+            .unwrap()
+            .executable;
+        let inputs: Vec<[Literal; 2]> = (0..8)
+            .map(|t| {
+                let x: Vec<f32> = (0..4).map(|i| (t * 4 + i) as f32).collect();
+                let y: Vec<f32> = (0..4).map(|i| 1.0 + (t + i) as f32 / 8.0).collect();
+                [Literal::vector(&x), Literal::vector(&y)]
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    for (thread_results, want) in concurrent.iter().zip(&sequential) {
-        for got in thread_results {
-            assert_eq!(got, want);
+        let sequential: Vec<Literal> = inputs
+            .iter()
+            .map(|args| client.execute(&exe, args).unwrap())
+            .collect();
+        let concurrent: Vec<Vec<Literal>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = inputs
+                .iter()
+                .map(|args| {
+                    let (client, exe) = (&client, &exe);
+                    scope.spawn(move || {
+                        (0..20)
+                            .map(|_| client.execute(exe, args).unwrap())
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (thread_results, want) in concurrent.iter().zip(&sequential) {
+            for got in thread_results {
+                assert_eq!(got, want);
+            }
         }
-    }
-    for (args, want) in inputs.iter().zip(&sequential) {
-        let expected = add_mul_expected(args[0].data().unwrap(), args[1].data().unwrap());
-        assert_eq!(want.data::<f32>().unwrap(), expected.as_slice());
+        for (args, want) in inputs.iter().zip(&sequential) {
+            let expected = add_mul_expected(args[0].data().unwrap(), args[1].data().unwrap());
+            assert_eq!(want.data::<f32>().unwrap(), expected.as_slice());
+        }
     }
 }
 
 #[test]
 fn kept_buffers_run_chain_and_release() {
-    // A private platform instance so no other test's allocations are counted.
-    let backend = Arc::new(Backend::with_options(Some(NAME), &PlatformOptions::default()).unwrap());
-    let executor = backend.executor(0).unwrap().clone();
-    let client = LocalClient::new(backend);
-    let exe = client
-        .compile_text(ADD_MUL, &CompileOptions::default())
-        .unwrap()
-        .executable;
-    let baseline = executor.memory_usage().live_allocations;
-    {
-        let (x, y) = ([1.0f32, 2.0, 3.0, 4.0], [2.0f32, 2.0, 2.0, 2.0]);
-        let bx = client.to_device(&Literal::vector(&x), 0).unwrap();
-        let by = client
-            .to_device_for(&exe, 1, &Literal::vector(&y), 0)
-            .unwrap();
-        let once = client
-            .execute_buffers(&exe, &[&bx, &by], &ExecuteOptions::default())
-            .unwrap();
-        // Feed the kept result back in without a host round trip.
-        let twice = client
-            .execute_buffers(&exe, &[&once.result, &by], &ExecuteOptions::default())
-            .unwrap();
-        let step1 = add_mul_expected(&x, &y);
-        let step2 = add_mul_expected(&step1, &y);
+    for platform in PLATFORMS {
+        // A private platform instance so no other test's allocations are counted.
+        let backend =
+            Arc::new(Backend::with_options(Some(platform), &PlatformOptions::default()).unwrap());
+        let executor = backend.executor(0).unwrap().clone();
+        let client = LocalClient::new(backend);
+        let exe = client
+            .compile_text(ADD_MUL, &CompileOptions::default())
+            .unwrap()
+            .executable;
+        let baseline = executor.memory_usage().live_allocations;
+        {
+            let (x, y) = ([1.0f32, 2.0, 3.0, 4.0], [2.0f32, 2.0, 2.0, 2.0]);
+            let bx = client.to_device(&Literal::vector(&x), 0).unwrap();
+            let by = client
+                .to_device_for(&exe, 1, &Literal::vector(&y), 0)
+                .unwrap();
+            let once = client
+                .execute_buffers(&exe, &[&bx, &by], &ExecuteOptions::default())
+                .unwrap();
+            // Feed the kept result back in without a host round trip.
+            let twice = client
+                .execute_buffers(&exe, &[&once.result, &by], &ExecuteOptions::default())
+                .unwrap();
+            let step1 = add_mul_expected(&x, &y);
+            let step2 = add_mul_expected(&step1, &y);
+            assert_eq!(
+                client
+                    .to_literal(&once.result)
+                    .unwrap()
+                    .data::<f32>()
+                    .unwrap(),
+                step1.as_slice()
+            );
+            assert_eq!(
+                client
+                    .to_literal(&twice.result)
+                    .unwrap()
+                    .data::<f32>()
+                    .unwrap(),
+                step2.as_slice()
+            );
+            assert!(executor.memory_usage().live_allocations >= baseline + 4);
+            client.release(once.result);
+            client.release(twice.result);
+        }
         assert_eq!(
-            client
-                .to_literal(&once.result)
-                .unwrap()
-                .data::<f32>()
-                .unwrap(),
-            step1.as_slice()
+            executor.memory_usage().live_allocations,
+            baseline,
+            "kept buffers leaked"
         );
-        assert_eq!(
-            client
-                .to_literal(&twice.result)
-                .unwrap()
-                .data::<f32>()
-                .unwrap(),
-            step2.as_slice()
-        );
-        assert!(executor.memory_usage().live_allocations >= baseline + 4);
-        client.release(once.result);
-        client.release(twice.result);
     }
-    assert_eq!(
-        executor.memory_usage().live_allocations,
-        baseline,
-        "kept buffers leaked"
-    );
 }
 
 #[test]
@@ -413,90 +429,94 @@ ENTRY main {
 
 #[test]
 fn profile_records_instructions_and_the_execution_and_writes_a_chrome_trace() {
-    let client = client();
-    let exe = client
-        .compile_text(ADD_MUL, &CompileOptions::default())
-        .unwrap()
-        .executable;
-    let sink = Arc::new(ProfileSink::new());
-    let options = ExecuteOptions {
-        profile: Some(sink.clone()),
-        ..ExecuteOptions::default()
-    };
-    let args = [Literal::vector(&[1.0f32; 4]), Literal::vector(&[2.0f32; 4])];
-    let run = client.execute_with(&exe, &args, &options).unwrap();
-    assert!(run.total_time >= run.execute_time);
-    let events = sink.events();
-    let names: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
-    for want in ["x", "y", "s", "p", "execute add_mul"] {
-        assert!(names.contains(&want), "no span {want} in {names:?}");
-    }
-    assert!(events.iter().any(|e| e.category == "transfer"));
+    for platform in PLATFORMS {
+        let client = client_on(platform);
+        let exe = client
+            .compile_text(ADD_MUL, &CompileOptions::default())
+            .unwrap()
+            .executable;
+        let sink = Arc::new(ProfileSink::new());
+        let options = ExecuteOptions {
+            profile: Some(sink.clone()),
+            ..ExecuteOptions::default()
+        };
+        let args = [Literal::vector(&[1.0f32; 4]), Literal::vector(&[2.0f32; 4])];
+        let run = client.execute_with(&exe, &args, &options).unwrap();
+        assert!(run.total_time >= run.execute_time);
+        let events = sink.events();
+        let names: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
+        for want in ["x", "y", "s", "p", "execute add_mul"] {
+            assert!(names.contains(&want), "no span {want} in {names:?}");
+        }
+        assert!(events.iter().any(|e| e.category == "transfer"));
 
-    let path = std::env::temp_dir().join(format!("service-trace-{}.json", std::process::id()));
-    service::profile::write_chrome_trace(&path, &events, NAME).unwrap();
-    let trace: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let _ = std::fs::remove_file(&path);
-    let complete: Vec<&serde_json::Value> = trace["traceEvents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["ph"] == "X")
-        .collect();
-    assert_eq!(complete.len(), events.len());
-    for e in complete {
-        for key in ["name", "cat", "ts", "dur", "pid", "tid"] {
-            assert!(!e[key].is_null(), "event without {key}: {e}");
+        let path = std::env::temp_dir().join(format!("service-trace-{}.json", std::process::id()));
+        service::profile::write_chrome_trace(&path, &events, platform).unwrap();
+        let trace: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let complete: Vec<&serde_json::Value> = trace["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "X")
+            .collect();
+        assert_eq!(complete.len(), events.len());
+        for e in complete {
+            for key in ["name", "cat", "ts", "dur", "pid", "tid"] {
+                assert!(!e[key].is_null(), "event without {key}: {e}");
+            }
         }
     }
 }
 
 #[test]
 fn async_client_compiles_and_executes_concurrently() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .build()
-        .unwrap();
-    let client = AsyncClient::new(Arc::new(client()));
-    runtime.block_on(async {
-        let module = platform_api::HloModule::parse(ADD_MUL).unwrap();
-        let exe = client
-            .compile(module, CompileOptions::default())
-            .await
-            .unwrap()
-            .executable;
-        let tasks: Vec<_> = (0..8)
-            .map(|t| {
-                let (client, exe) = (client.clone(), exe.clone());
-                tokio::spawn(async move {
-                    let x = [t as f32; 4];
-                    let y = [1.5f32, 2.0, -1.0, 0.0];
-                    let out = client
-                        .execute(exe, vec![Literal::vector(&x), Literal::vector(&y)])
-                        .await
-                        .unwrap();
-                    assert_eq!(
-                        out.data::<f32>().unwrap(),
-                        add_mul_expected(&x, &y).as_slice()
-                    );
-                })
-            })
-            .collect();
-        for task in tasks {
-            task.await.unwrap();
-        }
-        // Errors come back as errors.
-        let exe2 = client
-            .compile(
-                platform_api::HloModule::parse(ADD_MUL).unwrap(),
-                CompileOptions::default(),
-            )
-            .await
+    for platform in PLATFORMS {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
             .unwrap();
-        assert!(exe2.cache_hit);
-        assert!(client.execute(exe2.executable, vec![]).await.is_err());
-    });
+        let client = AsyncClient::new(Arc::new(client_on(platform)));
+        runtime.block_on(async {
+            let module = platform_api::HloModule::parse(ADD_MUL).unwrap();
+            let exe = client
+                .compile(module, CompileOptions::default())
+                .await
+                .unwrap()
+                .executable;
+            let tasks: Vec<_> = (0..8)
+                .map(|t| {
+                    let (client, exe) = (client.clone(), exe.clone());
+                    tokio::spawn(async move {
+                        let x = [t as f32; 4];
+                        let y = [1.5f32, 2.0, -1.0, 0.0];
+                        let out = client
+                            .execute(exe, vec![Literal::vector(&x), Literal::vector(&y)])
+                            .await
+                            .unwrap();
+                        assert_eq!(
+                            out.data::<f32>().unwrap(),
+                            add_mul_expected(&x, &y).as_slice()
+                        );
+                    })
+                })
+                .collect();
+            for task in tasks {
+                task.await.unwrap();
+            }
+            // Errors come back as errors.
+            let exe2 = client
+                .compile(
+                    platform_api::HloModule::parse(ADD_MUL).unwrap(),
+                    CompileOptions::default(),
+                )
+                .await
+                .unwrap();
+            assert!(exe2.cache_hit);
+            assert!(client.execute(exe2.executable, vec![]).await.is_err());
+        });
+    }
 }
 
 #[test]
@@ -561,4 +581,38 @@ fn modules_are_verified_before_compiling() {
         0,
         "the compiler saw an unverified module"
     );
+}
+
+#[test]
+fn replicas_meet_at_an_all_reduce_on_the_interpreter() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/all_reduce/module.hlo"
+    ))
+    .unwrap();
+    let backend = Backend::with_options(
+        Some("interpreter"),
+        &PlatformOptions {
+            device_count: Some(2),
+        },
+    )
+    .unwrap();
+    let client = LocalClient::new(Arc::new(backend));
+    let options = CompileOptions {
+        replica_count: 2,
+        ..CompileOptions::default()
+    };
+    let exe = client.compile_text(&text, &options).unwrap().executable;
+    let (x0, x1) = ([1.0f32, 2.0, 3.0, 4.0], [-5.0f32, 0.5, 8.0, 0.0]);
+    let args = vec![vec![Literal::vector(&x0)], vec![Literal::vector(&x1)]];
+    // Each replica adds its id (0 or 1); the all-reduce sums over both.
+    let want: Vec<f32> = x0.iter().zip(&x1).map(|(a, b)| a + b + 1.0).collect();
+    for _ in 0..3 {
+        let results = client
+            .execute_replicated(&exe, &args, &ExecuteOptions::default())
+            .unwrap();
+        for result in &results {
+            assert_eq!(result.data::<f32>().unwrap(), want.as_slice());
+        }
+    }
 }
