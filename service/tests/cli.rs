@@ -4,6 +4,8 @@
 //! Failures must exit 1 with one `hlorun: error: ...` line naming what was
 //! wrong; exit 101 (a panic) is always a bug.
 
+// Links the backends the service links, so this process sees their registrations.
+use service as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -85,7 +87,11 @@ fn platforms_lists_every_registered_platform() {
     for column in ["NAME", "ALIASES", "PRIORITY", "DEVICES", "STATUS"] {
         assert!(header.contains(column), "{out}");
     }
-    for listing in platform_api::registry::list_platforms().unwrap() {
+    // The same registry, seen from this process (which links the same backends).
+    let listings = platform_api::registry::list_platforms().unwrap();
+    let names: Vec<&str> = listings.iter().map(|l| l.name).collect();
+    assert!(names.contains(&"Interpreter"), "{names:?}");
+    for listing in listings {
         let line = out
             .lines()
             .find(|l| l.split_whitespace().next() == Some(listing.name))
