@@ -7,6 +7,13 @@
 //! No pass that could change a number (algebraic simplification, fusion,
 //! reassociation) ever runs here.
 //!
+//! One evaluation mode is chosen at compile time: floating-point contraction.
+//! XLA CPU fuses a multiply into the add or subtract that is its only user (one
+//! FMA, one rounding), and the conformance corpus records XLA CPU's numbers, so
+//! by default the interpreter does the same, by the rule in
+//! `platform_api::semantics::contraction`. The debug option `fp_contract=off`
+//! rounds every operation separately, as HLO's op-by-op definition reads.
+//!
 //! `run_backend` builds the [`ModulePlan`](crate::eval::plan::ModulePlan) (use
 //! counts, liveness, prebuilt constants), checking the structure the evaluator
 //! depends on, and wraps it in an [`InterpreterExecutable`].

@@ -43,7 +43,7 @@ pub struct InterpreterExecutable {
 
 impl InterpreterExecutable {
     pub fn new(module: HloModule, options: &CompileOptions) -> Result<Self> {
-        let plan = ModulePlan::new(&module)?;
+        let plan = ModulePlan::new(&module, crate::eval::plan::contraction_enabled(options)?)?;
         let replica_count = module
             .config
             .replica_count

@@ -1,8 +1,8 @@
 //! Batch normalisation on small cases worked out by hand.
 
 mod support;
-use support::*;
 use platform_api::Literal;
+use support::*;
 
 fn close(got: &[f32], want: &[f64]) {
     assert_eq!(got.len(), want.len());

@@ -2,7 +2,6 @@
 //! and stream, meeting by run id. Expected values are written out by hand.
 
 mod support;
-use support::*;
 use platform_api::registry;
 use platform_api::{
     CompileOptions, Compiler, ComputationPlacer, DefaultComputationPlacer, Executable, Literal,
@@ -11,6 +10,7 @@ use platform_api::{
 use platform_interpreter::InterpreterCompiler;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use support::*;
 
 const REPLICAS: usize = 4;
 

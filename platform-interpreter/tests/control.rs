@@ -3,9 +3,9 @@
 //! arithmetic, so they exercise control flow alone.
 
 mod support;
-use support::*;
 use platform_api::{Code, Literal};
 use platform_interpreter::eval::RunContext;
+use support::*;
 
 /// State (i, acc): i walks 0,1,2,3 through `next`; the loop runs while flags[i].
 /// acc[i] is set to 10*i+? by a dynamic-update-slice each iteration.

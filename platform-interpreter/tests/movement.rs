@@ -2,8 +2,8 @@
 //! each test (never by re-running the implementation).
 
 mod support;
-use support::*;
 use platform_api::{Code, Literal};
+use support::*;
 
 #[test]
 fn broadcast_maps_operand_dims() {

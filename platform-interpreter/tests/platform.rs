@@ -2,7 +2,6 @@
 //! argument checks, layouts of arguments and results, profiling.
 
 mod support;
-use support::*;
 use platform_api::registry;
 use platform_api::{
     Availability, Code, CompileOptions, Compiler, EventStatus, Layout, Literal, ProfileSink,
@@ -10,6 +9,7 @@ use platform_api::{
 };
 use platform_interpreter::InterpreterCompiler;
 use std::sync::Arc;
+use support::*;
 
 #[test]
 fn registered_with_priority_and_device_count() {

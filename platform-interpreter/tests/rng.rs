@@ -3,9 +3,9 @@
 //! seeding, `rng-get-and-update-state`.
 
 mod support;
-use support::*;
 use platform_api::{Code, Literal};
 use platform_interpreter::eval::RunContext;
+use support::*;
 
 fn hlo_type(dtype: &str) -> &'static str {
     match dtype {

@@ -50,6 +50,7 @@
 //!   integer is the identity (XLA's emitter; its shape inference rejects it).
 
 pub mod complex;
+pub mod contraction;
 pub mod convert;
 pub mod float;
 pub mod int;

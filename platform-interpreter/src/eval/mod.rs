@@ -104,14 +104,21 @@ impl<'a> Evaluator<'a> {
         let n = comp.instructions.len();
         let mut slots: Vec<Option<Value>> = vec![None; n];
         let mut remaining = plan.use_counts.clone();
+        // Operands of multiplies deferred into their user's FMA (see `plan`).
+        let mut pending: Vec<Option<(Value, Value)>> = vec![None; n];
         for (i, instr) in comp.instructions.iter().enumerate() {
             if !plan.live[i] {
                 continue;
             }
             let mut operands = Vec::with_capacity(instr.operands.len());
+            let mut product: Option<(Value, Value)> = None;
             for op in &instr.operands {
                 let k = op.index();
                 remaining[k] = remaining[k].saturating_sub(1);
+                if plan.deferred[k] {
+                    product = pending[k].take();
+                    continue;
+                }
                 let v = if remaining[k] == 0 && k != comp.root.index() {
                     slots[k].take()
                 } else {
@@ -124,10 +131,20 @@ impl<'a> Evaluator<'a> {
                     ))
                 })?);
             }
+            if plan.deferred[i] {
+                // A multiply absorbed by its one user: hand its operands over.
+                let mut it = operands.into_iter();
+                pending[i] = it.next().zip(it.next());
+                continue;
+            }
             let started = self.ctx.profile.as_ref().map(|_| Instant::now());
-            let value = self
-                .eval_instruction(comp_id, InstrId(i as u32), instr, operands, &mut params)
-                .map_err(|e| e.context(format!("%{} ({})", instr.name, instr.opcode())))?;
+            let value = match (plan.contractions[i], product) {
+                (Some((_, how)), Some((a, b))) => contract(how, &a, &b, operands.first()),
+                _ => {
+                    self.eval_instruction(comp_id, InstrId(i as u32), instr, operands, &mut params)
+                }
+            }
+            .map_err(|e| e.context(format!("%{} ({})", instr.name, instr.opcode())))?;
             if let (Some(sink), Some(start)) = (&self.ctx.profile, started) {
                 sink.record(
                     instr.name.clone(),
@@ -518,4 +535,22 @@ pub fn scalar_of(value: &Value, what: &str) -> Result<Scalar> {
         )));
     }
     l.get(0)
+}
+
+/// Evaluates an add/subtract that absorbed a multiply `a * b` as one FMA with
+/// its remaining operand `c` (XLA CPU's FP contraction; see `plan`).
+fn contract(
+    how: platform_api::semantics::contraction::Contraction,
+    a: &Value,
+    b: &Value,
+    c: Option<&Value>,
+) -> Result<Value> {
+    let c = c.ok_or_else(|| Error::internal("a contracted add lost its other operand"))?;
+    platform_api::semantics::contraction::fused_multiply_add(
+        how,
+        a.array()?,
+        b.array()?,
+        c.array()?,
+    )
+    .map(Value::from_literal)
 }

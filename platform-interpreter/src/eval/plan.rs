@@ -11,8 +11,9 @@
 //! exists — so a malformed module is an error here rather than a panic later.
 
 use super::value::Value;
-use platform_api::hlo::{CompId, HloModule, Op};
-use platform_api::{Error, Result};
+use platform_api::hlo::{CompId, HloModule, InstrId, Op};
+use platform_api::semantics::contraction::{contraction_candidate, Contraction};
+use platform_api::{CompileOptions, Error, Result};
 
 /// Per-computation facts for evaluation.
 pub struct ComputationPlan {
@@ -22,6 +23,23 @@ pub struct ComputationPlan {
     pub live: Vec<bool>,
     /// Prebuilt values of constant instructions.
     pub constants: Vec<Option<Value>>,
+    /// For an add/subtract that absorbs a multiply (XLA CPU's FP contraction):
+    /// which operand is the multiply and how to fuse it.
+    pub contractions: Vec<Option<(usize, Contraction)>>,
+    /// Multiplies absorbed by their one user: evaluated there, as part of an FMA.
+    pub deferred: Vec<bool>,
+}
+
+/// Whether `fp_contract` asks for XLA CPU's contraction (the default) or for
+/// strictly separate rounding of every operation (`off`).
+pub fn contraction_enabled(options: &CompileOptions) -> Result<bool> {
+    match options.debug_option("fp_contract") {
+        None | Some("xla") | Some("on") | Some("true") => Ok(true),
+        Some("off") | Some("false") => Ok(false),
+        Some(other) => Err(Error::invalid_argument(format!(
+            "fp_contract must be xla (the default) or off, not \"{other}\""
+        ))),
+    }
 }
 
 /// The plan of every computation of a module, indexed by computation id.
@@ -30,7 +48,7 @@ pub struct ModulePlan {
 }
 
 impl ModulePlan {
-    pub fn new(module: &HloModule) -> Result<Self> {
+    pub fn new(module: &HloModule, contract: bool) -> Result<Self> {
         if module.entry.index() >= module.computations.len() {
             return Err(Error::invalid_argument(format!(
                 "module {} has no entry computation {}",
@@ -89,7 +107,29 @@ impl ModulePlan {
                         }
                     }
                 }
-                Ok(ComputationPlan { use_counts, live, constants })
+                let mut contractions = vec![None; n];
+                let mut deferred = vec![false; n];
+                if contract {
+                    for i in 0..n {
+                        if !live[i] {
+                            continue;
+                        }
+                        if let Some((k, how)) = contraction_candidate(comp, InstrId(i as u32), &use_counts) {
+                            let m = comp.instructions[i].operands[k].index();
+                            if !deferred[m] {
+                                deferred[m] = true;
+                                contractions[i] = Some((k, how));
+                            }
+                        }
+                    }
+                }
+                Ok(ComputationPlan {
+                    use_counts,
+                    live,
+                    constants,
+                    contractions,
+                    deferred,
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(ModulePlan { computations })
