@@ -143,7 +143,7 @@ impl Hasher for PreHashed {
     fn write(&mut self, bytes: &[u8]) {
         // Not used for `u64` keys; mix anything else in anyway.
         for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7cc1_b727_220a_95);
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
         }
     }
     fn write_u64(&mut self, v: u64) {
@@ -160,7 +160,7 @@ pub(crate) struct FastHasher(u64);
 impl FastHasher {
     #[inline]
     fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7cc1_b727_220a_95);
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 }
 
