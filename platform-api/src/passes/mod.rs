@@ -11,6 +11,16 @@
 //! is exact. Instructions with side effects (and `rng`) are never removed, merged,
 //! folded or reordered relative to one another.
 //!
+//! "The same bits" is under HLO's semantics, where every operation rounds its
+//! result once. XLA CPU's code generator additionally fuses a multiply into the
+//! `add` that is its only user (one rounding for both; modelled by
+//! [`crate::semantics::contraction`] and the interpreter's default
+//! `fp_contract=xla`). Which multiply qualifies depends on use counts, and CSE,
+//! inlining, folding and simplification change use counts — as XLA's own passes
+//! do before its code generator decides. A backend that contracts should decide
+//! on the module these passes produce; bit-for-bit comparisons of a module before
+//! and after them hold with `fp_contract=off`.
+//!
 //! Passes also must be cheap: a whole compile has to beat XLA CPU's, which is
 //! 15 ms for the smallest programs here. Every pass is linear (or `n log n`) in
 //! the size of the module per run; they edit computations through

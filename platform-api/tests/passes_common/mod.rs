@@ -7,6 +7,12 @@
 //! inputs. Inputs are random with a large share of special values (signed zeros,
 //! infinities, quiet and signaling NaNs with payloads, denormals, integer
 //! extremes), where inexact rewrites show.
+//!
+//! Evaluation uses HLO's own semantics, every op rounded once
+//! (`fp_contract=off`): that is what the passes preserve. The interpreter's
+//! default also fuses a single-use multiply into its add as XLA CPU's code
+//! generator does, a choice that depends on use counts, which CSE and inlining
+//! change (see the `passes` module docs).
 
 #![allow(dead_code)]
 
@@ -68,9 +74,23 @@ pub fn run_assuming_quiet_nans(pass: &mut dyn HloPass, module: &HloModule) -> (H
     (out, changed)
 }
 
-/// Evaluates the entry computation on the interpreter.
+/// Evaluates the entry computation on the interpreter with HLO's semantics
+/// (every op rounded on its own).
 pub fn evaluate(module: &HloModule, args: &[Literal]) -> Result<Literal> {
-    let exe = InterpreterExecutable::new(module.clone(), &CompileOptions::default())?;
+    evaluate_with(module, args, false)
+}
+
+/// Evaluates the entry computation on the interpreter, with or without XLA
+/// CPU's floating-point contraction.
+pub fn evaluate_with(module: &HloModule, args: &[Literal], contract: bool) -> Result<Literal> {
+    let options = CompileOptions {
+        debug_options: vec![(
+            "fp_contract".to_string(),
+            if contract { "xla" } else { "off" }.to_string(),
+        )],
+        ..CompileOptions::default()
+    };
+    let exe = InterpreterExecutable::new(module.clone(), &options)?;
     let ctx = RunContext {
         while_step_limit: Some(100_000),
         ..RunContext::default()
