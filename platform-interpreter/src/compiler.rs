@@ -53,8 +53,24 @@ impl Compiler for InterpreterCompiler {
         options: &CompileOptions,
     ) -> Result<Arc<dyn Executable>> {
         check_executor(executor)?;
+        check_custom_calls(&module)?;
         Ok(Arc::new(InterpreterExecutable::new(module, options)?))
     }
+}
+
+/// Every custom call names a target registered (or loaded) for this platform with
+/// the calling convention its `api_version` says: a mistake is a compile error
+/// rather than a failure in the middle of a run.
+fn check_custom_calls(module: &HloModule) -> Result<()> {
+    for comp in &module.computations {
+        for instr in &comp.instructions {
+            if matches!(instr.op, platform_api::hlo::Op::CustomCall(_)) {
+                platform_api::custom_call::check_instruction(PLATFORM_NAME, instr)
+                    .map_err(|e| e.context(format!("%{} in {}", instr.name, comp.name)))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_executor(executor: &Arc<dyn StreamExecutor>) -> Result<()> {
