@@ -287,32 +287,43 @@ fn main() {
     }
     if wanted("convert") {
         let a: Vec<f32> = input32("x", 9).into_iter().map(|x| x * 1e3).collect();
+        let a64: Vec<f64> = a.iter().map(|&x| x as f64).collect();
+        let ints: Vec<i32> = a.iter().map(|&x| x as i32).collect();
+        let longs: Vec<i64> = a.iter().map(|&x| x as i64).collect();
+        let bytes: Vec<u8> = a.iter().map(|&x| x as u8).collect();
         let mut i32s = vec![0i32; N];
+        let mut i64s = vec![0i64; N];
+        let mut u8s = vec![0u8; N];
         let mut halves = vec![0u16; N];
+        let mut bhalves = vec![0u16; N];
+        let mut f32s = vec![0f32; N];
         let mut f64s = vec![0f64; N];
-        let rows: [(&str, &mut dyn FnMut(Level)); 4] = [
-            ("convert f32 → s32", &mut |l| {
-                vmath::convert::convert_at(l, black_box(&a), black_box(&mut i32s[..])).unwrap()
-            }),
-            ("convert f32 → f64", &mut |l| {
-                vmath::convert::convert_at(l, black_box(&a), black_box(&mut f64s[..])).unwrap()
-            }),
-            ("convert f32 → f16", &mut |l| {
-                vmath::convert::f32_to_f16_at(l, black_box(&a), black_box(&mut halves[..])).unwrap()
-            }),
-            ("convert f32 → bf16", &mut |l| {
-                vmath::convert::f32_to_bf16_at(l, black_box(&a), black_box(&mut halves[..]))
-                    .unwrap()
-            }),
-        ];
-        for (name, f) in rows {
-            print!("| {name} |");
-            for &l in &levels {
-                let t = time(|| f(l));
-                print!(" {} |", cell(Some(t)));
-            }
-            println!(" — |");
+        let mut preds = vec![0u8; N];
+        let pred_in: Vec<vmath::convert::Pred> = bytes.iter().map(|&b| vmath::convert::Pred(b & 1)).collect();
+        let mut pred_out = vec![vmath::convert::Pred(0); N];
+        let _ = &mut preds;
+        macro_rules! row {
+            ($name:expr, $l:ident => $e:expr) => {{
+                print!("| {} |", $name);
+                for &$l in &levels {
+                    let t = time(|| $e);
+                    print!(" {} |", cell(Some(t)));
+                }
+                println!(" — |");
+            }};
         }
+        row!("convert f32 → s32", l => vmath::convert::convert_at(l, black_box(&a), black_box(&mut i32s[..])).unwrap());
+        row!("convert f32 → s64", l => vmath::convert::convert_at(l, black_box(&a), black_box(&mut i64s[..])).unwrap());
+        row!("convert f32 → u8", l => vmath::convert::convert_at(l, black_box(&a), black_box(&mut u8s[..])).unwrap());
+        row!("convert f32 → f64", l => vmath::convert::convert_at(l, black_box(&a), black_box(&mut f64s[..])).unwrap());
+        row!("convert f64 → f32", l => vmath::convert::convert_at(l, black_box(&a64), black_box(&mut f32s[..])).unwrap());
+        row!("convert s32 → f32", l => vmath::convert::convert_at(l, black_box(&ints), black_box(&mut f32s[..])).unwrap());
+        row!("convert s64 → f32", l => vmath::convert::convert_at(l, black_box(&longs), black_box(&mut f32s[..])).unwrap());
+        row!("convert u8 → f32", l => vmath::convert::convert_at(l, black_box(&bytes), black_box(&mut f32s[..])).unwrap());
+        row!("convert pred → f32", l => vmath::convert::convert_at(l, black_box(&pred_in), black_box(&mut f32s[..])).unwrap());
+        row!("convert f32 → pred", l => vmath::convert::convert_at(l, black_box(&a), black_box(&mut pred_out[..])).unwrap());
+        row!("convert f32 → f16", l => vmath::convert::f32_to_f16_at(l, black_box(&a), black_box(&mut halves[..])).unwrap());
+        row!("convert f32 → bf16", l => vmath::convert::f32_to_bf16_at(l, black_box(&a), black_box(&mut bhalves[..])).unwrap());
     }
     if wanted("s32") {
         let a: Vec<i32> = (0..N as i32).map(|i| i.wrapping_mul(7919)).collect();

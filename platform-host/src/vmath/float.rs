@@ -12,6 +12,7 @@ use super::{math32, math64, FloatBinary, FloatUnary, Level, Operand};
 use platform_api::hlo::ComparisonDirection as Compare;
 use platform_api::semantics::float as sem;
 use platform_api::Result;
+use std::marker::PhantomData;
 
 /// A float element type the kernels support (`f32`, `f64`).
 pub trait VFloat: sem::FloatSemantics + Default + Send + Sync {
@@ -182,8 +183,73 @@ impl VFloat for f64 {
     }
 }
 
-fn is_trig(op: FloatUnary) -> bool {
-    matches!(op, FloatUnary::Sin | FloatUnary::Cos | FloatUnary::Tan)
+const fn is_trig(op: u8) -> bool {
+    op == FloatUnary::Sin as u8 || op == FloatUnary::Cos as u8 || op == FloatUnary::Tan as u8
+}
+
+// Element functions as fn items (not closures): each is its own zero-sized
+// type whose call is `#[inline(always)]`, so it is inlined into every loop
+// form even when the body is large (a closure called from several loop forms
+// may be left out of line, and then compiled without the level's features).
+
+/// `op(x)` for the op with index `OP` (see [`kernels::Fn1`] for why a type).
+struct UnaryK<T, I, const OP: u8>(PhantomData<(T, I)>);
+impl<T, I, const OP: u8> Clone for UnaryK<T, I, OP> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, I, const OP: u8> Copy for UnaryK<T, I, OP> {}
+impl<T: VFloat, I: Isa, const OP: u8> kernels::Fn1<T, T> for UnaryK<T, I, OP> {
+    #[inline(always)]
+    fn call(self, x: T) -> T {
+        T::unary_elem::<I>(FloatUnary::ALL[OP as usize], x)
+    }
+}
+
+fn trig_slow_fn<T: VFloat, const OP: u8>(x: T) -> T {
+    T::trig_slow(FloatUnary::ALL[OP as usize], x)
+}
+
+/// `op(a, b)` for the op with index `OP`.
+struct BinaryK<T, I, const OP: u8>(PhantomData<(T, I)>);
+impl<T, I, const OP: u8> Clone for BinaryK<T, I, OP> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, I, const OP: u8> Copy for BinaryK<T, I, OP> {}
+impl<T: VFloat, I: Isa, const OP: u8> kernels::Fn2<T, T> for BinaryK<T, I, OP> {
+    #[inline(always)]
+    fn call(self, a: T, b: T) -> T {
+        T::binary_elem::<I>(FloatBinary::ALL[OP as usize], a, b)
+    }
+}
+
+#[inline(always)]
+fn is_finite_fn<T: VFloat>(x: T) -> u8 {
+    T::is_finite_elem(x) as u8
+}
+
+macro_rules! compare_fns {
+    ($($name:ident $key:ident $test:tt $cmp:path;)*) => {$(
+        #[inline(always)]
+        fn $name<T: VFloat>(a: T, b: T) -> u8 {
+            compare_fns!(@body $key $test $cmp, a, b) as u8
+        }
+    )*};
+    (@body total $test:tt $cmp:path, $a:ident, $b:ident) => {
+        sem::total_order_key($a) $test sem::total_order_key($b)
+    };
+    (@body ieee $test:tt $cmp:path, $a:ident, $b:ident) => {
+        $cmp($a, $b)
+    };
+}
+compare_fns! {
+    eq_ieee ieee == sem::eq; ne_ieee ieee != sem::ne; lt_ieee ieee < sem::lt;
+    le_ieee ieee <= sem::le; gt_ieee ieee > sem::gt; ge_ieee ieee >= sem::ge;
+    eq_total total == sem::eq; ne_total total != sem::ne; lt_total total < sem::lt;
+    le_total total <= sem::le; gt_total total > sem::gt; ge_total total >= sem::ge;
 }
 
 /// Runs `$body` with `$op` bound to each [`FloatUnary`] variant as a constant,
@@ -191,26 +257,26 @@ fn is_trig(op: FloatUnary) -> bool {
 macro_rules! each_unary {
     ($op:expr, $c:ident => $body:expr) => {
         match $op {
-            FloatUnary::Neg => { const $c: FloatUnary = FloatUnary::Neg; $body }
-            FloatUnary::Abs => { const $c: FloatUnary = FloatUnary::Abs; $body }
-            FloatUnary::Sign => { const $c: FloatUnary = FloatUnary::Sign; $body }
-            FloatUnary::Sqrt => { const $c: FloatUnary = FloatUnary::Sqrt; $body }
-            FloatUnary::Rsqrt => { const $c: FloatUnary = FloatUnary::Rsqrt; $body }
-            FloatUnary::Cbrt => { const $c: FloatUnary = FloatUnary::Cbrt; $body }
-            FloatUnary::Exp => { const $c: FloatUnary = FloatUnary::Exp; $body }
-            FloatUnary::Expm1 => { const $c: FloatUnary = FloatUnary::Expm1; $body }
-            FloatUnary::Log => { const $c: FloatUnary = FloatUnary::Log; $body }
-            FloatUnary::Log1p => { const $c: FloatUnary = FloatUnary::Log1p; $body }
-            FloatUnary::Logistic => { const $c: FloatUnary = FloatUnary::Logistic; $body }
-            FloatUnary::Tanh => { const $c: FloatUnary = FloatUnary::Tanh; $body }
-            FloatUnary::Erf => { const $c: FloatUnary = FloatUnary::Erf; $body }
-            FloatUnary::Sin => { const $c: FloatUnary = FloatUnary::Sin; $body }
-            FloatUnary::Cos => { const $c: FloatUnary = FloatUnary::Cos; $body }
-            FloatUnary::Tan => { const $c: FloatUnary = FloatUnary::Tan; $body }
-            FloatUnary::Floor => { const $c: FloatUnary = FloatUnary::Floor; $body }
-            FloatUnary::Ceil => { const $c: FloatUnary = FloatUnary::Ceil; $body }
-            FloatUnary::RoundNearestEven => { const $c: FloatUnary = FloatUnary::RoundNearestEven; $body }
-            FloatUnary::RoundNearestAfz => { const $c: FloatUnary = FloatUnary::RoundNearestAfz; $body }
+            FloatUnary::Neg => { const $c: u8 = FloatUnary::Neg as u8; $body }
+            FloatUnary::Abs => { const $c: u8 = FloatUnary::Abs as u8; $body }
+            FloatUnary::Sign => { const $c: u8 = FloatUnary::Sign as u8; $body }
+            FloatUnary::Sqrt => { const $c: u8 = FloatUnary::Sqrt as u8; $body }
+            FloatUnary::Rsqrt => { const $c: u8 = FloatUnary::Rsqrt as u8; $body }
+            FloatUnary::Cbrt => { const $c: u8 = FloatUnary::Cbrt as u8; $body }
+            FloatUnary::Exp => { const $c: u8 = FloatUnary::Exp as u8; $body }
+            FloatUnary::Expm1 => { const $c: u8 = FloatUnary::Expm1 as u8; $body }
+            FloatUnary::Log => { const $c: u8 = FloatUnary::Log as u8; $body }
+            FloatUnary::Log1p => { const $c: u8 = FloatUnary::Log1p as u8; $body }
+            FloatUnary::Logistic => { const $c: u8 = FloatUnary::Logistic as u8; $body }
+            FloatUnary::Tanh => { const $c: u8 = FloatUnary::Tanh as u8; $body }
+            FloatUnary::Erf => { const $c: u8 = FloatUnary::Erf as u8; $body }
+            FloatUnary::Sin => { const $c: u8 = FloatUnary::Sin as u8; $body }
+            FloatUnary::Cos => { const $c: u8 = FloatUnary::Cos as u8; $body }
+            FloatUnary::Tan => { const $c: u8 = FloatUnary::Tan as u8; $body }
+            FloatUnary::Floor => { const $c: u8 = FloatUnary::Floor as u8; $body }
+            FloatUnary::Ceil => { const $c: u8 = FloatUnary::Ceil as u8; $body }
+            FloatUnary::RoundNearestEven => { const $c: u8 = FloatUnary::RoundNearestEven as u8; $body }
+            FloatUnary::RoundNearestAfz => { const $c: u8 = FloatUnary::RoundNearestAfz as u8; $body }
         }
     };
 }
@@ -218,15 +284,15 @@ macro_rules! each_unary {
 macro_rules! each_binary {
     ($op:expr, $c:ident => $body:expr) => {
         match $op {
-            FloatBinary::Add => { const $c: FloatBinary = FloatBinary::Add; $body }
-            FloatBinary::Sub => { const $c: FloatBinary = FloatBinary::Sub; $body }
-            FloatBinary::Mul => { const $c: FloatBinary = FloatBinary::Mul; $body }
-            FloatBinary::Div => { const $c: FloatBinary = FloatBinary::Div; $body }
-            FloatBinary::Max => { const $c: FloatBinary = FloatBinary::Max; $body }
-            FloatBinary::Min => { const $c: FloatBinary = FloatBinary::Min; $body }
-            FloatBinary::Pow => { const $c: FloatBinary = FloatBinary::Pow; $body }
-            FloatBinary::Atan2 => { const $c: FloatBinary = FloatBinary::Atan2; $body }
-            FloatBinary::Rem => { const $c: FloatBinary = FloatBinary::Rem; $body }
+            FloatBinary::Add => { const $c: u8 = FloatBinary::Add as u8; $body }
+            FloatBinary::Sub => { const $c: u8 = FloatBinary::Sub as u8; $body }
+            FloatBinary::Mul => { const $c: u8 = FloatBinary::Mul as u8; $body }
+            FloatBinary::Div => { const $c: u8 = FloatBinary::Div as u8; $body }
+            FloatBinary::Max => { const $c: u8 = FloatBinary::Max as u8; $body }
+            FloatBinary::Min => { const $c: u8 = FloatBinary::Min as u8; $body }
+            FloatBinary::Pow => { const $c: u8 = FloatBinary::Pow as u8; $body }
+            FloatBinary::Atan2 => { const $c: u8 = FloatBinary::Atan2 as u8; $body }
+            FloatBinary::Rem => { const $c: u8 = FloatBinary::Rem as u8; $body }
         }
     };
 }
@@ -238,9 +304,9 @@ pub fn unary<T: VFloat>(level: Level, op: FloatUnary, src: &[T], dst: &mut [T]) 
     }
     dispatch!(level, I => each_unary!(op, OP => {
         if is_trig(OP) {
-            map1_fixup(src, dst, |x| T::unary_elem::<I>(OP, x), T::trig_needs_slow, |x| T::trig_slow(OP, x))
+            map1_fixup(src, dst, UnaryK::<T, I, OP>(PhantomData), T::trig_needs_slow, trig_slow_fn::<T, OP>)
         } else {
-            map1(src, dst, |x| T::unary_elem::<I>(OP, x))
+            map1(src, dst, UnaryK::<T, I, OP>(PhantomData))
         }
     }));
     Ok(())
@@ -250,9 +316,9 @@ pub fn unary<T: VFloat>(level: Level, op: FloatUnary, src: &[T], dst: &mut [T]) 
 pub fn unary_inplace<T: VFloat>(level: Level, op: FloatUnary, buf: &mut [T]) {
     dispatch!(level, I => each_unary!(op, OP => {
         if is_trig(OP) {
-            map1_fixup_inplace(buf, |x| T::unary_elem::<I>(OP, x), T::trig_needs_slow, |x| T::trig_slow(OP, x))
+            map1_fixup_inplace(buf, UnaryK::<T, I, OP>(PhantomData), T::trig_needs_slow, trig_slow_fn::<T, OP>)
         } else {
-            map1_inplace(buf, |x| T::unary_elem::<I>(OP, x))
+            map1_inplace(buf, UnaryK::<T, I, OP>(PhantomData))
         }
     }))
 }
@@ -269,7 +335,7 @@ pub fn binary<T: VFloat>(
     if op == FloatBinary::Rem {
         return rem(level, a, b, dst);
     }
-    dispatch!(level, I => each_binary!(op, OP => map2(a, b, dst, |x, y| T::binary_elem::<I>(OP, x, y))));
+    dispatch!(level, I => each_binary!(op, OP => map2(a, b, dst, BinaryK::<T, I, OP>(PhantomData))));
     Ok(())
 }
 
@@ -293,7 +359,7 @@ fn rem<T: VFloat>(level: Level, a: Operand<'_, T>, b: Operand<'_, T>, dst: &mut 
         }
         let (sa, sb) = (&saved_a[..len], &saved_b[..len]);
         let out = &mut dst[start..end];
-        dispatch!(level, I => map2(Operand::Slice(sa), Operand::Slice(sb), out, |x, y| T::binary_elem::<I>(FloatBinary::Rem, x, y)));
+        dispatch!(level, I => map2(Operand::Slice(sa), Operand::Slice(sb), out, BinaryK::<T, I, { FloatBinary::Rem as u8 }>(PhantomData)));
         for i in 0..len {
             if T::rem_needs_slow(sa[i], sb[i]) {
                 out[i] = T::rem_slow(sa[i], sb[i]);
@@ -330,29 +396,23 @@ pub fn compare<T: VFloat>(
     kernels::no_dst("compare", &[&a, &b])?;
     kernels::check_lengths("compare", &[&a, &b], dst.len())?;
     macro_rules! cmp {
-        ($f:expr) => {
-            dispatch!(level, I => map2_to(a, b, dst, |x, y| $f(x, y) as u8))
+        ($f:ident) => {
+            dispatch!(level, I => map2_to(a, b, dst, $f::<T>))
         };
     }
-    if total_order {
-        let key = sem::total_order_key::<T>;
-        match dir {
-            Compare::Eq => cmp!(|x, y| key(x) == key(y)),
-            Compare::Ne => cmp!(|x, y| key(x) != key(y)),
-            Compare::Lt => cmp!(|x, y| key(x) < key(y)),
-            Compare::Le => cmp!(|x, y| key(x) <= key(y)),
-            Compare::Gt => cmp!(|x, y| key(x) > key(y)),
-            Compare::Ge => cmp!(|x, y| key(x) >= key(y)),
-        }
-    } else {
-        match dir {
-            Compare::Eq => cmp!(sem::eq::<T>),
-            Compare::Ne => cmp!(sem::ne::<T>),
-            Compare::Lt => cmp!(sem::lt::<T>),
-            Compare::Le => cmp!(sem::le::<T>),
-            Compare::Gt => cmp!(sem::gt::<T>),
-            Compare::Ge => cmp!(sem::ge::<T>),
-        }
+    match (total_order, dir) {
+        (false, Compare::Eq) => cmp!(eq_ieee),
+        (false, Compare::Ne) => cmp!(ne_ieee),
+        (false, Compare::Lt) => cmp!(lt_ieee),
+        (false, Compare::Le) => cmp!(le_ieee),
+        (false, Compare::Gt) => cmp!(gt_ieee),
+        (false, Compare::Ge) => cmp!(ge_ieee),
+        (true, Compare::Eq) => cmp!(eq_total),
+        (true, Compare::Ne) => cmp!(ne_total),
+        (true, Compare::Lt) => cmp!(lt_total),
+        (true, Compare::Le) => cmp!(le_total),
+        (true, Compare::Gt) => cmp!(gt_total),
+        (true, Compare::Ge) => cmp!(ge_total),
     }
     Ok(())
 }
@@ -362,6 +422,6 @@ pub fn is_finite<T: VFloat>(level: Level, src: &[T], dst: &mut [u8]) -> Result<(
     if src.len() != dst.len() {
         return Err(kernels::length_error("is-finite", src.len(), dst.len()));
     }
-    dispatch!(level, I => map1(src, dst, |x| T::is_finite_elem(x) as u8));
+    dispatch!(level, I => map1(src, dst, is_finite_fn::<T>));
     Ok(())
 }

@@ -9,6 +9,42 @@
 use super::Operand;
 use platform_api::{Error, Result};
 
+/// A one-argument element function. Closures and fn items implement it
+/// through the blanket impl; large element functions implement it on a
+/// zero-sized type whose `call` is `#[inline(always)]`, because LLVM may leave
+/// a large closure (or a fn item's call shim) out of line when several loop
+/// forms call it, and an out-of-line body is compiled without the level's
+/// target features.
+pub(crate) trait Fn1<S, D>: Copy {
+    fn call(self, x: S) -> D;
+}
+/// A two-argument element function (see [`Fn1`]).
+pub(crate) trait Fn2<T, U>: Copy {
+    fn call(self, a: T, b: T) -> U;
+}
+/// A three-argument element function (see [`Fn1`]).
+pub(crate) trait Fn3<T>: Copy {
+    fn call(self, a: T, b: T, c: T) -> T;
+}
+impl<S, D, F: Fn(S) -> D + Copy> Fn1<S, D> for F {
+    #[inline(always)]
+    fn call(self, x: S) -> D {
+        self(x)
+    }
+}
+impl<T, U, F: Fn(T, T) -> U + Copy> Fn2<T, U> for F {
+    #[inline(always)]
+    fn call(self, a: T, b: T) -> U {
+        self(a, b)
+    }
+}
+impl<T, F: Fn(T, T, T) -> T + Copy> Fn3<T> for F {
+    #[inline(always)]
+    fn call(self, a: T, b: T, c: T) -> T {
+        self(a, b, c)
+    }
+}
+
 /// Reads element `i` of one input of a loop.
 pub(crate) trait Lane<T: Copy>: Copy {
     fn at(self, i: usize, dst: &[T]) -> T;
@@ -74,19 +110,19 @@ pub(crate) fn length_error(what: &str, src: usize, dst: usize) -> Error {
 
 /// `dst[i] = f(src[i])`.
 #[inline(always)]
-pub(crate) fn map1<S: Copy, D: Copy>(src: &[S], dst: &mut [D], f: impl Fn(S) -> D) {
+pub(crate) fn map1<S: Copy, D: Copy>(src: &[S], dst: &mut [D], f: impl Fn1<S, D>) {
     let n = dst.len().min(src.len());
     let (src, dst) = (&src[..n], &mut dst[..n]);
     for i in 0..n {
-        dst[i] = f(src[i]);
+        dst[i] = f.call(src[i]);
     }
 }
 
 /// `buf[i] = f(buf[i])`.
 #[inline(always)]
-pub(crate) fn map1_inplace<T: Copy>(buf: &mut [T], f: impl Fn(T) -> T) {
+pub(crate) fn map1_inplace<T: Copy>(buf: &mut [T], f: impl Fn1<T, T>) {
     for x in buf.iter_mut() {
-        *x = f(*x);
+        *x = f.call(*x);
     }
 }
 
@@ -95,20 +131,20 @@ pub(crate) fn map1_inplace<T: Copy>(buf: &mut [T], f: impl Fn(T) -> T) {
 pub(crate) fn map1_fixup<T: Copy>(
     src: &[T],
     dst: &mut [T],
-    f: impl Fn(T) -> T,
-    needs_slow: impl Fn(T) -> bool,
-    slow: impl Fn(T) -> T,
+    f: impl Fn1<T, T>,
+    needs_slow: impl Fn1<T, bool>,
+    slow: impl Fn1<T, T>,
 ) {
-    map1(src, dst, &f);
+    map1(src, dst, f);
     let n = dst.len().min(src.len());
     let mut any = false;
     for &x in &src[..n] {
-        any |= needs_slow(x);
+        any |= needs_slow.call(x);
     }
     if any {
         for (d, &x) in dst[..n].iter_mut().zip(&src[..n]) {
-            if needs_slow(x) {
-                *d = slow(x);
+            if needs_slow.call(x) {
+                *d = slow.call(x);
             }
         }
     }
@@ -119,17 +155,27 @@ pub(crate) fn map1_fixup<T: Copy>(
 #[inline(always)]
 pub(crate) fn map1_fixup_inplace<T: Copy + Default>(
     buf: &mut [T],
-    f: impl Fn(T) -> T,
-    needs_slow: impl Fn(T) -> bool,
-    slow: impl Fn(T) -> T,
+    f: impl Fn1<T, T>,
+    needs_slow: impl Fn1<T, bool>,
+    slow: impl Fn1<T, T>,
 ) {
     const CHUNK: usize = 256;
     let mut copy = [T::default(); CHUNK];
     for chunk in buf.chunks_mut(CHUNK) {
         let saved = &mut copy[..chunk.len()];
         saved.copy_from_slice(chunk);
-        map1_fixup(saved, chunk, &f, &needs_slow, &slow);
+        map1_fixup(saved, chunk, f, needs_slow, slow);
     }
+}
+
+#[inline(always)]
+fn same<T>(d: &[T]) -> &[T] {
+    d
+}
+
+#[inline(always)]
+fn nothing<U, T>(_: &[U]) -> &[T] {
+    &[]
 }
 
 /// `dst[i] = f(a[i], b[i])` for resolved inputs.
@@ -138,15 +184,15 @@ pub(crate) fn run2<T: Copy, U: Copy, A: Lane<T>, B: Lane<T>>(
     a: A,
     b: B,
     dst: &mut [U],
-    f: impl Fn(T, T) -> U,
-    dst_as_t: impl Fn(&[U]) -> &[T],
+    f: impl Fn2<T, U>,
+    dst_as_t: impl Fn(&[U]) -> &[T] + Copy,
 ) {
     for i in 0..dst.len() {
         let (x, y) = {
             let d = dst_as_t(dst);
             (a.at(i, d), b.at(i, d))
         };
-        dst[i] = f(x, y);
+        dst[i] = f.call(x, y);
     }
 }
 
@@ -174,9 +220,14 @@ pub(crate) use with_lane;
 /// `dst[i] = f(a[i], b[i])` over same-typed operands and destination
 /// (lengths already checked).
 #[inline(always)]
-pub(crate) fn map2<T: Copy>(a: Operand<'_, T>, b: Operand<'_, T>, dst: &mut [T], f: impl Fn(T, T) -> T) {
+pub(crate) fn map2<T: Copy>(
+    a: Operand<'_, T>,
+    b: Operand<'_, T>,
+    dst: &mut [T],
+    f: impl Fn2<T, T>,
+) {
     let n = dst.len();
-    with_lane!(a, n, la => with_lane!(b, n, lb => run2(la, lb, dst, &f, |d| d)))
+    with_lane!(a, n, la => with_lane!(b, n, lb => run2(la, lb, dst, f, same::<T>)))
 }
 
 /// `dst[i] = f(a[i], b[i])` into another element type (no [`Operand::Dst`]).
@@ -185,12 +236,12 @@ pub(crate) fn map2_to<T: Copy, U: Copy>(
     a: Operand<'_, T>,
     b: Operand<'_, T>,
     dst: &mut [U],
-    f: impl Fn(T, T) -> U,
+    f: impl Fn2<T, U>,
 ) {
     let n = dst.len();
     // `FromDst` never occurs (checked by the caller); the empty view keeps the
     // types straight.
-    with_lane!(a, n, la => with_lane!(b, n, lb => run2(la, lb, dst, &f, |_| &[])))
+    with_lane!(a, n, la => with_lane!(b, n, lb => run2(la, lb, dst, f, nothing::<U, T>)))
 }
 
 /// `dst[i] = f(a[i], b[i], c[i])` over same-typed operands and destination.
@@ -200,13 +251,13 @@ pub(crate) fn map3<T: Copy>(
     b: Operand<'_, T>,
     c: Operand<'_, T>,
     dst: &mut [T],
-    f: impl Fn(T, T, T) -> T,
+    f: impl Fn3<T>,
 ) {
     let n = dst.len();
     with_lane!(a, n, la => with_lane!(b, n, lb => with_lane!(c, n, lc => {
         for i in 0..n {
             let (x, y, z) = (la.at(i, dst), lb.at(i, dst), lc.at(i, dst));
-            dst[i] = f(x, y, z);
+            dst[i] = f.call(x, y, z);
         }
     })))
 }

@@ -159,7 +159,10 @@ pub fn expm1<I: Isa>(x: f32) -> f32 {
 /// `1 / (1 + exp(-x))`, the expansion XLA and the shared semantics use.
 #[inline(always)]
 pub fn logistic<I: Isa>(x: f32) -> f32 {
-    1.0 / (1.0 + exp::<I>(-x))
+    // Beyond 87, exp(-x) < 2^-125 leaves 1 + exp(-x) = 1 anyway; clamping keeps
+    // exp out of the subnormal range, where the hardware is slow.
+    let nx = if x > 87.0 { -87.0 } else { -x };
+    1.0 / (1.0 + exp::<I>(nx))
 }
 
 // ---------------------------------------------------------------------------
@@ -244,7 +247,10 @@ pub fn erf<I: Isa>(x: f32) -> f32 {
     let small = a * poly::<I, 7>(a * a, &ERF_F32);
     // erf = 1 - exp(-a^2) g(1/a) on [0.921875, 3.92]; 1 beyond.
     let g = poly::<I, 10>(1.0 / a, &ERFC_F32);
-    let large = fma::<I>(-exp::<I>(-(a * a)), g, 1.0);
+    // Clamped so exp stays out of the (slow) subnormal range; beyond 3.92 the
+    // result is 1 anyway.
+    let ac = if a > 4.0 { 4.0 } else { a };
+    let large = fma::<I>(-exp::<I>(-(ac * ac)), g, 1.0);
     let r = if a >= 3.92 { 1.0 } else { large };
     copysign(if a < 0.921875 { small } else { r }, x)
 }

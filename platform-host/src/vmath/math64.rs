@@ -148,7 +148,9 @@ pub fn expm1<I: Isa>(x: f64) -> f64 {
 
 #[inline(always)]
 pub fn logistic<I: Isa>(x: f64) -> f64 {
-    1.0 / (1.0 + exp::<I>(-x))
+    // See math32::logistic: 1 + exp(-x) = 1 beyond 709 already.
+    let nx = if x > 709.0 { -709.0 } else { -x };
+    1.0 / (1.0 + exp::<I>(nx))
 }
 
 // ---------------------------------------------------------------------------
