@@ -19,7 +19,7 @@ use platform_api::Result;
 
 /// `dst[i] = src[i]` converted with XLA's rules, at the current level.
 #[inline]
-pub fn convert<S: ConvertSource + Send + Sync, D: ConvertTarget + Send + Sync>(
+pub fn convert<S: ConvertSource + 'static, D: ConvertTarget + 'static>(
     src: &[S],
     dst: &mut [D],
 ) -> Result<()> {
@@ -27,7 +27,7 @@ pub fn convert<S: ConvertSource + Send + Sync, D: ConvertTarget + Send + Sync>(
 }
 
 /// [`convert()`] at `level`.
-pub fn convert_at<S: ConvertSource + Send + Sync, D: ConvertTarget + Send + Sync>(
+pub fn convert_at<S: ConvertSource + 'static, D: ConvertTarget + 'static>(
     level: Level,
     src: &[S],
     dst: &mut [D],
@@ -35,8 +35,68 @@ pub fn convert_at<S: ConvertSource + Send + Sync, D: ConvertTarget + Send + Sync
     if src.len() != dst.len() {
         return Err(length_error("convert", src.len(), dst.len()));
     }
-    dispatch!(level, I => map1(src, dst, sem::convert::<S, D>));
+    if !float_to_int(level, src, dst) {
+        dispatch!(level, I => map1(src, dst, sem::convert::<S, D>));
+    }
     Ok(())
+}
+
+/// Float → integer element conversions LLVM vectorises: NaN → 0 and the
+/// saturation are done as float clamps and blends around a truncating cast
+/// that is then always in range (the generic path's saturating `as` does not
+/// vectorise). Same results as `semantics::convert`.
+macro_rules! float_to_int_fns {
+    ($($name:ident: $F:ty => $I:ty, lo $lo:expr, hi $hi:expr;)*) => {$(
+        #[inline(always)]
+        fn $name(x: $F) -> $I {
+            let v = if x.is_nan() { 0.0 } else { x };
+            let v = if v < $lo { $lo } else { v };
+            let big = v >= $hi;
+            let v = if big { 0.0 } else { v };
+            // SAFETY: `v` is finite and in [lo, hi), so its truncation is
+            // representable in the target type.
+            let r = unsafe { v.to_int_unchecked::<$I>() };
+            if big { <$I>::MAX } else { r }
+        }
+    )*};
+}
+float_to_int_fns! {
+    f32_i32: f32 => i32, lo -2_147_483_648.0, hi 2_147_483_648.0;
+    f32_i64: f32 => i64, lo -9_223_372_036_854_775_808.0, hi 9_223_372_036_854_775_808.0;
+    f32_u32: f32 => u32, lo 0.0, hi 4_294_967_296.0;
+    f32_i8: f32 => i8, lo -128.0, hi 128.0;
+    f32_u8: f32 => u8, lo 0.0, hi 256.0;
+    f32_i16: f32 => i16, lo -32_768.0, hi 32_768.0;
+    f32_u16: f32 => u16, lo 0.0, hi 65_536.0;
+    f64_i32: f64 => i32, lo -2_147_483_648.0, hi 2_147_483_648.0;
+    f64_i64: f64 => i64, lo -9_223_372_036_854_775_808.0, hi 9_223_372_036_854_775_808.0;
+    f64_u32: f64 => u32, lo 0.0, hi 4_294_967_296.0;
+    f64_u8: f64 => u8, lo 0.0, hi 256.0;
+}
+
+/// Runs the fast float → int loop when `(S, D)` is one of its pairs.
+fn float_to_int<S: 'static, D: 'static>(level: Level, src: &[S], dst: &mut [D]) -> bool {
+    use std::any::TypeId;
+    macro_rules! pair {
+        ($($s:ty => $d:ty: $f:ident),*) => {$(
+            if TypeId::of::<S>() == TypeId::of::<$s>() && TypeId::of::<D>() == TypeId::of::<$d>() {
+                // SAFETY: `S` is `$s` and `D` is `$d` (equal type ids), so this
+                // views each slice as its own type.
+                let (src, dst) = unsafe {
+                    (
+                        std::slice::from_raw_parts(src.as_ptr().cast::<$s>(), src.len()),
+                        std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<$d>(), dst.len()),
+                    )
+                };
+                dispatch!(level, I => map1(src, dst, $f));
+                return true;
+            }
+        )*};
+    }
+    pair!(f32 => i32: f32_i32, f32 => i64: f32_i64, f32 => u32: f32_u32, f32 => i8: f32_i8,
+          f32 => u8: f32_u8, f32 => i16: f32_i16, f32 => u16: f32_u16, f64 => i32: f64_i32,
+          f64 => i64: f64_i64, f64 => u32: f64_u32, f64 => u8: f64_u8);
+    false
 }
 
 /// `f16` bits → `f32`, without F16C.
