@@ -217,7 +217,9 @@ pub fn log1p<I: Isa>(x: f32) -> f32 {
     let c = if near { 0.0 } else { (x - (u - 1.0)) / u };
     let r = log1p_core::<I>(f);
     let result = fma::<I>(e, LN2_HI, fma::<I>(e, LN2_LO, r + c));
-    if x == -1.0 {
+    if x == 0.0 {
+        x // keeps the sign of zero
+    } else if x == -1.0 {
         f32::NEG_INFINITY
     } else if !(x >= -1.0) {
         f32::NAN
@@ -301,7 +303,8 @@ fn sincos_core<I: Isa>(r: f32) -> (f32, f32) {
 pub fn sin<I: Isa>(x: f32) -> f32 {
     let (r, k) = reduce_pio2::<I>(x);
     let (s, c) = sincos_core::<I>(r);
-    let v = if k & 1 == 0 { s } else { c };
+    // sin(-0) = -0 whatever the reduction did to the zero's sign.
+    let v = if x == 0.0 { x } else if k & 1 == 0 { s } else { c };
     // Quadrants 2 and 3 negate.
     f32::from_bits(v.to_bits() ^ (((k & 2) as u32) << 30))
 }
@@ -320,7 +323,7 @@ pub fn tan<I: Isa>(x: f32) -> f32 {
     let (r, k) = reduce_pio2::<I>(x);
     let (s, c) = sincos_core::<I>(r);
     let odd = k & 1 != 0;
-    let num = if odd { -c } else { s };
+    let num = if x == 0.0 { x } else if odd { -c } else { s };
     let den = if odd { s } else { c };
     num / den
 }
@@ -363,13 +366,24 @@ pub fn atan2<I: Isa>(y: f32, x: f32) -> f32 {
     };
     let z = t * t;
     let a = fma::<I>(t * z, poly::<I, 9>(z, &ATAN_F32), t);
-    let a = if swap { (PIO2_HI - a) + PIO2_LO } else { a };
-    let a = if x.is_sign_negative() {
-        (PI_HI - a) + PI_LO
+    // a, pi/2 - a, pi - a or pi/2 + a by octant pair; the constant's low part
+    // is added to `a` first so the one rounding left is the final one.
+    let x_neg = x.is_sign_negative();
+    let (base, low) = if swap {
+        (PIO2_HI, PIO2_LO)
+    } else if x_neg {
+        (PI_HI, PI_LO)
     } else {
-        a
+        (0.0, 0.0)
     };
-    copysign(a, y)
+    let signed_a = if swap != x_neg { -a } else { a };
+    let r = copysign(base + (low + signed_a), y);
+    // NaN in either operand (the zero-denominator case above would hide it).
+    if x.is_nan() || y.is_nan() {
+        x + y
+    } else {
+        r
+    }
 }
 
 // ---------------------------------------------------------------------------

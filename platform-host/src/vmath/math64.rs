@@ -205,7 +205,9 @@ pub fn log1p<I: Isa>(x: f64) -> f64 {
     let c = if near { 0.0 } else { (x - (u - 1.0)) / u };
     let r = log1p_core::<I>(f);
     let result = fma::<I>(e, LN2_HI, fma::<I>(e, LN2_LO, r + c));
-    if x == -1.0 {
+    if x == 0.0 {
+        x // keeps the sign of zero
+    } else if x == -1.0 {
         f64::NEG_INFINITY
     } else if !(x >= -1.0) {
         f64::NAN
@@ -267,7 +269,8 @@ fn sincos_core<I: Isa>(r: f64) -> (f64, f64) {
 pub fn sin<I: Isa>(x: f64) -> f64 {
     let (r, k) = reduce_pio2::<I>(x);
     let (s, c) = sincos_core::<I>(r);
-    let v = if k & 1 == 0 { s } else { c };
+    // sin(-0) = -0 whatever the reduction did to the zero's sign.
+    let v = if x == 0.0 { x } else if k & 1 == 0 { s } else { c };
     f64::from_bits(v.to_bits() ^ (((k & 2) as u64) << 62))
 }
 
@@ -284,7 +287,7 @@ pub fn tan<I: Isa>(x: f64) -> f64 {
     let (r, k) = reduce_pio2::<I>(x);
     let (s, c) = sincos_core::<I>(r);
     let odd = k & 1 != 0;
-    let num = if odd { -c } else { s };
+    let num = if x == 0.0 { x } else if odd { -c } else { s };
     let den = if odd { s } else { c };
     num / den
 }
