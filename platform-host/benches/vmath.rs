@@ -200,6 +200,28 @@ fn main() {
         }
         println!(" — |");
     }
+    if wanted("f32 fma") {
+        let a = input32("mul", 4);
+        let b = input32("mul", 5);
+        let c = input32("mul", 6);
+        let mut dst = vec![0f32; N];
+        print!("| f32 fused multiply-add (a*b+c, one rounding) |");
+        for &l in &levels {
+            let t = time(|| {
+                vmath::f32::fused_multiply_add_at(
+                    l,
+                    vmath::Contraction::Add,
+                    Operand::Slice(black_box(&a)),
+                    Operand::Slice(black_box(&b)),
+                    Operand::Slice(black_box(&c)),
+                    black_box(&mut dst),
+                )
+                .unwrap()
+            });
+            print!(" {} |", cell(Some(t)));
+        }
+        println!(" — |");
+    }
     if wanted("f32 mul scalar") {
         let a = input32("mul", 4);
         let mut dst = vec![0f32; N];

@@ -240,6 +240,45 @@ fn f64_exact_binary_ops_match_the_semantics_in_every_form() {
 }
 
 #[test]
+fn fused_multiply_add_rounds_once_like_the_contraction_semantics() {
+    use platform_api::semantics::contraction::Contraction;
+    let (xs, ys) = pairs32();
+    let zs: Vec<f32> = xs.iter().rev().copied().collect();
+    let (xd, yd) = pairs64();
+    let zd: Vec<f64> = xd.iter().rev().copied().collect();
+    for level in levels() {
+        for how in [Contraction::Add, Contraction::SubtractFromProduct, Contraction::SubtractProduct] {
+            let want32 = |a: f32, b: f32, c: f32| match how {
+                Contraction::Add => a.mul_add(b, c),
+                Contraction::SubtractFromProduct => a.mul_add(b, -c),
+                Contraction::SubtractProduct => (-a).mul_add(b, c),
+            };
+            let mut out = vec![0f32; xs.len()];
+            vmath::f32::fused_multiply_add_at(level, how, Operand::Slice(&xs), Operand::Slice(&ys), Operand::Slice(&zs), &mut out).unwrap();
+            for i in 0..xs.len() {
+                assert!(same_or_nan32(out[i], want32(xs[i], ys[i], zs[i])), "{level} {how:?} {:e} {:e} {:e}", xs[i], ys[i], zs[i]);
+            }
+            // In place into the addend, with a scalar factor.
+            out.copy_from_slice(&zs);
+            vmath::f32::fused_multiply_add_at(level, how, Operand::Slice(&xs), Operand::Scalar(0.1), Operand::Dst, &mut out).unwrap();
+            for i in 0..xs.len() {
+                assert!(same_or_nan32(out[i], want32(xs[i], 0.1, zs[i])));
+            }
+            let mut out = vec![0f64; xd.len()];
+            vmath::f64::fused_multiply_add_at(level, how, Operand::Slice(&xd), Operand::Slice(&yd), Operand::Slice(&zd), &mut out).unwrap();
+            for i in 0..xd.len() {
+                let want = match how {
+                    Contraction::Add => xd[i].mul_add(yd[i], zd[i]),
+                    Contraction::SubtractFromProduct => xd[i].mul_add(yd[i], -zd[i]),
+                    Contraction::SubtractProduct => (-xd[i]).mul_add(yd[i], zd[i]),
+                };
+                assert!(same_or_nan64(out[i], want), "{level} f64 {how:?}");
+            }
+        }
+    }
+}
+
+#[test]
 fn remainder_with_huge_quotients_takes_the_exact_path() {
     let xs: Vec<f32> = vec![1e30, -3e38, 16_777_217.0, 1e10, -7.5e20, 5.0];
     let ys: Vec<f32> = vec![3.0, 7.0e-3, 1.0, 3.3, -0.1, f32::from_bits(1)];

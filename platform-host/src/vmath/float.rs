@@ -10,6 +10,7 @@ use super::isa::{dispatch, Isa};
 use super::kernels::{self, map1, map1_fixup, map1_fixup_inplace, map1_inplace, map2, map2_to, map3};
 use super::{math32, math64, FloatBinary, FloatUnary, Level, Operand};
 use platform_api::hlo::ComparisonDirection as Compare;
+pub use platform_api::semantics::contraction::Contraction;
 use platform_api::semantics::float as sem;
 use platform_api::Result;
 use std::marker::PhantomData;
@@ -30,6 +31,8 @@ pub trait VFloat: sem::FloatSemantics + Default + Send + Sync {
     fn rem_slow(a: Self, b: Self) -> Self;
     #[doc(hidden)]
     fn is_finite_elem(x: Self) -> bool;
+    #[doc(hidden)]
+    fn mul_add(a: Self, b: Self, c: Self) -> Self;
 }
 
 /// Element function for `op`, inlined into the caller's loop. `op` is a constant
@@ -99,6 +102,10 @@ fn erf_elem<I: Isa, T: Specific>(x: T) -> T {
 
 impl VFloat for f32 {
     #[inline(always)]
+    fn mul_add(a: f32, b: f32, c: f32) -> f32 {
+        a.mul_add(b, c)
+    }
+    #[inline(always)]
     fn unary_elem<I: Isa>(op: FloatUnary, x: f32) -> f32 {
         float_unary_elem!(math32, op, x)
     }
@@ -141,6 +148,10 @@ impl VFloat for f32 {
 }
 
 impl VFloat for f64 {
+    #[inline(always)]
+    fn mul_add(a: f64, b: f64, c: f64) -> f64 {
+        a.mul_add(b, c)
+    }
     #[inline(always)]
     fn unary_elem<I: Isa>(op: FloatUnary, x: f64) -> f64 {
         float_unary_elem!(math64, op, x)
@@ -368,6 +379,41 @@ fn rem<T: VFloat>(level: Level, a: Operand<'_, T>, b: Operand<'_, T>, dst: &mut 
         start = end;
     }
     Ok(())
+}
+
+/// `a * b + c` with one rounding, arranged as `how` says (XLA CPU's contraction
+/// of a single-use multiply into the add or subtract consuming it; see
+/// `platform_api::semantics::contraction`).
+pub fn fused_multiply_add<T: VFloat>(
+    level: Level,
+    how: Contraction,
+    a: Operand<'_, T>,
+    b: Operand<'_, T>,
+    c: Operand<'_, T>,
+    dst: &mut [T],
+) -> Result<()> {
+    kernels::check_lengths("fused multiply-add", &[&a, &b, &c], dst.len())?;
+    // The baseline level has no FMA instruction: `mul_add` is then the C
+    // library's exact (and slow) fma.
+    match how {
+        Contraction::Add => dispatch!(level, I => map3(a, b, c, dst, fma_add::<T>)),
+        Contraction::SubtractFromProduct => dispatch!(level, I => map3(a, b, c, dst, fma_sub_from_product::<T>)),
+        Contraction::SubtractProduct => dispatch!(level, I => map3(a, b, c, dst, fma_sub_product::<T>)),
+    }
+    Ok(())
+}
+
+#[inline(always)]
+fn fma_add<T: VFloat>(a: T, b: T, c: T) -> T {
+    T::mul_add(a, b, c)
+}
+#[inline(always)]
+fn fma_sub_from_product<T: VFloat>(a: T, b: T, c: T) -> T {
+    T::mul_add(a, b, sem::negate(c))
+}
+#[inline(always)]
+fn fma_sub_product<T: VFloat>(a: T, b: T, c: T) -> T {
+    T::mul_add(sem::negate(a), b, c)
 }
 
 /// `dst = clamp(lo, x, hi)` (XLA's `minimum(hi, maximum(lo, x))`).

@@ -93,6 +93,7 @@ pub use convert::convert;
 pub use float::VFloat;
 pub use isa::{detected_level, level, set_level, Level};
 pub use platform_api::hlo::ComparisonDirection;
+pub use platform_api::semantics::contraction::Contraction;
 
 use platform_api::hlo::{BinaryOp, UnaryOp};
 use platform_api::{Error, Result};
@@ -260,7 +261,7 @@ impl FloatBinary {
 /// Generates the public API of one float type.
 macro_rules! float_api {
     ($T:ident) => {
-        use super::{float, FloatBinary, FloatUnary, Level, Operand};
+        use super::{float, Contraction, FloatBinary, FloatUnary, Level, Operand};
         use platform_api::hlo::ComparisonDirection;
         use platform_api::Result;
 
@@ -310,6 +311,28 @@ macro_rules! float_api {
             dst: &mut [$T],
         ) -> Result<()> {
             float::clamp(level, lo, x, hi, dst)
+        }
+        /// `dst = a * b + c` with one rounding, arranged as `how` says (XLA CPU's
+        /// contraction of a multiply into an add/subtract).
+        #[inline]
+        pub fn fused_multiply_add(
+            how: Contraction,
+            a: Operand<'_, $T>,
+            b: Operand<'_, $T>,
+            c: Operand<'_, $T>,
+            dst: &mut [$T],
+        ) -> Result<()> {
+            float::fused_multiply_add(super::level(), how, a, b, c, dst)
+        }
+        pub fn fused_multiply_add_at(
+            level: Level,
+            how: Contraction,
+            a: Operand<'_, $T>,
+            b: Operand<'_, $T>,
+            c: Operand<'_, $T>,
+            dst: &mut [$T],
+        ) -> Result<()> {
+            float::fused_multiply_add(level, how, a, b, c, dst)
         }
         /// `dst = (a <dir> b)` as 0/1 bytes; `total_order` picks `TOTALORDER`.
         #[inline]
