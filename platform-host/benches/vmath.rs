@@ -96,9 +96,7 @@ fn std64(op: FloatUnary) -> Option<fn(f64) -> f64> {
 }
 
 fn main() {
-    let filter: Option<String> = std::env::args()
-        .skip(1)
-        .find(|a| !a.starts_with('-'));
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let levels: Vec<Level> = Level::ALL
         .into_iter()
         .filter(|l| l.is_supported())
@@ -125,9 +123,8 @@ fn main() {
         let mut dst = vec![0f32; N];
         print!("| {name} |");
         for &l in &levels {
-            let t = time(|| {
-                vmath::f32::unary_at(l, op, black_box(&src), black_box(&mut dst)).unwrap()
-            });
+            let t =
+                time(|| vmath::f32::unary_at(l, op, black_box(&src), black_box(&mut dst)).unwrap());
             print!(" {} |", cell(Some(t)));
         }
         let s = std32(op).map(|f| {
@@ -250,9 +247,8 @@ fn main() {
         let mut dst = vec![0f64; N];
         print!("| {name} |");
         for &l in &levels {
-            let t = time(|| {
-                vmath::f64::unary_at(l, op, black_box(&src), black_box(&mut dst)).unwrap()
-            });
+            let t =
+                time(|| vmath::f64::unary_at(l, op, black_box(&src), black_box(&mut dst)).unwrap());
             print!(" {} |", cell(Some(t)));
         }
         let s = std64(op).map(|f| {
@@ -321,7 +317,8 @@ fn main() {
         let mut f32s = vec![0f32; N];
         let mut f64s = vec![0f64; N];
         let mut preds = vec![0u8; N];
-        let pred_in: Vec<vmath::convert::Pred> = bytes.iter().map(|&b| vmath::convert::Pred(b & 1)).collect();
+        let pred_in: Vec<vmath::convert::Pred> =
+            bytes.iter().map(|&b| vmath::convert::Pred(b & 1)).collect();
         let mut pred_out = vec![vmath::convert::Pred(0); N];
         let _ = &mut preds;
         macro_rules! row {

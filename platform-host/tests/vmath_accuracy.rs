@@ -16,7 +16,10 @@ use platform_api::semantics::float as sf;
 use platform_host::vmath::{self, FloatBinary, FloatUnary, Level, Operand};
 
 fn levels() -> Vec<Level> {
-    Level::ALL.into_iter().filter(|l| l.is_supported()).collect()
+    Level::ALL
+        .into_iter()
+        .filter(|l| l.is_supported())
+        .collect()
 }
 
 struct Rng(u64);
@@ -120,17 +123,127 @@ fn cases() -> Vec<Case> {
         bound64,
     };
     vec![
-        c(FloatUnary::Exp, f64::exp as fn(f64) -> f64, 1e-10, 88.7, true, -103.0, 88.7, 2.0, 2.0),
-        c(FloatUnary::Expm1, f64::exp_m1, 1e-30, 88.7, true, -2.0, 2.0, 2.0, 2.0),
-        c(FloatUnary::Log, f64::ln, 1e-44, 3e38, false, 0.5, 2.0, 2.0, 2.0),
-        c(FloatUnary::Log1p, f64::ln_1p, 1e-30, 3e38, true, -0.999, 3.0, 2.0, 2.0),
-        c(FloatUnary::Tanh, f64::tanh, 1e-30, 20.0, true, -3.0, 3.0, 3.0, 3.0),
-        c(FloatUnary::Logistic, logistic64, 1e-30, 100.0, true, -20.0, 20.0, 4.0, 4.0),
-        c(FloatUnary::Erf, erf64, 1e-30, 6.0, true, -4.0, 4.0, 3.0, 1.0),
-        c(FloatUnary::Sin, f64::sin, 1e-30, 1.3e5, true, -10.0, 10.0, 2.0, 2.0),
-        c(FloatUnary::Cos, f64::cos, 1e-30, 1.3e5, true, -10.0, 10.0, 2.0, 2.0),
-        c(FloatUnary::Tan, f64::tan, 1e-30, 1.3e5, true, -10.0, 10.0, 4.0, 3.0),
-        c(FloatUnary::Cbrt, f64::cbrt, 1e-44, 3e38, true, -10.0, 10.0, 1.0, 1.0),
+        c(
+            FloatUnary::Exp,
+            f64::exp as fn(f64) -> f64,
+            1e-10,
+            88.7,
+            true,
+            -103.0,
+            88.7,
+            2.0,
+            2.0,
+        ),
+        c(
+            FloatUnary::Expm1,
+            f64::exp_m1,
+            1e-30,
+            88.7,
+            true,
+            -2.0,
+            2.0,
+            2.0,
+            2.0,
+        ),
+        c(
+            FloatUnary::Log,
+            f64::ln,
+            1e-44,
+            3e38,
+            false,
+            0.5,
+            2.0,
+            2.0,
+            2.0,
+        ),
+        c(
+            FloatUnary::Log1p,
+            f64::ln_1p,
+            1e-30,
+            3e38,
+            true,
+            -0.999,
+            3.0,
+            2.0,
+            2.0,
+        ),
+        c(
+            FloatUnary::Tanh,
+            f64::tanh,
+            1e-30,
+            20.0,
+            true,
+            -3.0,
+            3.0,
+            3.0,
+            3.0,
+        ),
+        c(
+            FloatUnary::Logistic,
+            logistic64,
+            1e-30,
+            100.0,
+            true,
+            -20.0,
+            20.0,
+            4.0,
+            4.0,
+        ),
+        c(
+            FloatUnary::Erf,
+            erf64,
+            1e-30,
+            6.0,
+            true,
+            -4.0,
+            4.0,
+            3.0,
+            1.0,
+        ),
+        c(
+            FloatUnary::Sin,
+            f64::sin,
+            1e-30,
+            1.3e5,
+            true,
+            -10.0,
+            10.0,
+            2.0,
+            2.0,
+        ),
+        c(
+            FloatUnary::Cos,
+            f64::cos,
+            1e-30,
+            1.3e5,
+            true,
+            -10.0,
+            10.0,
+            2.0,
+            2.0,
+        ),
+        c(
+            FloatUnary::Tan,
+            f64::tan,
+            1e-30,
+            1.3e5,
+            true,
+            -10.0,
+            10.0,
+            4.0,
+            3.0,
+        ),
+        c(
+            FloatUnary::Cbrt,
+            f64::cbrt,
+            1e-44,
+            3e38,
+            true,
+            -10.0,
+            10.0,
+            1.0,
+            1.0,
+        ),
     ]
 }
 
@@ -138,15 +251,27 @@ fn cases() -> Vec<Case> {
 fn f32_transcendentals_are_within_their_bounds() {
     let n = 40_000;
     for case in cases() {
-        let xs: Vec<f32> = samples(n, case.lo, case.hi, case.signed, case.ulo, case.uhi, case.op as u64)
-            .into_iter()
-            .map(|x| x as f32)
-            .collect();
+        let xs: Vec<f32> = samples(
+            n,
+            case.lo,
+            case.hi,
+            case.signed,
+            case.ulo,
+            case.uhi,
+            case.op as u64,
+        )
+        .into_iter()
+        .map(|x| x as f32)
+        .collect();
         for level in levels() {
             let mut out = vec![0f32; xs.len()];
             vmath::f32::unary_at(level, case.op, &xs, &mut out).unwrap();
             let (mut worst, mut at) = (0f64, 0f32);
-            let reference = if case.op == FloatUnary::Logistic { logistic32_reference } else { case.reference };
+            let reference = if case.op == FloatUnary::Logistic {
+                logistic32_reference
+            } else {
+                case.reference
+            };
             for (&x, &y) in xs.iter().zip(&out) {
                 let r = reference(x as f64);
                 if !r.is_finite() || r.abs() > f32::MAX as f64 {
@@ -158,8 +283,16 @@ fn f32_transcendentals_are_within_their_bounds() {
                     at = x;
                 }
             }
-            println!("f32 {:<24} {level:<8} max {worst:.3} ULP at {at:e}", case.op.name());
-            assert!(worst <= case.bound32, "f32 {} at {level}: {worst} ULP at {at:e} (bound {})", case.op.name(), case.bound32);
+            println!(
+                "f32 {:<24} {level:<8} max {worst:.3} ULP at {at:e}",
+                case.op.name()
+            );
+            assert!(
+                worst <= case.bound32,
+                "f32 {} at {level}: {worst} ULP at {at:e} (bound {})",
+                case.op.name(),
+                case.bound32
+            );
         }
     }
 }
@@ -168,7 +301,15 @@ fn f32_transcendentals_are_within_their_bounds() {
 fn f64_transcendentals_are_within_their_bounds() {
     let n = 20_000;
     for case in cases() {
-        let xs = samples(n, case.lo, case.hi.min(700.0), case.signed, case.ulo, case.uhi, case.op as u64 + 99);
+        let xs = samples(
+            n,
+            case.lo,
+            case.hi.min(700.0),
+            case.signed,
+            case.ulo,
+            case.uhi,
+            case.op as u64 + 99,
+        );
         for level in levels() {
             let mut out = vec![0f64; xs.len()];
             vmath::f64::unary_at(level, case.op, &xs, &mut out).unwrap();
@@ -184,8 +325,16 @@ fn f64_transcendentals_are_within_their_bounds() {
                     at = x;
                 }
             }
-            println!("f64 {:<24} {level:<8} max {worst:.3} ULP at {at:e}", case.op.name());
-            assert!(worst <= case.bound64, "f64 {} at {level}: {worst} ULP at {at:e} (bound {})", case.op.name(), case.bound64);
+            println!(
+                "f64 {:<24} {level:<8} max {worst:.3} ULP at {at:e}",
+                case.op.name()
+            );
+            assert!(
+                worst <= case.bound64,
+                "f64 {} at {level}: {worst} ULP at {at:e} (bound {})",
+                case.op.name(),
+                case.bound64
+            );
         }
     }
 }
@@ -210,16 +359,34 @@ fn f32_binary_transcendentals_are_within_their_bounds() {
             (FloatBinary::Atan2, f64::atan2, 2.0),
         ] {
             let mut out = vec![0f32; xs.len()];
-            vmath::f32::binary_at(level, op, Operand::Slice(&xs), Operand::Slice(&ys), &mut out).unwrap();
+            vmath::f32::binary_at(
+                level,
+                op,
+                Operand::Slice(&xs),
+                Operand::Slice(&ys),
+                &mut out,
+            )
+            .unwrap();
             let (mut worst, mut at) = (0f64, (0f32, 0f32));
             for i in 0..xs.len() {
                 let want = reference(xs[i] as f64, ys[i] as f64);
                 if want.is_nan() {
-                    assert!(out[i].is_nan(), "{level} {op:?}({:e}, {:e}) = {:e}, want NaN", xs[i], ys[i], out[i]);
+                    assert!(
+                        out[i].is_nan(),
+                        "{level} {op:?}({:e}, {:e}) = {:e}, want NaN",
+                        xs[i],
+                        ys[i],
+                        out[i]
+                    );
                     continue;
                 }
                 if want.abs() > f32::MAX as f64 {
-                    assert!(out[i].is_infinite(), "{level} {op:?}({:e}, {:e}) should overflow", xs[i], ys[i]);
+                    assert!(
+                        out[i].is_infinite(),
+                        "{level} {op:?}({:e}, {:e}) should overflow",
+                        xs[i],
+                        ys[i]
+                    );
                     continue;
                 }
                 let e = (out[i] as f64 - want).abs() / ulp32(want);
@@ -228,7 +395,10 @@ fn f32_binary_transcendentals_are_within_their_bounds() {
                     at = (xs[i], ys[i]);
                 }
             }
-            println!("f32 {:<24} {level:<8} max {worst:.3} ULP at {at:?}", op.name());
+            println!(
+                "f32 {:<24} {level:<8} max {worst:.3} ULP at {at:?}",
+                op.name()
+            );
             assert!(worst <= bound, "{level} {op:?}: {worst} ULP at {at:?}");
         }
     }
@@ -238,10 +408,43 @@ fn f32_binary_transcendentals_are_within_their_bounds() {
 #[test]
 fn special_values_are_exactly_the_semantics() {
     let xs32: Vec<f32> = vec![
-        0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -1.0, -1e-30, 1e-30, -2.0,
-        88.72283, 88.72284, 89.0, -87.33654, -103.97208, -103.98, -104.0, -150.0, 1e-45, -1e-45,
-        9.02, 9.1, 10.0, -10.0, 20.0, 44.0, 100.0, -100.0, 3.92, 3.93, 5.0, -5.0, 1e5, -88.8,
-        -89.0, f32::MAX, f32::MIN, f32::from_bits(1),
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -1.0,
+        -1e-30,
+        1e-30,
+        -2.0,
+        88.72283,
+        88.72284,
+        89.0,
+        -87.33654,
+        -103.97208,
+        -103.98,
+        -104.0,
+        -150.0,
+        1e-45,
+        -1e-45,
+        9.02,
+        9.1,
+        10.0,
+        -10.0,
+        20.0,
+        44.0,
+        100.0,
+        -100.0,
+        3.92,
+        3.93,
+        5.0,
+        -5.0,
+        1e5,
+        -88.8,
+        -89.0,
+        f32::MAX,
+        f32::MIN,
+        f32::from_bits(1),
     ];
     let ops: [(FloatUnary, fn(f32) -> f32); 11] = [
         (FloatUnary::Exp, sf::exp::<f32>),
@@ -262,16 +465,42 @@ fn special_values_are_exactly_the_semantics() {
             vmath::f32::unary_at(level, op, &xs32, &mut out).unwrap();
             for (&x, &g) in xs32.iter().zip(&out) {
                 let w = want(x);
-                let special = w.is_nan() || w.is_infinite() || w == 0.0 || w.abs() == 1.0 || !x.is_finite() || x == 0.0;
+                let special = w.is_nan()
+                    || w.is_infinite()
+                    || w == 0.0
+                    || w.abs() == 1.0
+                    || !x.is_finite()
+                    || x == 0.0;
                 if !special {
                     continue;
                 }
                 let ok = (w.is_nan() && g.is_nan()) || g.to_bits() == w.to_bits();
-                assert!(ok, "{level} {}({x:e}) = {g:e}, semantics give {w:e}", op.name());
+                assert!(
+                    ok,
+                    "{level} {}({x:e}) = {g:e}, semantics give {w:e}",
+                    op.name()
+                );
             }
         }
         // Pow and atan2's C99 special cases.
-        let specials = [0.0f32, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, 2.5, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e-40, -1e30];
+        let specials = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            2.0,
+            -2.0,
+            0.5,
+            -0.5,
+            3.0,
+            -3.0,
+            2.5,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            1e-40,
+            -1e30,
+        ];
         let mut a = Vec::new();
         let mut b = Vec::new();
         for &x in &specials {
@@ -285,20 +514,56 @@ fn special_values_are_exactly_the_semantics() {
             (FloatBinary::Atan2, sf::atan2::<f32>),
         ] {
             let mut out = vec![0f32; a.len()];
-            vmath::f32::binary_at(level, op, Operand::Slice(&a), Operand::Slice(&b), &mut out).unwrap();
+            vmath::f32::binary_at(level, op, Operand::Slice(&a), Operand::Slice(&b), &mut out)
+                .unwrap();
             for i in 0..a.len() {
                 let w = want(a[i], b[i]);
                 let g = out[i];
-                let exact_expected = w.is_nan() || w.is_infinite() || w == 0.0 || w.abs() == 1.0 || !a[i].is_finite() || !b[i].is_finite() || a[i] == 0.0 || b[i] == 0.0;
+                let exact_expected = w.is_nan()
+                    || w.is_infinite()
+                    || w == 0.0
+                    || w.abs() == 1.0
+                    || !a[i].is_finite()
+                    || !b[i].is_finite()
+                    || a[i] == 0.0
+                    || b[i] == 0.0;
                 if exact_expected {
-                    assert!((w.is_nan() && g.is_nan()) || g.to_bits() == w.to_bits(), "{level} {op:?}({:e}, {:e}) = {g:e}, semantics {w:e}", a[i], b[i]);
+                    assert!(
+                        (w.is_nan() && g.is_nan()) || g.to_bits() == w.to_bits(),
+                        "{level} {op:?}({:e}, {:e}) = {g:e}, semantics {w:e}",
+                        a[i],
+                        b[i]
+                    );
                 } else {
-                    assert!((g as f64 - w as f64).abs() <= 2.0 * ulp32(w as f64), "{level} {op:?}({:e}, {:e}) = {g:e}, semantics {w:e}", a[i], b[i]);
+                    assert!(
+                        (g as f64 - w as f64).abs() <= 2.0 * ulp32(w as f64),
+                        "{level} {op:?}({:e}, {:e}) = {g:e}, semantics {w:e}",
+                        a[i],
+                        b[i]
+                    );
                 }
             }
         }
         // f64 specials for the vectorised f64 functions.
-        let xs64: Vec<f64> = vec![0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -1.0, 709.78, 709.79, -745.2, -745.1, -800.0, 20.0, 19.1, -40.0, 1e-320, 1e300, 2e6];
+        let xs64: Vec<f64> = vec![
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -1.0,
+            709.78,
+            709.79,
+            -745.2,
+            -745.1,
+            -800.0,
+            20.0,
+            19.1,
+            -40.0,
+            1e-320,
+            1e300,
+            2e6,
+        ];
         let ops64: [(FloatUnary, fn(f64) -> f64); 9] = [
             (FloatUnary::Exp, sf::exp::<f64>),
             (FloatUnary::Expm1, sf::exponential_minus_one::<f64>),
@@ -315,11 +580,24 @@ fn special_values_are_exactly_the_semantics() {
             vmath::f64::unary_at(level, op, &xs64, &mut out).unwrap();
             for (&x, &g) in xs64.iter().zip(&out) {
                 let w = want(x);
-                let special = w.is_nan() || w.is_infinite() || w == 0.0 || w.abs() == 1.0 || !x.is_finite() || x == 0.0;
+                let special = w.is_nan()
+                    || w.is_infinite()
+                    || w == 0.0
+                    || w.abs() == 1.0
+                    || !x.is_finite()
+                    || x == 0.0;
                 if special {
-                    assert!((w.is_nan() && g.is_nan()) || g.to_bits() == w.to_bits(), "{level} f64 {}({x:e}) = {g:e}, semantics {w:e}", op.name());
+                    assert!(
+                        (w.is_nan() && g.is_nan()) || g.to_bits() == w.to_bits(),
+                        "{level} f64 {}({x:e}) = {g:e}, semantics {w:e}",
+                        op.name()
+                    );
                 } else {
-                    assert!((g - w).abs() <= 4.0 * ulp64(w), "{level} f64 {}({x:e}) = {g:e}, semantics {w:e}", op.name());
+                    assert!(
+                        (g - w).abs() <= 4.0 * ulp64(w),
+                        "{level} f64 {}({x:e}) = {g:e}, semantics {w:e}",
+                        op.name()
+                    );
                 }
             }
         }
@@ -343,7 +621,12 @@ fn huge_trig_arguments_use_the_exact_fallback() {
             for i in 0..xs.len() {
                 let w = want(xs[i]) as f64;
                 for g in [out[i], inplace[i]] {
-                    assert!((g as f64 - w).abs() <= 2.0 * ulp32(w), "{level} {}({:e}) = {g:e}, want {w:e}", op.name(), xs[i]);
+                    assert!(
+                        (g as f64 - w).abs() <= 2.0 * ulp32(w),
+                        "{level} {}({:e}) = {g:e}, want {w:e}",
+                        op.name(),
+                        xs[i]
+                    );
                 }
             }
         }

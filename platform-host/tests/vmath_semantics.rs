@@ -9,10 +9,15 @@
 
 use platform_api::hlo::ComparisonDirection as Dir;
 use platform_api::semantics::{convert as sconv, float as sf, int as si};
-use platform_host::vmath::{self, int::IntBinary, int::IntUnary, FloatBinary, FloatUnary, Level, Operand};
+use platform_host::vmath::{
+    self, int::IntBinary, int::IntUnary, FloatBinary, FloatUnary, Level, Operand,
+};
 
 fn levels() -> Vec<Level> {
-    Level::ALL.into_iter().filter(|l| l.is_supported()).collect()
+    Level::ALL
+        .into_iter()
+        .filter(|l| l.is_supported())
+        .collect()
 }
 
 struct Rng(u64);
@@ -146,15 +151,19 @@ macro_rules! check_binary_forms {
             }
         };
         let mut dst = vec![0 as $T; n];
-        vmath::$module::binary_at(level, op, Operand::Slice(xs), Operand::Slice(ys), &mut dst).unwrap();
+        vmath::$module::binary_at(level, op, Operand::Slice(xs), Operand::Slice(ys), &mut dst)
+            .unwrap();
         check(&dst, &|i| xs[i], &|i| ys[i], "slice,slice");
         for &s in &[ys[0], ys[n / 3], 2.0 as $T, -0.0 as $T] {
-            vmath::$module::binary_at(level, op, Operand::Slice(xs), Operand::Scalar(s), &mut dst).unwrap();
+            vmath::$module::binary_at(level, op, Operand::Slice(xs), Operand::Scalar(s), &mut dst)
+                .unwrap();
             check(&dst, &|i| xs[i], &|_| s, "slice,scalar");
-            vmath::$module::binary_at(level, op, Operand::Scalar(s), Operand::Slice(xs), &mut dst).unwrap();
+            vmath::$module::binary_at(level, op, Operand::Scalar(s), Operand::Slice(xs), &mut dst)
+                .unwrap();
             check(&dst, &|_| s, &|i| xs[i], "scalar,slice");
             dst.copy_from_slice(xs);
-            vmath::$module::binary_at(level, op, Operand::Dst, Operand::Scalar(s), &mut dst).unwrap();
+            vmath::$module::binary_at(level, op, Operand::Dst, Operand::Scalar(s), &mut dst)
+                .unwrap();
             check(&dst, &|i| xs[i], &|_| s, "dst,scalar");
         }
         dst.copy_from_slice(xs);
@@ -166,7 +175,14 @@ macro_rules! check_binary_forms {
         dst.copy_from_slice(xs);
         vmath::$module::binary_at(level, op, Operand::Dst, Operand::Dst, &mut dst).unwrap();
         check(&dst, &|i| xs[i], &|i| xs[i], "dst,dst");
-        vmath::$module::binary_at(level, op, Operand::Scalar(xs[1]), Operand::Scalar(ys[2]), &mut dst).unwrap();
+        vmath::$module::binary_at(
+            level,
+            op,
+            Operand::Scalar(xs[1]),
+            Operand::Scalar(ys[2]),
+            &mut dst,
+        )
+        .unwrap();
         check(&dst, &|_| xs[1], &|_| ys[2], "scalar,scalar");
     }};
 }
@@ -213,13 +229,76 @@ fn pairs64() -> (Vec<f64>, Vec<f64>) {
 fn f32_exact_binary_ops_match_the_semantics_in_every_form() {
     let (xs, ys) = pairs32();
     for level in levels() {
-        check_binary_forms!(f32, f32, level, FloatBinary::Add, &xs, &ys, sf::add::<f32>, same_or_nan32);
-        check_binary_forms!(f32, f32, level, FloatBinary::Sub, &xs, &ys, sf::subtract::<f32>, same_or_nan32);
-        check_binary_forms!(f32, f32, level, FloatBinary::Mul, &xs, &ys, sf::multiply::<f32>, same_or_nan32);
-        check_binary_forms!(f32, f32, level, FloatBinary::Div, &xs, &ys, sf::divide::<f32>, same_or_nan32);
-        check_binary_forms!(f32, f32, level, FloatBinary::Max, &xs, &ys, sf::maximum::<f32>, same_bits32);
-        check_binary_forms!(f32, f32, level, FloatBinary::Min, &xs, &ys, sf::minimum::<f32>, same_bits32);
-        check_binary_forms!(f32, f32, level, FloatBinary::Rem, &xs, &ys, sf::remainder::<f32>, same_or_nan32);
+        check_binary_forms!(
+            f32,
+            f32,
+            level,
+            FloatBinary::Add,
+            &xs,
+            &ys,
+            sf::add::<f32>,
+            same_or_nan32
+        );
+        check_binary_forms!(
+            f32,
+            f32,
+            level,
+            FloatBinary::Sub,
+            &xs,
+            &ys,
+            sf::subtract::<f32>,
+            same_or_nan32
+        );
+        check_binary_forms!(
+            f32,
+            f32,
+            level,
+            FloatBinary::Mul,
+            &xs,
+            &ys,
+            sf::multiply::<f32>,
+            same_or_nan32
+        );
+        check_binary_forms!(
+            f32,
+            f32,
+            level,
+            FloatBinary::Div,
+            &xs,
+            &ys,
+            sf::divide::<f32>,
+            same_or_nan32
+        );
+        check_binary_forms!(
+            f32,
+            f32,
+            level,
+            FloatBinary::Max,
+            &xs,
+            &ys,
+            sf::maximum::<f32>,
+            same_bits32
+        );
+        check_binary_forms!(
+            f32,
+            f32,
+            level,
+            FloatBinary::Min,
+            &xs,
+            &ys,
+            sf::minimum::<f32>,
+            same_bits32
+        );
+        check_binary_forms!(
+            f32,
+            f32,
+            level,
+            FloatBinary::Rem,
+            &xs,
+            &ys,
+            sf::remainder::<f32>,
+            same_or_nan32
+        );
     }
 }
 
@@ -227,15 +306,96 @@ fn f32_exact_binary_ops_match_the_semantics_in_every_form() {
 fn f64_exact_binary_ops_match_the_semantics_in_every_form() {
     let (xs, ys) = pairs64();
     for level in levels() {
-        check_binary_forms!(f64, f64, level, FloatBinary::Add, &xs, &ys, sf::add::<f64>, same_or_nan64);
-        check_binary_forms!(f64, f64, level, FloatBinary::Sub, &xs, &ys, sf::subtract::<f64>, same_or_nan64);
-        check_binary_forms!(f64, f64, level, FloatBinary::Mul, &xs, &ys, sf::multiply::<f64>, same_or_nan64);
-        check_binary_forms!(f64, f64, level, FloatBinary::Div, &xs, &ys, sf::divide::<f64>, same_or_nan64);
-        check_binary_forms!(f64, f64, level, FloatBinary::Max, &xs, &ys, sf::maximum::<f64>, same_bits64);
-        check_binary_forms!(f64, f64, level, FloatBinary::Min, &xs, &ys, sf::minimum::<f64>, same_bits64);
-        check_binary_forms!(f64, f64, level, FloatBinary::Rem, &xs, &ys, sf::remainder::<f64>, same_or_nan64);
-        check_binary_forms!(f64, f64, level, FloatBinary::Pow, &xs, &ys, sf::power::<f64>, same_or_nan64);
-        check_binary_forms!(f64, f64, level, FloatBinary::Atan2, &xs, &ys, sf::atan2::<f64>, same_or_nan64);
+        check_binary_forms!(
+            f64,
+            f64,
+            level,
+            FloatBinary::Add,
+            &xs,
+            &ys,
+            sf::add::<f64>,
+            same_or_nan64
+        );
+        check_binary_forms!(
+            f64,
+            f64,
+            level,
+            FloatBinary::Sub,
+            &xs,
+            &ys,
+            sf::subtract::<f64>,
+            same_or_nan64
+        );
+        check_binary_forms!(
+            f64,
+            f64,
+            level,
+            FloatBinary::Mul,
+            &xs,
+            &ys,
+            sf::multiply::<f64>,
+            same_or_nan64
+        );
+        check_binary_forms!(
+            f64,
+            f64,
+            level,
+            FloatBinary::Div,
+            &xs,
+            &ys,
+            sf::divide::<f64>,
+            same_or_nan64
+        );
+        check_binary_forms!(
+            f64,
+            f64,
+            level,
+            FloatBinary::Max,
+            &xs,
+            &ys,
+            sf::maximum::<f64>,
+            same_bits64
+        );
+        check_binary_forms!(
+            f64,
+            f64,
+            level,
+            FloatBinary::Min,
+            &xs,
+            &ys,
+            sf::minimum::<f64>,
+            same_bits64
+        );
+        check_binary_forms!(
+            f64,
+            f64,
+            level,
+            FloatBinary::Rem,
+            &xs,
+            &ys,
+            sf::remainder::<f64>,
+            same_or_nan64
+        );
+        check_binary_forms!(
+            f64,
+            f64,
+            level,
+            FloatBinary::Pow,
+            &xs,
+            &ys,
+            sf::power::<f64>,
+            same_or_nan64
+        );
+        check_binary_forms!(
+            f64,
+            f64,
+            level,
+            FloatBinary::Atan2,
+            &xs,
+            &ys,
+            sf::atan2::<f64>,
+            same_or_nan64
+        );
     }
 }
 
@@ -247,25 +407,59 @@ fn fused_multiply_add_rounds_once_like_the_contraction_semantics() {
     let (xd, yd) = pairs64();
     let zd: Vec<f64> = xd.iter().rev().copied().collect();
     for level in levels() {
-        for how in [Contraction::Add, Contraction::SubtractFromProduct, Contraction::SubtractProduct] {
+        for how in [
+            Contraction::Add,
+            Contraction::SubtractFromProduct,
+            Contraction::SubtractProduct,
+        ] {
             let want32 = |a: f32, b: f32, c: f32| match how {
                 Contraction::Add => a.mul_add(b, c),
                 Contraction::SubtractFromProduct => a.mul_add(b, -c),
                 Contraction::SubtractProduct => (-a).mul_add(b, c),
             };
             let mut out = vec![0f32; xs.len()];
-            vmath::f32::fused_multiply_add_at(level, how, Operand::Slice(&xs), Operand::Slice(&ys), Operand::Slice(&zs), &mut out).unwrap();
+            vmath::f32::fused_multiply_add_at(
+                level,
+                how,
+                Operand::Slice(&xs),
+                Operand::Slice(&ys),
+                Operand::Slice(&zs),
+                &mut out,
+            )
+            .unwrap();
             for i in 0..xs.len() {
-                assert!(same_or_nan32(out[i], want32(xs[i], ys[i], zs[i])), "{level} {how:?} {:e} {:e} {:e}", xs[i], ys[i], zs[i]);
+                assert!(
+                    same_or_nan32(out[i], want32(xs[i], ys[i], zs[i])),
+                    "{level} {how:?} {:e} {:e} {:e}",
+                    xs[i],
+                    ys[i],
+                    zs[i]
+                );
             }
             // In place into the addend, with a scalar factor.
             out.copy_from_slice(&zs);
-            vmath::f32::fused_multiply_add_at(level, how, Operand::Slice(&xs), Operand::Scalar(0.1), Operand::Dst, &mut out).unwrap();
+            vmath::f32::fused_multiply_add_at(
+                level,
+                how,
+                Operand::Slice(&xs),
+                Operand::Scalar(0.1),
+                Operand::Dst,
+                &mut out,
+            )
+            .unwrap();
             for i in 0..xs.len() {
                 assert!(same_or_nan32(out[i], want32(xs[i], 0.1, zs[i])));
             }
             let mut out = vec![0f64; xd.len()];
-            vmath::f64::fused_multiply_add_at(level, how, Operand::Slice(&xd), Operand::Slice(&yd), Operand::Slice(&zd), &mut out).unwrap();
+            vmath::f64::fused_multiply_add_at(
+                level,
+                how,
+                Operand::Slice(&xd),
+                Operand::Slice(&yd),
+                Operand::Slice(&zd),
+                &mut out,
+            )
+            .unwrap();
             for i in 0..xd.len() {
                 let want = match how {
                     Contraction::Add => xd[i].mul_add(yd[i], zd[i]),
@@ -283,7 +477,16 @@ fn remainder_with_huge_quotients_takes_the_exact_path() {
     let xs: Vec<f32> = vec![1e30, -3e38, 16_777_217.0, 1e10, -7.5e20, 5.0];
     let ys: Vec<f32> = vec![3.0, 7.0e-3, 1.0, 3.3, -0.1, f32::from_bits(1)];
     for level in levels() {
-        check_binary_forms!(f32, f32, level, FloatBinary::Rem, &xs, &ys, sf::remainder::<f32>, same_or_nan32);
+        check_binary_forms!(
+            f32,
+            f32,
+            level,
+            FloatBinary::Rem,
+            &xs,
+            &ys,
+            sf::remainder::<f32>,
+            same_or_nan32
+        );
     }
 }
 
@@ -300,8 +503,16 @@ fn exact_unary_ops_match_the_semantics() {
         (FloatUnary::Rsqrt, sf::rsqrt::<f32>, false),
         (FloatUnary::Floor, sf::floor::<f32>, false),
         (FloatUnary::Ceil, sf::ceil::<f32>, false),
-        (FloatUnary::RoundNearestEven, sf::round_nearest_even::<f32>, false),
-        (FloatUnary::RoundNearestAfz, sf::round_nearest_afz::<f32>, false),
+        (
+            FloatUnary::RoundNearestEven,
+            sf::round_nearest_even::<f32>,
+            false,
+        ),
+        (
+            FloatUnary::RoundNearestAfz,
+            sf::round_nearest_afz::<f32>,
+            false,
+        ),
         (FloatUnary::Cbrt, sf::cbrt::<f32>, false),
     ];
     let xs = specials32();
@@ -313,12 +524,30 @@ fn exact_unary_ops_match_the_semantics() {
             vmath::f32::unary_inplace_at(level, op, &mut inplace);
             for (i, &x) in xs.iter().enumerate() {
                 let w = want(x);
-                let ok = |g: f32| if bit_exact { same_bits32(g, w) } else { same_or_nan32(g, w) };
+                let ok = |g: f32| {
+                    if bit_exact {
+                        same_bits32(g, w)
+                    } else {
+                        same_or_nan32(g, w)
+                    }
+                };
                 // cbrt is a transcendental: correctly rounded here, but allow
                 // the C library's own last-bit error.
-                let ok = |g: f32| ok(g) || (op == FloatUnary::Cbrt && (g.to_bits() as i64 - w.to_bits() as i64).abs() <= 1);
-                assert!(ok(dst[i]), "{level} {op:?}({x:e}) = {:e}, want {w:e}", dst[i]);
-                assert!(ok(inplace[i]), "{level} {op:?} in place ({x:e}) = {:e}, want {w:e}", inplace[i]);
+                let ok = |g: f32| {
+                    ok(g)
+                        || (op == FloatUnary::Cbrt
+                            && (g.to_bits() as i64 - w.to_bits() as i64).abs() <= 1)
+                };
+                assert!(
+                    ok(dst[i]),
+                    "{level} {op:?}({x:e}) = {:e}, want {w:e}",
+                    dst[i]
+                );
+                assert!(
+                    ok(inplace[i]),
+                    "{level} {op:?} in place ({x:e}) = {:e}, want {w:e}",
+                    inplace[i]
+                );
             }
         }
     }
@@ -330,8 +559,16 @@ fn exact_unary_ops_match_the_semantics() {
         (FloatUnary::Rsqrt, sf::rsqrt::<f64>, false),
         (FloatUnary::Floor, sf::floor::<f64>, false),
         (FloatUnary::Ceil, sf::ceil::<f64>, false),
-        (FloatUnary::RoundNearestEven, sf::round_nearest_even::<f64>, false),
-        (FloatUnary::RoundNearestAfz, sf::round_nearest_afz::<f64>, false),
+        (
+            FloatUnary::RoundNearestEven,
+            sf::round_nearest_even::<f64>,
+            false,
+        ),
+        (
+            FloatUnary::RoundNearestAfz,
+            sf::round_nearest_afz::<f64>,
+            false,
+        ),
     ];
     let xs = specials64();
     for level in levels() {
@@ -340,7 +577,11 @@ fn exact_unary_ops_match_the_semantics() {
             vmath::f64::unary_at(level, op, &xs, &mut dst).unwrap();
             for (i, &x) in xs.iter().enumerate() {
                 let w = want(x);
-                let ok = if bit_exact { same_bits64(dst[i], w) } else { same_or_nan64(dst[i], w) };
+                let ok = if bit_exact {
+                    same_bits64(dst[i], w)
+                } else {
+                    same_or_nan64(dst[i], w)
+                };
                 assert!(ok, "{level} {op:?}({x:e}) = {:e}, want {w:e}", dst[i]);
             }
         }
@@ -380,19 +621,53 @@ fn comparisons_is_finite_select_and_clamp_match_the_semantics() {
         for dir in DIRS {
             for total in [false, true] {
                 let mut out = vec![9u8; xs.len()];
-                vmath::f32::compare_at(level, dir, total, Operand::Slice(&xs), Operand::Slice(&ys), &mut out).unwrap();
+                vmath::f32::compare_at(
+                    level,
+                    dir,
+                    total,
+                    Operand::Slice(&xs),
+                    Operand::Slice(&ys),
+                    &mut out,
+                )
+                .unwrap();
                 for i in 0..xs.len() {
-                    assert_eq!(out[i] != 0, float_cmp(dir, total, xs[i], ys[i]), "{level} {dir:?} total={total} {:e} {:e}", xs[i], ys[i]);
+                    assert_eq!(
+                        out[i] != 0,
+                        float_cmp(dir, total, xs[i], ys[i]),
+                        "{level} {dir:?} total={total} {:e} {:e}",
+                        xs[i],
+                        ys[i]
+                    );
                     assert!(out[i] <= 1);
                 }
-                vmath::f32::compare_at(level, dir, total, Operand::Scalar(1.5), Operand::Slice(&ys), &mut out).unwrap();
+                vmath::f32::compare_at(
+                    level,
+                    dir,
+                    total,
+                    Operand::Scalar(1.5),
+                    Operand::Slice(&ys),
+                    &mut out,
+                )
+                .unwrap();
                 for i in 0..xs.len() {
                     assert_eq!(out[i] != 0, float_cmp(dir, total, 1.5, ys[i]));
                 }
                 let mut out = vec![9u8; xd.len()];
-                vmath::f64::compare_at(level, dir, total, Operand::Slice(&xd), Operand::Slice(&yd), &mut out).unwrap();
+                vmath::f64::compare_at(
+                    level,
+                    dir,
+                    total,
+                    Operand::Slice(&xd),
+                    Operand::Slice(&yd),
+                    &mut out,
+                )
+                .unwrap();
                 for i in 0..xd.len() {
-                    assert_eq!(out[i] != 0, float_cmp(dir, total, xd[i], yd[i]), "{level} f64 {dir:?} total={total}");
+                    assert_eq!(
+                        out[i] != 0,
+                        float_cmp(dir, total, xd[i], yd[i]),
+                        "{level} f64 {dir:?} total={total}"
+                    );
                 }
             }
         }
@@ -409,30 +684,79 @@ fn comparisons_is_finite_select_and_clamp_match_the_semantics() {
         // select: any byte but 0 is true.
         let pred: Vec<u8> = (0..xs.len()).map(|i| [0u8, 1, 0, 1, 1][i % 5]).collect();
         let mut out = vec![0f32; xs.len()];
-        vmath::select_at(level, Operand::Slice(&pred), Operand::Slice(&xs), Operand::Slice(&ys), &mut out).unwrap();
+        vmath::select_at(
+            level,
+            Operand::Slice(&pred),
+            Operand::Slice(&xs),
+            Operand::Slice(&ys),
+            &mut out,
+        )
+        .unwrap();
         for i in 0..xs.len() {
-            assert!(same_bits32(out[i], if pred[i] != 0 { xs[i] } else { ys[i] }));
+            assert!(same_bits32(
+                out[i],
+                if pred[i] != 0 { xs[i] } else { ys[i] }
+            ));
         }
         out.copy_from_slice(&ys);
-        vmath::select_at(level, Operand::Slice(&pred), Operand::Scalar(7.0f32), Operand::Dst, &mut out).unwrap();
+        vmath::select_at(
+            level,
+            Operand::Slice(&pred),
+            Operand::Scalar(7.0f32),
+            Operand::Dst,
+            &mut out,
+        )
+        .unwrap();
         for i in 0..xs.len() {
             assert!(same_bits32(out[i], if pred[i] != 0 { 7.0 } else { ys[i] }));
         }
-        vmath::select_at(level, Operand::Scalar(0), Operand::Slice(&xs), Operand::Scalar(2.0f32), &mut out).unwrap();
+        vmath::select_at(
+            level,
+            Operand::Scalar(0),
+            Operand::Slice(&xs),
+            Operand::Scalar(2.0f32),
+            &mut out,
+        )
+        .unwrap();
         assert!(out.iter().all(|&v| v == 2.0));
         let bytes: Vec<u8> = (0..xs.len()).map(|i| i as u8).collect();
         let mut out8 = vec![0u8; xs.len()];
-        vmath::select_at(level, Operand::Slice(&pred), Operand::Slice(&bytes), Operand::Scalar(255u8), &mut out8).unwrap();
+        vmath::select_at(
+            level,
+            Operand::Slice(&pred),
+            Operand::Slice(&bytes),
+            Operand::Scalar(255u8),
+            &mut out8,
+        )
+        .unwrap();
         for i in 0..xs.len() {
             assert_eq!(out8[i], if pred[i] != 0 { bytes[i] } else { 255 });
         }
         // clamp with scalar and slice bounds (NaN bounds included).
         let mut out = vec![0f32; xs.len()];
-        vmath::f32::clamp_at(level, Operand::Scalar(-1.0), Operand::Slice(&xs), Operand::Scalar(1.0), &mut out).unwrap();
+        vmath::f32::clamp_at(
+            level,
+            Operand::Scalar(-1.0),
+            Operand::Slice(&xs),
+            Operand::Scalar(1.0),
+            &mut out,
+        )
+        .unwrap();
         for i in 0..xs.len() {
-            assert!(same_bits32(out[i], sf::clamp(-1.0, xs[i], 1.0)), "{level} clamp {:e}", xs[i]);
+            assert!(
+                same_bits32(out[i], sf::clamp(-1.0, xs[i], 1.0)),
+                "{level} clamp {:e}",
+                xs[i]
+            );
         }
-        vmath::f32::clamp_at(level, Operand::Slice(&ys), Operand::Slice(&xs), Operand::Scalar(0.0), &mut out).unwrap();
+        vmath::f32::clamp_at(
+            level,
+            Operand::Slice(&ys),
+            Operand::Slice(&xs),
+            Operand::Scalar(0.0),
+            &mut out,
+        )
+        .unwrap();
         for i in 0..xs.len() {
             assert!(same_bits32(out[i], sf::clamp(ys[i], xs[i], 0.0)));
         }
@@ -454,8 +778,29 @@ fn ints<T: Copy>(cast: impl Fn(u64) -> T, edges: &[u64]) -> Vec<T> {
 
 macro_rules! check_int_type {
     ($T:ty) => {{
-        let edges = [0u64, 1, 2, 3, 7, 8, 31, 32, 33, 63, 64, 65, 127, 128, 255, 256, u64::MAX, u64::MAX - 1,
-            <$T>::MAX as u64, <$T>::MIN as u64, (<$T>::MAX as u64).wrapping_add(1)];
+        let edges = [
+            0u64,
+            1,
+            2,
+            3,
+            7,
+            8,
+            31,
+            32,
+            33,
+            63,
+            64,
+            65,
+            127,
+            128,
+            255,
+            256,
+            u64::MAX,
+            u64::MAX - 1,
+            <$T>::MAX as u64,
+            <$T>::MIN as u64,
+            (<$T>::MAX as u64).wrapping_add(1),
+        ];
         let xs: Vec<$T> = ints(|v| v as $T, &edges);
         let mut ys: Vec<$T> = xs.iter().rev().copied().collect();
         ys.rotate_left(7);
@@ -478,19 +823,53 @@ macro_rules! check_int_type {
                     IntBinary::Pow => si::power,
                 };
                 let mut out = vec![0 as $T; xs.len()];
-                vmath::int::binary_at(level, op, Operand::Slice(&xs), Operand::Slice(&ys), &mut out).unwrap();
+                vmath::int::binary_at(
+                    level,
+                    op,
+                    Operand::Slice(&xs),
+                    Operand::Slice(&ys),
+                    &mut out,
+                )
+                .unwrap();
                 for i in 0..xs.len() {
-                    assert_eq!(out[i], want(xs[i], ys[i]), "{level} {} {op:?} {} {}", stringify!($T), xs[i], ys[i]);
+                    assert_eq!(
+                        out[i],
+                        want(xs[i], ys[i]),
+                        "{level} {} {op:?} {} {}",
+                        stringify!($T),
+                        xs[i],
+                        ys[i]
+                    );
                 }
                 for s in [0 as $T, 1 as $T, 5 as $T, <$T>::MAX, <$T>::MIN] {
-                    vmath::int::binary_at(level, op, Operand::Slice(&xs), Operand::Scalar(s), &mut out).unwrap();
+                    vmath::int::binary_at(
+                        level,
+                        op,
+                        Operand::Slice(&xs),
+                        Operand::Scalar(s),
+                        &mut out,
+                    )
+                    .unwrap();
                     for i in 0..xs.len() {
-                        assert_eq!(out[i], want(xs[i], s), "{level} {} {op:?} {} {s}", stringify!($T), xs[i]);
+                        assert_eq!(
+                            out[i],
+                            want(xs[i], s),
+                            "{level} {} {op:?} {} {s}",
+                            stringify!($T),
+                            xs[i]
+                        );
                     }
                     out.copy_from_slice(&xs);
-                    vmath::int::binary_at(level, op, Operand::Scalar(s), Operand::Dst, &mut out).unwrap();
+                    vmath::int::binary_at(level, op, Operand::Scalar(s), Operand::Dst, &mut out)
+                        .unwrap();
                     for i in 0..xs.len() {
-                        assert_eq!(out[i], want(s, xs[i]), "{level} {} {op:?} {s} {}", stringify!($T), xs[i]);
+                        assert_eq!(
+                            out[i],
+                            want(s, xs[i]),
+                            "{level} {} {op:?} {s} {}",
+                            stringify!($T),
+                            xs[i]
+                        );
                     }
                 }
             }
@@ -501,7 +880,9 @@ macro_rules! check_int_type {
                     IntUnary::Not => Some(si::not),
                     IntUnary::PopCount => Some(si::popcnt),
                     IntUnary::Clz => Some(si::count_leading_zeros),
-                    IntUnary::Sign => <$T as si::IntSemantics>::SIGNED.then_some(si::sign as fn($T) -> $T),
+                    IntUnary::Sign => {
+                        <$T as si::IntSemantics>::SIGNED.then_some(si::sign as fn($T) -> $T)
+                    }
                 };
                 let mut out = vec![0 as $T; xs.len()];
                 let got = vmath::int::unary_at(level, op, &xs, &mut out);
@@ -517,7 +898,14 @@ macro_rules! check_int_type {
             }
             for dir in DIRS {
                 let mut out = vec![9u8; xs.len()];
-                vmath::int::compare_at(level, dir, Operand::Slice(&xs), Operand::Slice(&ys), &mut out).unwrap();
+                vmath::int::compare_at(
+                    level,
+                    dir,
+                    Operand::Slice(&xs),
+                    Operand::Slice(&ys),
+                    &mut out,
+                )
+                .unwrap();
                 for i in 0..xs.len() {
                     let (a, b) = (xs[i], ys[i]);
                     let want = match dir {
@@ -532,7 +920,14 @@ macro_rules! check_int_type {
                 }
             }
             let mut out = vec![0 as $T; xs.len()];
-            vmath::int::clamp_at(level, Operand::Scalar(3 as $T), Operand::Slice(&xs), Operand::Slice(&ys), &mut out).unwrap();
+            vmath::int::clamp_at(
+                level,
+                Operand::Scalar(3 as $T),
+                Operand::Slice(&xs),
+                Operand::Slice(&ys),
+                &mut out,
+            )
+            .unwrap();
             for i in 0..xs.len() {
                 assert_eq!(out[i], si::minimum(ys[i], si::maximum(3 as $T, xs[i])));
             }
@@ -574,8 +969,21 @@ macro_rules! check_convert {
 fn conversions_match_the_semantics() {
     let f = specials32();
     let d = specials64();
-    let i32s = ints(|v| v as i32, &[0, 1, 16_777_217, u64::MAX, 0x8000_0000, 0x7fff_ffff]);
-    let i64s = ints(|v| v as i64, &[0, 1, 9_007_199_254_740_993, u64::MAX, 1 << 63, (1 << 63) - 1]);
+    let i32s = ints(
+        |v| v as i32,
+        &[0, 1, 16_777_217, u64::MAX, 0x8000_0000, 0x7fff_ffff],
+    );
+    let i64s = ints(
+        |v| v as i64,
+        &[
+            0,
+            1,
+            9_007_199_254_740_993,
+            u64::MAX,
+            1 << 63,
+            (1 << 63) - 1,
+        ],
+    );
     let u8s: Vec<u8> = (0..=255).collect();
     let u32s = ints(|v| v as u32, &[0, 1, u32::MAX as u64]);
     let preds: Vec<sconv::Pred> = (0..10).map(|i| sconv::Pred((i % 2) as u8)).collect();
@@ -600,8 +1008,16 @@ fn half_conversions_match_the_semantics() {
         let shape = platform_api::Shape::Array(platform_api::ArrayShape::new(ty, vec![bits.len()]));
         platform_api::Literal::from_bytes(shape, &bytes).unwrap()
     };
-    let want_f16 = platform_api::semantics::convert(&as_literal(platform_api::ElementType::F16, &halves), platform_api::ElementType::F32).unwrap();
-    let want_bf16 = platform_api::semantics::convert(&as_literal(platform_api::ElementType::BF16, &halves), platform_api::ElementType::F32).unwrap();
+    let want_f16 = platform_api::semantics::convert(
+        &as_literal(platform_api::ElementType::F16, &halves),
+        platform_api::ElementType::F32,
+    )
+    .unwrap();
+    let want_bf16 = platform_api::semantics::convert(
+        &as_literal(platform_api::ElementType::BF16, &halves),
+        platform_api::ElementType::F32,
+    )
+    .unwrap();
     for level in levels() {
         let mut out = vec![0f32; halves.len()];
         vmath::convert::f16_to_f32_at(level, &halves, &mut out).unwrap();
@@ -615,11 +1031,19 @@ fn half_conversions_match_the_semantics() {
         let mut h = vec![0u16; f.len()];
         vmath::convert::f32_to_f16_at(level, &f, &mut h).unwrap();
         for (i, &x) in f.iter().enumerate() {
-            assert_eq!(h[i], sconv::f16_from_f32(x).to_bits(), "{level} f32 {x:e} → f16");
+            assert_eq!(
+                h[i],
+                sconv::f16_from_f32(x).to_bits(),
+                "{level} f32 {x:e} → f16"
+            );
         }
         vmath::convert::f32_to_bf16_at(level, &f, &mut h).unwrap();
         for (i, &x) in f.iter().enumerate() {
-            assert_eq!(h[i], sconv::bf16_from_f32(x).to_bits(), "{level} f32 {x:e} → bf16");
+            assert_eq!(
+                h[i],
+                sconv::bf16_from_f32(x).to_bits(),
+                "{level} f32 {x:e} → bf16"
+            );
         }
     }
 }
@@ -629,15 +1053,30 @@ fn mismatched_lengths_and_bad_operands_are_errors_not_panics() {
     let a = [1.0f32; 8];
     let mut d = [0f32; 7];
     let e = vmath::f32::exp(&a, &mut d).unwrap_err();
-    assert!(e.to_string().contains("8") && e.to_string().contains("7"), "{e}");
+    assert!(
+        e.to_string().contains("8") && e.to_string().contains("7"),
+        "{e}"
+    );
     assert!(vmath::f32::add(Operand::Slice(&a), Operand::Scalar(1.0), &mut d).is_err());
     let mut p = [0u8; 8];
     assert!(vmath::f32::compare(Dir::Lt, false, Operand::Dst, Operand::Slice(&a), &mut p).is_err());
-    assert!(vmath::select(Operand::Dst, Operand::Slice(&p), Operand::Slice(&p), &mut [0u8; 8]).is_err());
+    assert!(vmath::select(
+        Operand::Dst,
+        Operand::Slice(&p),
+        Operand::Slice(&p),
+        &mut [0u8; 8]
+    )
+    .is_err());
     let mut i = [0i32; 3];
     assert!(vmath::convert::convert(&a, &mut i).is_err());
     assert!(vmath::convert::f32_to_f16(&a, &mut [0u16; 2]).is_err());
-    assert!(vmath::int::binary(IntBinary::Add, Operand::Slice(&[1i32; 2]), Operand::Scalar(1), &mut i).is_err());
+    assert!(vmath::int::binary(
+        IntBinary::Add,
+        Operand::Slice(&[1i32; 2]),
+        Operand::Scalar(1),
+        &mut i
+    )
+    .is_err());
 }
 
 #[test]

@@ -18,7 +18,10 @@ use std::collections::BTreeMap;
 const TOLERANCE: i64 = 4;
 
 fn levels() -> Vec<Level> {
-    Level::ALL.into_iter().filter(|l| l.is_supported()).collect()
+    Level::ALL
+        .into_iter()
+        .filter(|l| l.is_supported())
+        .collect()
 }
 
 struct Case {
@@ -37,7 +40,11 @@ fn load(name: &str) -> Vec<Case> {
             let op = words.next().unwrap().to_string();
             let mut nums: Vec<u64> = words.map(|w| u64::from_str_radix(w, 16).unwrap()).collect();
             let out = nums.pop().unwrap();
-            Case { op, args: nums, out }
+            Case {
+                op,
+                args: nums,
+                out,
+            }
         })
         .collect()
 }
@@ -87,11 +94,20 @@ fn reference(op: &str, args: &[f64]) -> Option<f64> {
 macro_rules! replay {
     ($T:ident, $file:expr, $ordered:ident, $bits:ty) => {{
         let cases = load($file);
-        assert!(cases.len() > 1000, "{} has only {} cases", $file, cases.len());
+        assert!(
+            cases.len() > 1000,
+            "{} has only {} cases",
+            $file,
+            cases.len()
+        );
         let mut worst: BTreeMap<String, i64> = BTreeMap::new();
         for level in levels() {
             for case in &cases {
-                let args: Vec<$T> = case.args.iter().map(|&b| $T::from_bits(b as $bits)).collect();
+                let args: Vec<$T> = case
+                    .args
+                    .iter()
+                    .map(|&b| $T::from_bits(b as $bits))
+                    .collect();
                 if args.iter().any(|a| a.is_subnormal()) {
                     continue;
                 }
@@ -100,12 +116,24 @@ macro_rules! replay {
                 if let Some(u) = FloatUnary::ALL.into_iter().find(|u| u.name() == case.op) {
                     vmath::$T::unary_at(level, u, &args[..1], &mut out).unwrap();
                 } else if let Some(b) = FloatBinary::ALL.into_iter().find(|b| b.name() == case.op) {
-                    vmath::$T::binary_at(level, b, Operand::Slice(&args[..1]), Operand::Slice(&args[1..2]), &mut out).unwrap();
+                    vmath::$T::binary_at(
+                        level,
+                        b,
+                        Operand::Slice(&args[..1]),
+                        Operand::Slice(&args[1..2]),
+                        &mut out,
+                    )
+                    .unwrap();
                 } else {
                     panic!("unknown op {} in {}", case.op, $file);
                 }
                 let got = out[0];
-                let what = format!("{level} {} {}({:?}) = {got:e}, XLA {want:e}", stringify!($T), case.op, args);
+                let what = format!(
+                    "{level} {} {}({:?}) = {got:e}, XLA {want:e}",
+                    stringify!($T),
+                    case.op,
+                    args
+                );
                 if want.is_nan() {
                     assert!(got.is_nan(), "{what}");
                     continue;
@@ -119,18 +147,26 @@ macro_rules! replay {
                 }
                 assert!(got.is_finite(), "{what}");
                 let d = ulp_distance($ordered(got), $ordered(want));
-                *worst.entry(case.op.clone()).or_default() = worst.get(&case.op).copied().unwrap_or(0).max(d);
+                *worst.entry(case.op.clone()).or_default() =
+                    worst.get(&case.op).copied().unwrap_or(0).max(d);
                 if d <= TOLERANCE {
                     continue;
                 }
                 let wide: Vec<f64> = args.iter().map(|&a| a as f64).collect();
-                let r = reference(&case.op, &wide).unwrap_or_else(|| panic!("{what}: {d} ULP from XLA"));
+                let r = reference(&case.op, &wide)
+                    .unwrap_or_else(|| panic!("{what}: {d} ULP from XLA"));
                 let r = r as $T;
-                assert!(ulp_distance($ordered(got), $ordered(r)) <= 2, "{what}: {d} ULP from XLA and not within 2 ULP of the C library ({r:e})");
+                assert!(
+                    ulp_distance($ordered(got), $ordered(r)) <= 2,
+                    "{what}: {d} ULP from XLA and not within 2 ULP of the C library ({r:e})"
+                );
             }
         }
         for (op, d) in worst {
-            println!("{} {op:<24} max distance to XLA CPU: {d} ULP", stringify!($T));
+            println!(
+                "{} {op:<24} max distance to XLA CPU: {d} ULP",
+                stringify!($T)
+            );
         }
     }};
 }

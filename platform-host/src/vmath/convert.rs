@@ -134,7 +134,9 @@ fn f32_to_f16_soft(x: f32) -> u16 {
     // Subnormal results (and zero): adding 0.5 rounds |x| to a multiple of
     // 2^-24 (nearest-even), which is the f16 subnormal's integer mantissa; a
     // carry to 1024 is the smallest normal's bits.
-    let tiny = (f32::from_bits(a) + 0.5).to_bits().wrapping_sub(0x3f00_0000);
+    let tiny = (f32::from_bits(a) + 0.5)
+        .to_bits()
+        .wrapping_sub(0x3f00_0000);
     let magnitude = if a > 0x7f80_0000 {
         0x7e00 | ((a >> 13) & 0x3ff)
     } else if a >= 0x477f_f000 {
@@ -258,14 +260,20 @@ mod tests {
                 &h.to_le_bytes(),
             )
             .unwrap();
-            let conv = platform_api::semantics::convert(&lit, platform_api::ElementType::F32).unwrap();
+            let conv =
+                platform_api::semantics::convert(&lit, platform_api::ElementType::F32).unwrap();
             want.copy_from_slice(conv.data::<f32>().unwrap());
             assert_eq!(x.to_bits(), want[0].to_bits(), "f16 bits {h:#06x}");
             // Round trip, and the neighbours' midpoints.
             assert_eq!(f32_to_f16_soft(x), sem::f16_from_f32(x).to_bits(), "{x:e}");
             for delta in [-1i32, 1, 0x0fff, 0x1000, 0x1001, -0x1000] {
                 let y = f32::from_bits(x.to_bits().wrapping_add_signed(delta));
-                assert_eq!(f32_to_f16_soft(y), sem::f16_from_f32(y).to_bits(), "{y:e} ({:#x})", y.to_bits());
+                assert_eq!(
+                    f32_to_f16_soft(y),
+                    sem::f16_from_f32(y).to_bits(),
+                    "{y:e} ({:#x})",
+                    y.to_bits()
+                );
             }
         }
     }

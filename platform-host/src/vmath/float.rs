@@ -7,7 +7,9 @@
 //! monomorphised loop.
 
 use super::isa::{dispatch, Isa};
-use super::kernels::{self, map1, map1_fixup, map1_fixup_inplace, map1_inplace, map2, map2_to, map3};
+use super::kernels::{
+    self, map1, map1_fixup, map1_fixup_inplace, map1_inplace, map2, map2_to, map3,
+};
 use super::{math32, math64, FloatBinary, FloatUnary, Level, Operand};
 use platform_api::hlo::ComparisonDirection as Compare;
 pub use platform_api::semantics::contraction::Contraction;
@@ -268,26 +270,86 @@ compare_fns! {
 macro_rules! each_unary {
     ($op:expr, $c:ident => $body:expr) => {
         match $op {
-            FloatUnary::Neg => { const $c: u8 = FloatUnary::Neg as u8; $body }
-            FloatUnary::Abs => { const $c: u8 = FloatUnary::Abs as u8; $body }
-            FloatUnary::Sign => { const $c: u8 = FloatUnary::Sign as u8; $body }
-            FloatUnary::Sqrt => { const $c: u8 = FloatUnary::Sqrt as u8; $body }
-            FloatUnary::Rsqrt => { const $c: u8 = FloatUnary::Rsqrt as u8; $body }
-            FloatUnary::Cbrt => { const $c: u8 = FloatUnary::Cbrt as u8; $body }
-            FloatUnary::Exp => { const $c: u8 = FloatUnary::Exp as u8; $body }
-            FloatUnary::Expm1 => { const $c: u8 = FloatUnary::Expm1 as u8; $body }
-            FloatUnary::Log => { const $c: u8 = FloatUnary::Log as u8; $body }
-            FloatUnary::Log1p => { const $c: u8 = FloatUnary::Log1p as u8; $body }
-            FloatUnary::Logistic => { const $c: u8 = FloatUnary::Logistic as u8; $body }
-            FloatUnary::Tanh => { const $c: u8 = FloatUnary::Tanh as u8; $body }
-            FloatUnary::Erf => { const $c: u8 = FloatUnary::Erf as u8; $body }
-            FloatUnary::Sin => { const $c: u8 = FloatUnary::Sin as u8; $body }
-            FloatUnary::Cos => { const $c: u8 = FloatUnary::Cos as u8; $body }
-            FloatUnary::Tan => { const $c: u8 = FloatUnary::Tan as u8; $body }
-            FloatUnary::Floor => { const $c: u8 = FloatUnary::Floor as u8; $body }
-            FloatUnary::Ceil => { const $c: u8 = FloatUnary::Ceil as u8; $body }
-            FloatUnary::RoundNearestEven => { const $c: u8 = FloatUnary::RoundNearestEven as u8; $body }
-            FloatUnary::RoundNearestAfz => { const $c: u8 = FloatUnary::RoundNearestAfz as u8; $body }
+            FloatUnary::Neg => {
+                const $c: u8 = FloatUnary::Neg as u8;
+                $body
+            }
+            FloatUnary::Abs => {
+                const $c: u8 = FloatUnary::Abs as u8;
+                $body
+            }
+            FloatUnary::Sign => {
+                const $c: u8 = FloatUnary::Sign as u8;
+                $body
+            }
+            FloatUnary::Sqrt => {
+                const $c: u8 = FloatUnary::Sqrt as u8;
+                $body
+            }
+            FloatUnary::Rsqrt => {
+                const $c: u8 = FloatUnary::Rsqrt as u8;
+                $body
+            }
+            FloatUnary::Cbrt => {
+                const $c: u8 = FloatUnary::Cbrt as u8;
+                $body
+            }
+            FloatUnary::Exp => {
+                const $c: u8 = FloatUnary::Exp as u8;
+                $body
+            }
+            FloatUnary::Expm1 => {
+                const $c: u8 = FloatUnary::Expm1 as u8;
+                $body
+            }
+            FloatUnary::Log => {
+                const $c: u8 = FloatUnary::Log as u8;
+                $body
+            }
+            FloatUnary::Log1p => {
+                const $c: u8 = FloatUnary::Log1p as u8;
+                $body
+            }
+            FloatUnary::Logistic => {
+                const $c: u8 = FloatUnary::Logistic as u8;
+                $body
+            }
+            FloatUnary::Tanh => {
+                const $c: u8 = FloatUnary::Tanh as u8;
+                $body
+            }
+            FloatUnary::Erf => {
+                const $c: u8 = FloatUnary::Erf as u8;
+                $body
+            }
+            FloatUnary::Sin => {
+                const $c: u8 = FloatUnary::Sin as u8;
+                $body
+            }
+            FloatUnary::Cos => {
+                const $c: u8 = FloatUnary::Cos as u8;
+                $body
+            }
+            FloatUnary::Tan => {
+                const $c: u8 = FloatUnary::Tan as u8;
+                $body
+            }
+            FloatUnary::Floor => {
+                const $c: u8 = FloatUnary::Floor as u8;
+                $body
+            }
+            FloatUnary::Ceil => {
+                const $c: u8 = FloatUnary::Ceil as u8;
+                $body
+            }
+            FloatUnary::RoundNearestEven => {
+                const $c: u8 = FloatUnary::RoundNearestEven as u8;
+                $body
+            }
+            FloatUnary::RoundNearestAfz => {
+                const $c: u8 = FloatUnary::RoundNearestAfz as u8;
+                $body
+            }
         }
     };
 }
@@ -295,15 +357,42 @@ macro_rules! each_unary {
 macro_rules! each_binary {
     ($op:expr, $c:ident => $body:expr) => {
         match $op {
-            FloatBinary::Add => { const $c: u8 = FloatBinary::Add as u8; $body }
-            FloatBinary::Sub => { const $c: u8 = FloatBinary::Sub as u8; $body }
-            FloatBinary::Mul => { const $c: u8 = FloatBinary::Mul as u8; $body }
-            FloatBinary::Div => { const $c: u8 = FloatBinary::Div as u8; $body }
-            FloatBinary::Max => { const $c: u8 = FloatBinary::Max as u8; $body }
-            FloatBinary::Min => { const $c: u8 = FloatBinary::Min as u8; $body }
-            FloatBinary::Pow => { const $c: u8 = FloatBinary::Pow as u8; $body }
-            FloatBinary::Atan2 => { const $c: u8 = FloatBinary::Atan2 as u8; $body }
-            FloatBinary::Rem => { const $c: u8 = FloatBinary::Rem as u8; $body }
+            FloatBinary::Add => {
+                const $c: u8 = FloatBinary::Add as u8;
+                $body
+            }
+            FloatBinary::Sub => {
+                const $c: u8 = FloatBinary::Sub as u8;
+                $body
+            }
+            FloatBinary::Mul => {
+                const $c: u8 = FloatBinary::Mul as u8;
+                $body
+            }
+            FloatBinary::Div => {
+                const $c: u8 = FloatBinary::Div as u8;
+                $body
+            }
+            FloatBinary::Max => {
+                const $c: u8 = FloatBinary::Max as u8;
+                $body
+            }
+            FloatBinary::Min => {
+                const $c: u8 = FloatBinary::Min as u8;
+                $body
+            }
+            FloatBinary::Pow => {
+                const $c: u8 = FloatBinary::Pow as u8;
+                $body
+            }
+            FloatBinary::Atan2 => {
+                const $c: u8 = FloatBinary::Atan2 as u8;
+                $body
+            }
+            FloatBinary::Rem => {
+                const $c: u8 = FloatBinary::Rem as u8;
+                $body
+            }
         }
     };
 }
@@ -397,8 +486,12 @@ pub fn fused_multiply_add<T: VFloat>(
     // library's exact (and slow) fma.
     match how {
         Contraction::Add => dispatch!(level, I => map3(a, b, c, dst, fma_add::<T>)),
-        Contraction::SubtractFromProduct => dispatch!(level, I => map3(a, b, c, dst, fma_sub_from_product::<T>)),
-        Contraction::SubtractProduct => dispatch!(level, I => map3(a, b, c, dst, fma_sub_product::<T>)),
+        Contraction::SubtractFromProduct => {
+            dispatch!(level, I => map3(a, b, c, dst, fma_sub_from_product::<T>))
+        }
+        Contraction::SubtractProduct => {
+            dispatch!(level, I => map3(a, b, c, dst, fma_sub_product::<T>))
+        }
     }
     Ok(())
 }

@@ -138,7 +138,12 @@ fn unsigned_sign<T: VInt>() -> Error {
 
 /// `dst = op(a, b)` at the current level.
 #[inline]
-pub fn binary<T: VInt>(op: IntBinary, a: Operand<'_, T>, b: Operand<'_, T>, dst: &mut [T]) -> Result<()> {
+pub fn binary<T: VInt>(
+    op: IntBinary,
+    a: Operand<'_, T>,
+    b: Operand<'_, T>,
+    dst: &mut [T],
+) -> Result<()> {
     binary_at(level(), op, a, b, dst)
 }
 
@@ -184,7 +189,11 @@ pub fn unary<T: VInt>(op: IntUnary, src: &[T], dst: &mut [T]) -> Result<()> {
 /// `dst = op(src)` at `level`.
 pub fn unary_at<T: VInt>(level: Level, op: IntUnary, src: &[T], dst: &mut [T]) -> Result<()> {
     if src.len() != dst.len() {
-        return Err(kernels::length_error("integer unary op", src.len(), dst.len()));
+        return Err(kernels::length_error(
+            "integer unary op",
+            src.len(),
+            dst.len(),
+        ));
     }
     macro_rules! go {
         ($f:expr) => {
@@ -230,7 +239,12 @@ pub fn unary_inplace<T: VInt>(op: IntUnary, buf: &mut [T]) -> Result<()> {
 
 /// `dst = (a <dir> b)` as 0/1 bytes (signed or unsigned order by type).
 #[inline]
-pub fn compare<T: VInt>(dir: Compare, a: Operand<'_, T>, b: Operand<'_, T>, dst: &mut [u8]) -> Result<()> {
+pub fn compare<T: VInt>(
+    dir: Compare,
+    a: Operand<'_, T>,
+    b: Operand<'_, T>,
+    dst: &mut [u8],
+) -> Result<()> {
     compare_at(level(), dir, a, b, dst)
 }
 
@@ -262,7 +276,12 @@ pub fn compare_at<T: VInt>(
 
 /// `dst = clamp(lo, x, hi)` = `min(hi, max(lo, x))`.
 #[inline]
-pub fn clamp<T: VInt>(lo: Operand<'_, T>, x: Operand<'_, T>, hi: Operand<'_, T>, dst: &mut [T]) -> Result<()> {
+pub fn clamp<T: VInt>(
+    lo: Operand<'_, T>,
+    x: Operand<'_, T>,
+    hi: Operand<'_, T>,
+    dst: &mut [T],
+) -> Result<()> {
     clamp_at(level(), lo, x, hi, dst)
 }
 

@@ -143,9 +143,7 @@ fn init_active() -> Level {
 }
 
 fn tracing_warn(name: &str) {
-    eprintln!(
-        "vmath: ignoring VMATH_LEVEL={name:?} (expected one of baseline, avx2, avx512)"
-    );
+    eprintln!("vmath: ignoring VMATH_LEVEL={name:?} (expected one of baseline, avx2, avx512)");
 }
 
 /// Makes `wanted` the level of every later call without an explicit level (for

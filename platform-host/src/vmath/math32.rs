@@ -304,7 +304,13 @@ pub fn sin<I: Isa>(x: f32) -> f32 {
     let (r, k) = reduce_pio2::<I>(x);
     let (s, c) = sincos_core::<I>(r);
     // sin(-0) = -0 whatever the reduction did to the zero's sign.
-    let v = if x == 0.0 { x } else if k & 1 == 0 { s } else { c };
+    let v = if x == 0.0 {
+        x
+    } else if k & 1 == 0 {
+        s
+    } else {
+        c
+    };
     // Quadrants 2 and 3 negate.
     f32::from_bits(v.to_bits() ^ (((k & 2) as u32) << 30))
 }
@@ -323,7 +329,13 @@ pub fn tan<I: Isa>(x: f32) -> f32 {
     let (r, k) = reduce_pio2::<I>(x);
     let (s, c) = sincos_core::<I>(r);
     let odd = k & 1 != 0;
-    let num = if x == 0.0 { x } else if odd { -c } else { s };
+    let num = if x == 0.0 {
+        x
+    } else if odd {
+        -c
+    } else {
+        s
+    };
     let den = if odd { s } else { c };
     num / den
 }
@@ -450,7 +462,11 @@ pub fn rem<I: Isa>(a: f32, b: f32) -> f32 {
     let q = math64::trunc::<I>(a64 / b64);
     let r = a64 - q * b64;
     let r = if r != 0.0 && (r < 0.0) != (a64 < 0.0) {
-        r + if (a64 < 0.0) == (b64 < 0.0) { b64 } else { -b64 }
+        r + if (a64 < 0.0) == (b64 < 0.0) {
+            b64
+        } else {
+            -b64
+        }
     } else {
         r
     };

@@ -270,7 +270,13 @@ pub fn sin<I: Isa>(x: f64) -> f64 {
     let (r, k) = reduce_pio2::<I>(x);
     let (s, c) = sincos_core::<I>(r);
     // sin(-0) = -0 whatever the reduction did to the zero's sign.
-    let v = if x == 0.0 { x } else if k & 1 == 0 { s } else { c };
+    let v = if x == 0.0 {
+        x
+    } else if k & 1 == 0 {
+        s
+    } else {
+        c
+    };
     f64::from_bits(v.to_bits() ^ (((k & 2) as u64) << 62))
 }
 
@@ -287,7 +293,13 @@ pub fn tan<I: Isa>(x: f64) -> f64 {
     let (r, k) = reduce_pio2::<I>(x);
     let (s, c) = sincos_core::<I>(r);
     let odd = k & 1 != 0;
-    let num = if x == 0.0 { x } else if odd { -c } else { s };
+    let num = if x == 0.0 {
+        x
+    } else if odd {
+        -c
+    } else {
+        s
+    };
     let den = if odd { s } else { c };
     num / den
 }
