@@ -15,6 +15,9 @@
 use platform_api::semantics::float as sf;
 use platform_host::vmath::{self, FloatBinary, FloatUnary, Level, Operand};
 
+type Elem32 = fn(f32) -> f32;
+type Elem64 = fn(f64) -> f64;
+
 fn levels() -> Vec<Level> {
     Level::ALL
         .into_iter()
@@ -346,10 +349,14 @@ fn f32_binary_transcendentals_are_within_their_bounds() {
     let mut ys = Vec::new();
     for _ in 0..40_000 {
         let x = (r.unit() * 60.0 - 30.0).exp() as f32;
-        let x = if r.next() % 4 == 0 { -x } else { x };
+        let x = if r.next().is_multiple_of(4) { -x } else { x };
         let y = (r.unit() * 60.0 - 30.0) as f32;
         // Integer exponents exercise the sign rules.
-        let y = if r.next() % 3 == 0 { y.round() } else { y };
+        let y = if r.next().is_multiple_of(3) {
+            y.round()
+        } else {
+            y
+        };
         xs.push(x);
         ys.push(y);
     }
@@ -446,7 +453,7 @@ fn special_values_are_exactly_the_semantics() {
         f32::MIN,
         f32::from_bits(1),
     ];
-    let ops: [(FloatUnary, fn(f32) -> f32); 11] = [
+    let ops: [(FloatUnary, Elem32); 11] = [
         (FloatUnary::Exp, sf::exp::<f32>),
         (FloatUnary::Expm1, sf::exponential_minus_one::<f32>),
         (FloatUnary::Log, sf::log::<f32>),
@@ -564,7 +571,7 @@ fn special_values_are_exactly_the_semantics() {
             1e300,
             2e6,
         ];
-        let ops64: [(FloatUnary, fn(f64) -> f64); 9] = [
+        let ops64: [(FloatUnary, Elem64); 9] = [
             (FloatUnary::Exp, sf::exp::<f64>),
             (FloatUnary::Expm1, sf::exponential_minus_one::<f64>),
             (FloatUnary::Log, sf::log::<f64>),

@@ -76,7 +76,7 @@ trait Specific: Sized {
 impl Specific for f32 {
     #[inline(always)]
     fn cbrt_v<I: Isa>(x: f32) -> f32 {
-        math32::cbrt::<I>(x)
+        math32::cbrt(x)
     }
     #[inline(always)]
     fn erf_v<I: Isa>(x: f32) -> f32 {

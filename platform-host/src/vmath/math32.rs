@@ -196,7 +196,7 @@ pub fn log<I: Isa>(x: f32) -> f32 {
     let result = fma::<I>(e, LN2_HI, fma::<I>(e, LN2_LO, r));
     if x == 0.0 {
         f32::NEG_INFINITY
-    } else if !(x >= 0.0) {
+    } else if x < 0.0 || x.is_nan() {
         f32::NAN
     } else if x == f32::INFINITY {
         x
@@ -221,7 +221,7 @@ pub fn log1p<I: Isa>(x: f32) -> f32 {
         x // keeps the sign of zero
     } else if x == -1.0 {
         f32::NEG_INFINITY
-    } else if !(x >= -1.0) {
+    } else if x < -1.0 || x.is_nan() {
         f32::NAN
     } else if x == f32::INFINITY {
         x
@@ -409,7 +409,7 @@ pub fn rsqrt(x: f32) -> f32 {
 /// Cube root: a bit-trick estimate, then two Halley steps in `f64` (cubic
 /// convergence: 5% → 1e-4 → 1e-12), rounded once.
 #[inline(always)]
-pub fn cbrt<I: Isa>(x: f32) -> f32 {
+pub fn cbrt(x: f32) -> f32 {
     let a = x.abs();
     let tiny = a < f32::MIN_POSITIVE;
     let scaled = if tiny { a * 16_777_216.0 } else { a }; // 2^24
@@ -421,7 +421,7 @@ pub fn cbrt<I: Isa>(x: f32) -> f32 {
         y = y * (y3 + 2.0 * a64) / (2.0 * y3 + a64);
     }
     let r = copysign(y as f32, x);
-    if !(a < f32::INFINITY) || a == 0.0 {
+    if a == f32::INFINITY || a.is_nan() || a == 0.0 {
         x
     } else {
         r

@@ -187,7 +187,7 @@ pub fn log<I: Isa>(x: f64) -> f64 {
     let result = fma::<I>(e, LN2_HI, fma::<I>(e, LN2_LO, r));
     if x == 0.0 {
         f64::NEG_INFINITY
-    } else if !(x >= 0.0) {
+    } else if x < 0.0 || x.is_nan() {
         f64::NAN
     } else if x == f64::INFINITY {
         x
@@ -209,7 +209,7 @@ pub fn log1p<I: Isa>(x: f64) -> f64 {
         x // keeps the sign of zero
     } else if x == -1.0 {
         f64::NEG_INFINITY
-    } else if !(x >= -1.0) {
+    } else if x < -1.0 || x.is_nan() {
         f64::NAN
     } else if x == f64::INFINITY {
         x
