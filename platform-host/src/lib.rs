@@ -1,1 +1,3 @@
 //! platform-host (being written)
+
+pub mod vmath;
