@@ -153,11 +153,11 @@ ENTRY e {
     write("batch_norm_ops", bn, [x, scale, offset, mean, var, gy], rtol=1e-4, atol=1e-5)
     mapped = """HloModule map
 fma {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  c = f32[] constant(0.5)
-  m = f32[] multiply(a, b)
-  ROOT s = f32[] add(m, c)
+  fa = f32[] parameter(0)
+  fb = f32[] parameter(1)
+  half = f32[] constant(0.5)
+  prod = f32[] multiply(fa, fb)
+  ROOT sum = f32[] add(prod, half)
 }
 ENTRY e {
   x = f32[3,4] parameter(0)
@@ -173,10 +173,10 @@ ENTRY e {
     # --- control flow whose state elements trade places ----------------------
     swap = """HloModule swap
 cond {
-  p = (s32[], f32[4], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(5)
-  ROOT lt = pred[] compare(i, n), direction=LT
+  cp = (s32[], f32[4], f32[4]) parameter(0)
+  ci = s32[] get-tuple-element(cp), index=0
+  cn = s32[] constant(5)
+  ROOT lt = pred[] compare(ci, cn), direction=LT
 }
 body {
   p = (s32[], f32[4], f32[4]) parameter(0)
@@ -191,14 +191,14 @@ body {
   ROOT t = (s32[], f32[4], f32[4]) tuple(j, b, a2)
 }
 ENTRY e {
-  a = f32[4] parameter(0)
-  b = f32[4] parameter(1)
+  ea = f32[4] parameter(0)
+  eb = f32[4] parameter(1)
   z = s32[] constant(0)
-  s = (s32[], f32[4], f32[4]) tuple(z, a, b)
+  s = (s32[], f32[4], f32[4]) tuple(z, ea, eb)
   w = (s32[], f32[4], f32[4]) while(s), condition=cond, body=body
   r1 = f32[4] get-tuple-element(w), index=1
   r2 = f32[4] get-tuple-element(w), index=2
-  ROOT r = (f32[4], f32[4], f32[4]) tuple(r1, r2, a)
+  ROOT r = (f32[4], f32[4], f32[4]) tuple(r1, r2, ea)
 }
 """
     write("while_swapping_state", swap, [f32(4), f32(4)])

@@ -14,17 +14,7 @@ use platform_host::runner::HostRunner;
 use std::path::{Path, PathBuf};
 
 /// (case, file, why it is expected to fail).
-const KNOWN_GAPS: &[(&str, &str, &str)] = &[
-    (
-        "fori_loop",
-        "module.hlo",
-        "x <- 0.9x + i*sin(x) for i < 10 multiplies rounding differences by up to 9 per step; \
-         Host evaluates each op correctly rounded in f32 (matching NumPy float32 bit for bit), \
-         XLA CPU contracts 0.9x + i*sin(x) into an FMA and uses its own sin, and after 10 steps \
-         the two differ by 1e-4 relative, past the case's rtol of 2e-5",
-    ),
-    ("fori_loop", "optimized.hlo", "same program as module.hlo (see above)"),
-];
+const KNOWN_GAPS: &[(&str, &str, &str)] = &[];
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance")
