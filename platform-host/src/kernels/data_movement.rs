@@ -446,7 +446,7 @@ fn iota(ctx: &LowerCtx<'_>, id: InstrId, dimension: usize) -> Result<Box<dyn Thu
     }
     let ty = result.element_type;
     let kernel: IotaFn = with_real!(ty, T => iota_kernel::<T>(|v: u64| -> T { v.as_() }), _ => match ty {
-        ElementType::Pred => iota_kernel::<Pred>(|v| Pred::new(v != 0)),
+        ElementType::Pred => iota_kernel::<Pred>(|v| Pred((v != 0) as u8)),
         ElementType::C64 => iota_kernel::<num_complex::Complex32>(|v| num_complex::Complex32::new(v as f32, 0.0)),
         ElementType::C128 => iota_kernel::<num_complex::Complex64>(|v| num_complex::Complex64::new(v as f64, 0.0)),
         _ => return Err(Error::unimplemented(format!("iota of {ty}"))),

@@ -87,7 +87,7 @@ impl Gemm for Complex64 {
 pub(crate) unsafe fn int_gemm<T: Int>(m: usize, k: usize, n: usize, a: *const T, rsa: isize, csa: isize, b: *const T, rsb: isize, csb: isize, c: *mut T, rsc: isize, csc: isize) {
     for i in 0..m as isize {
         for j in 0..n as isize {
-            let mut acc = T::ZERO;
+            let mut acc = T::zeroed();
             for p in 0..k as isize {
                 // SAFETY: forwarded from the caller.
                 unsafe { acc = acc.wadd(a.offset(i * rsa + p * csa).read().wmul(b.offset(p * rsb + j * csb).read())) };

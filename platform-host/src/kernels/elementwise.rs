@@ -157,7 +157,7 @@ fn lower_select(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 // SAFETY: the thunk passes chunk pointers valid for `len`
                 // elements; element `i` is read before it is written.
                 unsafe {
-                    let v = if (*p.add(i)).get() { t.add(i).read() } else { f.add(i).read() };
+                    let v = if (*p.add(i)).0 != 0 { t.add(i).read() } else { f.add(i).read() };
                     o.add(i).write(v);
                 }
             }
@@ -218,7 +218,7 @@ fn lower_clamp(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let kernel: ClampFn = with_float!(ty, T => clamp_kernel::<T>(|a, b| a.max_nan(b), |a, b| a.min_nan(b)),
         _ => with_int!(ty, T => clamp_kernel::<T>(|a, b| Ord::max(a, b), |a, b| Ord::min(a, b)),
             _ => match ty {
-                ElementType::Pred => clamp_kernel::<Pred>(|a, b| a.max(b), |a, b| a.min(b)),
+                ElementType::Pred => clamp_kernel::<Pred>(|a, b| Pred(a.0.max(b.0)), |a, b| Pred(a.0.min(b.0))),
                 _ => return Err(Error::unimplemented(format!("clamp %{} of {ty}", instr.name))),
             }));
     let (lo, x, hi) = (
