@@ -317,3 +317,64 @@ fn compile_errors_name_the_unsupported_op() {
     assert_eq!(err.code(), Code::Unimplemented);
     assert!(err.message().contains("infeed") && err.message().contains("%i"), "{err}");
 }
+
+/// `out = (in0[i] + sum(tuple in1)[i], in0[i] * 2)` over 4 f32s, with the CPU
+/// ABI: `in1` is a table of two pointers, `out` a table of two pointers.
+unsafe extern "C" fn tuple_target(out: *mut std::ffi::c_void, ins: *const *const std::ffi::c_void) {
+    // SAFETY: the program below calls this with the shapes it documents.
+    unsafe {
+        let a = *ins as *const f32;
+        let table = *ins.add(1) as *const *const f32;
+        let (t0, t1) = (*table, *table.add(1));
+        let outs = out as *const *mut f32;
+        let (o0, o1) = (*outs, *outs.add(1));
+        for i in 0..4 {
+            *o0.add(i) = *a.add(i) + *t0.add(i) + *t1.add(i);
+            *o1.add(i) = *a.add(i) * 2.0;
+        }
+    }
+}
+
+unsafe extern "C" fn failing_target(
+    _out: *mut std::ffi::c_void,
+    _ins: *const *const std::ffi::c_void,
+    status: *mut platform_api::custom_call::XlaCustomCallStatus,
+) {
+    let msg = b"the target refused";
+    // SAFETY: `status` is the runtime's status object.
+    unsafe { platform_api::custom_call::XlaCustomCallStatusSetFailure(status, msg.as_ptr().cast(), msg.len()) };
+}
+
+#[test]
+fn custom_calls_get_pointer_tables_and_report_failures() {
+    use platform_api::custom_call::{register_target, Target};
+    register_target("host_test_tuple_target", "Host", Target::CpuOriginal(tuple_target)).unwrap();
+    register_target("host_test_failing_target", "Host", Target::CpuStatusReturning(failing_target)).unwrap();
+    let text = r#"
+HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  c = f32[4] negate(b)
+  t = (f32[4], f32[4]) tuple(b, c)
+  ROOT r = (f32[4], f32[4]) custom-call(a, t), custom_call_target="host_test_tuple_target"
+}
+"#;
+    let out = run_hlo(text, &[f32s(&[4], &[1., 2., 3., 4.]), f32s(&[4], &[5., 6., 7., 8.])])
+        .unwrap()
+        .decompose_tuple();
+    assert_eq!(out[0].data::<f32>().unwrap(), &[1., 2., 3., 4.]);
+    assert_eq!(out[1].data::<f32>().unwrap(), &[2., 4., 6., 8.]);
+    let failing = r#"
+HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  ROOT r = f32[4] custom-call(a), custom_call_target="host_test_failing_target", api_version=API_VERSION_STATUS_RETURNING
+}
+"#;
+    let err = run_hlo(failing, &[f32s(&[4], &[0.; 4])]).unwrap_err();
+    assert!(err.message().contains("the target refused") && err.message().contains("%r"), "{err}");
+    let missing = "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT r = f32[4] custom-call(a), custom_call_target=\"no_such_target\"\n}\n";
+    let err = HostRunner::compile(missing).err().unwrap();
+    assert!(err.message().contains("no_such_target"), "{err}");
+}
