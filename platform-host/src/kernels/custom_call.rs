@@ -35,7 +35,10 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let mut operands: Vec<(Shape, Vec<BufferSlice>)> = Vec::new();
     for k in 0..instr.operands.len() {
         operands.push((
-            ctx.operand(instr, k)?.shape.without_layout().with_default_layouts(),
+            ctx.operand(instr, k)?
+                .shape
+                .without_layout()
+                .with_default_layouts(),
             ctx.operand_leaves(instr, k)?.to_vec(),
         ));
     }
@@ -45,24 +48,35 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let mut aliases = Vec::new();
     for a in &attrs.output_to_operand_aliasing {
         let leaf_index = |shape: &Shape, path: &[usize]| -> Option<usize> {
-            shape.leaves().iter().position(|(p, _)| p.as_slice() == path)
+            shape
+                .leaves()
+                .iter()
+                .position(|(p, _)| p.as_slice() == path)
         };
-        let (Some(r), Some((shape, _))) = (leaf_index(&result_shape, &a.output_index), operands.get(a.operand)) else {
+        let (Some(r), Some((shape, _))) = (
+            leaf_index(&result_shape, &a.output_index),
+            operands.get(a.operand),
+        ) else {
             return Err(Error::invalid_argument(format!(
                 "custom-call %{}: output_to_operand_aliasing entry names no array",
                 instr.name
             )));
         };
         let o = leaf_index(shape, &a.operand_index).ok_or_else(|| {
-            Error::invalid_argument(format!("custom-call %{}: aliased operand index names no array", instr.name))
+            Error::invalid_argument(format!(
+                "custom-call %{}: aliased operand index names no array",
+                instr.name
+            ))
         })?;
         aliases.push((r, a.operand, o));
     }
     let operand_shapes: Vec<Shape> = operands.iter().map(|(s, _)| s.clone()).collect();
     Ok(thunk(instr.name.clone(), "custom-call", move |ctx| {
         let result_ptrs: Vec<*mut u8> = results.iter().map(|s| ctx.ptr(*s)).collect();
-        let mut operand_ptrs: Vec<Vec<*mut u8>> =
-            operands.iter().map(|(_, leaves)| leaves.iter().map(|s| ctx.ptr(*s)).collect()).collect();
+        let mut operand_ptrs: Vec<Vec<*mut u8>> = operands
+            .iter()
+            .map(|(_, leaves)| leaves.iter().map(|s| ctx.ptr(*s)).collect())
+            .collect();
         for &(r, k, o) in &aliases {
             let (src, dst) = (operand_ptrs[k][o], result_ptrs[r]);
             if src != dst {
@@ -88,7 +102,12 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
 /// The address to pass for a value of `shape` whose array leaves are `leaves`
 /// (starting at `*next`): the leaf itself, or a table of its elements'
 /// addresses.
-fn layout(shape: &Shape, leaves: &[*mut u8], next: &mut usize, tables: &mut Vec<Vec<u64>>) -> *mut u8 {
+fn layout(
+    shape: &Shape,
+    leaves: &[*mut u8],
+    next: &mut usize,
+    tables: &mut Vec<Vec<u64>>,
+) -> *mut u8 {
     match shape {
         Shape::Tuple(elements) => {
             let table: Vec<u64> = elements
@@ -96,7 +115,10 @@ fn layout(shape: &Shape, leaves: &[*mut u8], next: &mut usize, tables: &mut Vec<
                 .map(|e| layout(e, leaves, next, tables) as usize as u64)
                 .collect();
             tables.push(table);
-            tables.last_mut().map(|t| t.as_mut_ptr().cast()).unwrap_or(std::ptr::null_mut())
+            tables
+                .last_mut()
+                .map(|t| t.as_mut_ptr().cast())
+                .unwrap_or(std::ptr::null_mut())
         }
         Shape::Array(_) => {
             let p = leaves.get(*next).copied().unwrap_or(std::ptr::null_mut());

@@ -275,7 +275,10 @@ unsafe fn operand<'a, T>(p: *const T, out: *mut T, n: usize) -> vmath::Operand<'
 
 macro_rules! vmath_float {
     ($T:ident) => {
-        pub fn $T(op: Option<vmath::FloatUnary>, bin: Option<vmath::FloatBinary>) -> Option<(Option<UnaryFn>, Option<BinaryFn>)> {
+        pub fn $T(
+            op: Option<vmath::FloatUnary>,
+            bin: Option<vmath::FloatBinary>,
+        ) -> Option<(Option<UnaryFn>, Option<BinaryFn>)> {
             let u = op.map(|op| -> UnaryFn {
                 Arc::new(move |a: *const u8, out: *mut u8, n: usize| {
                     let (a, out) = (a.cast::<$T>(), out.cast::<$T>());
@@ -296,7 +299,12 @@ macro_rules! vmath_float {
                     let (a, b, out) = (a.cast::<$T>(), b.cast::<$T>(), out.cast::<$T>());
                     // SAFETY: as above.
                     unsafe {
-                        let r = vmath::$T::binary(op, operand(a, out, n), operand(b, out, n), view_mut(out, n));
+                        let r = vmath::$T::binary(
+                            op,
+                            operand(a, out, n),
+                            operand(b, out, n),
+                            view_mut(out, n),
+                        );
                         debug_assert!(r.is_ok());
                     }
                 })
@@ -331,7 +339,12 @@ mod vm {
             let (a, b, out) = (a.cast::<T>(), b.cast::<T>(), out.cast::<T>());
             // SAFETY: as above.
             unsafe {
-                let r = vmath::int::binary(op, operand(a, out, n), operand(b, out, n), view_mut(out, n));
+                let r = vmath::int::binary(
+                    op,
+                    operand(a, out, n),
+                    operand(b, out, n),
+                    view_mut(out, n),
+                );
                 debug_assert!(r.is_ok());
             }
         })
@@ -346,11 +359,23 @@ pub fn unary_fn(op: UnaryOp, input: ElementType, output: ElementType) -> Result<
     // correctly rounded ones, which chaotic programs (`fori_loop`) need bit for
     // bit; `vmath`'s polynomials are within an ulp but not always equal.
     if input == output {
-        let fu = vmath::FloatUnary::from_hlo(op)
-            .filter(|u| !matches!(u, vmath::FloatUnary::Sin | vmath::FloatUnary::Cos | vmath::FloatUnary::Tan));
+        let fu = vmath::FloatUnary::from_hlo(op).filter(|u| {
+            !matches!(
+                u,
+                vmath::FloatUnary::Sin | vmath::FloatUnary::Cos | vmath::FloatUnary::Tan
+            )
+        });
         match input {
-            ElementType::F32 => if let Some((Some(k), _)) = vm::f32(fu, None) { return Ok(k) },
-            ElementType::F64 => if let Some((Some(k), _)) = vm::f64(fu, None) { return Ok(k) },
+            ElementType::F32 => {
+                if let Some((Some(k), _)) = vm::f32(fu, None) {
+                    return Ok(k);
+                }
+            }
+            ElementType::F64 => {
+                if let Some((Some(k), _)) = vm::f64(fu, None) {
+                    return Ok(k);
+                }
+            }
             _ => {}
         }
         if let Some(iu) = vmath::int::IntUnary::from_hlo(op) {
@@ -380,7 +405,10 @@ pub fn unary_fn(op: UnaryOp, input: ElementType, output: ElementType) -> Result<
     }
 }
 
-fn complex_unary<C: ComplexSemantics + bytemuck::Pod + Send + Sync>(op: UnaryOp, output: ElementType) -> Result<UnaryFn>
+fn complex_unary<C: ComplexSemantics + bytemuck::Pod + Send + Sync>(
+    op: UnaryOp,
+    output: ElementType,
+) -> Result<UnaryFn>
 where
     C::Part: bytemuck::Pod + Send + Sync,
 {
@@ -400,15 +428,27 @@ where
 pub fn binary_fn(op: BinaryOp, input: ElementType, output: ElementType) -> Result<BinaryFn> {
     if op == BinaryOp::Complex {
         return match (input, output) {
-            (ElementType::F32, ElementType::C64) => Ok(binary(|a: f32, b: f32| Complex32::new(a, b))),
-            (ElementType::F64, ElementType::C128) => Ok(binary(|a: f64, b: f64| Complex64::new(a, b))),
+            (ElementType::F32, ElementType::C64) => {
+                Ok(binary(|a: f32, b: f32| Complex32::new(a, b)))
+            }
+            (ElementType::F64, ElementType::C128) => {
+                Ok(binary(|a: f64, b: f64| Complex64::new(a, b)))
+            }
             _ => Err(unsupported(op, input)),
         };
     }
     let fb = vmath::FloatBinary::from_hlo(op);
     match input {
-        ElementType::F32 => if let Some((_, Some(k))) = vm::f32(None, fb) { return Ok(k) },
-        ElementType::F64 => if let Some((_, Some(k))) = vm::f64(None, fb) { return Ok(k) },
+        ElementType::F32 => {
+            if let Some((_, Some(k))) = vm::f32(None, fb) {
+                return Ok(k);
+            }
+        }
+        ElementType::F64 => {
+            if let Some((_, Some(k))) = vm::f64(None, fb) {
+                return Ok(k);
+            }
+        }
         _ => {}
     }
     if let Some(ib) = vmath::int::IntBinary::from_hlo(op) {
@@ -448,36 +488,50 @@ pub fn compare_fn(
     let total = compare_type == Some(ComparisonType::TotalOrder);
     macro_rules! vmath_compare {
         ($T:ident, $call:expr) => {
-            Ok(Arc::new(move |a: *const u8, b: *const u8, out: *mut u8, n: usize| {
-                let (a, b) = (a.cast::<$T>(), b.cast::<$T>());
-                // The result has another type: an input can only share its
-                // memory when both are bytes; then copy that input first.
-                let (ta, tb);
-                let a = if a.cast::<u8>() == out.cast_const() {
-                    // SAFETY: `a` holds `n` elements.
-                    ta = unsafe { view(a, n) }.to_vec();
-                    ta.as_ptr()
-                } else {
-                    a
-                };
-                let b = if b.cast::<u8>() == out.cast_const() {
-                    // SAFETY: as above.
-                    tb = unsafe { view(b, n) }.to_vec();
-                    tb.as_ptr()
-                } else {
-                    b
-                };
-                // SAFETY: `n`-element buffers, now distinct from `out`.
-                unsafe {
-                    let r = $call(vmath::Operand::Slice(view(a, n)), vmath::Operand::Slice(view(b, n)), view_mut(out, n));
-                    debug_assert!(r.is_ok());
-                }
-            }))
+            Ok(Arc::new(
+                move |a: *const u8, b: *const u8, out: *mut u8, n: usize| {
+                    let (a, b) = (a.cast::<$T>(), b.cast::<$T>());
+                    // The result has another type: an input can only share its
+                    // memory when both are bytes; then copy that input first.
+                    let (ta, tb);
+                    let a = if a.cast::<u8>() == out.cast_const() {
+                        // SAFETY: `a` holds `n` elements.
+                        ta = unsafe { view(a, n) }.to_vec();
+                        ta.as_ptr()
+                    } else {
+                        a
+                    };
+                    let b = if b.cast::<u8>() == out.cast_const() {
+                        // SAFETY: as above.
+                        tb = unsafe { view(b, n) }.to_vec();
+                        tb.as_ptr()
+                    } else {
+                        b
+                    };
+                    // SAFETY: `n`-element buffers, now distinct from `out`.
+                    unsafe {
+                        let r = $call(
+                            vmath::Operand::Slice(view(a, n)),
+                            vmath::Operand::Slice(view(b, n)),
+                            view_mut(out, n),
+                        );
+                        debug_assert!(r.is_ok());
+                    }
+                },
+            ))
         };
     }
     match input {
-        ElementType::F32 => return vmath_compare!(f32, |a, b, o| vmath::f32::compare(direction, total, a, b, o)),
-        ElementType::F64 => return vmath_compare!(f64, |a, b, o| vmath::f64::compare(direction, total, a, b, o)),
+        ElementType::F32 => {
+            return vmath_compare!(f32, |a, b, o| vmath::f32::compare(
+                direction, total, a, b, o
+            ))
+        }
+        ElementType::F64 => {
+            return vmath_compare!(f64, |a, b, o| vmath::f64::compare(
+                direction, total, a, b, o
+            ))
+        }
         _ => {}
     }
     with_int!(input, T => return vmath_compare!(T, |a, b, o| vmath::int::compare::<T>(direction, a, b, o)), _ => ());
@@ -491,10 +545,18 @@ pub fn compare_fn(
             let f = sk::compare_int_fn::<u8>(direction);
             Ok(binary(move |a: Pred, b: Pred| Pred(f(a.0, b.0) as u8)))
         }
-        (ElementType::C64, Eq) => Ok(binary(|a: Complex32, b: Complex32| Pred(cs::eq(a, b) as u8))),
-        (ElementType::C64, Ne) => Ok(binary(|a: Complex32, b: Complex32| Pred(cs::ne(a, b) as u8))),
-        (ElementType::C128, Eq) => Ok(binary(|a: Complex64, b: Complex64| Pred(cs::eq(a, b) as u8))),
-        (ElementType::C128, Ne) => Ok(binary(|a: Complex64, b: Complex64| Pred(cs::ne(a, b) as u8))),
+        (ElementType::C64, Eq) => Ok(binary(
+            |a: Complex32, b: Complex32| Pred(cs::eq(a, b) as u8),
+        )),
+        (ElementType::C64, Ne) => Ok(binary(
+            |a: Complex32, b: Complex32| Pred(cs::ne(a, b) as u8),
+        )),
+        (ElementType::C128, Eq) => Ok(binary(
+            |a: Complex64, b: Complex64| Pred(cs::eq(a, b) as u8),
+        )),
+        (ElementType::C128, Ne) => Ok(binary(
+            |a: Complex64, b: Complex64| Pred(cs::ne(a, b) as u8),
+        )),
         _ => Err(unsupported(format!("compare {direction}"), input)),
     }
 }
@@ -505,12 +567,18 @@ pub fn convert_fn(from: ElementType, to: ElementType) -> Result<UnaryFn> {
     if from == to {
         return crate::with_width!(from.byte_size(), W => Ok(unary(|x: W| x)), _ => Err(unsupported("convert", from)));
     }
-    Ok(crate::with_type!(from, S => crate::with_type!(to, D => unary(|x: S| -> D { conv::convert::<S, D>(x) }))))
+    Ok(
+        crate::with_type!(from, S => crate::with_type!(to, D => unary(|x: S| -> D { conv::convert::<S, D>(x) }))),
+    )
 }
 
 /// `reduce-precision` of a float type to `exponent_bits` and `mantissa_bits`
 /// (the shared semantics: XLA's bit manipulation).
-pub fn reduce_precision_fn(ty: ElementType, exponent_bits: u32, mantissa_bits: u32) -> Result<UnaryFn> {
+pub fn reduce_precision_fn(
+    ty: ElementType,
+    exponent_bits: u32,
+    mantissa_bits: u32,
+) -> Result<UnaryFn> {
     if exponent_bits < 1 {
         return Err(Error::invalid_argument(
             "reduce-precision needs at least one exponent bit",
@@ -537,7 +605,12 @@ mod tests {
         b: &[T],
     ) -> Vec<R> {
         let mut out = vec![R::default(); a.len()];
-        f(a.as_ptr().cast(), b.as_ptr().cast(), out.as_mut_ptr().cast(), a.len());
+        f(
+            a.as_ptr().cast(),
+            b.as_ptr().cast(),
+            out.as_mut_ptr().cast(),
+            a.len(),
+        );
         out
     }
 
@@ -559,11 +632,20 @@ mod tests {
         let shl = binary_fn(BinaryOp::ShiftLeft, ElementType::S8, ElementType::S8).unwrap();
         let out: Vec<i8> = run_binary(&shl, &[1i8, 1, 1], &[3, 8, -1]);
         assert_eq!(out, [8, 0, 0]);
-        let sra =
-            binary_fn(BinaryOp::ShiftRightArithmetic, ElementType::S8, ElementType::S8).unwrap();
+        let sra = binary_fn(
+            BinaryOp::ShiftRightArithmetic,
+            ElementType::S8,
+            ElementType::S8,
+        )
+        .unwrap();
         let out: Vec<i8> = run_binary(&sra, &[-16i8, -16, 16], &[2, 9, 9]);
         assert_eq!(out, [-4, -1, 0]);
-        let srl = binary_fn(BinaryOp::ShiftRightLogical, ElementType::S8, ElementType::S8).unwrap();
+        let srl = binary_fn(
+            BinaryOp::ShiftRightLogical,
+            ElementType::S8,
+            ElementType::S8,
+        )
+        .unwrap();
         let out: Vec<i8> = run_binary(&srl, &[-16i8, -16], &[4, 8]);
         assert_eq!(out, [15, 0]);
     }
@@ -631,12 +713,18 @@ mod tests {
     #[test]
     fn reduce_precision_to_bf16_matches_rounding() {
         let f = reduce_precision_fn(ElementType::F32, 8, 7).unwrap();
-        let xs = [1.0f32 + 1.0 / 256.0, 1.0 + 3.0 / 256.0, f32::MAX, 1e-39, f32::NAN];
+        let xs = [
+            1.0f32 + 1.0 / 256.0,
+            1.0 + 3.0 / 256.0,
+            f32::MAX,
+            1e-39,
+            f32::NAN,
+        ];
         let out: Vec<f32> = run_unary(&f, &xs);
         assert_eq!(out[0], 1.0); // tie to even
         assert_eq!(out[1], 1.0 + 4.0 / 256.0); // tie to even (up)
         assert!(out[2].is_infinite()); // rounds past the largest bf16
-        // Same exponent width: denormals are rounded, not flushed.
+                                       // Same exponent width: denormals are rounded, not flushed.
         assert_eq!(out[3], bf16::from_f32(1e-39).to_f32());
         assert!(out[4].is_nan());
         for x in [0.1f32, -3.75, 1234.567] {

@@ -9,7 +9,6 @@
 
 use bytemuck::{Pod, Zeroable};
 
-
 /// A `pred` element: one byte, 0 or 1 when written by a kernel (any non-zero
 /// byte reads as true). The shared semantics' type, so conversions and
 /// comparisons take it directly.

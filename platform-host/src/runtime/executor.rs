@@ -70,9 +70,8 @@ impl MemoryState {
         if pending.is_empty() {
             return;
         }
-        let (ready, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut *pending)
-            .into_iter()
-            .partition(|p| {
+        let (ready, waiting): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut *pending).into_iter().partition(|p| {
                 p.waits.iter().all(|(stream, ticket)| {
                     stream.upgrade().is_none_or(|s| s.progress().1 >= *ticket)
                 })
@@ -87,7 +86,11 @@ impl MemoryState {
 impl Drop for MemoryState {
     fn drop(&mut self) {
         // Streams hold their executor alive, so none is left: free everything.
-        let pending = self.pending.get_mut().map(std::mem::take).unwrap_or_default();
+        let pending = self
+            .pending
+            .get_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
         for p in pending {
             self.free_now(p.ptr, p.size);
         }
