@@ -374,6 +374,44 @@ ENTRY e {
 }
 
 #[test]
+fn replicated_reduce_scatter_all_to_all_and_broadcast() {
+    let text = r#"
+HloModule m, replica_count=2
+mx {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] maximum(a, b)
+}
+ENTRY e {
+  x = s32[4] parameter(0)
+  rs = s32[2] reduce-scatter(x), replica_groups={{0,1}}, dimensions={0}, to_apply=mx
+  a2a = s32[4] all-to-all(x), replica_groups={{0,1}}, dimensions={0}
+  bc = s32[4] collective-broadcast(x), replica_groups={{0,1}}
+  ROOT t = (s32[2], s32[4], s32[4]) tuple(rs, a2a, bc)
+}
+"#;
+    // Replica r holds [10r, 10r+1, 10r+2, 10r+3] (replica 1 reversed).
+    let inputs = |r: usize| {
+        let v: Vec<i32> = if r == 0 {
+            vec![0, 1, 2, 3]
+        } else {
+            vec![13, 12, 11, 10]
+        };
+        vec![Literal::from_slice(&[4], &v).unwrap()]
+    };
+    let results = run_replicated(text, 2, inputs);
+    let parts: Vec<Vec<Literal>> = results.into_iter().map(|l| l.decompose_tuple()).collect();
+    // max over replicas = [13, 12, 11, 10]; replica r keeps block r.
+    assert_eq!(parts[0][0].data::<i32>().unwrap(), &[13, 12]);
+    assert_eq!(parts[1][0].data::<i32>().unwrap(), &[11, 10]);
+    // all-to-all: block j of replica i goes to replica j, position i.
+    assert_eq!(parts[0][1].data::<i32>().unwrap(), &[0, 1, 13, 12]);
+    assert_eq!(parts[1][1].data::<i32>().unwrap(), &[2, 3, 11, 10]);
+    // broadcast from the group's first member.
+    assert_eq!(parts[1][2].data::<i32>().unwrap(), &[0, 1, 2, 3]);
+}
+
+#[test]
 fn compile_errors_name_the_unsupported_op() {
     let text = "HloModule m\nENTRY e {\n  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)\n}\n";
     let err = HostRunner::compile(text).err().unwrap();

@@ -94,7 +94,12 @@ impl Canonical {
     /// The canonical data: `src` itself, or a copy in `buf` (also made when
     /// the data holds subnormals, which the copy flushes to zero: see
     /// [`super::denormal`]).
-    fn get<T: MaybeFlushable>(&self, src: *const u8, buf: &mut Vec<T>, staging: &mut Vec<u64>) -> *const T {
+    fn get<T: MaybeFlushable>(
+        &self,
+        src: *const u8,
+        buf: &mut Vec<T>,
+        staging: &mut Vec<u64>,
+    ) -> *const T {
         if self.copy.is_none() && self.convert.is_none() {
             if T::FLOAT {
                 // SAFETY: an unconverted operand holds `elements` values of T.
@@ -121,7 +126,9 @@ impl Canonical {
         match &self.convert {
             Some(f) => f(from, buf.as_mut_ptr().cast(), self.elements),
             // SAFETY: `from` holds `elements` values of T.
-            None => unsafe { std::ptr::copy_nonoverlapping(from.cast::<T>(), buf.as_mut_ptr(), self.elements) },
+            None => unsafe {
+                std::ptr::copy_nonoverlapping(from.cast::<T>(), buf.as_mut_ptr(), self.elements)
+            },
         }
         if T::FLOAT && T::any_subnormal(buf) {
             T::flush(buf);

@@ -118,7 +118,18 @@ macro_rules! other {
         }
     )*};
 }
-other!(i8, i16, i32, i64, u8, u16, u32, u64, num_complex::Complex32, num_complex::Complex64);
+other!(
+    i8,
+    i16,
+    i32,
+    i64,
+    u8,
+    u16,
+    u32,
+    u64,
+    num_complex::Complex32,
+    num_complex::Complex64
+);
 
 #[cfg(test)]
 mod tests {

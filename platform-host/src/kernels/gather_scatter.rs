@@ -514,8 +514,16 @@ fn scatter(
         // indexed, indices laid out point after point: update `p` goes to the
         // position its index vector names.
         let row_major_points = platform_api::shape::row_major_strides(&walk.point_dims);
-        let unit = if walk.component_stride == 1 { walk.components } else { 1 };
-        let contiguous = walk.point_strides.iter().zip(&row_major_points).all(|(a, b)| *a == b * unit);
+        let unit = if walk.component_stride == 1 {
+            walk.components
+        } else {
+            1
+        };
+        let contiguous = walk
+            .point_strides
+            .iter()
+            .zip(&row_major_points)
+            .all(|(a, b)| *a == b * unit);
         if window_sizes.is_empty() && batching.is_empty() && rank == start_map.len() && contiguous {
             for p in 0..points {
                 let base = p * unit;
@@ -542,7 +550,11 @@ fn scatter(
         // As in gather: unnamed dimensions of `start` stay 0, and `w` is all
         // zeros again whenever `next_index` finishes a window.
         for _ in 0..points {
-            let point_off: usize = coords.iter().zip(&walk.point_strides).map(|(c, st)| c * st).sum();
+            let point_off: usize = coords
+                .iter()
+                .zip(&walk.point_strides)
+                .map(|(c, st)| c * st)
+                .sum();
             for (k, &od) in start_map.iter().enumerate() {
                 start[od] = indices[point_off + k * walk.component_stride];
             }
@@ -552,10 +564,22 @@ fn scatter(
             let fits = (0..rank).all(|x| start[x] >= 0 && start[x] <= limits[x]);
             if fits {
                 let base: usize = (0..rank).map(|x| start[x] as usize * op_strides[x]).sum();
-                let upd_base: usize = coords.iter().zip(&point_upd_strides).map(|(c, s)| c * s).sum();
+                let upd_base: usize = coords
+                    .iter()
+                    .zip(&point_upd_strides)
+                    .map(|(c, s)| c * s)
+                    .sum();
                 loop {
-                    let o = base + w.iter().zip(&win_op_strides).map(|(a, s)| a * s).sum::<usize>();
-                    let u = upd_base + w.iter().zip(&win_upd_strides).map(|(a, s)| a * s).sum::<usize>();
+                    let o = base
+                        + w.iter()
+                            .zip(&win_op_strides)
+                            .map(|(a, s)| a * s)
+                            .sum::<usize>();
+                    let u = upd_base
+                        + w.iter()
+                            .zip(&win_upd_strides)
+                            .map(|(a, s)| a * s)
+                            .sum::<usize>();
                     pairs.push((o, u));
                     if !platform_api::index::next_index(&mut w, &window_sizes) {
                         break;
@@ -583,14 +607,35 @@ unsafe fn widen_indices(p: *const u8, n: usize, ty: ElementType) -> Vec<i64> {
     // SAFETY: forwarded.
     unsafe {
         match ty {
-            ElementType::S8 => std::slice::from_raw_parts(p.cast::<i8>(), n).iter().map(|&v| v as i64).collect(),
-            ElementType::S16 => std::slice::from_raw_parts(p.cast::<i16>(), n).iter().map(|&v| v as i64).collect(),
-            ElementType::S32 => std::slice::from_raw_parts(p.cast::<i32>(), n).iter().map(|&v| v as i64).collect(),
+            ElementType::S8 => std::slice::from_raw_parts(p.cast::<i8>(), n)
+                .iter()
+                .map(|&v| v as i64)
+                .collect(),
+            ElementType::S16 => std::slice::from_raw_parts(p.cast::<i16>(), n)
+                .iter()
+                .map(|&v| v as i64)
+                .collect(),
+            ElementType::S32 => std::slice::from_raw_parts(p.cast::<i32>(), n)
+                .iter()
+                .map(|&v| v as i64)
+                .collect(),
             ElementType::S64 => std::slice::from_raw_parts(p.cast::<i64>(), n).to_vec(),
-            ElementType::U8 => std::slice::from_raw_parts(p, n).iter().map(|&v| v as i64).collect(),
-            ElementType::U16 => std::slice::from_raw_parts(p.cast::<u16>(), n).iter().map(|&v| v as i64).collect(),
-            ElementType::U32 => std::slice::from_raw_parts(p.cast::<u32>(), n).iter().map(|&v| v as i64).collect(),
-            _ => std::slice::from_raw_parts(p.cast::<u64>(), n).iter().map(|&v| v.min(i64::MAX as u64) as i64).collect(),
+            ElementType::U8 => std::slice::from_raw_parts(p, n)
+                .iter()
+                .map(|&v| v as i64)
+                .collect(),
+            ElementType::U16 => std::slice::from_raw_parts(p.cast::<u16>(), n)
+                .iter()
+                .map(|&v| v as i64)
+                .collect(),
+            ElementType::U32 => std::slice::from_raw_parts(p.cast::<u32>(), n)
+                .iter()
+                .map(|&v| v as i64)
+                .collect(),
+            _ => std::slice::from_raw_parts(p.cast::<u64>(), n)
+                .iter()
+                .map(|&v| v.min(i64::MAX as u64) as i64)
+                .collect(),
         }
     }
 }

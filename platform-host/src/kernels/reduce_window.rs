@@ -242,6 +242,13 @@ fn typed(
             Some(typed_thunk::<$T, _>(name, geo, $f, input, init, out))
         };
     }
+    match (op, ty) {
+        (Maximum, ElementType::F32) => return go!(f32, super::scalar_ops::max_f32),
+        (Minimum, ElementType::F32) => return go!(f32, super::scalar_ops::min_f32),
+        (Maximum, ElementType::F64) => return go!(f64, super::scalar_ops::max_f64),
+        (Minimum, ElementType::F64) => return go!(f64, super::scalar_ops::min_f64),
+        _ => {}
+    }
     with_float!(ty, T => return match op {
         Add => go!(T, |a: T, b: T| a.add(b)),
         Multiply => go!(T, |a: T, b: T| a.mul(b)),

@@ -129,6 +129,48 @@ pub trait Float: FloatSemantics + bytemuck::Pod + Send + Sync + 'static {
 }
 impl<T: FloatSemantics + bytemuck::Pod + Send + Sync + 'static> Float for T {}
 
+/// Branch-free `maximum` / `minimum` for f32 and f64, bit for bit the shared
+/// semantics' (NaN propagates as the first NaN operand, `-0 < +0`, ties give
+/// the first operand) but written as selects so reductions vectorize.
+macro_rules! fast_min_max {
+    ($t:ty, $max:ident, $min:ident) => {
+        #[inline(always)]
+        pub fn $max(a: $t, b: $t) -> $t {
+            let m = if a > b { a } else { b };
+            // Equal values: identical bits, except ±0 where AND keeps +0.
+            let m = if a == b {
+                <$t>::from_bits(a.to_bits() & b.to_bits())
+            } else {
+                m
+            };
+            let m = if b.is_nan() { b } else { m };
+            if a.is_nan() {
+                a
+            } else {
+                m
+            }
+        }
+        #[inline(always)]
+        pub fn $min(a: $t, b: $t) -> $t {
+            let m = if a < b { a } else { b };
+            // Equal values: identical bits, except ±0 where OR keeps -0.
+            let m = if a == b {
+                <$t>::from_bits(a.to_bits() | b.to_bits())
+            } else {
+                m
+            };
+            let m = if b.is_nan() { b } else { m };
+            if a.is_nan() {
+                a
+            } else {
+                m
+            }
+        }
+    };
+}
+fast_min_max!(f32, max_f32, min_f32);
+fast_min_max!(f64, max_f64, min_f64);
+
 /// Integer element types, with the shared semantics as methods.
 pub trait Int: IntSemantics + bytemuck::Pod + Ord + Send + Sync + 'static {
     #[inline(always)]
@@ -671,6 +713,41 @@ mod tests {
         assert!(out[2] == 0.0 && out[2].is_sign_positive());
         assert_eq!(out[3], 1.0);
         assert!(out[4].is_nan());
+    }
+
+    #[test]
+    fn fast_min_max_match_the_semantics_bit_for_bit() {
+        let vals = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            2.5,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+            f32::from_bits(0x7f80_0001),
+            1e-40,
+            f32::MIN_POSITIVE,
+        ];
+        for &a in &vals {
+            for &b in &vals {
+                assert_eq!(
+                    max_f32(a, b).to_bits(),
+                    fs::maximum(a, b).to_bits(),
+                    "max({a}, {b})"
+                );
+                assert_eq!(
+                    min_f32(a, b).to_bits(),
+                    fs::minimum(a, b).to_bits(),
+                    "min({a}, {b})"
+                );
+                let (x, y) = (a as f64, b as f64);
+                assert_eq!(max_f64(x, y).to_bits(), fs::maximum(x, y).to_bits());
+                assert_eq!(min_f64(x, y).to_bits(), fs::minimum(x, y).to_bits());
+            }
+        }
     }
 
     #[test]

@@ -194,7 +194,11 @@ fn order_by_keys(keys: &[u64]) -> Vec<u32> {
             .collect();
         radix_pairs(pairs, bits, |k| k as u64)
     } else {
-        let pairs: Vec<(u64, u32)> = keys.iter().enumerate().map(|(i, &k)| (k - min, i as u32)).collect();
+        let pairs: Vec<(u64, u32)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (k - min, i as u32))
+            .collect();
         radix_pairs(pairs, bits, |k| k)
     }
 }
@@ -202,7 +206,11 @@ fn order_by_keys(keys: &[u64]) -> Vec<u32> {
 /// LSD radix sort of (key, position) pairs on 11-bit digits, moving the pairs
 /// themselves (sequential reads); histograms of every digit are taken in one
 /// pass up front. Stable; returns the positions in order.
-fn radix_pairs<K: Copy + Default>(mut pairs: Vec<(K, u32)>, bits: u32, wide: impl Fn(K) -> u64) -> Vec<u32> {
+fn radix_pairs<K: Copy + Default>(
+    mut pairs: Vec<(K, u32)>,
+    bits: u32,
+    wide: impl Fn(K) -> u64,
+) -> Vec<u32> {
     const DIGIT: u32 = 11;
     const BUCKETS: usize = 1 << DIGIT;
     let passes = bits.div_ceil(DIGIT) as usize;
@@ -241,7 +249,14 @@ fn radix_pairs<K: Copy + Default>(mut pairs: Vec<(K, u32)>, bits: u32, wide: imp
 /// # Safety
 /// Every position reached must be inside `src` and `dst`, which must not
 /// overlap.
-unsafe fn permute_line(src: usize, dst: usize, w: usize, order: &[u32], base: usize, stride: usize) {
+unsafe fn permute_line(
+    src: usize,
+    dst: usize,
+    w: usize,
+    order: &[u32],
+    base: usize,
+    stride: usize,
+) {
     crate::with_width!(w, W => {
         let (s, d) = (src as *const W, dst as *mut W);
         for (j, &o) in order.iter().enumerate() {
@@ -417,7 +432,9 @@ fn sort(
                 for k in 0..n_ops {
                     // SAFETY: positions of this line in operand and result
                     // `k`; lines are disjoint.
-                    unsafe { permute_line(ins[k], outs[k], widths[k], &order, o * n * inner + i, inner) };
+                    unsafe {
+                        permute_line(ins[k], outs[k], widths[k], &order, o * n * inner + i, inner)
+                    };
                 }
             }
         });
