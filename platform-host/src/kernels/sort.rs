@@ -223,7 +223,7 @@ fn radix_pairs<K: Copy + Default>(
     }
     let mut tmp = vec![(K::default(), 0u32); pairs.len()];
     for (p, h) in hist.iter().enumerate() {
-        if h.iter().any(|&c| c == pairs.len()) {
+        if h.contains(&pairs.len()) {
             continue; // every key has the same digit here
         }
         let mut offsets = [0usize; BUCKETS];
