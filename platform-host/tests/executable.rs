@@ -504,3 +504,45 @@ ENTRY e {
     let err = HostRunner::compile(missing).err().unwrap();
     assert!(err.message().contains("no_such_target"), "{err}");
 }
+
+#[test]
+fn loop_invariant_state_is_not_copied() {
+    // `w` passes through the loop unchanged: the loop state uses the argument
+    // buffer itself, and returning it returns that buffer.
+    let text = r#"
+HloModule m
+lcond {
+  cp = (s32[], f32[8]) parameter(0)
+  ci = s32[] get-tuple-element(cp), index=0
+  cn = s32[] constant(3)
+  ROOT lt = pred[] compare(ci, cn), direction=LT
+}
+lbody {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  w = f32[8] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], f32[8]) tuple(j, w)
+}
+ENTRY e {
+  z = s32[] constant(0)
+  x = f32[8] parameter(0)
+  s = (s32[], f32[8]) tuple(z, x)
+  l = (s32[], f32[8]) while(s), condition=lcond, body=lbody
+  n = s32[] get-tuple-element(l), index=0
+  y = f32[8] get-tuple-element(l), index=1
+  ROOT r = (s32[], f32[8]) tuple(n, y)
+}
+"#;
+    let runner = HostRunner::compile(text).unwrap();
+    let args = runner.to_device(&[f32s(&[8], &[1.5; 8])]).unwrap();
+    let result = runner.run_buffers(&args).unwrap();
+    assert!(Arc::ptr_eq(result.leaves()[1].2, &args[0].nodes()[0]));
+    let out = HostTransferManager::new()
+        .transfer_literal_from_device(&runner.stream, &result)
+        .unwrap()
+        .decompose_tuple();
+    assert_eq!(out[0].data::<i32>().unwrap(), &[3]);
+    assert_eq!(out[1].data::<f32>().unwrap(), &[1.5; 8]);
+}
