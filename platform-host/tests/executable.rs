@@ -546,3 +546,36 @@ ENTRY e {
     assert_eq!(out[0].data::<i32>().unwrap(), &[3]);
     assert_eq!(out[1].data::<f32>().unwrap(), &[1.5; 8]);
 }
+
+#[test]
+fn runs_through_the_registry_like_any_client() {
+    use platform_api::registry;
+    let platform = registry::platform("cpu").unwrap();
+    let executor = platform.executor(0).unwrap();
+    let stream = executor.clone().create_stream().unwrap();
+    let compiler = registry::compiler(platform.id()).unwrap();
+    let transfer = registry::transfer_manager(platform.id()).unwrap();
+    let module = HloModule::parse(
+        "HloModule m\nENTRY e {\n  x = f32[2,3]{0,1} parameter(0)\n  ROOT t = f32[3,2]{1,0} transpose(x), dimensions={1,0}\n}\n",
+    )
+    .unwrap();
+    let exe = compiler
+        .compile(module, &executor, &CompileOptions::default())
+        .unwrap();
+    // The argument's layout is column-major on the host: the transfer manager
+    // gives the device buffer a row-major shape and permutes the bytes.
+    let mut arg = f32s(&[2, 3], &[1., 2., 3., 4., 5., 6.]);
+    arg.set_layout(Some(platform_api::Layout {
+        minor_to_major: vec![0, 1],
+        ..Default::default()
+    }));
+    let buf = transfer.literal_to_device(&stream, &arg).unwrap();
+    let out = exe
+        .execute_on_stream(&RunOptions::new(stream.clone()), &[&buf])
+        .unwrap();
+    let lit = transfer
+        .transfer_literal_from_device(&stream, &out)
+        .unwrap();
+    assert_eq!(lit.data::<f32>().unwrap(), &[1., 4., 2., 5., 3., 6.]);
+    assert!(exe.peak_memory_bytes().is_some());
+}
