@@ -280,11 +280,21 @@ pub fn while_invariant_leaves(module: &HloModule, body: platform_api::hlo::CompI
             }
             _ => vec![None; count],
         };
-        origin.push(if mine.len() == count { mine } else { vec![None; count] });
+        origin.push(if mine.len() == count {
+            mine
+        } else {
+            vec![None; count]
+        });
     }
     origin
         .get(comp.root.index())
-        .map(|leaves| leaves.iter().enumerate().map(|(k, o)| *o == Some(k)).collect())
+        .map(|leaves| {
+            leaves
+                .iter()
+                .enumerate()
+                .map(|(k, o)| *o == Some(k))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
