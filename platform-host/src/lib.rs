@@ -1,1 +1,76 @@
-//! platform-host (being written)
+//! Platform "Host" (alias "cpu", priority 60): a compiler for the CPU and a
+//! runtime that runs its output with all cores.
+//!
+//! # Structure
+//! * [`runtime`]: the platform, executors (aligned host memory with
+//!   accounting), streams (worker threads with ordered queues), events, the
+//!   shared compute pool, the rendezvous for collectives, the transfer manager.
+//! * [`compiler`]: HLO passes, buffer assignment by liveness, lowering to
+//!   thunks.
+//! * [`thunk`]: the compiled form: [`thunk::Thunk`]s over [`thunk::BufferSlice`]s
+//!   of an execution's allocations, grouped in [`thunk::ThunkSequence`]s.
+//! * [`kernels`]: one module per op family; each lowers an instruction to a
+//!   thunk with typed inner loops.
+//! * [`fusion`]: how `fusion` instructions run (behind one interface so that
+//!   generated fused loops can replace it).
+//! * [`executable`]: argument checks, result allocation, enqueueing.
+//! * [`runner`]: compile HLO text and run it on literals (tests, tools).
+//!
+//! The crate registers itself with `inventory`: linking it is enough for the
+//! registry to find "Host" (or "cpu").
+
+pub mod compiler;
+pub mod executable;
+pub mod fusion;
+pub mod kernels;
+pub mod runner;
+pub mod runtime;
+pub mod thunk;
+
+use platform_api::registry::{
+    Availability, CompilerRegistration, PlatformRegistration, TransferManagerRegistration,
+};
+use platform_api::{Compiler, Platform, PlatformOptions, Result, TransferManager};
+use std::sync::Arc;
+
+pub use compiler::HostCompiler;
+pub use executable::HostExecutable;
+pub use runtime::{HostExecutor, HostPlatform, HostStream, HostTransferManager};
+
+/// The platform's registered name (and the id compilers and transfer managers
+/// are registered under).
+pub const PLATFORM_NAME: &str = "Host";
+
+fn probe() -> Availability {
+    Availability::Available { devices: 1 }
+}
+
+fn create(options: &PlatformOptions) -> Result<Arc<dyn Platform>> {
+    Ok(Arc::new(HostPlatform::new(options)?))
+}
+
+fn create_compiler() -> Arc<dyn Compiler> {
+    Arc::new(HostCompiler)
+}
+
+fn create_transfer_manager() -> Arc<dyn TransferManager> {
+    Arc::new(HostTransferManager::new())
+}
+
+platform_api::inventory::submit! {
+    PlatformRegistration {
+        name: PLATFORM_NAME,
+        aliases: &["cpu"],
+        priority: 60,
+        probe,
+        create,
+    }
+}
+
+platform_api::inventory::submit! {
+    CompilerRegistration { platform: PLATFORM_NAME, create: create_compiler }
+}
+
+platform_api::inventory::submit! {
+    TransferManagerRegistration { platform: PLATFORM_NAME, create: create_transfer_manager }
+}

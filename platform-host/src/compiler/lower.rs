@@ -1,0 +1,258 @@
+//! Lowering a computation to a [`ThunkSequence`].
+//!
+//! [`compile_computation`] runs in three steps:
+//! 1. compile the nested computations of control flow and fusions first (each is
+//!    a sequence of its own), which tells how much scratch their instruction
+//!    needs for the nested arena;
+//! 2. assign buffers ([`buffer_assignment::assign`]);
+//! 3. lower each instruction that defines values to a thunk
+//!    ([`crate::kernels::lower`]), with a [`LowerCtx`] that hands it its
+//!    operands' and results' slices; then append the final copies.
+
+use super::buffer_assignment::{self, BufferAssignment, OutputMode, SequenceMode};
+use crate::fusion;
+use crate::kernels;
+use crate::thunk::{thunk, BufferSlice, Thunk, ThunkSequence};
+use platform_api::hlo::{CompId, HloComputation, HloInstruction, InstrId, Op};
+use platform_api::{ArrayShape, CompileOptions, Error, HloModule, Result, Shape};
+
+/// Nested sequences an instruction runs, compiled before its computation's
+/// buffers are assigned.
+pub enum Nested {
+    While {
+        condition: ThunkSequence,
+        body: ThunkSequence,
+    },
+    Conditional {
+        branches: Vec<ThunkSequence>,
+    },
+    Call {
+        callee: ThunkSequence,
+    },
+    Fusion(fusion::FusionPlan),
+}
+
+impl Nested {
+    /// Scratch the instruction needs for the nested arena(s) (they never run at
+    /// the same time, so they share it).
+    pub fn scratch_bytes(&self) -> usize {
+        match self {
+            Nested::While { condition, body } => condition.temp_bytes.max(body.temp_bytes),
+            Nested::Conditional { branches } => {
+                branches.iter().map(|b| b.temp_bytes).max().unwrap_or(0)
+            }
+            Nested::Call { callee } => callee.temp_bytes,
+            Nested::Fusion(plan) => plan.scratch_bytes(),
+        }
+    }
+}
+
+/// What a kernel's lowering sees: the instruction's computation, its buffer
+/// assignment and the compile options.
+pub struct LowerCtx<'a> {
+    pub module: &'a HloModule,
+    pub comp: &'a HloComputation,
+    pub assignment: &'a BufferAssignment,
+    pub options: &'a CompileOptions,
+}
+
+impl<'a> LowerCtx<'a> {
+    pub fn instr(&self, id: InstrId) -> &'a HloInstruction {
+        self.comp.instr(id)
+    }
+
+    /// Operand `k` of `instr`.
+    pub fn operand(&self, instr: &HloInstruction, k: usize) -> Result<&'a HloInstruction> {
+        Ok(self.comp.instr(instr.operand(k)?))
+    }
+
+    /// The array shape of operand `k`, or an error naming the instruction.
+    pub fn operand_array(&self, instr: &HloInstruction, k: usize) -> Result<&'a ArrayShape> {
+        let op = self.operand(instr, k)?;
+        op.shape.as_array().ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "%{}: operand {k} (%{}) must be an array, not {}",
+                instr.name, op.name, op.shape
+            ))
+        })
+    }
+
+    /// The array shape of `instr`'s result.
+    pub fn result_array(&self, instr: &'a HloInstruction) -> Result<&'a ArrayShape> {
+        instr.shape.as_array().ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "%{} ({}) must produce an array, not {}",
+                instr.name,
+                instr.opcode(),
+                instr.shape
+            ))
+        })
+    }
+
+    /// The slices of operand `k`'s array leaves.
+    pub fn operand_leaves(&self, instr: &HloInstruction, k: usize) -> Result<&'a [BufferSlice]> {
+        Ok(self.assignment.slices(instr.operand(k)?))
+    }
+
+    /// The slice of operand `k`, which must be a single array.
+    pub fn operand_slice(&self, instr: &HloInstruction, k: usize) -> Result<BufferSlice> {
+        match self.operand_leaves(instr, k)? {
+            [one] if self.operand(instr, k)?.shape.is_array() => Ok(*one),
+            _ => Err(Error::invalid_argument(format!(
+                "%{}: operand {k} must be a single array",
+                instr.name
+            ))),
+        }
+    }
+
+    /// The slices of an instruction's result leaves.
+    pub fn result_leaves(&self, id: InstrId) -> &'a [BufferSlice] {
+        self.assignment.slices(id)
+    }
+
+    /// The slice of an instruction's result, which must be a single array.
+    pub fn result_slice(&self, id: InstrId) -> Result<BufferSlice> {
+        let instr = self.instr(id);
+        match self.result_leaves(id) {
+            [one] if instr.shape.is_array() => Ok(*one),
+            _ => Err(Error::invalid_argument(format!(
+                "%{} must produce a single array, not {}",
+                instr.name, instr.shape
+            ))),
+        }
+    }
+
+    /// The instruction's scratch slice, if it asked for scratch.
+    pub fn scratch(&self, id: InstrId) -> Option<BufferSlice> {
+        self.assignment.scratch[id.index()]
+    }
+}
+
+/// Compiles computation `comp_id` of `module` to a thunk sequence with calling
+/// convention `mode`.
+pub fn compile_computation(
+    module: &HloModule,
+    comp_id: CompId,
+    mode: SequenceMode,
+    options: &CompileOptions,
+    profile_thunks: bool,
+) -> Result<ThunkSequence> {
+    let comp = module
+        .computations
+        .get(comp_id.index())
+        .ok_or_else(|| Error::invalid_argument(format!("no computation #{}", comp_id.0)))?;
+    let n = comp.instructions.len();
+
+    // 1. Nested sequences.
+    let mut nested: Vec<Option<Nested>> = Vec::with_capacity(n);
+    let mut scratch_bytes = vec![0usize; n];
+    for (i, instr) in comp.instructions.iter().enumerate() {
+        let plan = compile_nested(module, instr, options)
+            .map_err(|e| e.context(format_args!("in %{}", instr.name)))?;
+        if let Some(p) = &plan {
+            scratch_bytes[i] = p.scratch_bytes();
+        }
+        nested.push(plan);
+    }
+
+    // 2. Buffers.
+    let assignment = buffer_assignment::assign(module, comp, mode, &scratch_bytes)?;
+
+    // 3. Thunks.
+    let ctx = LowerCtx {
+        module,
+        comp,
+        assignment: &assignment,
+        options,
+    };
+    let mut thunks: Vec<Box<dyn Thunk>> = Vec::new();
+    for (i, plan) in nested.into_iter().enumerate() {
+        let instr = &comp.instructions[i];
+        if buffer_assignment::is_alias(&instr.op)
+            || matches!(instr.op, Op::Parameter { .. } | Op::Constant { .. })
+        {
+            continue;
+        }
+        let id = InstrId(i as u32);
+        thunks.push(kernels::lower(&ctx, id, plan)?);
+    }
+    if !assignment.final_copies.is_empty() {
+        let copies = assignment.final_copies.clone();
+        thunks.push(thunk(
+            format!("{}.results", comp.name),
+            "copy",
+            move |ctx| {
+                for c in &copies {
+                    // SAFETY: buffer assignment made source and destination
+                    // distinct buffers of `c.src.size` bytes.
+                    unsafe {
+                        std::ptr::copy(ctx.ptr(c.src), ctx.ptr(c.dst), c.src.size);
+                    }
+                }
+                Ok(())
+            },
+        ));
+    }
+    Ok(ThunkSequence {
+        name: comp.name.clone(),
+        thunks,
+        allocations: assignment.allocations,
+        temp_bytes: assignment.temp_bytes,
+        parameter_leaf_bytes: assignment.parameter_leaf_bytes,
+        output_leaf_bytes: assignment.output_leaf_bytes,
+        output_sources: assignment.output_sources,
+        profile_thunks,
+    })
+}
+
+/// The calling convention of a `while` condition, a branch or a called
+/// computation: read-only parameters, results into the caller's buffers.
+pub const NESTED_MODE: SequenceMode = SequenceMode {
+    params_writable: false,
+    outputs: OutputMode::Separate {
+        absorb: true,
+        alias_results: false,
+    },
+};
+
+/// The calling convention of a `while` body: it may overwrite the loop state,
+/// and leaves its results in it.
+pub const WHILE_BODY_MODE: SequenceMode = SequenceMode {
+    params_writable: true,
+    outputs: OutputMode::IntoParams,
+};
+
+fn compile_nested(
+    module: &HloModule,
+    instr: &HloInstruction,
+    options: &CompileOptions,
+) -> Result<Option<Nested>> {
+    Ok(Some(match &instr.op {
+        Op::While { condition, body } => {
+            let condition_comp = module.computation(*condition);
+            let pred = Shape::scalar(platform_api::ElementType::Pred);
+            if !condition_comp.root_instr().shape.compatible(&pred) {
+                return Err(Error::invalid_argument(format!(
+                    "while condition {} returns {}, not pred[]",
+                    condition_comp.name,
+                    condition_comp.root_instr().shape
+                )));
+            }
+            Nested::While {
+                condition: compile_computation(module, *condition, NESTED_MODE, options, true)?,
+                body: compile_computation(module, *body, WHILE_BODY_MODE, options, true)?,
+            }
+        }
+        Op::Conditional { branches } => Nested::Conditional {
+            branches: branches
+                .iter()
+                .map(|b| compile_computation(module, *b, NESTED_MODE, options, true))
+                .collect::<Result<_>>()?,
+        },
+        Op::Call { to_apply } => Nested::Call {
+            callee: compile_computation(module, *to_apply, NESTED_MODE, options, true)?,
+        },
+        Op::Fusion { .. } => Nested::Fusion(fusion::plan(module, instr, options)?),
+        _ => return Ok(None),
+    }))
+}

@@ -1,0 +1,319 @@
+//! Collectives across the executions of one multi-device launch: all-reduce,
+//! all-gather, reduce-scatter, all-to-all, collective-permute,
+//! collective-broadcast.
+//!
+//! Every collective is a rendezvous exchange ([`crate::runtime::rendezvous`])
+//! followed by local arithmetic. Participants are identified by global device
+//! ids (`replica * partition_count + partition`), grouped the way XLA's
+//! collective modes say:
+//! * no `channel_id`: cross-replica: the replica group's replicas, in this
+//!   execution's partition;
+//! * a `channel_id` without `use_global_device_ids`: cross-replica-and-partition:
+//!   every partition of the group's replicas;
+//! * `use_global_device_ids`: the groups list global device ids.
+//!
+//! An empty replica group list means one group of everyone. Reductions combine
+//! contributions in rank order with the reducer (typed for `add`/`max`/...,
+//! the vectorized scalar evaluator otherwise).
+
+use super::scalar_ops::{self, BinaryFn};
+use super::scalar_program::{binary_reducer, ScalarProgram};
+use super::strided::StridedCopy;
+use crate::compiler::lower::LowerCtx;
+use crate::runtime::rendezvous::{exchange, RendezvousKey};
+use crate::thunk::{thunk, BufferSlice, ExecuteContext, RunState, Thunk};
+use platform_api::hlo::{CollectiveAttrs, CompId, InstrId, Op};
+use platform_api::{ArrayShape, Error, Result};
+use std::sync::Arc;
+
+/// The participants (global ids, rank order) of the group this execution is in.
+fn participants(attrs: &CollectiveAttrs, run: &RunState, permute: bool) -> Result<Vec<usize>> {
+    let parts = run.partition_count.max(1);
+    let reps = run.replica_count.max(1);
+    let me = run.replica * parts + run.partition;
+    let id = |r: usize, p: usize| r * parts + p;
+    let groups = &attrs.replica_groups.groups;
+    let find = |space: usize, mine: usize| -> Result<Vec<usize>> {
+        if groups.is_empty() {
+            return Ok((0..space).collect());
+        }
+        groups.iter().find(|g| g.contains(&mine)).cloned().ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "replica groups {} do not include {mine}",
+                attrs.replica_groups
+            ))
+        })
+    };
+    if permute {
+        // Pairs name partitions with a channel, replicas without.
+        return Ok(if attrs.channel_id.is_some() && parts > 1 {
+            (0..parts).map(|p| id(run.replica, p)).collect()
+        } else {
+            (0..reps).map(|r| id(r, run.partition)).collect()
+        });
+    }
+    if attrs.use_global_device_ids {
+        return find(reps * parts, me);
+    }
+    let group = find(reps, run.replica)?;
+    if attrs.channel_id.is_some() {
+        Ok(group.iter().flat_map(|&r| (0..parts).map(move |p| id(r, p))).collect())
+    } else {
+        Ok(group.iter().map(|&r| id(r, run.partition)).collect())
+    }
+}
+
+/// Exchanges `data` with this execution's group; returns (rank, all data).
+fn meet(attrs: &CollectiveAttrs, run: &RunState, permute: bool, data: Vec<u8>) -> Result<(usize, Vec<usize>, Arc<Vec<Vec<u8>>>)> {
+    let group = participants(attrs, run, permute)?;
+    let me = run.replica * run.partition_count.max(1) + run.partition;
+    let rank = group.iter().position(|&g| g == me).ok_or_else(|| Error::internal("not in own group"))?;
+    let key = RendezvousKey {
+        run_id: run.run_id,
+        sequence: run.next_collective(),
+        group: group.clone(),
+    };
+    let all = exchange(&key, rank, data)?;
+    Ok((rank, group, all))
+}
+
+fn read_leaves(ctx: &ExecuteContext<'_>, leaves: &[BufferSlice]) -> Vec<u8> {
+    let mut data = Vec::new();
+    for s in leaves {
+        // SAFETY: an operand leaf of `s.size` bytes.
+        data.extend_from_slice(unsafe { std::slice::from_raw_parts(ctx.ptr(*s), s.size) });
+    }
+    data
+}
+
+/// Combines contributions elementwise with a reducer.
+enum Reducer {
+    Typed(BinaryFn),
+    General(Arc<ScalarProgram>),
+}
+
+impl Reducer {
+    fn new(ctx: &LowerCtx<'_>, comp: CompId, ty: platform_api::ElementType) -> Result<Reducer> {
+        if let Some((op, t)) = binary_reducer(ctx.module, comp) {
+            if t == ty {
+                return Ok(Reducer::Typed(scalar_ops::binary_fn(op, t, t)?));
+            }
+        }
+        let p = ScalarProgram::compile(ctx.module, comp)?;
+        if p.param_count() != 2 || p.output_types() != [ty] {
+            return Err(Error::invalid_argument("the reducer must combine two scalars of the operand's type"));
+        }
+        Ok(Reducer::General(Arc::new(p)))
+    }
+
+    /// `acc = reduce(acc, x)` over `n` elements.
+    fn apply(&self, acc: &mut [u8], x: &[u8], n: usize) {
+        match self {
+            Reducer::Typed(f) => f(acc.as_ptr(), x.as_ptr(), acc.as_mut_ptr(), n),
+            Reducer::General(p) => {
+                let r = p.output_register(0);
+                let copy = acc.to_vec();
+                // SAFETY: both inputs hold `n` elements; `acc` has room for `n`.
+                unsafe { p.eval_batch(&[copy.as_ptr(), x.as_ptr()], n, r, acc.as_mut_ptr()) };
+            }
+        }
+    }
+}
+
+pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let name = instr.name.clone();
+    let category = instr.opcode().name();
+    let mut operand_leaves = Vec::new();
+    for k in 0..instr.operands.len() {
+        operand_leaves.extend_from_slice(ctx.operand_leaves(instr, k)?);
+    }
+    let results: Vec<BufferSlice> = ctx.result_leaves(id).to_vec();
+    let leaf_shapes: Vec<ArrayShape> = (0..instr.operands.len())
+        .flat_map(|k| ctx.operand(instr, k).map(|o| o.shape.leaves().into_iter().map(|(_, a)| a.clone()).collect::<Vec<_>>()).unwrap_or_default())
+        .collect();
+    match &instr.op {
+        Op::AllReduce { attrs, to_apply } | Op::AllReduceStart { attrs, to_apply } => {
+            let reducers: Vec<(Reducer, usize)> = leaf_shapes
+                .iter()
+                .map(|a| Ok((Reducer::new(ctx, *to_apply, a.element_type)?, a.element_count())))
+                .collect::<Result<_>>()?;
+            if results.len() != operand_leaves.len() {
+                return Err(Error::invalid_argument(format!("all-reduce %{name}: result and operands differ")));
+            }
+            let attrs = attrs.clone();
+            Ok(thunk(name, category, move |ctx| {
+                let (_, _, all) = meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
+                let mut offset = 0;
+                for ((reducer, n), out) in reducers.iter().zip(&results) {
+                    let len = out.size;
+                    let mut acc = all[0][offset..offset + len].to_vec();
+                    for contribution in all.iter().skip(1) {
+                        reducer.apply(&mut acc, &contribution[offset..offset + len], *n);
+                    }
+                    // SAFETY: the result leaf holds `len` bytes.
+                    unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), ctx.ptr(*out), len) };
+                    offset += len;
+                }
+                Ok(())
+            }))
+        }
+        Op::AllGather { attrs, dimension } => {
+            let (shape, out) = single(&leaf_shapes, &results, &name)?;
+            let d = *dimension;
+            if d >= shape.rank() {
+                return Err(Error::invalid_argument(format!("all-gather %{name}: dimension {d} out of range")));
+            }
+            let result_shape = ctx.result_array(instr)?.clone();
+            let attrs = attrs.clone();
+            Ok(thunk(name, category, move |ctx| {
+                let (_, group, all) = meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
+                if result_shape.dims[d] != shape.dims[d] * group.len() {
+                    return Err(Error::invalid_argument(format!(
+                        "all-gather of {shape} over {} participants cannot give {result_shape}",
+                        group.len()
+                    )));
+                }
+                let plan = place_block(&shape, &result_shape, d);
+                for (r, part) in all.iter().enumerate() {
+                    let at = r * shape.dims[d] * plan.1;
+                    // SAFETY: block r of the result along `d`.
+                    unsafe { plan.0.run(part.as_ptr(), ctx.ptr(out).add(at)) };
+                }
+                Ok(())
+            }))
+        }
+        Op::ReduceScatter { attrs, dimension, to_apply } => {
+            let (shape, out) = single(&leaf_shapes, &results, &name)?;
+            let d = *dimension;
+            let result_shape = ctx.result_array(instr)?.clone();
+            if d >= shape.rank() {
+                return Err(Error::invalid_argument(format!("reduce-scatter %{name}: dimension {d} out of range")));
+            }
+            let reducer = Reducer::new(ctx, *to_apply, shape.element_type)?;
+            let attrs = attrs.clone();
+            Ok(thunk(name, category, move |ctx| {
+                let (rank, group, all) = meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
+                let n = shape.element_count();
+                let mut acc = all[0].clone();
+                for c in all.iter().skip(1) {
+                    reducer.apply(&mut acc, c, n);
+                }
+                if shape.dims[d] != result_shape.dims[d] * group.len() {
+                    return Err(Error::invalid_argument(format!(
+                        "reduce-scatter of {shape} over {} participants cannot give {result_shape}",
+                        group.len()
+                    )));
+                }
+                // Take block `rank` along `d`.
+                let w = shape.element_type.byte_size();
+                let strides = StridedCopy::row_major(&shape.dims);
+                let copy = StridedCopy::new(w, &result_shape.dims, &strides, &StridedCopy::row_major(&result_shape.dims));
+                let start = (rank * result_shape.dims[d]) as isize * strides[d] * w as isize;
+                // SAFETY: the block lies inside the reduced array.
+                unsafe { copy.run(acc.as_ptr().offset(start), ctx.ptr(out)) };
+                Ok(())
+            }))
+        }
+        Op::AllToAll { attrs, split_dimension } => {
+            let attrs = attrs.clone();
+            match split_dimension {
+                Some(d) => {
+                    let (shape, out) = single(&leaf_shapes, &results, &name)?;
+                    let d = *d;
+                    if d >= shape.rank() {
+                        return Err(Error::invalid_argument(format!("all-to-all %{name}: dimension {d} out of range")));
+                    }
+                    Ok(thunk(name, category, move |ctx| {
+                        let (rank, group, all) = meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
+                        let g = group.len();
+                        if shape.dims[d] % g != 0 {
+                            return Err(Error::invalid_argument(format!("all-to-all: dimension {d} of {shape} does not split into {g}")));
+                        }
+                        let mut block = shape.clone();
+                        block.dims[d] /= g;
+                        let w = shape.element_type.byte_size();
+                        let strides = StridedCopy::row_major(&shape.dims);
+                        // Chunk `rank` of each participant goes to position i.
+                        let copy = StridedCopy::new(w, &block.dims, &strides, &strides);
+                        for (i, part) in all.iter().enumerate() {
+                            let from = (rank * block.dims[d]) as isize * strides[d] * w as isize;
+                            let to = (i * block.dims[d]) as isize * strides[d] * w as isize;
+                            // SAFETY: both blocks lie inside arrays of `shape`.
+                            unsafe { copy.run(part.as_ptr().offset(from), ctx.ptr(out).offset(to)) };
+                        }
+                        Ok(())
+                    }))
+                }
+                None => Ok(thunk(name, category, move |ctx| {
+                    let (rank, group, all) = meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
+                    if operand_leaves.len() != group.len() || results.len() != group.len() {
+                        return Err(Error::invalid_argument("all-to-all: needs one operand per participant"));
+                    }
+                    let sizes: Vec<usize> = operand_leaves.iter().map(|s| s.size).collect();
+                    let offset: usize = sizes[..rank].iter().sum();
+                    for (i, part) in all.iter().enumerate() {
+                        // SAFETY: result leaf i has the size of operand `rank`.
+                        unsafe { std::ptr::copy_nonoverlapping(part.as_ptr().add(offset), ctx.ptr(results[i]), sizes[rank].min(results[i].size)) };
+                    }
+                    Ok(())
+                })),
+            }
+        }
+        Op::CollectivePermute { attrs, source_target_pairs } => {
+            let attrs = attrs.clone();
+            let pairs = source_target_pairs.clone();
+            Ok(thunk(name, category, move |ctx| {
+                let (rank, _, all) = meet(&attrs, ctx.run, true, read_leaves(ctx, &operand_leaves))?;
+                let source = pairs.iter().find(|(_, t)| *t == rank).map(|(s, _)| *s);
+                let mut offset = 0;
+                for out in &results {
+                    // SAFETY: the result leaf holds `out.size` bytes.
+                    unsafe {
+                        match source.and_then(|s| all.get(s)) {
+                            Some(data) => std::ptr::copy_nonoverlapping(data.as_ptr().add(offset), ctx.ptr(*out), out.size),
+                            None => std::ptr::write_bytes(ctx.ptr(*out), 0, out.size),
+                        }
+                    }
+                    offset += out.size;
+                }
+                Ok(())
+            }))
+        }
+        Op::CollectiveBroadcast { attrs } => {
+            let attrs = attrs.clone();
+            Ok(thunk(name, category, move |ctx| {
+                let (_, _, all) = meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
+                let mut offset = 0;
+                for out in &results {
+                    // SAFETY: as above.
+                    unsafe { std::ptr::copy_nonoverlapping(all[0].as_ptr().add(offset), ctx.ptr(*out), out.size) };
+                    offset += out.size;
+                }
+                Ok(())
+            }))
+        }
+        _ => Err(Error::unimplemented(format!(
+            "the Host platform does not support {} (instruction %{name})",
+            instr.opcode()
+        ))),
+    }
+}
+
+fn single(shapes: &[ArrayShape], results: &[BufferSlice], name: &str) -> Result<(ArrayShape, BufferSlice)> {
+    match (shapes, results) {
+        ([s], [r]) => Ok((s.clone(), *r)),
+        _ => Err(Error::unimplemented(format!("%{name}: this collective takes exactly one array here"))),
+    }
+}
+
+/// A copy of an operand-shaped block into the result at a position along `d`;
+/// also returns the element stride of `d` in the result (in bytes).
+fn place_block(block: &ArrayShape, result: &ArrayShape, d: usize) -> (StridedCopy, usize) {
+    let w = block.element_type.byte_size();
+    let out_strides = StridedCopy::row_major(&result.dims);
+    (
+        StridedCopy::new(w, &block.dims, &StridedCopy::row_major(&block.dims), &out_strides),
+        out_strides[d] as usize * w,
+    )
+}

@@ -1,0 +1,385 @@
+//! `convolution` with any dimension numbers, strides, padding (negative
+//! included), input and kernel dilation, window reversal, feature groups and
+//! batch groups: im2col + GEMM.
+//!
+//! 1. The input is brought to `[batch, spatial..., feature]` and the kernel to
+//!    `[spatial..., in_feature, out_feature]` (skipped when they already are;
+//!    converted to the compute type if needed).
+//! 2. For each output image, group and block of output positions, an im2col
+//!    block is built: one row per output position, one column per (kernel
+//!    position, input feature), zeros where the window falls in padding or
+//!    between dilated input elements. The block times the kernel's group
+//!    columns is a GEMM ([`super::dot::Gemm`]) written straight into the
+//!    canonical output `[batch, spatial..., out_feature]`.
+//! 3. The canonical output is permuted into the result's dimension order.
+//!
+//! Batch groups (`batch_group_count`, used by weight gradients) pair output
+//! feature group `j` with input batch group `j`.
+
+use super::dot::Gemm;
+use super::scalar_ops;
+use super::strided::StridedCopy;
+use crate::compiler::lower::LowerCtx;
+use crate::runtime::pool::parallel_for;
+use crate::thunk::{thunk, BufferSlice, Thunk};
+use num_complex::{Complex32, Complex64};
+use platform_api::hlo::{InstrId, Op};
+use platform_api::{ArrayShape, ElementType, Error, Result};
+
+/// Target im2col block size, in elements.
+const BLOCK_ELEMENTS: usize = 1 << 20;
+
+#[derive(Clone, Debug)]
+struct ConvPlan {
+    /// Input spatial sizes, input features.
+    in_spatial: Vec<usize>,
+    c_in: usize,
+    /// Kernel spatial sizes, input features per group, output features.
+    k_spatial: Vec<usize>,
+    ci_group: usize,
+    c_out: usize,
+    /// Output batch and spatial sizes.
+    n_out: usize,
+    out_spatial: Vec<usize>,
+    feature_groups: usize,
+    batch_groups: usize,
+    /// For each spatial dimension, for each output coordinate, for each kernel
+    /// coordinate: the input coordinate, if real.
+    taps: Vec<Vec<Vec<Option<usize>>>>,
+}
+
+impl ConvPlan {
+    fn positions(&self) -> usize {
+        self.out_spatial.iter().product()
+    }
+    fn kernel_positions(&self) -> usize {
+        self.k_spatial.iter().product()
+    }
+}
+
+/// A permutation into canonical order (and conversion), unless already there.
+struct Canonical {
+    copy: Option<StridedCopy>,
+    convert: Option<scalar_ops::UnaryFn>,
+    elements: usize,
+    in_width: usize,
+}
+
+impl Canonical {
+    fn new(shape: &ArrayShape, order: &[usize], compute: ElementType) -> Result<Canonical> {
+        let strides = StridedCopy::row_major(&shape.dims);
+        let identity = order.iter().enumerate().all(|(i, &d)| i == d);
+        let dims: Vec<usize> = order.iter().map(|&d| shape.dims[d]).collect();
+        let src: Vec<isize> = order.iter().map(|&d| strides[d]).collect();
+        Ok(Canonical {
+            copy: (!identity).then(|| {
+                StridedCopy::new(shape.element_type.byte_size(), &dims, &src, &StridedCopy::row_major(&dims))
+            }),
+            convert: if shape.element_type != compute {
+                Some(scalar_ops::convert_fn(shape.element_type, compute)?)
+            } else {
+                None
+            },
+            elements: shape.element_count(),
+            in_width: shape.element_type.byte_size(),
+        })
+    }
+
+    /// The canonical data: `src` itself, or a copy in `buf`.
+    fn get<T: bytemuck::Pod>(&self, src: *const u8, buf: &mut Vec<T>, staging: &mut Vec<u64>) -> *const T {
+        if self.copy.is_none() && self.convert.is_none() {
+            return src.cast();
+        }
+        let mut from = src;
+        if let Some(copy) = &self.copy {
+            staging.clear();
+            staging.resize((self.elements * self.in_width).div_ceil(8), 0);
+            // SAFETY: the plan reads the operand and writes `elements` values.
+            unsafe { copy.run(src, staging.as_mut_ptr().cast()) };
+            from = staging.as_ptr().cast();
+        }
+        buf.clear();
+        buf.resize(self.elements, T::zeroed());
+        match &self.convert {
+            Some(f) => f(from, buf.as_mut_ptr().cast(), self.elements),
+            // SAFETY: `from` holds `elements` values of T.
+            None => unsafe { std::ptr::copy_nonoverlapping(from.cast::<T>(), buf.as_mut_ptr(), self.elements) },
+        }
+        buf.as_ptr()
+    }
+}
+
+pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let Op::Convolution {
+        window,
+        dnums,
+        feature_group_count,
+        batch_group_count,
+        ..
+    } = &instr.op
+    else {
+        return Err(Error::internal("not a convolution"));
+    };
+    let input = ctx.operand_array(instr, 0)?;
+    let kernel = ctx.operand_array(instr, 1)?;
+    let result = ctx.result_array(instr)?;
+    let bad = |why: String| Error::invalid_argument(format!("convolution %{}: {why}", instr.name));
+    let ns = dnums.input_spatial_dimensions.len();
+    if dnums.kernel_spatial_dimensions.len() != ns
+        || dnums.output_spatial_dimensions.len() != ns
+        || window.dims.len() != ns
+        || input.rank() != ns + 2
+        || kernel.rank() != ns + 2
+        || result.rank() != ns + 2
+    {
+        return Err(bad("ranks of input, kernel, output and window disagree".into()));
+    }
+    let (g, bg) = (*feature_group_count, *batch_group_count);
+    if g == 0 || bg == 0 || (g > 1 && bg > 1) {
+        return Err(bad(format!("feature_group_count {g} with batch_group_count {bg}")));
+    }
+    let n_in = input.dims[dnums.input_batch_dimension];
+    let c_in = input.dims[dnums.input_feature_dimension];
+    let ci_group = kernel.dims[dnums.kernel_input_feature_dimension];
+    let c_out = kernel.dims[dnums.kernel_output_feature_dimension];
+    if c_in != ci_group * g || c_out % g != 0 || c_out % bg != 0 || n_in % bg != 0 {
+        return Err(bad(format!(
+            "{c_in} input features, kernel {ci_group}→{c_out}, {g} feature groups, {bg} batch groups do not fit"
+        )));
+    }
+    let in_spatial: Vec<usize> = dnums.input_spatial_dimensions.iter().map(|&d| input.dims[d]).collect();
+    let k_spatial: Vec<usize> = dnums.kernel_spatial_dimensions.iter().map(|&d| kernel.dims[d]).collect();
+    let out_spatial: Vec<usize> = dnums.output_spatial_dimensions.iter().map(|&d| result.dims[d]).collect();
+    let n_out = n_in / bg;
+    if result.dims[dnums.output_batch_dimension] != n_out || result.dims[dnums.output_feature_dimension] != c_out {
+        return Err(bad(format!("result {result} should have batch {n_out} and {c_out} features")));
+    }
+    let mut taps = Vec::new();
+    for s in 0..ns {
+        let w = &window.dims[s];
+        if w.size != k_spatial[s] || w.stride == 0 || w.base_dilation == 0 || w.window_dilation == 0 {
+            return Err(bad(format!("window dimension {s} does not match the kernel")));
+        }
+        let dilated = if in_spatial[s] == 0 { 0 } else { (in_spatial[s] - 1) * w.base_dilation + 1 } as i64;
+        let padded = dilated + w.padding_low + w.padding_high;
+        let span = w.dilated_size() as i64;
+        let expect = if padded < span { 0 } else { ((padded - span) / w.stride as i64 + 1) as usize };
+        if expect != out_spatial[s] {
+            return Err(bad(format!(
+                "output spatial dimension {s} is {} but the window gives {expect}",
+                out_spatial[s]
+            )));
+        }
+        let table: Vec<Vec<Option<usize>>> = (0..out_spatial[s])
+            .map(|o| {
+                (0..k_spatial[s])
+                    .map(|k| {
+                        let pos_in_window = if w.window_reversal { k_spatial[s] - 1 - k } else { k };
+                        let p = (o * w.stride + pos_in_window * w.window_dilation) as i64 - w.padding_low;
+                        if p < 0 || p % w.base_dilation as i64 != 0 {
+                            return None;
+                        }
+                        let i = (p / w.base_dilation as i64) as usize;
+                        (i < in_spatial[s]).then_some(i)
+                    })
+                    .collect()
+            })
+            .collect();
+        taps.push(table);
+    }
+    let plan = ConvPlan {
+        in_spatial,
+        c_in,
+        k_spatial,
+        ci_group,
+        c_out,
+        n_out,
+        out_spatial,
+        feature_groups: g,
+        batch_groups: bg,
+        taps,
+    };
+    let out_ty = result.element_type;
+    let compute = match out_ty {
+        ElementType::F16 | ElementType::BF16 => ElementType::F32,
+        t => t,
+    };
+    let in_order: Vec<usize> = std::iter::once(dnums.input_batch_dimension)
+        .chain(dnums.input_spatial_dimensions.iter().copied())
+        .chain(std::iter::once(dnums.input_feature_dimension))
+        .collect();
+    let k_order: Vec<usize> = dnums
+        .kernel_spatial_dimensions
+        .iter()
+        .copied()
+        .chain([dnums.kernel_input_feature_dimension, dnums.kernel_output_feature_dimension])
+        .collect();
+    let in_canon = Canonical::new(input, &in_order, compute)?;
+    let k_canon = Canonical::new(kernel, &k_order, compute)?;
+    // Canonical output [n, spatial..., c] → result order.
+    let canon_dims: Vec<usize> = std::iter::once(n_out).chain(plan.out_spatial.iter().copied()).chain(std::iter::once(c_out)).collect();
+    let canon_strides = StridedCopy::row_major(&canon_dims);
+    let mut out_src_strides = vec![0isize; ns + 2];
+    out_src_strides[dnums.output_batch_dimension] = canon_strides[0];
+    for (s, &d) in dnums.output_spatial_dimensions.iter().enumerate() {
+        out_src_strides[d] = canon_strides[s + 1];
+    }
+    out_src_strides[dnums.output_feature_dimension] = canon_strides[ns + 1];
+    let identity_out = out_src_strides == StridedCopy::row_major(&result.dims);
+    let out_copy = StridedCopy::new(compute.byte_size(), &result.dims, &out_src_strides, &StridedCopy::row_major(&result.dims));
+    let finish = if compute != out_ty { Some(scalar_ops::convert_fn(compute, out_ty)?) } else { None };
+    let slices = (ctx.operand_slice(instr, 0)?, ctx.operand_slice(instr, 1)?, ctx.result_slice(id)?);
+    let name = instr.name.clone();
+    let post = PostProcess { identity: identity_out, copy: out_copy, finish, elements: result.element_count() };
+    macro_rules! make {
+        ($T:ty, $f:expr) => {
+            Ok(conv_thunk::<$T>(name, plan, in_canon, k_canon, post, slices, $f))
+        };
+    }
+    match compute {
+        ElementType::F32 => make!(f32, <f32 as Gemm>::gemm),
+        ElementType::F64 => make!(f64, <f64 as Gemm>::gemm),
+        ElementType::C64 => make!(Complex32, <Complex32 as Gemm>::gemm),
+        ElementType::C128 => make!(Complex64, <Complex64 as Gemm>::gemm),
+        t => crate::with_int!(t, T => make!(T, super::dot::int_gemm::<T>), _ => Err(Error::unimplemented(format!(
+            "convolution %{} with {t} results",
+            instr.name
+        )))),
+    }
+}
+
+struct PostProcess {
+    identity: bool,
+    copy: StridedCopy,
+    finish: Option<scalar_ops::UnaryFn>,
+    elements: usize,
+}
+
+fn conv_thunk<T: bytemuck::Pod + Send + Sync>(
+    name: String,
+    plan: ConvPlan,
+    in_canon: Canonical,
+    k_canon: Canonical,
+    post: PostProcess,
+    (input, kernel, out): (BufferSlice, BufferSlice, BufferSlice),
+    gemm: super::dot::GemmFn<T>,
+) -> Box<dyn Thunk> {
+    thunk(name, "convolution", move |ctx| {
+        let (mut ibuf, mut kbuf, mut stage) = (Vec::<T>::new(), Vec::<T>::new(), Vec::<u64>::new());
+        let x = in_canon.get::<T>(ctx.ptr(input), &mut ibuf, &mut stage) as usize;
+        let k = k_canon.get::<T>(ctx.ptr(kernel), &mut kbuf, &mut stage) as usize;
+        let direct = post.identity && post.finish.is_none();
+        let mut obuf: Vec<T> = if direct { Vec::new() } else { vec![T::zeroed(); post.elements] };
+        let o = if direct { ctx.ptr(out).cast::<T>() } else { obuf.as_mut_ptr() } as usize;
+        run_conv::<T>(&plan, x, k, o, gemm);
+        if !direct {
+            let po = ctx.ptr(out);
+            match &post.finish {
+                None => {
+                    // SAFETY: the plan permutes the canonical output into the result.
+                    unsafe { post.copy.run(o as *const u8, po) }
+                }
+                Some(f) => {
+                    let mut permuted: Vec<T> = vec![T::zeroed(); post.elements];
+                    // SAFETY: as above, into a compute-type buffer first.
+                    unsafe { post.copy.run(o as *const u8, permuted.as_mut_ptr().cast()) };
+                    f(permuted.as_ptr().cast(), po, post.elements);
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+fn run_conv<T: bytemuck::Pod + Send + Sync>(p: &ConvPlan, x: usize, k: usize, o: usize, gemm: super::dot::GemmFn<T>) {
+    let positions = p.positions();
+    let kpos = p.kernel_positions();
+    let groups = p.feature_groups.max(p.batch_groups);
+    let ci = p.ci_group;
+    let co_group = p.c_out / groups;
+    let cols = kpos * ci;
+    if positions == 0 || p.c_out == 0 || p.n_out == 0 {
+        return;
+    }
+    let in_image: usize = p.in_spatial.iter().product::<usize>() * p.c_in;
+    let in_spatial_strides = platform_api::shape::row_major_strides(&p.in_spatial);
+    let out_strides = platform_api::shape::row_major_strides(&p.out_spatial);
+    let k_strides = platform_api::shape::row_major_strides(&p.k_spatial);
+    let rows_per_block = (BLOCK_ELEMENTS / cols.max(1)).clamp(1, positions);
+    let mut col: Vec<T> = vec![T::zeroed(); rows_per_block * cols];
+    for b in 0..p.n_out {
+        for grp in 0..groups {
+            // Which input image and features this (image, group) reads.
+            let (image, feature0) = if p.batch_groups > 1 {
+                (grp * p.n_out + b, 0)
+            } else {
+                (b, grp * ci)
+            };
+            let x_img = x + image * in_image * std::mem::size_of::<T>();
+            let mut p0 = 0;
+            while p0 < positions {
+                let p1 = (p0 + rows_per_block).min(positions);
+                let col_addr = col.as_mut_ptr() as usize;
+                if cols > 0 {
+                    parallel_for(p1 - p0, (4096 / cols).max(1), |s, e| {
+                        let col = col_addr as *mut T;
+                        let xi = x_img as *const T;
+                        for r in s..e {
+                            let pos = p0 + r;
+                            for kp in 0..kpos {
+                                let mut off = Some(0usize);
+                                for d in 0..p.in_spatial.len() {
+                                    let oc = (pos / out_strides[d]) % p.out_spatial[d];
+                                    let kc = (kp / k_strides[d]) % p.k_spatial[d];
+                                    off = match (off, p.taps[d][oc][kc]) {
+                                        (Some(a), Some(i)) => Some(a + i * in_spatial_strides[d]),
+                                        _ => None,
+                                    };
+                                }
+                                // SAFETY: row r of the block, columns of kernel
+                                // position kp; the input offset is inside the image.
+                                unsafe {
+                                    let dst = col.add(r * cols + kp * ci);
+                                    match off {
+                                        Some(a) => std::ptr::copy_nonoverlapping(xi.add(a * p.c_in + feature0), dst, ci),
+                                        None => std::ptr::write_bytes(dst, 0, ci),
+                                    }
+                                }
+                            }
+                        }
+                    });
+                }
+                // Output rows p0..p1 of image b, columns of group grp.
+                let out_block = (o as *mut T).wrapping_add((b * positions + p0) * p.c_out + grp * co_group);
+                if cols == 0 {
+                    for r in 0..(p1 - p0) {
+                        // SAFETY: row r of the output block, the group's columns.
+                        unsafe { std::ptr::write_bytes(out_block.add(r * p.c_out), 0, co_group) };
+                    }
+                } else {
+                    // SAFETY: the block (rows × cols), the kernel's group columns
+                    // (cols × co_group, row stride c_out) and the output block
+                    // (row stride c_out) are valid and disjoint.
+                    unsafe {
+                        gemm(
+                            p1 - p0,
+                            cols,
+                            co_group,
+                            col.as_ptr(),
+                            cols as isize,
+                            1,
+                            (k as *const T).add(grp * co_group),
+                            p.c_out as isize,
+                            1,
+                            out_block,
+                            p.c_out as isize,
+                            1,
+                        )
+                    };
+                }
+                p0 = p1;
+            }
+        }
+    }
+}

@@ -1,0 +1,463 @@
+//! Ops that move elements without arithmetic: broadcast, transpose, slice,
+//! dynamic-slice, dynamic-update-slice, concatenate, pad, reverse, iota.
+//!
+//! All but iota are planned at compile time as [`StridedCopy`]s (see
+//! [`super::strided`]); dynamic slices add a start offset read from their index
+//! operands at run time, clamped as XLA clamps (`start = clamp(start, 0,
+//! operand_dim - slice_dim)`).
+
+use crate::with_real;
+use super::strided::StridedCopy;
+use super::types::Pred;
+use crate::compiler::lower::LowerCtx;
+use crate::runtime::pool::parallel_for;
+use crate::thunk::{thunk, BufferSlice, ExecuteContext, Thunk};
+use num_traits::AsPrimitive;
+use platform_api::hlo::{InstrId, Op};
+use platform_api::{ElementType, Error, Result};
+use std::sync::Arc;
+
+pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    match &instr.op {
+        Op::Broadcast { dimensions } => broadcast(ctx, id, dimensions),
+        Op::Transpose { dimensions } => transpose(ctx, id, dimensions),
+        Op::Slice { slice } => {
+            let operand = ctx.operand_array(instr, 0)?;
+            let result = ctx.result_array(instr)?;
+            if slice.len() != operand.rank() {
+                return Err(Error::invalid_argument(format!(
+                    "slice %{}: {} slice dimensions for an operand of rank {}",
+                    instr.name,
+                    slice.len(),
+                    operand.rank()
+                )));
+            }
+            let strides = StridedCopy::row_major(&operand.dims);
+            let mut offset = 0isize;
+            let mut src_strides = Vec::new();
+            for (d, s) in slice.iter().enumerate() {
+                if s.len() > 0 && (s.start >= operand.dims[d] || s.limit > operand.dims[d]) {
+                    return Err(Error::invalid_argument(format!(
+                        "slice %{}: [{}:{}] is outside dimension {d} of {operand}",
+                        instr.name, s.start, s.limit
+                    )));
+                }
+                offset += s.start as isize * strides[d];
+                src_strides.push(strides[d] * s.stride as isize);
+            }
+            copy_thunk(ctx, id, &result.dims, offset, &src_strides)
+        }
+        Op::Reverse { dimensions } => {
+            let operand = ctx.operand_array(instr, 0)?;
+            let strides = StridedCopy::row_major(&operand.dims);
+            let mut offset = 0isize;
+            let mut src_strides = strides.clone();
+            for &d in dimensions {
+                if d >= operand.rank() {
+                    return Err(Error::invalid_argument(format!(
+                        "reverse %{}: dimension {d} out of range",
+                        instr.name
+                    )));
+                }
+                if operand.dims[d] > 0 {
+                    offset += (operand.dims[d] as isize - 1) * strides[d];
+                }
+                src_strides[d] = -strides[d];
+            }
+            copy_thunk(ctx, id, &operand.dims, offset, &src_strides)
+        }
+        Op::DynamicSlice { sizes } => dynamic_slice(ctx, id, sizes),
+        Op::DynamicUpdateSlice => dynamic_update_slice(ctx, id),
+        Op::Concatenate { dimension } => concatenate(ctx, id, *dimension),
+        Op::Pad { config } => pad(ctx, id, config),
+        Op::Iota { dimension } => iota(ctx, id, *dimension),
+        _ => Err(Error::internal(format!("%{} is not a data-movement op", instr.name))),
+    }
+}
+
+/// A thunk copying operand 0 through a strided view into the result.
+fn copy_thunk(
+    ctx: &LowerCtx<'_>,
+    id: InstrId,
+    dims: &[usize],
+    src_offset: isize,
+    src_strides: &[isize],
+) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let result = ctx.result_array(instr)?;
+    if dims != result.dims.as_slice() {
+        return Err(Error::invalid_argument(format!(
+            "%{}: computed dimensions {dims:?} differ from the result shape {result}",
+            instr.name
+        )));
+    }
+    let width = result.element_type.byte_size();
+    let plan = StridedCopy::new(width, dims, src_strides, &StridedCopy::row_major(dims));
+    let (src, out) = (ctx.operand_slice(instr, 0)?, ctx.result_slice(id)?);
+    let byte_offset = src_offset * width as isize;
+    Ok(thunk(instr.name.clone(), instr.opcode().name(), move |ctx| {
+        // SAFETY: the plan stays inside the operand (checked against its shape
+        // at compile time) and writes exactly the result, a different buffer.
+        unsafe { plan.run(ctx.ptr(src).offset(byte_offset), ctx.ptr(out)) };
+        Ok(())
+    }))
+}
+
+fn broadcast(ctx: &LowerCtx<'_>, id: InstrId, dimensions: &[usize]) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let operand = ctx.operand_array(instr, 0)?;
+    let result = ctx.result_array(instr)?;
+    if dimensions.len() != operand.rank() {
+        return Err(Error::invalid_argument(format!(
+            "broadcast %{}: {} dimensions given for an operand of rank {}",
+            instr.name,
+            dimensions.len(),
+            operand.rank()
+        )));
+    }
+    let in_strides = StridedCopy::row_major(&operand.dims);
+    let mut src_strides = vec![0isize; result.rank()];
+    for (k, &d) in dimensions.iter().enumerate() {
+        if d >= result.rank() || result.dims[d] != operand.dims[k] {
+            return Err(Error::invalid_argument(format!(
+                "broadcast %{}: operand dimension {k} ({}) cannot become result dimension {d} of {result}",
+                instr.name, operand.dims[k]
+            )));
+        }
+        src_strides[d] = in_strides[k];
+    }
+    copy_thunk(ctx, id, &result.dims, 0, &src_strides)
+}
+
+fn transpose(ctx: &LowerCtx<'_>, id: InstrId, perm: &[usize]) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let operand = ctx.operand_array(instr, 0)?;
+    let mut seen = perm.to_vec();
+    seen.sort_unstable();
+    if seen != (0..operand.rank()).collect::<Vec<_>>() {
+        return Err(Error::invalid_argument(format!(
+            "transpose %{}: {perm:?} is not a permutation of {} dimensions",
+            instr.name,
+            operand.rank()
+        )));
+    }
+    let in_strides = StridedCopy::row_major(&operand.dims);
+    let dims: Vec<usize> = perm.iter().map(|&p| operand.dims[p]).collect();
+    let src_strides: Vec<isize> = perm.iter().map(|&p| in_strides[p]).collect();
+    copy_thunk(ctx, id, &dims, 0, &src_strides)
+}
+
+/// Reads a scalar start index of any integer type, widened to i64.
+///
+/// # Safety
+/// `ptr` must point at one element of `ty`.
+pub(crate) unsafe fn read_index(ptr: *const u8, ty: ElementType) -> i64 {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        match ty {
+            ElementType::S8 => ptr.cast::<i8>().read() as i64,
+            ElementType::S16 => ptr.cast::<i16>().read() as i64,
+            ElementType::S32 => ptr.cast::<i32>().read() as i64,
+            ElementType::S64 => ptr.cast::<i64>().read(),
+            ElementType::U8 => ptr.read() as i64,
+            ElementType::U16 => ptr.cast::<u16>().read() as i64,
+            ElementType::U32 => ptr.cast::<u32>().read() as i64,
+            // u64 above i64::MAX clamps to the largest start like any large index.
+            ElementType::U64 => ptr.cast::<u64>().read().min(i64::MAX as u64) as i64,
+            _ => 0,
+        }
+    }
+}
+
+/// Start indices from scalar operands `first..first+rank`, clamped so a window
+/// of `window` fits in `dims`; returns the element offset.
+struct DynamicStart {
+    indices: Vec<(BufferSlice, ElementType)>,
+    limits: Vec<i64>,
+    strides: Vec<isize>,
+}
+
+impl DynamicStart {
+    fn new(
+        ctx: &LowerCtx<'_>,
+        instr: &platform_api::HloInstruction,
+        first: usize,
+        dims: &[usize],
+        window: &[usize],
+    ) -> Result<Self> {
+        let rank = dims.len();
+        if window.len() != rank || instr.operands.len() < first + rank {
+            return Err(Error::invalid_argument(format!(
+                "%{}: needs {rank} scalar start indices and a window of rank {rank}",
+                instr.name
+            )));
+        }
+        let mut indices = Vec::new();
+        let mut limits = Vec::new();
+        for d in 0..rank {
+            let shape = ctx.operand_array(instr, first + d)?;
+            if shape.rank() != 0 || !shape.element_type.is_integer() {
+                return Err(Error::invalid_argument(format!(
+                    "%{}: start index {d} must be an integer scalar, not {shape}",
+                    instr.name
+                )));
+            }
+            if window[d] > dims[d] {
+                return Err(Error::invalid_argument(format!(
+                    "%{}: window {window:?} does not fit in {dims:?}",
+                    instr.name
+                )));
+            }
+            indices.push((ctx.operand_slice(instr, first + d)?, shape.element_type));
+            limits.push((dims[d] - window[d]) as i64);
+        }
+        Ok(DynamicStart {
+            indices,
+            limits,
+            strides: StridedCopy::row_major(dims),
+        })
+    }
+
+    fn offset(&self, ctx: &ExecuteContext<'_>) -> isize {
+        let mut offset = 0isize;
+        for (d, (slice, ty)) in self.indices.iter().enumerate() {
+            // SAFETY: a scalar of the checked integer type.
+            let start = unsafe { read_index(ctx.ptr(*slice), *ty) };
+            offset += start.clamp(0, self.limits[d]) as isize * self.strides[d];
+        }
+        offset
+    }
+}
+
+fn dynamic_slice(ctx: &LowerCtx<'_>, id: InstrId, sizes: &[usize]) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let operand = ctx.operand_array(instr, 0)?;
+    let result = ctx.result_array(instr)?;
+    if sizes != result.dims.as_slice() {
+        return Err(Error::invalid_argument(format!(
+            "dynamic-slice %{}: sizes {sizes:?} differ from the result {result}",
+            instr.name
+        )));
+    }
+    let start = DynamicStart::new(ctx, instr, 1, &operand.dims, sizes)?;
+    let width = result.element_type.byte_size();
+    let plan = StridedCopy::new(
+        width,
+        sizes,
+        &StridedCopy::row_major(&operand.dims),
+        &StridedCopy::row_major(sizes),
+    );
+    let (src, out) = (ctx.operand_slice(instr, 0)?, ctx.result_slice(id)?);
+    Ok(thunk(instr.name.clone(), "dynamic-slice", move |ctx| {
+        let offset = start.offset(ctx) * width as isize;
+        // SAFETY: the clamped start keeps the window inside the operand.
+        unsafe { plan.run(ctx.ptr(src).offset(offset), ctx.ptr(out)) };
+        Ok(())
+    }))
+}
+
+fn dynamic_update_slice(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let operand = ctx.operand_array(instr, 0)?;
+    let update = ctx.operand_array(instr, 1)?;
+    if update.rank() != operand.rank() {
+        return Err(Error::invalid_argument(format!(
+            "dynamic-update-slice %{}: update {update} and operand {operand} differ in rank",
+            instr.name
+        )));
+    }
+    let start = DynamicStart::new(ctx, instr, 2, &operand.dims, &update.dims)?;
+    let width = operand.element_type.byte_size();
+    let plan = StridedCopy::new(
+        width,
+        &update.dims,
+        &StridedCopy::row_major(&update.dims),
+        &StridedCopy::row_major(&operand.dims),
+    );
+    let (src, upd, out) = (
+        ctx.operand_slice(instr, 0)?,
+        ctx.operand_slice(instr, 1)?,
+        ctx.result_slice(id)?,
+    );
+    Ok(thunk(instr.name.clone(), "dynamic-update-slice", move |ctx| {
+        let (ps, po) = (ctx.ptr(src), ctx.ptr(out));
+        // SAFETY: operand and result have the same size; when buffer
+        // assignment gave them the same memory the copy is skipped.
+        unsafe {
+            if ps != po {
+                std::ptr::copy_nonoverlapping(ps, po, out.size);
+            }
+        }
+        let offset = start.offset(ctx) * width as isize;
+        // SAFETY: the clamped start keeps the update inside the result; the
+        // update is a different buffer.
+        unsafe { plan.run(ctx.ptr(upd), po.offset(offset)) };
+        Ok(())
+    }))
+}
+
+fn concatenate(ctx: &LowerCtx<'_>, id: InstrId, dimension: usize) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let result = ctx.result_array(instr)?;
+    if dimension >= result.rank() {
+        return Err(Error::invalid_argument(format!(
+            "concatenate %{}: dimension {dimension} out of range for {result}",
+            instr.name
+        )));
+    }
+    let width = result.element_type.byte_size();
+    let out_strides = StridedCopy::row_major(&result.dims);
+    let mut parts = Vec::new();
+    let mut at = 0usize;
+    for k in 0..instr.operands.len() {
+        let shape = ctx.operand_array(instr, k)?;
+        let fits = shape.rank() == result.rank()
+            && (0..result.rank()).all(|d| d == dimension || shape.dims[d] == result.dims[d]);
+        if !fits {
+            return Err(Error::invalid_argument(format!(
+                "concatenate %{}: operand {k} {shape} does not fit {result} along dimension {dimension}",
+                instr.name
+            )));
+        }
+        let plan = StridedCopy::new(
+            width,
+            &shape.dims,
+            &StridedCopy::row_major(&shape.dims),
+            &out_strides,
+        );
+        let offset = (at as isize) * out_strides[dimension] * width as isize;
+        parts.push((ctx.operand_slice(instr, k)?, plan, offset));
+        at += shape.dims[dimension];
+    }
+    if at != result.dims[dimension] {
+        return Err(Error::invalid_argument(format!(
+            "concatenate %{}: operands add up to {at} along dimension {dimension}, the result has {}",
+            instr.name, result.dims[dimension]
+        )));
+    }
+    let out = ctx.result_slice(id)?;
+    Ok(thunk(instr.name.clone(), "concatenate", move |ctx| {
+        let po = ctx.ptr(out);
+        for (src, plan, offset) in &parts {
+            // SAFETY: each operand lands in its own band of the result.
+            unsafe { plan.run(ctx.ptr(*src), po.offset(*offset)) };
+        }
+        Ok(())
+    }))
+}
+
+fn pad(
+    ctx: &LowerCtx<'_>,
+    id: InstrId,
+    config: &[platform_api::hlo::PadDim],
+) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let operand = ctx.operand_array(instr, 0)?;
+    let result = ctx.result_array(instr)?;
+    if config.len() != operand.rank() {
+        return Err(Error::invalid_argument(format!(
+            "pad %{}: {} padding dimensions for an operand of rank {}",
+            instr.name,
+            config.len(),
+            operand.rank()
+        )));
+    }
+    let in_strides = StridedCopy::row_major(&operand.dims);
+    let out_strides = StridedCopy::row_major(&result.dims);
+    let mut dims = Vec::new();
+    let (mut src_offset, mut dst_offset) = (0isize, 0isize);
+    let mut src_strides = Vec::new();
+    let mut dst_strides = Vec::new();
+    let mut empty = false;
+    for (d, p) in config.iter().enumerate() {
+        let n = operand.dims[d] as i64;
+        let step = p.interior as i64 + 1;
+        let out_n = result.dims[d] as i64;
+        if p.padded_size(operand.dims[d]) != out_n {
+            return Err(Error::invalid_argument(format!(
+                "pad %{}: padding {}_{}_{} of {n} elements gives {} but the result has {out_n}",
+                instr.name,
+                p.low,
+                p.high,
+                p.interior,
+                p.padded_size(operand.dims[d])
+            )));
+        }
+        // Operand elements i with 0 <= low + i*step < out_n survive cropping.
+        let first = if p.low >= 0 { 0 } else { (-p.low + step - 1) / step };
+        let last = if n == 0 { -1 } else { ((out_n - 1 - p.low).div_euclid(step)).min(n - 1) };
+        if last < first {
+            empty = true;
+            dims.push(0);
+        } else {
+            dims.push((last - first + 1) as usize);
+        }
+        src_offset += first as isize * in_strides[d];
+        dst_offset += (p.low + first * step) as isize * out_strides[d];
+        src_strides.push(in_strides[d]);
+        dst_strides.push(out_strides[d] * step as isize);
+    }
+    let width = result.element_type.byte_size();
+    let plan = StridedCopy::new(width, &dims, &src_strides, &dst_strides);
+    let fill = StridedCopy::new(width, &result.dims, &vec![0; result.rank()], &out_strides);
+    let (src, value, out) = (
+        ctx.operand_slice(instr, 0)?,
+        ctx.operand_slice(instr, 1)?,
+        ctx.result_slice(id)?,
+    );
+    let (src_bytes, dst_bytes) = (src_offset * width as isize, dst_offset * width as isize);
+    Ok(thunk(instr.name.clone(), "pad", move |ctx| {
+        let po = ctx.ptr(out);
+        // SAFETY: the fill writes the whole result from the scalar padding
+        // value; the copy writes the surviving operand elements inside it.
+        unsafe {
+            fill.run(ctx.ptr(value), po);
+            if !empty {
+                plan.run(ctx.ptr(src).offset(src_bytes), po.offset(dst_bytes));
+            }
+        }
+        Ok(())
+    }))
+}
+
+type IotaFn = Arc<dyn Fn(*mut u8, usize, usize, usize, usize) + Send + Sync>;
+
+fn iota_kernel<T: bytemuck::Pod>(value: impl Fn(u64) -> T + Send + Sync + 'static) -> IotaFn {
+    // Fills positions [start, end) of the flat result: position p holds
+    // (p / inner) % size.
+    Arc::new(move |out: *mut u8, start: usize, end: usize, inner: usize, size: usize| {
+        let out = out.cast::<T>();
+        for p in start..end {
+            // SAFETY: the thunk passes the result's base and a range inside it.
+            unsafe { out.add(p).write(value(((p / inner) % size) as u64)) };
+        }
+    })
+}
+
+fn iota(ctx: &LowerCtx<'_>, id: InstrId, dimension: usize) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let result = ctx.result_array(instr)?;
+    if dimension >= result.rank() {
+        return Err(Error::invalid_argument(format!(
+            "iota %{}: dimension {dimension} out of range for {result}",
+            instr.name
+        )));
+    }
+    let ty = result.element_type;
+    let kernel: IotaFn = with_real!(ty, T => iota_kernel::<T>(|v: u64| -> T { v.as_() }), _ => match ty {
+        ElementType::Pred => iota_kernel::<Pred>(|v| Pred::new(v != 0)),
+        ElementType::C64 => iota_kernel::<num_complex::Complex32>(|v| num_complex::Complex32::new(v as f32, 0.0)),
+        ElementType::C128 => iota_kernel::<num_complex::Complex64>(|v| num_complex::Complex64::new(v as f64, 0.0)),
+        _ => return Err(Error::unimplemented(format!("iota of {ty}"))),
+    });
+    let inner: usize = result.dims[dimension + 1..].iter().product();
+    let size = result.dims[dimension];
+    let n = result.element_count();
+    let out = ctx.result_slice(id)?;
+    Ok(thunk(instr.name.clone(), "iota", move |ctx| {
+        let po = ctx.ptr(out) as usize;
+        parallel_for(n, 1 << 15, |s, e| kernel(po as *mut u8, s, e, inner.max(1), size.max(1)));
+        Ok(())
+    }))
+}

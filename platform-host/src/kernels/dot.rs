@@ -1,0 +1,376 @@
+//! `dot` with any batch and contracting dimensions, as batched GEMMs.
+//!
+//! The result is `[batch..., lhs free..., rhs free...]`, so each batch is one
+//! row-major `M×N` block of `C = A·B` with `A` the lhs as `M×K` and `B` the rhs
+//! as `K×N`. When an operand's free dimensions and contracting dimensions each
+//! collapse to one strided dimension (true for every plain matrix, transposed
+//! or not), the GEMM reads it in place through row and column strides; otherwise
+//! (or when its element type must change) it is first copied into a canonical
+//! `[batch, M, K]` / `[batch, K, N]` buffer.
+//!
+//! f32/f64/c64/c128 go through the `matrixmultiply` crate (packed, vectorized,
+//! multithreaded for large products); f16/bf16 compute in f32 and round once;
+//! integers use a plain wrapping multiply-accumulate loop. Many small batches
+//! run in parallel on the compute pool.
+
+use super::scalar_ops::{self, Int};
+use super::strided::{unflatten, StridedCopy};
+use crate::compiler::lower::LowerCtx;
+use crate::runtime::pool::parallel_for;
+use crate::thunk::{thunk, BufferSlice, ExecuteContext, Thunk};
+use crate::with_int;
+use num_complex::{Complex32, Complex64};
+use platform_api::hlo::{InstrId, Op};
+use platform_api::{ArrayShape, ElementType, Error, Result};
+
+/// A typed GEMM: `C = A·B` (overwriting `C`), strides in elements.
+pub trait Gemm: bytemuck::Pod + Send + Sync {
+    /// # Safety
+    /// The strided matrices must be valid for their extents; `c` must not
+    /// overlap `a` or `b`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: *const Self,
+        rsa: isize,
+        csa: isize,
+        b: *const Self,
+        rsb: isize,
+        csb: isize,
+        c: *mut Self,
+        rsc: isize,
+        csc: isize,
+    );
+}
+
+impl Gemm for f32 {
+    unsafe fn gemm(m: usize, k: usize, n: usize, a: *const f32, rsa: isize, csa: isize, b: *const f32, rsb: isize, csb: isize, c: *mut f32, rsc: isize, csc: isize) {
+        // SAFETY: forwarded from the caller.
+        unsafe { matrixmultiply::sgemm(m, k, n, 1.0, a, rsa, csa, b, rsb, csb, 0.0, c, rsc, csc) }
+    }
+}
+
+impl Gemm for f64 {
+    unsafe fn gemm(m: usize, k: usize, n: usize, a: *const f64, rsa: isize, csa: isize, b: *const f64, rsb: isize, csb: isize, c: *mut f64, rsc: isize, csc: isize) {
+        // SAFETY: forwarded from the caller.
+        unsafe { matrixmultiply::dgemm(m, k, n, 1.0, a, rsa, csa, b, rsb, csb, 0.0, c, rsc, csc) }
+    }
+}
+
+impl Gemm for Complex32 {
+    unsafe fn gemm(m: usize, k: usize, n: usize, a: *const Self, rsa: isize, csa: isize, b: *const Self, rsb: isize, csb: isize, c: *mut Self, rsc: isize, csc: isize) {
+        use matrixmultiply::CGemmOption::Standard;
+        // SAFETY: Complex32 is two f32s, the layout `c32` has.
+        unsafe {
+            matrixmultiply::cgemm(Standard, Standard, m, k, n, [1.0, 0.0], a.cast(), rsa, csa, b.cast(), rsb, csb, [0.0, 0.0], c.cast(), rsc, csc)
+        }
+    }
+}
+
+impl Gemm for Complex64 {
+    unsafe fn gemm(m: usize, k: usize, n: usize, a: *const Self, rsa: isize, csa: isize, b: *const Self, rsb: isize, csb: isize, c: *mut Self, rsc: isize, csc: isize) {
+        use matrixmultiply::CGemmOption::Standard;
+        // SAFETY: Complex64 is two f64s, the layout `c64` has.
+        unsafe {
+            matrixmultiply::zgemm(Standard, Standard, m, k, n, [1.0, 0.0], a.cast(), rsa, csa, b.cast(), rsb, csb, [0.0, 0.0], c.cast(), rsc, csc)
+        }
+    }
+}
+
+/// Integer GEMM with wrapping arithmetic.
+///
+/// # Safety
+/// As [`Gemm::gemm`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn int_gemm<T: Int>(m: usize, k: usize, n: usize, a: *const T, rsa: isize, csa: isize, b: *const T, rsb: isize, csb: isize, c: *mut T, rsc: isize, csc: isize) {
+    for i in 0..m as isize {
+        for j in 0..n as isize {
+            let mut acc = T::ZERO;
+            for p in 0..k as isize {
+                // SAFETY: forwarded from the caller.
+                unsafe { acc = acc.wadd(a.offset(i * rsa + p * csa).read().wmul(b.offset(p * rsb + j * csb).read())) };
+            }
+            // SAFETY: as above.
+            unsafe { c.offset(i * rsc + j * csc).write(acc) };
+        }
+    }
+}
+
+/// How the GEMM reads one operand.
+#[derive(Clone)]
+struct OperandView {
+    slice: BufferSlice,
+    /// Element offset of each batch.
+    batch_offsets: Vec<usize>,
+    /// Row and column strides of the `rows×cols` matrix of a batch.
+    rs: isize,
+    cs: isize,
+    /// Set when the operand must first be copied (and converted) into a
+    /// canonical row-major buffer of the compute type.
+    canonicalize: Option<(StridedCopy, Option<scalar_ops::UnaryFn>)>,
+    elements: usize,
+}
+
+/// If `dims` (in this order) can be walked as one dimension, its stride.
+fn merged_stride(dims: &[usize], shape: &ArrayShape, strides: &[usize]) -> Option<isize> {
+    let live: Vec<usize> = dims.iter().copied().filter(|&d| shape.dims[d] != 1).collect();
+    for w in live.windows(2) {
+        if strides[w[0]] != strides[w[1]] * shape.dims[w[1]] {
+            return None;
+        }
+    }
+    Some(live.last().map(|&d| strides[d] as isize).unwrap_or(1))
+}
+
+/// Plans an operand seen as `[batch, rows, cols]` from the given dimension lists.
+fn plan_operand(
+    slice: BufferSlice,
+    shape: &ArrayShape,
+    batch: &[usize],
+    rows: &[usize],
+    cols: &[usize],
+    compute: ElementType,
+) -> Result<OperandView> {
+    let strides = platform_api::shape::row_major_strides(&shape.dims);
+    let batch_sizes: Vec<usize> = batch.iter().map(|&d| shape.dims[d]).collect();
+    let nb: usize = batch_sizes.iter().product();
+    let r: usize = rows.iter().map(|&d| shape.dims[d]).product();
+    let c: usize = cols.iter().map(|&d| shape.dims[d]).product();
+    let direct = (
+        merged_stride(rows, shape, &strides),
+        merged_stride(cols, shape, &strides),
+    );
+    if let (Some(rs), Some(cs), true) = (direct.0, direct.1, shape.element_type == compute) {
+        let batch_offsets = (0..nb)
+            .map(|b| {
+                unflatten(b, &batch_sizes)
+                    .iter()
+                    .zip(batch)
+                    .map(|(i, &d)| i * strides[d])
+                    .sum()
+            })
+            .collect();
+        return Ok(OperandView {
+            slice,
+            batch_offsets,
+            rs,
+            cs,
+            canonicalize: None,
+            elements: shape.element_count(),
+        });
+    }
+    // Copy into [batch, rows, cols] row-major, then convert if needed.
+    let order: Vec<usize> = batch.iter().chain(rows).chain(cols).copied().collect();
+    let dims: Vec<usize> = order.iter().map(|&d| shape.dims[d]).collect();
+    let src_strides: Vec<isize> = order.iter().map(|&d| strides[d] as isize).collect();
+    let copy = StridedCopy::new(
+        shape.element_type.byte_size(),
+        &dims,
+        &src_strides,
+        &StridedCopy::row_major(&dims),
+    );
+    let convert = if shape.element_type != compute {
+        Some(scalar_ops::convert_fn(shape.element_type, compute)?)
+    } else {
+        None
+    };
+    Ok(OperandView {
+        slice,
+        batch_offsets: (0..nb).map(|b| b * r * c).collect(),
+        rs: c as isize,
+        cs: 1,
+        canonicalize: Some((copy, convert)),
+        elements: shape.element_count(),
+    })
+}
+
+impl OperandView {
+    /// The operand's base address for the GEMM, copying into `buffer` first
+    /// when the view needs a canonical copy.
+    fn base(&self, ctx: &ExecuteContext<'_>, in_width: usize, out_width: usize, buffer: &mut Vec<u64>) -> *const u8 {
+        let src = ctx.ptr(self.slice);
+        let Some((copy, convert)) = &self.canonicalize else {
+            return src;
+        };
+        let n = self.elements;
+        let staged_bytes = n * in_width;
+        let final_bytes = n * out_width;
+        buffer.clear();
+        buffer.resize((staged_bytes + final_bytes).div_ceil(8) + 2, 0);
+        let base = buffer.as_mut_ptr().cast::<u8>();
+        // SAFETY: the buffer holds the staged copy followed (8-byte aligned) by
+        // the converted one; the copy reads exactly the operand.
+        unsafe {
+            copy.run(src, base);
+            match convert {
+                None => base,
+                Some(f) => {
+                    let dst = base.add(staged_bytes.next_multiple_of(8));
+                    f(base, dst, n);
+                    dst
+                }
+            }
+        }
+    }
+}
+
+pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let Op::Dot { dnums, .. } = &instr.op else {
+        return Err(Error::internal("not a dot"));
+    };
+    let lhs = ctx.operand_array(instr, 0)?;
+    let rhs = ctx.operand_array(instr, 1)?;
+    let result = ctx.result_array(instr)?;
+    let bad = |why: String| Error::invalid_argument(format!("dot %{}: {why}", instr.name));
+    if dnums.lhs_batch_dims.len() != dnums.rhs_batch_dims.len()
+        || dnums.lhs_contracting_dims.len() != dnums.rhs_contracting_dims.len()
+    {
+        return Err(bad("batch or contracting dimension lists differ in length".into()));
+    }
+    let all_l: Vec<usize> = dnums.lhs_batch_dims.iter().chain(&dnums.lhs_contracting_dims).copied().collect();
+    let all_r: Vec<usize> = dnums.rhs_batch_dims.iter().chain(&dnums.rhs_contracting_dims).copied().collect();
+    if all_l.iter().any(|&d| d >= lhs.rank()) || all_r.iter().any(|&d| d >= rhs.rank()) {
+        return Err(bad("dimension number out of range".into()));
+    }
+    for (a, b) in all_l.iter().zip(&all_r) {
+        if lhs.dims[*a] != rhs.dims[*b] {
+            return Err(bad(format!(
+                "lhs dimension {a} ({}) and rhs dimension {b} ({}) must match",
+                lhs.dims[*a], rhs.dims[*b]
+            )));
+        }
+    }
+    let lhs_free: Vec<usize> = (0..lhs.rank()).filter(|d| !all_l.contains(d)).collect();
+    let rhs_free: Vec<usize> = (0..rhs.rank()).filter(|d| !all_r.contains(d)).collect();
+    let want: Vec<usize> = dnums
+        .lhs_batch_dims
+        .iter()
+        .map(|&d| lhs.dims[d])
+        .chain(lhs_free.iter().map(|&d| lhs.dims[d]))
+        .chain(rhs_free.iter().map(|&d| rhs.dims[d]))
+        .collect();
+    if want != result.dims {
+        return Err(bad(format!(
+            "result {result} should have dimensions {want:?}"
+        )));
+    }
+    let nb: usize = dnums.lhs_batch_dims.iter().map(|&d| lhs.dims[d]).product();
+    let m: usize = lhs_free.iter().map(|&d| lhs.dims[d]).product();
+    let k: usize = dnums.lhs_contracting_dims.iter().map(|&d| lhs.dims[d]).product();
+    let n: usize = rhs_free.iter().map(|&d| rhs.dims[d]).product();
+    let out_ty = result.element_type;
+    let compute = match out_ty {
+        ElementType::F16 | ElementType::BF16 => ElementType::F32,
+        t => t,
+    };
+    let a = plan_operand(ctx.operand_slice(instr, 0)?, lhs, &dnums.lhs_batch_dims, &lhs_free, &dnums.lhs_contracting_dims, compute)?;
+    let b = plan_operand(ctx.operand_slice(instr, 1)?, rhs, &dnums.rhs_batch_dims, &dnums.rhs_contracting_dims, &rhs_free, compute)?;
+    let out = ctx.result_slice(id)?;
+    let finish = if compute != out_ty {
+        Some(scalar_ops::convert_fn(compute, out_ty)?)
+    } else {
+        None
+    };
+    let shape = GemmShape { nb, m, k, n };
+    let widths = (lhs.element_type.byte_size(), rhs.element_type.byte_size(), compute.byte_size());
+    let name = instr.name.clone();
+    macro_rules! make {
+        ($T:ty, $f:expr) => {
+            Ok(gemm_thunk::<$T>(name, shape, a, b, out, widths, finish, $f))
+        };
+    }
+    match compute {
+        ElementType::F32 => make!(f32, <f32 as Gemm>::gemm),
+        ElementType::F64 => make!(f64, <f64 as Gemm>::gemm),
+        ElementType::C64 => make!(Complex32, <Complex32 as Gemm>::gemm),
+        ElementType::C128 => make!(Complex64, <Complex64 as Gemm>::gemm),
+        t => with_int!(t, T => make!(T, int_gemm::<T>), _ => Err(Error::unimplemented(format!(
+            "dot %{} with {t} results",
+            instr.name
+        )))),
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct GemmShape {
+    nb: usize,
+    m: usize,
+    k: usize,
+    n: usize,
+}
+
+/// A GEMM entry point (`C = A·B` with element strides).
+pub(crate) type GemmFn<T> = unsafe fn(usize, usize, usize, *const T, isize, isize, *const T, isize, isize, *mut T, isize, isize);
+
+#[allow(clippy::too_many_arguments)]
+fn gemm_thunk<T: bytemuck::Pod + Send + Sync>(
+    name: String,
+    s: GemmShape,
+    a: OperandView,
+    b: OperandView,
+    out: BufferSlice,
+    (a_width, b_width, compute_width): (usize, usize, usize),
+    finish: Option<scalar_ops::UnaryFn>,
+    gemm: GemmFn<T>,
+) -> Box<dyn Thunk> {
+    thunk(name, "dot", move |ctx| {
+        let mut a_buf = Vec::new();
+        let mut b_buf = Vec::new();
+        let pa = a.base(ctx, a_width, compute_width, &mut a_buf) as usize;
+        let pb = b.base(ctx, b_width, compute_width, &mut b_buf) as usize;
+        let total = s.nb * s.m * s.n;
+        // With a final conversion the GEMM writes a compute-type buffer first.
+        let mut c_buf: Vec<T> = if finish.is_some() {
+            vec![T::zeroed(); total]
+        } else {
+            Vec::new()
+        };
+        let pc = if finish.is_some() {
+            c_buf.as_mut_ptr() as usize
+        } else {
+            ctx.ptr(out) as usize
+        };
+        if s.k == 0 {
+            // SAFETY: `pc` holds `total` elements.
+            unsafe { std::ptr::write_bytes(pc as *mut T, 0, total) };
+        } else if total > 0 {
+            let one = |batch: usize| {
+                // SAFETY: the views stay inside their operands (or staging
+                // buffers); batch `batch` of C is its own M×N block.
+                unsafe {
+                    gemm(
+                        s.m,
+                        s.k,
+                        s.n,
+                        (pa as *const T).add(a.batch_offsets[batch]),
+                        a.rs,
+                        a.cs,
+                        (pb as *const T).add(b.batch_offsets[batch]),
+                        b.rs,
+                        b.cs,
+                        (pc as *mut T).add(batch * s.m * s.n),
+                        s.n as isize,
+                        1,
+                    )
+                }
+            };
+            // Large products use the GEMM's own threads; many small ones run
+            // side by side on the pool.
+            let small = s.m * s.k + s.k * s.n < 1 << 15;
+            if s.nb > 1 && small {
+                parallel_for(s.nb, (1 << 16) / (s.m * s.k * s.n).max(1) + 1, |from, to| {
+                    (from..to).for_each(one)
+                });
+            } else {
+                (0..s.nb).for_each(one);
+            }
+        }
+        if let Some(f) = &finish {
+            f(pc as *const u8, ctx.ptr(out), total);
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,105 @@
+//! Kernels: one module per op family, each turning an instruction into a thunk.
+//!
+//! # Interface
+//! Every family exposes `lower(ctx: &LowerCtx, id: InstrId) -> Result<Box<dyn
+//! Thunk>>` (control flow also takes its compiled nested sequences). Lowering
+//! runs once per compile: it checks the instruction's shapes and attributes,
+//! picks typed inner loops ([`scalar_ops`], [`types`]) and precomputes index
+//! arithmetic, and returns a thunk that at run time only resolves its buffer
+//! slices and runs. Large work is split over the shared compute pool
+//! ([`crate::runtime::pool::parallel_for`]).
+//!
+//! [`lower`] dispatches on the opcode. An op no family handles is
+//! `Unimplemented`, naming the op and the instruction.
+
+pub mod batch_norm;
+pub mod collectives;
+pub mod control_flow;
+pub mod convolution;
+pub mod custom_call;
+pub mod data_movement;
+pub mod dot;
+pub mod elementwise;
+pub mod fft;
+pub mod gather_scatter;
+pub mod linalg;
+pub mod misc;
+pub mod reduce;
+pub mod reduce_window;
+pub mod rng;
+pub mod scalar_program;
+pub mod sort;
+pub mod scalar_ops;
+pub mod strided;
+pub mod types;
+
+use crate::compiler::lower::{LowerCtx, Nested};
+use crate::thunk::Thunk;
+use platform_api::hlo::{InstrId, Op};
+use platform_api::{Error, Result};
+
+/// Lowers instruction `id` (which defines values: not a parameter, constant or
+/// alias) to its thunk.
+pub fn lower(ctx: &LowerCtx<'_>, id: InstrId, nested: Option<Nested>) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    if let Some(nested) = nested {
+        return control_flow::lower(ctx, id, nested);
+    }
+    let result = match &instr.op {
+        Op::Unary(_)
+        | Op::Binary(_)
+        | Op::Compare { .. }
+        | Op::Select
+        | Op::Clamp
+        | Op::Convert
+        | Op::BitcastConvert
+        | Op::ReducePrecision { .. } => elementwise::lower(ctx, id),
+        Op::Broadcast { .. }
+        | Op::Transpose { .. }
+        | Op::Slice { .. }
+        | Op::Reverse { .. }
+        | Op::DynamicSlice { .. }
+        | Op::DynamicUpdateSlice
+        | Op::Concatenate { .. }
+        | Op::Pad { .. }
+        | Op::Iota { .. } => data_movement::lower(ctx, id),
+        Op::Reduce { .. } => reduce::lower(ctx, id),
+        Op::Dot { .. } => dot::lower(ctx, id),
+        Op::Convolution { .. } => convolution::lower(ctx, id),
+        Op::Gather { .. } | Op::Scatter { .. } => gather_scatter::lower(ctx, id),
+        Op::Sort { .. } | Op::TopK { .. } => sort::lower(ctx, id),
+        Op::CustomCall(_) => custom_call::lower(ctx, id),
+        Op::Fft { .. } => fft::lower(ctx, id),
+        Op::Cholesky { .. } | Op::TriangularSolve { .. } => linalg::lower(ctx, id),
+        Op::Rng { .. } | Op::RngBitGenerator { .. } | Op::RngGetAndUpdateState { .. } => rng::lower(ctx, id),
+        Op::BatchNormTraining { .. }
+        | Op::BatchNormInference { .. }
+        | Op::BatchNormGrad { .. }
+        | Op::Map { .. } => batch_norm::lower(ctx, id),
+        Op::AllReduce { .. }
+        | Op::AllReduceStart { .. }
+        | Op::AllGather { .. }
+        | Op::ReduceScatter { .. }
+        | Op::AllToAll { .. }
+        | Op::CollectivePermute { .. }
+        | Op::CollectiveBroadcast { .. } => collectives::lower(ctx, id),
+        Op::ReduceWindow { .. } | Op::SelectAndScatter { .. } => reduce_window::lower(ctx, id),
+        Op::ReplicaId
+        | Op::PartitionId
+        | Op::GetDimensionSize { .. }
+        | Op::SetDimensionSize { .. }
+        | Op::DynamicReshape => misc::lower(ctx, id),
+        other => Err(Error::unimplemented(format!(
+            "the Host platform does not support {} (instruction %{})",
+            other.opcode(),
+            instr.name
+        ))),
+    };
+    result.map_err(|e| {
+        if e.message().contains(&format!("%{}", instr.name)) {
+            e
+        } else {
+            e.context(format_args!("%{} ({})", instr.name, instr.opcode()))
+        }
+    })
+}

@@ -1,0 +1,471 @@
+//! `reduce`, variadic, over any set of dimensions.
+//!
+//! The operand's dimensions are first grouped: neighbours of the same kind
+//! (kept or reduced) merge, size-1 dimensions drop out, so every reduction is a
+//! walk over a few (size, stride) groups. Two shapes of walk cover everything:
+//!
+//! * **inner**: the innermost group is reduced. Each output element folds
+//!   contiguous runs; the fold keeps 16 partial accumulators so float sums
+//!   vectorize (XLA likewise reassociates reductions). A reduction to a single
+//!   value of a large array splits the run over the compute pool and combines
+//!   the partial results.
+//! * **outer**: the innermost group is kept. A row of accumulators (one per
+//!   output element of that group) is updated with each contiguous input row,
+//!   which streams the input once.
+//!
+//! Reducers that are a single `add`/`multiply`/`maximum`/`minimum`/`and`/`or`/
+//! `xor` of the two parameters run as typed loops; any other reducer (variadic
+//! argmax, ...) runs through the [`ScalarProgram`] evaluator, one element at a
+//! time, in the same walk.
+
+use super::scalar_ops::{Float, Int};
+use super::scalar_program::{binary_reducer, load_register, Register, ScalarProgram};
+use super::strided::unflatten;
+use super::types::Pred;
+use crate::compiler::lower::LowerCtx;
+use crate::runtime::pool::{compute_pool, parallel_for};
+use crate::thunk::{thunk, BufferSlice, Thunk};
+use crate::{with_float, with_int};
+use platform_api::hlo::{BinaryOp, InstrId, Op};
+use platform_api::{ElementType, Error, Result};
+use std::sync::Arc;
+
+/// Elements per parallel task.
+const REDUCE_GRAIN: usize = 1 << 15;
+
+/// The operand's dimensions grouped for the walk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReduceLayout {
+    /// Kept groups, outermost first: (size, stride in elements).
+    pub kept: Vec<(usize, usize)>,
+    /// Reduced groups, outermost first.
+    pub reduced: Vec<(usize, usize)>,
+    /// Whether the innermost group is reduced (or nothing is kept).
+    pub inner: bool,
+}
+
+impl ReduceLayout {
+    pub fn new(dims: &[usize], reduce: &[usize]) -> ReduceLayout {
+        let strides = platform_api::shape::row_major_strides(dims);
+        let mut kept: Vec<(usize, usize)> = Vec::new();
+        let mut reduced: Vec<(usize, usize)> = Vec::new();
+        let mut last_kind: Option<bool> = None;
+        for d in 0..dims.len() {
+            if dims[d] == 1 {
+                continue;
+            }
+            let is_reduced = reduce.contains(&d);
+            let groups = if is_reduced { &mut reduced } else { &mut kept };
+            match (last_kind, groups.last_mut()) {
+                (Some(k), Some(g)) if k == is_reduced => {
+                    g.0 *= dims[d];
+                    g.1 = strides[d];
+                }
+                _ => groups.push((dims[d], strides[d])),
+            }
+            last_kind = Some(is_reduced);
+        }
+        let inner = last_kind != Some(false);
+        ReduceLayout {
+            kept,
+            reduced,
+            inner,
+        }
+    }
+
+    pub fn output_count(&self) -> usize {
+        self.kept.iter().map(|g| g.0).product()
+    }
+
+    pub fn reduced_count(&self) -> usize {
+        self.reduced.iter().map(|g| g.0).product()
+    }
+}
+
+/// Offset of multi-index `index` over `groups`.
+#[inline]
+fn offset(index: &[usize], groups: &[(usize, usize)]) -> usize {
+    index.iter().zip(groups).map(|(i, g)| i * g.1).sum()
+}
+
+/// Advances `index` over `groups` (row-major); false after the last.
+#[inline]
+fn next(index: &mut [usize], groups: &[(usize, usize)]) -> bool {
+    for d in (0..groups.len()).rev() {
+        index[d] += 1;
+        if index[d] < groups[d].0 {
+            return true;
+        }
+        index[d] = 0;
+    }
+    false
+}
+
+fn sizes(groups: &[(usize, usize)]) -> Vec<usize> {
+    groups.iter().map(|g| g.0).collect()
+}
+
+/// Folds `xs` into `init` with 16 partial accumulators.
+#[inline(always)]
+fn fold<T: Copy, F: Fn(T, T) -> T>(init: T, xs: &[T], f: &F) -> T {
+    const L: usize = 16;
+    if xs.len() < 2 * L {
+        return xs.iter().fold(init, |a, &x| f(a, x));
+    }
+    let mut acc: [T; L] = [xs[0]; L];
+    acc.copy_from_slice(&xs[..L]);
+    let chunks = xs[L..].chunks_exact(L);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for k in 0..L {
+            acc[k] = f(acc[k], c[k]);
+        }
+    }
+    let mut width = L;
+    while width > 1 {
+        width /= 2;
+        for k in 0..width {
+            acc[k] = f(acc[k], acc[k + width]);
+        }
+    }
+    let mut r = f(init, acc[0]);
+    for &x in rest {
+        r = f(r, x);
+    }
+    r
+}
+
+/// A typed reduction with a binary reducer `f`.
+fn fast_reduce<T: bytemuck::Pod + Send + Sync, F>(
+    name: String,
+    layout: ReduceLayout,
+    f: F,
+    input: BufferSlice,
+    init: BufferSlice,
+    out: BufferSlice,
+) -> Box<dyn Thunk>
+where
+    F: Fn(T, T) -> T + Copy + Send + Sync + 'static,
+{
+    let n_out = layout.output_count();
+    let n_red = layout.reduced_count();
+    thunk(name, "reduce", move |ctx| {
+        // SAFETY: input and init are operands, out the result: distinct buffers
+        // sized by the shapes the layout was built from.
+        let (x, init_v, out) = unsafe {
+            (
+                ctx.input::<T>(input),
+                ctx.input::<T>(init)[0],
+                ctx.output::<T>(out),
+            )
+        };
+        if n_out == 0 {
+            return Ok(());
+        }
+        if n_red == 0 {
+            out.fill(init_v);
+            return Ok(());
+        }
+        let out_addr = out.as_mut_ptr() as usize;
+        if layout.inner {
+            let (inner_len, _) = *layout.reduced.last().unwrap_or(&(1, 1));
+            let outer_red = &layout.reduced[..layout.reduced.len().saturating_sub(1)];
+            let kept_sizes = sizes(&layout.kept);
+            if n_out == 1 && outer_red.is_empty() && inner_len >= 2 * REDUCE_GRAIN {
+                // One long run: partial folds in parallel, combined in order.
+                let threads = compute_pool().current_num_threads().max(1);
+                let parts = threads * 4;
+                let chunk = inner_len.div_ceil(parts);
+                let partials: Vec<T> = compute_pool().install(|| {
+                    use rayon::prelude::*;
+                    (0..parts)
+                        .into_par_iter()
+                        .filter_map(|p| {
+                            let s = p * chunk;
+                            let e = ((p + 1) * chunk).min(inner_len);
+                            (s < e).then(|| fold(x[s], &x[s + 1..e], &f))
+                        })
+                        .collect()
+                });
+                let r = partials.into_iter().fold(init_v, f);
+                out[0] = r;
+                return Ok(());
+            }
+            let per_out = n_red.max(1);
+            parallel_for(n_out, (REDUCE_GRAIN / per_out).max(1), |s, e| {
+                let out = out_addr as *mut T;
+                let mut kidx = unflatten(s, &kept_sizes);
+                let mut ridx = vec![0usize; outer_red.len()];
+                for o in s..e {
+                    let base = offset(&kidx, &layout.kept);
+                    let mut acc = init_v;
+                    loop {
+                        let off = base + offset(&ridx, outer_red);
+                        acc = fold(acc, &x[off..off + inner_len], &f);
+                        if !next(&mut ridx, outer_red) {
+                            break;
+                        }
+                    }
+                    // SAFETY: `o` < n_out and tasks own disjoint output ranges.
+                    unsafe { out.add(o).write(acc) };
+                    next(&mut kidx, &layout.kept);
+                }
+            });
+        } else {
+            let (row_len, _) = *layout.kept.last().unwrap_or(&(1, 1));
+            let outer_kept = &layout.kept[..layout.kept.len() - 1];
+            let rows: usize = outer_kept.iter().map(|g| g.0).product();
+            let red = &layout.reduced;
+            let outer_sizes = sizes(outer_kept);
+            // Split over rows when there are enough, else over columns.
+            let col_chunk = if rows >= 2 * compute_pool().current_num_threads() {
+                row_len
+            } else {
+                (REDUCE_GRAIN / n_red.max(1)).clamp(64, row_len.max(64))
+            };
+            let col_tasks = row_len.div_ceil(col_chunk);
+            let tasks = rows * col_tasks;
+            let grain = (REDUCE_GRAIN / (n_red * col_chunk).max(1)).max(1);
+            parallel_for(tasks, grain, |s, e| {
+                let out = out_addr as *mut T;
+                let mut ridx = vec![0usize; red.len()];
+                for t in s..e {
+                    let row = t / col_tasks;
+                    let c0 = (t % col_tasks) * col_chunk;
+                    let c1 = (c0 + col_chunk).min(row_len);
+                    let base = offset(&unflatten(row, &outer_sizes), outer_kept);
+                    // SAFETY: tasks own disjoint (row, column) ranges of `out`.
+                    let acc = unsafe {
+                        std::slice::from_raw_parts_mut(out.add(row * row_len + c0), c1 - c0)
+                    };
+                    acc.fill(init_v);
+                    ridx.fill(0);
+                    loop {
+                        let off = base + offset(&ridx, red) + c0;
+                        let xs = &x[off..off + (c1 - c0)];
+                        for (a, &v) in acc.iter_mut().zip(xs) {
+                            *a = f(*a, v);
+                        }
+                        if !next(&mut ridx, red) {
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+        Ok(())
+    })
+}
+
+pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let Op::Reduce {
+        dimensions,
+        to_apply,
+    } = &instr.op
+    else {
+        return Err(Error::internal("not a reduce"));
+    };
+    let n = instr.operands.len() / 2;
+    if n == 0 || instr.operands.len() != 2 * n {
+        return Err(Error::invalid_argument(format!(
+            "reduce %{} needs as many init values as operands",
+            instr.name
+        )));
+    }
+    let operand = ctx.operand_array(instr, 0)?;
+    for k in 1..n {
+        if ctx.operand_array(instr, k)?.dims != operand.dims {
+            return Err(Error::invalid_argument(format!(
+                "reduce %{}: operands have different dimensions",
+                instr.name
+            )));
+        }
+    }
+    if let Some(&d) = dimensions.iter().find(|&&d| d >= operand.rank()) {
+        return Err(Error::invalid_argument(format!(
+            "reduce %{}: dimension {d} out of range for {operand}",
+            instr.name
+        )));
+    }
+    let layout = ReduceLayout::new(&operand.dims, dimensions);
+    let results = ctx.result_leaves(id).to_vec();
+    let out_count: usize = operand
+        .dims
+        .iter()
+        .enumerate()
+        .filter(|(d, _)| !dimensions.contains(d))
+        .map(|(_, s)| s)
+        .product();
+    if results.len() != n
+        || (0..n).any(|k| results[k].size != out_count * ctx.operand_array(instr, k).map(|a| a.element_type.byte_size()).unwrap_or(0))
+    {
+        return Err(Error::invalid_argument(format!(
+            "reduce %{}: result {} does not match {n} reductions of {operand} over {dimensions:?}",
+            instr.name, instr.shape
+        )));
+    }
+    if n == 1 {
+        if let Some((op, ty)) = binary_reducer(ctx.module, *to_apply) {
+            if ty == operand.element_type {
+                let (input, init) = (ctx.operand_slice(instr, 0)?, ctx.operand_slice(instr, 1)?);
+                if let Some(t) = fast_path(instr.name.clone(), layout.clone(), op, ty, input, init, results[0]) {
+                    return Ok(t);
+                }
+            }
+        }
+    }
+    general(ctx, id, layout, n)
+}
+
+fn fast_path(
+    name: String,
+    layout: ReduceLayout,
+    op: BinaryOp,
+    ty: ElementType,
+    input: BufferSlice,
+    init: BufferSlice,
+    out: BufferSlice,
+) -> Option<Box<dyn Thunk>> {
+    use BinaryOp::*;
+    macro_rules! go {
+        ($T:ty, $f:expr) => {
+            Some(fast_reduce::<$T, _>(name, layout, $f, input, init, out))
+        };
+    }
+    with_float!(ty, T => return match op {
+        Add => go!(T, |a: T, b: T| a.add(b)),
+        Multiply => go!(T, |a: T, b: T| a.mul(b)),
+        Maximum => go!(T, |a: T, b: T| a.max_nan(b)),
+        Minimum => go!(T, |a: T, b: T| a.min_nan(b)),
+        _ => None,
+    }, _ => ());
+    with_int!(ty, T => return match op {
+        Add => go!(T, |a: T, b: T| a.wadd(b)),
+        Multiply => go!(T, |a: T, b: T| a.wmul(b)),
+        Maximum => go!(T, |a: T, b: T| Ord::max(a, b)),
+        Minimum => go!(T, |a: T, b: T| Ord::min(a, b)),
+        And => go!(T, |a: T, b: T| a.and(b)),
+        Or => go!(T, |a: T, b: T| a.or(b)),
+        Xor => go!(T, |a: T, b: T| a.xor(b)),
+        _ => None,
+    }, _ => ());
+    if ty == ElementType::Pred {
+        return match op {
+            And | Minimum | Multiply => go!(Pred, |a: Pred, b: Pred| Pred(a.0 & b.0)),
+            Or | Maximum | Add => go!(Pred, |a: Pred, b: Pred| Pred(a.0 | b.0)),
+            Xor => go!(Pred, |a: Pred, b: Pred| Pred(a.0 ^ b.0)),
+            _ => None,
+        };
+    }
+    None
+}
+
+/// Any reducer, through the scalar evaluator.
+fn general(ctx: &LowerCtx<'_>, id: InstrId, layout: ReduceLayout, n: usize) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let Op::Reduce { to_apply, .. } = &instr.op else {
+        return Err(Error::internal("not a reduce"));
+    };
+    let program = Arc::new(ScalarProgram::compile(ctx.module, *to_apply)?);
+    if program.param_count() != 2 * n || program.output_types().len() != n {
+        return Err(Error::invalid_argument(format!(
+            "reduce %{}: reducer takes {} values and returns {}; {n} operands need {} and {n}",
+            instr.name,
+            program.param_count(),
+            program.output_types().len(),
+            2 * n
+        )));
+    }
+    let mut inputs = Vec::new();
+    let mut inits = Vec::new();
+    let mut widths = Vec::new();
+    for k in 0..n {
+        inputs.push(ctx.operand_slice(instr, k)?);
+        inits.push(ctx.operand_slice(instr, n + k)?);
+        widths.push(ctx.operand_array(instr, k)?.element_type.byte_size());
+    }
+    let results = ctx.result_leaves(id).to_vec();
+    let n_out = layout.output_count();
+    let n_red = layout.reduced_count();
+    // Walk the reduced elements row-major over all reduced groups.
+    let kept_sizes = sizes(&layout.kept);
+    Ok(thunk(instr.name.clone(), "reduce", move |ctx| {
+        let ins: Vec<usize> = inputs.iter().map(|s| ctx.ptr(*s) as usize).collect();
+        let outs: Vec<usize> = results.iter().map(|s| ctx.ptr(*s) as usize).collect();
+        // SAFETY: init operands are scalars of the operands' widths.
+        let init_regs: Vec<Register> = inits
+            .iter()
+            .zip(&widths)
+            .map(|(s, &w)| unsafe { load_register(ctx.ptr(*s), w) })
+            .collect();
+        parallel_for(n_out, (REDUCE_GRAIN / (n_red.max(1) * 8)).max(1), |s, e| {
+            let mut ev = program.evaluator();
+            let mut kidx = unflatten(s, &kept_sizes);
+            let mut ridx = vec![0usize; layout.reduced.len()];
+            let mut acc = init_regs.clone();
+            for o in s..e {
+                acc.clone_from(&init_regs);
+                let base = offset(&kidx, &layout.kept);
+                ridx.fill(0);
+                if n_red > 0 {
+                    loop {
+                        let off = base + offset(&ridx, &layout.reduced);
+                        for k in 0..n {
+                            ev.set_param_register(k, acc[k]);
+                            // SAFETY: `off` indexes inside operand `k`.
+                            unsafe { ev.set_param(n + k, (ins[k] + off * widths[k]) as *const u8) };
+                        }
+                        ev.run();
+                        for (k, a) in acc.iter_mut().enumerate() {
+                            *a = ev.output(k);
+                        }
+                        if !next(&mut ridx, &layout.reduced) {
+                            break;
+                        }
+                    }
+                }
+                for k in 0..n {
+                    // SAFETY: output `o` of result `k`; tasks own disjoint ranges.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            acc[k].as_ptr().cast::<u8>(),
+                            (outs[k] + o * widths[k]) as *mut u8,
+                            widths[k],
+                        )
+                    };
+                }
+                next(&mut kidx, &layout.kept);
+            }
+        });
+        Ok(())
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_groups_merge_and_drop_unit_dims() {
+        let l = ReduceLayout::new(&[4, 1, 5, 6], &[2, 3]);
+        assert_eq!(l.kept, vec![(4, 30)]);
+        assert_eq!(l.reduced, vec![(30, 1)]);
+        assert!(l.inner);
+        let l = ReduceLayout::new(&[4, 5, 6], &[0]);
+        assert_eq!(l.kept, vec![(30, 1)]);
+        assert_eq!(l.reduced, vec![(4, 30)]);
+        assert!(!l.inner);
+        let l = ReduceLayout::new(&[2, 3, 4, 5], &[1, 3]);
+        assert_eq!(l.kept, vec![(2, 60), (4, 5)]);
+        assert_eq!(l.reduced, vec![(3, 20), (5, 1)]);
+        assert!(l.inner);
+    }
+
+    #[test]
+    fn fold_matches_a_sequential_sum_on_integers() {
+        let xs: Vec<i64> = (0..1000).map(|i| i * 7 - 300).collect();
+        let want: i64 = 5 + xs.iter().sum::<i64>();
+        assert_eq!(fold(5i64, &xs, &|a, b| a + b), want);
+    }
+}

@@ -1,0 +1,500 @@
+//! `reduce-window` (variadic; padding, strides, base and window dilation) and
+//! `select-and-scatter`.
+//!
+//! Semantics as XLA's emitters: each output element starts from the init value
+//! and folds the operand elements its window covers; window positions that fall
+//! in padding or between dilated input elements are skipped.
+//!
+//! Paths:
+//! * **scan**: a window spanning a whole dimension from one side (`size >= n`,
+//!   stride 1, padding `size-1` on one side: what `cumsum`/`cumprod`/`cummax`
+//!   lower to) is a running fold along that dimension, O(n) instead of O(n²).
+//! * **typed**: a binary reducer (`add`, `maximum`, ...) on one operand runs as
+//!   typed loops; when the innermost dimension is untouched by the window (the
+//!   channel dimension of an NHWC pooling) the fold runs over whole rows of it.
+//! * **general**: any reducer through the [`ScalarProgram`] evaluator.
+
+use super::scalar_ops::{Float, Int};
+use super::scalar_program::{binary_reducer, load_register, Register, ScalarProgram};
+use super::strided::unflatten;
+use super::types::Pred;
+use crate::compiler::lower::LowerCtx;
+use crate::runtime::pool::parallel_for;
+use crate::thunk::{thunk, BufferSlice, Thunk};
+use crate::{with_float, with_int};
+use platform_api::hlo::{BinaryOp, InstrId, Op, Window, WindowDim};
+use platform_api::{ElementType, Error, Result};
+use std::sync::Arc;
+
+const GRAIN: usize = 1 << 14;
+
+/// Window geometry for one operand shape.
+#[derive(Clone, Debug)]
+struct Geometry {
+    in_dims: Vec<usize>,
+    out_dims: Vec<usize>,
+    window: Vec<WindowDim>,
+    in_strides: Vec<usize>,
+}
+
+impl Geometry {
+    fn new(in_dims: &[usize], window: &Window, what: &str) -> Result<Geometry> {
+        if window.dims.len() != in_dims.len() {
+            return Err(Error::invalid_argument(format!(
+                "{what}: window of rank {} for an operand of rank {}",
+                window.dims.len(),
+                in_dims.len()
+            )));
+        }
+        let mut out_dims = Vec::new();
+        for (d, w) in window.dims.iter().enumerate() {
+            if w.stride == 0 || w.base_dilation == 0 || w.window_dilation == 0 {
+                return Err(Error::invalid_argument(format!(
+                    "{what}: window dimension {d} has a zero stride or dilation"
+                )));
+            }
+            let dilated_in = if in_dims[d] == 0 {
+                0
+            } else {
+                ((in_dims[d] - 1) * w.base_dilation + 1) as i64
+            };
+            let padded = dilated_in + w.padding_low + w.padding_high;
+            let span = w.dilated_size() as i64;
+            let out = if padded < span {
+                0
+            } else {
+                ((padded - span) / w.stride as i64 + 1) as usize
+            };
+            out_dims.push(out);
+        }
+        Ok(Geometry {
+            in_dims: in_dims.to_vec(),
+            out_dims,
+            window: window.dims.clone(),
+            in_strides: platform_api::shape::row_major_strides(in_dims),
+        })
+    }
+
+    /// Input index along `d` for output coordinate `o` and window coordinate
+    /// `w`, if it is a real (not padding, not dilation hole) element.
+    #[inline]
+    fn input_coord(&self, d: usize, o: usize, w: usize) -> Option<usize> {
+        let wd = &self.window[d];
+        let p = (o * wd.stride + w * wd.window_dilation) as i64 - wd.padding_low;
+        if p < 0 || p % wd.base_dilation as i64 != 0 {
+            return None;
+        }
+        let i = (p / wd.base_dilation as i64) as usize;
+        (i < self.in_dims[d]).then_some(i)
+    }
+
+    /// Calls `f(input_offset)` for every real element of the window of output
+    /// coordinates `out` over dimensions `dims` (others fixed at 0).
+    #[inline]
+    fn for_each_in_window(&self, out: &[usize], dims: usize, mut f: impl FnMut(usize)) {
+        let sizes: Vec<usize> = (0..dims).map(|d| self.window[d].size).collect();
+        if sizes.contains(&0) {
+            return;
+        }
+        let mut w = vec![0usize; dims];
+        'outer: loop {
+            let mut off = 0usize;
+            let mut ok = true;
+            for d in 0..dims {
+                match self.input_coord(d, out[d], w[d]) {
+                    Some(i) => off += i * self.in_strides[d],
+                    None => {
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+            if ok {
+                f(off);
+            }
+            for d in (0..dims).rev() {
+                w[d] += 1;
+                if w[d] < sizes[d] {
+                    continue 'outer;
+                }
+                w[d] = 0;
+            }
+            break;
+        }
+    }
+
+    /// Whether the innermost dimension is untouched by the window.
+    fn innermost_plain(&self) -> bool {
+        self.window.last().is_some_and(|w| {
+            w.size == 1
+                && w.stride == 1
+                && w.padding_low == 0
+                && w.padding_high == 0
+                && w.base_dilation == 1
+                && w.window_dilation == 1
+        })
+    }
+
+    /// The scan dimension and direction (true: prefix) if this window is a
+    /// running fold along one dimension.
+    fn scan(&self) -> Option<(usize, bool)> {
+        let mut found = None;
+        for (d, w) in self.window.iter().enumerate() {
+            let plain = w.size == 1
+                && w.stride == 1
+                && w.padding_low == 0
+                && w.padding_high == 0
+                && w.base_dilation == 1
+                && w.window_dilation == 1;
+            if plain {
+                continue;
+            }
+            let n = self.in_dims[d];
+            let simple = w.stride == 1 && w.base_dilation == 1 && w.window_dilation == 1 && w.size >= n && n > 0;
+            let prefix = simple && w.padding_low == w.size as i64 - 1 && w.padding_high == 0;
+            let suffix = simple && w.padding_high == w.size as i64 - 1 && w.padding_low == 0;
+            if found.is_some() || !(prefix || suffix) {
+                return None;
+            }
+            found = Some((d, prefix));
+        }
+        found
+    }
+}
+
+pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    match &instr.op {
+        Op::ReduceWindow { window, to_apply } => {
+            let n = instr.operands.len() / 2;
+            if n == 0 || instr.operands.len() != 2 * n {
+                return Err(Error::invalid_argument(format!(
+                    "reduce-window %{} needs as many init values as operands",
+                    instr.name
+                )));
+            }
+            let operand = ctx.operand_array(instr, 0)?;
+            let geo = Geometry::new(&operand.dims, window, &format!("reduce-window %{}", instr.name))?;
+            let results = ctx.result_leaves(id).to_vec();
+            let out_count: usize = geo.out_dims.iter().product();
+            for k in 0..n {
+                let a = ctx.operand_array(instr, k)?;
+                if a.dims != operand.dims || results.get(k).map(|r| r.size) != Some(out_count * a.element_type.byte_size()) {
+                    return Err(Error::invalid_argument(format!(
+                        "reduce-window %{}: result {} does not match windows {:?} over {}",
+                        instr.name, instr.shape, geo.out_dims, a
+                    )));
+                }
+            }
+            if n == 1 {
+                if let Some((op, ty)) = binary_reducer(ctx.module, *to_apply) {
+                    if ty == operand.element_type {
+                        let (input, init) = (ctx.operand_slice(instr, 0)?, ctx.operand_slice(instr, 1)?);
+                        if let Some(t) = typed(instr.name.clone(), geo.clone(), op, ty, input, init, results[0]) {
+                            return Ok(t);
+                        }
+                    }
+                }
+            }
+            general(ctx, id, geo, n, *to_apply)
+        }
+        Op::SelectAndScatter { window, select, scatter } => select_and_scatter(ctx, id, window, *select, *scatter),
+        _ => Err(Error::internal("not a window op")),
+    }
+}
+
+fn typed(
+    name: String,
+    geo: Geometry,
+    op: BinaryOp,
+    ty: ElementType,
+    input: BufferSlice,
+    init: BufferSlice,
+    out: BufferSlice,
+) -> Option<Box<dyn Thunk>> {
+    use BinaryOp::*;
+    macro_rules! go {
+        ($T:ty, $f:expr) => {
+            Some(typed_thunk::<$T, _>(name, geo, $f, input, init, out))
+        };
+    }
+    with_float!(ty, T => return match op {
+        Add => go!(T, |a: T, b: T| a.add(b)),
+        Multiply => go!(T, |a: T, b: T| a.mul(b)),
+        Maximum => go!(T, |a: T, b: T| a.max_nan(b)),
+        Minimum => go!(T, |a: T, b: T| a.min_nan(b)),
+        _ => None,
+    }, _ => ());
+    with_int!(ty, T => return match op {
+        Add => go!(T, |a: T, b: T| a.wadd(b)),
+        Multiply => go!(T, |a: T, b: T| a.wmul(b)),
+        Maximum => go!(T, |a: T, b: T| Ord::max(a, b)),
+        Minimum => go!(T, |a: T, b: T| Ord::min(a, b)),
+        And => go!(T, |a: T, b: T| a.and(b)),
+        Or => go!(T, |a: T, b: T| a.or(b)),
+        _ => None,
+    }, _ => ());
+    if ty == ElementType::Pred {
+        return match op {
+            And | Minimum => go!(Pred, |a: Pred, b: Pred| Pred(a.0 & b.0)),
+            Or | Maximum => go!(Pred, |a: Pred, b: Pred| Pred(a.0 | b.0)),
+            _ => None,
+        };
+    }
+    None
+}
+
+fn typed_thunk<T: bytemuck::Pod + Send + Sync, F>(
+    name: String,
+    geo: Geometry,
+    f: F,
+    input: BufferSlice,
+    init: BufferSlice,
+    out: BufferSlice,
+) -> Box<dyn Thunk>
+where
+    F: Fn(T, T) -> T + Copy + Send + Sync + 'static,
+{
+    let scan = geo.scan();
+    thunk(name, "reduce-window", move |ctx| {
+        // SAFETY: operands and result are distinct buffers of the checked shapes.
+        let (x, init_v, out) = unsafe { (ctx.input::<T>(input), ctx.input::<T>(init)[0], ctx.output::<T>(out)) };
+        let out_addr = out.as_mut_ptr() as usize;
+        if let Some((d, prefix)) = scan {
+            run_scan(&geo, x, init_v, out_addr, d, prefix, f);
+            return Ok(());
+        }
+        let rank = geo.out_dims.len();
+        let (row, outer_rank) = if rank > 0 && geo.innermost_plain() {
+            (geo.out_dims[rank - 1], rank - 1)
+        } else {
+            (1, rank)
+        };
+        let outer_dims = geo.out_dims[..outer_rank].to_vec();
+        let outer: usize = outer_dims.iter().product();
+        let window_size: usize = geo.window.iter().map(|w| w.size).product();
+        parallel_for(outer, (GRAIN / (row * window_size).max(1)).max(1), |s, e| {
+            let out = out_addr as *mut T;
+            let mut acc = vec![init_v; row];
+            let mut index = unflatten(s, &outer_dims);
+            for o in s..e {
+                acc.fill(init_v);
+                geo.for_each_in_window(&index, outer_rank, |off| {
+                    for (a, &v) in acc.iter_mut().zip(&x[off..off + row]) {
+                        *a = f(*a, v);
+                    }
+                });
+                // SAFETY: row `o` of the result; tasks own disjoint rows.
+                unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), out.add(o * row), row) };
+                platform_api::index::next_index(&mut index, &outer_dims);
+            }
+        });
+        Ok(())
+    })
+}
+
+/// Running fold along dimension `d` (prefix or suffix), several lines at a
+/// time so the dependent chain of each line overlaps the others'.
+fn run_scan<T: Copy + Send + Sync, F: Fn(T, T) -> T + Sync>(
+    geo: &Geometry,
+    x: &[T],
+    init: T,
+    out_addr: usize,
+    d: usize,
+    prefix: bool,
+    f: F,
+) {
+    let n = geo.in_dims[d];
+    let inner: usize = geo.in_dims[d + 1..].iter().product();
+    let outer: usize = geo.in_dims[..d].iter().product();
+    const LINES: usize = 16;
+    // Lines are (outer, inner) pairs; consecutive inner positions are
+    // neighbours in memory, so blocks of them share cache lines.
+    let blocks_per_outer = inner.div_ceil(LINES);
+    let jobs = outer * blocks_per_outer;
+    parallel_for(jobs, (GRAIN / (n * LINES).max(1)).max(1), |s, e| {
+        let out = out_addr as *mut T;
+        for job in s..e {
+            let o = job / blocks_per_outer;
+            let i0 = (job % blocks_per_outer) * LINES;
+            let lanes = LINES.min(inner - i0);
+            let base = o * n * inner + i0;
+            let mut acc = [init; LINES];
+            for step in 0..n {
+                let t = if prefix { step } else { n - 1 - step };
+                let row = base + t * inner;
+                for l in 0..lanes {
+                    acc[l] = f(acc[l], x[row + l]);
+                    // SAFETY: element (o, t, i0 + l) of the result, owned by
+                    // this job.
+                    unsafe { out.add(row + l).write(acc[l]) };
+                }
+            }
+        }
+    });
+}
+
+fn general(ctx: &LowerCtx<'_>, id: InstrId, geo: Geometry, n: usize, reducer: platform_api::hlo::CompId) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let program = Arc::new(ScalarProgram::compile(ctx.module, reducer)?);
+    if program.param_count() != 2 * n || program.output_types().len() != n {
+        return Err(Error::invalid_argument(format!(
+            "reduce-window %{}: reducer signature does not fit {n} operands",
+            instr.name
+        )));
+    }
+    let mut inputs = Vec::new();
+    let mut inits = Vec::new();
+    let mut widths = Vec::new();
+    for k in 0..n {
+        inputs.push(ctx.operand_slice(instr, k)?);
+        inits.push(ctx.operand_slice(instr, n + k)?);
+        widths.push(ctx.operand_array(instr, k)?.element_type.byte_size());
+    }
+    let results = ctx.result_leaves(id).to_vec();
+    let out_dims = geo.out_dims.clone();
+    let total: usize = out_dims.iter().product();
+    let rank = out_dims.len();
+    Ok(thunk(instr.name.clone(), "reduce-window", move |ctx| {
+        let ins: Vec<usize> = inputs.iter().map(|s| ctx.ptr(*s) as usize).collect();
+        let outs: Vec<usize> = results.iter().map(|s| ctx.ptr(*s) as usize).collect();
+        // SAFETY: init operands are scalars of the operands' widths.
+        let init_regs: Vec<Register> = inits.iter().zip(&widths).map(|(s, &w)| unsafe { load_register(ctx.ptr(*s), w) }).collect();
+        parallel_for(total, 256, |s, e| {
+            let mut ev = program.evaluator();
+            let mut index = unflatten(s, &out_dims);
+            let mut acc = init_regs.clone();
+            for o in s..e {
+                acc.clone_from(&init_regs);
+                geo.for_each_in_window(&index, rank, |off| {
+                    for k in 0..n {
+                        ev.set_param_register(k, acc[k]);
+                        // SAFETY: `off` indexes inside operand `k`.
+                        unsafe { ev.set_param(n + k, (ins[k] + off * widths[k]) as *const u8) };
+                    }
+                    ev.run();
+                    for (k, a) in acc.iter_mut().enumerate() {
+                        *a = ev.output(k);
+                    }
+                });
+                for k in 0..n {
+                    // SAFETY: element `o` of result `k`, owned by this task.
+                    unsafe { std::ptr::copy_nonoverlapping(acc[k].as_ptr().cast::<u8>(), (outs[k] + o * widths[k]) as *mut u8, widths[k]) };
+                }
+                platform_api::index::next_index(&mut index, &out_dims);
+            }
+        });
+        Ok(())
+    }))
+}
+
+fn select_and_scatter(
+    ctx: &LowerCtx<'_>,
+    id: InstrId,
+    window: &Window,
+    select: platform_api::hlo::CompId,
+    scatter: platform_api::hlo::CompId,
+) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let operand = ctx.operand_array(instr, 0)?;
+    let source = ctx.operand_array(instr, 1)?;
+    let geo = Geometry::new(&operand.dims, window, &format!("select-and-scatter %{}", instr.name))?;
+    if geo.out_dims != source.dims {
+        return Err(Error::invalid_argument(format!(
+            "select-and-scatter %{}: source {source} does not match the {:?} windows of {operand}",
+            instr.name, geo.out_dims
+        )));
+    }
+    let select_prog = Arc::new(ScalarProgram::compile(ctx.module, select)?);
+    let scatter_prog = Arc::new(ScalarProgram::compile(ctx.module, scatter)?);
+    if select_prog.param_count() != 2 || select_prog.output_types() != [ElementType::Pred] {
+        return Err(Error::invalid_argument(format!(
+            "select-and-scatter %{}: select must map two scalars to pred",
+            instr.name
+        )));
+    }
+    if scatter_prog.param_count() != 2 || scatter_prog.output_types().len() != 1 {
+        return Err(Error::invalid_argument(format!(
+            "select-and-scatter %{}: scatter must combine two scalars",
+            instr.name
+        )));
+    }
+    let (op_slice, src_slice, init_slice) = (
+        ctx.operand_slice(instr, 0)?,
+        ctx.operand_slice(instr, 1)?,
+        ctx.operand_slice(instr, 2)?,
+    );
+    let out = ctx.result_slice(id)?;
+    let width = operand.element_type.byte_size();
+    let src_width = source.element_type.byte_size();
+    let n_out = operand.element_count();
+    let src_dims = source.dims.clone();
+    let rank = src_dims.len();
+    Ok(thunk(instr.name.clone(), "select-and-scatter", move |ctx| {
+        let (x, src, init, po) = (ctx.ptr(op_slice), ctx.ptr(src_slice), ctx.ptr(init_slice), ctx.ptr(out));
+        // Start from the init value everywhere.
+        for i in 0..n_out {
+            // SAFETY: `po` holds n_out elements; `init` one.
+            unsafe { std::ptr::copy_nonoverlapping(init, po.add(i * width), width) };
+        }
+        let mut sel = select_prog.evaluator();
+        let mut sca = scatter_prog.evaluator();
+        let total: usize = src_dims.iter().product();
+        let mut index = vec![0usize; rank];
+        for s in 0..total {
+            let mut chosen: Option<usize> = None;
+            geo.for_each_in_window(&index, rank, |off| match chosen {
+                None => chosen = Some(off),
+                Some(c) => {
+                    // SAFETY: both offsets index the operand.
+                    unsafe {
+                        sel.set_param(0, x.add(c * width));
+                        sel.set_param(1, x.add(off * width));
+                    }
+                    sel.run();
+                    if !sel.output_bool(0) {
+                        chosen = Some(off);
+                    }
+                }
+            });
+            if let Some(c) = chosen {
+                // SAFETY: `c` indexes the result (same shape as the operand);
+                // `s` indexes the source.
+                unsafe {
+                    sca.set_param(0, po.add(c * width));
+                    sca.set_param(1, src.add(s * src_width));
+                    sca.run();
+                    sca.write_output(0, po.add(c * width));
+                }
+            }
+            platform_api::index::next_index(&mut index, &src_dims);
+        }
+        Ok(())
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_dims_follow_xla_formula() {
+        let mut w = WindowDim::of_size(3);
+        w.stride = 2;
+        w.padding_high = 1;
+        let g = Geometry::new(&[112], &Window { dims: vec![w] }, "t").unwrap();
+        assert_eq!(g.out_dims, vec![56]);
+        let mut w = WindowDim::of_size(4096);
+        w.padding_low = 4095;
+        let g = Geometry::new(&[4096], &Window { dims: vec![w] }, "t").unwrap();
+        assert_eq!(g.out_dims, vec![4096]);
+        assert_eq!(g.scan(), Some((0, true)));
+        let mut w = WindowDim::of_size(2);
+        w.base_dilation = 2;
+        let g = Geometry::new(&[3], &Window { dims: vec![w] }, "t").unwrap();
+        // dilated input has 5 positions; windows of 2 → 4 outputs
+        assert_eq!(g.out_dims, vec![4]);
+        assert_eq!(g.input_coord(0, 1, 0), None);
+        assert_eq!(g.input_coord(0, 1, 1), Some(1));
+    }
+}

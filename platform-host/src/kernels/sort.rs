@@ -1,0 +1,512 @@
+//! `sort` (variadic, stable, any comparator) and top-k (`topk` and the `TopK`
+//! custom call XLA's CPU pipeline emits).
+//!
+//! Sorting a line computes a permutation of its positions and applies it to
+//! every operand. How the permutation is found depends on the comparator:
+//!
+//! * **key comparators**: when the comparator is `compare(f(lhs), f(rhs))` with
+//!   direction LT or GT and the same expression `f` of one operand on both
+//!   sides (what JAX emits: often `f` canonicalizes NaN and -0 first), the keys
+//!   `f(x)` are computed for the whole operand at once with the vectorized
+//!   evaluator ([`ScalarProgram::eval_batch`]). Integer keys and float keys
+//!   under TOTALORDER become order-preserving unsigned integers and are sorted
+//!   with a stable radix sort (long lines) or by (key, position) (short ones).
+//! * **any other comparator**: a stable merge sort calling the comparator
+//!   through the scalar evaluator. The merge sort tolerates comparators that
+//!   are not strict weak orders (NaN under a partial float order): the order it
+//!   produces is then unspecified, as in XLA, but it always finishes.
+
+use super::scalar_ops::Float;
+use super::scalar_program::ScalarProgram;
+use crate::compiler::lower::LowerCtx;
+use crate::thunk::{thunk, BufferSlice, Thunk};
+use platform_api::hlo::{CompId, ComparisonDirection, ComparisonType, HloComputation, InstrId, Op};
+use platform_api::{ElementType, Error, HloModule, Result};
+use std::sync::Arc;
+
+/// Lines at least this long use the radix sort.
+const RADIX_MIN: usize = 4096;
+
+/// A comparator recognised as a key comparison.
+#[derive(Clone, Debug)]
+struct KeyComparator {
+    /// The operand whose values the key is computed from.
+    operand: usize,
+    /// Register of the key in the comparator program, and its type.
+    register: u16,
+    key_type: ElementType,
+    descending: bool,
+    total_order: bool,
+}
+
+/// Whether `l` (an expression of lhs parameters) mirrors `r` (the same
+/// expression of the matching rhs parameters). `param` collects the lhs
+/// parameter numbers reached.
+fn mirrored(comp: &HloComputation, l: InstrId, r: InstrId, params: &mut Vec<usize>) -> bool {
+    let (a, b) = (comp.instr(l), comp.instr(r));
+    match (&a.op, &b.op) {
+        (Op::Parameter { number: x }, Op::Parameter { number: y }) => {
+            if x % 2 == 0 && *y == x + 1 {
+                params.push(*x);
+                true
+            } else {
+                false
+            }
+        }
+        (Op::Constant { literal: x }, Op::Constant { literal: y }) => x == y,
+        _ => {
+            a.op == b.op
+                && a.shape == b.shape
+                && a.operands.len() == b.operands.len()
+                && !matches!(a.op, Op::Parameter { .. } | Op::Constant { .. })
+                && a.operands
+                    .iter()
+                    .zip(&b.operands)
+                    .all(|(x, y)| mirrored(comp, *x, *y, params))
+        }
+    }
+}
+
+fn key_comparator(
+    module: &HloModule,
+    comp_id: CompId,
+    program: &ScalarProgram,
+) -> Option<KeyComparator> {
+    let comp = module.computations.get(comp_id.index())?;
+    let root = comp.root_instr();
+    let Op::Compare {
+        direction,
+        compare_type,
+    } = root.op
+    else {
+        return None;
+    };
+    let descending = match direction {
+        ComparisonDirection::Lt => false,
+        ComparisonDirection::Gt => true,
+        _ => return None,
+    };
+    let (l, r) = (*root.operands.first()?, *root.operands.get(1)?);
+    let mut params = Vec::new();
+    if !mirrored(comp, l, r, &mut params) {
+        return None;
+    }
+    params.sort_unstable();
+    params.dedup();
+    let [p] = params.as_slice() else {
+        return None;
+    };
+    let &[(register, key_type)] = program.instruction_registers(l.index()) else {
+        return None;
+    };
+    let total_order = compare_type == Some(ComparisonType::TotalOrder) || !key_type.is_float();
+    Some(KeyComparator {
+        operand: p / 2,
+        register,
+        key_type,
+        descending,
+        total_order,
+    })
+}
+
+/// Turns keys into unsigned integers whose order is the comparison's order
+/// (ascending), widened to u64. With `partial` (a plain float comparison), -0
+/// and +0 are made equal, and NaN, which has no place in that order, makes the
+/// keys unusable (`None`).
+fn sortable_keys(ty: ElementType, raw: &[u8], descending: bool, partial: bool) -> Option<Vec<u64>> {
+    if partial && ty.is_float() {
+        let canonical = canonical_float_keys(ty, raw)?;
+        return sortable_keys(ty, &canonical, descending, false);
+    }
+    fn map<T: bytemuck::Pod>(raw: &[u8], f: impl Fn(T) -> u64) -> Vec<u64> {
+        bytemuck::pod_collect_to_vec::<u8, T>(raw)
+            .into_iter()
+            .map(f)
+            .collect()
+    }
+    let flip_signed = |v: i64, bits: u32| -> u64 {
+        (v as u64 ^ (1u64 << (bits - 1))) & (u64::MAX >> (64 - bits))
+    };
+    let mut keys = match ty {
+        ElementType::S8 => map::<i8>(raw, |v| flip_signed(v as i64, 8)),
+        ElementType::S16 => map::<i16>(raw, |v| flip_signed(v as i64, 16)),
+        ElementType::S32 => map::<i32>(raw, |v| flip_signed(v as i64, 32)),
+        ElementType::S64 => map::<i64>(raw, |v| flip_signed(v, 64)),
+        ElementType::U8 | ElementType::Pred => map::<u8>(raw, |v| v as u64),
+        ElementType::U16 => map::<u16>(raw, |v| v as u64),
+        ElementType::U32 => map::<u32>(raw, |v| v as u64),
+        ElementType::U64 => map::<u64>(raw, |v| v),
+        ElementType::F16 => map::<half::f16>(raw, |v| flip_signed(v.total_order_key(), 16)),
+        ElementType::BF16 => map::<half::bf16>(raw, |v| flip_signed(v.total_order_key(), 16)),
+        ElementType::F32 => map::<f32>(raw, |v| flip_signed(v.total_order_key(), 32)),
+        ElementType::F64 => map::<f64>(raw, |v| flip_signed(v.total_order_key(), 64)),
+        _ => return None,
+    };
+    if descending {
+        for k in &mut keys {
+            *k = !*k;
+        }
+    }
+    Some(keys)
+}
+
+/// Float keys with -0 replaced by +0, or `None` if any is NaN.
+fn canonical_float_keys(ty: ElementType, raw: &[u8]) -> Option<Vec<u8>> {
+    fn go<T: Float>(raw: &[u8]) -> Option<Vec<u8>> {
+        let mut v = bytemuck::pod_collect_to_vec::<u8, T>(raw);
+        for x in &mut v {
+            if x.is_nan() {
+                return None;
+            }
+            if *x == T::ZERO {
+                *x = T::ZERO;
+            }
+        }
+        Some(bytemuck::cast_slice(&v).to_vec())
+    }
+    match ty {
+        ElementType::F16 => go::<half::f16>(raw),
+        ElementType::BF16 => go::<half::bf16>(raw),
+        ElementType::F32 => go::<f32>(raw),
+        ElementType::F64 => go::<f64>(raw),
+        _ => Some(raw.to_vec()),
+    }
+}
+
+/// Stable ascending order of `keys` (a permutation of positions).
+fn order_by_keys(keys: &[u64]) -> Vec<u32> {
+    let n = keys.len();
+    if n < RADIX_MIN {
+        let mut idx: Vec<u32> = (0..n as u32).collect();
+        idx.sort_unstable_by_key(|&i| (keys[i as usize], i));
+        return idx;
+    }
+    // LSD radix sort on 11-bit digits; skips digits that are equal everywhere.
+    let max_bits = 64
+        - keys
+            .iter()
+            .fold(0u64, |a, &k| a | (k ^ keys[0]))
+            .leading_zeros();
+    let mut idx: Vec<u32> = (0..n as u32).collect();
+    let mut tmp = vec![0u32; n];
+    let mut shift = 0;
+    while shift < max_bits {
+        let mut counts = [0usize; 2049];
+        for &i in &idx {
+            counts[((keys[i as usize] >> shift) & 2047) as usize + 1] += 1;
+        }
+        for d in 1..2049 {
+            counts[d] += counts[d - 1];
+        }
+        for &i in &idx {
+            let d = ((keys[i as usize] >> shift) & 2047) as usize;
+            tmp[counts[d]] = i;
+            counts[d] += 1;
+        }
+        std::mem::swap(&mut idx, &mut tmp);
+        shift += 11;
+    }
+    idx
+}
+
+/// Stable merge sort of `0..n` by `less`; finishes whatever `less` does.
+fn merge_sort(n: usize, mut less: impl FnMut(u32, u32) -> bool) -> Vec<u32> {
+    let mut a: Vec<u32> = (0..n as u32).collect();
+    let mut b = vec![0u32; n];
+    let mut width = 1;
+    while width < n {
+        let mut start = 0;
+        while start < n {
+            let mid = (start + width).min(n);
+            let end = (start + 2 * width).min(n);
+            let (mut i, mut j, mut k) = (start, mid, start);
+            while i < mid && j < end {
+                // Take from the right only when strictly less: stability.
+                if less(a[j], a[i]) {
+                    b[k] = a[j];
+                    j += 1;
+                } else {
+                    b[k] = a[i];
+                    i += 1;
+                }
+                k += 1;
+            }
+            b[k..k + (mid - i)].copy_from_slice(&a[i..mid]);
+            k += mid - i;
+            b[k..k + (end - j)].copy_from_slice(&a[j..end]);
+            start = end;
+        }
+        std::mem::swap(&mut a, &mut b);
+        width *= 2;
+    }
+    a
+}
+
+pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    match &instr.op {
+        Op::Sort {
+            dimension,
+            comparator,
+            ..
+        } => sort(ctx, id, *dimension, *comparator),
+        Op::TopK { k, largest } => top_k(ctx, id, *k, *largest),
+        Op::CustomCall(attrs) if attrs.target == "TopK" => {
+            let k = instr
+                .shape
+                .tuple_shapes()
+                .first()
+                .and_then(|s| s.dims().last().copied())
+                .ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "TopK custom call %{} must return (values, indices)",
+                        instr.name
+                    ))
+                })?;
+            top_k(ctx, id, k, true)
+        }
+        _ => Err(Error::internal("not a sort")),
+    }
+}
+
+fn sort(
+    ctx: &LowerCtx<'_>,
+    id: InstrId,
+    dimension: usize,
+    comparator: CompId,
+) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let n_ops = instr.operands.len();
+    let first = ctx.operand_array(instr, 0)?;
+    if dimension >= first.rank().max(1) {
+        return Err(Error::invalid_argument(format!(
+            "sort %{}: dimension {dimension} out of range for {first}",
+            instr.name
+        )));
+    }
+    let dims = first.dims.clone();
+    let mut inputs = Vec::new();
+    let mut widths = Vec::new();
+    for k in 0..n_ops {
+        let a = ctx.operand_array(instr, k)?;
+        if a.dims != dims {
+            return Err(Error::invalid_argument(format!(
+                "sort %{}: operands differ in dimensions",
+                instr.name
+            )));
+        }
+        inputs.push(ctx.operand_slice(instr, k)?);
+        widths.push(a.element_type.byte_size());
+    }
+    let outputs: Vec<BufferSlice> = ctx.result_leaves(id).to_vec();
+    if outputs.len() != n_ops {
+        return Err(Error::invalid_argument(format!(
+            "sort %{}: result {} should have {n_ops} arrays",
+            instr.name, instr.shape
+        )));
+    }
+    let program = Arc::new(ScalarProgram::compile(ctx.module, comparator)?);
+    if program.param_count() != 2 * n_ops || program.output_types() != [ElementType::Pred] {
+        return Err(Error::invalid_argument(format!(
+            "sort %{}: the comparator must take {} scalars and return pred",
+            instr.name,
+            2 * n_ops
+        )));
+    }
+    let key = key_comparator(ctx.module, comparator, &program);
+    let n = dims.get(dimension).copied().unwrap_or(1);
+    let inner: usize = dims.iter().skip(dimension + 1).product();
+    let outer: usize = dims.iter().take(dimension).product();
+    let total = first.element_count();
+    Ok(thunk(instr.name.clone(), "sort", move |ctx| {
+        let ins: Vec<usize> = inputs.iter().map(|s| ctx.ptr(*s) as usize).collect();
+        let outs: Vec<usize> = outputs.iter().map(|s| ctx.ptr(*s) as usize).collect();
+        // Keys for the whole operand, when the comparator is a key comparison.
+        let keys: Option<Vec<u64>> = match &key {
+            Some(k) => {
+                let mut params = vec![std::ptr::null::<u8>(); 2 * n_ops];
+                params[2 * k.operand] = ins[k.operand] as *const u8;
+                params[2 * k.operand + 1] = ins[k.operand] as *const u8;
+                let mut raw = vec![0u8; total * k.key_type.byte_size()];
+                // SAFETY: the key operand holds `total` elements; `raw` has room
+                // for as many keys.
+                unsafe { program.eval_batch(&params, total, k.register, raw.as_mut_ptr()) };
+                sortable_keys(k.key_type, &raw, k.descending, !k.total_order)
+            }
+            None => None,
+        };
+        let lines = outer * inner;
+        crate::runtime::pool::parallel_for(lines, (1 << 14) / n.max(1) + 1, |s, e| {
+            let mut ev = program.evaluator();
+            for line in s..e {
+                let (o, i) = (line / inner.max(1), line % inner.max(1));
+                let pos = |j: usize| (o * n + j) * inner + i;
+                let order: Vec<u32> = match &keys {
+                    Some(keys) => {
+                        let line_keys: Vec<u64> = (0..n).map(|j| keys[pos(j)]).collect();
+                        order_by_keys(&line_keys)
+                    }
+                    None => {
+                        merge_sort(n, |a, b| {
+                            let (pa, pb) = (pos(a as usize), pos(b as usize));
+                            for k in 0..n_ops {
+                                // SAFETY: both positions are inside operand `k`.
+                                unsafe {
+                                    ev.set_param(2 * k, (ins[k] + pa * widths[k]) as *const u8);
+                                    ev.set_param(2 * k + 1, (ins[k] + pb * widths[k]) as *const u8);
+                                }
+                            }
+                            ev.run();
+                            ev.output_bool(0)
+                        })
+                    }
+                };
+                for k in 0..n_ops {
+                    let w = widths[k];
+                    for (j, &src) in order.iter().enumerate() {
+                        // SAFETY: positions of this line in operand and result `k`;
+                        // lines are disjoint.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                (ins[k] + pos(src as usize) * w) as *const u8,
+                                (outs[k] + pos(j) * w) as *mut u8,
+                                w,
+                            )
+                        };
+                    }
+                }
+            }
+        });
+        Ok(())
+    }))
+}
+
+fn top_k(ctx: &LowerCtx<'_>, id: InstrId, k: usize, largest: bool) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let operand = ctx.operand_array(instr, 0)?;
+    let bad = |why: String| Error::invalid_argument(format!("top-k %{}: {why}", instr.name));
+    let n = *operand
+        .dims
+        .last()
+        .ok_or_else(|| bad("operand must have rank >= 1".into()))?;
+    if k > n {
+        return Err(bad(format!("k = {k} exceeds the last dimension {n}")));
+    }
+    let leaves = ctx.result_leaves(id).to_vec();
+    let shapes = instr.shape.leaves();
+    if leaves.len() != 2
+        || shapes[1].1.element_type != ElementType::S32
+        || shapes[0].1.element_type != operand.element_type
+    {
+        return Err(bad(format!(
+            "result {} must be (values, s32 indices)",
+            instr.shape
+        )));
+    }
+    let rows = operand.element_count() / n.max(1);
+    let ty = operand.element_type;
+    if sortable_keys(ty, &[], false, false).is_none() {
+        return Err(Error::unimplemented(format!(
+            "top-k %{} of {ty} elements",
+            instr.name
+        )));
+    }
+    let width = ty.byte_size();
+    let input = ctx.operand_slice(instr, 0)?;
+    let (values, indices) = (leaves[0], leaves[1]);
+    Ok(thunk(instr.name.clone(), "topk", move |ctx| {
+        let (x, v, ix) = (
+            ctx.ptr(input) as usize,
+            ctx.ptr(values) as usize,
+            ctx.ptr(indices) as usize,
+        );
+        crate::runtime::pool::parallel_for(rows, (1 << 14) / n.max(1) + 1, |s, e| {
+            for r in s..e {
+                // SAFETY: row `r` of the operand.
+                let raw = unsafe {
+                    std::slice::from_raw_parts((x + r * n * width) as *const u8, n * width)
+                };
+                let Some(keys) = sortable_keys(ty, raw, largest, false) else {
+                    continue;
+                };
+                let mut order: Vec<u32> = (0..n as u32).collect();
+                let cmp = |a: &u32, b: &u32| (keys[*a as usize], *a).cmp(&(keys[*b as usize], *b));
+                if k < n && k > 0 {
+                    order.select_nth_unstable_by(k - 1, cmp);
+                }
+                order.truncate(k);
+                order.sort_unstable_by(cmp);
+                for (j, &src) in order.iter().enumerate() {
+                    // SAFETY: row `r` of both results has k slots.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            (x + (r * n + src as usize) * width) as *const u8,
+                            (v + (r * k + j) * width) as *mut u8,
+                            width,
+                        );
+                        ((ix + (r * k + j) * 4) as *mut i32).write(src as i32);
+                    }
+                }
+            }
+        });
+        Ok(())
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn radix_and_merge_sorts_are_stable() {
+        let keys: Vec<u64> = (0..10_000u64).map(|i| (i * 7919) % 97).collect();
+        let order = order_by_keys(&keys);
+        for w in order.windows(2) {
+            let (a, b) = (w[0] as usize, w[1] as usize);
+            assert!(keys[a] < keys[b] || (keys[a] == keys[b] && a < b));
+        }
+        let order = merge_sort(keys.len(), |a, b| keys[a as usize] < keys[b as usize]);
+        for w in order.windows(2) {
+            let (a, b) = (w[0] as usize, w[1] as usize);
+            assert!(keys[a] < keys[b] || (keys[a] == keys[b] && a < b));
+        }
+        // An inconsistent comparator still yields a permutation.
+        let order = merge_sort(100, |a, b| (a * 31 + b) % 3 == 0);
+        let mut seen = order.clone();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..100).collect::<Vec<u32>>());
+    }
+
+    #[test]
+    fn float_keys_follow_total_order() {
+        let xs = [1.5f32, -0.0, 0.0, f32::NEG_INFINITY, -2.0];
+        let keys =
+            sortable_keys(ElementType::F32, bytemuck::cast_slice(&xs), false, false).unwrap();
+        let order = order_by_keys(&keys);
+        assert_eq!(order, [3, 4, 1, 2, 0]);
+        let keys = sortable_keys(
+            ElementType::S32,
+            bytemuck::cast_slice(&[3i32, -5, 0]),
+            true,
+            false,
+        )
+        .unwrap();
+        assert_eq!(order_by_keys(&keys), [0, 2, 1]);
+        // A plain float comparison treats -0 and +0 as equal and refuses NaN.
+        let keys = sortable_keys(
+            ElementType::F32,
+            bytemuck::cast_slice(&[0.0f32, -0.0]),
+            false,
+            true,
+        )
+        .unwrap();
+        assert_eq!(order_by_keys(&keys), [0, 1]);
+        assert!(sortable_keys(
+            ElementType::F32,
+            bytemuck::cast_slice(&[f32::NAN]),
+            false,
+            true
+        )
+        .is_none());
+    }
+}

@@ -1,0 +1,148 @@
+//! Rust types for element types, and macros that pick one at compile time of a
+//! thunk (never per element).
+//!
+//! * [`with_type!`] binds a type alias to the Rust type of an [`ElementType`]
+//!   (`pred` is [`Pred`], a byte that is 0 or 1) and evaluates a body with it.
+//! * [`with_width!`] binds a plain-old-data type of the element's byte width,
+//!   for kernels that only move elements (transpose, slice, gather): one
+//!   instantiation per width instead of per type.
+
+use bytemuck::{Pod, Zeroable};
+
+/// A `pred` element: one byte, 0 or 1 when written by a kernel (any non-zero
+/// byte reads as true).
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Pod, Zeroable)]
+pub struct Pred(pub u8);
+
+impl Pred {
+    #[inline]
+    pub fn get(self) -> bool {
+        self.0 != 0
+    }
+    #[inline]
+    pub fn new(b: bool) -> Pred {
+        Pred(b as u8)
+    }
+}
+
+/// A 16-byte element (c128) moved as a unit.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Bytes16(pub [u64; 2]);
+
+/// Evaluates `$body` with `$T` bound to the Rust type of element type `$ty`.
+#[macro_export]
+macro_rules! with_type {
+    ($ty:expr, $T:ident => $body:expr) => {{
+        use platform_api::ElementType as __Et;
+        match $ty {
+            __Et::Pred => {
+                #[allow(dead_code)]
+                type $T = $crate::kernels::types::Pred;
+                $body
+            }
+            __Et::S8 => {
+                #[allow(dead_code)]
+                type $T = i8;
+                $body
+            }
+            __Et::S16 => {
+                #[allow(dead_code)]
+                type $T = i16;
+                $body
+            }
+            __Et::S32 => {
+                #[allow(dead_code)]
+                type $T = i32;
+                $body
+            }
+            __Et::S64 => {
+                #[allow(dead_code)]
+                type $T = i64;
+                $body
+            }
+            __Et::U8 => {
+                #[allow(dead_code)]
+                type $T = u8;
+                $body
+            }
+            __Et::U16 => {
+                #[allow(dead_code)]
+                type $T = u16;
+                $body
+            }
+            __Et::U32 => {
+                #[allow(dead_code)]
+                type $T = u32;
+                $body
+            }
+            __Et::U64 => {
+                #[allow(dead_code)]
+                type $T = u64;
+                $body
+            }
+            __Et::F16 => {
+                #[allow(dead_code)]
+                type $T = half::f16;
+                $body
+            }
+            __Et::BF16 => {
+                #[allow(dead_code)]
+                type $T = half::bf16;
+                $body
+            }
+            __Et::F32 => {
+                #[allow(dead_code)]
+                type $T = f32;
+                $body
+            }
+            __Et::F64 => {
+                #[allow(dead_code)]
+                type $T = f64;
+                $body
+            }
+            __Et::C64 => {
+                #[allow(dead_code)]
+                type $T = num_complex::Complex32;
+                $body
+            }
+            __Et::C128 => {
+                #[allow(dead_code)]
+                type $T = num_complex::Complex64;
+                $body
+            }
+        }
+    }};
+}
+
+/// Evaluates `$body` with `$W` bound to a plain type of `$bytes` bytes (1, 2,
+/// 4, 8 or 16); other widths evaluate `$other`.
+#[macro_export]
+macro_rules! with_width {
+    ($bytes:expr, $W:ident => $body:expr, _ => $other:expr) => {{
+        match $bytes {
+            1 => {
+                type $W = u8;
+                $body
+            }
+            2 => {
+                type $W = u16;
+                $body
+            }
+            4 => {
+                type $W = u32;
+                $body
+            }
+            8 => {
+                type $W = u64;
+                $body
+            }
+            16 => {
+                type $W = $crate::kernels::types::Bytes16;
+                $body
+            }
+            _ => $other,
+        }
+    }};
+}
