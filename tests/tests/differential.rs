@@ -1,0 +1,238 @@
+//! Differential test: random programs on every available platform against the
+//! Interpreter.
+//!
+//! For each seed, [`tests::random_program::generate`] makes a random program
+//! with seeded arguments and a sound tolerance per output (exact where every
+//! correct backend must agree bit for bit, see that module's docs). Each
+//! available platform other than the Interpreter runs it, and its outputs are
+//! compared with the Interpreter's. On a failure the test prints the seed, the
+//! HLO text, the first differing elements, writes the module and its arguments
+//! (`.npy`) where `hlorun compare` can replay them, and prints a minimized
+//! reproducer.
+//!
+//! Failures that are genuine platform bugs not fixed yet are listed in
+//! [`KNOWN_FAILURES`] with a description; they are reported but tolerated. The
+//! list is exact: a listed seed that passes fails the test, so the list always
+//! says precisely what is broken. Listed seeds run even when they fall outside
+//! the seed range.
+//!
+//! Environment:
+//! * `DIFFTEST_SEEDS=N` — number of seeds (default 300); `DIFFTEST_FIRST_SEED=S`
+//!   — first seed (default 0).
+//! * `DIFFTEST_MINIMIZE=all` — also minimize known failures (to refresh the
+//!   reproducers in the list); `DIFFTEST_MINIMIZE_SECS=T` — time per failure
+//!   (default 20).
+//! * `DIFFTEST_DIR` — where reproducers go (default `<temp>/difftest`).
+//!
+//! `cargo test -p tests --test differential -- --nocapture` prints the summary.
+
+use platform_api::registry;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+use tests::differential::{
+    differ, minimize, output_dir, write_case, Failure, Reproducer, REFERENCE,
+};
+use tests::random_program::generate;
+
+// Linking a backend registers it.
+use platform_host as _;
+use platform_interpreter as _;
+
+/// (platform, seed, what goes wrong). See the module docs.
+const KNOWN_FAILURES: &[(&str, u64, &str)] = &[];
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+fn known(platform: &str, seed: u64) -> Option<&'static str> {
+    KNOWN_FAILURES
+        .iter()
+        .find(|(p, s, _)| *p == platform && *s == seed)
+        .map(|k| k.2)
+}
+
+#[test]
+fn random_programs_match_the_interpreter() {
+    let count = env_number("DIFFTEST_SEEDS", 300);
+    let first = env_number("DIFFTEST_FIRST_SEED", 0);
+    let minimize_known = std::env::var("DIFFTEST_MINIMIZE").is_ok_and(|v| v == "all");
+    let minimize_budget = Duration::from_secs(env_number("DIFFTEST_MINIMIZE_SECS", 20));
+    let timeout = Duration::from_secs(60);
+
+    let platforms: Vec<&'static str> = registry::list_platforms()
+        .expect("the registry lists platforms")
+        .into_iter()
+        .filter(|p| p.availability.is_available() && p.name != REFERENCE)
+        .map(|p| p.name)
+        .collect();
+    assert!(
+        platforms.contains(&"Host"),
+        "platform-host is linked, so Host must be available"
+    );
+
+    let mut seeds: Vec<u64> = (first..first.saturating_add(count)).collect();
+    seeds.extend(KNOWN_FAILURES.iter().map(|k| k.1));
+    seeds.sort();
+    seeds.dedup();
+
+    let start = Instant::now();
+    let mut problems: Vec<String> = Vec::new();
+    let mut tolerated = 0usize;
+    let mut runs = 0usize;
+    let mut exact_leaves = 0usize;
+    let mut leaves = 0usize;
+    let mut features: BTreeMap<&'static str, usize> = BTreeMap::new();
+    for &seed in &seeds {
+        let program = match generate(seed) {
+            Ok(p) => p,
+            Err(e) => {
+                problems.push(format!("seed {seed}: the generator failed: {e}"));
+                continue;
+            }
+        };
+        for f in &program.features {
+            *features.entry(f).or_default() += 1;
+        }
+        leaves += program.outputs.len();
+        exact_leaves += program.outputs.iter().filter(|c| c.atol == 0.0).count();
+        for &platform in &platforms {
+            runs += 1;
+            let outcome = differ(
+                platform,
+                &program.module,
+                &program.args,
+                &program.outputs,
+                timeout,
+            );
+            let failure = match outcome {
+                Err(e) => {
+                    problems.push(format!(
+                        "seed {seed}: the reference failed (a generator or Interpreter bug): {e}\n{}",
+                        program.module
+                    ));
+                    continue;
+                }
+                Ok(Ok(())) => {
+                    if let Some(what) = known(platform, seed) {
+                        problems.push(format!(
+                            "{platform} seed {seed}: listed in KNOWN_FAILURES ({what}) but passes; remove it"
+                        ));
+                    }
+                    continue;
+                }
+                Ok(Err(f)) => f,
+            };
+            let listed = known(platform, seed);
+            if listed.is_some() {
+                tolerated += 1;
+                if !minimize_known {
+                    continue;
+                }
+            }
+            problems.push(report(
+                platform,
+                seed,
+                &program,
+                failure,
+                minimize_budget,
+                listed,
+            ));
+        }
+    }
+    // Reports of known failures (minimized on request) are printed, not counted.
+    let (known_reports, unexpected): (Vec<String>, Vec<String>) =
+        problems.into_iter().partition(|p| p.starts_with("[known]"));
+    for r in &known_reports {
+        println!("{r}\n");
+    }
+
+    println!(
+        "\ndifferential: {} programs, {runs} platform runs ({}), {} unexpected, {tolerated} known failures, in {:.1?}",
+        seeds.len(),
+        platforms.join(", "),
+        unexpected.len(),
+        start.elapsed()
+    );
+    println!("  output leaves: {leaves}, of which exact: {exact_leaves}");
+    println!(
+        "  features: {}",
+        features
+            .iter()
+            .map(|(f, n)| format!("{f} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    assert!(
+        unexpected.is_empty(),
+        "differential failures:\n\n{}",
+        unexpected.join("\n\n")
+    );
+}
+
+/// Describes a failure: seed, HLO, first mismatch, files for `hlorun compare`,
+/// and a minimized reproducer.
+fn report(
+    platform: &str,
+    seed: u64,
+    program: &tests::random_program::Program,
+    failure: Failure,
+    budget: Duration,
+    listed: Option<&str>,
+) -> String {
+    let mut out = String::new();
+    if let Some(what) = listed {
+        out.push_str(&format!(
+            "[known] {platform} seed {seed} ({what}): {failure}\n"
+        ));
+    } else {
+        out.push_str(&format!("{platform} seed {seed}: {failure}\n"));
+    }
+    let atol = match &failure {
+        Failure::Mismatch { leaf, .. } => program.outputs.get(*leaf).map_or(0.0, |c| c.atol),
+        Failure::Error(_) => 0.0,
+    };
+    let dir = output_dir().join(format!("{}-seed{seed}", platform.to_lowercase()));
+    match write_case(&dir, platform, &program.module, &program.args, atol) {
+        Ok(cmd) => out.push_str(&format!("replay: {cmd}\n")),
+        Err(e) => out.push_str(&format!("(could not write the reproducer: {e})\n")),
+    }
+    out.push_str(&format!("program:\n{}\n", program.module));
+    let original = Reproducer {
+        module: program.module.clone(),
+        args: program.args.clone(),
+        checks: program.outputs.clone(),
+        failure,
+    };
+    let size = original.size();
+    let small = minimize(platform, original, budget);
+    let atol = small.checks.first().map_or(0.0, |c| c.atol);
+    out.push_str(&format!(
+        "minimized ({} → {} instructions): {}\n{}",
+        size,
+        small.size(),
+        small.failure,
+        small.module
+    ));
+    match write_case(
+        &dir.join("minimized"),
+        platform,
+        &small.module,
+        &small.args,
+        atol,
+    ) {
+        Ok(cmd) => out.push_str(&format!("replay minimized: {cmd}\n")),
+        Err(e) => out.push_str(&format!(
+            "(could not write the minimized reproducer: {e})\n"
+        )),
+    }
+    for (i, a) in small.args.iter().enumerate() {
+        if a.element_count() <= 16 {
+            out.push_str(&format!("  arg{i} = {a}\n"));
+        }
+    }
+    out
+}
