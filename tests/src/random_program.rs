@@ -543,6 +543,9 @@ impl Ctx {
             }
             Multiply => {
                 (out.lo, out.hi) = interval_mul(&pa, &pb);
+                if a.v == b.v {
+                    out.lo = out.lo.max(0.0); // a square
+                }
                 out.fmul = true;
                 if inexact {
                     out.err = ea * pb.bound()
@@ -1779,7 +1782,9 @@ impl Gen {
         let keep: Vec<usize> = (0..x.rank()).filter(|&d| d != axis).collect();
         let m = self.ctx.reduce(&x, BinaryOp::Maximum, &[axis])?;
         let mb = self.ctx.broadcast_in_dim(&m, &x.dims, &keep)?;
-        let s = self.ctx.binary(BinaryOp::Subtract, &x, &mb)?;
+        let mut s = self.ctx.binary(BinaryOp::Subtract, &x, &mb)?;
+        // x - max(x) <= 0, and rounding keeps it so.
+        s.p.hi = s.p.hi.min(0.0);
         let e = self.ctx.unary(UnaryOp::Exp, &s)?;
         let z = self.ctx.reduce(&e, BinaryOp::Add, &[axis])?;
         let mut zb = self.ctx.broadcast_in_dim(&z, &x.dims, &keep)?;
@@ -1822,7 +1827,8 @@ impl Gen {
         let keep: Vec<usize> = (0..x.rank()).filter(|&d| d != axis).collect();
         let m = self.ctx.reduce(&x, BinaryOp::Maximum, &[axis])?;
         let mb = self.ctx.broadcast_in_dim(&m, &x.dims, &keep)?;
-        let s = self.ctx.binary(BinaryOp::Subtract, &x, &mb)?;
+        let mut s = self.ctx.binary(BinaryOp::Subtract, &x, &mb)?;
+        s.p.hi = s.p.hi.min(0.0);
         let e = self.ctx.unary(UnaryOp::Exp, &s)?;
         let mut z = self.ctx.reduce(&e, BinaryOp::Add, &[axis])?;
         z.p.lo = z.p.lo.max(0.99);

@@ -30,9 +30,9 @@ use platform_api::registry;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use tests::differential::{
-    differ, minimize, output_dir, write_case, Failure, Reproducer, REFERENCE,
+    check, minimize, output_dir, run_guarded, write_case, Failure, Reproducer, REFERENCE,
 };
-use tests::random_program::generate;
+use tests::random_program::{generate, OutputCheck};
 
 // Linking a backend registers it.
 use platform_host as _;
@@ -86,6 +86,7 @@ fn random_programs_match_the_interpreter() {
     let mut exact_leaves = 0usize;
     let mut leaves = 0usize;
     let mut features: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut tightness = Tightness::default();
     for &seed in &seeds {
         let program = match generate(seed) {
             Ok(p) => p,
@@ -99,32 +100,35 @@ fn random_programs_match_the_interpreter() {
         }
         leaves += program.outputs.len();
         exact_leaves += program.outputs.iter().filter(|c| c.atol == 0.0).count();
+        let want = match run_guarded(REFERENCE, &program.module, &program.args, timeout) {
+            Ok(w) => w,
+            Err(e) => {
+                problems.push(format!(
+                    "seed {seed}: the reference failed (a generator or Interpreter bug): {e}\n{}",
+                    program.module
+                ));
+                continue;
+            }
+        };
         for &platform in &platforms {
             runs += 1;
-            let outcome = differ(
-                platform,
-                &program.module,
-                &program.args,
-                &program.outputs,
-                timeout,
-            );
+            let outcome = run_guarded(platform, &program.module, &program.args, timeout)
+                .map_err(Failure::Error)
+                .and_then(|got| {
+                    check(&got, &want, &program.outputs)?;
+                    Ok(got)
+                });
             let failure = match outcome {
-                Err(e) => {
-                    problems.push(format!(
-                        "seed {seed}: the reference failed (a generator or Interpreter bug): {e}\n{}",
-                        program.module
-                    ));
-                    continue;
-                }
-                Ok(Ok(())) => {
+                Ok(got) => {
                     if let Some(what) = known(platform, seed) {
                         problems.push(format!(
                             "{platform} seed {seed}: listed in KNOWN_FAILURES ({what}) but passes; remove it"
                         ));
                     }
+                    tightness.record(&got, &want, &program.outputs);
                     continue;
                 }
-                Ok(Err(f)) => f,
+                Err(f) => f,
             };
             let listed = known(platform, seed);
             if listed.is_some() {
@@ -158,6 +162,7 @@ fn random_programs_match_the_interpreter() {
         start.elapsed()
     );
     println!("  output leaves: {leaves}, of which exact: {exact_leaves}");
+    tightness.print();
     println!(
         "  features: {}",
         features
@@ -235,4 +240,67 @@ fn report(
         }
     }
     out
+}
+
+/// How tight the tolerances of inexact outputs are, over passing runs: the
+/// tolerance relative to the output's magnitude, and how much of it the
+/// observed differences used. (A check whose tolerance dwarfs the values would
+/// catch nothing; one that is nearly used up would flake.)
+#[derive(Default)]
+struct Tightness {
+    /// atol / max|want| per inexact leaf with a nonzero magnitude.
+    relative_atol: Vec<f64>,
+    /// max|got - want| / atol per inexact leaf.
+    used: Vec<f64>,
+}
+
+impl Tightness {
+    fn record(
+        &mut self,
+        got: &[platform_api::Literal],
+        want: &[platform_api::Literal],
+        checks: &[OutputCheck],
+    ) {
+        for ((g, w), c) in got.iter().zip(want).zip(checks) {
+            if c.atol == 0.0 {
+                continue;
+            }
+            let (mut magnitude, mut diff) = (0f64, 0f64);
+            for i in 0..w.element_count() {
+                let (Ok(a), Ok(b)) = (g.get(i), w.get(i)) else {
+                    continue;
+                };
+                let (a, b) = (a.to_f64_lossy(), b.to_f64_lossy());
+                if a.is_finite() && b.is_finite() {
+                    magnitude = magnitude.max(b.abs());
+                    diff = diff.max((a - b).abs());
+                }
+            }
+            if magnitude > 0.0 {
+                self.relative_atol.push(c.atol / magnitude);
+            }
+            self.used.push(diff / c.atol);
+        }
+    }
+
+    fn print(&mut self) {
+        let quantiles = |v: &mut Vec<f64>| -> String {
+            if v.is_empty() {
+                return "-".into();
+            }
+            v.sort_by(|a, b| a.total_cmp(b));
+            let q = |p: f64| v[((v.len() - 1) as f64 * p) as usize];
+            format!(
+                "median {:.1e}, 90% {:.1e}, max {:.1e}",
+                q(0.5),
+                q(0.9),
+                q(1.0)
+            )
+        };
+        println!(
+            "  inexact leaves: atol / max|value|: {}; observed |diff| / atol: {}",
+            quantiles(&mut self.relative_atol),
+            quantiles(&mut self.used)
+        );
+    }
 }
