@@ -69,7 +69,7 @@ fn while_step_limit_and_conditional_index_errors() {
     let looping = r#"
 HloModule m
 cond {
-  p = s32[] parameter(0)
+  cp = s32[] parameter(0)
   ROOT t = pred[] constant(true)
 }
 body {
@@ -94,12 +94,12 @@ ENTRY e {
     let branches = r#"
 HloModule m
 b0 {
-  p = f32[] parameter(0)
-  ROOT n = f32[] negate(p)
+  p0 = f32[] parameter(0)
+  ROOT n = f32[] negate(p0)
 }
 b1 {
-  p = f32[] parameter(0)
-  ROOT e = f32[] exponential(p)
+  p1 = f32[] parameter(0)
+  ROOT ex = f32[] exponential(p1)
 }
 ENTRY e {
   i = s32[] parameter(0)
@@ -214,10 +214,10 @@ fn while_loop_updates_its_state_in_place() {
     let text = r#"
 HloModule m
 cond {
-  p = (s32[], f32[64,16]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(64)
-  ROOT lt = pred[] compare(i, n), direction=LT
+  cp = (s32[], f32[64,16]) parameter(0)
+  ci = s32[] get-tuple-element(cp), index=0
+  cn = s32[] constant(64)
+  ROOT lt = pred[] compare(ci, cn), direction=LT
 }
 body {
   p = (s32[], f32[64,16]) parameter(0)
