@@ -288,10 +288,7 @@ pub fn assign(
         let operand_leaves = |k: usize| -> Result<&Vec<usize>> {
             let id = instr.operand(k)?;
             leaves.get(id.index()).ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "%{} uses an operand defined after it",
-                    instr.name
-                ))
+                Error::invalid_argument(format!("%{} uses an operand defined after it", instr.name))
             })
         };
         let mine: Vec<usize> = match &instr.op {
@@ -344,9 +341,7 @@ pub fn assign(
             | Op::Copy
             | Op::OptimizationBarrier
             | Op::AddDependency
-            | Op::AllReduceDone => {
-                operand_leaves(0)?.clone()
-            }
+            | Op::AllReduceDone => operand_leaves(0)?.clone(),
             Op::AfterAll => Vec::new(),
             _ => leaf_bytes(&instr.shape)
                 .into_iter()
@@ -556,12 +551,11 @@ pub fn assign(
                     None => {
                         // Move the whole buffer into the loop state if the state's
                         // own buffer is dead before this one starts.
-                        let target = buffers
-                            .iter()
-                            .position(|t| t.pin == Some(Pin::Param(k)));
+                        let target = buffers.iter().position(|t| t.pin == Some(Pin::Param(k)));
                         match target {
-                            Some(t) if buffers[t].end < buffers[b].start
-                                && buffers[t].size == buffers[b].size =>
+                            Some(t)
+                                if buffers[t].end < buffers[b].start
+                                    && buffers[t].size == buffers[b].size =>
                             {
                                 let end_b = buffers[b].end;
                                 buffers[t].end = buffers[t].end.max(end_b);

@@ -81,7 +81,11 @@ impl FusionPlan {
 }
 
 /// Compiles fusion instruction `instr`.
-pub fn plan(module: &HloModule, instr: &HloInstruction, options: &CompileOptions) -> Result<FusionPlan> {
+pub fn plan(
+    module: &HloModule,
+    instr: &HloInstruction,
+    options: &CompileOptions,
+) -> Result<FusionPlan> {
     let Op::Fusion { calls, .. } = &instr.op else {
         return Err(Error::internal(format!("%{} is not a fusion", instr.name)));
     };

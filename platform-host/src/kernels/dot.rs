@@ -46,35 +46,121 @@ pub trait Gemm: bytemuck::Pod + Send + Sync {
 }
 
 impl Gemm for f32 {
-    unsafe fn gemm(m: usize, k: usize, n: usize, a: *const f32, rsa: isize, csa: isize, b: *const f32, rsb: isize, csb: isize, c: *mut f32, rsc: isize, csc: isize) {
+    unsafe fn gemm(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: *const f32,
+        rsa: isize,
+        csa: isize,
+        b: *const f32,
+        rsb: isize,
+        csb: isize,
+        c: *mut f32,
+        rsc: isize,
+        csc: isize,
+    ) {
         // SAFETY: forwarded from the caller.
         unsafe { matrixmultiply::sgemm(m, k, n, 1.0, a, rsa, csa, b, rsb, csb, 0.0, c, rsc, csc) }
     }
 }
 
 impl Gemm for f64 {
-    unsafe fn gemm(m: usize, k: usize, n: usize, a: *const f64, rsa: isize, csa: isize, b: *const f64, rsb: isize, csb: isize, c: *mut f64, rsc: isize, csc: isize) {
+    unsafe fn gemm(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: *const f64,
+        rsa: isize,
+        csa: isize,
+        b: *const f64,
+        rsb: isize,
+        csb: isize,
+        c: *mut f64,
+        rsc: isize,
+        csc: isize,
+    ) {
         // SAFETY: forwarded from the caller.
         unsafe { matrixmultiply::dgemm(m, k, n, 1.0, a, rsa, csa, b, rsb, csb, 0.0, c, rsc, csc) }
     }
 }
 
 impl Gemm for Complex32 {
-    unsafe fn gemm(m: usize, k: usize, n: usize, a: *const Self, rsa: isize, csa: isize, b: *const Self, rsb: isize, csb: isize, c: *mut Self, rsc: isize, csc: isize) {
+    unsafe fn gemm(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: *const Self,
+        rsa: isize,
+        csa: isize,
+        b: *const Self,
+        rsb: isize,
+        csb: isize,
+        c: *mut Self,
+        rsc: isize,
+        csc: isize,
+    ) {
         use matrixmultiply::CGemmOption::Standard;
         // SAFETY: Complex32 is two f32s, the layout `c32` has.
         unsafe {
-            matrixmultiply::cgemm(Standard, Standard, m, k, n, [1.0, 0.0], a.cast(), rsa, csa, b.cast(), rsb, csb, [0.0, 0.0], c.cast(), rsc, csc)
+            matrixmultiply::cgemm(
+                Standard,
+                Standard,
+                m,
+                k,
+                n,
+                [1.0, 0.0],
+                a.cast(),
+                rsa,
+                csa,
+                b.cast(),
+                rsb,
+                csb,
+                [0.0, 0.0],
+                c.cast(),
+                rsc,
+                csc,
+            )
         }
     }
 }
 
 impl Gemm for Complex64 {
-    unsafe fn gemm(m: usize, k: usize, n: usize, a: *const Self, rsa: isize, csa: isize, b: *const Self, rsb: isize, csb: isize, c: *mut Self, rsc: isize, csc: isize) {
+    unsafe fn gemm(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: *const Self,
+        rsa: isize,
+        csa: isize,
+        b: *const Self,
+        rsb: isize,
+        csb: isize,
+        c: *mut Self,
+        rsc: isize,
+        csc: isize,
+    ) {
         use matrixmultiply::CGemmOption::Standard;
         // SAFETY: Complex64 is two f64s, the layout `c64` has.
         unsafe {
-            matrixmultiply::zgemm(Standard, Standard, m, k, n, [1.0, 0.0], a.cast(), rsa, csa, b.cast(), rsb, csb, [0.0, 0.0], c.cast(), rsc, csc)
+            matrixmultiply::zgemm(
+                Standard,
+                Standard,
+                m,
+                k,
+                n,
+                [1.0, 0.0],
+                a.cast(),
+                rsa,
+                csa,
+                b.cast(),
+                rsb,
+                csb,
+                [0.0, 0.0],
+                c.cast(),
+                rsc,
+                csc,
+            )
         }
     }
 }
@@ -84,13 +170,32 @@ impl Gemm for Complex64 {
 /// # Safety
 /// As [`Gemm::gemm`].
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn int_gemm<T: Int>(m: usize, k: usize, n: usize, a: *const T, rsa: isize, csa: isize, b: *const T, rsb: isize, csb: isize, c: *mut T, rsc: isize, csc: isize) {
+pub(crate) unsafe fn int_gemm<T: Int>(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: *const T,
+    rsa: isize,
+    csa: isize,
+    b: *const T,
+    rsb: isize,
+    csb: isize,
+    c: *mut T,
+    rsc: isize,
+    csc: isize,
+) {
     for i in 0..m as isize {
         for j in 0..n as isize {
-            let mut acc = T::ZERO;
+            let mut acc = T::zeroed();
             for p in 0..k as isize {
                 // SAFETY: forwarded from the caller.
-                unsafe { acc = acc.wadd(a.offset(i * rsa + p * csa).read().wmul(b.offset(p * rsb + j * csb).read())) };
+                unsafe {
+                    acc = acc.wadd(
+                        a.offset(i * rsa + p * csa)
+                            .read()
+                            .wmul(b.offset(p * rsb + j * csb).read()),
+                    )
+                };
             }
             // SAFETY: as above.
             unsafe { c.offset(i * rsc + j * csc).write(acc) };
@@ -115,7 +220,11 @@ struct OperandView {
 
 /// If `dims` (in this order) can be walked as one dimension, its stride.
 fn merged_stride(dims: &[usize], shape: &ArrayShape, strides: &[usize]) -> Option<isize> {
-    let live: Vec<usize> = dims.iter().copied().filter(|&d| shape.dims[d] != 1).collect();
+    let live: Vec<usize> = dims
+        .iter()
+        .copied()
+        .filter(|&d| shape.dims[d] != 1)
+        .collect();
     for w in live.windows(2) {
         if strides[w[0]] != strides[w[1]] * shape.dims[w[1]] {
             return None;
@@ -189,7 +298,13 @@ fn plan_operand(
 impl OperandView {
     /// The operand's base address for the GEMM, copying into `buffer` first
     /// when the view needs a canonical copy.
-    fn base(&self, ctx: &ExecuteContext<'_>, in_width: usize, out_width: usize, buffer: &mut Vec<u64>) -> *const u8 {
+    fn base(
+        &self,
+        ctx: &ExecuteContext<'_>,
+        in_width: usize,
+        out_width: usize,
+        buffer: &mut Vec<u64>,
+    ) -> *const u8 {
         let src = ctx.ptr(self.slice);
         let Some((copy, convert)) = &self.canonicalize else {
             return src;
@@ -228,10 +343,22 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     if dnums.lhs_batch_dims.len() != dnums.rhs_batch_dims.len()
         || dnums.lhs_contracting_dims.len() != dnums.rhs_contracting_dims.len()
     {
-        return Err(bad("batch or contracting dimension lists differ in length".into()));
+        return Err(bad(
+            "batch or contracting dimension lists differ in length".into()
+        ));
     }
-    let all_l: Vec<usize> = dnums.lhs_batch_dims.iter().chain(&dnums.lhs_contracting_dims).copied().collect();
-    let all_r: Vec<usize> = dnums.rhs_batch_dims.iter().chain(&dnums.rhs_contracting_dims).copied().collect();
+    let all_l: Vec<usize> = dnums
+        .lhs_batch_dims
+        .iter()
+        .chain(&dnums.lhs_contracting_dims)
+        .copied()
+        .collect();
+    let all_r: Vec<usize> = dnums
+        .rhs_batch_dims
+        .iter()
+        .chain(&dnums.rhs_contracting_dims)
+        .copied()
+        .collect();
     if all_l.iter().any(|&d| d >= lhs.rank()) || all_r.iter().any(|&d| d >= rhs.rank()) {
         return Err(bad("dimension number out of range".into()));
     }
@@ -259,15 +386,33 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     }
     let nb: usize = dnums.lhs_batch_dims.iter().map(|&d| lhs.dims[d]).product();
     let m: usize = lhs_free.iter().map(|&d| lhs.dims[d]).product();
-    let k: usize = dnums.lhs_contracting_dims.iter().map(|&d| lhs.dims[d]).product();
+    let k: usize = dnums
+        .lhs_contracting_dims
+        .iter()
+        .map(|&d| lhs.dims[d])
+        .product();
     let n: usize = rhs_free.iter().map(|&d| rhs.dims[d]).product();
     let out_ty = result.element_type;
     let compute = match out_ty {
         ElementType::F16 | ElementType::BF16 => ElementType::F32,
         t => t,
     };
-    let a = plan_operand(ctx.operand_slice(instr, 0)?, lhs, &dnums.lhs_batch_dims, &lhs_free, &dnums.lhs_contracting_dims, compute)?;
-    let b = plan_operand(ctx.operand_slice(instr, 1)?, rhs, &dnums.rhs_batch_dims, &dnums.rhs_contracting_dims, &rhs_free, compute)?;
+    let a = plan_operand(
+        ctx.operand_slice(instr, 0)?,
+        lhs,
+        &dnums.lhs_batch_dims,
+        &lhs_free,
+        &dnums.lhs_contracting_dims,
+        compute,
+    )?;
+    let b = plan_operand(
+        ctx.operand_slice(instr, 1)?,
+        rhs,
+        &dnums.rhs_batch_dims,
+        &dnums.rhs_contracting_dims,
+        &rhs_free,
+        compute,
+    )?;
     let out = ctx.result_slice(id)?;
     let finish = if compute != out_ty {
         Some(scalar_ops::convert_fn(compute, out_ty)?)
@@ -275,7 +420,11 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         None
     };
     let shape = GemmShape { nb, m, k, n };
-    let widths = (lhs.element_type.byte_size(), rhs.element_type.byte_size(), compute.byte_size());
+    let widths = (
+        lhs.element_type.byte_size(),
+        rhs.element_type.byte_size(),
+        compute.byte_size(),
+    );
     let name = instr.name.clone();
     macro_rules! make {
         ($T:ty, $f:expr) => {
@@ -303,7 +452,20 @@ struct GemmShape {
 }
 
 /// A GEMM entry point (`C = A·B` with element strides).
-pub(crate) type GemmFn<T> = unsafe fn(usize, usize, usize, *const T, isize, isize, *const T, isize, isize, *mut T, isize, isize);
+pub(crate) type GemmFn<T> = unsafe fn(
+    usize,
+    usize,
+    usize,
+    *const T,
+    isize,
+    isize,
+    *const T,
+    isize,
+    isize,
+    *mut T,
+    isize,
+    isize,
+);
 
 #[allow(clippy::too_many_arguments)]
 fn gemm_thunk<T: bytemuck::Pod + Send + Sync>(
@@ -361,9 +523,11 @@ fn gemm_thunk<T: bytemuck::Pod + Send + Sync>(
             // side by side on the pool.
             let small = s.m * s.k + s.k * s.n < 1 << 15;
             if s.nb > 1 && small {
-                parallel_for(s.nb, (1 << 16) / (s.m * s.k * s.n).max(1) + 1, |from, to| {
-                    (from..to).for_each(one)
-                });
+                parallel_for(
+                    s.nb,
+                    (1 << 16) / (s.m * s.k * s.n).max(1) + 1,
+                    |from, to| (from..to).for_each(one),
+                );
             } else {
                 (0..s.nb).for_each(one);
             }

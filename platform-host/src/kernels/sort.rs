@@ -158,8 +158,8 @@ fn canonical_float_keys(ty: ElementType, raw: &[u8]) -> Option<Vec<u8>> {
             if x.is_nan() {
                 return None;
             }
-            if *x == T::ZERO {
-                *x = T::ZERO;
+            if x.is_zero() {
+                *x = T::positive_zero();
             }
         }
         Some(bytemuck::cast_slice(&v).to_vec())
