@@ -171,7 +171,11 @@ fn random_programs_match_the_interpreter() {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    // A systematic failure would repeat for every seed: show the first few.
+    // One line per failure, then the full reports of the first few (a
+    // systematic failure would repeat for every seed).
+    for u in &unexpected {
+        println!("FAILED {}", u.lines().next().unwrap_or(""));
+    }
     const SHOWN: usize = 20;
     assert!(
         unexpected.is_empty(),

@@ -368,7 +368,13 @@ impl Ctx {
             }
             other => return Err(bug(format!("unary {other} is not generated for floats"))),
         }
-        let props = finish_float(ty, out, name)?;
+        // abs and negate compute nothing that could overflow: an inexact value
+        // next to an exact huge one (after a max, say) keeps its props.
+        let props = if matches!(op, Abs | Negate) && out.err > 0.0 {
+            out
+        } else {
+            finish_float(ty, out, name)?
+        };
         self.val(v, props)
     }
 
