@@ -523,7 +523,7 @@ mod tests {
             other => panic!("expected a mismatch of leaf 0, got {other:?}"),
         }
         assert!(matches!(
-            check(&[a.clone()], &[a, b], &[exact]),
+            check(std::slice::from_ref(&a), &[a.clone(), b], &[exact]),
             Err(Failure::Error(_))
         ));
     }

@@ -661,13 +661,12 @@ impl Gen {
         let Some(a) = self.pick_exact() else {
             return Ok(None);
         };
-        let b = loop {
-            let b = self.partner(&a)?;
-            if b.p.is_exact() {
-                break b;
-            }
-            // An inexact partner cannot be compared: use a constant.
-            break self.ctx.splat(a.ty, 0.5, &a.dims)?;
+        // An inexact partner cannot be compared: use a constant instead.
+        let partner = self.partner(&a)?;
+        let b = if partner.p.is_exact() {
+            partner
+        } else {
+            self.ctx.splat(a.ty, 0.5, &a.dims)?
         };
         let dir = self.rng.pick(&[
             ComparisonDirection::Eq,
@@ -1433,7 +1432,7 @@ fn refactor(rng: &mut Rng, count: usize) -> Vec<usize> {
     let mut n = count;
     let mut p = 2;
     while n > 1 {
-        while n % p == 0 {
+        while n.is_multiple_of(p) {
             factors.push(p);
             n /= p;
         }

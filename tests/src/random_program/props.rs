@@ -273,7 +273,8 @@ impl Ctx {
             }
         };
         let positive = |m: f64| -> Result<()> {
-            if !(p.lo >= m) {
+            // (NaN bounds never occur; written so that one would fail too.)
+            if p.lo.partial_cmp(&m).is_none_or(|o| o.is_lt()) {
                 Err(bug(format!(
                     "{name} of a value that may be below {m} ({})",
                     p.lo
@@ -489,7 +490,7 @@ impl Ctx {
                 return self.val(v, out);
             }
             Power => {
-                if !(pa.lo > 0.0) || !both_finite {
+                if pa.lo <= 0.0 || pa.lo.is_nan() || !both_finite {
                     return Err(bug("power of a base that may be <= 0"));
                 }
                 let c = [

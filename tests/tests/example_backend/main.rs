@@ -122,7 +122,9 @@ fn local_client_compiles_once_and_matches_the_interpreter() {
     tests::compare(&got[0], &want[0], 1e-6, 1e-6).unwrap();
     tests::compare(&got[1], &want[1], 0.0, 0.0).unwrap();
     // And the numbers are right, not merely equal: tanh(x·w + b) at [0][0].
-    let expected = (0.5f32 * 0.1 + -1.0 * 0.5 + 2.0 * -0.9 + 0.01).tanh();
+    let (x_row0, w_col0) = ([0.5f32, -1.0, 2.0], [0.1f32, 0.5, -0.9]);
+    let dot: f32 = x_row0.iter().zip(w_col0).map(|(x, w)| x * w).sum();
+    let expected = (dot + 0.01).tanh();
     assert!((got[0].data::<f32>().unwrap()[0] - expected).abs() < 1e-6);
 
     // Device memory is given back once buffers are dropped.
