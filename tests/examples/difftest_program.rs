@@ -31,7 +31,13 @@ fn main() {
     println!("features: {}", program.features.join(", "));
     if let Some(dir) = args.next() {
         let atol = program.outputs.iter().map(|c| c.atol).fold(0.0, f64::max);
-        match write_case(std::path::Path::new(&dir), "Host", &program.module, &program.args, atol) {
+        match write_case(
+            std::path::Path::new(&dir),
+            "Host",
+            &program.module,
+            &program.args,
+            atol,
+        ) {
             Ok(cmd) => println!("{cmd}"),
             Err(e) => {
                 eprintln!("{e}");
