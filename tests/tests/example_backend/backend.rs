@@ -11,9 +11,10 @@
 //! | `TransferManager` | `GenericTransferManager` (shared) | the same, unless memory is not byte-addressable |
 //! | [`Compiler`] / [`Executable`] | checks ops, then evaluates HLO directly | generates code |
 //!
-//! The registrations at the bottom (`inventory::submit!`) are the only way
-//! anything finds the backend: the registry and the service name no backend
-//! type. Linking the crate (or, here, the test binary) is what registers it.
+//! The registrations right below the constants (`inventory::submit!`) are the
+//! only way anything finds the backend: the registry and the service name no
+//! backend type. Linking the crate (or, here, the test binary) is what
+//! registers it.
 //!
 //! The executable evaluates a small op subset — parameter, constant, the
 //! elementwise ops (through `platform_api::semantics`, the one definition of
@@ -57,6 +58,8 @@ inventory::submit! {
         // A hardware backend would look for its driver and answer
         // `Unavailable("libfoo.so not found")` instead of failing.
         probe: || Availability::Available { devices: 1 },
+        // `options.device_count` is ignored: this platform always has one
+        // device. (Host-memory platforms may honour it, hardware ones cap it.)
         create: |_options: &PlatformOptions| Ok(Arc::new(ExamplePlatform::new()) as Arc<dyn Platform>),
     }
 }
@@ -202,6 +205,7 @@ pub struct InlineStream {
 }
 
 impl InlineStream {
+    /// Runs `work` now unless an earlier piece failed; keeps its error.
     fn run(&self, work: impl FnOnce() -> Result<()>) -> Result<()> {
         let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
@@ -213,6 +217,9 @@ impl InlineStream {
     }
 }
 
+/// Checks a copy of `len` bytes against a device buffer. Zero-length copies
+/// never touch memory (a zero-size allocation is a null handle, and raw copies
+/// from or to null are undefined even for zero bytes), so callers skip them.
 fn check_len(mem: DeviceMemoryBase, len: usize, what: &str) -> Result<()> {
     if len > 0 && (mem.is_null() || len > mem.size) {
         return Err(Error::invalid_argument(format!(
@@ -229,6 +236,9 @@ impl Stream for InlineStream {
     }
     fn memcpy_host_to_device(&self, dst: DeviceMemoryBase, src: &[u8]) -> Result<()> {
         check_len(dst, src.len(), "host-to-device copy")?;
+        if src.is_empty() {
+            return Ok(());
+        }
         // SAFETY: `dst` holds at least `src.len()` bytes (checked) of our memory.
         self.run(|| unsafe {
             std::ptr::copy_nonoverlapping(src.as_ptr(), dst.opaque.cast(), src.len());
@@ -242,6 +252,9 @@ impl Stream for InlineStream {
         len: usize,
     ) -> Result<()> {
         check_len(src, len, "device-to-host copy")?;
+        if len == 0 {
+            return Ok(());
+        }
         // SAFETY: the caller guarantees `dst` for `len` bytes; `src` was checked.
         self.run(|| unsafe {
             std::ptr::copy(src.opaque.cast::<u8>(), dst, len);
@@ -256,6 +269,9 @@ impl Stream for InlineStream {
     ) -> Result<()> {
         check_len(dst, len, "device-to-device copy")?;
         check_len(src, len, "device-to-device copy")?;
+        if len == 0 {
+            return Ok(());
+        }
         // SAFETY: both ranges were checked against their buffers.
         self.run(|| unsafe {
             std::ptr::copy(src.opaque.cast::<u8>(), dst.opaque.cast::<u8>(), len);
@@ -452,8 +468,12 @@ fn read_buffer(buffer: &ShapedBuffer) -> Result<Literal> {
             let mem = buffer.root_buffer();
             let len = array.byte_size();
             check_len(mem, len, "argument")?;
-            // SAFETY: Example memory is host memory, at least `len` bytes (checked).
-            let bytes = unsafe { std::slice::from_raw_parts(mem.opaque.cast::<u8>(), len) };
+            let bytes: &[u8] = if len == 0 {
+                &[]
+            } else {
+                // SAFETY: Example memory is host memory, at least `len` bytes (checked).
+                unsafe { std::slice::from_raw_parts(mem.opaque.cast::<u8>(), len) }
+            };
             Literal::from_bytes(
                 buffer.shape().without_layout(),
                 &layout_to_row_major(bytes, array),
@@ -473,6 +493,9 @@ fn write_buffer(buffer: &ShapedBuffer, value: &Literal) -> Result<()> {
         })?;
         let bytes = row_major_to_layout(leaf.bytes()?, shape.array_or_err()?);
         check_len(node.mem(), bytes.len(), "result")?;
+        if bytes.is_empty() {
+            continue;
+        }
         // SAFETY: the node is our host memory with room for `bytes` (checked).
         unsafe {
             std::ptr::copy_nonoverlapping(bytes.as_ptr(), node.mem().opaque.cast(), bytes.len())

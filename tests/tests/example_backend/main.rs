@@ -133,6 +133,34 @@ fn local_client_compiles_once_and_matches_the_interpreter() {
 }
 
 #[test]
+fn empty_arrays_and_scalars_round_trip() {
+    // A size-0 array is a null allocation: nothing may be copied from or to it.
+    let mut b = HloBuilder::new("empty");
+    let x = b
+        .parameter(0, Shape::array(ElementType::S32, [0, 3]), "x")
+        .unwrap();
+    let s = b
+        .parameter(1, Shape::scalar(ElementType::F64), "s")
+        .unwrap();
+    let n = b.neg(x).unwrap();
+    let e = b.exp(s).unwrap();
+    let root = b.tuple(&[n, e]).unwrap();
+    let module = b.build(root).unwrap();
+    let client = LocalClient::for_platform(Some("example")).unwrap();
+    let exe = client.compile(&module, &CompileOptions::default()).unwrap();
+    let args = [
+        Literal::from_slice::<i32>(&[0, 3], &[]).unwrap(),
+        Literal::scalar(1.5f64),
+    ];
+    let out = client
+        .execute(&exe.executable, &args)
+        .unwrap()
+        .flatten_leaves();
+    assert_eq!(out[0].dims(), &[0, 3]);
+    assert_eq!(out[1].data::<f64>().unwrap(), &[1.5f64.exp()]);
+}
+
+#[test]
 fn an_unsupported_op_fails_at_compile_time_naming_it() {
     let mut b = HloBuilder::new("t");
     let x = b
