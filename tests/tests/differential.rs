@@ -21,10 +21,16 @@
 //!   — first seed (default 0).
 //! * `DIFFTEST_MINIMIZE=all` — also minimize known failures (to refresh the
 //!   reproducers in the list); `DIFFTEST_MINIMIZE_SECS=T` — time per failure
-//!   (default 20).
+//!   (default 20); `DIFFTEST_MINIMIZE_SECS=0` skips minimizing (fast sweeps).
 //! * `DIFFTEST_DIR` — where reproducers go (default `<temp>/difftest`).
 //!
-//! `cargo test -p tests --test differential -- --nocapture` prints the summary.
+//! `cargo test -p tests --test differential -- --nocapture` prints the summary
+//! (programs, exact and inexact outputs, how tight the tolerances were, which
+//! operation families ran). `cargo run -p tests --example difftest_program --
+//! SEED [DIR]` prints (and writes) the program of one seed.
+//!
+//! A generator change renumbers the programs: re-run a sweep
+//! (`DIFFTEST_SEEDS=30000 DIFFTEST_MINIMIZE_SECS=0`) and list its failures anew.
 
 use platform_api::registry;
 use std::collections::BTreeMap;
