@@ -16,6 +16,7 @@
 //! Batch groups (`batch_group_count`, used by weight gradients) pair output
 //! feature group `j` with input batch group `j`.
 
+use super::denormal::MaybeFlushable;
 use super::dot::Gemm;
 use super::scalar_ops;
 use super::strided::StridedCopy;
@@ -90,14 +91,21 @@ impl Canonical {
         })
     }
 
-    /// The canonical data: `src` itself, or a copy in `buf`.
-    fn get<T: bytemuck::Pod>(
-        &self,
-        src: *const u8,
-        buf: &mut Vec<T>,
-        staging: &mut Vec<u64>,
-    ) -> *const T {
+    /// The canonical data: `src` itself, or a copy in `buf` (also made when
+    /// the data holds subnormals, which the copy flushes to zero: see
+    /// [`super::denormal`]).
+    fn get<T: MaybeFlushable>(&self, src: *const u8, buf: &mut Vec<T>, staging: &mut Vec<u64>) -> *const T {
         if self.copy.is_none() && self.convert.is_none() {
+            if T::FLOAT {
+                // SAFETY: an unconverted operand holds `elements` values of T.
+                let data = unsafe { std::slice::from_raw_parts(src.cast::<T>(), self.elements) };
+                if T::any_subnormal(data) {
+                    buf.clear();
+                    buf.extend_from_slice(data);
+                    T::flush(buf);
+                    return buf.as_ptr();
+                }
+            }
             return src.cast();
         }
         let mut from = src;
@@ -113,9 +121,10 @@ impl Canonical {
         match &self.convert {
             Some(f) => f(from, buf.as_mut_ptr().cast(), self.elements),
             // SAFETY: `from` holds `elements` values of T.
-            None => unsafe {
-                std::ptr::copy_nonoverlapping(from.cast::<T>(), buf.as_mut_ptr(), self.elements)
-            },
+            None => unsafe { std::ptr::copy_nonoverlapping(from.cast::<T>(), buf.as_mut_ptr(), self.elements) },
+        }
+        if T::FLOAT && T::any_subnormal(buf) {
+            T::flush(buf);
         }
         buf.as_ptr()
     }
@@ -332,7 +341,7 @@ struct PostProcess {
     elements: usize,
 }
 
-fn conv_thunk<T: bytemuck::Pod + Send + Sync>(
+fn conv_thunk<T: MaybeFlushable + Send + Sync>(
     name: String,
     plan: ConvPlan,
     in_canon: Canonical,

@@ -13,6 +13,7 @@
 //! integers use a plain wrapping multiply-accumulate loop. Many small batches
 //! run in parallel on the compute pool.
 
+use super::denormal::MaybeFlushable;
 use super::scalar_ops::{self, Int};
 use super::strided::{unflatten, StridedCopy};
 use crate::compiler::lower::LowerCtx;
@@ -251,7 +252,16 @@ fn plan_operand(
         merged_stride(rows, shape, &strides),
         merged_stride(cols, shape, &strides),
     );
+    // Read in place only when each batch's matrix is dense (row- or
+    // column-major with no gaps): a matrix spread over memory with large
+    // strides costs the GEMM's packing far more than one compact copy.
+    let dense = |rs: isize, cs: isize| {
+        (cs == 1 && (rs == c as isize || r <= 1)) || (rs == 1 && (cs == r as isize || c <= 1))
+    };
     if let (Some(rs), Some(cs), true) = (direct.0, direct.1, shape.element_type == compute) {
+        if !dense(rs, cs) {
+            return plan_canonical(slice, shape, batch, rows, cols, compute, &strides, nb, r, c);
+        }
         let batch_offsets = (0..nb)
             .map(|b| {
                 unflatten(b, &batch_sizes)
@@ -270,7 +280,24 @@ fn plan_operand(
             elements: shape.element_count(),
         });
     }
-    // Copy into [batch, rows, cols] row-major, then convert if needed.
+    plan_canonical(slice, shape, batch, rows, cols, compute, &strides, nb, r, c)
+}
+
+/// A view that first copies the operand into a row-major `[batch, rows, cols]`
+/// buffer of the compute type.
+#[allow(clippy::too_many_arguments)]
+fn plan_canonical(
+    slice: BufferSlice,
+    shape: &ArrayShape,
+    batch: &[usize],
+    rows: &[usize],
+    cols: &[usize],
+    compute: ElementType,
+    strides: &[usize],
+    nb: usize,
+    r: usize,
+    c: usize,
+) -> Result<OperandView> {
     let order: Vec<usize> = batch.iter().chain(rows).chain(cols).copied().collect();
     let dims: Vec<usize> = order.iter().map(|&d| shape.dims[d]).collect();
     let src_strides: Vec<isize> = order.iter().map(|&d| strides[d] as isize).collect();
@@ -297,27 +324,40 @@ fn plan_operand(
 
 impl OperandView {
     /// The operand's base address for the GEMM, copying into `buffer` first
-    /// when the view needs a canonical copy.
-    fn base(
+    /// when the view needs a canonical copy, or when the operand holds
+    /// subnormals (then flushed to zero, see [`super::denormal`]).
+    fn base<T: MaybeFlushable>(
         &self,
         ctx: &ExecuteContext<'_>,
         in_width: usize,
-        out_width: usize,
         buffer: &mut Vec<u64>,
     ) -> *const u8 {
         let src = ctx.ptr(self.slice);
-        let Some((copy, convert)) = &self.canonicalize else {
-            return src;
-        };
         let n = self.elements;
+        let Some((copy, convert)) = &self.canonicalize else {
+            if !T::FLOAT {
+                return src;
+            }
+            // SAFETY: a direct view has the compute type: `n` elements of T.
+            let data = unsafe { std::slice::from_raw_parts(src.cast::<T>(), n) };
+            if !T::any_subnormal(data) {
+                return src;
+            }
+            buffer.clear();
+            buffer.resize((n * std::mem::size_of::<T>()).div_ceil(8), 0);
+            let copy: &mut [T] = &mut bytemuck::cast_slice_mut::<u64, T>(buffer)[..n];
+            copy.copy_from_slice(data);
+            T::flush(copy);
+            return buffer.as_ptr().cast();
+        };
         let staged_bytes = n * in_width;
-        let final_bytes = n * out_width;
+        let final_bytes = n * std::mem::size_of::<T>();
         buffer.clear();
         buffer.resize((staged_bytes + final_bytes).div_ceil(8) + 2, 0);
         let base = buffer.as_mut_ptr().cast::<u8>();
         // SAFETY: the buffer holds the staged copy followed (8-byte aligned) by
         // the converted one; the copy reads exactly the operand.
-        unsafe {
+        let data = unsafe {
             copy.run(src, base);
             match convert {
                 None => base,
@@ -327,7 +367,15 @@ impl OperandView {
                     dst
                 }
             }
+        };
+        if T::FLOAT {
+            // SAFETY: `data` holds the `n` canonical elements, owned here.
+            let vals = unsafe { std::slice::from_raw_parts_mut(data.cast::<T>(), n) };
+            if T::any_subnormal(vals) {
+                T::flush(vals);
+            }
         }
+        data
     }
 }
 
@@ -468,21 +516,21 @@ pub(crate) type GemmFn<T> = unsafe fn(
 );
 
 #[allow(clippy::too_many_arguments)]
-fn gemm_thunk<T: bytemuck::Pod + Send + Sync>(
+fn gemm_thunk<T: MaybeFlushable + Send + Sync>(
     name: String,
     s: GemmShape,
     a: OperandView,
     b: OperandView,
     out: BufferSlice,
-    (a_width, b_width, compute_width): (usize, usize, usize),
+    (a_width, b_width, _): (usize, usize, usize),
     finish: Option<scalar_ops::UnaryFn>,
     gemm: GemmFn<T>,
 ) -> Box<dyn Thunk> {
     thunk(name, "dot", move |ctx| {
         let mut a_buf = Vec::new();
         let mut b_buf = Vec::new();
-        let pa = a.base(ctx, a_width, compute_width, &mut a_buf) as usize;
-        let pb = b.base(ctx, b_width, compute_width, &mut b_buf) as usize;
+        let pa = a.base::<T>(ctx, a_width, &mut a_buf) as usize;
+        let pb = b.base::<T>(ctx, b_width, &mut b_buf) as usize;
         let total = s.nb * s.m * s.n;
         // With a final conversion the GEMM writes a compute-type buffer first.
         let mut c_buf: Vec<T> = if finish.is_some() {

@@ -461,9 +461,13 @@ fn scatter(
         }
         let outs: Vec<usize> = results.iter().map(|s| ctx.ptr(*s) as usize).collect();
         let ups: Vec<usize> = upds.iter().map(|s| ctx.ptr(*s) as usize).collect();
+        // Indices widened to i64 once (one typed pass), then read directly.
         let idx = ctx.ptr(idx_slice) as *const u8;
+        let index_count = walk.point_count() * walk.components;
+        // SAFETY: the indices array holds `index_count` integers.
+        let indices: Vec<i64> = unsafe { widen_indices(idx, index_count, walk.index_type) };
         let mut ev = general.as_ref().map(|p| p.evaluator());
-        let mut pairs: Vec<(usize, usize)> = Vec::with_capacity(window_count.min(1 << 16));
+        let mut pairs: Vec<(usize, usize)> = Vec::with_capacity(PAIR_BATCH);
         let mut coords = vec![0usize; walk.point_dims.len()];
         let mut start = vec![0i64; rank];
         let mut w = vec![0usize; window_sizes.len()];
@@ -471,12 +475,76 @@ fn scatter(
         if window_count == 0 {
             return Ok(());
         }
+        // Applies the collected (output, update) pairs in order.
+        let mut flush = |pairs: &mut Vec<(usize, usize)>| {
+            if let Some(f) = &apply {
+                f(outs[0], ups[0], pairs);
+            } else if let Some(ev) = ev.as_mut() {
+                for &(o, u) in pairs.iter() {
+                    // SAFETY: `o` and `u` index the outputs and updates.
+                    unsafe {
+                        for k in 0..n {
+                            ev.set_param(k, (outs[k] + o * widths[k]) as *const u8);
+                            ev.set_param(n + k, (ups[k] + u * widths[k]) as *const u8);
+                        }
+                        ev.run();
+                        for k in 0..n {
+                            ev.write_output(k, (outs[k] + o * widths[k]) as *mut u8);
+                        }
+                    }
+                }
+            } else {
+                // Replace: the update wins.
+                for &(o, u) in pairs.iter() {
+                    for k in 0..n {
+                        // SAFETY: as above.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                (ups[k] + u * widths[k]) as *const u8,
+                                (outs[k] + o * widths[k]) as *mut u8,
+                                widths[k],
+                            )
+                        };
+                    }
+                }
+            }
+            pairs.clear();
+        };
+        // Fast path: scalar updates (no window), every operand dimension
+        // indexed, indices laid out point after point: update `p` goes to the
+        // position its index vector names.
+        let row_major_points = platform_api::shape::row_major_strides(&walk.point_dims);
+        let unit = if walk.component_stride == 1 { walk.components } else { 1 };
+        let contiguous = walk.point_strides.iter().zip(&row_major_points).all(|(a, b)| *a == b * unit);
+        if window_sizes.is_empty() && batching.is_empty() && rank == start_map.len() && contiguous {
+            for p in 0..points {
+                let base = p * unit;
+                let mut o = 0usize;
+                let mut inside = true;
+                for (k, &od) in start_map.iter().enumerate() {
+                    let v = indices[base + k * walk.component_stride];
+                    if v < 0 || v > limits[od] {
+                        inside = false;
+                        break;
+                    }
+                    o += v as usize * op_strides[od];
+                }
+                if inside {
+                    pairs.push((o, p));
+                    if pairs.len() >= PAIR_BATCH {
+                        flush(&mut pairs);
+                    }
+                }
+            }
+            flush(&mut pairs);
+            return Ok(());
+        }
         // As in gather: unnamed dimensions of `start` stay 0, and `w` is all
         // zeros again whenever `next_index` finishes a window.
         for _ in 0..points {
+            let point_off: usize = coords.iter().zip(&walk.point_strides).map(|(c, st)| c * st).sum();
             for (k, &od) in start_map.iter().enumerate() {
-                // SAFETY: `coords` is a point of the indices array.
-                start[od] = unsafe { walk.component(idx, &coords, k) };
+                start[od] = indices[point_off + k * walk.component_stride];
             }
             for &(od, pos) in &batching {
                 start[od] = coords[pos] as i64;
@@ -484,62 +552,45 @@ fn scatter(
             let fits = (0..rank).all(|x| start[x] >= 0 && start[x] <= limits[x]);
             if fits {
                 let base: usize = (0..rank).map(|x| start[x] as usize * op_strides[x]).sum();
-                let upd_base: usize = coords
-                    .iter()
-                    .zip(&point_upd_strides)
-                    .map(|(c, s)| c * s)
-                    .sum();
-                pairs.clear();
+                let upd_base: usize = coords.iter().zip(&point_upd_strides).map(|(c, s)| c * s).sum();
                 loop {
-                    let o = base
-                        + w.iter()
-                            .zip(&win_op_strides)
-                            .map(|(a, s)| a * s)
-                            .sum::<usize>();
-                    let u = upd_base
-                        + w.iter()
-                            .zip(&win_upd_strides)
-                            .map(|(a, s)| a * s)
-                            .sum::<usize>();
+                    let o = base + w.iter().zip(&win_op_strides).map(|(a, s)| a * s).sum::<usize>();
+                    let u = upd_base + w.iter().zip(&win_upd_strides).map(|(a, s)| a * s).sum::<usize>();
                     pairs.push((o, u));
                     if !platform_api::index::next_index(&mut w, &window_sizes) {
                         break;
                     }
                 }
-                if let Some(f) = &apply {
-                    f(outs[0], ups[0], &pairs);
-                } else if let Some(ev) = ev.as_mut() {
-                    for &(o, u) in &pairs {
-                        // SAFETY: `o` and `u` index the outputs and updates.
-                        unsafe {
-                            for k in 0..n {
-                                ev.set_param(k, (outs[k] + o * widths[k]) as *const u8);
-                                ev.set_param(n + k, (ups[k] + u * widths[k]) as *const u8);
-                            }
-                            ev.run();
-                            for k in 0..n {
-                                ev.write_output(k, (outs[k] + o * widths[k]) as *mut u8);
-                            }
-                        }
-                    }
-                } else {
-                    // Replace: the update wins.
-                    for &(o, u) in &pairs {
-                        for k in 0..n {
-                            // SAFETY: as above.
-                            unsafe {
-                                std::ptr::copy_nonoverlapping(
-                                    (ups[k] + u * widths[k]) as *const u8,
-                                    (outs[k] + o * widths[k]) as *mut u8,
-                                    widths[k],
-                                )
-                            };
-                        }
-                    }
+                if pairs.len() >= PAIR_BATCH {
+                    flush(&mut pairs);
                 }
             }
             platform_api::index::next_index(&mut coords, &walk.point_dims);
         }
+        flush(&mut pairs);
         Ok(())
     }))
+}
+
+/// Pairs collected before a combiner pass.
+const PAIR_BATCH: usize = 1 << 14;
+
+/// Reads `n` integer indices of type `ty` as i64 (u64 above i64::MAX saturates).
+///
+/// # Safety
+/// `p` must hold `n` elements of `ty`.
+unsafe fn widen_indices(p: *const u8, n: usize, ty: ElementType) -> Vec<i64> {
+    // SAFETY: forwarded.
+    unsafe {
+        match ty {
+            ElementType::S8 => std::slice::from_raw_parts(p.cast::<i8>(), n).iter().map(|&v| v as i64).collect(),
+            ElementType::S16 => std::slice::from_raw_parts(p.cast::<i16>(), n).iter().map(|&v| v as i64).collect(),
+            ElementType::S32 => std::slice::from_raw_parts(p.cast::<i32>(), n).iter().map(|&v| v as i64).collect(),
+            ElementType::S64 => std::slice::from_raw_parts(p.cast::<i64>(), n).to_vec(),
+            ElementType::U8 => std::slice::from_raw_parts(p, n).iter().map(|&v| v as i64).collect(),
+            ElementType::U16 => std::slice::from_raw_parts(p.cast::<u16>(), n).iter().map(|&v| v as i64).collect(),
+            ElementType::U32 => std::slice::from_raw_parts(p.cast::<u32>(), n).iter().map(|&v| v as i64).collect(),
+            _ => std::slice::from_raw_parts(p.cast::<u64>(), n).iter().map(|&v| v.min(i64::MAX as u64) as i64).collect(),
+        }
+    }
 }

@@ -17,6 +17,7 @@ pub mod collectives;
 pub mod control_flow;
 pub mod convolution;
 pub mod custom_call;
+pub mod denormal;
 pub mod data_movement;
 pub mod dot;
 pub mod elementwise;

@@ -135,7 +135,8 @@ impl StridedCopy {
         }
         // A transpose: the source's unit-stride dimension is not innermost.
         let inner = rank - 1;
-        if self.src_strides[inner] != 1 && self.dims[inner] >= 8 {
+        // (A zero source stride is a broadcast: filled directly below.)
+        if self.src_strides[inner] != 1 && self.src_strides[inner] != 0 && self.dims[inner] >= 8 {
             if let Some(a) = (0..inner).find(|&d| self.src_strides[d] == 1 && self.dims[d] >= 8) {
                 // SAFETY: forwarded.
                 unsafe { self.run_tiled(src, dst, a) };
