@@ -701,20 +701,29 @@ impl Ctx {
         let ty = a.ty;
         let (pa, pb) = (a.p, b.p);
         let props = if is_float(ty) {
-            let inexact = !pa.is_exact() || !pb.is_exact();
-            if (!pa.finite || !pb.finite) && inexact {
-                return Err(bug("dot of non-finite and inexact values"));
+            // A platform may flush subnormal operands to zero (XLA CPU runs with
+            // FTZ/DAZ; Host does in its GEMM), so no float dot is exact: each
+            // product may lose up to (smallest normal) x (the other operand's
+            // bound). With infinities about, a flushed 0 * inf is NaN where
+            // IEEE gives inf, so operands must be finite.
+            if !pa.finite || !pb.finite {
+                return Err(bug("dot of non-finite values"));
             }
+            let smallest_normal = if ty == ElementType::F64 {
+                f64::MIN_POSITIVE
+            } else {
+                f32::MIN_POSITIVE as f64
+            };
             let term = pa.bound() * pb.bound();
             let mut out = Props {
                 lo: -kf * term,
                 hi: kf * term,
-                err: 0.0,
-                finite: pa.finite && pb.finite,
+                err: kf * smallest_normal * (pa.bound() + pb.bound()),
+                finite: true,
                 fmul: false,
             };
-            if inexact || k > 1 {
-                out.err = kf * (pa.err * pb.bound() + pb.err * pa.bound() + pa.err * pb.err)
+            if !pa.is_exact() || !pb.is_exact() || k > 1 {
+                out.err += kf * (pa.err * pb.bound() + pb.err * pa.bound() + pa.err * pb.err)
                     + kf * unit_roundoff(ty) * kf * term;
             }
             finish_float(ty, out, "dot")?
