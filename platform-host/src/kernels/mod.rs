@@ -22,6 +22,7 @@ pub mod denormal;
 pub mod dot;
 pub mod elementwise;
 pub mod fft;
+pub mod gemm;
 pub mod gather_scatter;
 pub mod linalg;
 pub mod misc;
