@@ -341,17 +341,49 @@ unsafe fn serial<T: Element, A: LhsSource<T>>(
     with_buffers(|bufs| match level {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the level is at most the detected one.
-        Level::Avx512 => unsafe {
-            crate::vmath::isa::run_avx512(|| serial_body::<T::Avx512, A>(job, rows, cols, bufs))
-        },
+        Level::Avx512 => unsafe { serial_avx512::<T, A>(job, rows, cols, bufs) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above.
-        Level::Avx2 => unsafe {
-            crate::vmath::isa::run_avx2(|| serial_body::<T::Avx2, A>(job, rows, cols, bufs))
-        },
+        Level::Avx2 => unsafe { serial_avx2::<T, A>(job, rows, cols, bufs) },
         // SAFETY: plain code.
         _ => unsafe { serial_body::<Portable<T>, A>(job, rows, cols, bufs) },
     })
+}
+
+/// [`serial_body`] compiled for AVX-512. The target features sit on a named
+/// function (not a closure handed to a trampoline) so that the body, with
+/// every intrinsic of the micro-kernel, is inlined into code compiled with
+/// them: a closure the optimizer declines to inline stays baseline code
+/// that calls each intrinsic out of line (a hundred times slower).
+///
+/// # Safety
+/// As [`serial`]; the processor must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2,fma,avx512f")]
+unsafe fn serial_avx512<T: Element, A: LhsSource<T>>(
+    job: &Job<'_, T, A>,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    bufs: &mut PackBuffers,
+) {
+    // SAFETY: forwarded.
+    unsafe { serial_body::<T::Avx512, A>(job, rows, cols, bufs) }
+}
+
+/// [`serial_body`] compiled for AVX2 + FMA (see [`serial_avx512`]).
+///
+/// # Safety
+/// As [`serial`]; the processor must have AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2,fma")]
+unsafe fn serial_avx2<T: Element, A: LhsSource<T>>(
+    job: &Job<'_, T, A>,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    bufs: &mut PackBuffers,
+) {
+    // SAFETY: forwarded.
+    unsafe { serial_body::<T::Avx2, A>(job, rows, cols, bufs) }
 }
 
 /// The blocked loops for one rectangle, inlined into each level's
