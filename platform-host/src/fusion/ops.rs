@@ -1,0 +1,734 @@
+//! The slice kernels a block program calls: one elementwise HLO op over `n`
+//! elements, or one reduction step.
+//!
+//! This file is the only place that says *how* an op runs over a slice, so
+//! replacing the loops (today: tight loops over `platform_api::semantics`' typed
+//! element functions, which the compiler vectorises for the baseline ISA) with
+//! `crate::vmath`'s runtime-dispatched SIMD kernels only changes this file.
+//!
+//! # Contract of every kernel
+//! A [`Kernel`] is chosen once, when a fusion is planned, for one op and its
+//! element types; calling it runs the op over `n` elements: operand `k` is
+//! read from `args[k]`, the result is written to `dst`. A destination may be
+//! the very same memory as an operand (an accumulator updated in place, an
+//! output written over the input it is computed from), but never a partial
+//! overlap; kernels read element `i` of every operand before writing element
+//! `i`. Results are bit-exact with the shared semantics (and so with the
+//! interpreter and the unfused Host kernels, up to the few ULP the C math
+//! library may differ by on transcendentals).
+//!
+//! [`Fold`] reduces a contiguous run to one value (row reductions); it may
+//! reassociate (16 partial accumulators, so float sums vectorise), as XLA
+//! leaves reduction order unspecified.
+
+use half::{bf16, f16};
+use num_complex::{Complex32, Complex64};
+use platform_api::hlo::{BinaryOp, ComparisonDirection, ComparisonType, UnaryOp};
+use platform_api::semantics::convert::{convert as convert_one, ConvertSource, ConvertTarget, Pred};
+use platform_api::semantics::{complex, float, int, ComplexSemantics, FloatSemantics, IntSemantics};
+use platform_api::{ElementType, Error, Result};
+
+type KernelFn = dyn Fn(&[*const u8], *mut u8, usize) + Send + Sync;
+
+/// One elementwise op over slices (see the module contract).
+pub struct Kernel {
+    arity: usize,
+    f: Box<KernelFn>,
+}
+
+impl Kernel {
+    fn new(arity: usize, f: impl Fn(&[*const u8], *mut u8, usize) + Send + Sync + 'static) -> Kernel {
+        Kernel {
+            arity,
+            f: Box::new(f),
+        }
+    }
+
+    /// Number of operands.
+    pub fn arity(&self) -> usize {
+        self.arity
+    }
+
+    /// Runs the op over `n` elements.
+    ///
+    /// # Safety
+    /// `args` holds [`Self::arity`] pointers, each valid and aligned for `n`
+    /// elements of its operand's type; `dst` is valid for `n` result elements
+    /// and is either disjoint from every operand or exactly one of them.
+    #[inline]
+    pub unsafe fn call(&self, args: &[*const u8], dst: *mut u8, n: usize) {
+        debug_assert_eq!(args.len(), self.arity);
+        (self.f)(args, dst, n)
+    }
+}
+
+#[inline(always)]
+unsafe fn map1<A: Copy, R: Copy>(a: *const A, out: *mut R, n: usize, f: impl Fn(A) -> R) {
+    for i in 0..n {
+        // SAFETY: the caller's contract: `n` valid elements each, element `i`
+        // read before it is written.
+        unsafe { out.add(i).write(f(a.add(i).read())) }
+    }
+}
+
+#[inline(always)]
+unsafe fn map2<A: Copy, B: Copy, R: Copy>(
+    a: *const A,
+    b: *const B,
+    out: *mut R,
+    n: usize,
+    f: impl Fn(A, B) -> R,
+) {
+    for i in 0..n {
+        // SAFETY: as in `map1`.
+        unsafe { out.add(i).write(f(a.add(i).read(), b.add(i).read())) }
+    }
+}
+
+#[inline(always)]
+unsafe fn map3<A: Copy, B: Copy, C: Copy, R: Copy>(
+    a: *const A,
+    b: *const B,
+    c: *const C,
+    out: *mut R,
+    n: usize,
+    f: impl Fn(A, B, C) -> R,
+) {
+    for i in 0..n {
+        // SAFETY: as in `map1`.
+        unsafe { out.add(i).write(f(a.add(i).read(), b.add(i).read(), c.add(i).read())) }
+    }
+}
+
+fn k1<A: Copy + 'static, R: Copy + 'static>(f: impl Fn(A) -> R + Copy + Send + Sync + 'static) -> Kernel {
+    Kernel::new(1, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract.
+        unsafe { map1(args[0].cast::<A>(), dst.cast::<R>(), n, f) }
+    })
+}
+
+fn k2<A: Copy + 'static, B: Copy + 'static, R: Copy + 'static>(
+    f: impl Fn(A, B) -> R + Copy + Send + Sync + 'static,
+) -> Kernel {
+    Kernel::new(2, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract.
+        unsafe { map2(args[0].cast::<A>(), args[1].cast::<B>(), dst.cast::<R>(), n, f) }
+    })
+}
+
+fn k3<A: Copy + 'static, B: Copy + 'static, C: Copy + 'static, R: Copy + 'static>(
+    f: impl Fn(A, B, C) -> R + Copy + Send + Sync + 'static,
+) -> Kernel {
+    Kernel::new(3, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract.
+        unsafe {
+            map3(
+                args[0].cast::<A>(),
+                args[1].cast::<B>(),
+                args[2].cast::<C>(),
+                dst.cast::<R>(),
+                n,
+                f,
+            )
+        }
+    })
+}
+
+macro_rules! float_type {
+    ($ty:expr, $T:ident => $body:expr, _ => $other:expr) => {
+        match $ty {
+            ElementType::F16 => {
+                type $T = f16;
+                $body
+            }
+            ElementType::BF16 => {
+                type $T = bf16;
+                $body
+            }
+            ElementType::F32 => {
+                type $T = f32;
+                $body
+            }
+            ElementType::F64 => {
+                type $T = f64;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
+macro_rules! int_type {
+    ($ty:expr, $T:ident => $body:expr, _ => $other:expr) => {
+        match $ty {
+            ElementType::S8 => {
+                type $T = i8;
+                $body
+            }
+            ElementType::S16 => {
+                type $T = i16;
+                $body
+            }
+            ElementType::S32 => {
+                type $T = i32;
+                $body
+            }
+            ElementType::S64 => {
+                type $T = i64;
+                $body
+            }
+            ElementType::U8 => {
+                type $T = u8;
+                $body
+            }
+            ElementType::U16 => {
+                type $T = u16;
+                $body
+            }
+            ElementType::U32 => {
+                type $T = u32;
+                $body
+            }
+            ElementType::U64 => {
+                type $T = u64;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
+macro_rules! complex_type {
+    ($ty:expr, $T:ident => $body:expr, _ => $other:expr) => {
+        match $ty {
+            ElementType::C64 => {
+                type $T = Complex32;
+                $body
+            }
+            ElementType::C128 => {
+                type $T = Complex64;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
+/// Every element type as its conversion type (`pred` as [`Pred`]).
+macro_rules! any_type {
+    ($ty:expr, $T:ident => $body:expr) => {
+        match $ty {
+            ElementType::Pred => {
+                type $T = Pred;
+                $body
+            }
+            ElementType::F16 => {
+                type $T = f16;
+                $body
+            }
+            ElementType::BF16 => {
+                type $T = bf16;
+                $body
+            }
+            ElementType::F32 => {
+                type $T = f32;
+                $body
+            }
+            ElementType::F64 => {
+                type $T = f64;
+                $body
+            }
+            ElementType::S8 => {
+                type $T = i8;
+                $body
+            }
+            ElementType::S16 => {
+                type $T = i16;
+                $body
+            }
+            ElementType::S32 => {
+                type $T = i32;
+                $body
+            }
+            ElementType::S64 => {
+                type $T = i64;
+                $body
+            }
+            ElementType::U8 => {
+                type $T = u8;
+                $body
+            }
+            ElementType::U16 => {
+                type $T = u16;
+                $body
+            }
+            ElementType::U32 => {
+                type $T = u32;
+                $body
+            }
+            ElementType::U64 => {
+                type $T = u64;
+                $body
+            }
+            ElementType::C64 => {
+                type $T = Complex32;
+                $body
+            }
+            ElementType::C128 => {
+                type $T = Complex64;
+                $body
+            }
+        }
+    };
+}
+
+fn undefined(op: &str, ty: ElementType) -> Error {
+    Error::unimplemented(format!("fused {op} of {ty} operands"))
+}
+
+/// `op(x)`: operand of type `ty`, result of type `result`.
+pub fn unary(op: UnaryOp, ty: ElementType, result: ElementType) -> Result<Kernel> {
+    let expected = platform_api::semantics::unary_result_type(op, ty)?;
+    if expected != result {
+        return Err(Error::invalid_argument(format!(
+            "{} of {ty} gives {expected}, not {result}",
+            op.name()
+        )));
+    }
+    use UnaryOp::*;
+    if ty == ElementType::Pred {
+        return match op {
+            Not => Ok(k1::<u8, u8>(|v| (v == 0) as u8)),
+            _ => Err(undefined(op.name(), ty)),
+        };
+    }
+    float_type!(ty, T => Ok(match op {
+        Abs => k1::<T, T>(float::abs),
+        Cbrt => k1::<T, T>(float::cbrt),
+        Ceil => k1::<T, T>(float::ceil),
+        Cos => k1::<T, T>(float::cos),
+        Erf => k1::<T, T>(float::erf),
+        Exp => k1::<T, T>(float::exp),
+        Expm1 => k1::<T, T>(float::exponential_minus_one),
+        Floor => k1::<T, T>(float::floor),
+        Imag => k1::<T, T>(|_| T::from_bits_u64(0)),
+        IsFinite => k1::<T, u8>(|v| float::is_finite(v) as u8),
+        Log => k1::<T, T>(float::log),
+        Log1p => k1::<T, T>(float::log_plus_one),
+        Logistic => k1::<T, T>(float::logistic),
+        Negate => k1::<T, T>(float::negate),
+        Real => k1::<T, T>(|v| v),
+        RoundNearestAfz => k1::<T, T>(float::round_nearest_afz),
+        RoundNearestEven => k1::<T, T>(float::round_nearest_even),
+        Rsqrt => k1::<T, T>(float::rsqrt),
+        Sign => k1::<T, T>(float::sign),
+        Sin => k1::<T, T>(float::sin),
+        Sqrt => k1::<T, T>(float::sqrt),
+        Tan => k1::<T, T>(float::tan),
+        Tanh => k1::<T, T>(float::tanh),
+        Not | PopCount | Clz => return Err(undefined(op.name(), ty)),
+    }), _ => int_type!(ty, T => Ok(match op {
+        Abs => k1::<T, T>(int::abs),
+        Negate => k1::<T, T>(int::negate),
+        Not => k1::<T, T>(int::not),
+        PopCount => k1::<T, T>(int::popcnt),
+        Clz => k1::<T, T>(int::count_leading_zeros),
+        Sign if T::SIGNED => k1::<T, T>(int::sign),
+        _ => return Err(undefined(op.name(), ty)),
+    }), _ => complex_type!(ty, T => Ok(match op {
+        Abs => k1::<T, <T as ComplexSemantics>::Part>(complex::abs),
+        Real => k1::<T, <T as ComplexSemantics>::Part>(|z: T| z.re()),
+        Imag => k1::<T, <T as ComplexSemantics>::Part>(|z: T| z.im()),
+        Cos => k1::<T, T>(complex::cos),
+        Exp => k1::<T, T>(complex::exp),
+        Expm1 => k1::<T, T>(complex::exponential_minus_one),
+        Log => k1::<T, T>(complex::log),
+        Log1p => k1::<T, T>(complex::log_plus_one),
+        Logistic => k1::<T, T>(complex::logistic),
+        Negate => k1::<T, T>(complex::negate),
+        Rsqrt => k1::<T, T>(complex::rsqrt),
+        Sign => k1::<T, T>(complex::sign),
+        Sin => k1::<T, T>(complex::sin),
+        Sqrt => k1::<T, T>(complex::sqrt),
+        Tan => k1::<T, T>(complex::tan),
+        Tanh => k1::<T, T>(complex::tanh),
+        _ => return Err(undefined(op.name(), ty)),
+    }), _ => Err(undefined(op.name(), ty)))))
+}
+
+/// A binary op whose result has its operands' type (everything but
+/// `complex`), handed to a builder generic over the element function.
+trait SameTypeBinary {
+    type Out;
+    fn build<T: Copy + Send + Sync + 'static>(
+        self,
+        f: impl Fn(T, T) -> T + Copy + Send + Sync + 'static,
+    ) -> Self::Out;
+}
+
+fn with_same_type_binary<B: SameTypeBinary>(op: BinaryOp, ty: ElementType, b: B) -> Result<B::Out> {
+    use BinaryOp::*;
+    if ty == ElementType::Pred {
+        return match op {
+            And | Multiply | Minimum => Ok(b.build::<u8>(|x, y| x & y)),
+            Or | Add | Maximum => Ok(b.build::<u8>(|x, y| x | y)),
+            Xor => Ok(b.build::<u8>(|x, y| x ^ y)),
+            _ => Err(undefined(op.name(), ty)),
+        };
+    }
+    float_type!(ty, T => Ok(match op {
+        Add => b.build::<T>(float::add),
+        Subtract => b.build::<T>(float::subtract),
+        Multiply => b.build::<T>(float::multiply),
+        Divide => b.build::<T>(float::divide),
+        Remainder => b.build::<T>(float::remainder),
+        Maximum => b.build::<T>(float::maximum),
+        Minimum => b.build::<T>(float::minimum),
+        Power => b.build::<T>(float::power),
+        Atan2 => b.build::<T>(float::atan2),
+        _ => return Err(undefined(op.name(), ty)),
+    }), _ => int_type!(ty, T => Ok(match op {
+        Add => b.build::<T>(int::add),
+        Subtract => b.build::<T>(int::subtract),
+        Multiply => b.build::<T>(int::multiply),
+        Divide => b.build::<T>(int::divide),
+        Remainder => b.build::<T>(int::remainder),
+        Maximum => b.build::<T>(int::maximum),
+        Minimum => b.build::<T>(int::minimum),
+        And => b.build::<T>(int::and),
+        Or => b.build::<T>(int::or),
+        Xor => b.build::<T>(int::xor),
+        ShiftLeft => b.build::<T>(int::shift_left),
+        ShiftRightLogical => b.build::<T>(int::shift_right_logical),
+        ShiftRightArithmetic => b.build::<T>(int::shift_right_arithmetic),
+        Power => b.build::<T>(int::power),
+        Atan2 | Complex => return Err(undefined(op.name(), ty)),
+    }), _ => complex_type!(ty, T => Ok(match op {
+        Add => b.build::<T>(complex::add),
+        Subtract => b.build::<T>(complex::subtract),
+        Multiply => b.build::<T>(complex::multiply),
+        Divide => b.build::<T>(complex::divide),
+        Power => b.build::<T>(complex::power),
+        Atan2 => b.build::<T>(complex::atan2),
+        _ => return Err(undefined(op.name(), ty)),
+    }), _ => Err(undefined(op.name(), ty)))))
+}
+
+struct MapBuilder;
+impl SameTypeBinary for MapBuilder {
+    type Out = Kernel;
+    fn build<T: Copy + Send + Sync + 'static>(
+        self,
+        f: impl Fn(T, T) -> T + Copy + Send + Sync + 'static,
+    ) -> Kernel {
+        k2::<T, T, T>(f)
+    }
+}
+
+/// `op(a, b)` on operands of type `ty` giving `result`.
+pub fn binary(op: BinaryOp, ty: ElementType, result: ElementType) -> Result<Kernel> {
+    let expected = platform_api::semantics::binary_result_type(op, ty)?;
+    if expected != result {
+        return Err(Error::invalid_argument(format!(
+            "{} of {ty} gives {expected}, not {result}",
+            op.name()
+        )));
+    }
+    if op == BinaryOp::Complex {
+        return match ty {
+            ElementType::F32 => Ok(k2::<f32, f32, Complex32>(Complex32::new)),
+            ElementType::F64 => Ok(k2::<f64, f64, Complex64>(Complex64::new)),
+            _ => Err(undefined(op.name(), ty)),
+        };
+    }
+    with_same_type_binary(op, ty, MapBuilder)
+}
+
+/// `compare(a, b)` into `pred` bytes.
+pub fn compare(
+    direction: ComparisonDirection,
+    compare_type: Option<ComparisonType>,
+    ty: ElementType,
+) -> Result<Kernel> {
+    use ComparisonDirection::*;
+    macro_rules! ordered {
+        ($T:ty, $eq:expr, $ne:expr, $lt:expr, $le:expr, $gt:expr, $ge:expr) => {
+            match direction {
+                Eq => k2::<$T, $T, u8>(move |a, b| $eq(a, b) as u8),
+                Ne => k2::<$T, $T, u8>(move |a, b| $ne(a, b) as u8),
+                Lt => k2::<$T, $T, u8>(move |a, b| $lt(a, b) as u8),
+                Le => k2::<$T, $T, u8>(move |a, b| $le(a, b) as u8),
+                Gt => k2::<$T, $T, u8>(move |a, b| $gt(a, b) as u8),
+                Ge => k2::<$T, $T, u8>(move |a, b| $ge(a, b) as u8),
+            }
+        };
+    }
+    if ty == ElementType::Pred {
+        return Ok(ordered!(u8, |a, b| a == b, |a, b| a != b, |a, b| a < b, |a, b| a <= b, |a, b| a > b, |a, b| a >= b));
+    }
+    let total = compare_type == Some(ComparisonType::TotalOrder);
+    float_type!(ty, T => Ok(if total {
+        let key = float::total_order_key::<T>;
+        ordered!(T,
+            move |a, b| key(a) == key(b), move |a, b| key(a) != key(b),
+            move |a, b| key(a) < key(b), move |a, b| key(a) <= key(b),
+            move |a, b| key(a) > key(b), move |a, b| key(a) >= key(b))
+    } else {
+        ordered!(T, float::eq::<T>, float::ne::<T>, float::lt::<T>, float::le::<T>, float::gt::<T>, float::ge::<T>)
+    }), _ => int_type!(ty, T => Ok(ordered!(T,
+        |a, b| a == b, |a, b| a != b, |a, b| a < b, |a, b| a <= b, |a, b| a > b, |a, b| a >= b)),
+    _ => complex_type!(ty, T => {
+        let key = |z: T| {
+            (
+                float::total_order_key(z.re()),
+                float::total_order_key(z.im()),
+            )
+        };
+        Ok(match (direction, total) {
+            (Eq, false) => k2::<T, T, u8>(|a, b| complex::eq(a, b) as u8),
+            (Ne, false) => k2::<T, T, u8>(|a, b| complex::ne(a, b) as u8),
+            (Eq, true) => k2::<T, T, u8>(move |a, b| (key(a) == key(b)) as u8),
+            (Ne, true) => k2::<T, T, u8>(move |a, b| (key(a) != key(b)) as u8),
+            _ => return Err(undefined(&format!("compare {direction}"), ty)),
+        })
+    }, _ => Err(undefined("compare", ty)))))
+}
+
+/// Moves elements of `width` bytes as plain data.
+macro_rules! width_type {
+    ($w:expr, $W:ident => $body:expr, _ => $other:expr) => {
+        match $w {
+            1 => {
+                type $W = u8;
+                $body
+            }
+            2 => {
+                type $W = u16;
+                $body
+            }
+            4 => {
+                type $W = u32;
+                $body
+            }
+            8 => {
+                type $W = u64;
+                $body
+            }
+            16 => {
+                type $W = [u64; 2];
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
+/// `select(pred, on_true, on_false)` on elements of type `ty`.
+pub fn select(ty: ElementType) -> Result<Kernel> {
+    width_type!(ty.byte_size(), W => Ok(k3::<u8, W, W, W>(|p, t, f| if p != 0 { t } else { f })),
+        _ => Err(undefined("select", ty)))
+}
+
+/// `clamp(lo, x, hi)`.
+pub fn clamp(ty: ElementType) -> Result<Kernel> {
+    if ty == ElementType::Pred {
+        return Ok(k3::<u8, u8, u8, u8>(|lo, x, hi| hi.min(lo.max(x))));
+    }
+    float_type!(ty, T => Ok(k3::<T, T, T, T>(float::clamp)),
+        _ => int_type!(ty, T => Ok(k3::<T, T, T, T>(|lo, x, hi| int::minimum(hi, int::maximum(lo, x)))),
+            _ => Err(undefined("clamp", ty))))
+}
+
+fn convert_to<F: ConvertSource + 'static>(to: ElementType) -> Kernel {
+    fn make<F: ConvertSource + 'static, T: ConvertTarget + 'static>() -> Kernel {
+        k1::<F, T>(convert_one::<F, T>)
+    }
+    any_type!(to, T => make::<F, T>())
+}
+
+/// `convert` from `from` to `to` (XLA's rules, see `semantics::convert`).
+pub fn convert(from: ElementType, to: ElementType) -> Result<Kernel> {
+    Ok(any_type!(from, F => convert_to::<F>(to)))
+}
+
+/// Copies elements of `width` bytes (`bitcast-convert` between equal widths,
+/// or an identity).
+pub fn copy(width: usize) -> Result<Kernel> {
+    width_type!(width, W => Ok(k1::<W, W>(|v| v)),
+        _ => Err(Error::unimplemented(format!("fused copy of {width}-byte elements"))))
+}
+
+/// `reduce-precision` to the given widths.
+pub fn reduce_precision(ty: ElementType, exponent_bits: u32, mantissa_bits: u32) -> Result<Kernel> {
+    float_type!(ty, T => Ok(k1::<T, T>(move |v| float::reduce_precision(v, exponent_bits, mantissa_bits))),
+        _ => Err(undefined("reduce-precision", ty)))
+}
+
+type FoldFn = dyn Fn(*const u8, usize, *const u8, *mut u8) + Send + Sync;
+
+/// Reduces a contiguous run with a binary reducer.
+pub struct Fold {
+    f: Box<FoldFn>,
+}
+
+impl Fold {
+    /// Writes `init ⊕ xs[0] ⊕ ... ⊕ xs[n-1]` to `out`, or the same without
+    /// `init` when `init` is null (then `n >= 1`).
+    ///
+    /// # Safety
+    /// `xs` valid for `n` elements, `init` null or valid for one, `out` for one.
+    #[inline]
+    pub unsafe fn call(&self, xs: *const u8, n: usize, init: *const u8, out: *mut u8) {
+        (self.f)(xs, n, init, out)
+    }
+}
+
+/// Lanes of the partial accumulators a fold keeps.
+const LANES: usize = 16;
+
+#[inline(always)]
+unsafe fn fold_run<T: Copy>(xs: *const T, n: usize, init: Option<T>, f: impl Fn(T, T) -> T) -> T {
+    // SAFETY: the caller's contract: `n` readable elements.
+    let xs = unsafe { std::slice::from_raw_parts(xs, n) };
+    if n < 2 * LANES {
+        let mut iter = xs.iter().copied();
+        let first = match init {
+            Some(v) => v,
+            // `n >= 1` when there is no init.
+            None => iter.next().unwrap_or_else(|| unreachable!("a fold without init of no elements")),
+        };
+        return iter.fold(first, f);
+    }
+    let mut acc = [xs[0]; LANES];
+    acc.copy_from_slice(&xs[..LANES]);
+    let body = &xs[LANES..];
+    let chunks = body.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for k in 0..LANES {
+            acc[k] = f(acc[k], c[k]);
+        }
+    }
+    let mut width = LANES;
+    while width > 1 {
+        width /= 2;
+        for k in 0..width {
+            acc[k] = f(acc[k], acc[k + width]);
+        }
+    }
+    let mut r = match init {
+        Some(v) => f(v, acc[0]),
+        None => acc[0],
+    };
+    for &x in rest {
+        r = f(r, x);
+    }
+    r
+}
+
+struct FoldBuilder;
+impl SameTypeBinary for FoldBuilder {
+    type Out = Fold;
+    fn build<T: Copy + Send + Sync + 'static>(
+        self,
+        f: impl Fn(T, T) -> T + Copy + Send + Sync + 'static,
+    ) -> Fold {
+        Fold {
+            f: Box::new(move |xs, n, init, out| {
+                // SAFETY: `Fold::call`'s contract.
+                unsafe {
+                    let init = if init.is_null() {
+                        None
+                    } else {
+                        Some(init.cast::<T>().read())
+                    };
+                    out.cast::<T>().write(fold_run(xs.cast::<T>(), n, init, f))
+                }
+            }),
+        }
+    }
+}
+
+/// A fold with reducer `op` on elements of type `ty`.
+pub fn fold(op: BinaryOp, ty: ElementType) -> Result<Fold> {
+    with_same_type_binary(op, ty, FoldBuilder)
+}
+
+/// `acc = op(acc, x)` elementwise (column reductions): a binary kernel whose
+/// destination is its first operand.
+pub fn accumulate(op: BinaryOp, ty: ElementType) -> Result<Kernel> {
+    with_same_type_binary(op, ty, MapBuilder)
+}
+
+/// Fills `n` elements of `width` bytes at `dst` with the value at `value`.
+///
+/// # Safety
+/// `value` valid for one element, `dst` for `n`.
+#[inline]
+pub unsafe fn fill(width: usize, value: *const u8, dst: *mut u8, n: usize) {
+    macro_rules! go {
+        ($W:ty) => {{
+            // SAFETY: forwarded.
+            unsafe {
+                let v = value.cast::<$W>().read_unaligned();
+                let d = dst.cast::<$W>();
+                for i in 0..n {
+                    d.add(i).write(v);
+                }
+            }
+        }};
+    }
+    match width {
+        1 => {
+            // SAFETY: forwarded.
+            unsafe { std::ptr::write_bytes(dst, value.read(), n) }
+        }
+        2 => go!(u16),
+        4 => go!(u32),
+        8 => go!(u64),
+        16 => go!([u64; 2]),
+        _ => {
+            for i in 0..n {
+                // SAFETY: forwarded.
+                unsafe { std::ptr::copy_nonoverlapping(value, dst.add(i * width), width) }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run2(k: &Kernel, a: &[f32], b: &[f32]) -> Vec<f32> {
+        let mut out = vec![0f32; a.len()];
+        // SAFETY: equal lengths.
+        unsafe { k.call(&[a.as_ptr().cast(), b.as_ptr().cast()], out.as_mut_ptr().cast(), a.len()) };
+        out
+    }
+
+    #[test]
+    fn binary_and_fold_follow_the_semantics() {
+        let k = binary(BinaryOp::Maximum, ElementType::F32, ElementType::F32).unwrap();
+        let out = run2(&k, &[1.0, f32::NAN, -0.0], &[2.0, 1.0, 0.0]);
+        assert_eq!(out[0], 2.0);
+        assert!(out[1].is_nan());
+        let f = fold(BinaryOp::Add, ElementType::S32).unwrap();
+        let xs: Vec<i32> = (1..=100).collect();
+        let mut r = 0i32;
+        let init = 7i32;
+        // SAFETY: valid pointers.
+        unsafe { f.call(xs.as_ptr().cast(), xs.len(), (&init as *const i32).cast(), (&mut r as *mut i32).cast()) };
+        assert_eq!(r, 5050 + 7);
+        // SAFETY: as above, no init.
+        unsafe { f.call(xs.as_ptr().cast(), 3, std::ptr::null(), (&mut r as *mut i32).cast()) };
+        assert_eq!(r, 6);
+    }
+
+    #[test]
+    fn undefined_pairs_are_errors() {
+        assert!(unary(UnaryOp::Not, ElementType::F32, ElementType::F32).is_err());
+        assert!(binary(BinaryOp::Atan2, ElementType::S32, ElementType::S32).is_err());
+        assert!(unary(UnaryOp::Exp, ElementType::F32, ElementType::F64).is_err());
+    }
+}
