@@ -158,6 +158,9 @@ struct Builder<'g, 'a> {
     constant_counts: Vec<usize>,
     values: Vec<Option<Value>>,
     current: Option<usize>,
+    /// Treat every reduction as a row reduction (reading column reductions
+    /// through a transposed view), so its result can feed other operations.
+    rows_only: bool,
 }
 
 fn array_dims(shape: &Shape, what: &str) -> Result<(ElementType, Vec<usize>)> {
@@ -324,7 +327,7 @@ impl<'g, 'a> Builder<'g, 'a> {
             }
         }
         if dom == Dom::Col {
-            return Err(self.unsupported("a column reduction's result is used inside the fusion"));
+            return Err(self.unsupported(COLUMN_RESULT_USED));
         }
         self.add(Kind::Op(op, children), ty, count, dom, uniform && dom == Dom::Any)
     }
@@ -525,6 +528,14 @@ impl<'g, 'a> Builder<'g, 'a> {
         let natural_row = sig.windows(2).all(|w| !(w[0] && !w[1]));
         let natural_col = sig.windows(2).all(|w| !(!w[0] && w[1]));
         let col = match self.domain {
+            _ if self.rows_only => {
+                if let Some((rows, row_len)) = self.domain {
+                    if kept != rows || red != row_len {
+                        return Err(self.unsupported("reductions of different shapes"));
+                    }
+                }
+                false
+            }
             None => natural_col && !natural_row,
             Some((rows, row_len)) => {
                 if natural_row && kept == rows && red == row_len {
@@ -877,7 +888,7 @@ impl Scheduler<'_, '_, '_> {
                 slot
             }
             Kind::ColResult { .. } => {
-                return Err(self.b.unsupported("a column reduction's result is used inside the fusion"))
+                return Err(self.b.unsupported(COLUMN_RESULT_USED))
             }
         };
         self.instances.insert((e, dom), slot);
@@ -972,9 +983,20 @@ fn step_slots(step: &Step) -> (Vec<usize>, Vec<usize>) {
     }
 }
 
+/// Marks the error of a column reduction whose result is used in the fusion.
+const COLUMN_RESULT_USED: &str = "a column reduction's result is used inside the fusion";
+
 /// Compiles a fused graph into a block program.
 pub fn compile(graph: &FusedGraph<'_>) -> Result<BlockProgram> {
+    match compile_with(graph, false) {
+        Err(e) if e.message().contains(COLUMN_RESULT_USED) => compile_with(graph, true),
+        other => other,
+    }
+}
+
+fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram> {
     let mut b = Builder {
+        rows_only,
         graph,
         exprs: Vec::new(),
         intern: HashMap::new(),
