@@ -341,6 +341,10 @@ impl<'p> Env<'p> {
                     // SAFETY: forwarded.
                     unsafe { self.col_accumulate(st, *reduce, operands, b) };
                 }
+                Step::ColCombine { reduce, results } => {
+                    // SAFETY: forwarded.
+                    unsafe { self.col_combine(st, *reduce, results, b) };
+                }
                 Step::Store { slot, output, dom } => {
                     let w = p.slots[*slot].width;
                     let (at, n) = match dom {
@@ -443,6 +447,51 @@ impl<'p> Env<'p> {
                     for (j, a) in acc.iter().enumerate() {
                         // SAFETY: room for one element.
                         unsafe { store_register(a, widths[j], dsts[j]) };
+                    }
+                }
+            }
+        }
+        for &s in results {
+            st.val[s] = st.home[s];
+        }
+    }
+
+    /// The block's columns of a column reduction: the init combined with
+    /// every task's partial row, in task order.
+    unsafe fn col_combine(&self, st: &mut TaskState<'p>, r: usize, results: &[usize], b: &Block) {
+        let p = self.p;
+        let plan = &p.reduces[r];
+        let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
+        let row_len = p.row_len;
+        let part = |j: usize, t: usize| -> *const u8 {
+            self.scratch
+                .wrapping_add(plan.partials[j] + (t * row_len + b.pos) * widths[j])
+                .cast_const()
+        };
+        match &plan.reducer {
+            Reducer::Simple { accumulate, .. } => {
+                let dst = st.home[results[0]];
+                // SAFETY: the slot holds `n` elements, partial rows `row_len`.
+                unsafe {
+                    ops::fill(widths[0], st.inits[r][0].as_ptr().cast(), dst, b.n);
+                    for t in 0..p.n_tasks {
+                        accumulate.call(&[dst.cast_const(), part(0, t)], dst, b.n);
+                    }
+                }
+            }
+            Reducer::Program(_) => {
+                let Some(eval) = st.evals[r].as_mut() else { return };
+                for c in 0..b.n {
+                    let mut acc = st.inits[r].clone();
+                    for t in 0..p.n_tasks {
+                        let xs: Vec<*const u8> =
+                            (0..widths.len()).map(|j| part(j, t).wrapping_add(c * widths[j])).collect();
+                        // SAFETY: one element each.
+                        unsafe { program_fold(eval, &mut acc, &xs, &widths, 1, 1) };
+                    }
+                    for (j, a) in acc.iter().enumerate() {
+                        // SAFETY: element `c` of the slot.
+                        unsafe { store_register(a, widths[j], st.home[results[j]].add(c * widths[j])) };
                     }
                 }
             }
@@ -556,64 +605,30 @@ impl<'p> Env<'p> {
     /// After every task: column reductions and chunked rows' outer steps.
     fn finalize(&self) {
         let p = self.p;
-        for (r, plan) in p.reduces.iter().enumerate() {
-            if !plan.col {
-                continue;
-            }
-            let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
-            let Some(first_outs) = plan.outputs.iter().map(|o| o.first().copied()).collect::<Option<Vec<_>>>() else {
-                continue;
-            };
-            let dsts: Vec<*mut u8> = first_outs.iter().map(|&k| self.outs[k]).collect();
-            let inits = self.init_registers(r);
-            let row_len = p.row_len;
-            match &plan.reducer {
-                Reducer::Simple { accumulate, .. } => {
-                    // SAFETY: outputs hold `row_len` elements; partial rows too.
-                    unsafe {
-                        ops::fill(widths[0], inits[0].as_ptr().cast(), dsts[0], row_len);
-                        for t in 0..p.n_tasks {
-                            let part = self.scratch.add(plan.partials[0] + t * row_len * widths[0]);
-                            accumulate.call(&[dsts[0].cast_const(), part.cast_const()], dsts[0], row_len);
-                        }
-                    }
-                }
-                Reducer::Program(prog) => {
-                    let mut eval = prog.evaluator();
-                    for c in 0..row_len {
-                        let mut acc = inits.clone();
-                        for t in 0..p.n_tasks {
-                            let xs: Vec<*const u8> = plan
-                                .partials
-                                .iter()
-                                .zip(&widths)
-                                .map(|(&off, &w)| self.scratch.wrapping_add(off + (t * row_len + c) * w).cast_const())
-                                .collect();
-                            // SAFETY: one element each.
-                            unsafe { program_fold(&mut eval, &mut acc, &xs, &widths, 1, 1) };
-                        }
-                        for (j, a) in acc.iter().enumerate() {
-                            // SAFETY: element `c` of the output.
-                            unsafe { store_register(a, widths[j], dsts[j].add(c * widths[j])) };
-                        }
-                    }
-                }
-            }
-            for (j, outs) in plan.outputs.iter().enumerate() {
-                for &k in outs.iter().skip(1) {
-                    // SAFETY: both outputs hold `row_len` elements.
-                    unsafe { std::ptr::copy_nonoverlapping(dsts[j], self.outs[k], row_len * widths[j]) };
-                }
-            }
-        }
-        if p.finalize.is_empty() {
+        if p.finalize.is_empty() && p.col_steps.is_empty() {
             return;
         }
         with_registers(p.regfile_bytes, |regs| {
             let mut st = self.new_state(regs);
             self.uniforms(&mut st);
+            let mut col = 0;
+            while !p.col_steps.is_empty() && col < p.row_len {
+                let nc = p.cap_cols.min(p.row_len - col);
+                let b = Block {
+                    pos: col,
+                    n: nc,
+                    row0: 0,
+                    nr: 0,
+                    chunk: 0,
+                    task_first: false,
+                    task: 0,
+                };
+                // SAFETY: columns inside the domain.
+                unsafe { self.run_block(&mut st, &p.col_steps, &b) };
+                col += nc;
+            }
             let mut row = 0;
-            while row < p.rows {
+            while !p.finalize.is_empty() && row < p.rows {
                 let nr = p.cap_rows.min(p.rows - row);
                 let b = Block {
                     pos: 0,

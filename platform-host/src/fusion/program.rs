@@ -103,7 +103,8 @@ enum Dom {
     Any,
     Full,
     Outer,
-    /// A column reduction's result: only a fusion output.
+    /// A column reduction's result (and elementwise ops of it): computed
+    /// after every row, one value per column.
     Col,
 }
 
@@ -325,9 +326,6 @@ impl<'g, 'a> Builder<'g, 'a> {
                     self.count(c)
                 )));
             }
-        }
-        if dom == Dom::Col {
-            return Err(self.unsupported(COLUMN_RESULT_USED));
         }
         self.add(Kind::Op(op, children), ty, count, dom, uniform && dom == Dom::Any)
     }
@@ -628,6 +626,8 @@ pub enum SlotDom {
     Outer,
     /// Computed once per task; the register holds the value repeated.
     Uniform,
+    /// After every row: blocks of columns of column reductions' results.
+    Col,
 }
 
 pub struct Slot {
@@ -677,6 +677,12 @@ pub enum Step {
         reduce: usize,
         operands: Vec<usize>,
     },
+    /// Column phase: combines the tasks' partial rows (and the init) for the
+    /// block's columns.
+    ColCombine {
+        reduce: usize,
+        results: Vec<usize>,
+    },
     /// Copies a slot's block to output `output` (a leaf read directly from
     /// memory, a uniform value, or a value that is two outputs).
     Store {
@@ -704,8 +710,6 @@ pub struct ReducePlan {
     /// Byte offset in the fusion's scratch of each result's partial values
     /// (column: `n_tasks` rows of `row_len`; chunked row: one per chunk).
     pub partials: Vec<usize>,
-    /// Column reductions: the outputs each result is written to.
-    pub outputs: Vec<Vec<usize>>,
 }
 
 pub struct OutputPlan {
@@ -729,6 +733,10 @@ pub struct BlockProgram {
     pub steps: Vec<Step>,
     /// Chunked rows: per block of rows after every chunk is done.
     pub finalize: Vec<Step>,
+    /// Per block of columns after every row is done.
+    pub col_steps: Vec<Step>,
+    /// Elements a column-phase register holds.
+    pub cap_cols: usize,
     pub leaves: Vec<LeafPlan>,
     pub constants: Vec<Arc<ConstantBytes>>,
     pub reduces: Vec<ReducePlan>,
@@ -776,8 +784,8 @@ struct Scheduler<'b, 'g, 'a> {
     leaves: Vec<LeafPlan>,
     leaf_ids: HashMap<Leaf, usize>,
     reduce_results: Vec<Option<Vec<usize>>>,
-    col_scheduled: Vec<bool>,
-    col_outputs: Vec<Vec<Vec<usize>>>,
+    col_results: Vec<Option<Vec<usize>>>,
+    col_steps: Vec<Step>,
     needs_whole_rows: bool,
     origin_instances: HashMap<usize, usize>,
     /// Parameters read other than at their own full-domain positions.
@@ -802,6 +810,7 @@ impl Scheduler<'_, '_, '_> {
             SlotDom::Full => self.steps.push(step),
             SlotDom::Outer if self.chunked => self.finalize.push(step),
             SlotDom::Outer => self.steps.push(step),
+            SlotDom::Col => self.col_steps.push(step),
         }
     }
 
@@ -830,13 +839,17 @@ impl Scheduler<'_, '_, '_> {
             return Ok(s);
         }
         match (expr.dom, dom) {
-            (Dom::Any, _) | (Dom::Full, SlotDom::Full) | (Dom::Outer, SlotDom::Outer) => {}
+            (Dom::Any, _)
+            | (Dom::Full, SlotDom::Full)
+            | (Dom::Outer, SlotDom::Outer)
+            | (Dom::Col, SlotDom::Col) => {}
             _ => return Err(self.b.unsupported("a value is needed in a domain it cannot be computed in")),
         }
         let count = expr.key.count;
         let expected = match dom {
             SlotDom::Full => Some(self.rows * self.row_len),
             SlotDom::Outer => Some(self.rows),
+            SlotDom::Col => Some(self.row_len),
             SlotDom::Uniform => None,
         };
         if let Some(n) = expected {
@@ -887,8 +900,9 @@ impl Scheduler<'_, '_, '_> {
                 self.push(SlotDom::Full, Step::RowBroadcast { slot, src });
                 slot
             }
-            Kind::ColResult { .. } => {
-                return Err(self.b.unsupported(COLUMN_RESULT_USED))
+            Kind::ColResult { reduce, index } => {
+                let results = self.col_reduce(reduce)?;
+                results[index]
             }
         };
         self.instances.insert((e, dom), slot);
@@ -929,25 +943,33 @@ impl Scheduler<'_, '_, '_> {
         Ok(results)
     }
 
+    fn col_reduce(&mut self, r: usize) -> Result<Vec<usize>> {
+        if let Some(res) = &self.col_results[r] {
+            return Ok(res.clone());
+        }
+        let operands = self.b.reduces[r]
+            .operands
+            .clone()
+            .into_iter()
+            .map(|x| self.need(x, SlotDom::Full))
+            .collect::<Result<Vec<_>>>()?;
+        self.steps.push(Step::ColAccumulate { reduce: r, operands });
+        let types = self.b.reduces[r].types.clone();
+        let results: Vec<usize> = types.iter().map(|&t| self.new_slot(t, SlotDom::Col, true)).collect();
+        self.col_steps.push(Step::ColCombine {
+            reduce: r,
+            results: results.clone(),
+        });
+        self.col_results[r] = Some(results.clone());
+        Ok(results)
+    }
+
     fn output(&mut self, k: usize, e: ExprId) -> Result<()> {
         let expr = &self.b.exprs[e];
-        if let Kind::ColResult { reduce, index } = expr.key.kind {
-            if !self.col_scheduled[reduce] {
-                let operands = self.b.reduces[reduce]
-                    .operands
-                    .clone()
-                    .into_iter()
-                    .map(|x| self.need(x, SlotDom::Full))
-                    .collect::<Result<Vec<_>>>()?;
-                self.steps.push(Step::ColAccumulate { reduce, operands });
-                self.col_scheduled[reduce] = true;
-            }
-            self.col_outputs[reduce][index].push(k);
-            return Ok(());
-        }
         let dom = match expr.dom {
             Dom::Full => SlotDom::Full,
             Dom::Outer => SlotDom::Outer,
+            Dom::Col => SlotDom::Col,
             _ if expr.key.count == self.rows * self.row_len => SlotDom::Full,
             _ if expr.key.count == self.rows => SlotDom::Outer,
             _ => {
@@ -963,7 +985,7 @@ impl Scheduler<'_, '_, '_> {
             self.slots[slot].home = Home::Output(k);
         } else {
             let step = Step::Store { slot, output: k, dom };
-            self.push(if dom == SlotDom::Full { SlotDom::Full } else { SlotDom::Outer }, step);
+            self.push(dom, step);
         }
         Ok(())
     }
@@ -979,6 +1001,7 @@ fn step_slots(step: &Step) -> (Vec<usize>, Vec<usize>) {
         Step::RowCombine { results, .. } => (vec![], results.clone()),
         Step::RowBroadcast { slot, src } => (vec![*src], vec![*slot]),
         Step::ColAccumulate { operands, .. } => (operands.clone(), vec![]),
+        Step::ColCombine { results, .. } => (vec![], results.clone()),
         Step::Store { slot, .. } => (vec![*slot], vec![]),
     }
 }
@@ -1051,8 +1074,8 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
             leaves: Vec::new(),
             leaf_ids: HashMap::new(),
             reduce_results: vec![None; b.reduces.len()],
-            col_scheduled: vec![false; b.reduces.len()],
-            col_outputs: b.reduces.iter().map(|r| vec![Vec::new(); r.types.len()]).collect(),
+            col_results: vec![None; b.reduces.len()],
+            col_steps: Vec::new(),
             needs_whole_rows: false,
             origin_instances: HashMap::new(),
             param_scattered: vec![false; graph.params.len()],
@@ -1088,7 +1111,8 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
         Mode::Rows { rows_per_block } => (rows_per_block * row_len, rows_per_block, rows),
         Mode::Chunks { chunk_len, chunks_per_row } => (chunk_len, rows.clamp(1, BLOCK), rows * chunks_per_row),
     };
-    let cap_uniform = cap_full.max(cap_rows).max(1);
+    let cap_cols = row_len.clamp(1, BLOCK);
+    let cap_uniform = cap_full.max(cap_rows).max(cap_cols).max(1);
 
     // Registers: linear scan over uniform, block and finalize steps.
     let order: Vec<&Step> = sched
@@ -1096,6 +1120,7 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
         .iter()
         .chain(&sched.steps)
         .chain(&sched.finalize)
+        .chain(&sched.col_steps)
         .collect();
     let n_slots = sched.slots.len();
     let mut last_use = vec![0usize; n_slots];
@@ -1109,6 +1134,7 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
         let elems = match slot.dom {
             SlotDom::Full => cap_full,
             SlotDom::Outer => cap_rows,
+            SlotDom::Col => cap_cols,
             SlotDom::Uniform => cap_uniform,
         };
         (elems * slot.width).div_ceil(64).max(1) * 64
@@ -1158,7 +1184,7 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
     };
     let mut scratch_bytes = 0usize;
     let mut reduces = Vec::with_capacity(b.reduces.len());
-    for (r, spec) in b.reduces.iter().enumerate() {
+    for spec in &b.reduces {
         let reducer = match (spec.types.len(), binary_reducer(graph.module, spec.to_apply)) {
             (1, Some((op, ty))) if ty == spec.types[0] => Reducer::Simple {
                 op,
@@ -1194,7 +1220,6 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
             inits,
             reducer,
             partials,
-            outputs: sched.col_outputs[r].clone(),
         });
     }
     let out_plans = outputs
@@ -1214,6 +1239,7 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
     let single_full_output = outputs.len() == 1
         && matches!(mode, Mode::Rows { .. } | Mode::Chunks { .. })
         && sched.finalize.is_empty()
+        && sched.col_steps.is_empty()
         && matches!(sched.steps.last(), Some(Step::Op { slot, .. }) if sched.slots[*slot].home == Home::Output(0) && sched.slots[*slot].dom == SlotDom::Full);
     let in_place_params = if single_full_output {
         (0..graph.params.len())
@@ -1237,6 +1263,8 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
         uniform_steps: sched.uniform_steps,
         steps: sched.steps,
         finalize: sched.finalize,
+        col_steps: sched.col_steps,
+        cap_cols,
         leaves: sched.leaves,
         constants: b.constants.clone(),
         reduces,
