@@ -11,7 +11,7 @@
 //! afterwards; with chunked rows, row reductions leave one partial value per
 //! chunk, combined (with the outer-domain steps that follow) afterwards.
 
-use super::ops;
+use super::ops::{self, Arg};
 use super::program::{BlockProgram, Home, LeafPlan, Mode, Reducer, SlotDom, Source, Step};
 use super::view::gather;
 use crate::kernels::scalar_program::{load_register, Register, ScalarEval};
@@ -77,12 +77,28 @@ struct Block {
     task: usize,
 }
 
+/// Shorter rows than this are materialised rather than processed row by row
+/// when an operand has one value per row.
+const ROW_CALL_MIN: usize = 64;
+
+/// Where readers find a slot's block.
+#[derive(Clone, Copy)]
+enum Val {
+    /// The block's elements (in the slot's register, an output, or a leaf's
+    /// memory).
+    Block(*mut u8),
+    /// One value per row of the block (a row reduction broadcast along the
+    /// row), not yet expanded.
+    PerRow(*mut u8),
+    /// One value for every position (uniform), not yet expanded.
+    Scalar(*mut u8),
+}
+
 /// Per-task state.
 struct TaskState<'p> {
     /// Where each slot's block is written (register or output position).
     home: Vec<*mut u8>,
-    /// Where readers find each slot's block (a leaf may point into memory).
-    val: Vec<*mut u8>,
+    val: Vec<Val>,
     inits: Vec<Vec<Register>>,
     evals: Vec<Option<ScalarEval<'p>>>,
     index_temp: Vec<i64>,
@@ -116,7 +132,7 @@ impl Env<'_> {
                 }
             });
             // SAFETY: `temp` holds `n` i64 values, `dst` room for `n`.
-            unsafe { index.call(&[t.cast_const().cast()], dst, n) };
+            unsafe { index.call(&[Arg::Ptr(t.cast_const().cast())], dst, n) };
             return dst;
         }
         let base = self.leaf_base(leaf);
@@ -221,7 +237,7 @@ impl<'p> Env<'p> {
             })
             .collect();
         TaskState {
-            val: home.clone(),
+            val: home.iter().map(|&h| Val::Block(h)).collect(),
             home,
             inits,
             evals,
@@ -239,12 +255,12 @@ impl<'p> Env<'p> {
                 };
                 let ptr = self.outs[k].wrapping_add(at * slot.width);
                 st.home[s] = ptr;
-                st.val[s] = ptr;
+                st.val[s] = Val::Block(ptr);
             }
         }
     }
 
-    /// Computes uniform values and splats them over their registers.
+    /// Computes uniform values (one element each, in their registers).
     fn uniforms(&self, st: &mut TaskState<'p>) {
         let p = self.p;
         for step in &p.uniform_steps {
@@ -256,7 +272,7 @@ impl<'p> Env<'p> {
                     if let Some(index) = &leaf.index {
                         let v = off as i64;
                         // SAFETY: one value into a register.
-                        unsafe { index.call(&[(&v as *const i64).cast()], dst, 1) };
+                        unsafe { index.call(&[Arg::Ptr((&v as *const i64).cast())], dst, 1) };
                     } else {
                         // SAFETY: inside the leaf (checked at plan time).
                         unsafe {
@@ -267,23 +283,44 @@ impl<'p> Env<'p> {
                             )
                         };
                     }
-                    st.val[*slot] = dst;
+                    st.val[*slot] = Val::Scalar(dst);
                 }
                 Step::Op { slot, kernel, args } => {
-                    let a: Vec<*const u8> = args.iter().map(|&s| st.val[s].cast_const()).collect();
+                    let a: Vec<Arg> = args.iter().map(|&s| Arg::Ptr(st.home[s].cast_const())).collect();
                     // SAFETY: one element each.
                     unsafe { kernel.call(&a, st.home[*slot], 1) };
-                    st.val[*slot] = st.home[*slot];
+                    st.val[*slot] = Val::Scalar(st.home[*slot]);
                 }
                 _ => {}
             }
         }
-        let cap = p.cap_full.max(p.cap_rows).max(1);
-        for (s, slot) in p.slots.iter().enumerate() {
-            if slot.dom == SlotDom::Uniform && cap > 1 {
-                let r = st.home[s];
-                // SAFETY: a uniform register holds `cap` elements.
-                unsafe { ops::fill(slot.width, r, r.add(slot.width), cap - 1) };
+    }
+
+    /// The slot's block as contiguous elements, expanding a per-row or
+    /// uniform value into the slot's register first.
+    fn block(&self, st: &mut TaskState<'p>, s: usize, b: &Block) -> *mut u8 {
+        let p = self.p;
+        let w = p.slots[s].width;
+        match st.val[s] {
+            Val::Block(ptr) => ptr,
+            Val::PerRow(src) => {
+                let dst = st.home[s];
+                for i in 0..b.nr {
+                    // SAFETY: `nr` row values; the register holds the block.
+                    unsafe { ops::fill(w, src.add(i * w), dst.add(i * p.row_len * w), p.row_len) };
+                }
+                st.val[s] = Val::Block(dst);
+                dst
+            }
+            Val::Scalar(v) => {
+                // A uniform register holds a block of any domain.
+                let cap = p.cap_full.max(p.cap_rows).max(p.cap_cols).max(1);
+                if cap > 1 {
+                    // SAFETY: the register holds `cap` elements.
+                    unsafe { ops::fill(w, v, v.add(w), cap - 1) };
+                }
+                st.val[s] = Val::Block(v);
+                v
             }
         }
     }
@@ -304,7 +341,7 @@ impl<'p> Env<'p> {
                     };
                     let mut temp = std::mem::take(&mut st.index_temp);
                     // SAFETY: the register holds a block.
-                    st.val[*slot] = unsafe { self.load(&p.leaves[*leaf], start, n, st.home[*slot], &mut temp) };
+                    st.val[*slot] = Val::Block(unsafe { self.load(&p.leaves[*leaf], start, n, st.home[*slot], &mut temp) });
                     st.index_temp = temp;
                 }
                 Step::Op { slot, kernel, args } => {
@@ -312,13 +349,44 @@ impl<'p> Env<'p> {
                         SlotDom::Outer => b.nr,
                         _ => b.n,
                     };
-                    let mut a = [std::ptr::null::<u8>(); 3];
-                    for (k, &s) in args.iter().enumerate() {
-                        a[k] = st.val[s];
+                    let mut per_row = false;
+                    for &s in args {
+                        if let Val::PerRow(_) = st.val[s] {
+                            if p.row_len < ROW_CALL_MIN {
+                                self.block(st, s, b);
+                            } else {
+                                per_row = true;
+                            }
+                        }
                     }
-                    // SAFETY: every slot holds the block.
-                    unsafe { kernel.call(&a[..args.len()], st.home[*slot], n) };
-                    st.val[*slot] = st.home[*slot];
+                    let dst = st.home[*slot];
+                    let mut a = [Arg::Ptr(std::ptr::null()); 3];
+                    if !per_row {
+                        for (k, &s) in args.iter().enumerate() {
+                            a[k] = match st.val[s] {
+                                Val::Scalar(v) => Arg::Scalar(v),
+                                Val::Block(v) | Val::PerRow(v) => Arg::Ptr(v),
+                            };
+                        }
+                        // SAFETY: every slot holds the block.
+                        unsafe { kernel.call(&a[..args.len()], dst, n) };
+                    } else {
+                        // Row by row, a per-row value as a scalar operand.
+                        let w = p.slots[*slot].width;
+                        for r in 0..b.nr {
+                            for (k, &s) in args.iter().enumerate() {
+                                let aw = p.slots[s].width;
+                                a[k] = match st.val[s] {
+                                    Val::Scalar(v) => Arg::Scalar(v),
+                                    Val::PerRow(v) => Arg::Scalar(v.wrapping_add(r * aw)),
+                                    Val::Block(v) => Arg::Ptr(v.wrapping_add(r * p.row_len * aw)),
+                                };
+                            }
+                            // SAFETY: row `r` of every operand and of the result.
+                            unsafe { kernel.call(&a[..args.len()], dst.add(r * p.row_len * w), p.row_len) };
+                        }
+                    }
+                    st.val[*slot] = Val::Block(dst);
                 }
                 Step::RowFold { reduce, operands, results } => {
                     // SAFETY: forwarded.
@@ -329,13 +397,8 @@ impl<'p> Env<'p> {
                     unsafe { self.row_combine(st, *reduce, results, b) };
                 }
                 Step::RowBroadcast { slot, src } => {
-                    let w = p.slots[*slot].width;
-                    let (s, d) = (st.val[*src], st.home[*slot]);
-                    for i in 0..b.nr {
-                        // SAFETY: `nr` row values, `nr · row_len` elements.
-                        unsafe { ops::fill(w, s.add(i * w), d.add(i * p.row_len * w), p.row_len) };
-                    }
-                    st.val[*slot] = d;
+                    let s = self.block(st, *src, b);
+                    st.val[*slot] = Val::PerRow(s);
                 }
                 Step::ColAccumulate { reduce, operands } => {
                     // SAFETY: forwarded.
@@ -351,8 +414,19 @@ impl<'p> Env<'p> {
                         SlotDom::Outer => (b.row0, b.nr),
                         _ => (b.pos, b.n),
                     };
-                    // SAFETY: the slot holds `n` elements; the output has room.
-                    unsafe { std::ptr::copy(st.val[*slot], self.outs[*output].add(at * w), n * w) };
+                    let dst = self.outs[*output].wrapping_add(at * w);
+                    // SAFETY: the slot holds the block; the output has room.
+                    unsafe {
+                        match st.val[*slot] {
+                            Val::Block(v) => std::ptr::copy(v, dst, n * w),
+                            Val::Scalar(v) => ops::fill(w, v, dst, n),
+                            Val::PerRow(v) => {
+                                for i in 0..b.nr {
+                                    ops::fill(w, v.add(i * w), dst.add(i * p.row_len * w), p.row_len);
+                                }
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -366,11 +440,12 @@ impl<'p> Env<'p> {
         // Whole rows: one fold per row into the result slots. Chunked: one
         // partial per chunk into the scratch.
         let (rows, len) = if chunked { (1, b.n) } else { (b.nr, p.row_len) };
+        let bases: Vec<*mut u8> = operands.iter().map(|&s| self.block(st, s, b)).collect();
         for i in 0..rows {
-            let xs: Vec<*const u8> = operands
+            let xs: Vec<*const u8> = bases
                 .iter()
                 .zip(&widths)
-                .map(|(&s, &w)| st.val[s].wrapping_add(i * len * w).cast_const())
+                .map(|(&v, &w)| v.wrapping_add(i * len * w).cast_const())
                 .collect();
             let dsts: Vec<*mut u8> = if chunked {
                 plan.partials
@@ -415,7 +490,7 @@ impl<'p> Env<'p> {
         }
         if !chunked {
             for &s in results {
-                st.val[s] = st.home[s];
+                st.val[s] = Val::Block(st.home[s]);
             }
         }
     }
@@ -452,7 +527,7 @@ impl<'p> Env<'p> {
             }
         }
         for &s in results {
-            st.val[s] = st.home[s];
+            st.val[s] = Val::Block(st.home[s]);
         }
     }
 
@@ -475,7 +550,7 @@ impl<'p> Env<'p> {
                 unsafe {
                     ops::fill(widths[0], st.inits[r][0].as_ptr().cast(), dst, b.n);
                     for t in 0..p.n_tasks {
-                        accumulate.call(&[dst.cast_const(), part(0, t)], dst, b.n);
+                        accumulate.call(&[Arg::Ptr(dst.cast_const()), Arg::Ptr(part(0, t))], dst, b.n);
                     }
                 }
             }
@@ -497,7 +572,7 @@ impl<'p> Env<'p> {
             }
         }
         for &s in results {
-            st.val[s] = st.home[s];
+            st.val[s] = Val::Block(st.home[s]);
         }
     }
 
@@ -512,11 +587,12 @@ impl<'p> Env<'p> {
             .zip(&widths)
             .map(|(&off, &w)| self.scratch.wrapping_add(off + b.task * row_len * w))
             .collect();
+        let bases: Vec<*mut u8> = operands.iter().map(|&s| self.block(st, s, b)).collect();
         for i in 0..b.nr {
-            let xs: Vec<*const u8> = operands
+            let xs: Vec<*const u8> = bases
                 .iter()
                 .zip(&widths)
-                .map(|(&s, &w)| st.val[s].wrapping_add(i * row_len * w).cast_const())
+                .map(|(&v, &w)| v.wrapping_add(i * row_len * w).cast_const())
                 .collect();
             if b.task_first && i == 0 {
                 for j in 0..xs.len() {
@@ -529,7 +605,7 @@ impl<'p> Env<'p> {
                 Reducer::Simple { accumulate, .. } => {
                     // SAFETY: `row_len` elements each; the destination is
                     // exactly the first operand.
-                    unsafe { accumulate.call(&[partial[0].cast_const(), xs[0]], partial[0], row_len) };
+                    unsafe { accumulate.call(&[Arg::Ptr(partial[0].cast_const()), Arg::Ptr(xs[0])], partial[0], row_len) };
                 }
                 Reducer::Program(_) => {
                     let Some(eval) = st.evals[r].as_mut() else { continue };

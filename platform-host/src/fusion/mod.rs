@@ -72,8 +72,9 @@ const FUSED_MODE: SequenceMode = SequenceMode {
 pub enum Strategy {
     /// Block programs where supported, nested sequences otherwise.
     Block,
-    /// Always nested sequences (the reference the block evaluator is tested
-    /// against).
+    /// No fusion decisions, and fusions already in the module run as nested
+    /// sequences: every instruction runs on its own (the reference the block
+    /// evaluator is tested against, and the "before" of benchmarks).
     Unfused,
 }
 
@@ -89,7 +90,7 @@ pub fn with_strategy<R>(strategy: Strategy, f: impl FnOnce() -> R) -> R {
     r
 }
 
-fn strategy() -> Strategy {
+pub(crate) fn strategy() -> Strategy {
     STRATEGY.with(|s| s.get())
 }
 

@@ -28,7 +28,16 @@ use platform_api::semantics::convert::{convert as convert_one, ConvertSource, Co
 use platform_api::semantics::{complex, float, int, ComplexSemantics, FloatSemantics, IntSemantics};
 use platform_api::{ElementType, Error, Result};
 
-type KernelFn = dyn Fn(&[*const u8], *mut u8, usize) + Send + Sync;
+/// One operand of a kernel call.
+#[derive(Clone, Copy, Debug)]
+pub enum Arg {
+    /// `n` elements.
+    Ptr(*const u8),
+    /// One element, used for every position (a broadcast scalar).
+    Scalar(*const u8),
+}
+
+type KernelFn = dyn Fn(&[Arg], *mut u8, usize) + Send + Sync;
 
 /// One elementwise op over slices (see the module contract).
 pub struct Kernel {
@@ -37,7 +46,7 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    fn new(arity: usize, f: impl Fn(&[*const u8], *mut u8, usize) + Send + Sync + 'static) -> Kernel {
+    fn new(arity: usize, f: impl Fn(&[Arg], *mut u8, usize) + Send + Sync + 'static) -> Kernel {
         Kernel {
             arity,
             f: Box::new(f),
@@ -52,58 +61,103 @@ impl Kernel {
     /// Runs the op over `n` elements.
     ///
     /// # Safety
-    /// `args` holds [`Self::arity`] pointers, each valid and aligned for `n`
-    /// elements of its operand's type; `dst` is valid for `n` result elements
-    /// and is either disjoint from every operand or exactly one of them.
+    /// `args` holds [`Self::arity`] operands: an [`Arg::Ptr`] valid and
+    /// aligned for `n` elements of its operand's type, an [`Arg::Scalar`] for
+    /// one; `dst` is valid for `n` result elements and is either disjoint from
+    /// every operand or exactly one of them.
     #[inline]
-    pub unsafe fn call(&self, args: &[*const u8], dst: *mut u8, n: usize) {
+    pub unsafe fn call(&self, args: &[Arg], dst: *mut u8, n: usize) {
         debug_assert_eq!(args.len(), self.arity);
         (self.f)(args, dst, n)
     }
 }
 
-#[inline(always)]
-unsafe fn map1<A: Copy, R: Copy>(a: *const A, out: *mut R, n: usize, f: impl Fn(A) -> R) {
-    for i in 0..n {
-        // SAFETY: the caller's contract: `n` valid elements each, element `i`
-        // read before it is written.
-        unsafe { out.add(i).write(f(a.add(i).read())) }
+/// Reads element `i` of an operand: from memory, or the one scalar.
+trait Lane<T>: Copy {
+    unsafe fn at(self, i: usize) -> T;
+}
+
+#[derive(Clone, Copy)]
+struct P<T>(*const T);
+#[derive(Clone, Copy)]
+struct S<T>(T);
+
+impl<T: Copy> Lane<T> for P<T> {
+    #[inline(always)]
+    unsafe fn at(self, i: usize) -> T {
+        // SAFETY: the kernel's contract: `n` valid elements.
+        unsafe { self.0.add(i).read() }
+    }
+}
+
+impl<T: Copy> Lane<T> for S<T> {
+    #[inline(always)]
+    unsafe fn at(self, _: usize) -> T {
+        self.0
     }
 }
 
 #[inline(always)]
-unsafe fn map2<A: Copy, B: Copy, R: Copy>(
-    a: *const A,
-    b: *const B,
+unsafe fn fill_typed<T: Copy>(out: *mut T, n: usize, v: T) {
+    for i in 0..n {
+        // SAFETY: `n` writable elements.
+        unsafe { out.add(i).write(v) }
+    }
+}
+
+#[inline(always)]
+unsafe fn scalar<T: Copy>(p: *const u8) -> T {
+    // SAFETY: the kernel's contract: one valid element.
+    unsafe { p.cast::<T>().read_unaligned() }
+}
+
+#[inline(always)]
+unsafe fn run1<A: Copy, R: Copy>(a: impl Lane<A>, out: *mut R, n: usize, f: impl Fn(A) -> R) {
+    for i in 0..n {
+        // SAFETY: as `Kernel::call`: element `i` read before it is written.
+        unsafe { out.add(i).write(f(a.at(i))) }
+    }
+}
+
+#[inline(always)]
+unsafe fn run2<A: Copy, B: Copy, R: Copy>(
+    a: impl Lane<A>,
+    b: impl Lane<B>,
     out: *mut R,
     n: usize,
     f: impl Fn(A, B) -> R,
 ) {
     for i in 0..n {
-        // SAFETY: as in `map1`.
-        unsafe { out.add(i).write(f(a.add(i).read(), b.add(i).read())) }
+        // SAFETY: as in `run1`.
+        unsafe { out.add(i).write(f(a.at(i), b.at(i))) }
     }
 }
 
 #[inline(always)]
-unsafe fn map3<A: Copy, B: Copy, C: Copy, R: Copy>(
-    a: *const A,
-    b: *const B,
-    c: *const C,
+unsafe fn run3<A: Copy, B: Copy, C: Copy, R: Copy>(
+    a: impl Lane<A>,
+    b: impl Lane<B>,
+    c: impl Lane<C>,
     out: *mut R,
     n: usize,
     f: impl Fn(A, B, C) -> R,
 ) {
     for i in 0..n {
-        // SAFETY: as in `map1`.
-        unsafe { out.add(i).write(f(a.add(i).read(), b.add(i).read(), c.add(i).read())) }
+        // SAFETY: as in `run1`.
+        unsafe { out.add(i).write(f(a.at(i), b.at(i), c.at(i))) }
     }
 }
 
 fn k1<A: Copy + 'static, R: Copy + 'static>(f: impl Fn(A) -> R + Copy + Send + Sync + 'static) -> Kernel {
     Kernel::new(1, move |args, dst, n| {
+        let out = dst.cast::<R>();
         // SAFETY: `Kernel::call`'s contract.
-        unsafe { map1(args[0].cast::<A>(), dst.cast::<R>(), n, f) }
+        unsafe {
+            match args[0] {
+                Arg::Ptr(a) => run1(P(a.cast::<A>()), out, n, f),
+                Arg::Scalar(a) => fill_typed(out, n, f(scalar::<A>(a))),
+            }
+        }
     })
 }
 
@@ -111,27 +165,98 @@ fn k2<A: Copy + 'static, B: Copy + 'static, R: Copy + 'static>(
     f: impl Fn(A, B) -> R + Copy + Send + Sync + 'static,
 ) -> Kernel {
     Kernel::new(2, move |args, dst, n| {
+        let out = dst.cast::<R>();
         // SAFETY: `Kernel::call`'s contract.
-        unsafe { map2(args[0].cast::<A>(), args[1].cast::<B>(), dst.cast::<R>(), n, f) }
+        unsafe {
+            match (args[0], args[1]) {
+                (Arg::Ptr(a), Arg::Ptr(b)) => run2(P(a.cast::<A>()), P(b.cast::<B>()), out, n, f),
+                (Arg::Ptr(a), Arg::Scalar(b)) => run2(P(a.cast::<A>()), S(scalar::<B>(b)), out, n, f),
+                (Arg::Scalar(a), Arg::Ptr(b)) => run2(S(scalar::<A>(a)), P(b.cast::<B>()), out, n, f),
+                (Arg::Scalar(a), Arg::Scalar(b)) => fill_typed(out, n, f(scalar::<A>(a), scalar::<B>(b))),
+            }
+        }
     })
+}
+
+/// Dispatches the third operand's form.
+#[inline(always)]
+unsafe fn k3_c<A: Copy, B: Copy, C: Copy, R: Copy>(
+    a: impl Lane<A>,
+    b: impl Lane<B>,
+    c: Arg,
+    out: *mut R,
+    n: usize,
+    f: impl Fn(A, B, C) -> R,
+) {
+    // SAFETY: forwarded.
+    unsafe {
+        match c {
+            Arg::Ptr(c) => run3(a, b, P(c.cast::<C>()), out, n, f),
+            Arg::Scalar(c) => run3(a, b, S(scalar::<C>(c)), out, n, f),
+        }
+    }
+}
+
+/// Dispatches the second operand's form.
+#[inline(always)]
+unsafe fn k3_b<A: Copy, B: Copy, C: Copy, R: Copy>(
+    a: impl Lane<A>,
+    b: Arg,
+    c: Arg,
+    out: *mut R,
+    n: usize,
+    f: impl Fn(A, B, C) -> R,
+) {
+    // SAFETY: forwarded.
+    unsafe {
+        match b {
+            Arg::Ptr(b) => k3_c(a, P(b.cast::<B>()), c, out, n, f),
+            Arg::Scalar(b) => k3_c(a, S(scalar::<B>(b)), c, out, n, f),
+        }
+    }
 }
 
 fn k3<A: Copy + 'static, B: Copy + 'static, C: Copy + 'static, R: Copy + 'static>(
     f: impl Fn(A, B, C) -> R + Copy + Send + Sync + 'static,
 ) -> Kernel {
     Kernel::new(3, move |args, dst, n| {
+        let out = dst.cast::<R>();
         // SAFETY: `Kernel::call`'s contract.
         unsafe {
-            map3(
-                args[0].cast::<A>(),
-                args[1].cast::<B>(),
-                args[2].cast::<C>(),
-                dst.cast::<R>(),
-                n,
-                f,
-            )
+            match args[0] {
+                Arg::Ptr(a) => k3_b(P(a.cast::<A>()), args[1], args[2], out, n, f),
+                Arg::Scalar(a) => k3_b(S(scalar::<A>(a)), args[1], args[2], out, n, f),
+            }
         }
     })
+}
+
+/// `maximum` of `f32`/`f64` as selects, so the loop vectorises: NaN if either
+/// is NaN (the first NaN), `maximum(-0, +0) = +0` (equal values: the AND of
+/// the bits). Bit-identical to `semantics::float::maximum`.
+macro_rules! select_minmax {
+    ($t:ty) => {
+        (
+            |a: $t, b: $t| -> $t {
+                let r = if a > b { a } else { b };
+                let r = if a == b { <$t>::from_bits(a.to_bits() & b.to_bits()) } else { r };
+                if a.is_nan() {
+                    a
+                } else {
+                    r
+                }
+            },
+            |a: $t, b: $t| -> $t {
+                let r = if a < b { a } else { b };
+                let r = if a == b { <$t>::from_bits(a.to_bits() | b.to_bits()) } else { r };
+                if a.is_nan() {
+                    a
+                } else {
+                    r
+                }
+            },
+        )
+    };
 }
 
 macro_rules! float_type {
@@ -375,6 +500,13 @@ fn with_same_type_binary<B: SameTypeBinary>(op: BinaryOp, ty: ElementType, b: B)
             Xor => Ok(b.build::<u8>(|x, y| x ^ y)),
             _ => Err(undefined(op.name(), ty)),
         };
+    }
+    match (ty, op) {
+        (ElementType::F32, Maximum) => return Ok(b.build::<f32>(select_minmax!(f32).0)),
+        (ElementType::F32, Minimum) => return Ok(b.build::<f32>(select_minmax!(f32).1)),
+        (ElementType::F64, Maximum) => return Ok(b.build::<f64>(select_minmax!(f64).0)),
+        (ElementType::F64, Minimum) => return Ok(b.build::<f64>(select_minmax!(f64).1)),
+        _ => {}
     }
     float_type!(ty, T => Ok(match op {
         Add => b.build::<T>(float::add),
@@ -703,7 +835,7 @@ mod tests {
     fn run2(k: &Kernel, a: &[f32], b: &[f32]) -> Vec<f32> {
         let mut out = vec![0f32; a.len()];
         // SAFETY: equal lengths.
-        unsafe { k.call(&[a.as_ptr().cast(), b.as_ptr().cast()], out.as_mut_ptr().cast(), a.len()) };
+        unsafe { k.call(&[Arg::Ptr(a.as_ptr().cast()), Arg::Ptr(b.as_ptr().cast())], out.as_mut_ptr().cast(), a.len()) };
         out
     }
 
@@ -723,6 +855,38 @@ mod tests {
         // SAFETY: as above, no init.
         unsafe { f.call(xs.as_ptr().cast(), 3, std::ptr::null(), (&mut r as *mut i32).cast()) };
         assert_eq!(r, 6);
+    }
+
+    #[test]
+    fn vectorisable_max_min_match_the_semantics_bit_for_bit() {
+        let specials = [0.0f32, -0.0, 1.0, -1.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN, 1e-40, 3.5];
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for &x in &specials {
+            for &y in &specials {
+                a.push(x);
+                b.push(y);
+            }
+        }
+        for (op, reference) in [
+            (BinaryOp::Maximum, float::maximum::<f32> as fn(f32, f32) -> f32),
+            (BinaryOp::Minimum, float::minimum::<f32>),
+        ] {
+            let k = binary(op, ElementType::F32, ElementType::F32).unwrap();
+            let got = run2(&k, &a, &b);
+            for i in 0..a.len() {
+                assert_eq!(got[i].to_bits(), reference(a[i], b[i]).to_bits(), "{op:?}({}, {})", a[i], b[i]);
+            }
+            // A scalar operand gives the same.
+            let mut out = vec![0f32; a.len()];
+            let y = 0.0f32;
+            // SAFETY: valid lengths.
+            unsafe {
+                k.call(&[Arg::Ptr(a.as_ptr().cast()), Arg::Scalar((&y as *const f32).cast())], out.as_mut_ptr().cast(), a.len())
+            };
+            for i in 0..a.len() {
+                assert_eq!(out[i].to_bits(), reference(a[i], y).to_bits());
+            }
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@
 //! [`NameGen`] are the shared helpers.
 
 pub mod dce;
+pub mod fusion;
 pub mod inline_calls;
 pub mod layout;
 
@@ -29,7 +30,7 @@ use std::collections::HashSet;
 pub fn run_all(module: HloModule) -> Result<HloModule> {
     let module = inline_calls::run(module)?;
     let module = layout::run(module)?;
-    dce::run(module)
+    fusion::run(dce::run(module)?)
 }
 
 /// Hands out instruction names unique within a module.
