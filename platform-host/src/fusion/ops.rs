@@ -72,37 +72,48 @@ impl Kernel {
     }
 }
 
-/// Reads element `i` of an operand: from memory, or the one scalar.
-trait Lane<T>: Copy {
-    unsafe fn at(self, i: usize) -> T;
+/// Reads element `i` of an operand: from a slice, the one scalar, or the
+/// destination's current element (`cur`, when the destination is that operand).
+trait Lane<T, R>: Copy {
+    fn at(self, i: usize, cur: R) -> T;
 }
 
 #[derive(Clone, Copy)]
-struct P<T>(*const T);
+struct P<'a, T>(&'a [T]);
 #[derive(Clone, Copy)]
 struct S<T>(T);
+#[derive(Clone, Copy)]
+struct D;
 
-impl<T: Copy> Lane<T> for P<T> {
+impl<T: Copy, R> Lane<T, R> for P<'_, T> {
     #[inline(always)]
-    unsafe fn at(self, i: usize) -> T {
-        // SAFETY: the kernel's contract: `n` valid elements.
-        unsafe { self.0.add(i).read() }
+    fn at(self, i: usize, _: R) -> T {
+        self.0[i]
     }
 }
 
-impl<T: Copy> Lane<T> for S<T> {
+impl<T: Copy, R> Lane<T, R> for S<T> {
     #[inline(always)]
-    unsafe fn at(self, _: usize) -> T {
+    fn at(self, _: usize, _: R) -> T {
         self.0
+    }
+}
+
+impl<T: Copy, R: Copy> Lane<T, R> for D {
+    #[inline(always)]
+    fn at(self, _: usize, cur: R) -> T {
+        // `D` is only used when the operand and the destination have the same
+        // type (checked by `lane!`).
+        // SAFETY: same size (checked), both plain data.
+        unsafe { std::mem::transmute_copy::<R, T>(&cur) }
     }
 }
 
 #[inline(always)]
 unsafe fn fill_typed<T: Copy>(out: *mut T, n: usize, v: T) {
-    for i in 0..n {
-        // SAFETY: `n` writable elements.
-        unsafe { out.add(i).write(v) }
-    }
+    // SAFETY: `n` writable elements.
+    let out = unsafe { std::slice::from_raw_parts_mut(out, n) };
+    out.fill(v);
 }
 
 #[inline(always)]
@@ -111,53 +122,89 @@ unsafe fn scalar<T: Copy>(p: *const u8) -> T {
     unsafe { p.cast::<T>().read_unaligned() }
 }
 
+/// The loops: the destination is a slice and every operand lane reads a slice
+/// that does not overlap it (or the destination itself), so LLVM vectorises
+/// without runtime alias checks.
 #[inline(always)]
-unsafe fn run1<A: Copy, R: Copy>(a: impl Lane<A>, out: *mut R, n: usize, f: impl Fn(A) -> R) {
-    for i in 0..n {
-        // SAFETY: as `Kernel::call`: element `i` read before it is written.
-        unsafe { out.add(i).write(f(a.at(i))) }
+fn run1<A: Copy, R: Copy>(a: impl Lane<A, R>, out: &mut [R], f: impl Fn(A) -> R) {
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = f(a.at(i, *o));
     }
 }
 
 #[inline(always)]
-unsafe fn run2<A: Copy, B: Copy, R: Copy>(
-    a: impl Lane<A>,
-    b: impl Lane<B>,
-    out: *mut R,
-    n: usize,
-    f: impl Fn(A, B) -> R,
-) {
-    for i in 0..n {
-        // SAFETY: as in `run1`.
-        unsafe { out.add(i).write(f(a.at(i), b.at(i))) }
+fn run2<A: Copy, B: Copy, R: Copy>(a: impl Lane<A, R>, b: impl Lane<B, R>, out: &mut [R], f: impl Fn(A, B) -> R) {
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = f(a.at(i, *o), b.at(i, *o));
     }
 }
 
 #[inline(always)]
-unsafe fn run3<A: Copy, B: Copy, C: Copy, R: Copy>(
-    a: impl Lane<A>,
-    b: impl Lane<B>,
-    c: impl Lane<C>,
-    out: *mut R,
-    n: usize,
+fn run3<A: Copy, B: Copy, C: Copy, R: Copy>(
+    a: impl Lane<A, R>,
+    b: impl Lane<B, R>,
+    c: impl Lane<C, R>,
+    out: &mut [R],
     f: impl Fn(A, B, C) -> R,
 ) {
-    for i in 0..n {
-        // SAFETY: as in `run1`.
-        unsafe { out.add(i).write(f(a.at(i), b.at(i), c.at(i))) }
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = f(a.at(i, *o), b.at(i, *o), c.at(i, *o));
     }
+}
+
+/// The form of one operand of a call whose destination is `dst`.
+#[derive(Clone, Copy)]
+enum Form {
+    Slice,
+    Scalar,
+    Dst,
+}
+
+fn form<T, R>(arg: Arg, dst: *mut u8) -> Form {
+    match arg {
+        Arg::Scalar(_) => Form::Scalar,
+        Arg::Ptr(p) if std::ptr::eq(p, dst) && std::mem::size_of::<T>() == std::mem::size_of::<R>() => Form::Dst,
+        Arg::Ptr(_) => Form::Slice,
+    }
+}
+
+/// Binds `$l` to the lane of operand `$arg` (type `$T`) and evaluates `$body`.
+macro_rules! lane {
+    ($arg:expr, $T:ty, $R:ty, $dst:expr, $n:expr, $l:ident => $body:expr) => {{
+        let arg = $arg;
+        match form::<$T, $R>(arg, $dst) {
+            Form::Dst => {
+                let $l = D;
+                $body
+            }
+            Form::Scalar => {
+                let Arg::Scalar(p) = arg else { unreachable!() };
+                // SAFETY: the kernel's contract: one element.
+                let $l = S(unsafe { scalar::<$T>(p) });
+                $body
+            }
+            Form::Slice => {
+                let Arg::Ptr(p) = arg else { unreachable!() };
+                // SAFETY: the kernel's contract: `n` elements, disjoint from
+                // the destination (exact aliasing is `Form::Dst`).
+                let $l = P(unsafe { std::slice::from_raw_parts(p.cast::<$T>(), $n) });
+                $body
+            }
+        }
+    }};
 }
 
 fn k1<A: Copy + 'static, R: Copy + 'static>(f: impl Fn(A) -> R + Copy + Send + Sync + 'static) -> Kernel {
     Kernel::new(1, move |args, dst, n| {
-        let out = dst.cast::<R>();
-        // SAFETY: `Kernel::call`'s contract.
-        unsafe {
-            match args[0] {
-                Arg::Ptr(a) => run1(P(a.cast::<A>()), out, n, f),
-                Arg::Scalar(a) => fill_typed(out, n, f(scalar::<A>(a))),
-            }
+        if let Arg::Scalar(a) = args[0] {
+            // SAFETY: `Kernel::call`'s contract.
+            return unsafe { fill_typed(dst.cast::<R>(), n, f(scalar::<A>(a))) };
         }
+        lane!(args[0], A, R, dst, n, a => {
+            // SAFETY: `n` result elements.
+            let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<R>(), n) };
+            run1(a, out, f)
+        })
     })
 }
 
@@ -165,69 +212,27 @@ fn k2<A: Copy + 'static, B: Copy + 'static, R: Copy + 'static>(
     f: impl Fn(A, B) -> R + Copy + Send + Sync + 'static,
 ) -> Kernel {
     Kernel::new(2, move |args, dst, n| {
-        let out = dst.cast::<R>();
-        // SAFETY: `Kernel::call`'s contract.
-        unsafe {
-            match (args[0], args[1]) {
-                (Arg::Ptr(a), Arg::Ptr(b)) => run2(P(a.cast::<A>()), P(b.cast::<B>()), out, n, f),
-                (Arg::Ptr(a), Arg::Scalar(b)) => run2(P(a.cast::<A>()), S(scalar::<B>(b)), out, n, f),
-                (Arg::Scalar(a), Arg::Ptr(b)) => run2(S(scalar::<A>(a)), P(b.cast::<B>()), out, n, f),
-                (Arg::Scalar(a), Arg::Scalar(b)) => fill_typed(out, n, f(scalar::<A>(a), scalar::<B>(b))),
-            }
+        if let (Arg::Scalar(a), Arg::Scalar(b)) = (args[0], args[1]) {
+            // SAFETY: `Kernel::call`'s contract.
+            return unsafe { fill_typed(dst.cast::<R>(), n, f(scalar::<A>(a), scalar::<B>(b))) };
         }
+        lane!(args[0], A, R, dst, n, a => lane!(args[1], B, R, dst, n, b => {
+            // SAFETY: `n` result elements.
+            let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<R>(), n) };
+            run2(a, b, out, f)
+        }))
     })
-}
-
-/// Dispatches the third operand's form.
-#[inline(always)]
-unsafe fn k3_c<A: Copy, B: Copy, C: Copy, R: Copy>(
-    a: impl Lane<A>,
-    b: impl Lane<B>,
-    c: Arg,
-    out: *mut R,
-    n: usize,
-    f: impl Fn(A, B, C) -> R,
-) {
-    // SAFETY: forwarded.
-    unsafe {
-        match c {
-            Arg::Ptr(c) => run3(a, b, P(c.cast::<C>()), out, n, f),
-            Arg::Scalar(c) => run3(a, b, S(scalar::<C>(c)), out, n, f),
-        }
-    }
-}
-
-/// Dispatches the second operand's form.
-#[inline(always)]
-unsafe fn k3_b<A: Copy, B: Copy, C: Copy, R: Copy>(
-    a: impl Lane<A>,
-    b: Arg,
-    c: Arg,
-    out: *mut R,
-    n: usize,
-    f: impl Fn(A, B, C) -> R,
-) {
-    // SAFETY: forwarded.
-    unsafe {
-        match b {
-            Arg::Ptr(b) => k3_c(a, P(b.cast::<B>()), c, out, n, f),
-            Arg::Scalar(b) => k3_c(a, S(scalar::<B>(b)), c, out, n, f),
-        }
-    }
 }
 
 fn k3<A: Copy + 'static, B: Copy + 'static, C: Copy + 'static, R: Copy + 'static>(
     f: impl Fn(A, B, C) -> R + Copy + Send + Sync + 'static,
 ) -> Kernel {
     Kernel::new(3, move |args, dst, n| {
-        let out = dst.cast::<R>();
-        // SAFETY: `Kernel::call`'s contract.
-        unsafe {
-            match args[0] {
-                Arg::Ptr(a) => k3_b(P(a.cast::<A>()), args[1], args[2], out, n, f),
-                Arg::Scalar(a) => k3_b(S(scalar::<A>(a)), args[1], args[2], out, n, f),
-            }
-        }
+        lane!(args[0], A, R, dst, n, a => lane!(args[1], B, R, dst, n, b => lane!(args[2], C, R, dst, n, c => {
+            // SAFETY: `n` result elements.
+            let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<R>(), n) };
+            run3(a, b, c, out, f)
+        })))
     })
 }
 
