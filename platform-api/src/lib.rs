@@ -28,6 +28,7 @@ pub mod index;
 pub mod literal;
 pub mod memory;
 pub mod native;
+pub mod passes;
 pub mod placer;
 pub mod platform;
 pub mod registry;

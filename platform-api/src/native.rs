@@ -189,21 +189,36 @@ impl Scalar {
     }
 }
 
-/// Writes a float the way HLO text spells it: shortest round-trip digits, `inf`,
-/// `-inf`, `nan`, `-nan`.
+/// The payload (mantissa bits) of a NaN with these bits, or `None` when it is the
+/// plain quiet NaN (only the top mantissa bit set), which prints as `nan`.
+fn nan_payload(bits: u64, mantissa_bits: u32) -> Option<u64> {
+    let payload = bits & ((1u64 << mantissa_bits) - 1);
+    (payload != 1u64 << (mantissa_bits - 1)).then_some(payload)
+}
+
+/// Writes a float the way HLO text spells it, as XLA does: shortest round-trip
+/// digits, `inf`, `-inf`, `nan`, `-nan`, `nan(0x1)` for a NaN with another payload
+/// than the quiet bit (`payload` is [`nan_payload`] of the value's bits); very
+/// small and very large magnitudes in exponent form (`5e-324`,
+/// `1.7976931348623157e308`) rather than hundreds of zeros.
 pub(crate) fn fmt_float(
     f: &mut fmt::Formatter<'_>,
     v: f64,
-    shortest: impl fmt::Display,
+    shortest: impl fmt::Display + fmt::LowerExp,
+    payload: Option<u64>,
 ) -> fmt::Result {
     if v.is_nan() {
         if v.is_sign_negative() {
-            f.write_str("-nan")
-        } else {
-            f.write_str("nan")
+            f.write_str("-")?;
+        }
+        match payload {
+            Some(p) => write!(f, "nan(0x{p:x})"),
+            None => f.write_str("nan"),
         }
     } else if v.is_infinite() {
         f.write_str(if v > 0.0 { "inf" } else { "-inf" })
+    } else if v != 0.0 && !(1e-5..1e16).contains(&v.abs()) {
+        write!(f, "{shortest:e}")
     } else {
         write!(f, "{shortest}")
     }
@@ -221,22 +236,22 @@ impl fmt::Display for Scalar {
             Scalar::U16(v) => write!(f, "{v}"),
             Scalar::U32(v) => write!(f, "{v}"),
             Scalar::U64(v) => write!(f, "{v}"),
-            Scalar::F16(v) => fmt_float(f, v.to_f64(), v),
-            Scalar::BF16(v) => fmt_float(f, v.to_f64(), v),
-            Scalar::F32(v) => fmt_float(f, v as f64, v),
-            Scalar::F64(v) => fmt_float(f, v, v),
+            Scalar::F16(v) => fmt_float(f, v.to_f64(), v, nan_payload(v.to_bits().into(), 10)),
+            Scalar::BF16(v) => fmt_float(f, v.to_f64(), v, nan_payload(v.to_bits().into(), 7)),
+            Scalar::F32(v) => fmt_float(f, v as f64, v, nan_payload(v.to_bits().into(), 23)),
+            Scalar::F64(v) => fmt_float(f, v, v, nan_payload(v.to_bits(), 52)),
             Scalar::C64(v) => {
                 f.write_str("(")?;
-                fmt_float(f, v.re as f64, v.re)?;
+                fmt_float(f, v.re as f64, v.re, nan_payload(v.re.to_bits().into(), 23))?;
                 f.write_str(", ")?;
-                fmt_float(f, v.im as f64, v.im)?;
+                fmt_float(f, v.im as f64, v.im, nan_payload(v.im.to_bits().into(), 23))?;
                 f.write_str(")")
             }
             Scalar::C128(v) => {
                 f.write_str("(")?;
-                fmt_float(f, v.re, v.re)?;
+                fmt_float(f, v.re, v.re, nan_payload(v.re.to_bits(), 52))?;
                 f.write_str(", ")?;
-                fmt_float(f, v.im, v.im)?;
+                fmt_float(f, v.im, v.im, nan_payload(v.im.to_bits(), 52))?;
                 f.write_str(")")
             }
         }

@@ -194,8 +194,12 @@ impl fmt::Display for Layout {
             || self.memory_space.is_some();
         if has_extra {
             f.write_str(":")?;
+            // XLA writes `T` once, then each tile: `T(8,128)(2,1)`.
+            if !self.tiles.is_empty() {
+                f.write_str("T")?;
+            }
             for tile in &self.tiles {
-                f.write_str("T(")?;
+                f.write_str("(")?;
                 for (i, d) in tile.iter().enumerate() {
                     if i > 0 {
                         f.write_str(",")?;

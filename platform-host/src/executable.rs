@@ -4,9 +4,15 @@
 //! layouts, device), allocates the result buffers (fresh ones, or the argument
 //! or earlier result a result leaf *is*, as buffer assignment decided), writes
 //! the result's tuple index tables, and enqueues one work item on the stream.
-//! That item allocates the temp arena, runs the entry sequence's thunks in order
-//! (recording a profile span per thunk when asked) and frees the arena. The
-//! work item holds the argument and result allocations alive until it is done.
+//! That item takes a temp arena, runs the entry sequence's thunks in order
+//! (recording a profile span per thunk when asked) and gives the arena back.
+//! The work item holds the argument and result allocations alive until it is
+//! done.
+//!
+//! Arenas are kept for reuse (a few per device): a fresh multi-megabyte block
+//! per execution would pay the operating system's first-touch page faults on
+//! every run. Kept arenas stay allocated on their device (they show in its
+//! memory usage) until the executable is dropped.
 
 use crate::thunk::{OutputSource, RunState, ThunkSequence};
 use crate::PLATFORM_NAME;
@@ -22,6 +28,32 @@ struct Program {
     entry: ThunkSequence,
     replica_count: usize,
     partition_count: usize,
+    /// Arenas from earlier executions, ready for reuse, with their device.
+    arenas: std::sync::Mutex<Vec<(usize, Arc<DeviceAllocation>)>>,
+}
+
+/// Arenas kept per executable.
+const KEPT_ARENAS: usize = 4;
+
+impl Program {
+    fn take_arena(&self, executor: &Arc<dyn StreamExecutor>) -> Result<Arc<DeviceAllocation>> {
+        let key = Arc::as_ptr(executor) as *const () as usize;
+        if let Ok(mut kept) = self.arenas.lock() {
+            if let Some(i) = kept.iter().position(|(k, _)| *k == key) {
+                return Ok(kept.swap_remove(i).1);
+            }
+        }
+        DeviceAllocation::new(executor, self.entry.temp_bytes)
+    }
+
+    fn give_back(&self, executor: &Arc<dyn StreamExecutor>, arena: Arc<DeviceAllocation>) {
+        let key = Arc::as_ptr(executor) as *const () as usize;
+        if let Ok(mut kept) = self.arenas.lock() {
+            if kept.len() < KEPT_ARENAS {
+                kept.push((key, arena));
+            }
+        }
+    }
 }
 
 /// A program compiled for the Host platform.
@@ -53,6 +85,7 @@ impl HostExecutable {
                 entry,
                 replica_count: options.replica_count,
                 partition_count: options.num_partitions,
+                arenas: std::sync::Mutex::new(Vec::new()),
             }),
             module,
             parameter_shapes,
@@ -233,19 +266,21 @@ impl Executable for HostExecutable {
             let (params, outputs) = (params, outputs);
             // Keep every buffer the execution touches alive until it is done.
             let _keep = (&param_leaves, &result_leaves);
-            let temp = DeviceAllocation::new(&executor, program.entry.temp_bytes)?;
+            let temp = program.take_arena(&executor)?;
             // SAFETY: parameters and results were checked against the program's
-            // shapes and are kept alive above; the arena is fresh and has
-            // `temp_bytes` bytes, 64-byte aligned; stream ordering keeps other
-            // work away from these buffers while this runs.
-            unsafe {
+            // shapes and are kept alive above; the arena is this execution's
+            // alone and has `temp_bytes` bytes, 64-byte aligned; stream ordering
+            // keeps other work away from these buffers while this runs.
+            let result = unsafe {
                 program.entry.run(
                     &state,
                     &params.0,
                     &outputs.0,
                     temp.mem().opaque.cast(),
                 )
-            }
+            };
+            program.give_back(&executor, temp);
+            result
         }))?;
         Ok(result)
     }

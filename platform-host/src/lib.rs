@@ -15,6 +15,8 @@
 //!   generated fused loops can replace it).
 //! * [`executable`]: argument checks, result allocation, enqueueing.
 //! * [`runner`]: compile HLO text and run it on literals (tests, tools).
+//! * [`vmath`]: multiversioned elementwise slice kernels (exact arithmetic,
+//!   vectorized transcendentals) used by the elementwise kernels.
 //!
 //! The crate registers itself with `inventory`: linking it is enough for the
 //! registry to find "Host" (or "cpu").
@@ -26,6 +28,7 @@ pub mod kernels;
 pub mod runner;
 pub mod runtime;
 pub mod thunk;
+pub mod vmath;
 
 use platform_api::registry::{
     Availability, CompilerRegistration, PlatformRegistration, TransferManagerRegistration,

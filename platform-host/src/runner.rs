@@ -2,7 +2,7 @@
 //! crate's tests, examples and benchmarks (the service's `LocalClient` is the
 //! general front door; this one needs nothing but this crate).
 
-use crate::compiler::{compile_module, passes};
+use crate::compiler::{compile_module, optimize};
 use crate::executable::HostExecutable;
 use crate::runtime::{HostPlatform, HostTransferManager};
 use platform_api::{
@@ -29,7 +29,7 @@ impl HostRunner {
     pub fn compile_module(module: HloModule) -> Result<Self> {
         let platform = HostPlatform::new(&PlatformOptions::default())?;
         let executor = platform.executor(0)?;
-        let optimized = passes::run_all(module)?;
+        let optimized = optimize(module)?;
         let executable = Arc::new(compile_module(optimized, &CompileOptions::default())?);
         let stream = executor.clone().create_stream()?;
         Ok(HostRunner {

@@ -11,7 +11,7 @@
 //! reported), `BENCH_UNFUSED=0` skips the unfused runs (for profiling).
 
 use platform_api::{ElementType, HloModule, Literal, Shape};
-use platform_host::compiler::passes;
+use platform_host::compiler::optimize;
 use platform_host::fusion::{self, Strategy};
 use platform_host::runner::HostRunner;
 use std::path::PathBuf;
@@ -81,13 +81,13 @@ fn bench_programs() {
         let mut rng = Rng(42);
         let args: Vec<Literal> = spec["args"].as_array().unwrap().iter().map(|a| arg(a, &mut rng)).collect();
         if std::env::var("FUSION_DUMP").is_ok() {
-            let m = passes::run_all(HloModule::parse(&text).unwrap()).unwrap();
+            let m = optimize(HloModule::parse(&text).unwrap()).unwrap();
             println!("{m}");
         }
         let t0 = Instant::now();
         let fused = HostRunner::compile(&text).unwrap();
         let compile_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let module = passes::run_all(HloModule::parse(&text).unwrap()).unwrap();
+        let module = optimize(HloModule::parse(&text).unwrap()).unwrap();
         let n_fusions: usize = module
             .computations
             .iter()

@@ -5,7 +5,7 @@
 
 use platform_api::hlo::Op;
 use platform_api::HloModule;
-use platform_host::compiler::passes;
+use platform_host::compiler::optimize;
 use platform_host::fusion;
 use std::path::Path;
 
@@ -44,7 +44,7 @@ fn xla_fusions_of_supported_ops_run_as_block_programs() {
     for case in cases {
         let file = case.join("optimized.hlo");
         let Ok(text) = std::fs::read_to_string(&file) else { continue };
-        let module = passes::run_all(HloModule::parse(&text).unwrap()).unwrap();
+        let module = optimize(HloModule::parse(&text).unwrap()).unwrap();
         for comp in &module.computations {
             for instr in &comp.instructions {
                 let Op::Fusion { calls, .. } = &instr.op else { continue };

@@ -10,7 +10,7 @@
 
 use platform_api::hlo::Op;
 use platform_api::{ElementType, HloModule, Literal, Shape};
-use platform_host::compiler::passes;
+use platform_host::compiler::optimize;
 use platform_host::fusion::{self, Strategy};
 use platform_host::runner::HostRunner;
 
@@ -99,7 +99,7 @@ fn compare(name: &str, got: &Literal, want: &Literal, agree: Agree) {
 /// Every fusion in the module must be a block program.
 fn check(name: &str, text: &str, agree: Agree) {
     let module = HloModule::parse(text).unwrap_or_else(|e| panic!("{name}: parse: {e}"));
-    let optimized = passes::run_all(module.clone()).unwrap();
+    let optimized = optimize(module.clone()).unwrap();
     let mut fusions = 0;
     for comp in &optimized.computations {
         for instr in &comp.instructions {
@@ -558,7 +558,7 @@ fc {
   e = f32[300,40] exponential(x)
   ROOT f = f32[300,40] fusion(e, b), kind=kLoop, calls=fc"#,
     );
-    let module = passes::run_all(HloModule::parse(&text).unwrap()).unwrap();
+    let module = optimize(HloModule::parse(&text).unwrap()).unwrap();
     let entry = module.computation(module.entry);
     let f = entry.root_instr();
     let Op::Fusion { calls, .. } = f.op else { panic!() };
@@ -567,7 +567,7 @@ fc {
     // A transposed read of the operand forbids it.
     let text2 = text
         .replace("ROOT s = f32[300,40] add(m, a)", "t = f32[300,40] reverse(a), dimensions={0}\n  ROOT s = f32[300,40] add(m, t)");
-    let module = passes::run_all(HloModule::parse(&text2).unwrap()).unwrap();
+    let module = optimize(HloModule::parse(&text2).unwrap()).unwrap();
     let entry = module.computation(module.entry);
     let f = entry.root_instr();
     let Op::Fusion { calls, .. } = f.op else { panic!() };

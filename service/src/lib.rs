@@ -1,1 +1,46 @@
-//! service (being written)
+//! `service`: choosing a backend by name, compiling once, running many times.
+//!
+//! This crate is what people running HLO programs use. It names no backend
+//! type: a [`Backend`] is resolved by name through [`platform_api::registry`]
+//! (platform, executors, compiler, transfer manager, placer), and the backend
+//! crates are only *linked* here, one cargo feature each, so their `inventory`
+//! registrations exist in the final binary.
+//!
+//! * [`backend`] — [`Backend`]: a platform with its pieces resolved.
+//! * [`cache`] — the compile cache, keyed by a fingerprint of the module's
+//!   canonical text, the platform and the compile options.
+//! * [`client`] — [`LocalClient`]: compile (cached), run on host values, on
+//!   device-resident buffers, or on several replicas at once; thread-safe.
+//! * [`async_client`] — [`AsyncClient`]: the same for Tokio, never blocking the
+//!   runtime's workers.
+//! * [`profile`] — per-execution spans written as a Chrome trace.
+//! * [`random`] — seeded random arguments and bench spec files.
+//! * [`compare`] — result-against-reference comparison, as the conformance
+//!   corpus defines it.
+//!
+//! The `hlorun` binary (`src/bin/hlorun.rs`) is the command line over all of it.
+
+// Linking a backend crate is what registers it (see the module docs).
+#[cfg(feature = "cuda")]
+use platform_cuda as _;
+#[cfg(feature = "host")]
+use platform_host as _;
+#[cfg(feature = "interpreter")]
+use platform_interpreter as _;
+
+pub mod async_client;
+pub mod backend;
+pub mod cache;
+pub mod client;
+pub mod compare;
+pub mod profile;
+pub mod random;
+
+pub use async_client::AsyncClient;
+pub use backend::{resolve_platform_name, Backend, PLATFORM_ENV_VAR};
+pub use cache::Fingerprint;
+pub use client::{
+    BufferExecution, Compiled, DeviceBuffer, ExecuteOptions, Execution, LoadedExecutable,
+    LocalClient, Parameter,
+};
+pub use compare::{compare_results, LeafComparison, Tolerance};

@@ -1,1 +1,298 @@
-//! tests (being written)
+//! Cross-platform test support: loading conformance cases, running a program on a
+//! platform through the `platform_api` contracts, and comparing results.
+//!
+//! A conformance case is a folder of `tests/conformance/` (see its README):
+//! `module.hlo` and `optimized.hlo` (the same program before and after XLA's
+//! passes), `argN.npy` inputs, `outN.npy` expected outputs (a tuple result
+//! flattened to its leaves), and `case.json` with the tolerances. [`compare`]
+//! implements the README's rule: integers and `bool` exactly; floats with the
+//! same NaNs and infinities and `|got - want| <= atol + rtol * |want|` elsewhere.
+//!
+//! [`run_program`] drives a platform the way any client of the contracts would
+//! — registry → platform → executor → stream, compiler, transfer manager,
+//! executable — and deliberately does not use the `service` crate, so that it
+//! checks the contracts themselves.
+
+use platform_api::registry;
+use platform_api::{
+    CompileOptions, ElementType, Error, HloModule, Literal, Result, RunOptions, Scalar,
+};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The corpus folder inside this crate.
+pub fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance")
+}
+
+/// Which of a case's two programs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// `module.hlo`: as JAX lowered it.
+    Module,
+    /// `optimized.hlo`: after XLA CPU's passes (fusions, layouts, bitcasts).
+    Optimized,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 2] = [Variant::Module, Variant::Optimized];
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Variant::Module => "module.hlo",
+            Variant::Optimized => "optimized.hlo",
+        }
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Variant::Module => "module",
+            Variant::Optimized => "optimized",
+        })
+    }
+}
+
+/// One conformance case, loaded.
+pub struct Case {
+    pub name: String,
+    pub dir: PathBuf,
+    pub rtol: f64,
+    pub atol: f64,
+    pub args: Vec<Literal>,
+    pub outputs: Vec<Literal>,
+}
+
+impl Case {
+    /// The HLO text of one variant.
+    pub fn program(&self, variant: Variant) -> Result<String> {
+        Ok(std::fs::read_to_string(self.dir.join(variant.file_name()))?)
+    }
+}
+
+/// Names of every case in the corpus, sorted.
+pub fn case_names() -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(corpus_dir())? {
+        let entry = entry?;
+        if entry.path().join("case.json").is_file() {
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// Reads the numbered `.npy` files `prefix0.npy`, `prefix1.npy`, ... until one is missing.
+fn read_numbered(dir: &Path, prefix: &str) -> Result<Vec<Literal>> {
+    let mut out = Vec::new();
+    loop {
+        let path = dir.join(format!("{prefix}{}.npy", out.len()));
+        if !path.is_file() {
+            return Ok(out);
+        }
+        out.push(Literal::read_npy(&path).map_err(|e| e.context(path.display()))?);
+    }
+}
+
+/// Loads a case by folder name.
+pub fn load_case(name: &str) -> Result<Case> {
+    let dir = corpus_dir().join(name);
+    let json_path = dir.join("case.json");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json_path)?)
+        .map_err(|e| Error::invalid_argument(format!("{}: {e}", json_path.display())))?;
+    let tolerance = |key: &str| {
+        json[key].as_f64().ok_or_else(|| {
+            Error::invalid_argument(format!("{}: no number \"{key}\"", json_path.display()))
+        })
+    };
+    let case = Case {
+        name: name.to_string(),
+        rtol: tolerance("rtol")?,
+        atol: tolerance("atol")?,
+        args: read_numbered(&dir, "arg")?,
+        outputs: read_numbered(&dir, "out")?,
+        dir,
+    };
+    let declared = json["outputs"].as_array().map_or(0, Vec::len);
+    if declared != case.outputs.len() {
+        return Err(Error::invalid_argument(format!(
+            "case {name}: case.json lists {declared} outputs but {} outN.npy files exist",
+            case.outputs.len()
+        )));
+    }
+    Ok(case)
+}
+
+/// Compiles `module` for device 0 of the named platform, runs it on `args` and
+/// returns the result's array leaves in order (a tuple flattened).
+pub fn run_program(
+    platform_name: &str,
+    module: HloModule,
+    args: &[Literal],
+) -> Result<Vec<Literal>> {
+    let platform = registry::platform(platform_name)?;
+    let executor = platform.executor(0)?;
+    let compiler = registry::compiler(platform.id())?;
+    let transfer = registry::transfer_manager(platform.id())?;
+    let executable = compiler.compile(module, &executor, &CompileOptions::default())?;
+    let stream = executor.clone().create_stream()?;
+    let buffers = args
+        .iter()
+        .map(|a| transfer.literal_to_device(&stream, a))
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<_> = buffers.iter().collect();
+    let result = executable.execute_on_stream(&RunOptions::new(stream.clone()), &refs)?;
+    Ok(transfer
+        .transfer_literal_from_device(&stream, &result)?
+        .flatten_leaves())
+}
+
+/// Runs one variant of a case on a platform and compares every output.
+pub fn check_case(
+    platform_name: &str,
+    case: &Case,
+    variant: Variant,
+) -> std::result::Result<(), String> {
+    let text = case.program(variant).map_err(|e| e.to_string())?;
+    let module = HloModule::parse(&text).map_err(|e| format!("parse: {e}"))?;
+    let got = run_program(platform_name, module, &case.args).map_err(|e| e.to_string())?;
+    if got.len() != case.outputs.len() {
+        return Err(format!(
+            "{} outputs, expected {}",
+            got.len(),
+            case.outputs.len()
+        ));
+    }
+    for (i, (g, w)) in got.iter().zip(&case.outputs).enumerate() {
+        compare(g, w, case.rtol, case.atol).map_err(|e| format!("output {i}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The real and imaginary parts of an element as `f64` (imaginary 0 for reals).
+fn parts(s: Scalar) -> (f64, f64) {
+    match s {
+        Scalar::C64(c) => (c.re as f64, c.im as f64),
+        Scalar::C128(c) => (c.re, c.im),
+        other => (other.to_f64_lossy(), 0.0),
+    }
+}
+
+fn float_close(got: f64, want: f64, rtol: f64, atol: f64) -> bool {
+    if want.is_nan() {
+        return got.is_nan();
+    }
+    if want.is_infinite() {
+        return got == want;
+    }
+    got.is_finite() && (got - want).abs() <= atol + rtol * want.abs()
+}
+
+/// Compares a result with the expected value as the corpus README says. The
+/// error describes the shape difference or the first few differing elements.
+pub fn compare(
+    got: &Literal,
+    want: &Literal,
+    rtol: f64,
+    atol: f64,
+) -> std::result::Result<(), String> {
+    let (g, w) = match (got.array_shape(), want.array_shape()) {
+        (Ok(g), Ok(w)) => (g, w),
+        _ => {
+            return Err(format!(
+                "expected an array {}, got {}",
+                want.shape(),
+                got.shape()
+            ))
+        }
+    };
+    // A 0-d .npy and a rank-0 result agree; so must every other shape.
+    if g.element_type != w.element_type || g.dims != w.dims {
+        return Err(format!(
+            "shape {} differs from the expected {}",
+            got.shape().without_layout(),
+            want.shape().without_layout()
+        ));
+    }
+    let ty = w.element_type;
+    let exact = !ty.is_floating_or_complex();
+    let mut bad = Vec::new();
+    let mut count = 0usize;
+    for i in 0..w.element_count() {
+        let (a, b) = (
+            got.get(i).map_err(|e| e.to_string())?,
+            want.get(i).map_err(|e| e.to_string())?,
+        );
+        let ok = if exact {
+            a == b
+        } else {
+            let ((ar, ai), (br, bi)) = (parts(a), parts(b));
+            float_close(ar, br, rtol, atol)
+                && (ty != ElementType::C64 && ty != ElementType::C128
+                    || float_close(ai, bi, rtol, atol))
+        };
+        if !ok {
+            count += 1;
+            if bad.len() < 5 {
+                bad.push(format!("[{i}] got {a}, want {b}"));
+            }
+        }
+    }
+    if count > 0 {
+        return Err(format!(
+            "{count} of {} elements differ: {}",
+            w.element_count(),
+            bad.join("; ")
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compare_follows_the_readme_rules() {
+        let f = |v: &[f32]| Literal::vector(v);
+        assert!(compare(
+            &f(&[1.0, f32::NAN, f32::INFINITY]),
+            &f(&[1.0, f32::NAN, f32::INFINITY]),
+            0.0,
+            0.0
+        )
+        .is_ok());
+        assert!(compare(&f(&[1.0]), &f(&[f32::NAN]), 1.0, 1.0).is_err());
+        assert!(compare(&f(&[f32::NAN]), &f(&[1.0]), 1.0, 1.0).is_err());
+        assert!(compare(&f(&[f32::NEG_INFINITY]), &f(&[f32::INFINITY]), 1.0, 1.0).is_err());
+        assert!(compare(&f(&[f32::INFINITY]), &f(&[1e30]), 1.0, 1.0).is_err());
+        // |1.1 - 1| = 0.1 <= 0.05 + 0.1 * 1
+        assert!(compare(&f(&[1.1]), &f(&[1.0]), 0.1, 0.05).is_ok());
+        assert!(compare(&f(&[1.2]), &f(&[1.0]), 0.1, 0.05).is_err());
+        // Integers are exact whatever the tolerance.
+        assert!(compare(
+            &Literal::vector(&[3i32]),
+            &Literal::vector(&[4i32]),
+            1.0,
+            1.0
+        )
+        .is_err());
+        assert!(compare(
+            &Literal::vector(&[3i32]),
+            &Literal::vector(&[3i32]),
+            0.0,
+            0.0
+        )
+        .is_ok());
+        // Shapes must agree.
+        assert!(compare(
+            &f(&[1.0, 2.0]),
+            &Literal::from_slice(&[1, 2], &[1f32, 2.0]).unwrap(),
+            1.0,
+            1.0
+        )
+        .is_err());
+        assert!(compare(&Literal::vector(&[1i32]), &f(&[1.0]), 1.0, 1.0).is_err());
+    }
+}

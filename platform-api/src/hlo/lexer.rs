@@ -293,6 +293,17 @@ pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
+/// Whether `s` is one `{...}` block exactly as [`Lexer::matching_brace_end`] would
+/// capture it: the printer writes such values raw, knowing they read back whole.
+pub fn is_raw_block(s: &str) -> bool {
+    s.starts_with('{') && Lexer::new(s).matching_brace_end(0) == Ok(s.len())
+}
+
+/// Whether `s` lexes as exactly one word token (so it can be printed unquoted).
+pub fn is_plain_word(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(is_word_byte) && !s.contains("->")
+}
+
 /// Escapes a string the way the printer writes it between double quotes.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

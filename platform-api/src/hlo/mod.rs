@@ -31,6 +31,7 @@ pub mod op;
 pub mod opcode;
 pub mod parser;
 pub mod printer;
+pub mod rewrite;
 pub mod shape_inference;
 pub mod verifier;
 

@@ -8,6 +8,14 @@
 //! The parser builds an [`HloModule`] and checks only what the grammar implies
 //! (names resolve, attributes belong to their opcode, values are in range for their
 //! types). Shape rules are the verifier's job ([`super::verifier`]).
+//!
+//! Any text is safe to feed it: it never panics, recursion is bounded (tuples
+//! nest at most [`MAX_TUPLE_NESTING`] deep; constants of any rank are read with an
+//! explicit stack), shapes whose byte size overflows 64 bits are refused, and no
+//! constant is allocated before the text is known to be long enough to hold its
+//! values. The printer's output reads back to an equal module. Both properties are
+//! fuzzed (`fuzz/`, `tests/parser_fuzz.rs`), with past failures kept in
+//! `tests/data/parser_regressions/`.
 
 use super::attrs::*;
 use super::lexer::{Lexer, Token, TokenKind};
@@ -49,12 +57,13 @@ pub fn parse_literal_values(text: &str, shape: &Shape) -> Result<Literal> {
     Ok(literal)
 }
 
-/// Parses a literal with its shape in front (`f32[2] {1, 2}`), the form
-/// `Literal`'s `Display` writes.
+/// Parses a literal with its shape in front, the form `Literal`'s `Display`
+/// writes: `f32[2] {1, 2}`, `token[] token`, and for tuples either each element
+/// with its shape, `(f32[] 1, (s32[2] {1, 2}))`, or the whole tuple shape then
+/// the values, `(f32[], s32[2]) (1, {1, 2})`.
 pub fn parse_literal(text: &str) -> Result<Literal> {
     let mut p = Parser::new(text)?;
-    let shape = p.shape_no_layout()?;
-    let literal = p.literal(&shape)?;
+    let literal = p.shaped_literal()?;
     p.expect_eof()?;
     Ok(literal)
 }
@@ -87,7 +96,8 @@ enum Value {
 /// The attributes of one instruction, claimed one by one by the opcode's builder;
 /// whatever is left unclaimed is an error.
 struct Attrs {
-    items: Vec<(String, usize, Value)>,
+    /// Name, offset of the name, offset of the value, value.
+    items: Vec<(String, usize, usize, Value)>,
 }
 
 struct Parser<'a> {
@@ -101,7 +111,17 @@ struct Parser<'a> {
     definition_order: Vec<CompId>,
     /// Instruction names of the computation being parsed.
     scope: HashMap<String, InstrId>,
+    /// How many tuple shapes (or tuple literals) enclose the current position.
+    depth: usize,
 }
+
+/// Deepest nesting of tuple shapes and tuple literals the parser accepts. Real
+/// programs nest a few levels; the limit keeps hostile text from exhausting the
+/// stack of the recursive descent (and of everything that later walks the shape).
+pub const MAX_TUPLE_NESTING: usize = 64;
+
+/// Largest number of device ids an iota `replica_groups` form may expand to.
+const MAX_IOTA_DEVICES: usize = 1 << 20;
 
 fn strip_percent(s: &str) -> &str {
     s.strip_prefix('%').unwrap_or(s)
@@ -118,6 +138,7 @@ impl<'a> Parser<'a> {
             comp_slots: Vec::new(),
             definition_order: Vec::new(),
             scope: HashMap::new(),
+            depth: 0,
         })
     }
 
@@ -308,7 +329,9 @@ impl<'a> Parser<'a> {
     }
 
     fn shape_impl(&mut self, with_layout: bool) -> Result<Shape> {
-        if self.eat(TokenKind::LParen)? {
+        if self.at(TokenKind::LParen) {
+            self.enter_tuple()?;
+            self.bump()?;
             let mut elements = Vec::new();
             if !self.at(TokenKind::RParen) {
                 loop {
@@ -319,6 +342,7 @@ impl<'a> Parser<'a> {
                 }
             }
             self.expect(TokenKind::RParen, "',' or ')' in tuple shape")?;
+            self.depth -= 1;
             return Ok(Shape::Tuple(elements));
         }
         let t = self.word("a shape")?;
@@ -359,17 +383,55 @@ impl<'a> Parser<'a> {
         if !dynamic.iter().any(|&d| d) {
             dynamic.clear();
         }
-        let layout = if with_layout && self.at(TokenKind::LBrace) && self.brace_opens_layout() {
+        // As XLA does, refuse shapes whose byte size does not fit in 64 bits (a
+        // zero dimension makes the array empty whatever the others are).
+        if !dims.contains(&0) {
+            let bytes = dims
+                .iter()
+                .try_fold(element_type.byte_size(), |acc, &d| acc.checked_mul(d))
+                .filter(|&b| i64::try_from(b).is_ok());
+            if bytes.is_none() {
+                return Err(self.err(
+                    t.offset,
+                    format!(
+                        "shape {}[{}] is too large: its size in bytes overflows 64 bits",
+                        element_type,
+                        dims.iter()
+                            .map(|d| d.to_string())
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    ),
+                ));
+            }
+        }
+        let mut layout = if with_layout && self.at(TokenKind::LBrace) && self.brace_opens_layout() {
             Some(self.layout(dims.len())?)
         } else {
             None
         };
+        // A scalar's layout `{}` is the only one it can have; XLA prints it as no
+        // layout at all, so keep it as none and the text reads back the same.
+        if dims.is_empty() && layout.as_ref() == Some(&Layout::default()) {
+            layout = None;
+        }
         Ok(Shape::Array(ArrayShape {
             element_type,
             dims,
             dynamic,
             layout,
         }))
+    }
+
+    /// Counts one more enclosing tuple, failing past [`MAX_TUPLE_NESTING`].
+    fn enter_tuple(&mut self) -> Result<()> {
+        if self.depth >= MAX_TUPLE_NESTING {
+            return Err(self.err(
+                self.tok.offset,
+                format!("tuples nest more than {MAX_TUPLE_NESTING} deep"),
+            ));
+        }
+        self.depth += 1;
+        Ok(())
     }
 
     /// Whether the current `{` starts a layout rather than, say, a computation body
@@ -482,7 +544,11 @@ impl<'a> Parser<'a> {
         match shape {
             Shape::Token => Err(self.expected("no literal: token constants do not exist")),
             Shape::Tuple(elements) => {
-                self.expect(TokenKind::LParen, "'(' starting a tuple literal")?;
+                if !self.at(TokenKind::LParen) {
+                    return Err(self.expected("'(' starting a tuple literal"));
+                }
+                self.enter_tuple()?;
+                self.bump()?;
                 let mut parts = Vec::new();
                 for (i, element_shape) in elements.iter().enumerate() {
                     if i > 0 {
@@ -501,6 +567,7 @@ impl<'a> Parser<'a> {
                     parts.push(self.literal(element_shape)?);
                 }
                 self.expect(TokenKind::RParen, "')' closing the tuple literal")?;
+                self.depth -= 1;
                 let mut lit = Literal::tuple(parts);
                 // Keep the declared shape (with its layouts).
                 if lit.shape() != shape {
@@ -520,8 +587,8 @@ impl<'a> Parser<'a> {
                 Ok(lit)
             }
             Shape::Array(array) => {
-                let mut literal = Literal::zeros(shape);
                 if array.dims.is_empty() {
+                    let mut literal = Literal::zeros(shape);
                     let v = self.scalar(array.element_type)?;
                     literal.set(0, v)?;
                     return Ok(literal);
@@ -533,11 +600,68 @@ impl<'a> Parser<'a> {
                          print the module with large constants to run it",
                     ));
                 }
-                let mut next = 0usize;
-                self.literal_dim(array, 0, &mut literal, &mut next)?;
+                // Every element takes at least one character of text: a shape that
+                // claims more elements than the text has left cannot be satisfied,
+                // and must not be allocated before that is found out.
+                let remaining = self.lex.source().len().saturating_sub(self.tok.offset);
+                let count = if array.dims.contains(&0) {
+                    Some(0)
+                } else {
+                    array
+                        .dims
+                        .iter()
+                        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+                };
+                if count.is_none_or(|n| n > remaining) {
+                    return Err(self.err(
+                        self.tok.offset,
+                        format!(
+                            "a constant of shape {shape} needs more values than the text holds"
+                        ),
+                    ));
+                }
+                let mut literal = Literal::zeros(shape);
+                self.literal_values(array, &mut literal)?;
                 Ok(literal)
             }
         }
+    }
+
+    /// A literal with its shape written in front (see [`parse_literal`]).
+    fn shaped_literal(&mut self) -> Result<Literal> {
+        if self.at(TokenKind::LParen) {
+            // `(shapes) (values)` or `(shaped literal, ...)`: try the first, and on
+            // failure read it again as the second.
+            let saved = (self.lex.position(), self.tok.clone(), self.depth);
+            if let Ok(shape) = self.shape_no_layout() {
+                if self.at(TokenKind::LParen) {
+                    return self.literal(&shape);
+                }
+            }
+            self.lex.seek(saved.0);
+            self.tok = saved.1;
+            self.depth = saved.2;
+            self.enter_tuple()?;
+            self.bump()?;
+            let mut elements = Vec::new();
+            if !self.at(TokenKind::RParen) {
+                loop {
+                    elements.push(self.shaped_literal()?);
+                    if !self.eat(TokenKind::Comma)? {
+                        break;
+                    }
+                }
+            }
+            self.expect(TokenKind::RParen, "',' or ')' closing the tuple literal")?;
+            self.depth -= 1;
+            return Ok(Literal::tuple(elements));
+        }
+        let shape = self.shape_no_layout()?;
+        if shape.is_token() {
+            self.expect_word("token")?;
+            return Ok(Literal::token());
+        }
+        self.literal(&shape)
     }
 
     fn is_elided(&self) -> bool {
@@ -545,49 +669,58 @@ impl<'a> Parser<'a> {
         rest.starts_with("{...}")
     }
 
-    fn literal_dim(
-        &mut self,
-        array: &ArrayShape,
-        level: usize,
-        literal: &mut Literal,
-        next: &mut usize,
-    ) -> Result<()> {
-        let open = self.expect(TokenKind::LBrace, "'{'")?;
-        let want = array.dims[level];
-        let mut count = 0usize;
-        if !self.at(TokenKind::RBrace) {
-            loop {
-                if count == want {
+    /// Reads the nested `{...}` values of an array of rank >= 1 into `literal`, in
+    /// row-major order. Iterative, so a constant of any rank cannot overflow the
+    /// stack: `open` holds, per open brace, its offset and how many entries it has.
+    fn literal_values(&mut self, array: &ArrayShape, literal: &mut Literal) -> Result<()> {
+        let rank = array.dims.len();
+        let mut open: Vec<(usize, usize)> = Vec::with_capacity(rank);
+        let mut next = 0usize;
+        let first = self.expect(TokenKind::LBrace, "'{'")?;
+        open.push((first.offset, 0));
+        while let Some(&(brace, count)) = open.last() {
+            let level = open.len() - 1;
+            let want = array.dims[level];
+            // An entry follows at the start of a brace and after each comma.
+            let has_entry = if count == 0 {
+                !self.at(TokenKind::RBrace)
+            } else {
+                self.eat(TokenKind::Comma)?
+            };
+            if !has_entry {
+                self.expect(TokenKind::RBrace, "',' or '}' in literal")?;
+                if count != want {
                     return Err(self.err(
-                        self.tok.offset,
+                        brace,
                         format!(
-                            "too many elements in dimension {level} of {}: it has {want}",
+                            "dimension {level} of {} has {want} elements, but {count} are written",
                             Shape::Array(array.clone())
                         ),
                     ));
                 }
-                if level + 1 == array.dims.len() {
-                    let v = self.scalar(array.element_type)?;
-                    literal.set(*next, v)?;
-                    *next += 1;
-                } else {
-                    self.literal_dim(array, level + 1, literal, next)?;
-                }
-                count += 1;
-                if !self.eat(TokenKind::Comma)? {
-                    break;
-                }
+                open.pop();
+                continue;
             }
-        }
-        self.expect(TokenKind::RBrace, "',' or '}' in literal")?;
-        if count != want {
-            return Err(self.err(
-                open.offset,
-                format!(
-                    "dimension {level} of {} has {want} elements, but {count} are written",
-                    Shape::Array(array.clone())
-                ),
-            ));
+            if count == want {
+                return Err(self.err(
+                    self.tok.offset,
+                    format!(
+                        "too many elements in dimension {level} of {}: it has {want}",
+                        Shape::Array(array.clone())
+                    ),
+                ));
+            }
+            if let Some(top) = open.last_mut() {
+                top.1 += 1;
+            }
+            if level + 1 == rank {
+                let v = self.scalar(array.element_type)?;
+                literal.set(next, v)?;
+                next += 1;
+            } else {
+                let brace = self.expect(TokenKind::LBrace, "'{'")?;
+                open.push((brace.offset, 0));
+            }
         }
         Ok(())
     }
@@ -595,39 +728,21 @@ impl<'a> Parser<'a> {
     fn scalar(&mut self, ty: ElementType) -> Result<Scalar> {
         if ty.is_complex() {
             self.expect(TokenKind::LParen, "'(' starting a complex value")?;
-            let re = self.float_word()?;
+            let re = self.float_scalar(ty.complex_component())?;
             self.expect(TokenKind::Comma, "','")?;
-            let im = self.float_word()?;
+            let im = self.float_scalar(ty.complex_component())?;
             self.expect(TokenKind::RParen, "')'")?;
-            let parse = |p: &Self, (t, o): &(String, usize)| p.parse_f64(t, *o);
-            return Ok(if ty == ElementType::C64 {
-                Scalar::C64(Complex32::new(
-                    self.parse_f32(&re.0, re.1)?,
-                    self.parse_f32(&im.0, im.1)?,
-                ))
-            } else {
-                Scalar::C128(Complex64::new(parse(self, &re)?, parse(self, &im)?))
+            return Ok(match (re, im) {
+                (Scalar::F32(re), Scalar::F32(im)) => Scalar::C64(Complex32::new(re, im)),
+                (Scalar::F64(re), Scalar::F64(im)) => Scalar::C128(Complex64::new(re, im)),
+                _ => return Err(Error::internal("complex parts of the wrong type")),
             });
+        }
+        if ty.is_float() {
+            return self.float_scalar(ty);
         }
         let t = self.word(&format!("a {ty} value"))?;
         let (text, offset) = (t.text.as_str(), t.offset);
-        if ty.is_float() {
-            // `nan(0x...)` carries a payload; the value is still a NaN.
-            let mut text = text.to_string();
-            if text.ends_with("nan") && self.at(TokenKind::LParen) {
-                self.bump()?;
-                self.word("a NaN payload")?;
-                self.expect(TokenKind::RParen, "')'")?;
-                text.push_str("()");
-            }
-            let text = text.trim_end_matches("()");
-            return Ok(match ty {
-                ElementType::F32 => Scalar::F32(self.parse_f32(text, offset)?),
-                ElementType::F64 => Scalar::F64(self.parse_f64(text, offset)?),
-                ElementType::F16 => Scalar::F16(f16::from_f64(self.parse_f64(text, offset)?)),
-                _ => Scalar::BF16(bf16::from_f64(self.parse_f64(text, offset)?)),
-            });
-        }
         if ty == ElementType::Pred {
             return match text {
                 "true" | "1" => Ok(Scalar::Pred(true)),
@@ -654,9 +769,54 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn float_word(&mut self) -> Result<(String, usize)> {
-        let t = self.word("a floating-point value")?;
-        Ok((t.text, t.offset))
+    /// A value of a real float type: digits, `inf`, `nan`, or `nan(0x<payload>)`,
+    /// which sets the NaN's mantissa bits as XLA prints them.
+    fn float_scalar(&mut self, ty: ElementType) -> Result<Scalar> {
+        let t = self.word(&format!("a {ty} value"))?;
+        let (text, offset) = (t.text.as_str(), t.offset);
+        let value = match ty {
+            ElementType::F32 => Scalar::F32(self.parse_f32(text, offset)?),
+            ElementType::F64 => Scalar::F64(self.parse_f64(text, offset)?),
+            ElementType::F16 => Scalar::F16(f16::from_f64(self.parse_f64(text, offset)?)),
+            _ => Scalar::BF16(bf16::from_f64(self.parse_f64(text, offset)?)),
+        };
+        if !(text.ends_with("nan") && self.at(TokenKind::LParen)) {
+            return Ok(value);
+        }
+        self.bump()?;
+        let p = self.word("a NaN payload like 0x1")?;
+        self.expect(TokenKind::RParen, "')' after the NaN payload")?;
+        let mantissa_bits = ty.float_bits().map_or(0, |b| b.1);
+        let payload = p
+            .text
+            .strip_prefix("0x")
+            .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+            .filter(|&v| v != 0 && v < 1u64 << mantissa_bits)
+            .ok_or_else(|| {
+                self.err(
+                    p.offset,
+                    format!(
+                        "NaN payload '{}' is not a non-zero hex number of at most \
+                         {mantissa_bits} bits (the mantissa of {ty})",
+                        p.text
+                    ),
+                )
+            })?;
+        let negative = text.starts_with('-');
+        Ok(match ty {
+            ElementType::F32 => Scalar::F32(f32::from_bits(
+                (negative as u32) << 31 | 0x7f80_0000 | payload as u32,
+            )),
+            ElementType::F64 => Scalar::F64(f64::from_bits(
+                (negative as u64) << 63 | 0x7ff0_0000_0000_0000 | payload,
+            )),
+            ElementType::F16 => Scalar::F16(f16::from_bits(
+                (negative as u16) << 15 | 0x7c00 | payload as u16,
+            )),
+            _ => Scalar::BF16(bf16::from_bits(
+                (negative as u16) << 15 | 0x7f80 | payload as u16,
+            )),
+        })
     }
 
     fn special_float(text: &str) -> Option<f64> {
@@ -978,7 +1138,15 @@ impl<'a> Parser<'a> {
             }
             self.expect(TokenKind::RParen, "')'")?;
             if self.eat(TokenKind::Arrow)? {
+                // `-> f32[] {}`: the braces may be a layout or the (empty) body. Only
+                // a layout if the body's `{` still follows.
+                let saved = (self.lex.position(), self.tok.clone());
                 self.shape()?;
+                if !self.at(TokenKind::LBrace) {
+                    self.lex.seek(saved.0);
+                    self.tok = saved.1;
+                    self.shape_no_layout()?;
+                }
             }
         }
         let open = self.expect(TokenKind::LBrace, "'{' starting the computation body")?;
@@ -1103,11 +1271,14 @@ impl<'a> Parser<'a> {
         while self.eat(TokenKind::Comma)? {
             let key = self.word("an attribute name")?;
             self.expect(TokenKind::Equals, "'='")?;
-            if attrs.items.iter().any(|(k, _, _)| *k == key.text) {
+            if attrs.items.iter().any(|(k, _, _, _)| *k == key.text) {
                 return Err(self.err(key.offset, format!("attribute {} is given twice", key.text)));
             }
+            let value_offset = self.tok.offset;
             let value = self.attr_value(&key)?;
-            attrs.items.push((key.text, key.offset, value));
+            attrs
+                .items
+                .push((key.text, key.offset, value_offset, value));
         }
         let mut instr = HloInstruction::new(name, shape, Op::Tuple, operands);
         // Attributes any instruction may carry.
@@ -1136,7 +1307,7 @@ impl<'a> Parser<'a> {
             Some(op) => op,
             None => self.build_op(opcode, &mut attrs, opcode_tok.offset, instr.operands.len())?,
         };
-        if let Some((key, offset, _)) = attrs.items.first() {
+        if let Some((key, offset, _, _)) = attrs.items.first() {
             return Err(self.err(
                 *offset,
                 format!("attribute {key} does not apply to {opcode}"),
@@ -1585,7 +1756,16 @@ impl<'a> Parser<'a> {
         let group_dims = self.bracket_list()?;
         self.expect(TokenKind::LessEq, "'<='")?;
         let reshape = self.bracket_list()?;
-        let total: usize = reshape.iter().product();
+        let Some(total) = reshape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+            .filter(|&n| n <= MAX_IOTA_DEVICES)
+        else {
+            return Err(self.err(
+                offset,
+                format!("iota replica groups name more than {MAX_IOTA_DEVICES} devices"),
+            ));
+        };
         let mut perm: Vec<usize> = (0..reshape.len()).collect();
         if self.at_word("T") {
             self.bump()?;
@@ -1602,7 +1782,7 @@ impl<'a> Parser<'a> {
         let mut sorted = perm.clone();
         sorted.sort_unstable();
         if group_dims.len() != 2
-            || group_dims.iter().product::<usize>() != total
+            || group_dims[0].checked_mul(group_dims[1]) != Some(total)
             || sorted != (0..reshape.len()).collect::<Vec<_>>()
         {
             return Err(self.err(offset, "malformed iota replica groups"));
@@ -1657,7 +1837,7 @@ impl<'a> Parser<'a> {
         if let Some(b) = BinaryOp::from_name(opcode.name()) {
             return Ok(Op::Binary(b));
         }
-        let p = &*self;
+        let p = self;
         let _ = operand_count;
         Ok(match opcode {
             Opcode::Iota => Op::Iota {
@@ -1676,8 +1856,8 @@ impl<'a> Parser<'a> {
             Opcode::BitcastConvert => Op::BitcastConvert,
             Opcode::StochasticConvert => Op::StochasticConvert,
             Opcode::ReducePrecision => Op::ReducePrecision {
-                exponent_bits: a.req_usize(p, "exponent_bits", at)? as u32,
-                mantissa_bits: a.req_usize(p, "mantissa_bits", at)? as u32,
+                exponent_bits: a.req_u32(p, "exponent_bits", at)?,
+                mantissa_bits: a.req_u32(p, "mantissa_bits", at)?,
             },
             Opcode::Map => Op::Map {
                 dimensions: a.opt_dims(p, "dimensions")?.unwrap_or_default(),
@@ -2027,9 +2207,10 @@ impl<'a> Parser<'a> {
 }
 
 impl Attrs {
+    /// Removes an attribute, returning where its value starts and the value.
     fn take(&mut self, key: &str) -> Option<(usize, Value)> {
-        let i = self.items.iter().position(|(k, _, _)| k == key)?;
-        let (_, offset, value) = self.items.remove(i);
+        let i = self.items.iter().position(|(k, _, _, _)| k == key)?;
+        let (_, _, offset, value) = self.items.remove(i);
         Some((offset, value))
     }
 
@@ -2049,6 +2230,21 @@ impl Attrs {
     fn req_usize(&mut self, p: &Parser, key: &str, at: usize) -> Result<usize> {
         self.opt_usize(p, key)?
             .ok_or_else(|| p.err(at, format!("missing attribute {key}")))
+    }
+
+    fn req_u32(&mut self, p: &Parser, key: &str, at: usize) -> Result<u32> {
+        let (o, w) = self
+            .take_word(key)
+            .ok_or_else(|| p.err(at, format!("missing attribute {key}")))?;
+        w.parse::<u32>().map_err(|_| {
+            p.err(
+                o,
+                format!(
+                    "{key} must be an integer from 0 to {}, found '{w}'",
+                    u32::MAX
+                ),
+            )
+        })
     }
 
     fn opt_i64(&mut self, p: &Parser, key: &str) -> Result<Option<i64>> {
@@ -2158,17 +2354,26 @@ impl Attrs {
 
     fn precision(&mut self, p: &Parser) -> Result<Vec<Precision>> {
         match self.take("operand_precision") {
-            Some((o, Value::Words(words))) => words
-                .iter()
-                .map(|w| {
-                    Precision::from_name(w).ok_or_else(|| {
-                        p.err(
-                            o,
-                            format!("'{w}' is not a precision (default, high, highest)"),
-                        )
+            Some((o, Value::Words(words))) => {
+                let precision = words
+                    .iter()
+                    .map(|w| {
+                        Precision::from_name(w).ok_or_else(|| {
+                            p.err(
+                                o,
+                                format!("'{w}' is not a precision (default, high, highest)"),
+                            )
+                        })
                     })
-                })
-                .collect(),
+                    .collect::<Result<Vec<_>>>()?;
+                // All-default is what no attribute means; keep one spelling of it so
+                // the printed text (which omits it) reads back equal.
+                if precision.iter().all(|&x| x == Precision::Default) {
+                    Ok(Vec::new())
+                } else {
+                    Ok(precision)
+                }
+            }
             _ => Ok(Vec::new()),
         }
     }

@@ -7,7 +7,7 @@
 //! this on every program in the corpus).
 
 use super::attrs::*;
-use super::lexer::escape;
+use super::lexer::{escape, is_plain_word, is_raw_block};
 use super::op::Op;
 use super::{BackendConfig, HloComputation, HloInstruction, HloModule, OpMetadata};
 use std::fmt::Write;
@@ -170,10 +170,17 @@ fn str_map(items: &[(String, String)]) -> String {
     let entries: Vec<String> = items
         .iter()
         .map(|(k, v)| {
-            if v.starts_with('{') {
-                format!("{k}={v}")
+            // A value read from a raw `{...}` block goes back out raw; anything else
+            // (including a quoted string that merely starts with `{`) is quoted.
+            let key = if is_plain_word(k) {
+                k.clone()
             } else {
-                format!("{k}=\"{}\"", escape(v))
+                format!("\"{}\"", escape(k))
+            };
+            if is_raw_block(v) {
+                format!("{key}={v}")
+            } else {
+                format!("{key}=\"{}\"", escape(v))
             }
         })
         .collect();
@@ -487,7 +494,15 @@ fn write_instruction(
             epsilon,
             feature_index,
         } => {
-            attrs.push(format!("epsilon={epsilon}"));
+            // As constants are written: shortest digits, `nan`/`-nan`/`inf` spelled
+            // so that they read back (Rust's `NaN` would lose the sign).
+            // The attribute carries no NaN payload: a NaN is `nan` or `-nan`.
+            let epsilon = if epsilon.is_nan() {
+                f32::NAN.copysign(*epsilon)
+            } else {
+                *epsilon
+            };
+            attrs.push(format!("epsilon={}", crate::native::Scalar::F32(epsilon)));
             attrs.push(format!("feature_index={feature_index}"));
         }
         Op::GetTupleElement { index } => attrs.push(format!("index={index}")),
@@ -600,6 +615,17 @@ fn write_instruction(
         } => {
             if let Some(c) = a.channel_id {
                 attrs.push(format!("channel_id={c}"));
+            }
+            // Collective attributes the parser accepts here: written when set, so
+            // they survive a round trip.
+            if !a.replica_groups.groups.is_empty() {
+                attrs.push(format!("replica_groups={}", a.replica_groups));
+            }
+            if a.use_global_device_ids {
+                attrs.push("use_global_device_ids=true".into());
+            }
+            if a.constrain_layout {
+                attrs.push("constrain_layout=true".into());
             }
             let pairs: Vec<String> = source_target_pairs
                 .iter()

@@ -4,7 +4,15 @@
 //! `f32[2,2] { {1, 2}, {3, 4} }`, `s32[] 7`, `(f32[] 1, pred[2] {true, false})`.
 //! [`Literal::values_text`] gives only the values, the form an HLO `constant(...)`
 //! instruction carries. Floats use the shortest digits that read back to the same
-//! value, so printing and parsing a literal loses nothing.
+//! value (in exponent form below 1e-5 and from 1e16 up, `5e-324` rather than 324
+//! digits), and `inf`, `-inf`, `nan`, `-nan`, so printing and parsing a literal
+//! loses nothing but NaN payloads: every NaN prints as `nan` or `-nan` and reads
+//! back as the canonical quiet NaN of that sign.
+//!
+//! [`crate::hlo::parser::parse_literal`] reads the `Display` form back, tuples and
+//! tokens included; `parse_literal_values` reads `values_text` given the shape.
+//! Both writing and reading walk the nested braces with an explicit stack, so a
+//! literal of any rank is safe to print and to parse.
 
 use super::Literal;
 use crate::shape::Shape;
@@ -41,37 +49,49 @@ fn write_values(out: &mut String, literal: &Literal) -> fmt::Result {
                     Err(_) => Err(fmt::Error),
                 };
             }
-            let mut next = 0usize;
-            write_dim(out, literal, &a.dims, 0, &mut next)
+            write_array(out, literal, &a.dims)
         }
     }
 }
 
-fn write_dim(
-    out: &mut String,
-    literal: &Literal,
-    dims: &[usize],
-    level: usize,
-    next: &mut usize,
-) -> fmt::Result {
-    let innermost = level + 1 == dims.len();
-    if dims[level] == 0 {
-        return out.write_str("{}");
-    }
-    out.write_str(if innermost { "{" } else { "{ " })?;
-    for i in 0..dims[level] {
-        if i > 0 {
-            out.write_str(", ")?;
+/// Writes the nested braces of an array of rank >= 1, row-major. Iterative, so
+/// no rank can overflow the stack: `written[level]` counts the entries written so
+/// far inside each open brace.
+fn write_array(out: &mut String, literal: &Literal, dims: &[usize]) -> fmt::Result {
+    let rank = dims.len();
+    let open = |out: &mut String, level: usize| -> bool {
+        if dims[level] == 0 {
+            out.push_str("{}");
+            return false;
         }
-        if innermost {
-            let v = literal.get(*next).map_err(|_| fmt::Error)?;
-            *next += 1;
+        out.push_str(if level + 1 == rank { "{" } else { "{ " });
+        true
+    };
+    let mut written: Vec<usize> = Vec::with_capacity(rank);
+    if open(out, 0) {
+        written.push(0);
+    }
+    let mut next = 0usize;
+    while let Some(&count) = written.last() {
+        let level = written.len() - 1;
+        if count == dims[level] {
+            out.push_str(if level + 1 == rank { "}" } else { " }" });
+            written.pop();
+            continue;
+        }
+        if count > 0 {
+            out.push_str(", ");
+        }
+        written[level] += 1;
+        if level + 1 == rank {
+            let v = literal.get(next).map_err(|_| fmt::Error)?;
+            next += 1;
             write!(out, "{v}")?;
-        } else {
-            write_dim(out, literal, dims, level + 1, next)?;
+        } else if open(out, level + 1) {
+            written.push(0);
         }
     }
-    out.write_str(if innermost { "}" } else { " }" })
+    Ok(())
 }
 
 impl fmt::Display for Literal {

@@ -391,7 +391,9 @@ fn tanh_parts<R: Real>(a: R, b: R) -> (R, R) {
     (re, im)
 }
 
-/// `tanh` by [`tanh_parts`].
+/// `tanh(a + bi) = (e^2a - e^-2a + 2 sin(2b) i) / (e^2a + e^-2a + 2 cos(2b))`,
+/// with XLA's limits: `±1` real part once the denominator overflows, NaN real part
+/// when `sin 2b` is NaN and `a` is finite, `+0` imaginary part when `b = 0`.
 #[inline]
 pub fn tanh<C: ComplexSemantics>(z: C) -> C {
     let (re, im) = tanh_parts(z.re(), z.im());

@@ -14,8 +14,9 @@
 //! * float → integer: truncation toward zero, saturating at the target's range;
 //!   NaN → 0 (for unsigned targets everything `<= 0` → 0);
 //! * float → float: round to nearest-even; `f64 → f16` rounds once, directly;
-//!   `f64 → bf16` rounds to `f32` first (as XLA does); NaN stays NaN, quieted, with
-//!   the top payload bits and the sign kept;
+//!   `f64 → bf16` rounds to `f32` first (as XLA does); NaN stays NaN of the same
+//!   sign, quieted, keeping the top payload bits except into `bf16`, where XLA CPU
+//!   drops the payload;
 //! * anything → `pred`: `x != 0` (NaN → true); `pred` → anything: 0 or 1;
 //! * real → complex: `(x, 0)`; complex → complex: each part converted;
 //! * complex → real or integer or `pred`: the real part, then the rules above. HLO's
@@ -69,13 +70,13 @@ pub fn f16_from_f32(x: f32) -> f16 {
     f16::from_f32(x)
 }
 
-/// `f32 → bf16`, round to nearest-even; NaN quieted (sign and the top payload
-/// bits kept).
+/// `f32 → bf16`, round to nearest-even; NaN becomes the quiet NaN of the same
+/// sign (XLA CPU drops the payload).
 #[inline]
 pub fn bf16_from_f32(x: f32) -> bf16 {
     let bits = x.to_bits();
     if x.is_nan() {
-        return bf16::from_bits(((bits >> 16) as u16) | 0x0040);
+        return bf16::from_bits(((bits >> 16) as u16 & 0x8000) | 0x7fc0);
     }
     let lsb = (bits >> 16) & 1;
     bf16::from_bits((bits.wrapping_add(0x7fff + lsb) >> 16) as u16)
@@ -379,6 +380,7 @@ mod tests {
         let snan = f32::from_bits(0x7f80_0001);
         assert_eq!(bf16_from_f32(snan).to_bits(), 0x7fc0);
         assert_eq!(bf16_from_f32(f32::from_bits(0xff80_0001)).to_bits(), 0xffc0);
+        assert_eq!(bf16_from_f32(f32::from_bits(0x7fc1_2345)).to_bits(), 0x7fc0);
         assert_eq!(f16_from_f32(snan).to_bits(), 0x7e00);
         assert_eq!(f16_from_f32(f32::from_bits(0xffc1_2345)).to_bits(), 0xfe09);
         // bf16 → f32 is a shift: a signalling NaN stays signalling.

@@ -16,6 +16,8 @@
 //!   even;
 //! * `sign(±0) = ±0`, `sign(NaN) = NaN` (the operand itself);
 //! * `logistic(x) = 1 / (1 + exp(-x))`, exactly the expansion XLA uses;
+//! * `f16` `exponential-minus-one` and `logistic` round every intermediate step to
+//!   `f16`, as XLA CPU does (all other `f16`/`bf16` ops round once);
 //! * `rsqrt(x) = 1 / sqrt(x)`;
 //! * comparisons are IEEE (`NE` is true when either side is NaN) unless the
 //!   comparison type is `TOTALORDER`: `-NaN < -inf < … < -0 < +0 < … < inf < +NaN`,
@@ -29,6 +31,7 @@
 use super::convert::{bf16_from_f32, f16_from_f32};
 use super::real::Real;
 use crate::native::NativeType;
+use crate::shape::ElementType;
 use half::{bf16, f16};
 
 /// A floating-point element type, with the wide type it is computed in and its
@@ -277,9 +280,7 @@ pub fn abs<T: FloatSemantics>(x: T) -> T {
 #[inline]
 pub fn sign<T: FloatSemantics>(x: T) -> T {
     let w = x.widen();
-    if w.is_nan() {
-        x
-    } else if w == T::Wide::ZERO {
+    if w.is_nan() || w == T::Wide::ZERO {
         x
     } else {
         T::narrow(T::Wide::ONE.copysign(w))
@@ -308,6 +309,18 @@ pub fn round_nearest_even<T: FloatSemantics>(x: T) -> T {
     lift1(x, Real::round_ties_even)
 }
 
+/// `real` of a real value: the value.
+#[inline]
+pub fn real<T: FloatSemantics>(x: T) -> T {
+    x
+}
+
+/// `imag` of a real value: `+0`.
+#[inline]
+pub fn imag<T: FloatSemantics>(_x: T) -> T {
+    T::from_bits_u64(0)
+}
+
 /// `is-finite`: false for ±inf and NaN.
 #[inline]
 pub fn is_finite<T: FloatSemantics>(x: T) -> bool {
@@ -319,9 +332,27 @@ pub fn exp<T: FloatSemantics>(x: T) -> T {
     lift1(x, Real::exp)
 }
 
+/// `exponential-minus-one`. For `f16`, XLA CPU evaluates its emitter's formula
+/// with every intermediate rounded to `f16` (`x` if `x/2` underflows to 0,
+/// `exp(x) - 1` if `|x| > 0.5`, else `tanh(x/2) * (exp(x) + 1)`); that is reproduced
+/// here bit for bit. Other types round `expm1` once.
 #[inline]
 pub fn exponential_minus_one<T: FloatSemantics>(x: T) -> T {
-    lift1(x, Real::exp_m1)
+    if T::TYPE != ElementType::F16 {
+        return lift1(x, Real::exp_m1);
+    }
+    let constant = |v: f64| T::narrow(<T::Wide as Real>::from_f64(v));
+    let (one, half) = (constant(1.0), constant(0.5));
+    let half_x = multiply(x, half);
+    if eq(half_x, constant(0.0)) {
+        return x;
+    }
+    let exp_x = exp(x);
+    if gt(abs(x), half) {
+        subtract(exp_x, one)
+    } else {
+        multiply(tanh(half_x), add(exp_x, one))
+    }
 }
 
 #[inline]
@@ -334,9 +365,15 @@ pub fn log_plus_one<T: FloatSemantics>(x: T) -> T {
     lift1(x, Real::ln_1p)
 }
 
-/// `logistic(x) = 1 / (1 + exp(-x))` (0 once `exp(-x)` overflows).
+/// `logistic(x) = 1 / (1 + exp(-x))` (0 once `exp(-x)` overflows), the expansion
+/// XLA uses. XLA CPU evaluates it in `f32` for `bf16` (one rounding at the end) but
+/// rounds every step to `f16` for `f16`; both are reproduced.
 #[inline]
 pub fn logistic<T: FloatSemantics>(x: T) -> T {
+    if T::TYPE == ElementType::F16 {
+        let one = T::narrow(<T::Wide as Real>::ONE);
+        return divide(one, add(one, exp(negate(x))));
+    }
     lift1(x, |w| T::Wide::ONE / (T::Wide::ONE + (-w).exp()))
 }
 

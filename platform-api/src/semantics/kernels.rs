@@ -2,7 +2,7 @@
 //!
 //! Each kernel matches the op once, then runs a loop whose body is one of the
 //! `#[inline]` element functions of [`super::int`], [`super::float`],
-//! [`super::complex`] or [`super::convert`], monomorphised for the element type, so
+//! [`super::complex`], [`super::pred`] or [`mod@super::convert`], monomorphised for the element type, so
 //! the compiler sees straight-line code it can vectorise. The array layer
 //! ([`super::unary`], [`super::binary`], ...) is these kernels applied to a
 //! [`crate::Literal`]'s typed data; a compiled backend can call them directly on its
@@ -10,10 +10,15 @@
 //!
 //! Kernels check that the slices have equal lengths and return
 //! `Unimplemented` for an op XLA does not define on the element type.
+//!
+//! The `*_fn` getters return the element function of an op as a plain function
+//! pointer, for code that composes elementwise ops itself (a fused loop evaluating
+//! several ops per element): look the op up once, call the pointer per element.
 
 use super::complex::{self, ComplexSemantics};
 use super::float::{self, FloatSemantics};
 use super::int::{self, IntSemantics};
+use super::pred;
 use crate::hlo::{BinaryOp, ComparisonDirection, UnaryOp};
 use crate::shape::ElementType;
 use crate::{Error, Result};
@@ -56,66 +61,425 @@ fn map2_pred<T: Copy>(a: &[T], b: &[T], out: &mut [u8], f: impl Fn(T, T) -> bool
     }
 }
 
+// Each op table is written once, as a macro that binds `$f` to the element
+// function for `op` and evaluates `$then` with it: the slice kernels pass `$f` to a
+// generic loop (so it is inlined and the loop vectorises), the `*_fn` getters
+// return it as a function pointer.
+
+macro_rules! int_unary_table {
+    ($op:expr, $T:ty, $f:ident => $then:expr, else $undefined:expr) => {
+        match $op {
+            UnaryOp::Abs => {
+                let $f = int::abs::<$T>;
+                $then
+            }
+            UnaryOp::Negate => {
+                let $f = int::negate::<$T>;
+                $then
+            }
+            UnaryOp::Not => {
+                let $f = int::not::<$T>;
+                $then
+            }
+            UnaryOp::PopCount => {
+                let $f = int::popcnt::<$T>;
+                $then
+            }
+            UnaryOp::Clz => {
+                let $f = int::count_leading_zeros::<$T>;
+                $then
+            }
+            UnaryOp::Sign if <$T as IntSemantics>::SIGNED => {
+                let $f = int::sign::<$T>;
+                $then
+            }
+            _ => $undefined,
+        }
+    };
+}
+
+macro_rules! int_binary_table {
+    ($op:expr, $T:ty, $f:ident => $then:expr, else $undefined:expr) => {
+        match $op {
+            BinaryOp::Add => {
+                let $f = int::add::<$T>;
+                $then
+            }
+            BinaryOp::Subtract => {
+                let $f = int::subtract::<$T>;
+                $then
+            }
+            BinaryOp::Multiply => {
+                let $f = int::multiply::<$T>;
+                $then
+            }
+            BinaryOp::Divide => {
+                let $f = int::divide::<$T>;
+                $then
+            }
+            BinaryOp::Remainder => {
+                let $f = int::remainder::<$T>;
+                $then
+            }
+            BinaryOp::Maximum => {
+                let $f = int::maximum::<$T>;
+                $then
+            }
+            BinaryOp::Minimum => {
+                let $f = int::minimum::<$T>;
+                $then
+            }
+            BinaryOp::And => {
+                let $f = int::and::<$T>;
+                $then
+            }
+            BinaryOp::Or => {
+                let $f = int::or::<$T>;
+                $then
+            }
+            BinaryOp::Xor => {
+                let $f = int::xor::<$T>;
+                $then
+            }
+            BinaryOp::ShiftLeft => {
+                let $f = int::shift_left::<$T>;
+                $then
+            }
+            BinaryOp::ShiftRightLogical => {
+                let $f = int::shift_right_logical::<$T>;
+                $then
+            }
+            BinaryOp::ShiftRightArithmetic => {
+                let $f = int::shift_right_arithmetic::<$T>;
+                $then
+            }
+            BinaryOp::Power => {
+                let $f = int::power::<$T>;
+                $then
+            }
+            BinaryOp::Atan2 | BinaryOp::Complex => $undefined,
+        }
+    };
+}
+
+macro_rules! pred_unary_table {
+    ($op:expr, $f:ident => $then:expr, else $undefined:expr) => {
+        match $op {
+            UnaryOp::Not => {
+                let $f = pred::not;
+                $then
+            }
+            _ => $undefined,
+        }
+    };
+}
+
+macro_rules! pred_binary_table {
+    ($op:expr, $f:ident => $then:expr, else $undefined:expr) => {
+        match $op {
+            BinaryOp::And | BinaryOp::Multiply | BinaryOp::Minimum => {
+                let $f = pred::and;
+                $then
+            }
+            BinaryOp::Or | BinaryOp::Add | BinaryOp::Maximum => {
+                let $f = pred::or;
+                $then
+            }
+            BinaryOp::Xor => {
+                let $f = pred::xor;
+                $then
+            }
+            _ => $undefined,
+        }
+    };
+}
+
+macro_rules! float_unary_table {
+    ($op:expr, $T:ty, $f:ident => $then:expr, else $undefined:expr) => {
+        match $op {
+            UnaryOp::Abs => {
+                let $f = float::abs::<$T>;
+                $then
+            }
+            UnaryOp::Cbrt => {
+                let $f = float::cbrt::<$T>;
+                $then
+            }
+            UnaryOp::Ceil => {
+                let $f = float::ceil::<$T>;
+                $then
+            }
+            UnaryOp::Cos => {
+                let $f = float::cos::<$T>;
+                $then
+            }
+            UnaryOp::Erf => {
+                let $f = float::erf::<$T>;
+                $then
+            }
+            UnaryOp::Exp => {
+                let $f = float::exp::<$T>;
+                $then
+            }
+            UnaryOp::Expm1 => {
+                let $f = float::exponential_minus_one::<$T>;
+                $then
+            }
+            UnaryOp::Floor => {
+                let $f = float::floor::<$T>;
+                $then
+            }
+            UnaryOp::Imag => {
+                let $f = float::imag::<$T>;
+                $then
+            }
+            UnaryOp::Log => {
+                let $f = float::log::<$T>;
+                $then
+            }
+            UnaryOp::Log1p => {
+                let $f = float::log_plus_one::<$T>;
+                $then
+            }
+            UnaryOp::Logistic => {
+                let $f = float::logistic::<$T>;
+                $then
+            }
+            UnaryOp::Negate => {
+                let $f = float::negate::<$T>;
+                $then
+            }
+            UnaryOp::Real => {
+                let $f = float::real::<$T>;
+                $then
+            }
+            UnaryOp::RoundNearestAfz => {
+                let $f = float::round_nearest_afz::<$T>;
+                $then
+            }
+            UnaryOp::RoundNearestEven => {
+                let $f = float::round_nearest_even::<$T>;
+                $then
+            }
+            UnaryOp::Rsqrt => {
+                let $f = float::rsqrt::<$T>;
+                $then
+            }
+            UnaryOp::Sign => {
+                let $f = float::sign::<$T>;
+                $then
+            }
+            UnaryOp::Sin => {
+                let $f = float::sin::<$T>;
+                $then
+            }
+            UnaryOp::Sqrt => {
+                let $f = float::sqrt::<$T>;
+                $then
+            }
+            UnaryOp::Tan => {
+                let $f = float::tan::<$T>;
+                $then
+            }
+            UnaryOp::Tanh => {
+                let $f = float::tanh::<$T>;
+                $then
+            }
+            UnaryOp::IsFinite | UnaryOp::Not | UnaryOp::PopCount | UnaryOp::Clz => $undefined,
+        }
+    };
+}
+
+macro_rules! float_binary_table {
+    ($op:expr, $T:ty, $f:ident => $then:expr, else $undefined:expr) => {
+        match $op {
+            BinaryOp::Add => {
+                let $f = float::add::<$T>;
+                $then
+            }
+            BinaryOp::Subtract => {
+                let $f = float::subtract::<$T>;
+                $then
+            }
+            BinaryOp::Multiply => {
+                let $f = float::multiply::<$T>;
+                $then
+            }
+            BinaryOp::Divide => {
+                let $f = float::divide::<$T>;
+                $then
+            }
+            BinaryOp::Remainder => {
+                let $f = float::remainder::<$T>;
+                $then
+            }
+            BinaryOp::Maximum => {
+                let $f = float::maximum::<$T>;
+                $then
+            }
+            BinaryOp::Minimum => {
+                let $f = float::minimum::<$T>;
+                $then
+            }
+            BinaryOp::Power => {
+                let $f = float::power::<$T>;
+                $then
+            }
+            BinaryOp::Atan2 => {
+                let $f = float::atan2::<$T>;
+                $then
+            }
+            BinaryOp::And
+            | BinaryOp::Or
+            | BinaryOp::Xor
+            | BinaryOp::ShiftLeft
+            | BinaryOp::ShiftRightArithmetic
+            | BinaryOp::ShiftRightLogical
+            | BinaryOp::Complex => $undefined,
+        }
+    };
+}
+
+macro_rules! complex_unary_table {
+    ($op:expr, $T:ty, $f:ident => $then:expr, else $undefined:expr) => {
+        match $op {
+            UnaryOp::Cos => {
+                let $f = complex::cos::<$T>;
+                $then
+            }
+            UnaryOp::Exp => {
+                let $f = complex::exp::<$T>;
+                $then
+            }
+            UnaryOp::Expm1 => {
+                let $f = complex::exponential_minus_one::<$T>;
+                $then
+            }
+            UnaryOp::Log => {
+                let $f = complex::log::<$T>;
+                $then
+            }
+            UnaryOp::Log1p => {
+                let $f = complex::log_plus_one::<$T>;
+                $then
+            }
+            UnaryOp::Logistic => {
+                let $f = complex::logistic::<$T>;
+                $then
+            }
+            UnaryOp::Negate => {
+                let $f = complex::negate::<$T>;
+                $then
+            }
+            UnaryOp::Rsqrt => {
+                let $f = complex::rsqrt::<$T>;
+                $then
+            }
+            UnaryOp::Sign => {
+                let $f = complex::sign::<$T>;
+                $then
+            }
+            UnaryOp::Sin => {
+                let $f = complex::sin::<$T>;
+                $then
+            }
+            UnaryOp::Sqrt => {
+                let $f = complex::sqrt::<$T>;
+                $then
+            }
+            UnaryOp::Tan => {
+                let $f = complex::tan::<$T>;
+                $then
+            }
+            UnaryOp::Tanh => {
+                let $f = complex::tanh::<$T>;
+                $then
+            }
+            _ => $undefined,
+        }
+    };
+}
+
+macro_rules! complex_binary_table {
+    ($op:expr, $T:ty, $f:ident => $then:expr, else $undefined:expr) => {
+        match $op {
+            BinaryOp::Add => {
+                let $f = complex::add::<$T>;
+                $then
+            }
+            BinaryOp::Subtract => {
+                let $f = complex::subtract::<$T>;
+                $then
+            }
+            BinaryOp::Multiply => {
+                let $f = complex::multiply::<$T>;
+                $then
+            }
+            BinaryOp::Divide => {
+                let $f = complex::divide::<$T>;
+                $then
+            }
+            BinaryOp::Power => {
+                let $f = complex::power::<$T>;
+                $then
+            }
+            BinaryOp::Atan2 => {
+                let $f = complex::atan2::<$T>;
+                $then
+            }
+            _ => $undefined,
+        }
+    };
+}
+
 /// A unary op on a signed or unsigned integer slice (`abs`, `negate`, `not`,
 /// `popcnt`, `count-leading-zeros`, and `sign` for signed types).
 pub fn int_unary<T: IntSemantics>(op: UnaryOp, x: &[T], out: &mut [T]) -> Result<()> {
     check_lengths(op.name(), &[x.len(), out.len()])?;
-    match op {
-        UnaryOp::Abs => map1(x, out, int::abs),
-        UnaryOp::Negate => map1(x, out, int::negate),
-        UnaryOp::Not => map1(x, out, int::not),
-        UnaryOp::PopCount => map1(x, out, int::popcnt),
-        UnaryOp::Clz => map1(x, out, int::count_leading_zeros),
-        UnaryOp::Sign if T::SIGNED => map1(x, out, int::sign),
-        _ => return Err(undefined(op.name(), T::TYPE)),
-    }
+    int_unary_table!(op, T, f => map1(x, out, f), else return Err(undefined(op.name(), T::TYPE)));
     Ok(())
+}
+
+/// The element function of a unary integer op.
+pub fn int_unary_fn<T: IntSemantics>(op: UnaryOp) -> Result<fn(T) -> T> {
+    int_unary_table!(op, T, f => Ok(f), else Err(undefined(op.name(), T::TYPE)))
 }
 
 /// A binary op on integer slices.
 pub fn int_binary<T: IntSemantics>(op: BinaryOp, a: &[T], b: &[T], out: &mut [T]) -> Result<()> {
     check_lengths(op.name(), &[a.len(), b.len(), out.len()])?;
-    match op {
-        BinaryOp::Add => map2(a, b, out, int::add),
-        BinaryOp::Subtract => map2(a, b, out, int::subtract),
-        BinaryOp::Multiply => map2(a, b, out, int::multiply),
-        BinaryOp::Divide => map2(a, b, out, int::divide),
-        BinaryOp::Remainder => map2(a, b, out, int::remainder),
-        BinaryOp::Maximum => map2(a, b, out, int::maximum),
-        BinaryOp::Minimum => map2(a, b, out, int::minimum),
-        BinaryOp::And => map2(a, b, out, int::and),
-        BinaryOp::Or => map2(a, b, out, int::or),
-        BinaryOp::Xor => map2(a, b, out, int::xor),
-        BinaryOp::ShiftLeft => map2(a, b, out, int::shift_left),
-        BinaryOp::ShiftRightLogical => map2(a, b, out, int::shift_right_logical),
-        BinaryOp::ShiftRightArithmetic => map2(a, b, out, int::shift_right_arithmetic),
-        BinaryOp::Power => map2(a, b, out, int::power),
-        BinaryOp::Atan2 | BinaryOp::Complex => return Err(undefined(op.name(), T::TYPE)),
-    }
+    int_binary_table!(op, T, f => map2(a, b, out, f), else return Err(undefined(op.name(), T::TYPE)));
     Ok(())
+}
+
+/// The element function of a binary integer op.
+pub fn int_binary_fn<T: IntSemantics>(op: BinaryOp) -> Result<fn(T, T) -> T> {
+    int_binary_table!(op, T, f => Ok(f), else Err(undefined(op.name(), T::TYPE)))
 }
 
 /// A unary op on a `pred` slice (bytes holding 0 or 1): only `not`.
 pub fn pred_unary(op: UnaryOp, x: &[u8], out: &mut [u8]) -> Result<()> {
     check_lengths(op.name(), &[x.len(), out.len()])?;
-    match op {
-        UnaryOp::Not => map1(x, out, |v| (v == 0) as u8),
-        _ => return Err(undefined(op.name(), ElementType::Pred)),
-    }
+    pred_unary_table!(op, f => map1(x, out, f), else return Err(undefined(op.name(), ElementType::Pred)));
     Ok(())
+}
+
+/// The element function of a unary `pred` op.
+pub fn pred_unary_fn(op: UnaryOp) -> Result<fn(u8) -> u8> {
+    pred_unary_table!(op, f => Ok(f), else Err(undefined(op.name(), ElementType::Pred)))
 }
 
 /// A binary op on `pred` slices. As in XLA, `add` and `maximum` are `or`,
 /// `multiply` and `minimum` are `and`.
 pub fn pred_binary(op: BinaryOp, a: &[u8], b: &[u8], out: &mut [u8]) -> Result<()> {
     check_lengths(op.name(), &[a.len(), b.len(), out.len()])?;
-    match op {
-        BinaryOp::And | BinaryOp::Multiply | BinaryOp::Minimum => map2(a, b, out, |x, y| x & y),
-        BinaryOp::Or | BinaryOp::Add | BinaryOp::Maximum => map2(a, b, out, |x, y| x | y),
-        BinaryOp::Xor => map2(a, b, out, |x, y| x ^ y),
-        _ => return Err(undefined(op.name(), ElementType::Pred)),
-    }
+    pred_binary_table!(op, f => map2(a, b, out, f), else return Err(undefined(op.name(), ElementType::Pred)));
     Ok(())
+}
+
+/// The element function of a binary `pred` op.
+pub fn pred_binary_fn(op: BinaryOp) -> Result<fn(u8, u8) -> u8> {
+    pred_binary_table!(op, f => Ok(f), else Err(undefined(op.name(), ElementType::Pred)))
 }
 
 /// A unary op on a float slice whose result has the operand's type (every float
@@ -123,34 +487,13 @@ pub fn pred_binary(op: BinaryOp, a: &[u8], b: &[u8], out: &mut [u8]) -> Result<(
 /// XLA defines them for real operands).
 pub fn float_unary<T: FloatSemantics>(op: UnaryOp, x: &[T], out: &mut [T]) -> Result<()> {
     check_lengths(op.name(), &[x.len(), out.len()])?;
-    match op {
-        UnaryOp::Abs => map1(x, out, float::abs),
-        UnaryOp::Cbrt => map1(x, out, float::cbrt),
-        UnaryOp::Ceil => map1(x, out, float::ceil),
-        UnaryOp::Cos => map1(x, out, float::cos),
-        UnaryOp::Erf => map1(x, out, float::erf),
-        UnaryOp::Exp => map1(x, out, float::exp),
-        UnaryOp::Expm1 => map1(x, out, float::exponential_minus_one),
-        UnaryOp::Floor => map1(x, out, float::floor),
-        UnaryOp::Imag => map1(x, out, |_| T::from_bits_u64(0)),
-        UnaryOp::Log => map1(x, out, float::log),
-        UnaryOp::Log1p => map1(x, out, float::log_plus_one),
-        UnaryOp::Logistic => map1(x, out, float::logistic),
-        UnaryOp::Negate => map1(x, out, float::negate),
-        UnaryOp::Real => out.copy_from_slice(x),
-        UnaryOp::RoundNearestAfz => map1(x, out, float::round_nearest_afz),
-        UnaryOp::RoundNearestEven => map1(x, out, float::round_nearest_even),
-        UnaryOp::Rsqrt => map1(x, out, float::rsqrt),
-        UnaryOp::Sign => map1(x, out, float::sign),
-        UnaryOp::Sin => map1(x, out, float::sin),
-        UnaryOp::Sqrt => map1(x, out, float::sqrt),
-        UnaryOp::Tan => map1(x, out, float::tan),
-        UnaryOp::Tanh => map1(x, out, float::tanh),
-        UnaryOp::IsFinite | UnaryOp::Not | UnaryOp::PopCount | UnaryOp::Clz => {
-            return Err(undefined(op.name(), T::TYPE))
-        }
-    }
+    float_unary_table!(op, T, f => map1(x, out, f), else return Err(undefined(op.name(), T::TYPE)));
     Ok(())
+}
+
+/// The element function of a unary float op with a result of the operand's type.
+pub fn float_unary_fn<T: FloatSemantics>(op: UnaryOp) -> Result<fn(T) -> T> {
+    float_unary_table!(op, T, f => Ok(f), else Err(undefined(op.name(), T::TYPE)))
 }
 
 /// `is-finite` on a float slice, into `pred` bytes.
@@ -169,25 +512,13 @@ pub fn float_binary<T: FloatSemantics>(
     out: &mut [T],
 ) -> Result<()> {
     check_lengths(op.name(), &[a.len(), b.len(), out.len()])?;
-    match op {
-        BinaryOp::Add => map2(a, b, out, float::add),
-        BinaryOp::Subtract => map2(a, b, out, float::subtract),
-        BinaryOp::Multiply => map2(a, b, out, float::multiply),
-        BinaryOp::Divide => map2(a, b, out, float::divide),
-        BinaryOp::Remainder => map2(a, b, out, float::remainder),
-        BinaryOp::Maximum => map2(a, b, out, float::maximum),
-        BinaryOp::Minimum => map2(a, b, out, float::minimum),
-        BinaryOp::Power => map2(a, b, out, float::power),
-        BinaryOp::Atan2 => map2(a, b, out, float::atan2),
-        BinaryOp::And
-        | BinaryOp::Or
-        | BinaryOp::Xor
-        | BinaryOp::ShiftLeft
-        | BinaryOp::ShiftRightArithmetic
-        | BinaryOp::ShiftRightLogical
-        | BinaryOp::Complex => return Err(undefined(op.name(), T::TYPE)),
-    }
+    float_binary_table!(op, T, f => map2(a, b, out, f), else return Err(undefined(op.name(), T::TYPE)));
     Ok(())
+}
+
+/// The element function of a binary float op (not `complex`).
+pub fn float_binary_fn<T: FloatSemantics>(op: BinaryOp) -> Result<fn(T, T) -> T> {
+    float_binary_table!(op, T, f => Ok(f), else Err(undefined(op.name(), T::TYPE)))
 }
 
 /// `complex(re, im)`.
@@ -206,23 +537,13 @@ pub fn make_complex<C: ComplexSemantics>(
 /// A unary op on a complex slice whose result is complex.
 pub fn complex_unary<C: ComplexSemantics>(op: UnaryOp, x: &[C], out: &mut [C]) -> Result<()> {
     check_lengths(op.name(), &[x.len(), out.len()])?;
-    match op {
-        UnaryOp::Cos => map1(x, out, complex::cos),
-        UnaryOp::Exp => map1(x, out, complex::exp),
-        UnaryOp::Expm1 => map1(x, out, complex::exponential_minus_one),
-        UnaryOp::Log => map1(x, out, complex::log),
-        UnaryOp::Log1p => map1(x, out, complex::log_plus_one),
-        UnaryOp::Logistic => map1(x, out, complex::logistic),
-        UnaryOp::Negate => map1(x, out, complex::negate),
-        UnaryOp::Rsqrt => map1(x, out, complex::rsqrt),
-        UnaryOp::Sign => map1(x, out, complex::sign),
-        UnaryOp::Sin => map1(x, out, complex::sin),
-        UnaryOp::Sqrt => map1(x, out, complex::sqrt),
-        UnaryOp::Tan => map1(x, out, complex::tan),
-        UnaryOp::Tanh => map1(x, out, complex::tanh),
-        _ => return Err(undefined(op.name(), C::TYPE)),
-    }
+    complex_unary_table!(op, C, f => map1(x, out, f), else return Err(undefined(op.name(), C::TYPE)));
     Ok(())
+}
+
+/// The element function of a unary complex op with a complex result.
+pub fn complex_unary_fn<C: ComplexSemantics>(op: UnaryOp) -> Result<fn(C) -> C> {
+    complex_unary_table!(op, C, f => Ok(f), else Err(undefined(op.name(), C::TYPE)))
 }
 
 /// `abs`, `real` or `imag` of a complex slice, into its component type.
@@ -249,16 +570,48 @@ pub fn complex_binary<C: ComplexSemantics>(
     out: &mut [C],
 ) -> Result<()> {
     check_lengths(op.name(), &[a.len(), b.len(), out.len()])?;
-    match op {
-        BinaryOp::Add => map2(a, b, out, complex::add),
-        BinaryOp::Subtract => map2(a, b, out, complex::subtract),
-        BinaryOp::Multiply => map2(a, b, out, complex::multiply),
-        BinaryOp::Divide => map2(a, b, out, complex::divide),
-        BinaryOp::Power => map2(a, b, out, complex::power),
-        BinaryOp::Atan2 => map2(a, b, out, complex::atan2),
-        _ => return Err(undefined(op.name(), C::TYPE)),
-    }
+    complex_binary_table!(op, C, f => map2(a, b, out, f), else return Err(undefined(op.name(), C::TYPE)));
     Ok(())
+}
+
+/// The element function of a binary complex op.
+pub fn complex_binary_fn<C: ComplexSemantics>(op: BinaryOp) -> Result<fn(C, C) -> C> {
+    complex_binary_table!(op, C, f => Ok(f), else Err(undefined(op.name(), C::TYPE)))
+}
+
+/// The element function of `compare` on integers (or `pred` bytes) in the type's
+/// own order.
+pub fn compare_int_fn<T: IntSemantics>(direction: ComparisonDirection) -> fn(T, T) -> bool {
+    match direction {
+        ComparisonDirection::Eq => |x, y| x == y,
+        ComparisonDirection::Ne => |x, y| x != y,
+        ComparisonDirection::Lt => |x, y| x < y,
+        ComparisonDirection::Le => |x, y| x <= y,
+        ComparisonDirection::Gt => |x, y| x > y,
+        ComparisonDirection::Ge => |x, y| x >= y,
+    }
+}
+
+/// The element function of `compare` on floats: IEEE, or XLA's `TOTALORDER`.
+pub fn compare_float_fn<T: FloatSemantics>(
+    direction: ComparisonDirection,
+    total_order: bool,
+) -> fn(T, T) -> bool {
+    use float::total_order_key as key;
+    match (direction, total_order) {
+        (ComparisonDirection::Eq, false) => float::eq,
+        (ComparisonDirection::Ne, false) => float::ne,
+        (ComparisonDirection::Lt, false) => float::lt,
+        (ComparisonDirection::Le, false) => float::le,
+        (ComparisonDirection::Gt, false) => float::gt,
+        (ComparisonDirection::Ge, false) => float::ge,
+        (ComparisonDirection::Eq, true) => |x, y| key(x) == key(y),
+        (ComparisonDirection::Ne, true) => |x, y| key(x) != key(y),
+        (ComparisonDirection::Lt, true) => |x, y| key(x) < key(y),
+        (ComparisonDirection::Le, true) => |x, y| key(x) <= key(y),
+        (ComparisonDirection::Gt, true) => |x, y| key(x) > key(y),
+        (ComparisonDirection::Ge, true) => |x, y| key(x) >= key(y),
+    }
 }
 
 /// `compare` of integer slices (or `pred` bytes, which compare as unsigned), in the

@@ -15,8 +15,9 @@
 //!   - [`int`], [`float`], [`complex`]: one `#[inline]` generic function per op over
 //!     the element traits [`IntSemantics`], [`FloatSemantics`],
 //!     [`ComplexSemantics`] (e.g. `int::divide::<i32>(a, b)`,
-//!     `float::maximum::<f16>(a, b)`), no allocation, no dispatch;
-//!   - [`convert`]: `convert::convert::<F, T>(x)` between any two element types
+//!     `float::maximum::<f16>(a, b)`), no allocation, no dispatch; [`pred`] for
+//!     `pred` bytes;
+//!   - [`mod@convert`]: `convert::convert::<F, T>(x)` between any two element types
 //!     ([`Pred`] stands for `pred`);
 //!   - [`real`]: the `f32`/`f64` math library ([`Real`]) the float ops use;
 //!   - [`kernels`]: each op over whole typed slices (matching the op once, then a
@@ -34,19 +35,27 @@
 //!
 //! # Where this differs from XLA CPU
 //!
-//! * XLA CPU flushes `f32`/`f64` denormals to zero (inputs and results); these
-//!   semantics keep IEEE gradual underflow, like XLA's reference interpreter.
+//! * XLA CPU flushes `f32`/`f64` (so also `bf16`) denormals to zero, inputs and
+//!   results; these semantics keep IEEE gradual underflow, like XLA's reference
+//!   interpreter. Only magnitudes below the type's smallest normal are affected
+//!   (and comparisons or `sign` of such denormals).
 //! * Transcendentals come from the C math library; XLA CPU uses its own
-//!   approximations for some, so results can differ by a few ULP (never on ±0,
-//!   ±inf, NaN or overflow/underflow thresholds).
+//!   approximations for some, so results differ by a few ULP (up to ~100 ULP for
+//!   XLA's `f64` `log-plus-one` near -0.41), never on ±0, ±inf, NaN or the
+//!   overflow/underflow thresholds.
+//! * XLA CPU fuses the multiply-adds inside complex `multiply`/`divide` into FMAs;
+//!   here each product is rounded, so parts can differ in the last bit.
 //! * `convert` from complex to a real type takes the real part (StableHLO's
-//!   definition; HLO's shape inference rejects it).
+//!   definition; HLO's shape inference rejects it), and `abs` of an unsigned
+//!   integer is the identity (XLA's emitter; its shape inference rejects it).
 
 pub mod complex;
+pub mod contraction;
 pub mod convert;
 pub mod float;
 pub mod int;
 pub mod kernels;
+pub mod pred;
 pub mod real;
 
 pub use complex::ComplexSemantics;

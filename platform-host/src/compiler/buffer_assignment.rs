@@ -201,6 +201,9 @@ pub fn in_place_candidates(
                 elementwise: false,
             })
             .collect(),
+        Op::CustomCall(attrs) if attrs.target == crate::compiler::contraction::FMA_TARGET => {
+            elementwise(&all)
+        }
         Op::Fusion { calls, .. } => fusion::in_place_operands(module, *calls, instr)
             .into_iter()
             .filter(|&o| same_array(o))

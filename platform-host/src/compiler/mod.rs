@@ -1,19 +1,25 @@
 //! [`HostCompiler`]: HLO passes, then lowering to a thunk sequence.
 //!
-//! * [`passes`]: the Host's interim HLO passes (call inlining, layout
-//!   normalization, dead-code elimination).
+//! * HLO passes: the verifier, then `platform_api::passes::standard_pipeline`
+//!   (layout normalization, call inlining, simplification, folding, CSE, DCE).
+//! * [`fusion_pass`]: the Host's fusion decisions, after the standard pipeline.
+//! * [`contraction`]: XLA CPU's floating-point contraction (a multiply fused into
+//!   the add that is its only use), decided on the optimized module.
 //! * [`buffer_assignment`]: where every value lives (liveness-packed arena,
 //!   in-place reuse, results written in place).
 //! * [`lower`]: computation → [`crate::thunk::ThunkSequence`], nested sequences
 //!   for control flow and fusions.
 
 pub mod buffer_assignment;
+pub mod contraction;
 pub mod lower;
-pub mod passes;
+#[path = "passes/fusion.rs"]
+pub mod fusion_pass;
 
 use crate::executable::HostExecutable;
 use crate::PLATFORM_NAME;
 use buffer_assignment::{OutputMode, SequenceMode};
+use platform_api::passes::{self, DeadCodeElimination, HloPass, LayoutNormalization};
 use platform_api::{
     CompileOptions, Compiler, Error, Executable, HloModule, Result, StreamExecutor,
 };
@@ -45,7 +51,7 @@ impl Compiler for HostCompiler {
         _executor: &Arc<dyn StreamExecutor>,
         _options: &CompileOptions,
     ) -> Result<HloModule> {
-        passes::run_all(module)
+        optimize(module)
     }
 
     fn run_backend(
@@ -58,6 +64,14 @@ impl Compiler for HostCompiler {
     }
 }
 
+/// The Host's HLO passes: verify, then the shared standard pipeline.
+pub fn optimize(module: HloModule) -> Result<HloModule> {
+    platform_api::hlo::verifier::verify_module(&module)?;
+    let mut module = module;
+    passes::standard_pipeline().run(&mut module)?;
+    fusion_pass::run(module)
+}
+
 /// Lowers an optimized module (the output of `run_hlo_passes`) to an executable.
 pub fn compile_module(module: HloModule, options: &CompileOptions) -> Result<HostExecutable> {
     if options.replica_count == 0 || options.num_partitions == 0 {
@@ -65,9 +79,13 @@ pub fn compile_module(module: HloModule, options: &CompileOptions) -> Result<Hos
             "replica_count and num_partitions must be at least 1",
         ));
     }
+    let mut module = module;
     // Layouts mean nothing past this point; a module that skipped
     // `run_hlo_passes` still gets its bitcasts made logical.
-    let module = passes::layout::run(module)?;
+    LayoutNormalization::new().run(&mut module)?;
+    if contraction::enabled(options)? && contraction::run(&mut module)? {
+        DeadCodeElimination::new().run(&mut module)?;
+    }
     let entry = lower::compile_computation(&module, module.entry, ENTRY_MODE, options, true)?;
     HostExecutable::new(module, entry, options)
 }

@@ -1,7 +1,8 @@
 //! `custom-call`.
 //!
 //! Targets XLA's own CPU pipeline emits are built in (`TopK`, which runs the
-//! top-k kernel). Every other target goes through the workspace's custom-call
+//! top-k kernel), as is the Host's internal fused multiply-add
+//! (`compiler::contraction`). Every other target goes through the workspace's custom-call
 //! registry (`platform_api::custom_call`): checked when the program is
 //! compiled, then called at run time on the operands' values with the calling
 //! convention the instruction's `api_version` names. The registry decides
@@ -21,6 +22,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     };
     if attrs.target == "TopK" {
         return super::sort::lower(ctx, id);
+    }
+    if attrs.target == crate::compiler::contraction::FMA_TARGET {
+        return super::elementwise::lower_fused_multiply_add(ctx, id);
     }
     platform_api::custom_call::check_instruction(PLATFORM_NAME, instr)?;
     let mut operands: Vec<(Shape, Vec<BufferSlice>)> = Vec::new();

@@ -249,3 +249,101 @@ fn lower_clamp(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         Ok(())
     }))
 }
+
+/// Element types a fused multiply-add runs on.
+pub trait FmaElement: Copy + std::ops::Neg<Output = Self> {}
+impl FmaElement for f32 {}
+impl FmaElement for f64 {}
+
+/// `out[i] = fma(±a[i], b[i], ±c[i])`, one rounding.
+///
+/// # Safety
+/// Pointers valid for `n` elements; `out` may equal any input.
+#[inline(always)]
+unsafe fn fma_loop<T: FmaElement, F: Fn(T, T, T) -> T>(
+    fma: &F,
+    negate_a: bool,
+    negate_c: bool,
+    a: *const T,
+    b: *const T,
+    c: *const T,
+    out: *mut T,
+    n: usize,
+) {
+    for i in 0..n {
+        // SAFETY: the caller's contract; element `i` is read before written.
+        unsafe {
+            let (x, y, z) = (a.add(i).read(), b.add(i).read(), c.add(i).read());
+            let x = if negate_a { -x } else { x };
+            let z = if negate_c { -z } else { z };
+            out.add(i).write(fma(x, y, z));
+        }
+    }
+}
+
+crate::multiversion!(unsafe fn fma_simd<T: FmaElement, F: Fn(T, T, T) -> T>(fma: &F, negate_a: bool, negate_c: bool, a: *const T, b: *const T, c: *const T, out: *mut T, n: usize) => fma_loop);
+
+/// The Host's contracted multiply-add (see `compiler::contraction`).
+pub fn lower_fused_multiply_add(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
+    use crate::compiler::contraction::contraction_of;
+    use platform_api::semantics::contraction::Contraction;
+    let instr = ctx.instr(id);
+    let result = ctx.result_array(instr)?;
+    let n = result.element_count();
+    for k in 0..3 {
+        let a = ctx.operand_array(instr, k)?;
+        if a.element_type != result.element_type || a.element_count() != n {
+            return Err(Error::invalid_argument(format!(
+                "fused multiply-add %{}: operand {k} is {a}, result {result}",
+                instr.name
+            )));
+        }
+    }
+    let how = instr
+        .backend_config
+        .as_ref()
+        .and_then(|c| contraction_of(c.as_str()))
+        .ok_or_else(|| Error::internal(format!("%{}: unknown contraction", instr.name)))?;
+    let (negate_a, negate_c) = match how {
+        Contraction::Add => (false, false),
+        Contraction::SubtractFromProduct => (false, true),
+        Contraction::SubtractProduct => (true, false),
+    };
+    let (a, b, c) = (ctx.operand_slice(instr, 0)?, ctx.operand_slice(instr, 1)?, ctx.operand_slice(instr, 2)?);
+    let out = ctx.result_slice(id)?;
+    let ty = result.element_type;
+    let w = ty.byte_size();
+    let name = instr.name.clone();
+    let category = match how {
+        Contraction::Add => "add",
+        _ => "subtract",
+    };
+    macro_rules! make {
+        ($T:ty, $f:expr) => {
+            Ok(thunk(name, category, move |ctx| {
+                let (pa, pb, pc, po) = (ctx.ptr(a) as usize, ctx.ptr(b) as usize, ctx.ptr(c) as usize, ctx.ptr(out) as usize);
+                parallel_for(n, ELEMENTWISE_GRAIN, |s, e| {
+                    // SAFETY: chunk s..e of four arrays of `n` elements.
+                    unsafe {
+                        fma_simd(
+                            &$f,
+                            negate_a,
+                            negate_c,
+                            (pa + s * w) as *const $T,
+                            (pb + s * w) as *const $T,
+                            (pc + s * w) as *const $T,
+                            (po + s * w) as *mut $T,
+                            e - s,
+                        )
+                    }
+                });
+                Ok(())
+            }))
+        };
+    }
+    match ty {
+        ElementType::F32 => make!(f32, |x: f32, y: f32, z: f32| x.mul_add(y, z)),
+        ElementType::F64 => make!(f64, |x: f64, y: f64, z: f64| x.mul_add(y, z)),
+        _ => Err(Error::unimplemented(format!("fused multiply-add %{} of {ty}", instr.name))),
+    }
+}

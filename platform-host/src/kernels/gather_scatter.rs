@@ -161,8 +161,9 @@ fn gather(
         parallel_for(points, (1 << 14) / slice_elems + 1, |s, e| {
             let mut coords = unflatten(s, &walk.point_dims);
             let mut start = vec![0i64; rank];
+            // Dimensions no index names stay 0; the others are overwritten for
+            // every point (no per-point reset: tiny memsets are slow).
             for _ in s..e {
-                start.fill(0);
                 for (k, &od) in start_map.iter().enumerate() {
                     // SAFETY: `coords` is a point of the indices array.
                     start[od] = unsafe { walk.component(idx as *const u8, &coords, k) };
@@ -350,8 +351,9 @@ fn scatter(
         if window_count == 0 {
             return Ok(());
         }
+        // As in gather: unnamed dimensions of `start` stay 0, and `w` is all
+        // zeros again whenever `next_index` finishes a window.
         for _ in 0..points {
-            start.fill(0);
             for (k, &od) in start_map.iter().enumerate() {
                 // SAFETY: `coords` is a point of the indices array.
                 start[od] = unsafe { walk.component(idx, &coords, k) };
@@ -364,7 +366,6 @@ fn scatter(
                 let base: usize = (0..rank).map(|x| start[x] as usize * op_strides[x]).sum();
                 let upd_base: usize = coords.iter().zip(&point_upd_strides).map(|(c, s)| c * s).sum();
                 pairs.clear();
-                w.fill(0);
                 loop {
                     let o = base + w.iter().zip(&win_op_strides).map(|(a, s)| a * s).sum::<usize>();
                     let u = upd_base + w.iter().zip(&win_upd_strides).map(|(a, s)| a * s).sum::<usize>();

@@ -20,6 +20,7 @@ pub mod custom_call;
 pub mod data_movement;
 pub mod dot;
 pub mod elementwise;
+pub mod fast_math;
 pub mod fft;
 pub mod gather_scatter;
 pub mod linalg;

@@ -107,7 +107,7 @@ fn sizes(groups: &[(usize, usize)]) -> Vec<usize> {
 
 /// Folds `xs` into `init` with 16 partial accumulators.
 #[inline(always)]
-fn fold<T: Copy, F: Fn(T, T) -> T>(init: T, xs: &[T], f: &F) -> T {
+fn fold_body<T: Copy, F: Fn(T, T) -> T>(init: T, xs: &[T], f: &F) -> T {
     const L: usize = 16;
     if xs.len() < 2 * L {
         return xs.iter().fold(init, |a, &x| f(a, x));
@@ -133,6 +133,43 @@ fn fold<T: Copy, F: Fn(T, T) -> T>(init: T, xs: &[T], f: &F) -> T {
         r = f(r, x);
     }
     r
+}
+
+/// `acc[i] = f(acc[i], xs[i])`.
+#[inline(always)]
+fn accumulate_body<T: Copy, F: Fn(T, T) -> T>(acc: &mut [T], xs: &[T], f: &F) {
+    for (a, &v) in acc.iter_mut().zip(xs) {
+        *a = f(*a, v);
+    }
+}
+
+/// # Safety
+/// None beyond the slices' own validity (safe bodies, dispatched by CPU).
+unsafe fn fold_unsafe<T: Copy, F: Fn(T, T) -> T>(init: T, xs: &[T], f: &F) -> T {
+    fold_body(init, xs, f)
+}
+
+/// # Safety
+/// As `fold_unsafe`.
+unsafe fn accumulate_unsafe<T: Copy, F: Fn(T, T) -> T>(acc: &mut [T], xs: &[T], f: &F) {
+    accumulate_body(acc, xs, f)
+}
+
+crate::multiversion!(unsafe fn fold_simd<T: Copy, F: Fn(T, T) -> T>(init: T, xs: &[T], f: &F) -> T => fold_unsafe);
+crate::multiversion!(unsafe fn accumulate_simd<T: Copy, F: Fn(T, T) -> T>(acc: &mut [T], xs: &[T], f: &F) => accumulate_unsafe);
+
+/// Folds `xs` into `init`, vectorized for the processor.
+#[inline]
+pub(crate) fn fold<T: Copy, F: Fn(T, T) -> T>(init: T, xs: &[T], f: &F) -> T {
+    // SAFETY: the bodies only touch the given slices.
+    unsafe { fold_simd(init, xs, f) }
+}
+
+/// `acc[i] = f(acc[i], xs[i])`, vectorized for the processor.
+#[inline]
+pub(crate) fn accumulate<T: Copy, F: Fn(T, T) -> T>(acc: &mut [T], xs: &[T], f: &F) {
+    // SAFETY: as in `fold`.
+    unsafe { accumulate_simd(acc, xs, f) }
 }
 
 /// A typed reduction with a binary reducer `f`.
@@ -218,10 +255,13 @@ where
             let red = &layout.reduced;
             let outer_sizes = sizes(outer_kept);
             // Split over rows when there are enough, else over columns.
-            let col_chunk = if rows >= 2 * compute_pool().current_num_threads() {
+            // Few rows: split the row into a few wide column bands (wide
+            // enough that each reads long contiguous runs of every input row).
+            let threads = compute_pool().current_num_threads();
+            let col_chunk = if rows >= 2 * threads {
                 row_len
             } else {
-                (REDUCE_GRAIN / n_red.max(1)).clamp(64, row_len.max(64))
+                row_len.div_ceil(2 * threads).max(512).min(row_len.max(1))
             };
             let col_tasks = row_len.div_ceil(col_chunk);
             let tasks = rows * col_tasks;
@@ -239,13 +279,10 @@ where
                         std::slice::from_raw_parts_mut(out.add(row * row_len + c0), c1 - c0)
                     };
                     acc.fill(init_v);
-                    ridx.fill(0);
+                    // `ridx` is all zeros here: `next` wraps it back.
                     loop {
                         let off = base + offset(&ridx, red) + c0;
-                        let xs = &x[off..off + (c1 - c0)];
-                        for (a, &v) in acc.iter_mut().zip(xs) {
-                            *a = f(*a, v);
-                        }
+                        accumulate(acc, &x[off..off + (c1 - c0)], &f);
                         if !next(&mut ridx, red) {
                             break;
                         }
@@ -407,7 +444,7 @@ fn general(ctx: &LowerCtx<'_>, id: InstrId, layout: ReduceLayout, n: usize) -> R
             for o in s..e {
                 acc.clone_from(&init_regs);
                 let base = offset(&kidx, &layout.kept);
-                ridx.fill(0);
+                // `ridx` is all zeros here: `next` wraps it back.
                 if n_red > 0 {
                     loop {
                         let off = base + offset(&ridx, &layout.reduced);

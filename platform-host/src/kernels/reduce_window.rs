@@ -278,11 +278,11 @@ where
             let mut acc = vec![init_v; row];
             let mut index = unflatten(s, &outer_dims);
             for o in s..e {
-                acc.fill(init_v);
+                for a in acc.iter_mut() {
+                    *a = init_v;
+                }
                 geo.for_each_in_window(&index, outer_rank, |off| {
-                    for (a, &v) in acc.iter_mut().zip(&x[off..off + row]) {
-                        *a = f(*a, v);
-                    }
+                    super::reduce::accumulate(&mut acc, &x[off..off + row], &f);
                 });
                 // SAFETY: row `o` of the result; tasks own disjoint rows.
                 unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), out.add(o * row), row) };

@@ -12,6 +12,10 @@
 //! saturate and send NaN to 0; conversions to `pred` test `!= 0`; complex to real
 //! keeps the real part.
 //!
+//! Transcendentals follow the C library except f32 `exp`, `log`, `tanh` and
+//! `logistic`, which use the vectorizable approximations of
+//! [`super::fast_math`] (as XLA CPU uses its own approximations).
+//!
 //! (When `platform_api::semantics` offers its typed layer, these kernels are
 //! meant to be built on it; until then this module is the Host's statement of
 //! those rules.)
@@ -33,17 +37,47 @@ pub type UnaryFn = Arc<dyn Fn(*const u8, *mut u8, usize) + Send + Sync>;
 /// `out[i] = f(a[i], b[i])` for `i < n`.
 pub type BinaryFn = Arc<dyn Fn(*const u8, *const u8, *mut u8, usize) + Send + Sync>;
 
+/// `out[i] = f(a[i])`.
+///
+/// # Safety
+/// Pointers valid and aligned for `n` elements; `out` may equal `a`.
+#[inline(always)]
+unsafe fn unary_loop<T: Copy, R, F: Fn(T) -> R>(f: &F, a: *const T, out: *mut R, n: usize) {
+    for i in 0..n {
+        // SAFETY: the caller's contract; element `i` is read before written.
+        unsafe { out.add(i).write(f(a.add(i).read())) };
+    }
+}
+
+/// `out[i] = f(a[i], b[i])`.
+///
+/// # Safety
+/// As [`unary_loop`].
+#[inline(always)]
+unsafe fn binary_loop<A: Copy, B: Copy, R, F: Fn(A, B) -> R>(
+    f: &F,
+    a: *const A,
+    b: *const B,
+    out: *mut R,
+    n: usize,
+) {
+    for i in 0..n {
+        // SAFETY: as in `unary_loop`.
+        unsafe { out.add(i).write(f(a.add(i).read(), b.add(i).read())) };
+    }
+}
+
+crate::multiversion!(unsafe fn unary_simd<T: Copy, R: Copy, F: Fn(T) -> R>(f: &F, a: *const T, out: *mut R, n: usize) => unary_loop);
+crate::multiversion!(unsafe fn binary_simd<A: Copy, B: Copy, R: Copy, F: Fn(A, B) -> R>(f: &F, a: *const A, b: *const B, out: *mut R, n: usize) => binary_loop);
+
 /// Builds a unary kernel from a per-element function.
 pub fn unary<T: bytemuck::Pod, R: bytemuck::Pod>(
     f: impl Fn(T) -> R + Send + Sync + 'static,
 ) -> UnaryFn {
     Arc::new(move |a: *const u8, out: *mut u8, n: usize| {
-        let (a, out) = (a.cast::<T>(), out.cast::<R>());
-        for i in 0..n {
-            // SAFETY: the caller passes pointers valid and aligned for `n`
-            // elements; element `i` is read before it is written.
-            unsafe { out.add(i).write(f(a.add(i).read())) };
-        }
+        // SAFETY: the caller passes pointers valid and aligned for `n`
+        // elements (see the module docs).
+        unsafe { unary_simd(&f, a.cast::<T>(), out.cast::<R>(), n) }
     })
 }
 
@@ -52,11 +86,8 @@ pub fn binary<A: bytemuck::Pod, B: bytemuck::Pod, R: bytemuck::Pod>(
     f: impl Fn(A, B) -> R + Send + Sync + 'static,
 ) -> BinaryFn {
     Arc::new(move |a: *const u8, b: *const u8, out: *mut u8, n: usize| {
-        let (a, b, out) = (a.cast::<A>(), b.cast::<B>(), out.cast::<R>());
-        for i in 0..n {
-            // SAFETY: as in `unary`.
-            unsafe { out.add(i).write(f(a.add(i).read(), b.add(i).read())) };
-        }
+        // SAFETY: as in `unary`.
+        unsafe { binary_simd(&f, a.cast::<A>(), b.cast::<B>(), out.cast::<R>(), n) }
     })
 }
 
@@ -120,7 +151,7 @@ pub trait Float: bytemuck::Pod + PartialOrd + Send + Sync + 'static {
 }
 
 macro_rules! native_float {
-    ($t:ty, $bits:ty, $ubits:ty, $erf:path) => {
+    ($t:ty, $bits:ty, $ubits:ty, $erf:path, $exp:path, $ln:path, $tanh:path) => {
         impl Float for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -182,7 +213,7 @@ macro_rules! native_float {
             }
             #[inline]
             fn exp(self) -> Self {
-                <$t>::exp(self)
+                $exp(self)
             }
             #[inline]
             fn expm1(self) -> Self {
@@ -190,7 +221,7 @@ macro_rules! native_float {
             }
             #[inline]
             fn ln(self) -> Self {
-                <$t>::ln(self)
+                $ln(self)
             }
             #[inline]
             fn ln1p(self) -> Self {
@@ -210,7 +241,7 @@ macro_rules! native_float {
             }
             #[inline]
             fn tanh(self) -> Self {
-                <$t>::tanh(self)
+                $tanh(self)
             }
             #[inline]
             fn erf(self) -> Self {
@@ -218,7 +249,7 @@ macro_rules! native_float {
             }
             #[inline]
             fn logistic(self) -> Self {
-                1.0 / (1.0 + <$t>::exp(-self))
+                1.0 / (1.0 + $exp(-self))
             }
             #[inline]
             fn pow(self, o: Self) -> Self {
@@ -260,8 +291,16 @@ macro_rules! native_float {
         }
     };
 }
-native_float!(f32, i32, u32, libm::erff);
-native_float!(f64, i64, u64, libm::erf);
+native_float!(
+    f32,
+    i32,
+    u32,
+    libm::erff,
+    super::fast_math::exp_f32,
+    super::fast_math::log_f32,
+    super::fast_math::tanh_f32
+);
+native_float!(f64, i64, u64, libm::erf, f64::exp, f64::ln, f64::tanh);
 
 macro_rules! half_float {
     ($t:ty) => {

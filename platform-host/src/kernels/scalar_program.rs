@@ -25,6 +25,32 @@ enum Step {
     /// clamp(lo, x, hi) → dst, as max then min.
     Clamp(BinaryFn, BinaryFn, u16, u16, u16, u16),
     Copy(u16, u16),
+    /// Contracted multiply-add: fma(a, b, c) → dst with the given signs.
+    Fma(FmaFn, u16, u16, u16, u16),
+}
+
+/// `out[i] = fma(±a[i], b[i], ±c[i])` over `n` elements.
+type FmaFn = std::sync::Arc<dyn Fn(*const u8, *const u8, *const u8, *mut u8, usize) + Send + Sync>;
+
+fn fma_fn(ty: ElementType, negate_a: bool, negate_c: bool) -> Option<FmaFn> {
+    fn make<T: Copy + std::ops::Neg<Output = T> + 'static>(negate_a: bool, negate_c: bool, f: fn(T, T, T) -> T) -> FmaFn {
+        std::sync::Arc::new(move |a: *const u8, b: *const u8, c: *const u8, out: *mut u8, n: usize| {
+            let (a, b, c, out) = (a.cast::<T>(), b.cast::<T>(), c.cast::<T>(), out.cast::<T>());
+            for i in 0..n {
+                // SAFETY: the evaluator passes register buffers of `n` elements.
+                unsafe {
+                    let x = if negate_a { -a.add(i).read() } else { a.add(i).read() };
+                    let z = if negate_c { -c.add(i).read() } else { c.add(i).read() };
+                    out.add(i).write(f(x, b.add(i).read(), z));
+                }
+            }
+        })
+    }
+    match ty {
+        ElementType::F32 => Some(make::<f32>(negate_a, negate_c, f32::mul_add)),
+        ElementType::F64 => Some(make::<f64>(negate_a, negate_c, f64::mul_add)),
+        _ => None,
+    }
 }
 
 /// A compiled scalar computation.
@@ -177,6 +203,24 @@ impl ScalarProgram {
                     steps.push(Step::Clamp(max, min, lo, x, hi, d));
                     vec![(d, ty)]
                 }
+                Op::CustomCall(attrs) if attrs.target == crate::compiler::contraction::FMA_TARGET => {
+                    use platform_api::semantics::contraction::Contraction;
+                    let ((a, ty), (b, _), (c, _)) = (single(0)?, single(1)?, single(2)?);
+                    let how = instr
+                        .backend_config
+                        .as_ref()
+                        .and_then(|cfg| crate::compiler::contraction::contraction_of(cfg.as_str()))
+                        .ok_or_else(|| Error::internal(format!("{what}: unknown contraction")))?;
+                    let (na, nc) = match how {
+                        Contraction::Add => (false, false),
+                        Contraction::SubtractFromProduct => (false, true),
+                        Contraction::SubtractProduct => (true, false),
+                    };
+                    let f = fma_fn(ty, na, nc).ok_or_else(|| Error::unimplemented(format!("{what}: fused multiply-add of {ty}")))?;
+                    let d = new_reg(&mut template)?;
+                    steps.push(Step::Fma(f, a, b, c, d));
+                    vec![(d, ty)]
+                }
                 other => {
                     return Err(Error::unimplemented(format!(
                         "{what}: {} is not supported in scalar subcomputations",
@@ -291,6 +335,9 @@ impl ScalarProgram {
                         max(px, pl, pd, len);
                         min(pd, ph, pd, len);
                     }
+                    Step::Fma(f, a, b, c, d) => {
+                        f(ptr(&mut bufs, *a), ptr(&mut bufs, *b), ptr(&mut bufs, *c), ptr(&mut bufs, *d), len)
+                    }
                     Step::Copy(a, d) => {
                         let w = self.reg_types[*d as usize].byte_size();
                         let (pa, pd) = (ptr(&mut bufs, *a), ptr(&mut bufs, *d));
@@ -375,6 +422,7 @@ impl ScalarEval<'_> {
                     // SAFETY: as above.
                     unsafe { std::ptr::copy(reg(*a), reg(*d), 16) };
                 }
+                Step::Fma(f, a, b, c, d) => f(reg(*a), reg(*b), reg(*c), reg(*d), 1),
             }
         }
     }

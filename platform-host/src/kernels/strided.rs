@@ -18,8 +18,6 @@ use crate::runtime::pool::parallel_for;
 
 /// Elements per parallel task for copies.
 const COPY_GRAIN: usize = 1 << 16;
-/// Edge of a transpose tile, in elements.
-const TILE: usize = 32;
 
 /// A strided copy of elements of `width` bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,7 +178,10 @@ impl StridedCopy {
     }
 
     /// Transpose-like copy: dimensions `a` (unit source stride) and the last
-    /// (destination's fastest) are walked in `TILE`×`TILE` tiles.
+    /// (destination's fastest) are walked in tiles. Each tile is read along
+    /// `a` (contiguous in the source) into a small local buffer, then written
+    /// along the last dimension (contiguous in the destination), so both big
+    /// arrays are accessed in long runs and the scatter happens in L1.
     unsafe fn run_tiled<W: Copy>(&self, src: *const W, dst: *mut W, a: usize) {
         let rank = self.dims.len();
         let b = rank - 1;
@@ -188,25 +189,25 @@ impl StridedCopy {
         let rest: Vec<usize> = (0..rank).filter(|&d| d != a && d != b).collect();
         let rest_dims: Vec<usize> = rest.iter().map(|&d| self.dims[d]).collect();
         let outer: usize = rest_dims.iter().product();
-        let tiles_a = na.div_ceil(TILE);
-        let tiles_b = nb.div_ceil(TILE);
+        // A tile of at most 16 KiB.
+        let edge = match std::mem::size_of::<W>() {
+            0..=4 => 64,
+            5..=8 => 32,
+            _ => 16,
+        };
+        let tiles_a = na.div_ceil(edge);
+        let tiles_b = nb.div_ceil(edge);
         let jobs = outer * tiles_a * tiles_b;
-        let (sa, sb, ta, tb) = (
-            self.src_strides[a],
-            self.src_strides[b],
-            self.dst_strides[a],
-            self.dst_strides[b],
-        );
         let (src_a, dst_a) = (src as usize, dst as usize);
-        let grain = (COPY_GRAIN / (TILE * TILE)).max(1);
+        let grain = (COPY_GRAIN / (edge * edge)).max(1);
         parallel_for(jobs, grain, |start, end| {
             let (src, dst) = (src_a as *const W, dst_a as *mut W);
             let mut index = vec![0usize; rest.len()];
+            let mut local: Vec<W> = Vec::with_capacity(edge * edge);
             for job in start..end {
                 let tb_i = job % tiles_b;
                 let ta_i = (job / tiles_b) % tiles_a;
-                let o = job / (tiles_b * tiles_a);
-                let mut rem = o;
+                let mut rem = job / (tiles_b * tiles_a);
                 for k in (0..rest.len()).rev() {
                     index[k] = rem % rest_dims[k];
                     rem /= rest_dims[k];
@@ -216,22 +217,60 @@ impl StridedCopy {
                     so += index[k] as isize * self.src_strides[d];
                     to += index[k] as isize * self.dst_strides[d];
                 }
-                let (a0, a1) = (ta_i * TILE, ((ta_i + 1) * TILE).min(na));
-                let (b0, b1) = (tb_i * TILE, ((tb_i + 1) * TILE).min(nb));
-                for i in a0..a1 {
-                    let (si, ti) = (so + i as isize * sa, to + i as isize * ta);
-                    for j in b0..b1 {
-                        // SAFETY: as in `run_typed`.
-                        unsafe {
-                            dst.offset(ti + j as isize * tb)
-                                .write(src.offset(si + j as isize * sb).read());
-                        }
-                    }
-                }
+                let (a0, a1) = (ta_i * edge, ((ta_i + 1) * edge).min(na));
+                let (b0, b1) = (tb_i * edge, ((tb_i + 1) * edge).min(nb));
+                let tile = Tile {
+                    src: src.wrapping_offset(so + a0 as isize + b0 as isize * self.src_strides[b]),
+                    dst: dst.wrapping_offset(to + a0 as isize * self.dst_strides[a] + b0 as isize * self.dst_strides[b]),
+                    rows: a1 - a0,
+                    cols: b1 - b0,
+                    src_col_stride: self.src_strides[b],
+                    dst_row_stride: self.dst_strides[a],
+                    dst_col_stride: self.dst_strides[b],
+                };
+                // SAFETY: the tile lies inside the copy's extent, which the
+                // caller guarantees valid; the local buffer has room for it.
+                unsafe { transpose_tile_simd(&tile, &mut local) };
             }
         });
     }
 }
+
+/// One tile of a transpose: `rows` positions along the source's unit-stride
+/// dimension by `cols` along the destination's fastest dimension.
+struct Tile<W> {
+    src: *const W,
+    dst: *mut W,
+    rows: usize,
+    cols: usize,
+    src_col_stride: isize,
+    dst_row_stride: isize,
+    dst_col_stride: isize,
+}
+
+/// # Safety
+/// The tile's source and destination elements must be valid; `local` is
+/// scratch.
+#[inline(always)]
+unsafe fn transpose_tile<W: Copy>(t: &Tile<W>, local: &mut Vec<W>) {
+    local.clear();
+    for c in 0..t.cols as isize {
+        let s = t.src.wrapping_offset(c * t.src_col_stride);
+        for r in 0..t.rows {
+            // SAFETY: inside the tile (caller's contract).
+            local.push(unsafe { s.add(r).read() });
+        }
+    }
+    for r in 0..t.rows {
+        let d = t.dst.wrapping_offset(r as isize * t.dst_row_stride);
+        for c in 0..t.cols {
+            // SAFETY: as above.
+            unsafe { d.offset(c as isize * t.dst_col_stride).write(local[c * t.rows + r]) };
+        }
+    }
+}
+
+crate::multiversion!(unsafe fn transpose_tile_simd<W: Copy>(t: &Tile<W>, local: &mut Vec<W>) => transpose_tile);
 
 /// The row-major multi-index of linear position `linear` in `dims`.
 pub fn unflatten(mut linear: usize, dims: &[usize]) -> Vec<usize> {

@@ -1,5 +1,15 @@
 //! [`HostExecutor`]: one host "device": aligned heap memory with accounting, and
 //! the streams and events on it.
+//!
+//! # Deferred frees
+//! A buffer may be dropped while stream work that uses it is still queued (a
+//! transfer whose destination is discarded because the execution it fed was
+//! rejected, a result dropped before the stream ran). Freeing it at once would
+//! let that work write freed memory. So `deallocate` notes, for every stream
+//! of the device with unfinished work, how many items had been enqueued, and
+//! frees the memory only once each of those streams has finished that many
+//! items (checked whenever a stream finishes an item and on every
+//! deallocation). With no unfinished work anywhere the memory is freed at once.
 
 use super::stream::{HostEvent, HostStream, StreamShared};
 use crate::PLATFORM_NAME;
@@ -13,11 +23,84 @@ use std::sync::{Arc, Mutex, Weak};
 /// Alignment of every host allocation: a cache line, and enough for any SIMD load.
 pub const ALIGNMENT: usize = 64;
 
+/// A free waiting for streams to get past the work enqueued before it.
+struct PendingFree {
+    ptr: usize,
+    size: usize,
+    waits: Vec<(Weak<StreamShared>, u64)>,
+}
+
+/// A device's memory accounting and its deferred frees, shared with its
+/// streams.
+#[derive(Default)]
+pub struct MemoryState {
+    usage: Mutex<MemoryUsage>,
+    pending: Mutex<Vec<PendingFree>>,
+}
+
+impl MemoryState {
+    fn layout(size: usize) -> Result<Layout> {
+        Layout::from_size_align(size, ALIGNMENT).map_err(|_| {
+            Error::resource_exhausted(format!("cannot allocate {size} bytes on the host"))
+        })
+    }
+
+    fn free_now(&self, ptr: usize, size: usize) {
+        if size > 0 {
+            if let Ok(layout) = Self::layout(size) {
+                // SAFETY: `ptr` came from `alloc_zeroed` with this layout and
+                // is freed exactly once (it left the pending list, or never
+                // entered it).
+                unsafe { std::alloc::dealloc(ptr as *mut u8, layout) };
+            }
+        }
+        if let Ok(mut u) = self.usage.lock() {
+            u.bytes_in_use = u.bytes_in_use.saturating_sub(size as u64);
+            u.live_allocations = u.live_allocations.saturating_sub(1);
+        }
+    }
+
+    /// Frees every pending buffer whose streams have moved past it.
+    pub(crate) fn process_deferred_frees(&self) {
+        let ready: Vec<PendingFree> = {
+            let Ok(mut pending) = self.pending.lock() else {
+                return;
+            };
+            if pending.is_empty() {
+                return;
+            }
+            let (ready, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut *pending)
+                .into_iter()
+                .partition(|p| {
+                    p.waits.iter().all(|(stream, ticket)| {
+                        stream.upgrade().is_none_or(|s| s.progress().1 >= *ticket)
+                    })
+                });
+            *pending = waiting;
+            ready
+        };
+        for p in ready {
+            self.free_now(p.ptr, p.size);
+        }
+    }
+}
+
+impl Drop for MemoryState {
+    fn drop(&mut self) {
+        // Streams hold their executor alive, so none is left: free everything.
+        let pending = self.pending.get_mut().map(std::mem::take).unwrap_or_default();
+        for p in pending {
+            self.free_now(p.ptr, p.size);
+        }
+    }
+}
+
 /// One host device.
 pub struct HostExecutor {
     ordinal: usize,
-    usage: Mutex<MemoryUsage>,
-    /// The streams created on this device, for `synchronize_all_activity`.
+    memory: Arc<MemoryState>,
+    /// The streams created on this device, for `synchronize_all_activity` and
+    /// deferred frees.
     streams: Mutex<Vec<Weak<StreamShared>>>,
 }
 
@@ -25,15 +108,9 @@ impl HostExecutor {
     pub fn new(ordinal: usize) -> Self {
         HostExecutor {
             ordinal,
-            usage: Mutex::new(MemoryUsage::default()),
+            memory: Arc::new(MemoryState::default()),
             streams: Mutex::new(Vec::new()),
         }
-    }
-
-    fn layout(size: usize) -> Result<Layout> {
-        Layout::from_size_align(size, ALIGNMENT).map_err(|_| {
-            Error::resource_exhausted(format!("cannot allocate {size} bytes on the host"))
-        })
     }
 
     /// A non-null, suitably aligned address standing for an empty allocation.
@@ -76,7 +153,7 @@ impl StreamExecutor for HostExecutor {
         let ptr = if size == 0 {
             Self::empty_address()
         } else {
-            let layout = Self::layout(size)?;
+            let layout = MemoryState::layout(size)?;
             // SAFETY: `layout` has a non-zero size.
             let p = unsafe { std::alloc::alloc_zeroed(layout) };
             if p.is_null() {
@@ -87,7 +164,7 @@ impl StreamExecutor for HostExecutor {
             }
             p
         };
-        if let Ok(mut u) = self.usage.lock() {
+        if let Ok(mut u) = self.memory.usage.lock() {
             u.bytes_in_use += size as u64;
             u.peak_bytes_in_use = u.peak_bytes_in_use.max(u.bytes_in_use);
             u.live_allocations += 1;
@@ -99,21 +176,35 @@ impl StreamExecutor for HostExecutor {
         if mem.is_null() {
             return;
         }
-        if mem.size > 0 {
-            if let Ok(layout) = Self::layout(mem.size) {
-                // SAFETY: the caller guarantees `mem` came from `allocate` with this
-                // size (hence this layout) and is freed once.
-                unsafe { std::alloc::dealloc(mem.opaque.cast(), layout) };
-            }
+        let live: Vec<Arc<StreamShared>> = match self.streams.lock() {
+            Ok(s) => s.iter().filter_map(Weak::upgrade).collect(),
+            Err(_) => Vec::new(),
+        };
+        let waits: Vec<(Weak<StreamShared>, u64)> = live
+            .iter()
+            .filter_map(|s| {
+                let (enqueued, completed) = s.progress();
+                (completed < enqueued).then(|| (Arc::downgrade(s), enqueued))
+            })
+            .collect();
+        drop(live);
+        if waits.is_empty() {
+            self.memory.free_now(mem.opaque as usize, mem.size);
+            return;
         }
-        if let Ok(mut u) = self.usage.lock() {
-            u.bytes_in_use = u.bytes_in_use.saturating_sub(mem.size as u64);
-            u.live_allocations = u.live_allocations.saturating_sub(1);
+        if let Ok(mut pending) = self.memory.pending.lock() {
+            pending.push(PendingFree {
+                ptr: mem.opaque as usize,
+                size: mem.size,
+                waits,
+            });
         }
+        // A stream may have finished between the snapshot and the push.
+        self.memory.process_deferred_frees();
     }
 
     fn create_stream(self: Arc<Self>) -> Result<Arc<dyn Stream>> {
-        let stream = HostStream::new(self.clone())?;
+        let stream = HostStream::new(self.clone(), self.memory.clone())?;
         if let Ok(mut streams) = self.streams.lock() {
             streams.retain(|w| w.strong_count() > 0);
             streams.push(Arc::downgrade(stream.shared()));
@@ -137,7 +228,8 @@ impl StreamExecutor for HostExecutor {
     }
 
     fn memory_usage(&self) -> MemoryUsage {
-        self.usage.lock().map(|u| *u).unwrap_or_default()
+        self.memory.process_deferred_frees();
+        self.memory.usage.lock().map(|u| *u).unwrap_or_default()
     }
 
     fn as_any(&self) -> &dyn Any {

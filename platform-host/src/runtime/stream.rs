@@ -9,6 +9,7 @@
 //! Dropping the last handle to a stream lets its thread finish what is queued and
 //! exit; the drop waits for that unless it happens on the stream's own thread.
 
+use super::executor::MemoryState;
 use platform_api::{
     DeviceMemoryBase, Error, Event, EventStatus, HostCallback, Result, Stream, StreamExecutor,
 };
@@ -26,6 +27,9 @@ struct QueueState {
     items: VecDeque<WorkItem>,
     /// Items enqueued and not yet finished (queued or running).
     outstanding: usize,
+    /// Items ever enqueued / finished: tickets that deferred frees wait on.
+    enqueued: u64,
+    completed: u64,
     /// The first error since the last `block_host_until_done`.
     error: Option<Error>,
     shutdown: bool,
@@ -34,6 +38,8 @@ struct QueueState {
 /// The part of a stream its worker thread and its executor share.
 pub struct StreamShared {
     state: Mutex<QueueState>,
+    /// The executor's memory, whose deferred frees may wait on this stream.
+    memory: Arc<MemoryState>,
     /// Signalled when an item is queued or shutdown is requested.
     work_ready: Condvar,
     /// Signalled when `outstanding` drops to zero.
@@ -54,6 +60,7 @@ impl StreamShared {
         }
         st.items.push_back(item);
         st.outstanding += 1;
+        st.enqueued += 1;
         drop(st);
         self.work_ready.notify_one();
         Ok(())
@@ -97,10 +104,19 @@ impl StreamShared {
                 }
             }
             st.outstanding -= 1;
+            st.completed += 1;
             if st.outstanding == 0 {
                 self.idle.notify_all();
             }
+            drop(st);
+            self.memory.process_deferred_frees();
         }
+    }
+
+    /// (items ever enqueued, items finished).
+    pub(crate) fn progress(&self) -> (u64, u64) {
+        let st = self.lock();
+        (st.enqueued, st.completed)
     }
 }
 
@@ -119,9 +135,10 @@ struct SendPtr(*mut u8);
 unsafe impl Send for SendPtr {}
 
 impl HostStream {
-    pub(crate) fn new(executor: Arc<dyn StreamExecutor>) -> Result<Self> {
+    pub(crate) fn new(executor: Arc<dyn StreamExecutor>, memory: Arc<MemoryState>) -> Result<Self> {
         let shared = Arc::new(StreamShared {
             state: Mutex::new(QueueState::default()),
+            memory,
             work_ready: Condvar::new(),
             idle: Condvar::new(),
         });

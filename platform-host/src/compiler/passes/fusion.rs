@@ -40,10 +40,10 @@
 //! `optimized.hlo`) are left as they are, and so is everything compiled under
 //! `crate::fusion::Strategy::Unfused`.
 
-use super::NameGen;
 use crate::fusion::graph::FusedGraph;
 use crate::fusion::program;
 use platform_api::hlo::{CompId, FusionKind, HloComputation, HloInstruction, InstrId, Op};
+use platform_api::passes::{DeadCodeElimination, HloPass};
 use platform_api::{HloModule, Result, Shape};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
@@ -76,9 +76,39 @@ pub fn run(mut module: HloModule) -> Result<HloModule> {
         }
     }
     if changed {
-        super::dce::run(module)
-    } else {
-        Ok(module)
+        DeadCodeElimination::new().run(&mut module)?;
+    }
+    Ok(module)
+}
+
+/// Hands out instruction names unique within a module.
+struct NameGen {
+    used: HashSet<String>,
+}
+
+impl NameGen {
+    fn for_module(module: &HloModule) -> Self {
+        let used = module
+            .computations
+            .iter()
+            .flat_map(|c| c.instructions.iter().map(|i| i.name.clone()))
+            .collect();
+        NameGen { used }
+    }
+
+    /// `base` if unused, else `base.1`, `base.2`, ...
+    fn fresh(&mut self, base: &str) -> String {
+        if self.used.insert(base.to_string()) {
+            return base.to_string();
+        }
+        let mut n = 1usize;
+        loop {
+            let candidate = format!("{base}.{n}");
+            if self.used.insert(candidate.clone()) {
+                return candidate;
+            }
+            n += 1;
+        }
     }
 }
 
@@ -806,7 +836,7 @@ ENTRY e {
   ROOT d = f32[16,32] divide(ex, bs)
 }
 "#;
-        let m = super::super::run_all(HloModule::parse(text).unwrap()).unwrap();
+        let m = crate::compiler::optimize(HloModule::parse(text).unwrap()).unwrap();
         let f = fusions(&m);
         assert_eq!(f.len(), 1, "{f:?}");
         let entry = m.computation(m.entry);
@@ -830,7 +860,7 @@ ENTRY e {
   ROOT r = (f32[8,4], f32[8,4]) tuple(t, d2)
 }
 "#;
-        let m = super::super::run_all(HloModule::parse(text).unwrap()).unwrap();
+        let m = crate::compiler::optimize(HloModule::parse(text).unwrap()).unwrap();
         let entry = m.computation(m.entry);
         let dots = entry.instructions.iter().filter(|i| matches!(i.op, Op::Dot { .. })).count();
         assert_eq!(dots, 2);

@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""Generates platform-host/tests/cases/: HLO programs for ops and corner cases
+the conformance corpus does not reach, with inputs and the outputs real XLA
+(CPU) computes for them.
+
+Each case is a folder like the corpus': module.hlo, argN.npy, outN.npy (tuple
+results flattened), case.json (rtol/atol). Programs come either from JAX
+(`jax.jit(f).lower(...).as_text(dialect="hlo")`) or are written here as HLO
+text when JAX would lower the op to a library call on CPU (cholesky,
+triangular-solve) or never emits it (batch-norm, map, ...). Expected outputs
+are always XLA's: the HLO text is compiled and run by the CPU backend JAX
+ships, so nothing here is hand-computed.
+
+Run: python3 platform-host/scripts/gen_host_cases.py   (needs jax, numpy)
+"""
+
+import json
+import os
+import shutil
+
+import numpy as np
+import jax
+import jax.numpy as jnp
+
+jax.config.update("jax_enable_x64", True)
+
+from jax._src.lib import xla_client as xc  # noqa: E402
+from jax._src import xla_bridge  # noqa: E402
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "cases")
+BACKEND = xla_bridge.get_backend("cpu")
+RNG = np.random.default_rng(20240521)
+
+
+def run_xla(text, args):
+    module = xc.hlo.hlo_module_from_text(text)
+    mlir = xc._xla.mlir.hlo_to_stablehlo(module.as_serialized_hlo_module_proto())
+    exe = BACKEND.compile_and_load(mlir, BACKEND.devices()[:1], xc.CompileOptions())
+    bufs = [jax.device_put(a, BACKEND.devices()[0]) for a in args]
+    return [np.asarray(o) for o in exe.execute(bufs)]
+
+
+def write(name, text, args, rtol=1e-5, atol=1e-6):
+    outs = run_xla(text, args)
+    d = os.path.join(OUT, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    with open(os.path.join(d, "module.hlo"), "w") as f:
+        f.write(text)
+    for i, a in enumerate(args):
+        np.save(os.path.join(d, f"arg{i}.npy"), a)
+    for i, o in enumerate(outs):
+        np.save(os.path.join(d, f"out{i}.npy"), o)
+    with open(os.path.join(d, "case.json"), "w") as f:
+        json.dump({"name": name, "rtol": rtol, "atol": atol, "jax_version": jax.__version__}, f, indent=1)
+    print(name, [o.shape for o in outs])
+
+
+def jit_text(f, *args):
+    return jax.jit(f).lower(*args).as_text(dialect="hlo")
+
+
+def f32(*shape, lo=-1.0, hi=1.0):
+    return RNG.uniform(lo, hi, size=shape).astype(np.float32)
+
+
+def main():
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(OUT)
+
+    # --- rng-bit-generator: bit-exact ThreeFry and Philox -------------------
+    key = np.array([0x1234_5678_9ABC, 0xFEDC_BA98_7654_3210], dtype=np.uint64)
+    key3 = np.array([42, 7, 3], dtype=np.uint64)
+    alg = jax.lax.RandomAlgorithm
+    for tag, shape, dtype, algorithm, k in [
+        ("threefry_u32_odd", (3, 5), jnp.uint32, alg.RNG_THREE_FRY, key),
+        ("threefry_u32_even", (4, 6), jnp.uint32, alg.RNG_THREE_FRY, key),
+        ("threefry_u64", (5,), jnp.uint64, alg.RNG_THREE_FRY, key),
+        ("threefry_u16", (2, 3), jnp.uint16, alg.RNG_THREE_FRY, key),
+        ("philox_u32", (3, 5), jnp.uint32, alg.RNG_PHILOX, key),
+        ("philox_u64", (5,), jnp.uint64, alg.RNG_PHILOX, key),
+        ("default_u32", (9,), jnp.uint32, alg.RNG_DEFAULT, key),
+    ]:
+        f = lambda kk, shape=shape, dtype=dtype, algorithm=algorithm: jax.lax.rng_bit_generator(
+            kk, shape, dtype=dtype, algorithm=algorithm)
+        write(f"rng_bit_generator_{tag}", jit_text(f, k), [k], rtol=0, atol=0)
+    # A three-word Philox state (key, 128-bit counter); JAX only makes two.
+    write("rng_bit_generator_philox_state3", """HloModule rbg3
+ENTRY e {
+  k = u64[3] parameter(0)
+  ROOT r = (u64[3], u32[7]) rng-bit-generator(k), algorithm=rng_philox
+}
+""", [key3], rtol=0, atol=0)
+
+    # --- linear algebra (JAX would call LAPACK; written as HLO) --------------
+    a = f32(2, 4, 4)
+    spd = (a @ np.swapaxes(a, -1, -2) + 4 * np.eye(4, dtype=np.float32)).astype(np.float32)
+    for lower in ["true", "false"]:
+        text = f"""HloModule cholesky_{lower}
+ENTRY e {{
+  a = f32[2,4,4] parameter(0)
+  c = f32[2,4,4] cholesky(a), lower={lower}
+  z = f32[] constant(0)
+  zb = f32[2,4,4] broadcast(z), dimensions={{}}
+  i0 = s32[4,4] iota(), iota_dimension=0
+  i1 = s32[4,4] iota(), iota_dimension=1
+  keep = pred[4,4] compare(i0, i1), direction={"GE" if lower == "true" else "LE"}
+  kb = pred[2,4,4] broadcast(keep), dimensions={{1,2}}
+  ROOT t = f32[2,4,4] select(kb, c, zb)
+}}
+"""
+        write(f"cholesky_lower_{lower}", text, [spd], rtol=1e-4, atol=1e-5)
+    tri = (f32(3, 3) + 3 * np.eye(3, dtype=np.float32)).astype(np.float32)
+    for left in ["true", "false"]:
+        for lower in ["true", "false"]:
+            for trans in ["NO_TRANSPOSE", "TRANSPOSE"]:
+                for unit in ["false", "true"]:
+                    b = f32(3, 2) if left == "true" else f32(2, 3)
+                    text = f"""HloModule ts
+ENTRY e {{
+  a = f32[3,3] parameter(0)
+  b = f32{list(b.shape)} parameter(1)
+  ROOT x = f32{list(b.shape)} triangular-solve(a, b), left_side={left}, lower={lower}, unit_diagonal={unit}, transpose_a={trans}
+}}
+""".replace("[3, 2]", "[3,2]").replace("[2, 3]", "[2,3]")
+                    tag = f"{'l' if left == 'true' else 'r'}{'lo' if lower == 'true' else 'up'}_{trans.lower()}{'_unit' if unit == 'true' else ''}"
+                    write(f"triangular_solve_{tag}", text, [tri, b], rtol=1e-4, atol=1e-5)
+
+    # --- batch norm, map, clamp with scalar bounds ---------------------------
+    x = f32(2, 3, 4, 5)
+    scale, offset, mean, var = f32(3), f32(3), f32(3), f32(3, lo=0.5, hi=2.0)
+    gy = f32(2, 3, 4, 5)
+    bn = """HloModule bn
+ENTRY e {
+  x = f32[2,3,4,5] parameter(0)
+  s = f32[3] parameter(1)
+  o = f32[3] parameter(2)
+  m = f32[3] parameter(3)
+  v = f32[3] parameter(4)
+  g = f32[2,3,4,5] parameter(5)
+  tr = (f32[2,3,4,5], f32[3], f32[3]) batch-norm-training(x, s, o), epsilon=0.001, feature_index=1
+  bi = f32[2,3,4,5] batch-norm-inference(x, s, o, m, v), epsilon=0.001, feature_index=1
+  gr = (f32[2,3,4,5], f32[3], f32[3]) batch-norm-grad(x, s, m, v, g), epsilon=0.001, feature_index=1
+  t0 = f32[2,3,4,5] get-tuple-element(tr), index=0
+  t1 = f32[3] get-tuple-element(tr), index=1
+  t2 = f32[3] get-tuple-element(tr), index=2
+  g0 = f32[2,3,4,5] get-tuple-element(gr), index=0
+  g1 = f32[3] get-tuple-element(gr), index=1
+  g2 = f32[3] get-tuple-element(gr), index=2
+  ROOT r = (f32[2,3,4,5], f32[3], f32[3], f32[2,3,4,5], f32[2,3,4,5], f32[3], f32[3]) tuple(t0, t1, t2, bi, g0, g1, g2)
+}
+"""
+    write("batch_norm_ops", bn, [x, scale, offset, mean, var, gy], rtol=1e-4, atol=1e-5)
+    mapped = """HloModule map
+fma {
+  fa = f32[] parameter(0)
+  fb = f32[] parameter(1)
+  half = f32[] constant(0.5)
+  prod = f32[] multiply(fa, fb)
+  ROOT sum = f32[] add(prod, half)
+}
+ENTRY e {
+  x = f32[3,4] parameter(0)
+  y = f32[3,4] parameter(1)
+  lo = f32[] constant(-0.25)
+  hi = f32[] constant(0.5)
+  m = f32[3,4] map(x, y), dimensions={0,1}, to_apply=fma
+  ROOT c = f32[3,4] clamp(lo, m, hi)
+}
+"""
+    write("map_and_scalar_clamp", mapped, [f32(3, 4), f32(3, 4)])
+
+    # --- control flow whose state elements trade places ----------------------
+    swap = """HloModule swap
+cond {
+  cp = (s32[], f32[4], f32[4]) parameter(0)
+  ci = s32[] get-tuple-element(cp), index=0
+  cn = s32[] constant(5)
+  ROOT lt = pred[] compare(ci, cn), direction=LT
+}
+body {
+  p = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  a = f32[4] get-tuple-element(p), index=1
+  b = f32[4] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  two = f32[] constant(2)
+  tb = f32[4] broadcast(two), dimensions={}
+  a2 = f32[4] multiply(a, tb)
+  ROOT t = (s32[], f32[4], f32[4]) tuple(j, b, a2)
+}
+ENTRY e {
+  ea = f32[4] parameter(0)
+  eb = f32[4] parameter(1)
+  z = s32[] constant(0)
+  s = (s32[], f32[4], f32[4]) tuple(z, ea, eb)
+  w = (s32[], f32[4], f32[4]) while(s), condition=cond, body=body
+  r1 = f32[4] get-tuple-element(w), index=1
+  r2 = f32[4] get-tuple-element(w), index=2
+  ROOT r = (f32[4], f32[4], f32[4]) tuple(r1, r2, ea)
+}
+"""
+    write("while_swapping_state", swap, [f32(4), f32(4)])
+
+    # --- data movement corner cases ------------------------------------------
+    v = f32(5, 6)
+    write("pad_negative_interior", jit_text(
+        lambda t: jax.lax.pad(t, np.float32(9.0), [(-1, 2, 1), (3, -2, 2)]), v), [v])
+    idx = np.array([7, -3], dtype=np.int32)
+    write("dynamic_slices_clamp", jit_text(
+        lambda t, i: (jax.lax.dynamic_slice(t, (i[0], i[1]), (2, 3)),
+                      jax.lax.dynamic_update_slice(t, jnp.ones((3, 2), jnp.float32), (i[1], i[0]))), v, idx), [v, idx])
+    write("reverse_and_strided_slice", jit_text(lambda t: (jnp.flip(t, (0, 1)), t[1::2, ::3]), v), [v])
+
+    # --- reductions and windows ----------------------------------------------
+    z = f32(3, 7, 5)
+    write("cumulative_reverse_and_max", jit_text(
+        lambda t: (jnp.cumsum(t, axis=1, dtype=jnp.float32)[:, ::-1], jax.lax.cummax(t, axis=2, reverse=True),
+                   jnp.cumprod(t, axis=0)), z), [z], rtol=1e-4, atol=1e-5)
+    img = f32(2, 9, 9, 3)
+    write("reduce_window_dilated", jit_text(
+        lambda t: jax.lax.reduce_window(t, -np.inf, jax.lax.max, (1, 3, 2, 1), (1, 2, 1, 1),
+                                        ((0, 0), (1, 1), (0, 2), (0, 0)), base_dilation=(1, 2, 1, 1),
+                                        window_dilation=(1, 1, 2, 1)), img), [img])
+    pool = lambda t: jax.lax.reduce_window(t, -np.inf, jax.lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
+    write("maxpool_grad_select_and_scatter", jit_text(
+        lambda t: jax.grad(lambda u: jnp.sum(pool(u) ** 2))(t), img), [img], rtol=1e-4, atol=1e-5)
+    write("reduce_multi_axis_int_and_pred", jit_text(
+        lambda t, m: (jnp.sum(t, axis=(0, 2)), jnp.max(t, axis=1), jnp.all(m, axis=0), jnp.any(m, axis=1)),
+        np.arange(60, dtype=np.int32).reshape(3, 4, 5) - 30, RNG.random((4, 5)) > 0.3),
+        [np.arange(60, dtype=np.int32).reshape(3, 4, 5) - 30, RNG.random((4, 5)) > 0.3])
+
+    # --- convolutions: groups, dilations, transposed --------------------------
+    lhs = f32(2, 8, 7, 8)  # NHWC, 8 features = 2 groups of 4
+    rhs = f32(3, 2, 4, 6)  # HWIO: 4 input features per group, 6 outputs
+    dn = ("NHWC", "HWIO", "NHWC")
+    write("conv_feature_groups_dilated", jit_text(
+        lambda a, b: jax.lax.conv_general_dilated(a, b, (2, 1), ((1, 2), (0, 1)), lhs_dilation=(1, 2),
+                                                  rhs_dilation=(2, 1), dimension_numbers=dn,
+                                                  feature_group_count=2), lhs, rhs),
+        [lhs, rhs], rtol=1e-4, atol=1e-5)
+    x4 = f32(4, 6, 6, 4)
+    w4 = f32(3, 3, 2, 4)
+    grad_w = lambda x_, w_: jax.grad(lambda ww: jnp.sum(jax.lax.conv_general_dilated(
+        x_, ww, (1, 1), "SAME", dimension_numbers=dn, feature_group_count=2) ** 2))(w_)
+    write("conv_weight_grad_batch_groups", jit_text(grad_w, x4, w4), [x4, w4], rtol=1e-4, atol=1e-4)
+
+    # --- sort, top-k, gather/scatter ------------------------------------------
+    keys = RNG.integers(0, 4, size=(3, 10)).astype(np.int32)
+    vals = f32(3, 10)
+    write("sort_two_keys_stable", jit_text(
+        lambda k, w: jax.lax.sort((k, w, jnp.broadcast_to(jnp.arange(10, dtype=jnp.int32), (3, 10))), dimension=1,
+                                  num_keys=2), keys, vals), [keys, vals], rtol=0, atol=0)
+    withnan = np.array([[3.0, np.nan, -1.0, 0.0, -0.0, 2.0, np.inf, -np.inf]], dtype=np.float32)
+    write("sort_floats_with_nan", jit_text(lambda t: (jnp.sort(t, axis=1), jnp.argsort(-t, axis=1)), withnan),
+          [withnan], rtol=0, atol=0)
+    table = f32(6, 4, 5)
+    ids = np.array([[0, 5], [3, 1], [2, 2]], dtype=np.int32)
+    write("gather_batched_rows", jit_text(
+        lambda t, i: jax.vmap(lambda tt, ii: tt[ii])(t[:3], i), table, ids), [table, ids])
+    upd = f32(3, 2)
+    write("scatter_window_and_oob", jit_text(
+        lambda t, i, u: (t.at[i[:, 0], 1:3].set(u, mode="drop"), t.at[i[:, 1] + 3].add(u[:, :1] * jnp.ones((1, 4), jnp.float32), mode="drop")),
+        f32(8, 4), np.array([[0, 1], [7, 9], [2, 2]], dtype=np.int32), upd),
+        [f32(8, 4), np.array([[0, 1], [7, 9], [2, 2]], dtype=np.int32), upd])
+
+    # --- fft variants, complex dot, reduce-precision -------------------------
+    sig = f32(3, 8, 6)
+    write("fft_real_2d", jit_text(lambda t: (jnp.fft.rfft2(t), jnp.fft.irfft2(jnp.fft.rfft2(t), s=(8, 6))), sig),
+          [sig], rtol=1e-4, atol=1e-4)
+    c = (f32(4, 5) + 1j * f32(4, 5)).astype(np.complex64)
+    d = (f32(5, 3) + 1j * f32(5, 3)).astype(np.complex64)
+    write("dot_complex", jit_text(lambda p, q: p @ q, c, d), [c, d], rtol=1e-5, atol=1e-5)
+    rp = np.array([1.0, 1.0 + 2 ** -10, 3.14159, 1e-20, 70000.0, -1e30, np.nan], dtype=np.float32)
+    write("reduce_precision_to_half", jit_text(
+        lambda t: (jax.lax.reduce_precision(t, 5, 10), jax.lax.reduce_precision(t, 8, 7)), rp), [rp], rtol=0, atol=0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,299 @@
+//! Integer slice kernels (`i8`..`i64`, `u8`..`u64`).
+//!
+//! The element functions are `platform_api::semantics::int`'s, so every rule
+//! XLA pins down (wrapping arithmetic, `x / 0 = -1`, `MIN / -1 = MIN`, shifts
+//! past the width, the arithmetic shift reading unsigned operands as signed,
+//! integer `power`) is the shared one, bit for bit. Here they are only compiled
+//! per level inside monomorphised loops; everything but division, remainder and
+//! power vectorises (x86 has no vector integer division).
+//!
+//! `pred` is `u8` holding 0/1: `and`/`or`/`xor` and `compare` work on it as on
+//! `u8`; `not` of a pred is `xor` with `Operand::Scalar(1)`.
+
+use super::isa::dispatch;
+use super::kernels::{self, map1, map1_inplace, map2, map2_to, map3};
+use super::{level, Level, Operand};
+use platform_api::hlo::ComparisonDirection as Compare;
+use platform_api::semantics::int::{self as sem, IntSemantics};
+use platform_api::{Error, Result};
+
+/// An integer element type the kernels support.
+pub trait VInt: IntSemantics + Send + Sync {}
+impl VInt for i8 {}
+impl VInt for i16 {}
+impl VInt for i32 {}
+impl VInt for i64 {}
+impl VInt for u8 {}
+impl VInt for u16 {}
+impl VInt for u32 {}
+impl VInt for u64 {}
+
+/// Integer binary ops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntBinary {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Max,
+    Min,
+    And,
+    Or,
+    Xor,
+    ShiftLeft,
+    ShiftRightLogical,
+    ShiftRightArithmetic,
+    Pow,
+}
+
+impl IntBinary {
+    pub const ALL: [IntBinary; 14] = [
+        IntBinary::Add,
+        IntBinary::Sub,
+        IntBinary::Mul,
+        IntBinary::Div,
+        IntBinary::Rem,
+        IntBinary::Max,
+        IntBinary::Min,
+        IntBinary::And,
+        IntBinary::Or,
+        IntBinary::Xor,
+        IntBinary::ShiftLeft,
+        IntBinary::ShiftRightLogical,
+        IntBinary::ShiftRightArithmetic,
+        IntBinary::Pow,
+    ];
+
+    pub fn hlo(self) -> platform_api::hlo::BinaryOp {
+        use platform_api::hlo::BinaryOp as B;
+        match self {
+            IntBinary::Add => B::Add,
+            IntBinary::Sub => B::Subtract,
+            IntBinary::Mul => B::Multiply,
+            IntBinary::Div => B::Divide,
+            IntBinary::Rem => B::Remainder,
+            IntBinary::Max => B::Maximum,
+            IntBinary::Min => B::Minimum,
+            IntBinary::And => B::And,
+            IntBinary::Or => B::Or,
+            IntBinary::Xor => B::Xor,
+            IntBinary::ShiftLeft => B::ShiftLeft,
+            IntBinary::ShiftRightLogical => B::ShiftRightLogical,
+            IntBinary::ShiftRightArithmetic => B::ShiftRightArithmetic,
+            IntBinary::Pow => B::Power,
+        }
+    }
+
+    pub fn from_hlo(op: platform_api::hlo::BinaryOp) -> Option<IntBinary> {
+        IntBinary::ALL.into_iter().find(|b| b.hlo() == op)
+    }
+}
+
+/// Integer unary ops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntUnary {
+    Neg,
+    Abs,
+    Not,
+    PopCount,
+    Clz,
+    /// Signed types only (XLA does not define `sign` on unsigned integers).
+    Sign,
+}
+
+impl IntUnary {
+    pub const ALL: [IntUnary; 6] = [
+        IntUnary::Neg,
+        IntUnary::Abs,
+        IntUnary::Not,
+        IntUnary::PopCount,
+        IntUnary::Clz,
+        IntUnary::Sign,
+    ];
+
+    pub fn hlo(self) -> platform_api::hlo::UnaryOp {
+        use platform_api::hlo::UnaryOp as U;
+        match self {
+            IntUnary::Neg => U::Negate,
+            IntUnary::Abs => U::Abs,
+            IntUnary::Not => U::Not,
+            IntUnary::PopCount => U::PopCount,
+            IntUnary::Clz => U::Clz,
+            IntUnary::Sign => U::Sign,
+        }
+    }
+
+    pub fn from_hlo(op: platform_api::hlo::UnaryOp) -> Option<IntUnary> {
+        IntUnary::ALL.into_iter().find(|u| u.hlo() == op)
+    }
+}
+
+fn unsigned_sign<T: VInt>() -> Error {
+    Error::unimplemented(format!(
+        "vmath sign is not defined for unsigned {} (XLA defines it for signed integers only)",
+        T::TYPE
+    ))
+}
+
+/// `dst = op(a, b)` at the current level.
+#[inline]
+pub fn binary<T: VInt>(
+    op: IntBinary,
+    a: Operand<'_, T>,
+    b: Operand<'_, T>,
+    dst: &mut [T],
+) -> Result<()> {
+    binary_at(level(), op, a, b, dst)
+}
+
+/// `dst = op(a, b)` at `level`.
+pub fn binary_at<T: VInt>(
+    level: Level,
+    op: IntBinary,
+    a: Operand<'_, T>,
+    b: Operand<'_, T>,
+    dst: &mut [T],
+) -> Result<()> {
+    kernels::check_lengths("integer binary op", &[&a, &b], dst.len())?;
+    macro_rules! go {
+        ($f:expr) => {
+            dispatch!(level, I => map2(a, b, dst, $f))
+        };
+    }
+    match op {
+        IntBinary::Add => go!(sem::add::<T>),
+        IntBinary::Sub => go!(sem::subtract::<T>),
+        IntBinary::Mul => go!(sem::multiply::<T>),
+        IntBinary::Div => go!(sem::divide::<T>),
+        IntBinary::Rem => go!(sem::remainder::<T>),
+        IntBinary::Max => go!(sem::maximum::<T>),
+        IntBinary::Min => go!(sem::minimum::<T>),
+        IntBinary::And => go!(sem::and::<T>),
+        IntBinary::Or => go!(sem::or::<T>),
+        IntBinary::Xor => go!(sem::xor::<T>),
+        IntBinary::ShiftLeft => go!(sem::shift_left::<T>),
+        IntBinary::ShiftRightLogical => go!(sem::shift_right_logical::<T>),
+        IntBinary::ShiftRightArithmetic => go!(sem::shift_right_arithmetic::<T>),
+        IntBinary::Pow => go!(sem::power::<T>),
+    }
+    Ok(())
+}
+
+/// `dst = op(src)` at the current level.
+#[inline]
+pub fn unary<T: VInt>(op: IntUnary, src: &[T], dst: &mut [T]) -> Result<()> {
+    unary_at(level(), op, src, dst)
+}
+
+/// `dst = op(src)` at `level`.
+pub fn unary_at<T: VInt>(level: Level, op: IntUnary, src: &[T], dst: &mut [T]) -> Result<()> {
+    if src.len() != dst.len() {
+        return Err(kernels::length_error(
+            "integer unary op",
+            src.len(),
+            dst.len(),
+        ));
+    }
+    macro_rules! go {
+        ($f:expr) => {
+            dispatch!(level, I => map1(src, dst, $f))
+        };
+    }
+    match op {
+        IntUnary::Neg => go!(sem::negate::<T>),
+        IntUnary::Abs => go!(sem::abs::<T>),
+        IntUnary::Not => go!(sem::not::<T>),
+        IntUnary::PopCount => go!(sem::popcnt::<T>),
+        IntUnary::Clz => go!(sem::count_leading_zeros::<T>),
+        IntUnary::Sign if T::SIGNED => go!(sem::sign::<T>),
+        IntUnary::Sign => return Err(unsigned_sign::<T>()),
+    }
+    Ok(())
+}
+
+/// `buf = op(buf)` at `level`.
+pub fn unary_inplace_at<T: VInt>(level: Level, op: IntUnary, buf: &mut [T]) -> Result<()> {
+    macro_rules! go {
+        ($f:expr) => {
+            dispatch!(level, I => map1_inplace(buf, $f))
+        };
+    }
+    match op {
+        IntUnary::Neg => go!(sem::negate::<T>),
+        IntUnary::Abs => go!(sem::abs::<T>),
+        IntUnary::Not => go!(sem::not::<T>),
+        IntUnary::PopCount => go!(sem::popcnt::<T>),
+        IntUnary::Clz => go!(sem::count_leading_zeros::<T>),
+        IntUnary::Sign if T::SIGNED => go!(sem::sign::<T>),
+        IntUnary::Sign => return Err(unsigned_sign::<T>()),
+    }
+    Ok(())
+}
+
+/// `buf = op(buf)` at the current level.
+#[inline]
+pub fn unary_inplace<T: VInt>(op: IntUnary, buf: &mut [T]) -> Result<()> {
+    unary_inplace_at(level(), op, buf)
+}
+
+/// `dst = (a <dir> b)` as 0/1 bytes (signed or unsigned order by type).
+#[inline]
+pub fn compare<T: VInt>(
+    dir: Compare,
+    a: Operand<'_, T>,
+    b: Operand<'_, T>,
+    dst: &mut [u8],
+) -> Result<()> {
+    compare_at(level(), dir, a, b, dst)
+}
+
+/// [`compare`] at `level`.
+pub fn compare_at<T: VInt>(
+    level: Level,
+    dir: Compare,
+    a: Operand<'_, T>,
+    b: Operand<'_, T>,
+    dst: &mut [u8],
+) -> Result<()> {
+    kernels::no_dst("compare", &[&a, &b])?;
+    kernels::check_lengths("compare", &[&a, &b], dst.len())?;
+    macro_rules! go {
+        ($f:expr) => {
+            dispatch!(level, I => map2_to(a, b, dst, $f))
+        };
+    }
+    match dir {
+        Compare::Eq => go!(|x: T, y: T| (x == y) as u8),
+        Compare::Ne => go!(|x: T, y: T| (x != y) as u8),
+        Compare::Lt => go!(|x: T, y: T| (x < y) as u8),
+        Compare::Le => go!(|x: T, y: T| (x <= y) as u8),
+        Compare::Gt => go!(|x: T, y: T| (x > y) as u8),
+        Compare::Ge => go!(|x: T, y: T| (x >= y) as u8),
+    }
+    Ok(())
+}
+
+/// `dst = clamp(lo, x, hi)` = `min(hi, max(lo, x))`.
+#[inline]
+pub fn clamp<T: VInt>(
+    lo: Operand<'_, T>,
+    x: Operand<'_, T>,
+    hi: Operand<'_, T>,
+    dst: &mut [T],
+) -> Result<()> {
+    clamp_at(level(), lo, x, hi, dst)
+}
+
+/// [`clamp`] at `level`.
+pub fn clamp_at<T: VInt>(
+    level: Level,
+    lo: Operand<'_, T>,
+    x: Operand<'_, T>,
+    hi: Operand<'_, T>,
+    dst: &mut [T],
+) -> Result<()> {
+    kernels::check_lengths("clamp", &[&lo, &x, &hi], dst.len())?;
+    dispatch!(level, I => map3(lo, x, hi, dst, |l, v, h| sem::minimum(h, sem::maximum(l, v))));
+    Ok(())
+}

@@ -1,0 +1,319 @@
+//! Compiled programs on the Host: argument checks, asynchronous execution,
+//! control-flow limits, profiles, buffer reuse and aliasing, and replicated
+//! programs whose collectives meet across devices.
+
+use platform_api::{
+    Code, CompileOptions, Compiler, DeviceAssignment, Executable, HloModule, Literal, Platform,
+    PlatformOptions, ProfileSink, RunOptions, ShapedBuffer, Stream, TransferManager,
+};
+use platform_host::runner::{run_hlo, HostRunner};
+use platform_host::{HostCompiler, HostPlatform, HostTransferManager};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+fn f32s(dims: &[usize], v: &[f32]) -> Literal {
+    Literal::from_slice(dims, v).unwrap()
+}
+
+#[test]
+fn argument_errors_name_the_parameter_and_both_shapes() {
+    let runner = HostRunner::compile(
+        "HloModule m\nENTRY e {\n  x = f32[2,3] parameter(0)\n  ROOT n = f32[2,3] negate(x)\n}\n",
+    )
+    .unwrap();
+    let err = runner.run(&[]).unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(err.message().contains("takes 1 argument"), "{err}");
+    let err = runner.run(&[f32s(&[3, 2], &[0.0; 6])]).unwrap_err();
+    assert!(err.message().contains("%x"), "{err}");
+    assert!(err.message().contains("f32[3,2]") && err.message().contains("f32[2,3]"), "{err}");
+    let err = runner
+        .run(&[Literal::from_slice(&[2, 3], &[0i32; 6]).unwrap()])
+        .unwrap_err();
+    assert!(err.message().contains("s32[2,3]"), "{err}");
+}
+
+#[test]
+fn execution_is_enqueued_and_returns_before_it_runs() {
+    let runner = HostRunner::compile(
+        "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] add(x, x)\n}\n",
+    )
+    .unwrap();
+    let args = runner.to_device(&[f32s(&[4], &[1., 2., 3., 4.])]).unwrap();
+    let (release, gate) = mpsc::channel::<()>();
+    runner
+        .stream
+        .host_callback(Box::new(move || {
+            gate.recv_timeout(Duration::from_secs(10)).ok();
+            Ok(())
+        }))
+        .unwrap();
+    let refs: Vec<&ShapedBuffer> = args.iter().collect();
+    let options = RunOptions::new(runner.stream.clone());
+    let result = runner.executable.execute_async_on_stream(&options, &refs).unwrap();
+    // The stream is still blocked, so the program cannot have run: its fresh
+    // (zeroed) result buffer still holds zeros.
+    // SAFETY: a live 16-byte result buffer that nothing writes until released.
+    let before = unsafe { std::slice::from_raw_parts(result.root_buffer().opaque.cast::<f32>(), 4) }.to_vec();
+    assert_eq!(before, vec![0.0; 4]);
+    release.send(()).unwrap();
+    runner.stream.block_host_until_done().unwrap();
+    let out = HostTransferManager::new()
+        .transfer_literal_from_device(&runner.stream, &result)
+        .unwrap();
+    assert_eq!(out.data::<f32>().unwrap(), &[2., 4., 6., 8.]);
+}
+
+#[test]
+fn while_step_limit_and_conditional_index_errors() {
+    let looping = r#"
+HloModule m
+cond {
+  cp = s32[] parameter(0)
+  ROOT t = pred[] constant(true)
+}
+body {
+  p = s32[] parameter(0)
+  one = s32[] constant(1)
+  ROOT n = s32[] add(p, one)
+}
+ENTRY e {
+  z = s32[] parameter(0)
+  ROOT w = s32[] while(z), condition=cond, body=body
+}
+"#;
+    let runner = HostRunner::compile(looping).unwrap();
+    let args = runner.to_device(&[Literal::scalar(0i32)]).unwrap();
+    let refs: Vec<&ShapedBuffer> = args.iter().collect();
+    let mut options = RunOptions::new(runner.stream.clone());
+    options.while_step_limit = Some(100);
+    let err = runner.executable.execute_on_stream(&options, &refs).unwrap_err();
+    assert_eq!(err.code(), Code::OutOfRange);
+    assert!(err.message().contains("%w") && err.message().contains("100"), "{err}");
+
+    let branches = r#"
+HloModule m
+b0 {
+  p0 = f32[] parameter(0)
+  ROOT n = f32[] negate(p0)
+}
+b1 {
+  p1 = f32[] parameter(0)
+  ROOT ex = f32[] exponential(p1)
+}
+ENTRY e {
+  i = s32[] parameter(0)
+  x = f32[] parameter(1)
+  ROOT c = f32[] conditional(i, x, x), branch_computations={b0, b1}
+}
+"#;
+    let runner = HostRunner::compile(branches).unwrap();
+    let out = runner.run(&[Literal::scalar(1i32), Literal::scalar(0.0f32)]).unwrap();
+    assert_eq!(out.data::<f32>().unwrap(), &[1.0]);
+    let out = runner.run(&[Literal::scalar(0i32), Literal::scalar(2.0f32)]).unwrap();
+    assert_eq!(out.data::<f32>().unwrap(), &[-2.0]);
+    let err = runner.run(&[Literal::scalar(2i32), Literal::scalar(0.0f32)]).unwrap_err();
+    assert_eq!(err.code(), Code::OutOfRange);
+    assert!(err.message().contains("%c"), "{err}");
+}
+
+#[test]
+fn profile_has_a_span_per_thunk() {
+    let runner = HostRunner::compile(
+        "HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n  a = f32[8] exponential(x)\n  ROOT b = f32[8] add(a, x)\n}\n",
+    )
+    .unwrap();
+    let args = runner.to_device(&[f32s(&[8], &[0.5; 8])]).unwrap();
+    let sink = Arc::new(ProfileSink::new());
+    runner.run_buffers_with(&args, Some(sink.clone())).unwrap();
+    let names: Vec<String> = sink.events().iter().map(|e| e.name.clone()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(sink.events()[0].category, "exponential");
+}
+
+#[test]
+fn dead_buffers_are_reused_and_elementwise_chains_run_in_place() {
+    // Five 4 MB temporaries in a chain: with in-place reuse they share one
+    // buffer (and the last writes the output directly).
+    let runner = HostRunner::compile(
+        r#"
+HloModule m
+ENTRY e {
+  x = f32[1048576] parameter(0)
+  a = f32[1048576] exponential(x)
+  b = f32[1048576] negate(a)
+  c = f32[1048576] add(b, x)
+  d = f32[1048576] multiply(c, c)
+  ROOT f = f32[1048576] sqrt(d)
+}
+"#,
+    )
+    .unwrap();
+    assert_eq!(runner.executable.temp_bytes(), 0, "the whole chain runs in the output buffer");
+    assert_eq!(runner.executable.peak_memory_bytes(), Some(4 << 20));
+    let x: Vec<f32> = (0..1048576).map(|i| (i % 100) as f32 / 100.0).collect();
+    let out = runner.run(&[f32s(&[1048576], &x)]).unwrap();
+    let got = out.data::<f32>().unwrap();
+    for i in [0usize, 17, 99, 1048575] {
+        let want = (-(x[i].exp()) + x[i]).powi(2).sqrt();
+        assert!((got[i] - want).abs() <= 1e-5 * want.abs().max(1.0), "{i}: {} vs {want}", got[i]);
+    }
+    // Two values alive at once need two buffers, which the packer places apart;
+    // a third that starts after one dies reuses its space.
+    let runner = HostRunner::compile(
+        r#"
+HloModule m
+ENTRY e {
+  x = f32[1024] parameter(0)
+  a = f32[1024] exponential(x)
+  b = f32[1024] negate(x)
+  s = f32[1024] add(a, b)
+  t = f32[1024] negate(x)
+  u = f32[1024] add(s, t)
+  ROOT r = (f32[1024], f32[1024]) tuple(u, a)
+}
+"#,
+    )
+    .unwrap();
+    assert!(runner.executable.temp_bytes() <= 2 * 4096, "{}", runner.executable.temp_bytes());
+    let x: Vec<f32> = (0..1024).map(|i| i as f32 / 1024.0).collect();
+    let out = runner.run(&[f32s(&[1024], &x)]).unwrap().decompose_tuple();
+    let (u, a) = (out[0].data::<f32>().unwrap(), out[1].data::<f32>().unwrap());
+    for i in [0usize, 500, 1023] {
+        assert!((a[i] - x[i].exp()).abs() < 1e-6);
+        assert!((u[i] - (x[i].exp() - 2.0 * x[i])).abs() < 1e-5);
+    }
+}
+
+#[test]
+fn results_can_be_arguments_or_repeat_each_other() {
+    let runner = HostRunner::compile(
+        "HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  y = f32[3] negate(x)\n  ROOT t = (f32[3], f32[3], f32[3]) tuple(x, y, y)\n}\n",
+    )
+    .unwrap();
+    let args = runner.to_device(&[f32s(&[3], &[1., 2., 3.])]).unwrap();
+    let result = runner.run_buffers(&args).unwrap();
+    let leaves = result.leaves();
+    assert!(Arc::ptr_eq(leaves[0].2, args[0].nodes().first().unwrap()), "returns the argument");
+    assert!(Arc::ptr_eq(leaves[1].2, leaves[2].2), "a repeated value is one buffer");
+    let lit = HostTransferManager::new()
+        .transfer_literal_from_device(&runner.stream, &result)
+        .unwrap()
+        .decompose_tuple();
+    assert_eq!(lit[0].data::<f32>().unwrap(), &[1., 2., 3.]);
+    assert_eq!(lit[2].data::<f32>().unwrap(), &[-1., -2., -3.]);
+    // The result table points at the leaves.
+    let table = runner.stream.read_to_vec(result.root_buffer(), 24).unwrap();
+    let first = u64::from_le_bytes(table[..8].try_into().unwrap());
+    assert_eq!(first, args[0].root_buffer().addr());
+}
+
+#[test]
+fn while_loop_updates_its_state_in_place() {
+    // A scan: the stacked output is updated in place every iteration.
+    let text = r#"
+HloModule m
+cond {
+  cp = (s32[], f32[64,16]) parameter(0)
+  ci = s32[] get-tuple-element(cp), index=0
+  cn = s32[] constant(64)
+  ROOT lt = pred[] compare(ci, cn), direction=LT
+}
+body {
+  p = (s32[], f32[64,16]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[64,16] get-tuple-element(p), index=1
+  f = f32[] convert(i)
+  row = f32[1,16] broadcast(f), dimensions={}
+  z = s32[] constant(0)
+  upd = f32[64,16] dynamic-update-slice(acc, row, i, z)
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = (s32[], f32[64,16]) tuple(next, upd)
+}
+ENTRY e {
+  zero = s32[] constant(0)
+  init = f32[64,16] parameter(0)
+  start = (s32[], f32[64,16]) tuple(zero, init)
+  w = (s32[], f32[64,16]) while(start), condition=cond, body=body
+  ROOT out = f32[64,16] get-tuple-element(w), index=1
+}
+"#;
+    let out = run_hlo(text, &[f32s(&[64, 16], &[0.0; 1024])]).unwrap();
+    let v = out.data::<f32>().unwrap();
+    for r in 0..64 {
+        assert!(v[r * 16..r * 16 + 16].iter().all(|&x| x == r as f32));
+    }
+}
+
+/// Compiles `text` for `replicas` devices and runs every replica on its own
+/// stream and thread with the same run id; returns each replica's result.
+fn run_replicated(text: &str, replicas: usize, args: impl Fn(usize) -> Vec<Literal>) -> Vec<Literal> {
+    let platform = HostPlatform::new(&PlatformOptions { device_count: Some(replicas) }).unwrap();
+    let options = CompileOptions { replica_count: replicas, ..CompileOptions::default() };
+    let exec0 = platform.executor(0).unwrap();
+    let compiler = HostCompiler;
+    let exe: Arc<dyn Executable> = compiler.compile(HloModule::parse(text).unwrap(), &exec0, &options).unwrap();
+    let assignment = Arc::new(DeviceAssignment::new((0..replicas).map(|r| vec![r]).collect()).unwrap());
+    let handles: Vec<_> = (0..replicas)
+        .map(|r| {
+            let exec = platform.executor(r).unwrap();
+            let exe = exe.clone();
+            let assignment = assignment.clone();
+            let inputs = args(r);
+            std::thread::spawn(move || {
+                let stream: Arc<dyn Stream> = exec.create_stream().unwrap();
+                let tm = HostTransferManager::new();
+                let bufs: Vec<ShapedBuffer> = inputs.iter().map(|l| tm.literal_to_device(&stream, l).unwrap()).collect();
+                let refs: Vec<&ShapedBuffer> = bufs.iter().collect();
+                let mut opts = RunOptions::new(stream.clone());
+                opts.replica = r;
+                opts.run_id = 4242;
+                opts.device_assignment = Some(assignment);
+                let out = exe.execute_on_stream(&opts, &refs).unwrap();
+                tm.transfer_literal_from_device(&stream, &out).unwrap()
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+#[test]
+fn replicated_collectives_meet_across_devices() {
+    let text = r#"
+HloModule m, replica_count=4
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[2] parameter(0)
+  sum = f32[2] all-reduce(x), replica_groups={}, to_apply=add
+  pairs = f32[2] all-reduce(x), replica_groups={{0,1},{2,3}}, to_apply=add
+  gathered = f32[8] all-gather(x), replica_groups={}, dimensions={0}
+  shifted = f32[2] collective-permute(x), source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
+  id = u32[] replica-id()
+  ROOT t = (f32[2], f32[2], f32[8], f32[2], u32[]) tuple(sum, pairs, gathered, shifted, id)
+}
+"#;
+    let results = run_replicated(text, 4, |r| vec![f32s(&[2], &[r as f32, 10.0 * r as f32])]);
+    for (r, out) in results.into_iter().enumerate() {
+        let parts = out.decompose_tuple();
+        assert_eq!(parts[0].data::<f32>().unwrap(), &[6.0, 60.0]);
+        let base = if r < 2 { 0.0 } else { 2.0 };
+        assert_eq!(parts[1].data::<f32>().unwrap(), &[2.0 * base + 1.0, 10.0 * (2.0 * base + 1.0)]);
+        assert_eq!(parts[2].data::<f32>().unwrap(), &[0., 0., 1., 10., 2., 20., 3., 30.]);
+        let src = (r + 3) % 4;
+        assert_eq!(parts[3].data::<f32>().unwrap(), &[src as f32, 10.0 * src as f32]);
+        assert_eq!(parts[4].data::<u32>().unwrap(), &[r as u32]);
+    }
+}
+
+#[test]
+fn compile_errors_name_the_unsupported_op() {
+    let text = "HloModule m\nENTRY e {\n  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)\n}\n";
+    let err = HostRunner::compile(text).err().unwrap();
+    assert_eq!(err.code(), Code::Unimplemented);
+    assert!(err.message().contains("infeed") && err.message().contains("%i"), "{err}");
+}

@@ -1,0 +1,84 @@
+//! [`InterpreterCompiler`]: the interpreter's "compilation" is planning.
+//!
+//! `run_hlo_passes` runs only what is needed for a module to mean what it says —
+//! today, the verifier (structure and every instruction's shape) and nothing
+//! else: the interpreter evaluates the HLO it is given, op by op, so that it
+//! stays the reference for every other backend.
+//! No pass that could change a number (algebraic simplification, fusion,
+//! reassociation) ever runs here.
+//!
+//! One evaluation mode is chosen at compile time: floating-point contraction.
+//! XLA CPU fuses a multiply into the add or subtract that is its only user (one
+//! FMA, one rounding), and the conformance corpus records XLA CPU's numbers, so
+//! by default the interpreter does the same, by the rule in
+//! `platform_api::semantics::contraction`. The debug option `fp_contract=off`
+//! rounds every operation separately, as HLO's op-by-op definition reads.
+//!
+//! `run_backend` builds the [`ModulePlan`](crate::eval::plan::ModulePlan) (use
+//! counts, liveness, prebuilt constants), checking the structure the evaluator
+//! depends on, and wraps it in an [`InterpreterExecutable`].
+
+use crate::executable::InterpreterExecutable;
+use crate::platform::PLATFORM_NAME;
+use platform_api::{
+    CompileOptions, Compiler, Error, Executable, HloModule, Result, StreamExecutor,
+};
+use std::sync::Arc;
+
+/// The compiler of the interpreter platform.
+#[derive(Debug, Default)]
+pub struct InterpreterCompiler;
+
+impl Compiler for InterpreterCompiler {
+    fn platform_id(&self) -> &'static str {
+        PLATFORM_NAME
+    }
+
+    fn run_hlo_passes(
+        &self,
+        module: HloModule,
+        executor: &Arc<dyn StreamExecutor>,
+        options: &CompileOptions,
+    ) -> Result<HloModule> {
+        let _ = options;
+        check_executor(executor)?;
+        platform_api::hlo::verifier::verify_module(&module)?;
+        Ok(module)
+    }
+
+    fn run_backend(
+        &self,
+        module: HloModule,
+        executor: &Arc<dyn StreamExecutor>,
+        options: &CompileOptions,
+    ) -> Result<Arc<dyn Executable>> {
+        check_executor(executor)?;
+        check_custom_calls(&module)?;
+        Ok(Arc::new(InterpreterExecutable::new(module, options)?))
+    }
+}
+
+/// Every custom call names a target registered (or loaded) for this platform with
+/// the calling convention its `api_version` says: a mistake is a compile error
+/// rather than a failure in the middle of a run.
+fn check_custom_calls(module: &HloModule) -> Result<()> {
+    for comp in &module.computations {
+        for instr in &comp.instructions {
+            if matches!(instr.op, platform_api::hlo::Op::CustomCall(_)) {
+                platform_api::custom_call::check_instruction(PLATFORM_NAME, instr)
+                    .map_err(|e| e.context(format!("%{} in {}", instr.name, comp.name)))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_executor(executor: &Arc<dyn StreamExecutor>) -> Result<()> {
+    if executor.platform_id() != PLATFORM_NAME {
+        return Err(Error::invalid_argument(format!(
+            "the interpreter compiler cannot compile for a {} device",
+            executor.platform_id()
+        )));
+    }
+    Ok(())
+}

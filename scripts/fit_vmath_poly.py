@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Fits the polynomial coefficients used by platform-host's `vmath` kernels.
+
+Each approximated function is rewritten as a smooth "core" g(t) (for example
+(e^r - 1 - r) / r^2 for exp) that the kernel evaluates as a polynomial; the core
+is interpolated at Chebyshev nodes with mpmath (near-minimax in absolute error),
+the coefficients are rounded to the kernel's float type, and the script reports
+the largest relative error of the *reconstructed function* on a dense grid, in
+units of the target type's epsilon.
+
+Usage: python3 scripts/fit_vmath_poly.py [NAME...]   (no name: all fits)
+Prints Rust constant arrays (lowest degree first) ready to paste into
+platform-host/src/vmath/poly.rs.
+"""
+import sys
+import mpmath as mp
+import numpy as np
+
+mp.mp.dps = 60
+
+
+def fit(name, core, lo, hi, degree, recon, exact, ftype, grid=4000):
+    poly, _err = mp.chebyfit(core, [lo, hi], degree + 1, error=True)
+    coeffs = [poly[degree - i] for i in range(degree + 1)]  # lowest first
+    cast = np.float32 if ftype == "f32" else np.float64
+    rounded = [float(cast(float(c))) for c in coeffs]
+    eps = 2.0 ** -23 if ftype == "f32" else 2.0 ** -52
+    worst = 0.0
+    for i in range(grid + 1):
+        t = lo + (hi - lo) * mp.mpf(i) / grid
+        p = mp.mpf(0)
+        for c in reversed(rounded):
+            p = p * t + mp.mpf(c)
+        x, got = recon(t, p)
+        want = exact(x)
+        if want != 0:
+            worst = max(worst, float(abs((got - want) / want)))
+    print(f"// {name}: [{float(lo):.6g}, {float(hi):.6g}], degree {degree}, max rel err "
+          f"{worst / eps:.3f} eps")
+    ty = "f32" if ftype == "f32" else "f64"
+    body = ", ".join(repr(c) for c in rounded)
+    print(f"pub const {name}: [{ty}; {degree + 1}] = [{body}];\n")
+
+
+def sq(f):
+    return lambda z: f(mp.sqrt(z))
+
+
+LN2H = mp.log(2) / 2
+FITS = {}
+
+
+def reg(name):
+    def deco(fn):
+        FITS[name] = fn
+        return fn
+    return deco
+
+
+def expcore(r):
+    return (mp.exp(r) - 1 - r) / r ** 2 if r != 0 else mp.mpf(0.5)
+
+
+def expm1core(r):
+    return (mp.expm1(r) - r - r * r / 2) / r ** 3 if r != 0 else mp.mpf(1) / 6
+
+
+def logcore(f):
+    return (mp.log1p(f) - f + f * f / 2) / f ** 3 if f != 0 else mp.mpf(1) / 3
+
+
+def tanhcore(z):
+    x = mp.sqrt(z)
+    return (mp.tanh(x) - x) / x ** 3 if z != 0 else mp.mpf(-1) / 3
+
+
+def sincore(z):
+    x = mp.sqrt(z)
+    return (mp.sin(x) - x) / x ** 3 if z != 0 else mp.mpf(-1) / 6
+
+
+def coscore(z):
+    x = mp.sqrt(z)
+    return (mp.cos(x) - 1 + z / 2) / z ** 2 if z != 0 else mp.mpf(1) / 24
+
+
+def atancore(z):
+    x = mp.sqrt(z)
+    return (mp.atan(x) - x) / x ** 3 if z != 0 else mp.mpf(-1) / 3
+
+
+def erfcore(z):
+    x = mp.sqrt(z)
+    return mp.erf(x) / x if z != 0 else 2 / mp.sqrt(mp.pi)
+
+
+def atanh_core(z):
+    # log(1+f) = 2 atanh(s) = 2s + s R(s^2); R(z) = sum_{k>=1} 2 z^k / (2k+1); fit R(z)/z.
+    s = mp.sqrt(z)
+    return (2 * mp.atanh(s) - 2 * s) / (s * z) if z != 0 else mp.mpf(2) / 3
+
+
+@reg("EXP_F32")
+def _():
+    fit("EXP_F32", expcore, -LN2H, LN2H, 4, lambda r, p: (r, 1 + r + r * r * p), mp.exp, "f32")
+
+
+@reg("EXP_F64")
+def _():
+    fit("EXP_F64", expcore, -LN2H, LN2H, 9, lambda r, p: (r, 1 + r + r * r * p), mp.exp, "f64")
+
+
+@reg("EXPM1_F32")
+def _():
+    fit("EXPM1_F32", expm1core, -LN2H, LN2H, 4,
+        lambda r, p: (r, r + r * r / 2 + r ** 3 * p), mp.expm1, "f32")
+
+
+@reg("EXPM1_F64")
+def _():
+    fit("EXPM1_F64", expm1core, -LN2H, LN2H, 9,
+        lambda r, p: (r, r + r * r / 2 + r ** 3 * p), mp.expm1, "f64")
+
+
+@reg("LOG_F32")
+def _():
+    lo, hi = mp.sqrt(0.5) - 1, mp.sqrt(2) - 1
+    fit("LOG_F32", logcore, lo, hi, 7, lambda f, p: (f, f - f * f / 2 + f ** 3 * p), mp.log1p, "f32")
+
+
+@reg("LOG_F64")
+def _():
+    smax = (mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)
+    fit("LOG_F64", atanh_core, mp.mpf(0), smax ** 2, 6,
+        lambda z, p: (z, 2 * mp.sqrt(z) + mp.sqrt(z) * z * p),
+        lambda z: 2 * mp.atanh(mp.sqrt(z)), "f64")
+
+
+@reg("TANH_F32")
+def _():
+    fit("TANH_F32", tanhcore, mp.mpf(0), mp.mpf(0.625) ** 2, 4,
+        lambda z, p: (mp.sqrt(z), mp.sqrt(z) + mp.sqrt(z) ** 3 * p), mp.tanh, "f32")
+
+
+@reg("TANH_F64")
+def _():
+    fit("TANH_F64", tanhcore, mp.mpf(0), mp.mpf(0.625) ** 2, 10,
+        lambda z, p: (mp.sqrt(z), mp.sqrt(z) + mp.sqrt(z) ** 3 * p), mp.tanh, "f64")
+
+
+@reg("SIN_F32")
+def _():
+    fit("SIN_F32", sincore, mp.mpf(0), (mp.pi / 4) ** 2, 3,
+        lambda z, p: (mp.sqrt(z), mp.sqrt(z) + mp.sqrt(z) ** 3 * p), mp.sin, "f32")
+
+
+@reg("COS_F32")
+def _():
+    fit("COS_F32", coscore, mp.mpf(0), (mp.pi / 4) ** 2, 3,
+        lambda z, p: (mp.sqrt(z), 1 - z / 2 + z * z * p), mp.cos, "f32")
+
+
+@reg("SIN_F64")
+def _():
+    fit("SIN_F64", sincore, mp.mpf(0), (mp.pi / 4) ** 2, 5,
+        lambda z, p: (mp.sqrt(z), mp.sqrt(z) + mp.sqrt(z) ** 3 * p), mp.sin, "f64")
+
+
+@reg("COS_F64")
+def _():
+    fit("COS_F64", coscore, mp.mpf(0), (mp.pi / 4) ** 2, 6,
+        lambda z, p: (mp.sqrt(z), 1 - z / 2 + z * z * p), mp.cos, "f64")
+
+
+@reg("ATAN_F32")
+def _():
+    fit("ATAN_F32", atancore, mp.mpf(0), mp.mpf(1), 8,
+        lambda z, p: (mp.sqrt(z), mp.sqrt(z) + mp.sqrt(z) ** 3 * p), mp.atan, "f32")
+
+
+@reg("ERF_F32")
+def _():
+    fit("ERF_F32", erfcore, mp.mpf(0), mp.mpf(0.921875) ** 2, 6,
+        lambda z, p: (mp.sqrt(z), mp.sqrt(z) * p), mp.erf, "f32")
+
+
+@reg("ERFC_F32")
+def _():
+    # erfc(x) = exp(-x^2) * g(x) on [0.921875, 3.92]; fit g in t = 1/x.
+    core = lambda t: mp.erfc(1 / t) * mp.exp(1 / t ** 2)
+    fit("ERFC_F32", core, 1 / mp.mpf(3.92), 1 / mp.mpf(0.921875), 9,
+        lambda t, p: (1 / t, 1 - mp.exp(-1 / t ** 2) * p), mp.erf, "f32")
+
+
+if __name__ == "__main__":
+    names = sys.argv[1:] or list(FITS)
+    for n in names:
+        FITS[n]()

@@ -1,0 +1,187 @@
+//! End-to-end tests of the `hlorun` binary: each spawns the built program and
+//! checks its exit status, standard output and standard error.
+//!
+//! Failures must exit 1 with one `hlorun: error: ...` line naming what was
+//! wrong; exit 101 (a panic) is always a bug.
+
+// Links the backends the service links, so this process sees their registrations.
+use service as _;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn example(path: &str) -> String {
+    repo_root()
+        .join("examples")
+        .join(path)
+        .display()
+        .to_string()
+}
+
+fn hlorun(args: &[&str]) -> Output {
+    hlorun_with(args, &[], None)
+}
+
+/// Runs `hlorun` with extra environment variables and optional standard input.
+fn hlorun_with(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hlorun"));
+    cmd.args(args)
+        .env_remove("HLORUN_PLATFORM")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn hlorun");
+    {
+        let mut pipe = child.stdin.take().unwrap();
+        if let Some(text) = stdin {
+            pipe.write_all(text.as_bytes()).unwrap();
+        }
+    }
+    child.wait_with_output().expect("wait for hlorun")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts a clean failure: exit 1, one error line on stderr containing every
+/// one of `needles`.
+fn assert_fails_with(o: &Output, needles: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(1), "want exit 1; stderr: {err}");
+    assert!(!err.contains("panicked"), "a panic is a bug: {err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "want one error line, got: {err}");
+    assert!(lines[0].starts_with("hlorun: "), "{err}");
+    for needle in needles {
+        assert!(err.contains(needle), "stderr lacks {needle:?}: {err}");
+    }
+}
+
+/// A fresh directory for one test's files.
+fn scratch_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hlorun-test-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn platforms_lists_every_registered_platform() {
+    let o = hlorun(&["platforms"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let header = out.lines().next().unwrap_or_default();
+    for column in ["NAME", "ALIASES", "PRIORITY", "DEVICES", "STATUS"] {
+        assert!(header.contains(column), "{out}");
+    }
+    // The same registry, seen from this process (which links the same backends).
+    let listings = platform_api::registry::list_platforms().unwrap();
+    let names: Vec<&str> = listings.iter().map(|l| l.name).collect();
+    assert!(names.contains(&"Interpreter"), "{names:?}");
+    for listing in listings {
+        let line = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(listing.name))
+            .unwrap_or_else(|| panic!("{} missing from:\n{out}", listing.name));
+        assert!(line.contains(&listing.priority.to_string()), "{line}");
+        let available = line.contains("available") && !line.contains("unavailable");
+        assert_eq!(available, listing.availability.is_available(), "{line}");
+    }
+}
+
+#[test]
+fn parse_prints_canonical_text() {
+    let path = example("mlp/mlp.hlo");
+    let o = hlorun(&["parse", &path]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let canonical = platform_api::HloModule::parse(&text).unwrap().to_text();
+    assert_eq!(stdout(&o).trim_end(), canonical.trim_end());
+    // Canonical text is a fixed point, also when read from standard input.
+    let again = hlorun_with(&["parse", "-"], &[], Some(&stdout(&o)));
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(stdout(&again), stdout(&o));
+}
+
+#[test]
+fn malformed_hlo_is_a_located_error() {
+    let dir = scratch_dir("malformed");
+    let path = dir.join("bad.hlo");
+    std::fs::write(&path, "HloModule bad\n\nENTRY main {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] frobnicate(x)\n}\n")
+        .unwrap();
+    let path = path.display().to_string();
+    let o = hlorun(&["parse", &path]);
+    // The file, then the line (5) and column of the unknown opcode.
+    assert_fails_with(&o, &[&path, "5:"]);
+    let o = hlorun(&["run", &path]);
+    assert_fails_with(&o, &[&path, "5:"]);
+    let o = hlorun_with(
+        &["parse", "-"],
+        &[],
+        Some("HloModule m\nENTRY e {\n ROOT x = f32[ parameter(0)\n}\n"),
+    );
+    assert_fails_with(&o, &["<stdin>", "3:"]);
+}
+
+#[test]
+fn missing_module_file_is_named() {
+    let o = hlorun(&["run", "no/such/module.hlo"]);
+    assert_fails_with(&o, &["no/such/module.hlo", "No such file"]);
+    let o = hlorun(&["parse", "no/such/module.hlo"]);
+    assert_fails_with(&o, &["no/such/module.hlo"]);
+}
+
+#[test]
+fn unknown_platform_is_named_with_what_is_registered() {
+    let o = hlorun(&["run", &example("softmax.hlo"), "--platform", "tpu"]);
+    assert_fails_with(&o, &["no platform named \"tpu\"", "registered:", "CUDA"]);
+    let o = hlorun_with(
+        &["run", &example("softmax.hlo")],
+        &[("HLORUN_PLATFORM", "quantum")],
+        None,
+    );
+    assert_fails_with(&o, &["no platform named \"quantum\""]);
+    let o = hlorun(&["bench", &example("softmax.hlo"), "--platform", "tpu"]);
+    assert_fails_with(&o, &["no platform named \"tpu\""]);
+}
+
+#[test]
+fn usage_errors_exit_1_and_help_exits_0() {
+    let o = hlorun(&["frobnicate"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = hlorun(&["bench", "x.hlo", "--iters", "3", "--seconds", "1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = hlorun(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("platforms"));
+}
+
+#[test]
+fn parse_verify_names_the_bad_instruction() {
+    let dir = scratch_dir("verify");
+    let path = dir.join("shapes.hlo");
+    std::fs::write(
+        &path,
+        "HloModule shapes\n\nENTRY main {\n  x = f32[4] parameter(0)\n  ROOT y = f32[5] negate(x)\n}\n",
+    )
+    .unwrap();
+    let path = path.display().to_string();
+    // Parsing alone accepts it (shapes are the verifier's business)...
+    assert_eq!(hlorun(&["parse", &path]).status.code(), Some(0));
+    // ...verification names the instruction and both shapes.
+    let o = hlorun(&["parse", "--verify", &path]);
+    assert_fails_with(&o, &[&path, "%y", "f32[5]", "f32[4]"]);
+}

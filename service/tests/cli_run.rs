@@ -1,0 +1,370 @@
+//! End-to-end tests of `hlorun run`, `compare` and `bench` on the default build's
+//! platforms (the Interpreter is always there). Expected values come from JAX
+//! (`examples/mlp/expected_out0.npy`, `tests/data/*/outN.npy`, made by XLA CPU)
+//! or from mathematics, never from this project's own output.
+
+use platform_api::Literal;
+use service::{compare_results, Tolerance};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn example(path: &str) -> String {
+    repo_root()
+        .join("examples")
+        .join(path)
+        .display()
+        .to_string()
+}
+
+fn data(path: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(path)
+        .display()
+        .to_string()
+}
+
+fn mlp_args() -> Vec<String> {
+    ["x", "w1", "b1", "w2", "b2"]
+        .iter()
+        .map(|a| example(&format!("mlp/{a}.npy")))
+        .collect()
+}
+
+fn hlorun_with(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hlorun"));
+    cmd.args(args)
+        .env_remove("HLORUN_PLATFORM")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn hlorun");
+    {
+        let mut pipe = child.stdin.take().unwrap();
+        if let Some(text) = stdin {
+            pipe.write_all(text.as_bytes()).unwrap();
+        }
+    }
+    child.wait_with_output().expect("wait for hlorun")
+}
+
+fn hlorun(args: &[&str]) -> Output {
+    hlorun_with(args, &[], None)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_ok(o: &Output) {
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(o));
+}
+
+fn assert_fails_with(o: &Output, needles: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(1), "want exit 1; stderr: {err}");
+    assert!(!err.contains("panicked"), "a panic is a bug: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "want one error line: {err}");
+    for needle in needles {
+        assert!(err.contains(needle), "stderr lacks {needle:?}: {err}");
+    }
+}
+
+fn scratch_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hlorun-run-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn read_npy(path: impl AsRef<Path>) -> Literal {
+    Literal::read_npy(path.as_ref()).unwrap_or_else(|e| panic!("{}: {e}", path.as_ref().display()))
+}
+
+/// Asserts `got` matches `want` within f32 tolerances (transcendentals differ
+/// from XLA CPU's by a few ULP).
+fn assert_close(got: &Literal, want: &Literal) {
+    let tol = Tolerance {
+        rtol: 1e-5,
+        atol: 1e-6,
+    };
+    for report in compare_results(got, want, tol).unwrap() {
+        assert!(report.ok(), "{report}");
+    }
+}
+
+#[test]
+fn run_prints_the_result_as_literal_text() {
+    let o = hlorun(&["run", &example("softmax.hlo")]);
+    assert_ok(&o);
+    let printed = platform_api::hlo::parser::parse_literal(stdout(&o).trim()).unwrap();
+    // softmax([0, 1, 2, 3]) from its definition.
+    let e: Vec<f64> = (0..4).map(|i| f64::from(i).exp()).collect();
+    let sum: f64 = e.iter().sum();
+    let want: Vec<f32> = e.iter().map(|v| (v / sum) as f32).collect();
+    assert_close(&printed, &Literal::vector(&want));
+}
+
+#[test]
+fn run_mlp_matches_jax() {
+    let dir = scratch_dir("mlp");
+    let out_dir = dir.display().to_string();
+    let mut args = vec!["run".to_string(), example("mlp/mlp.hlo")];
+    args.extend(mlp_args());
+    args.extend(["--out".to_string(), out_dir]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = hlorun(&args);
+    assert_ok(&o);
+    assert_close(
+        &read_npy(dir.join("out0.npy")),
+        &read_npy(example("mlp/expected_out0.npy")),
+    );
+    assert!(!dir.join("out1.npy").exists());
+}
+
+#[test]
+fn run_flattens_a_tuple_result_into_numbered_files() {
+    let dir = scratch_dir("tuple");
+    let out = dir.join("results");
+    let o = hlorun(&[
+        "run",
+        &data("two_outputs/module.hlo"),
+        &data("two_outputs/arg0.npy"),
+        &data("two_outputs/arg1.npy"),
+        "--out",
+        &out.display().to_string(),
+    ]);
+    assert_ok(&o);
+    for i in 0..2 {
+        let name = format!("out{i}.npy");
+        assert_close(
+            &read_npy(out.join(&name)),
+            &read_npy(data(&format!("two_outputs/{name}"))),
+        );
+    }
+    // Without --out the tuple prints as one literal with both elements.
+    let o = hlorun(&[
+        "run",
+        &data("two_outputs/module.hlo"),
+        &data("two_outputs/arg0.npy"),
+        &data("two_outputs/arg1.npy"),
+    ]);
+    assert_ok(&o);
+    let printed = platform_api::hlo::parser::parse_literal(stdout(&o).trim()).unwrap();
+    let want = Literal::tuple(vec![
+        read_npy(data("two_outputs/out0.npy")),
+        read_npy(data("two_outputs/out1.npy")),
+    ]);
+    assert_close(&printed, &want);
+}
+
+#[test]
+fn run_reads_the_module_from_stdin_and_the_platform_from_the_environment() {
+    let text = std::fs::read_to_string(example("softmax.hlo")).unwrap();
+    let from_file = stdout(&hlorun(&["run", &example("softmax.hlo")]));
+    for platform in ["interpreter", "INTERPRETER"] {
+        let o = hlorun_with(&["run", "-"], &[("HLORUN_PLATFORM", platform)], Some(&text));
+        assert_ok(&o);
+        assert_eq!(stdout(&o), from_file);
+    }
+}
+
+#[test]
+fn run_profile_writes_a_chrome_trace() {
+    let dir = scratch_dir("profile");
+    let trace = dir.join("trace.json");
+    let mut args = vec!["run".to_string(), example("mlp/mlp.hlo")];
+    args.extend(mlp_args());
+    args.extend(["--profile".to_string(), trace.display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = hlorun(&args);
+    assert_ok(&o);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events: Vec<&serde_json::Value> = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .collect();
+    let names: Vec<&str> = events.iter().filter_map(|e| e["name"].as_str()).collect();
+    assert!(names.contains(&"execute jit_mlp"), "{names:?}");
+    for e in &events {
+        assert!(
+            e["ts"].as_f64().is_some() && e["dur"].as_f64().is_some(),
+            "{e}"
+        );
+        assert!(e["pid"].is_u64() && e["tid"].is_u64(), "{e}");
+    }
+}
+
+#[test]
+fn run_rejects_bad_arguments_naming_the_file() {
+    let dir = scratch_dir("badargs");
+    let module = data("two_outputs/module.hlo");
+    let arg0 = data("two_outputs/arg0.npy");
+    // Too few.
+    let o = hlorun(&["run", &module, &arg0]);
+    assert_fails_with(&o, &["takes 2 argument(s)", "%y", "1 .npy file(s)"]);
+    // Wrong shape.
+    let wrong = dir.join("wrong.npy");
+    Literal::vector(&[1.0f32; 4]).write_npy(&wrong).unwrap();
+    let wrong = wrong.display().to_string();
+    let o = hlorun(&["run", &module, &arg0, &wrong]);
+    assert_fails_with(&o, &[&wrong, "f32[4]", "f32[2,3]", "parameter 1"]);
+    // Not a .npy file at all.
+    let junk = dir.join("junk.npy");
+    std::fs::write(&junk, b"definitely not numpy").unwrap();
+    let junk = junk.display().to_string();
+    let o = hlorun(&["run", &module, &arg0, &junk]);
+    assert_fails_with(&o, &[&junk]);
+    // Missing.
+    let o = hlorun(&["run", &module, &arg0, "missing.npy"]);
+    assert_fails_with(&o, &["missing.npy"]);
+}
+
+#[test]
+fn compare_reports_each_output() {
+    let o = hlorun(&[
+        "compare",
+        &data("two_outputs/module.hlo"),
+        &data("two_outputs/arg0.npy"),
+        &data("two_outputs/arg1.npy"),
+        "--platform",
+        "interpreter",
+    ]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    for leaf in ["out0 f32[2,3]", "out1 f32[2,3]"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(leaf))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(
+            line.contains("max abs error")
+                && line.contains("max rel error")
+                && line.ends_with("ok"),
+            "{line}"
+        );
+    }
+    // No arguments: seeded random ones from the signature.
+    let o = hlorun(&["compare", &example("mlp/mlp.hlo"), "--seed", "3"]);
+    assert_ok(&o);
+    assert!(stdout(&o).contains("out0 f32[4,3]"), "{}", stdout(&o));
+    // Nonsense tolerances are refused.
+    let o = hlorun(&["compare", &example("softmax.hlo"), "--rtol=-1"]);
+    assert_fails_with(&o, &["--rtol"]);
+}
+
+#[test]
+fn bench_json_is_one_line_with_the_documented_keys() {
+    let module = data("two_outputs/module.hlo");
+    let o = hlorun(&[
+        "bench",
+        &module,
+        &data("two_outputs/arg0.npy"),
+        &data("two_outputs/arg1.npy"),
+        "--iters",
+        "3",
+        "--json",
+    ]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    assert_eq!(out.trim().lines().count(), 1, "{out}");
+    let line = out.trim();
+    let keys = [
+        "platform",
+        "compile_ms",
+        "execute_ms_median",
+        "execute_ms_min",
+        "iters",
+        "peak_bytes",
+    ];
+    let mut last = 0;
+    for key in keys {
+        let at = line
+            .find(&format!("\"{key}\""))
+            .unwrap_or_else(|| panic!("no {key}: {line}"));
+        assert!(at >= last, "keys out of order: {line}");
+        last = at;
+    }
+    let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(v["iters"], 3);
+    assert_eq!(v["platform"], "Interpreter");
+    assert!(v["compile_ms"].as_f64().unwrap() > 0.0);
+    assert!(v["execute_ms_min"].as_f64().unwrap() <= v["execute_ms_median"].as_f64().unwrap());
+    // Two f32[2,3] inputs live on the device during the runs.
+    assert!(v["peak_bytes"].as_u64().unwrap() >= 48, "{line}");
+}
+
+#[test]
+fn bench_without_arguments_uses_the_spec_beside_the_module() {
+    // examples/mlp/mlp.json describes the arguments.
+    let o = hlorun(&[
+        "bench",
+        &example("mlp/mlp.hlo"),
+        "--iters",
+        "2",
+        "--seed",
+        "5",
+    ]);
+    assert_ok(&o);
+    assert!(stdout(&o).contains("over 2 iteration(s)"), "{}", stdout(&o));
+    // A spec that contradicts the module is an error naming the spec file.
+    let dir = scratch_dir("spec");
+    let module = dir.join("m.hlo");
+    std::fs::copy(
+        example("softmax.hlo").replace("softmax.hlo", "mlp/mlp.hlo"),
+        &module,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("m.json"),
+        r#"{"args":[{"dtype":"float32","shape":[9,9],"lo":-1,"hi":1}]}"#,
+    )
+    .unwrap();
+    let o = hlorun(&["bench", &module.display().to_string(), "--iters", "1"]);
+    assert_fails_with(&o, &["m.json", "1 argument(s)", "takes 5"]);
+}
+
+#[test]
+fn run_replicates_a_module_with_collectives() {
+    // replica_count=2 in the header: each replica adds its id, then all-reduce sums.
+    let module = data("all_reduce/module.hlo");
+    let arg = data("all_reduce/arg0.npy");
+    let x = read_npy(&arg);
+    let want: Vec<f32> = x
+        .data::<f32>()
+        .unwrap()
+        .iter()
+        .map(|v| 2.0 * v + 1.0)
+        .collect();
+    let o = hlorun(&["run", &module, &arg]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    for replica in 0..2 {
+        let prefix = format!("replica {replica}: ");
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("{out}"));
+        let got = platform_api::hlo::parser::parse_literal(&line[prefix.len()..]).unwrap();
+        assert_eq!(got.data::<f32>().unwrap(), want.as_slice());
+    }
+    // Three replicas do not fit the module's replica groups: a clean error.
+    let o = hlorun(&["run", &module, &arg, "--replicas", "3"]);
+    assert_fails_with(&o, &["replica 2", "%r"]);
+}
