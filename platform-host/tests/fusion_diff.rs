@@ -95,9 +95,53 @@ fn compare(name: &str, got: &Literal, want: &Literal, agree: Agree) {
     }
 }
 
+/// Makes instruction names unique in the module (the verifier requires it)
+/// by suffixing each computation's names with the computation's.
+fn uniquify(text: &str) -> String {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
+    let mut out = String::new();
+    let mut comp = String::new();
+    let mut names: std::collections::HashSet<String> = Default::default();
+    let blocks: Vec<&str> = text.split("\n}").collect();
+    for (k, block) in blocks.iter().enumerate() {
+        names.clear();
+        for line in block.lines() {
+            let t = line.trim();
+            if t.ends_with('{') && !t.contains('=') {
+                comp = t.trim_end_matches('{').trim().replace("ENTRY", "").trim().to_string();
+            } else if let Some((lhs, _)) = t.split_once(" = ") {
+                names.insert(lhs.trim_start_matches("ROOT").trim().to_string());
+            }
+        }
+        let mut token = String::new();
+        let flush = |token: &mut String, out: &mut String| {
+            if names.contains(token.as_str()) {
+                out.push_str(&format!("{token}__{comp}"));
+            } else {
+                out.push_str(token);
+            }
+            token.clear();
+        };
+        for c in block.chars() {
+            if is_name(c) {
+                token.push(c);
+            } else {
+                flush(&mut token, &mut out);
+                out.push(c);
+            }
+        }
+        flush(&mut token, &mut out);
+        if k + 1 < blocks.len() {
+            out.push_str("\n}");
+        }
+    }
+    out
+}
+
 /// Runs `text` both ways on random inputs and compares every result leaf.
 /// Every fusion in the module must be a block program.
 fn check(name: &str, text: &str, agree: Agree) {
+    let text = &uniquify(text);
     let module = HloModule::parse(text).unwrap_or_else(|e| panic!("{name}: parse: {e}"));
     let optimized = optimize(module.clone()).unwrap();
     let mut fusions = 0;
@@ -558,7 +602,7 @@ fc {
   e = f32[300,40] exponential(x)
   ROOT f = f32[300,40] fusion(e, b), kind=kLoop, calls=fc"#,
     );
-    let module = optimize(HloModule::parse(&text).unwrap()).unwrap();
+    let module = optimize(HloModule::parse(&uniquify(&text)).unwrap()).unwrap();
     let entry = module.computation(module.entry);
     let f = entry.root_instr();
     let Op::Fusion { calls, .. } = f.op else { panic!() };
@@ -567,7 +611,7 @@ fc {
     // A transposed read of the operand forbids it.
     let text2 = text
         .replace("ROOT s = f32[300,40] add(m, a)", "t = f32[300,40] reverse(a), dimensions={0}\n  ROOT s = f32[300,40] add(m, t)");
-    let module = optimize(HloModule::parse(&text2).unwrap()).unwrap();
+    let module = optimize(HloModule::parse(&uniquify(&text2)).unwrap()).unwrap();
     let entry = module.computation(module.entry);
     let f = entry.root_instr();
     let Op::Fusion { calls, .. } = f.op else { panic!() };

@@ -1,10 +1,14 @@
 //! The slice kernels a block program calls: one elementwise HLO op over `n`
 //! elements, or one reduction step.
 //!
-//! This file is the only place that says *how* an op runs over a slice, so
-//! replacing the loops (today: tight loops over `platform_api::semantics`' typed
-//! element functions, which the compiler vectorises for the baseline ISA) with
-//! `crate::vmath`'s runtime-dispatched SIMD kernels only changes this file.
+//! This file is the only place that says *how* an op runs over a slice. The
+//! ops `crate::vmath` implements (every `f32`/`f64` op and the vectorised
+//! transcendentals, integer ops, compares, clamps, selects, conversions,
+//! XLA's contracted multiply-add) call its runtime-dispatched AVX-512 / AVX2 /
+//! baseline kernels; the rest (`f16`/`bf16` arithmetic, complex numbers,
+//! `pred` logic, `reduce-precision`) are tight loops over
+//! `platform_api::semantics`' typed element functions. Row folds are compiled
+//! per ISA level with `vmath`'s dispatcher.
 //!
 //! # Contract of every kernel
 //! A [`Kernel`] is chosen once, when a fusion is planned, for one op and its
@@ -25,6 +29,8 @@ use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
 use platform_api::hlo::{BinaryOp, ComparisonDirection, ComparisonType, UnaryOp};
 use platform_api::semantics::convert::{convert as convert_one, ConvertSource, ConvertTarget, Pred};
+use crate::vmath::{self, FloatBinary, FloatUnary, Operand};
+use platform_api::semantics::contraction::Contraction;
 use platform_api::semantics::{complex, float, int, ComplexSemantics, FloatSemantics, IntSemantics};
 use platform_api::{ElementType, Error, Result};
 
@@ -412,6 +418,158 @@ macro_rules! any_type {
     };
 }
 
+/// The `vmath` operand for `arg` when the destination is `dst`.
+///
+/// # Safety
+/// As [`Kernel::call`]; `T` is the operand's element type.
+#[inline(always)]
+unsafe fn operand<'a, T: Copy>(arg: Arg, dst: *mut u8, n: usize) -> Operand<'a, T> {
+    match arg {
+        // SAFETY: one element.
+        Arg::Scalar(p) => Operand::Scalar(unsafe { scalar::<T>(p) }),
+        Arg::Ptr(p) if std::ptr::eq(p, dst) => Operand::Dst,
+        // SAFETY: `n` elements, not overlapping the destination.
+        Arg::Ptr(p) => Operand::Slice(unsafe { std::slice::from_raw_parts(p.cast::<T>(), n) }),
+    }
+}
+
+/// The destination slice.
+///
+/// # Safety
+/// `dst` valid for `n` elements of `T`.
+#[inline(always)]
+unsafe fn out<'a, T>(dst: *mut u8, n: usize) -> &'a mut [T] {
+    // SAFETY: forwarded.
+    unsafe { std::slice::from_raw_parts_mut(dst.cast::<T>(), n) }
+}
+
+/// `vmath` reports only length mismatches and misuse of `Operand::Dst`,
+/// which the block program rules out by construction.
+#[inline(always)]
+fn checked(r: Result<()>) {
+    debug_assert!(r.is_ok(), "vmath kernel: {r:?}");
+}
+
+/// A `vmath` float kernel for `f32` and `f64`, bound to `$V` (the module
+/// `vmath::f32` or `vmath::f64`) and `$T`.
+macro_rules! vfloat {
+    ($ty:expr, $V:ident, $T:ident => $body:expr) => {
+        match $ty {
+            ElementType::F32 => {
+                use vmath::f32 as $V;
+                type $T = f32;
+                Some($body)
+            }
+            ElementType::F64 => {
+                use vmath::f64 as $V;
+                type $T = f64;
+                Some($body)
+            }
+            _ => None,
+        }
+    };
+}
+
+/// A `vmath` integer kernel, `$T` bound to the integer type.
+macro_rules! vint {
+    ($ty:expr, $T:ident => $body:expr) => {
+        int_type!($ty, $T => Some($body), _ => None)
+    };
+}
+
+/// Whether `vmath`'s kernel for `op` is the function XLA CPU computes, up to
+/// the differences already present between XLA and the C library: exact
+/// operations, and `exp`, `log`, `tanh` and `logistic`, which XLA CPU replaces
+/// by its own vectorised approximations too. The functions XLA CPU takes from
+/// the C library (`sin`, `cos`, `tan`, `expm1`, `log1p`, `cbrt`, `erf`, and
+/// `power`, `atan2`) are taken from it here as well: programs that amplify
+/// rounding (the conformance case `fori_loop`) then match XLA bit for bit.
+fn vmath_unary_matches_xla(op: FloatUnary) -> bool {
+    !matches!(
+        op,
+        FloatUnary::Sin
+            | FloatUnary::Cos
+            | FloatUnary::Tan
+            | FloatUnary::Expm1
+            | FloatUnary::Log1p
+            | FloatUnary::Cbrt
+            | FloatUnary::Erf
+    )
+}
+
+fn vfloat_unary(op: FloatUnary, ty: ElementType) -> Option<Kernel> {
+    vfloat!(ty, V, T => Kernel::new(1, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract.
+        unsafe {
+            match args[0] {
+                Arg::Scalar(p) => {
+                    let x = [scalar::<T>(p)];
+                    let mut y = [T::default()];
+                    checked(V::unary(op, &x, &mut y));
+                    fill_typed(dst.cast::<T>(), n, y[0]);
+                }
+                Arg::Ptr(p) if std::ptr::eq(p, dst) => V::unary_inplace(op, out::<T>(dst, n)),
+                Arg::Ptr(p) => checked(V::unary(op, std::slice::from_raw_parts(p.cast::<T>(), n), out::<T>(dst, n))),
+            }
+        }
+    }))
+}
+
+fn vfloat_binary(op: FloatBinary, ty: ElementType) -> Option<Kernel> {
+    vfloat!(ty, V, T => Kernel::new(2, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract.
+        unsafe {
+            let (a, b) = (operand::<T>(args[0], dst, n), operand::<T>(args[1], dst, n));
+            checked(V::binary(op, a, b, out::<T>(dst, n)))
+        }
+    }))
+}
+
+fn vint_unary(op: vmath::int::IntUnary, ty: ElementType) -> Option<Kernel> {
+    vint!(ty, T => Kernel::new(1, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract.
+        unsafe {
+            match args[0] {
+                Arg::Scalar(p) => {
+                    let x = [scalar::<T>(p)];
+                    let mut y = [T::default()];
+                    checked(vmath::int::unary(op, &x, &mut y));
+                    fill_typed(dst.cast::<T>(), n, y[0]);
+                }
+                Arg::Ptr(p) if std::ptr::eq(p, dst) => checked(vmath::int::unary_inplace(op, out::<T>(dst, n))),
+                Arg::Ptr(p) => checked(vmath::int::unary(op, std::slice::from_raw_parts(p.cast::<T>(), n), out::<T>(dst, n))),
+            }
+        }
+    }))
+}
+
+fn vint_binary(op: vmath::int::IntBinary, ty: ElementType) -> Option<Kernel> {
+    vint!(ty, T => Kernel::new(2, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract.
+        unsafe {
+            let (a, b) = (operand::<T>(args[0], dst, n), operand::<T>(args[1], dst, n));
+            checked(vmath::int::binary(op, a, b, out::<T>(dst, n)))
+        }
+    }))
+}
+
+/// XLA CPU's contraction of a multiply into an add or subtract (one
+/// rounding), `f32`/`f64` only: `how` as `platform_api::semantics::contraction`.
+pub fn fused_multiply_add(how: Contraction, ty: ElementType) -> Result<Kernel> {
+    vfloat!(ty, V, T => Kernel::new(3, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract.
+        unsafe {
+            let (a, b, c) = (
+                operand::<T>(args[0], dst, n),
+                operand::<T>(args[1], dst, n),
+                operand::<T>(args[2], dst, n),
+            );
+            checked(V::fused_multiply_add(how, a, b, c, out::<T>(dst, n)))
+        }
+    }))
+    .ok_or_else(|| undefined("fused multiply-add", ty))
+}
+
 fn undefined(op: &str, ty: ElementType) -> Error {
     Error::unimplemented(format!("fused {op} of {ty} operands"))
 }
@@ -426,6 +584,27 @@ pub fn unary(op: UnaryOp, ty: ElementType, result: ElementType) -> Result<Kernel
         )));
     }
     use UnaryOp::*;
+    if let Some(f) = FloatUnary::from_hlo(op).filter(|&f| vmath_unary_matches_xla(f)) {
+        if let Some(k) = vfloat_unary(f, ty) {
+            return Ok(k);
+        }
+    }
+    if op == IsFinite && matches!(ty, ElementType::F32 | ElementType::F64) {
+        if let Some(k) = vfloat!(ty, V, T => Kernel::new(1, move |args, dst, n| {
+            // SAFETY: `Kernel::call`'s contract.
+            unsafe {
+                match args[0] {
+                    Arg::Scalar(p) => fill_typed(dst, n, float::is_finite(scalar::<T>(p)) as u8),
+                    Arg::Ptr(p) => checked(V::is_finite(std::slice::from_raw_parts(p.cast::<T>(), n), out::<u8>(dst, n))),
+                }
+            }
+        })) {
+            return Ok(k);
+        }
+    }
+    if let Some(k) = vmath::int::IntUnary::from_hlo(op).and_then(|u| vint_unary(u, ty)) {
+        return Ok(k);
+    }
     if ty == ElementType::Pred {
         return match op {
             Not => Ok(k1::<u8, u8>(|v| (v == 0) as u8)),
@@ -571,6 +750,15 @@ pub fn binary(op: BinaryOp, ty: ElementType, result: ElementType) -> Result<Kern
             op.name()
         )));
     }
+    if let Some(k) = FloatBinary::from_hlo(op)
+        .filter(|b| !matches!(b, FloatBinary::Pow | FloatBinary::Atan2))
+        .and_then(|b| vfloat_binary(b, ty))
+    {
+        return Ok(k);
+    }
+    if let Some(k) = vmath::int::IntBinary::from_hlo(op).and_then(|b| vint_binary(b, ty)) {
+        return Ok(k);
+    }
     if op == BinaryOp::Complex {
         return match ty {
             ElementType::F32 => Ok(k2::<f32, f32, Complex32>(Complex32::new)),
@@ -599,6 +787,25 @@ pub fn compare(
                 Ge => k2::<$T, $T, u8>(move |a, b| $ge(a, b) as u8),
             }
         };
+    }
+    let total_order = compare_type == Some(ComparisonType::TotalOrder);
+    let fast = vfloat!(ty, V, T => Kernel::new(2, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract; a `pred` destination never
+        // aliases a float operand.
+        unsafe {
+            let (a, b) = (operand::<T>(args[0], std::ptr::null_mut(), n), operand::<T>(args[1], std::ptr::null_mut(), n));
+            checked(V::compare(direction, total_order, a, b, out::<u8>(dst, n)))
+        }
+    }))
+    .or_else(|| vint!(ty, T => Kernel::new(2, move |args, dst, n| {
+        // SAFETY: as above.
+        unsafe {
+            let (a, b) = (operand::<T>(args[0], std::ptr::null_mut(), n), operand::<T>(args[1], std::ptr::null_mut(), n));
+            checked(vmath::int::compare(direction, a, b, out::<u8>(dst, n)))
+        }
+    })));
+    if let Some(k) = fast {
+        return Ok(k);
     }
     if ty == ElementType::Pred {
         return Ok(ordered!(u8, |a, b| a == b, |a, b| a != b, |a, b| a < b, |a, b| a <= b, |a, b| a > b, |a, b| a >= b));
@@ -662,12 +869,49 @@ macro_rules! width_type {
 
 /// `select(pred, on_true, on_false)` on elements of type `ty`.
 pub fn select(ty: ElementType) -> Result<Kernel> {
+    macro_rules! vselect {
+        ($W:ty) => {
+            Ok(Kernel::new(3, move |args, dst, n| {
+                // SAFETY: `Kernel::call`'s contract; the predicate never
+                // aliases the destination.
+                unsafe {
+                    let p = operand::<u8>(args[0], std::ptr::null_mut(), n);
+                    let (t, f) = (operand::<$W>(args[1], dst, n), operand::<$W>(args[2], dst, n));
+                    checked(vmath::select(p, t, f, out::<$W>(dst, n)))
+                }
+            }))
+        };
+    }
+    match ty.byte_size() {
+        1 => return vselect!(u8),
+        2 => return vselect!(u16),
+        4 => return vselect!(u32),
+        8 => return vselect!(u64),
+        _ => {}
+    }
     width_type!(ty.byte_size(), W => Ok(k3::<u8, W, W, W>(|p, t, f| if p != 0 { t } else { f })),
         _ => Err(undefined("select", ty)))
 }
 
 /// `clamp(lo, x, hi)`.
 pub fn clamp(ty: ElementType) -> Result<Kernel> {
+    let fast = vfloat!(ty, V, T => Kernel::new(3, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract.
+        unsafe {
+            let (lo, x, hi) = (operand::<T>(args[0], dst, n), operand::<T>(args[1], dst, n), operand::<T>(args[2], dst, n));
+            checked(V::clamp(lo, x, hi, out::<T>(dst, n)))
+        }
+    }))
+    .or_else(|| vint!(ty, T => Kernel::new(3, move |args, dst, n| {
+        // SAFETY: as above.
+        unsafe {
+            let (lo, x, hi) = (operand::<T>(args[0], dst, n), operand::<T>(args[1], dst, n), operand::<T>(args[2], dst, n));
+            checked(vmath::int::clamp(lo, x, hi, out::<T>(dst, n)))
+        }
+    })));
+    if let Some(k) = fast {
+        return Ok(k);
+    }
     if ty == ElementType::Pred {
         return Ok(k3::<u8, u8, u8, u8>(|lo, x, hi| hi.min(lo.max(x))));
     }
@@ -678,13 +922,66 @@ pub fn clamp(ty: ElementType) -> Result<Kernel> {
 
 fn convert_to<F: ConvertSource + 'static>(to: ElementType) -> Kernel {
     fn make<F: ConvertSource + 'static, T: ConvertTarget + 'static>() -> Kernel {
-        k1::<F, T>(convert_one::<F, T>)
+        Kernel::new(1, |args, dst, n| {
+            // SAFETY: `Kernel::call`'s contract; a conversion's destination
+            // is a different register than its operand.
+            unsafe {
+                match args[0] {
+                    Arg::Scalar(p) => fill_typed(dst.cast::<T>(), n, convert_one::<F, T>(scalar::<F>(p))),
+                    Arg::Ptr(p) if std::ptr::eq(p, dst) => run1(D, out::<T>(dst, n), convert_one::<F, T>),
+                    Arg::Ptr(p) => checked(vmath::convert(std::slice::from_raw_parts(p.cast::<F>(), n), out::<T>(dst, n))),
+                }
+            }
+        })
     }
     any_type!(to, T => make::<F, T>())
 }
 
 /// `convert` from `from` to `to` (XLA's rules, see `semantics::convert`).
 pub fn convert(from: ElementType, to: ElementType) -> Result<Kernel> {
+    // The 16-bit floats have hardware conversions to and from f32.
+    type Bits = fn(&[u16], &mut [f32]) -> Result<()>;
+    type ToBits = fn(&[f32], &mut [u16]) -> Result<()>;
+    let widen: Option<Bits> = match (from, to) {
+        (ElementType::F16, ElementType::F32) => Some(vmath::convert::f16_to_f32),
+        (ElementType::BF16, ElementType::F32) => Some(vmath::convert::bf16_to_f32),
+        _ => None,
+    };
+    if let Some(f) = widen {
+        return Ok(Kernel::new(1, move |args, dst, n| {
+            // SAFETY: `Kernel::call`'s contract (widening: never in place).
+            unsafe {
+                match args[0] {
+                    Arg::Scalar(p) => {
+                        let mut y = [0f32];
+                        checked(f(&[scalar::<u16>(p)], &mut y));
+                        fill_typed(dst.cast::<f32>(), n, y[0]);
+                    }
+                    Arg::Ptr(p) => checked(f(std::slice::from_raw_parts(p.cast::<u16>(), n), out::<f32>(dst, n))),
+                }
+            }
+        }));
+    }
+    let narrow: Option<ToBits> = match (from, to) {
+        (ElementType::F32, ElementType::F16) => Some(vmath::convert::f32_to_f16),
+        (ElementType::F32, ElementType::BF16) => Some(vmath::convert::f32_to_bf16),
+        _ => None,
+    };
+    if let Some(f) = narrow {
+        return Ok(Kernel::new(1, move |args, dst, n| {
+            // SAFETY: `Kernel::call`'s contract (narrowing: never in place).
+            unsafe {
+                match args[0] {
+                    Arg::Scalar(p) => {
+                        let mut y = [0u16];
+                        checked(f(&[scalar::<f32>(p)], &mut y));
+                        fill_typed(dst.cast::<u16>(), n, y[0]);
+                    }
+                    Arg::Ptr(p) => checked(f(std::slice::from_raw_parts(p.cast::<f32>(), n), out::<u16>(dst, n))),
+                }
+            }
+        }));
+    }
     Ok(any_type!(from, F => convert_to::<F>(to)))
 }
 
@@ -773,14 +1070,17 @@ impl SameTypeBinary for FoldBuilder {
         Fold {
             f: Box::new(move |xs, n, init, out| {
                 // SAFETY: `Fold::call`'s contract.
-                unsafe {
-                    let init = if init.is_null() {
-                        None
-                    } else {
-                        Some(init.cast::<T>().read())
-                    };
-                    out.cast::<T>().write(fold_run(xs.cast::<T>(), n, init, f))
-                }
+                let init = if init.is_null() {
+                    None
+                } else {
+                    // SAFETY: one element.
+                    Some(unsafe { init.cast::<T>().read() })
+                };
+                let xs = xs.cast::<T>();
+                // SAFETY: `n` elements at `xs`.
+                let r = crate::vmath::isa::dispatch!(vmath::level(), I => unsafe { fold_run(xs, n, init, f) });
+                // SAFETY: one element.
+                unsafe { out.cast::<T>().write(r) }
             }),
         }
     }

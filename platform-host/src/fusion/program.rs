@@ -35,6 +35,7 @@
 use super::graph::{FusedGraph, Operand};
 use super::ops;
 use super::view::{Movement, View};
+use crate::compiler::contraction::{config_of, contraction_of, FMA_TARGET};
 use crate::kernels::scalar_program::{binary_reducer, ScalarProgram};
 use crate::thunk::ConstantBytes;
 use platform_api::hlo::{BinaryOp, ComparisonDirection, ComparisonType, Op, UnaryOp};
@@ -85,6 +86,10 @@ pub enum ElemOp {
     /// A copy of same-width elements (`bitcast-convert` between equal widths).
     Reinterpret,
     ReducePrecision(u32, u32),
+    /// XLA CPU's contraction of a multiply into an add/subtract (the Host's
+    /// internal `custom-call`, see `compiler::contraction`): how, as
+    /// `compiler::contraction::config_of` spells it.
+    FusedMultiplyAdd(&'static str),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -461,6 +466,18 @@ impl<'g, 'a> Builder<'g, 'a> {
                 let a = self.operand(ops[0])?;
                 one(self.op(ElemOp::ReducePrecision(*exponent_bits, *mantissa_bits), vec![a], ty, count))
             }
+            Op::CustomCall(attrs) if attrs.target == FMA_TARGET => {
+                let how = instr
+                    .backend_config
+                    .as_ref()
+                    .and_then(|c| contraction_of(c.as_str()))
+                    .ok_or_else(|| self.unsupported("a fused multiply-add without its contraction"))?;
+                if ops.len() != 3 {
+                    return Err(self.unsupported("arity"));
+                }
+                let args = vec![self.operand(ops[0])?, self.operand(ops[1])?, self.operand(ops[2])?];
+                one(self.op(ElemOp::FusedMultiplyAdd(config_of(how)), args, ty, count))
+            }
             other => Err(self.unsupported(format!("{} inside a block-evaluated fusion", other.opcode()))),
         }
     }
@@ -766,6 +783,10 @@ fn kernel_for(op: &ElemOp, arg_types: &[ElementType], ty: ElementType) -> Result
         ElemOp::Convert => ops::convert(first, ty),
         ElemOp::Reinterpret => ops::copy(ty.byte_size()),
         ElemOp::ReducePrecision(e, m) => ops::reduce_precision(ty, *e, *m),
+        ElemOp::FusedMultiplyAdd(how) => {
+            let how = contraction_of(how).ok_or_else(|| Error::internal(format!("contraction {how}")))?;
+            ops::fused_multiply_add(how, ty)
+        }
     }
 }
 

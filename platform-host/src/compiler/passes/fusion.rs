@@ -814,14 +814,14 @@ mod tests {
         let text = r#"
 HloModule m
 mx {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT r = f32[] maximum(a, b)
+  a0 = f32[] parameter(0)
+  b0 = f32[] parameter(1)
+  ROOT r0 = f32[] maximum(a0, b0)
 }
 add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT r = f32[] add(a, b)
+  a1 = f32[] parameter(0)
+  b1 = f32[] parameter(1)
+  ROOT r1 = f32[] add(a1, b1)
 }
 ENTRY e {
   x = f32[16,32] parameter(0)
