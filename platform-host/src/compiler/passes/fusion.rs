@@ -7,7 +7,9 @@
 //!   `kind=kLoop` fusions.
 //! * Data movement (`broadcast`, `reshape`, `transpose`, `slice`, `reverse`,
 //!   `copy`), `iota` and constants are always cheap to fuse: inside a fusion
-//!   they only change how a leaf is read. One used by several groups is
+//!   they only change how a leaf is read. (Except a large transpose that
+//!   moves the innermost dimension: the transpose kernel's cache-blocked copy
+//!   beats reading it element by element.) One used by several groups is
 //!   duplicated into each, so no broadcast is ever materialised for a fused
 //!   consumer.
 //! * `reduce` with its elementwise producers (`kind=kInput`), and with its
@@ -134,9 +136,37 @@ fn sequential_computations(module: &HloModule) -> Vec<CompId> {
     order
 }
 
+/// Arrays from this many elements on are transposed by the transpose kernel
+/// (cache-blocked) rather than read element by element through a strided view.
+const STRIDED_TRANSPOSE_MIN_ELEMENTS: usize = 1 << 15;
+
+/// Whether a transpose reads its operand's innermost dimension in order (then
+/// a fused read is runs of contiguous elements).
+fn keeps_innermost(instr: &HloInstruction, perm: &[usize]) -> bool {
+    let dims = instr.shape.dims();
+    let Some(inner) = (0..dims.len()).rev().find(|&d| dims[d] != 1) else {
+        return true;
+    };
+    let Some(&from) = perm.get(inner) else { return false };
+    let operand_dims: Vec<usize> = perm
+        .iter()
+        .enumerate()
+        .fold(vec![1; perm.len()], |mut acc, (k, &p)| {
+            if let (Some(slot), Some(&d)) = (acc.get_mut(p), dims.get(k)) {
+                *slot = d;
+            }
+            acc
+        });
+    operand_dims.iter().skip(from + 1).all(|&d| d == 1)
+}
+
 /// Instructions a group may contain.
 fn fusible_op(instr: &HloInstruction) -> bool {
     let array = instr.shape.is_array();
+    if let Op::Transpose { dimensions } = &instr.op {
+        return array
+            && (instr.shape.element_count() < STRIDED_TRANSPOSE_MIN_ELEMENTS || keeps_innermost(instr, dimensions));
+    }
     match &instr.op {
         Op::Unary(_)
         | Op::Binary(_)
