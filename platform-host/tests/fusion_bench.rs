@@ -8,7 +8,8 @@
 //!
 //! `BENCH=name,name` selects programs, `FUSION_DUMP=1` prints each program
 //! after the Host's passes, `BENCH_RUNS=n` sets the timed runs (median
-//! reported), `BENCH_UNFUSED=0` skips the unfused runs (for profiling).
+//! reported), `BENCH_UNFUSED=0` skips the unfused runs (for profiling),
+//! `BENCH_PROFILE=1` prints where the fused program's time goes, per thunk.
 
 use platform_api::{ElementType, HloModule, Literal, Shape};
 use platform_host::compiler::optimize;
@@ -73,7 +74,10 @@ fn bench_programs() {
         .filter(|n| only.as_ref().is_none_or(|o| o.contains(n)))
         .collect();
     names.sort();
-    println!("{:<30} {:>10} {:>10} {:>12} {:>12} {:>8}", "program", "compile ms", "fusions", "fused ms", "unfused ms", "speedup");
+    println!(
+        "{:<30} {:>10} {:>8} {:>18} {:>18} {:>8}",
+        "program", "compile ms", "fusions", "fused ms med/min", "unfused med/min", "speedup"
+    );
     for name in names {
         let text = std::fs::read_to_string(dir.join(format!("{name}.hlo"))).unwrap();
         let spec: serde_json::Value =
@@ -94,39 +98,59 @@ fn bench_programs() {
             .map(|c| c.instructions.iter().filter(|i| matches!(i.op, platform_api::hlo::Op::Fusion { .. })).count())
             .sum();
         let unfused = fusion::with_strategy(Strategy::Unfused, || HostRunner::compile(&text));
-        let time = |runner: &HostRunner| -> f64 {
+        let time = |runner: &HostRunner| -> (f64, f64) {
             let bufs = runner.to_device(&args).unwrap();
             for _ in 0..2 {
                 runner.run_buffers(&bufs).unwrap();
             }
-            median(
-                (0..runs)
-                    .map(|_| {
-                        let t = Instant::now();
-                        runner.run_buffers(&bufs).unwrap();
-                        t.elapsed().as_secs_f64() * 1e3
-                    })
-                    .collect(),
-            )
+            let times: Vec<f64> = (0..runs)
+                .map(|_| {
+                    let t = Instant::now();
+                    runner.run_buffers(&bufs).unwrap();
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            let min = times.iter().copied().fold(f64::INFINITY, f64::min);
+            (median(times), min)
         };
         let fused_ms = time(&fused);
+        if std::env::var("BENCH_PROFILE").is_ok() {
+            let bufs = fused.to_device(&args).unwrap();
+            let sink = std::sync::Arc::new(platform_api::ProfileSink::new());
+            for _ in 0..runs {
+                fused.run_buffers_with(&bufs, Some(sink.clone())).unwrap();
+            }
+            let mut by: std::collections::BTreeMap<String, (f64, usize)> = Default::default();
+            for e in sink.events() {
+                let slot = by.entry(format!("{} ({})", e.name, e.category)).or_default();
+                slot.0 += e.duration_us / runs as f64;
+                slot.1 += 1;
+            }
+            let mut rows: Vec<_> = by.into_iter().collect();
+            rows.sort_by(|a, b| b.1 .0.partial_cmp(&a.1 .0).unwrap());
+            for (name, (us, count)) in rows.iter().take(12) {
+                println!("    {:>10.1} us/run  {:>5} calls  {name}", us, count / runs);
+            }
+        }
         let skip_unfused = std::env::var("BENCH_UNFUSED").is_ok_and(|v| v == "0");
         let base_ms = match &unfused {
-            _ if skip_unfused => f64::NAN,
+            _ if skip_unfused => (f64::NAN, f64::NAN),
             Ok(runner) => time(runner),
             Err(e) => {
                 println!("{name}: unfused compile failed: {e}");
-                f64::NAN
+                (f64::NAN, f64::NAN)
             }
         };
         println!(
-            "{:<30} {:>10.1} {:>10} {:>12.2} {:>12.2} {:>8.2}",
+            "{:<30} {:>10.1} {:>8} {:>9.2}/{:<8.2} {:>9.2}/{:<8.2} {:>8.2}",
             name,
             compile_ms,
             n_fusions,
-            fused_ms,
-            base_ms,
-            base_ms / fused_ms
+            fused_ms.0,
+            fused_ms.1,
+            base_ms.0,
+            base_ms.1,
+            base_ms.0 / fused_ms.0
         );
     }
 }

@@ -12,7 +12,7 @@
 //! chunk, combined (with the outer-domain steps that follow) afterwards.
 
 use super::ops::{self, Arg};
-use super::program::{BlockProgram, Home, LeafPlan, Mode, Reducer, SlotDom, Source, Step};
+use super::program::{BlockProgram, Home, LeafPlan, Mode, Reducer, SlotDom, Source, Step, ROW_CALL_MIN};
 use super::view::gather;
 use crate::kernels::scalar_program::{load_register, Register, ScalarEval};
 use crate::runtime::pool::compute_pool;
@@ -77,9 +77,6 @@ struct Block {
     task: usize,
 }
 
-/// Shorter rows than this are materialised rather than processed row by row
-/// when an operand has one value per row.
-const ROW_CALL_MIN: usize = 64;
 
 /// Where readers find a slot's block.
 #[derive(Clone, Copy)]
@@ -92,6 +89,9 @@ enum Val {
     PerRow(*mut u8),
     /// One value for every position (uniform), not yet expanded.
     Scalar(*mut u8),
+    /// The same row (`row_len` elements) for every row of the block, read in
+    /// place (a broadcast bias).
+    RowRepeat(*mut u8),
 }
 
 /// Per-task state.
@@ -265,7 +265,7 @@ impl<'p> Env<'p> {
         let p = self.p;
         for step in &p.uniform_steps {
             match step {
-                Step::Load { slot, leaf } => {
+                Step::Load { slot, leaf, .. } => {
                     let leaf = &p.leaves[*leaf];
                     let off = leaf.view.splat_offset().unwrap_or_else(|| leaf.view.offset(0));
                     let dst = st.home[*slot];
@@ -312,6 +312,15 @@ impl<'p> Env<'p> {
                 st.val[s] = Val::Block(dst);
                 dst
             }
+            Val::RowRepeat(src) => {
+                let dst = st.home[s];
+                for i in 0..b.nr {
+                    // SAFETY: one row at `src`; the register holds the block.
+                    unsafe { std::ptr::copy_nonoverlapping(src, dst.add(i * p.row_len * w), p.row_len * w) };
+                }
+                st.val[s] = Val::Block(dst);
+                dst
+            }
             Val::Scalar(v) => {
                 // A uniform register holds a block of any domain.
                 let cap = p.cap_full.max(p.cap_rows).max(p.cap_cols).max(1);
@@ -334,7 +343,12 @@ impl<'p> Env<'p> {
         self.place_outputs(st, b);
         for step in steps {
             match step {
-                Step::Load { slot, leaf } => {
+                Step::Load { slot, leaf, repeat: Some(base) } if b.nr > 1 => {
+                    let leaf = &p.leaves[*leaf];
+                    let at = self.leaf_base(leaf).wrapping_offset(*base * leaf.width as isize);
+                    st.val[*slot] = Val::RowRepeat(at.cast_mut());
+                }
+                Step::Load { slot, leaf, .. } => {
                     let (start, n) = match p.slots[*slot].dom {
                         SlotDom::Outer => (b.row0, b.nr),
                         _ => (b.pos, b.n),
@@ -351,7 +365,7 @@ impl<'p> Env<'p> {
                     };
                     let mut per_row = false;
                     for &s in args {
-                        if let Val::PerRow(_) = st.val[s] {
+                        if let Val::PerRow(_) | Val::RowRepeat(_) = st.val[s] {
                             if p.row_len < ROW_CALL_MIN {
                                 self.block(st, s, b);
                             } else {
@@ -365,7 +379,7 @@ impl<'p> Env<'p> {
                         for (k, &s) in args.iter().enumerate() {
                             a[k] = match st.val[s] {
                                 Val::Scalar(v) => Arg::Scalar(v),
-                                Val::Block(v) | Val::PerRow(v) => Arg::Ptr(v),
+                                Val::Block(v) | Val::PerRow(v) | Val::RowRepeat(v) => Arg::Ptr(v),
                             };
                         }
                         // SAFETY: every slot holds the block.
@@ -379,6 +393,7 @@ impl<'p> Env<'p> {
                                 a[k] = match st.val[s] {
                                     Val::Scalar(v) => Arg::Scalar(v),
                                     Val::PerRow(v) => Arg::Scalar(v.wrapping_add(r * aw)),
+                                    Val::RowRepeat(v) => Arg::Ptr(v),
                                     Val::Block(v) => Arg::Ptr(v.wrapping_add(r * p.row_len * aw)),
                                 };
                             }
@@ -423,6 +438,11 @@ impl<'p> Env<'p> {
                             Val::PerRow(v) => {
                                 for i in 0..b.nr {
                                     ops::fill(w, v.add(i * w), dst.add(i * p.row_len * w), p.row_len);
+                                }
+                            }
+                            Val::RowRepeat(v) => {
+                                for i in 0..b.nr {
+                                    std::ptr::copy(v, dst.add(i * p.row_len * w), p.row_len * w);
                                 }
                             }
                         }

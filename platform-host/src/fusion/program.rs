@@ -664,10 +664,17 @@ pub struct LeafPlan {
     pub index: Option<ops::Kernel>,
 }
 
+/// Rows shorter than this are not processed row by row (the per-call cost
+/// would dominate): per-row values and repeated rows are expanded instead.
+pub const ROW_CALL_MIN: usize = 64;
+
 pub enum Step {
     Load {
         slot: usize,
         leaf: usize,
+        /// Whole-row blocks of a leaf that reads the same row for every row
+        /// (a broadcast bias): the offset of that row, read in place.
+        repeat: Option<isize>,
     },
     Op {
         slot: usize,
@@ -892,7 +899,13 @@ impl Scheduler<'_, '_, '_> {
                 }
                 let l = self.leaf_plan(&leaf, ty)?;
                 let slot = self.new_slot(ty, dom, false);
-                self.push(dom, Step::Load { slot, leaf: l });
+                let repeat = match (dom, &leaf.source) {
+                    (SlotDom::Full, Source::Param(_) | Source::Constant(_)) if self.row_len >= ROW_CALL_MIN => {
+                        leaf.view.repeat_base(self.rows, self.row_len)
+                    }
+                    _ => None,
+                };
+                self.push(dom, Step::Load { slot, leaf: l, repeat });
                 slot
             }
             Kind::Op(op, children) => {

@@ -310,6 +310,15 @@ impl View {
         }
     }
 
+    /// When positions `0..rows·row_len` read the same `row_len` consecutive
+    /// elements for every row: the offset of the first.
+    pub fn repeat_base(&self, rows: usize, row_len: usize) -> Option<isize> {
+        match self.stages.as_slice() {
+            [s] if rows > 1 && row_len > 1 && s.dims == [rows, row_len] && s.strides == [0, 1] => Some(s.base),
+            _ => None,
+        }
+    }
+
     /// The one offset every position reads, when there is one.
     pub fn splat_offset(&self) -> Option<isize> {
         let front = self.stages.first()?;
