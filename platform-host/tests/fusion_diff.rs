@@ -717,3 +717,41 @@ fn random_fused_programs() {
         check(&format!("random {case}"), &module(&fused, &entry), agree);
     }
 }
+
+#[test]
+fn causal_mask_of_iotas_broadcast_over_heads() {
+    // The mask depends on iotas and constants only: it is evaluated when the
+    // fusion is compiled and read through a broadcast view.
+    let text = module(
+        r#"
+fc {
+  s = f32[2,3,80,80] parameter(0)
+  i = s32[80] iota(), iota_dimension=0
+  r = s32[80,80] broadcast(i), dimensions={0}
+  c = s32[80,80] broadcast(i), dimensions={1}
+  ge = pred[80,80] compare(r, c), direction=GE
+  t = pred[] constant(true)
+  f = pred[] constant(false)
+  bt = pred[80,80] broadcast(t), dimensions={}
+  bf = pred[80,80] broadcast(f), dimensions={}
+  m = pred[80,80] select(ge, bt, bf)
+  bm = pred[2,3,80,80] broadcast(m), dimensions={2,3}
+  big = f32[] constant(-1e9)
+  bb = f32[2,3,80,80] broadcast(big), dimensions={}
+  x = f32[2,3,80,80] select(bm, s, bb)
+  ninf = f32[] constant(-inf)
+  mx = f32[2,3,80] reduce(x, ninf), dimensions={3}, to_apply=max_f32
+  bmx = f32[2,3,80,80] broadcast(mx), dimensions={0,1,2}
+  d = f32[2,3,80,80] subtract(x, bmx)
+  e = f32[2,3,80,80] exponential(d)
+  z = f32[] constant(0)
+  sum = f32[2,3,80] reduce(e, z), dimensions={3}, to_apply=add_f32
+  bs = f32[2,3,80,80] broadcast(sum), dimensions={0,1,2}
+  ROOT o = f32[2,3,80,80] divide(e, bs)
+}
+"#,
+        r#"  s = f32[2,3,80,80] parameter(0)
+  ROOT f = f32[2,3,80,80] fusion(s), kind=kInput, calls=fc"#,
+    );
+    check("causal mask", &text, Agree::Within(1e-5));
+}

@@ -101,7 +101,6 @@ struct TaskState<'p> {
     val: Vec<Val>,
     inits: Vec<Vec<Register>>,
     evals: Vec<Option<ScalarEval<'p>>>,
-    index_temp: Vec<i64>,
 }
 
 impl Env<'_> {
@@ -118,21 +117,13 @@ impl Env<'_> {
     ///
     /// # Safety
     /// `dst` has room for `n` elements; the plan checked every offset.
-    unsafe fn load(&self, leaf: &LeafPlan, start: usize, n: usize, dst: *mut u8, temp: &mut Vec<i64>) -> *mut u8 {
+    unsafe fn load(&self, leaf: &LeafPlan, start: usize, n: usize, dst: *mut u8) -> *mut u8 {
         let w = leaf.width;
         if let Some(index) = &leaf.index {
-            if temp.len() < n {
-                temp.resize(n, 0);
-            }
-            let t = temp.as_mut_ptr();
             leaf.view.for_each_run(start, n, |pos, off, len, stride| {
-                for k in 0..len {
-                    // SAFETY: `temp` holds `n` values.
-                    unsafe { t.add(pos + k).write((off + k as isize * stride) as i64) };
-                }
+                // SAFETY: `dst` holds `n` elements.
+                unsafe { index.call(off, stride, len, dst.add(pos * w)) };
             });
-            // SAFETY: `temp` holds `n` i64 values, `dst` room for `n`.
-            unsafe { index.call(&[Arg::Ptr(t.cast_const().cast())], dst, n) };
             return dst;
         }
         let base = self.leaf_base(leaf);
@@ -241,7 +232,6 @@ impl<'p> Env<'p> {
             home,
             inits,
             evals,
-            index_temp: Vec::new(),
         }
     }
 
@@ -270,9 +260,8 @@ impl<'p> Env<'p> {
                     let off = leaf.view.splat_offset().unwrap_or_else(|| leaf.view.offset(0));
                     let dst = st.home[*slot];
                     if let Some(index) = &leaf.index {
-                        let v = off as i64;
                         // SAFETY: one value into a register.
-                        unsafe { index.call(&[Arg::Ptr((&v as *const i64).cast())], dst, 1) };
+                        unsafe { index.call(off, 0, 1, dst) };
                     } else {
                         // SAFETY: inside the leaf (checked at plan time).
                         unsafe {
@@ -353,10 +342,8 @@ impl<'p> Env<'p> {
                         SlotDom::Outer => (b.row0, b.nr),
                         _ => (b.pos, b.n),
                     };
-                    let mut temp = std::mem::take(&mut st.index_temp);
                     // SAFETY: the register holds a block.
-                    st.val[*slot] = Val::Block(unsafe { self.load(&p.leaves[*leaf], start, n, st.home[*slot], &mut temp) });
-                    st.index_temp = temp;
+                    st.val[*slot] = Val::Block(unsafe { self.load(&p.leaves[*leaf], start, n, st.home[*slot]) });
                 }
                 Step::Op { slot, kernel, args } => {
                     let n = match p.slots[*slot].dom {

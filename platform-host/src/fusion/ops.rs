@@ -838,6 +838,40 @@ pub fn compare(
     }, _ => Err(undefined("compare", ty)))))
 }
 
+type IndexFn = dyn Fn(isize, isize, usize, *mut u8) + Send + Sync;
+
+/// Writes index values (an iota's elements) converted to an element type.
+pub struct IndexGen {
+    f: Box<IndexFn>,
+}
+
+impl IndexGen {
+    /// Writes `start + k·step` for `k < len`, converted with XLA's rules.
+    ///
+    /// # Safety
+    /// `dst` valid for `len` elements.
+    #[inline]
+    pub unsafe fn call(&self, start: isize, step: isize, len: usize, dst: *mut u8) {
+        (self.f)(start, step, len, dst)
+    }
+}
+
+/// The index writer for element type `ty`.
+pub fn index_gen(ty: ElementType) -> IndexGen {
+    fn make<T: ConvertTarget + 'static>() -> IndexGen {
+        IndexGen {
+            f: Box::new(|start, step, len, dst| {
+                // SAFETY: `IndexGen::call`'s contract.
+                let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<T>(), len) };
+                for (k, o) in out.iter_mut().enumerate() {
+                    *o = convert_one::<i64, T>((start + k as isize * step) as i64);
+                }
+            }),
+        }
+    }
+    any_type!(ty, T => make::<T>())
+}
+
 /// Moves elements of `width` bytes as plain data.
 macro_rules! width_type {
     ($w:expr, $W:ident => $body:expr, _ => $other:expr) => {

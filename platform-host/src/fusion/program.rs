@@ -55,6 +55,8 @@ const MAX_TASKS: usize = 64;
 /// Most expressions one fusion may expand to (pushing data movement down can
 /// duplicate subexpressions).
 const MAX_EXPRS: usize = 4096;
+/// Largest constant expression (elements) evaluated at compile time.
+const FOLD_MAX: usize = 1 << 20;
 
 pub type ExprId = usize;
 
@@ -124,6 +126,9 @@ struct Expr {
     key: Key,
     dom: Dom,
     uniform: bool,
+    /// Whether a parameter (or a reduction) feeds it: otherwise it is a
+    /// constant the compiler can evaluate.
+    variable: bool,
     /// The graph node whose operation this is.
     origin: Option<usize>,
 }
@@ -164,6 +169,8 @@ struct Builder<'g, 'a> {
     constant_counts: Vec<usize>,
     values: Vec<Option<Value>>,
     current: Option<usize>,
+    /// Constant expressions already evaluated: their constant leaves.
+    folded: HashMap<ExprId, ExprId>,
     /// Treat every reduction as a row reduction (reading column reductions
     /// through a transposed view), so its result can feed other operations.
     rows_only: bool,
@@ -194,11 +201,17 @@ impl<'g, 'a> Builder<'g, 'a> {
         if self.exprs.len() >= MAX_EXPRS {
             return Err(self.unsupported("the fusion expands to too many expressions"));
         }
+        let variable = match &key.kind {
+            Kind::Leaf(l) => matches!(l.source, Source::Param(_)),
+            Kind::Op(_, children) => children.iter().any(|&c| self.exprs[c].variable),
+            _ => true,
+        };
         self.intern.insert(key.clone(), self.exprs.len());
         self.exprs.push(Expr {
             key,
             dom,
             uniform,
+            variable,
             origin: self.current,
         });
         Ok(self.exprs.len() - 1)
@@ -268,6 +281,14 @@ impl<'g, 'a> Builder<'g, 'a> {
         if let Some(&r) = memo.get(&e) {
             return Ok(r);
         }
+        let original = e;
+        // A constant expression (iotas, constants) about to be moved, e.g. a
+        // causal mask broadcast over heads: evaluate it once, here, and read
+        // the result through views instead of recomputing it per element.
+        let e = match self.fold_constant(e)? {
+            Some(c) => c,
+            None => e,
+        };
         let key = self.exprs[e].key.clone();
         let dom = self.exprs[e].dom;
         let result = match (&key.kind, dom) {
@@ -308,8 +329,81 @@ impl<'g, 'a> Builder<'g, 'a> {
                 }
             }
         };
-        memo.insert(e, result);
+        memo.insert(original, result);
         Ok(result)
+    }
+
+    /// The constant leaf holding the values of `e`, when `e` is an
+    /// operation of constants and iotas only (and not too large).
+    fn fold_constant(&mut self, e: ExprId) -> Result<Option<ExprId>> {
+        let expr = &self.exprs[e];
+        if !matches!(expr.key.kind, Kind::Op(..))
+            || expr.variable
+            || expr.uniform
+            || expr.dom != Dom::Any
+            || expr.key.count > FOLD_MAX
+        {
+            return Ok(None);
+        }
+        if let Some(&c) = self.folded.get(&e) {
+            return Ok(Some(c));
+        }
+        let (ty, count) = (expr.key.ty, expr.key.count);
+        let mut memo = HashMap::new();
+        let words = self.evaluate(e, &mut memo)?;
+        let bytes: &[u8] = bytemuck::cast_slice(&words);
+        self.constants.push(Arc::new(ConstantBytes::new(&bytes[..count * ty.byte_size()])));
+        self.constant_counts.push(count);
+        let c = self.leaf(Source::Constant(self.constants.len() - 1), View::identity(), ty, count)?;
+        self.folded.insert(e, c);
+        Ok(Some(c))
+    }
+
+    /// Every element of constant expression `e` (8-byte aligned words).
+    fn evaluate(&self, e: ExprId, memo: &mut HashMap<ExprId, Vec<u64>>) -> Result<Vec<u64>> {
+        if let Some(v) = memo.get(&e) {
+            return Ok(v.clone());
+        }
+        let expr = &self.exprs[e];
+        let (ty, count) = (expr.key.ty, expr.key.count);
+        let w = ty.byte_size();
+        let mut out = vec![0u64; (count * w).div_ceil(8).max(1)];
+        let dst = out.as_mut_ptr().cast::<u8>();
+        match &expr.key.kind {
+            Kind::Leaf(leaf) => match leaf.source {
+                Source::Constant(c) => {
+                    let base = self.constants[c].as_bytes().as_ptr();
+                    leaf.view.for_each_run(0, count, |pos, off, len, stride| {
+                        // SAFETY: the leaf's offsets were checked against the
+                        // constant when the leaf was made; `out` holds `count`.
+                        unsafe { super::view::gather(w, base, off, len, stride, dst.add(pos * w)) }
+                    });
+                }
+                Source::Index => {
+                    let index = ops::index_gen(ty);
+                    leaf.view.for_each_run(0, count, |pos, off, len, stride| {
+                        // SAFETY: `out` holds `count` elements.
+                        unsafe { index.call(off, stride, len, dst.add(pos * w)) }
+                    });
+                }
+                Source::Param(_) => return Err(Error::internal("evaluating a parameter at compile time")),
+            },
+            Kind::Op(op, children) => {
+                let mut values = Vec::with_capacity(children.len());
+                let mut types = Vec::with_capacity(children.len());
+                for &c in children {
+                    values.push(self.evaluate(c, memo)?);
+                    types.push(self.ty(c));
+                }
+                let kernel = kernel_for(op, &types, ty)?;
+                let args: Vec<ops::Arg> = values.iter().map(|v| ops::Arg::Ptr(v.as_ptr().cast())).collect();
+                // SAFETY: every operand holds `count` elements, `out` too.
+                unsafe { kernel.call(&args, dst, count) };
+            }
+            _ => return Err(Error::internal("evaluating a reduction at compile time")),
+        }
+        memo.insert(e, out.clone());
+        Ok(out)
     }
 
     fn op(&mut self, op: ElemOp, children: Vec<ExprId>, ty: ElementType, count: usize) -> Result<ExprId> {
@@ -659,9 +753,8 @@ pub struct LeafPlan {
     pub source: Source,
     pub view: View,
     pub width: usize,
-    /// For an iota: writes `len` values `start + k·step` (converted to the
-    /// element type) to a destination.
-    pub index: Option<ops::Kernel>,
+    /// For an iota: writes the values.
+    pub index: Option<ops::IndexGen>,
 }
 
 /// Rows shorter than this are not processed row by row (the per-call cost
@@ -847,7 +940,7 @@ impl Scheduler<'_, '_, '_> {
             return Ok(l);
         }
         let index = match leaf.source {
-            Source::Index => Some(ops::convert(ElementType::S64, ty)?),
+            Source::Index => Some(ops::index_gen(ty)),
             _ => None,
         };
         self.leaves.push(LeafPlan {
@@ -1054,6 +1147,7 @@ pub fn compile(graph: &FusedGraph<'_>) -> Result<BlockProgram> {
 fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram> {
     let mut b = Builder {
         rows_only,
+        folded: HashMap::new(),
         graph,
         exprs: Vec::new(),
         intern: HashMap::new(),

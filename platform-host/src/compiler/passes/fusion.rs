@@ -238,8 +238,30 @@ struct Ctx<'a> {
 /// owned members the rest of the computation reads.
 struct Split {
     owned: Vec<usize>,
-    copies: Vec<usize>,
     outputs: Vec<usize>,
+}
+
+/// Splits `members` (see [`Split`]). A cheap member is a copy when something
+/// outside the group uses it, including the original of another copy (so a
+/// constant under a copied broadcast is copied too, not made an output).
+fn split(comp: &HloComputation, users: &[Vec<usize>], cheap: &[bool], members: &[usize], in_g: &[bool]) -> Split {
+    let root = comp.root.index();
+    let mut copy: HashSet<usize> = HashSet::new();
+    // Members are in instruction order: a copy's operands come before it, so
+    // walking backwards sees every copy before its operands.
+    for &m in members.iter().rev() {
+        let outside = m == root || users[m].iter().any(|&u| !in_g[u] || copy.contains(&u));
+        if cheap[m] && outside {
+            copy.insert(m);
+        }
+    }
+    let owned: Vec<usize> = members.iter().copied().filter(|m| !copy.contains(m)).collect();
+    let outputs = owned
+        .iter()
+        .copied()
+        .filter(|&m| m == root || users[m].iter().any(|&u| !in_g[u] || copy.contains(&u)))
+        .collect();
+    Split { owned, outputs }
 }
 
 impl<'a> Ctx<'a> {
@@ -286,30 +308,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn shape_of(&self, members: &[usize], in_g: &[bool]) -> Split {
-        let mut owned = Vec::new();
-        let mut copies = Vec::new();
-        for &m in members {
-            let outside = self.users[m].iter().any(|&u| !in_g[u]) || m == self.comp.root.index();
-            if self.cheap[m] && outside {
-                copies.push(m);
-            } else {
-                owned.push(m);
-            }
-        }
-        let copy_operands: HashSet<usize> = copies
-            .iter()
-            .flat_map(|&c| self.comp.instructions[c].operands.iter().map(|o| o.index()))
-            .collect();
-        let outputs = owned
-            .iter()
-            .copied()
-            .filter(|&m| {
-                m == self.comp.root.index()
-                    || self.users[m].iter().any(|&u| !in_g[u])
-                    || copy_operands.contains(&m)
-            })
-            .collect();
-        Split { owned, copies, outputs }
+        split(self.comp, &self.users, &self.cheap, members, in_g)
     }
 
     /// Whether the computation with the group contracted (and every committed
@@ -441,8 +440,10 @@ impl<'a> Ctx<'a> {
         for &m in &shape.owned {
             self.owner[m] = Some(g);
         }
-        for &c in &shape.copies {
-            self.copies_in[c].push(g);
+        for &m in &members {
+            if !shape.owned.contains(&m) {
+                self.copies_in[m].push(g);
+            }
         }
         self.groups.push(Group { members, root });
     }
@@ -608,7 +609,16 @@ fn rewrite(
 ) -> Option<HloComputation> {
     let comp = module.computation(cid).clone();
     let n = comp.instructions.len();
-    let users = comp.users();
+    let users: Vec<Vec<usize>> = comp
+        .users()
+        .into_iter()
+        .map(|u| {
+            let mut u: Vec<usize> = u.into_iter().map(|i| i.index()).collect();
+            u.dedup();
+            u
+        })
+        .collect();
+    let cheap: Vec<bool> = comp.instructions.iter().map(|i| cheap_op(&i.op)).collect();
     let mut owner: Vec<Option<usize>> = vec![None; n];
     struct Info {
         owned: Vec<usize>,
@@ -621,27 +631,10 @@ fn rewrite(
         for &m in &group.members {
             in_g[m] = true;
         }
-        let is_root = |m: usize| m == comp.root.index();
-        let mut owned = Vec::new();
-        let mut copies = Vec::new();
-        for &m in &group.members {
-            let outside = users[m].iter().any(|u| !in_g[u.index()]) || is_root(m);
-            if cheap_op(&comp.instructions[m].op) && outside {
-                copies.push(m);
-            } else {
-                owned.push(m);
-                owner[m] = Some(g);
-            }
+        let Split { owned, outputs, .. } = split(&comp, &users, &cheap, &group.members, &in_g);
+        for &m in &owned {
+            owner[m] = Some(g);
         }
-        let copy_operands: HashSet<usize> = copies
-            .iter()
-            .flat_map(|&c| comp.instructions[c].operands.iter().map(|o| o.index()))
-            .collect();
-        let outputs: Vec<usize> = owned
-            .iter()
-            .copied()
-            .filter(|&m| is_root(m) || users[m].iter().any(|u| !in_g[u.index()]) || copy_operands.contains(&m))
-            .collect();
         let ids: Vec<InstrId> = group.members.iter().map(|&m| InstrId(m as u32)).collect();
         let outs: Vec<InstrId> = outputs.iter().map(|&m| InstrId(m as u32)).collect();
         let (_, inputs) = FusedGraph::from_group(module, &comp, &ids, &outs).ok()?;
