@@ -75,8 +75,8 @@ fn bench_programs() {
         .collect();
     names.sort();
     println!(
-        "{:<30} {:>10} {:>8} {:>18} {:>18} {:>8}",
-        "program", "compile ms", "fusions", "fused ms med/min", "unfused med/min", "speedup"
+        "{:<30} {:>10} {:>8} {:>18} {:>18} {:>8} {:>9}",
+        "program", "compile ms", "fusions", "fused ms med/min", "unfused med/min", "speedup", "max diff"
     );
     for name in names {
         let text = std::fs::read_to_string(dir.join(format!("{name}.hlo"))).unwrap();
@@ -141,8 +141,23 @@ fn bench_programs() {
                 (f64::NAN, f64::NAN)
             }
         };
+        // The fused and unfused results agree (up to reassociated sums and
+        // the transcendental kernels' ULPs).
+        let mut max_err = 0f64;
+        if let (false, Ok(unfused)) = (skip_unfused, &unfused) {
+            let a = fused.run(&args).unwrap().flatten_leaves();
+            let b = unfused.run(&args).unwrap().flatten_leaves();
+            for (x, y) in a.iter().zip(&b) {
+                for i in 0..x.element_count() {
+                    let (u, v) = (x.get(i).unwrap().to_f64_lossy(), y.get(i).unwrap().to_f64_lossy());
+                    if !(u.is_nan() && v.is_nan()) && u != v {
+                        max_err = max_err.max((u - v).abs() / (1.0 + v.abs()));
+                    }
+                }
+            }
+        }
         println!(
-            "{:<30} {:>10.1} {:>8} {:>9.2}/{:<8.2} {:>9.2}/{:<8.2} {:>8.2}",
+            "{:<30} {:>10.1} {:>8} {:>9.2}/{:<8.2} {:>9.2}/{:<8.2} {:>8.2} {:>9.1e}",
             name,
             compile_ms,
             n_fusions,
@@ -150,7 +165,8 @@ fn bench_programs() {
             fused_ms.1,
             base_ms.0,
             base_ms.1,
-            base_ms.0 / fused_ms.0
+            base_ms.0 / fused_ms.0,
+            max_err
         );
     }
 }
