@@ -43,7 +43,9 @@ fn arg(spec: &serde_json::Value, rng: &mut Rng) -> Literal {
     let (ty, bytes) = match spec["dtype"].as_str().unwrap() {
         "float32" => (
             ElementType::F32,
-            (0..n).flat_map(|_| ((lo + (hi - lo) * rng.unit()) as f32).to_le_bytes()).collect::<Vec<u8>>(),
+            (0..n)
+                .flat_map(|_| ((lo + (hi - lo) * rng.unit()) as f32).to_le_bytes())
+                .collect::<Vec<u8>>(),
         ),
         "int32" => (
             ElementType::S32,
@@ -64,26 +66,51 @@ fn median(mut v: Vec<f64>) -> f64 {
 #[test]
 #[ignore]
 fn bench_programs() {
-    let dir = std::env::var("BENCH_DIR").map(PathBuf::from).unwrap_or_else(|_| "/work/shared/bench".into());
-    let only: Option<Vec<String>> = std::env::var("BENCH").ok().map(|s| s.split(',').map(str::to_string).collect());
-    let runs: usize = std::env::var("BENCH_RUNS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
+    let dir = std::env::var("BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| "/work/shared/bench".into());
+    let only: Option<Vec<String>> = std::env::var("BENCH")
+        .ok()
+        .map(|s| s.split(',').map(str::to_string).collect());
+    let runs: usize = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".hlo")).map(str::to_string))
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".hlo"))
+                .map(str::to_string)
+        })
         .filter(|n| only.as_ref().is_none_or(|o| o.contains(n)))
         .collect();
     names.sort();
     println!(
         "{:<30} {:>10} {:>8} {:>18} {:>18} {:>8} {:>9}",
-        "program", "compile ms", "fusions", "fused ms med/min", "unfused med/min", "speedup", "max diff"
+        "program",
+        "compile ms",
+        "fusions",
+        "fused ms med/min",
+        "unfused med/min",
+        "speedup",
+        "max diff"
     );
     for name in names {
         let text = std::fs::read_to_string(dir.join(format!("{name}.hlo"))).unwrap();
-        let spec: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap()).unwrap();
+        let spec: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap(),
+        )
+        .unwrap();
         let mut rng = Rng(42);
-        let args: Vec<Literal> = spec["args"].as_array().unwrap().iter().map(|a| arg(a, &mut rng)).collect();
+        let args: Vec<Literal> = spec["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| arg(a, &mut rng))
+            .collect();
         if std::env::var("FUSION_DUMP").is_ok() {
             let m = optimize(HloModule::parse(&text).unwrap()).unwrap();
             println!("{m}");
@@ -95,7 +122,12 @@ fn bench_programs() {
         let n_fusions: usize = module
             .computations
             .iter()
-            .map(|c| c.instructions.iter().filter(|i| matches!(i.op, platform_api::hlo::Op::Fusion { .. })).count())
+            .map(|c| {
+                c.instructions
+                    .iter()
+                    .filter(|i| matches!(i.op, platform_api::hlo::Op::Fusion { .. }))
+                    .count()
+            })
             .sum();
         let unfused = fusion::with_strategy(Strategy::Unfused, || HostRunner::compile(&text));
         let time = |runner: &HostRunner| -> (f64, f64) {
@@ -122,7 +154,9 @@ fn bench_programs() {
             }
             let mut by: std::collections::BTreeMap<String, (f64, usize)> = Default::default();
             for e in sink.events() {
-                let slot = by.entry(format!("{} ({})", e.name, e.category)).or_default();
+                let slot = by
+                    .entry(format!("{} ({})", e.name, e.category))
+                    .or_default();
                 slot.0 += e.duration_us / runs as f64;
                 slot.1 += 1;
             }
@@ -149,7 +183,10 @@ fn bench_programs() {
             let b = unfused.run(&args).unwrap().flatten_leaves();
             for (x, y) in a.iter().zip(&b) {
                 for i in 0..x.element_count() {
-                    let (u, v) = (x.get(i).unwrap().to_f64_lossy(), y.get(i).unwrap().to_f64_lossy());
+                    let (u, v) = (
+                        x.get(i).unwrap().to_f64_lossy(),
+                        y.get(i).unwrap().to_f64_lossy(),
+                    );
                     if !(u.is_nan() && v.is_nan()) && u != v {
                         max_err = max_err.max((u - v).abs() / (1.0 + v.abs()));
                     }

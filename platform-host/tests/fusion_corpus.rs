@@ -39,29 +39,46 @@ fn xla_fusions_of_supported_ops_run_as_block_programs() {
     let mut block = 0;
     let mut fallback = Vec::new();
     let mut failures = Vec::new();
-    let mut cases: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+    let mut cases: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     cases.sort();
     for case in cases {
         let file = case.join("optimized.hlo");
-        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
         let module = optimize(HloModule::parse(&text).unwrap()).unwrap();
         for comp in &module.computations {
             for instr in &comp.instructions {
-                let Op::Fusion { calls, .. } = &instr.op else { continue };
+                let Op::Fusion { calls, .. } = &instr.op else {
+                    continue;
+                };
                 let fused = module.computation(*calls);
                 let expected = fused.instructions.iter().all(|i| supported(&i.op));
                 match (fusion::block_support(&module, instr), expected) {
                     (Ok(()), _) => block += 1,
-                    (Err(e), true) => failures.push(format!("{}: %{}: {e}", case.display(), instr.name)),
+                    (Err(e), true) => {
+                        failures.push(format!("{}: %{}: {e}", case.display(), instr.name))
+                    }
                     (Err(e), false) => fallback.push(format!("%{}: {e}", instr.name)),
                 }
             }
         }
     }
-    println!("{block} XLA fusions run as block programs; {} fall back:", fallback.len());
+    println!(
+        "{block} XLA fusions run as block programs; {} fall back:",
+        fallback.len()
+    );
     for f in &fallback {
         println!("  {f}");
     }
-    assert!(failures.is_empty(), "supported fusions that fall back:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "supported fusions that fall back:\n{}",
+        failures.join("\n")
+    );
     assert!(block > 0);
 }

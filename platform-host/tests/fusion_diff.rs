@@ -42,8 +42,12 @@ fn random_literal(shape: &Shape, rng: &mut Rng) -> Literal {
             ElementType::F64 => bytes.extend_from_slice(&x.to_le_bytes()),
             ElementType::F16 => bytes.extend_from_slice(&half::f16::from_f64(x).to_le_bytes()),
             ElementType::BF16 => bytes.extend_from_slice(&half::bf16::from_f64(x).to_le_bytes()),
-            ElementType::S32 => bytes.extend_from_slice(&((rng.next() % 41) as i32 - 20).to_le_bytes()),
-            ElementType::S64 => bytes.extend_from_slice(&((rng.next() % 1001) as i64 - 500).to_le_bytes()),
+            ElementType::S32 => {
+                bytes.extend_from_slice(&((rng.next() % 41) as i32 - 20).to_le_bytes())
+            }
+            ElementType::S64 => {
+                bytes.extend_from_slice(&((rng.next() % 1001) as i64 - 500).to_le_bytes())
+            }
             ElementType::U8 => bytes.push(rng.next() as u8),
             ElementType::U32 => bytes.extend_from_slice(&(rng.next() as u32 % 1000).to_le_bytes()),
             ElementType::S8 => bytes.push(rng.next() as u8),
@@ -80,7 +84,11 @@ fn compare(name: &str, got: &Literal, want: &Literal, agree: Agree) {
                     .zip(&wv)
                     .position(|(a, b)| a.to_bits() != b.to_bits() && !(a.is_nan() && b.is_nan()))
                     .unwrap_or(0);
-                if gv.iter().zip(&wv).all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())) {
+                if gv
+                    .iter()
+                    .zip(&wv)
+                    .all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()))
+                {
                     return; // only NaN payloads differ
                 }
                 panic!("{name}: element {i}: block {} vs unfused {}", gv[i], wv[i]);
@@ -88,7 +96,8 @@ fn compare(name: &str, got: &Literal, want: &Literal, agree: Agree) {
         }
         Agree::Within(tol) => {
             for (i, (a, b)) in values(got).iter().zip(values(want)).enumerate() {
-                let ok = (a.is_nan() && b.is_nan()) || a == &b || (a - b).abs() <= tol * (1.0 + b.abs());
+                let ok =
+                    (a.is_nan() && b.is_nan()) || a == &b || (a - b).abs() <= tol * (1.0 + b.abs());
                 assert!(ok, "{name}: element {i}: block {a} vs unfused {b}");
             }
         }
@@ -108,7 +117,12 @@ fn uniquify(text: &str) -> String {
         for line in block.lines() {
             let t = line.trim();
             if t.ends_with('{') && !t.contains('=') {
-                comp = t.trim_end_matches('{').trim().replace("ENTRY", "").trim().to_string();
+                comp = t
+                    .trim_end_matches('{')
+                    .trim()
+                    .replace("ENTRY", "")
+                    .trim()
+                    .to_string();
             } else if let Some((lhs, _)) = t.split_once(" = ") {
                 names.insert(lhs.trim_start_matches("ROOT").trim().to_string());
             }
@@ -166,8 +180,12 @@ fn check(name: &str, text: &str, agree: Agree) {
         .collect();
     let block = HostRunner::compile(text).unwrap_or_else(|e| panic!("{name}: compile: {e}"));
     let unfused = fusion::with_strategy(Strategy::Unfused, || HostRunner::compile(text)).unwrap();
-    let got = block.run(&args).unwrap_or_else(|e| panic!("{name}: run: {e}"));
-    let want = unfused.run(&args).unwrap_or_else(|e| panic!("{name}: unfused run: {e}"));
+    let got = block
+        .run(&args)
+        .unwrap_or_else(|e| panic!("{name}: run: {e}"));
+    let want = unfused
+        .run(&args)
+        .unwrap_or_else(|e| panic!("{name}: unfused run: {e}"));
     let (g, w) = (got.flatten_leaves(), want.flatten_leaves());
     assert_eq!(g.len(), w.len(), "{name}: result count");
     for (k, (a, b)) in g.iter().zip(&w).enumerate() {
@@ -605,16 +623,22 @@ fc {
     let module = optimize(HloModule::parse(&uniquify(&text)).unwrap()).unwrap();
     let entry = module.computation(module.entry);
     let f = entry.root_instr();
-    let Op::Fusion { calls, .. } = f.op else { panic!() };
+    let Op::Fusion { calls, .. } = f.op else {
+        panic!()
+    };
     assert_eq!(fusion::in_place_operands(&module, calls, f), vec![0]);
     check("in place", &text, Agree::Within(1e-6));
     // A transposed read of the operand forbids it.
-    let text2 = text
-        .replace("ROOT s = f32[300,40] add(m, a)", "t = f32[300,40] reverse(a), dimensions={0}\n  ROOT s = f32[300,40] add(m, t)");
+    let text2 = text.replace(
+        "ROOT s = f32[300,40] add(m, a)",
+        "t = f32[300,40] reverse(a), dimensions={0}\n  ROOT s = f32[300,40] add(m, t)",
+    );
     let module = optimize(HloModule::parse(&uniquify(&text2)).unwrap()).unwrap();
     let entry = module.computation(module.entry);
     let f = entry.root_instr();
-    let Op::Fusion { calls, .. } = f.op else { panic!() };
+    let Op::Fusion { calls, .. } = f.op else {
+        panic!()
+    };
     assert!(fusion::in_place_operands(&module, calls, f).is_empty());
     check("not in place", &text2, Agree::Within(1e-6));
 }
@@ -679,11 +703,17 @@ fn random_fused_programs() {
             let name = format!("t{k}");
             let line = if rng.below(4) == 0 {
                 let a = &vals[rng.below(vals.len())];
-                format!("{name} = f32[{r},{c}] {}({a})", unary[rng.below(unary.len())])
+                format!(
+                    "{name} = f32[{r},{c}] {}({a})",
+                    unary[rng.below(unary.len())]
+                )
             } else {
                 let a = &vals[rng.below(vals.len())];
                 let b = &vals[rng.below(vals.len())];
-                format!("{name} = f32[{r},{c}] {}({a}, {b})", ops[rng.below(ops.len())])
+                format!(
+                    "{name} = f32[{r},{c}] {}({a}, {b})",
+                    ops[rng.below(ops.len())]
+                )
             };
             lines.push(line);
             vals.push(name);

@@ -12,7 +12,9 @@
 //! chunk, combined (with the outer-domain steps that follow) afterwards.
 
 use super::ops::{self, Arg};
-use super::program::{BlockProgram, Home, LeafPlan, Mode, Reducer, SlotDom, Source, Step, ROW_CALL_MIN};
+use super::program::{
+    BlockProgram, Home, LeafPlan, Mode, Reducer, SlotDom, Source, Step, ROW_CALL_MIN,
+};
 use super::view::gather;
 use crate::kernels::scalar_program::{load_register, Register, ScalarEval};
 use crate::runtime::pool::compute_pool;
@@ -76,7 +78,6 @@ struct Block {
     task_first: bool,
     task: usize,
 }
-
 
 /// Where readers find a slot's block.
 #[derive(Clone, Copy)]
@@ -200,10 +201,18 @@ impl<'p> Env<'p> {
             .zip(&plan.types)
             .map(|(&l, ty)| {
                 let leaf = &p.leaves[l];
-                let off = leaf.view.splat_offset().unwrap_or_else(|| leaf.view.offset(0));
+                let off = leaf
+                    .view
+                    .splat_offset()
+                    .unwrap_or_else(|| leaf.view.offset(0));
                 // SAFETY: the init is one element of its source (checked when
                 // the plan was made).
-                unsafe { load_register(self.leaf_base(leaf).offset(off * ty.byte_size() as isize), ty.byte_size()) }
+                unsafe {
+                    load_register(
+                        self.leaf_base(leaf).offset(off * ty.byte_size() as isize),
+                        ty.byte_size(),
+                    )
+                }
             })
             .collect()
     }
@@ -218,7 +227,9 @@ impl<'p> Env<'p> {
                 Home::Output(_) => std::ptr::null_mut(),
             })
             .collect();
-        let inits = (0..p.reduces.len()).map(|r| self.init_registers(r)).collect();
+        let inits = (0..p.reduces.len())
+            .map(|r| self.init_registers(r))
+            .collect();
         let evals = p
             .reduces
             .iter()
@@ -257,7 +268,10 @@ impl<'p> Env<'p> {
             match step {
                 Step::Load { slot, leaf, .. } => {
                     let leaf = &p.leaves[*leaf];
-                    let off = leaf.view.splat_offset().unwrap_or_else(|| leaf.view.offset(0));
+                    let off = leaf
+                        .view
+                        .splat_offset()
+                        .unwrap_or_else(|| leaf.view.offset(0));
                     let dst = st.home[*slot];
                     if let Some(index) = &leaf.index {
                         // SAFETY: one value into a register.
@@ -275,7 +289,10 @@ impl<'p> Env<'p> {
                     st.val[*slot] = Val::Scalar(dst);
                 }
                 Step::Op { slot, kernel, args } => {
-                    let a: Vec<Arg> = args.iter().map(|&s| Arg::Ptr(st.home[s].cast_const())).collect();
+                    let a: Vec<Arg> = args
+                        .iter()
+                        .map(|&s| Arg::Ptr(st.home[s].cast_const()))
+                        .collect();
                     // SAFETY: one element each.
                     unsafe { kernel.call(&a, st.home[*slot], 1) };
                     st.val[*slot] = Val::Scalar(st.home[*slot]);
@@ -305,7 +322,13 @@ impl<'p> Env<'p> {
                 let dst = st.home[s];
                 for i in 0..b.nr {
                     // SAFETY: one row at `src`; the register holds the block.
-                    unsafe { std::ptr::copy_nonoverlapping(src, dst.add(i * p.row_len * w), p.row_len * w) };
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            src,
+                            dst.add(i * p.row_len * w),
+                            p.row_len * w,
+                        )
+                    };
                 }
                 st.val[s] = Val::Block(dst);
                 dst
@@ -332,9 +355,15 @@ impl<'p> Env<'p> {
         self.place_outputs(st, b);
         for step in steps {
             match step {
-                Step::Load { slot, leaf, repeat: Some(base) } if b.nr > 1 => {
+                Step::Load {
+                    slot,
+                    leaf,
+                    repeat: Some(base),
+                } if b.nr > 1 => {
                     let leaf = &p.leaves[*leaf];
-                    let at = self.leaf_base(leaf).wrapping_offset(*base * leaf.width as isize);
+                    let at = self
+                        .leaf_base(leaf)
+                        .wrapping_offset(*base * leaf.width as isize);
                     st.val[*slot] = Val::RowRepeat(at.cast_mut());
                 }
                 Step::Load { slot, leaf, .. } => {
@@ -343,7 +372,9 @@ impl<'p> Env<'p> {
                         _ => (b.pos, b.n),
                     };
                     // SAFETY: the register holds a block.
-                    st.val[*slot] = Val::Block(unsafe { self.load(&p.leaves[*leaf], start, n, st.home[*slot]) });
+                    st.val[*slot] = Val::Block(unsafe {
+                        self.load(&p.leaves[*leaf], start, n, st.home[*slot])
+                    });
                 }
                 Step::Op { slot, kernel, args } => {
                     let n = match p.slots[*slot].dom {
@@ -385,12 +416,18 @@ impl<'p> Env<'p> {
                                 };
                             }
                             // SAFETY: row `r` of every operand and of the result.
-                            unsafe { kernel.call(&a[..args.len()], dst.add(r * p.row_len * w), p.row_len) };
+                            unsafe {
+                                kernel.call(&a[..args.len()], dst.add(r * p.row_len * w), p.row_len)
+                            };
                         }
                     }
                     st.val[*slot] = Val::Block(dst);
                 }
-                Step::RowFold { reduce, operands, results } => {
+                Step::RowFold {
+                    reduce,
+                    operands,
+                    results,
+                } => {
                     // SAFETY: forwarded.
                     unsafe { self.row_fold(st, *reduce, operands, results, b) };
                 }
@@ -424,7 +461,12 @@ impl<'p> Env<'p> {
                             Val::Scalar(v) => ops::fill(w, v, dst, n),
                             Val::PerRow(v) => {
                                 for i in 0..b.nr {
-                                    ops::fill(w, v.add(i * w), dst.add(i * p.row_len * w), p.row_len);
+                                    ops::fill(
+                                        w,
+                                        v.add(i * w),
+                                        dst.add(i * p.row_len * w),
+                                        p.row_len,
+                                    );
                                 }
                             }
                             Val::RowRepeat(v) => {
@@ -439,7 +481,14 @@ impl<'p> Env<'p> {
         }
     }
 
-    unsafe fn row_fold(&self, st: &mut TaskState<'p>, r: usize, operands: &[usize], results: &[usize], b: &Block) {
+    unsafe fn row_fold(
+        &self,
+        st: &mut TaskState<'p>,
+        r: usize,
+        operands: &[usize],
+        results: &[usize],
+        b: &Block,
+    ) {
         let p = self.p;
         let plan = &p.reduces[r];
         let chunked = matches!(p.mode, Mode::Chunks { .. });
@@ -478,16 +527,30 @@ impl<'p> Env<'p> {
                     unsafe { fold.call(xs[0], len, init, dsts[0]) };
                 }
                 Reducer::Program(_) => {
-                    let Some(eval) = st.evals[r].as_mut() else { continue };
+                    let Some(eval) = st.evals[r].as_mut() else {
+                        continue;
+                    };
                     let (mut acc, skip): (Vec<Register>, usize) = if chunked {
                         // SAFETY: a chunk has at least one element.
-                        (xs.iter().zip(&widths).map(|(&x, &w)| unsafe { load_register(x, w) }).collect(), 1)
+                        (
+                            xs.iter()
+                                .zip(&widths)
+                                .map(|(&x, &w)| unsafe { load_register(x, w) })
+                                .collect(),
+                            1,
+                        )
                     } else {
                         (st.inits[r].clone(), 0)
                     };
-                    let rest: Vec<*const u8> = xs.iter().zip(&widths).map(|(&x, &w)| x.wrapping_add(skip * w)).collect();
+                    let rest: Vec<*const u8> = xs
+                        .iter()
+                        .zip(&widths)
+                        .map(|(&x, &w)| x.wrapping_add(skip * w))
+                        .collect();
                     // SAFETY: forwarded.
-                    unsafe { program_fold(eval, &mut acc, &rest, &widths, len.saturating_sub(skip), 1) };
+                    unsafe {
+                        program_fold(eval, &mut acc, &rest, &widths, len.saturating_sub(skip), 1)
+                    };
                     for (j, a) in acc.iter().enumerate() {
                         // SAFETY: room for one element.
                         unsafe { store_register(a, widths[j], dsts[j]) };
@@ -505,7 +568,9 @@ impl<'p> Env<'p> {
     unsafe fn row_combine(&self, st: &mut TaskState<'p>, r: usize, results: &[usize], b: &Block) {
         let p = self.p;
         let plan = &p.reduces[r];
-        let Mode::Chunks { chunks_per_row, .. } = p.mode else { return };
+        let Mode::Chunks { chunks_per_row, .. } = p.mode else {
+            return;
+        };
         let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
         for i in 0..b.nr {
             let row = b.row0 + i;
@@ -513,16 +578,33 @@ impl<'p> Env<'p> {
                 .partials
                 .iter()
                 .zip(&widths)
-                .map(|(&off, &w)| self.scratch.wrapping_add(off + row * chunks_per_row * w).cast_const())
+                .map(|(&off, &w)| {
+                    self.scratch
+                        .wrapping_add(off + row * chunks_per_row * w)
+                        .cast_const()
+                })
                 .collect();
-            let dsts: Vec<*mut u8> = results.iter().zip(&widths).map(|(&s, &w)| st.home[s].wrapping_add(i * w)).collect();
+            let dsts: Vec<*mut u8> = results
+                .iter()
+                .zip(&widths)
+                .map(|(&s, &w)| st.home[s].wrapping_add(i * w))
+                .collect();
             match &plan.reducer {
                 Reducer::Simple { fold, .. } => {
                     // SAFETY: `chunks_per_row` partials of the row.
-                    unsafe { fold.call(parts[0], chunks_per_row, st.inits[r][0].as_ptr().cast(), dsts[0]) };
+                    unsafe {
+                        fold.call(
+                            parts[0],
+                            chunks_per_row,
+                            st.inits[r][0].as_ptr().cast(),
+                            dsts[0],
+                        )
+                    };
                 }
                 Reducer::Program(_) => {
-                    let Some(eval) = st.evals[r].as_mut() else { continue };
+                    let Some(eval) = st.evals[r].as_mut() else {
+                        continue;
+                    };
                     let mut acc = st.inits[r].clone();
                     // SAFETY: forwarded.
                     unsafe { program_fold(eval, &mut acc, &parts, &widths, chunks_per_row, 1) };
@@ -557,23 +639,32 @@ impl<'p> Env<'p> {
                 unsafe {
                     ops::fill(widths[0], st.inits[r][0].as_ptr().cast(), dst, b.n);
                     for t in 0..p.n_tasks {
-                        accumulate.call(&[Arg::Ptr(dst.cast_const()), Arg::Ptr(part(0, t))], dst, b.n);
+                        accumulate.call(
+                            &[Arg::Ptr(dst.cast_const()), Arg::Ptr(part(0, t))],
+                            dst,
+                            b.n,
+                        );
                     }
                 }
             }
             Reducer::Program(_) => {
-                let Some(eval) = st.evals[r].as_mut() else { return };
+                let Some(eval) = st.evals[r].as_mut() else {
+                    return;
+                };
                 for c in 0..b.n {
                     let mut acc = st.inits[r].clone();
                     for t in 0..p.n_tasks {
-                        let xs: Vec<*const u8> =
-                            (0..widths.len()).map(|j| part(j, t).wrapping_add(c * widths[j])).collect();
+                        let xs: Vec<*const u8> = (0..widths.len())
+                            .map(|j| part(j, t).wrapping_add(c * widths[j]))
+                            .collect();
                         // SAFETY: one element each.
                         unsafe { program_fold(eval, &mut acc, &xs, &widths, 1, 1) };
                     }
                     for (j, a) in acc.iter().enumerate() {
                         // SAFETY: element `c` of the slot.
-                        unsafe { store_register(a, widths[j], st.home[results[j]].add(c * widths[j])) };
+                        unsafe {
+                            store_register(a, widths[j], st.home[results[j]].add(c * widths[j]))
+                        };
                     }
                 }
             }
@@ -583,7 +674,13 @@ impl<'p> Env<'p> {
         }
     }
 
-    unsafe fn col_accumulate(&self, st: &mut TaskState<'p>, r: usize, operands: &[usize], b: &Block) {
+    unsafe fn col_accumulate(
+        &self,
+        st: &mut TaskState<'p>,
+        r: usize,
+        operands: &[usize],
+        b: &Block,
+    ) {
         let p = self.p;
         let plan = &p.reduces[r];
         let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
@@ -604,7 +701,9 @@ impl<'p> Env<'p> {
             if b.task_first && i == 0 {
                 for j in 0..xs.len() {
                     // SAFETY: a row of the block into the task's partial row.
-                    unsafe { std::ptr::copy_nonoverlapping(xs[j], partial[j], row_len * widths[j]) };
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(xs[j], partial[j], row_len * widths[j])
+                    };
                 }
                 continue;
             }
@@ -612,10 +711,18 @@ impl<'p> Env<'p> {
                 Reducer::Simple { accumulate, .. } => {
                     // SAFETY: `row_len` elements each; the destination is
                     // exactly the first operand.
-                    unsafe { accumulate.call(&[Arg::Ptr(partial[0].cast_const()), Arg::Ptr(xs[0])], partial[0], row_len) };
+                    unsafe {
+                        accumulate.call(
+                            &[Arg::Ptr(partial[0].cast_const()), Arg::Ptr(xs[0])],
+                            partial[0],
+                            row_len,
+                        )
+                    };
                 }
                 Reducer::Program(_) => {
-                    let Some(eval) = st.evals[r].as_mut() else { continue };
+                    let Some(eval) = st.evals[r].as_mut() else {
+                        continue;
+                    };
                     for c in 0..row_len {
                         let mut acc: Vec<Register> = partial
                             .iter()
@@ -623,7 +730,11 @@ impl<'p> Env<'p> {
                             // SAFETY: element `c` of the partial row.
                             .map(|(&pp, &w)| unsafe { load_register(pp.add(c * w), w) })
                             .collect();
-                        let xc: Vec<*const u8> = xs.iter().zip(&widths).map(|(&x, &w)| x.wrapping_add(c * w)).collect();
+                        let xc: Vec<*const u8> = xs
+                            .iter()
+                            .zip(&widths)
+                            .map(|(&x, &w)| x.wrapping_add(c * w))
+                            .collect();
                         // SAFETY: one element each.
                         unsafe { program_fold(eval, &mut acc, &xc, &widths, 1, 1) };
                         for (j, a) in acc.iter().enumerate() {
@@ -662,7 +773,10 @@ impl<'p> Env<'p> {
                         row += nr;
                     }
                 }
-                Mode::Chunks { chunk_len, chunks_per_row } => {
+                Mode::Chunks {
+                    chunk_len,
+                    chunks_per_row,
+                } => {
                     let (c0, c1) = task_range(p.rows * chunks_per_row, p.n_tasks, t);
                     for c in c0..c1 {
                         let row = c / chunks_per_row;
@@ -750,10 +864,17 @@ impl Thunk for BlockFusion {
         let p = &*self.program;
         let env = Env {
             p,
-            params: self.operands.iter().map(|s| ctx.ptr(*s).cast_const()).collect(),
+            params: self
+                .operands
+                .iter()
+                .map(|s| ctx.ptr(*s).cast_const())
+                .collect(),
             outs: self.results.iter().map(|s| ctx.ptr(*s)).collect(),
             consts: p.constants.iter().map(|c| c.as_bytes().as_ptr()).collect(),
-            scratch: self.scratch.map(|s| ctx.ptr(s)).unwrap_or(std::ptr::null_mut()),
+            scratch: self
+                .scratch
+                .map(|s| ctx.ptr(s))
+                .unwrap_or(std::ptr::null_mut()),
         };
         run(&env);
         Ok(())

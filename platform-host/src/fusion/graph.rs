@@ -35,10 +35,9 @@ pub struct FusedGraph<'a> {
 impl<'a> FusedGraph<'a> {
     /// The graph of fused computation `comp` (called by fusion `name`).
     pub fn from_computation(module: &'a HloModule, comp: CompId, name: &str) -> Result<Self> {
-        let c: &'a HloComputation = module
-            .computations
-            .get(comp.index())
-            .ok_or_else(|| Error::invalid_argument(format!("%{name}: no computation #{}", comp.0)))?;
+        let c: &'a HloComputation = module.computations.get(comp.index()).ok_or_else(|| {
+            Error::invalid_argument(format!("%{name}: no computation #{}", comp.0))
+        })?;
         let mut params = Vec::new();
         let mut map: Vec<Option<Operand>> = vec![None; c.instructions.len()];
         for id in c.parameters() {
@@ -66,7 +65,10 @@ impl<'a> FusedGraph<'a> {
                 .iter()
                 .map(|o| {
                     map.get(o.index()).copied().flatten().ok_or_else(|| {
-                        Error::invalid_argument(format!("%{}: operand order in {}", instr.name, c.name))
+                        Error::invalid_argument(format!(
+                            "%{}: operand order in {}",
+                            instr.name, c.name
+                        ))
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -80,7 +82,10 @@ impl<'a> FusedGraph<'a> {
                 .ok_or_else(|| Error::invalid_argument(format!("{}: bad root operand", c.name)))
         };
         let outputs = if root_is_tuple {
-            root.operands.iter().map(|&o| lookup(o)).collect::<Result<Vec<_>>>()?
+            root.operands
+                .iter()
+                .map(|&o| lookup(o))
+                .collect::<Result<Vec<_>>>()?
         } else {
             vec![lookup(c.root)?]
         };

@@ -129,7 +129,10 @@ impl FusionPlan {
         let (want_params, want_results) = match &self.kind {
             PlanKind::Block(p) => (
                 p.param_bytes.clone(),
-                p.outputs.iter().map(|o| o.count * o.ty.byte_size()).collect::<Vec<_>>(),
+                p.outputs
+                    .iter()
+                    .map(|o| o.count * o.ty.byte_size())
+                    .collect::<Vec<_>>(),
             ),
             PlanKind::Sequence(s) => (s.parameter_leaf_bytes.clone(), s.output_leaf_bytes.clone()),
         };
@@ -174,13 +177,22 @@ impl FusionPlan {
 
 /// The block program of fusion `instr` (calling `fused`), if the block
 /// evaluator supports it and its signature matches the instruction's.
-fn block_program(module: &HloModule, fused: CompId, instr: &HloInstruction) -> Result<BlockProgram> {
+fn block_program(
+    module: &HloModule,
+    fused: CompId,
+    instr: &HloInstruction,
+) -> Result<BlockProgram> {
     if strategy() == Strategy::Unfused {
-        return Err(Error::unimplemented("block evaluation is off on this thread"));
+        return Err(Error::unimplemented(
+            "block evaluation is off on this thread",
+        ));
     }
     let graph = graph::FusedGraph::from_computation(module, fused, &instr.name)?;
     if graph.params.iter().any(|p| !p.is_array()) || graph.params.len() != instr.operands.len() {
-        return Err(Error::unimplemented(format!("%{}: tuple parameters", instr.name)));
+        return Err(Error::unimplemented(format!(
+            "%{}: tuple parameters",
+            instr.name
+        )));
     }
     let program = program::compile(&graph)?;
     let leaves = instr.shape.leaves();
@@ -199,7 +211,11 @@ fn block_program(module: &HloModule, fused: CompId, instr: &HloInstruction) -> R
 }
 
 /// Compiles fusion instruction `instr`.
-pub fn plan(module: &HloModule, instr: &HloInstruction, options: &CompileOptions) -> Result<FusionPlan> {
+pub fn plan(
+    module: &HloModule,
+    instr: &HloInstruction,
+    options: &CompileOptions,
+) -> Result<FusionPlan> {
     let Op::Fusion { calls, .. } = &instr.op else {
         return Err(Error::internal(format!("%{} is not a fusion", instr.name)));
     };
@@ -207,7 +223,9 @@ pub fn plan(module: &HloModule, instr: &HloInstruction, options: &CompileOptions
         Ok(program) => PlanKind::Block(Arc::new(program)),
         Err(e) => {
             tracing::debug!("%{}: fused computation runs unfused: {e}", instr.name);
-            PlanKind::Sequence(compile_computation(module, *calls, FUSED_MODE, options, false)?)
+            PlanKind::Sequence(compile_computation(
+                module, *calls, FUSED_MODE, options, false,
+            )?)
         }
     };
     Ok(FusionPlan {
@@ -229,7 +247,11 @@ pub fn in_place_operands(module: &HloModule, fused: CompId, instr: &HloInstructi
 }
 
 /// The fallback's in-place operands (see the module doc).
-fn sequence_in_place_operands(module: &HloModule, fused: CompId, instr: &HloInstruction) -> Vec<usize> {
+fn sequence_in_place_operands(
+    module: &HloModule,
+    fused: CompId,
+    instr: &HloInstruction,
+) -> Vec<usize> {
     let Some(comp) = module.computations.get(fused.index()) else {
         return Vec::new();
     };
@@ -302,7 +324,10 @@ impl Thunk for SequenceFusion {
 /// Why fusion `instr` would not run as a block program (`Ok` when it would).
 pub fn block_support(module: &HloModule, instr: &HloInstruction) -> Result<()> {
     let Op::Fusion { calls, .. } = &instr.op else {
-        return Err(Error::invalid_argument(format!("%{} is not a fusion", instr.name)));
+        return Err(Error::invalid_argument(format!(
+            "%{} is not a fusion",
+            instr.name
+        )));
     };
     block_program(module, *calls, instr).map(|_| ())
 }

@@ -25,13 +25,17 @@
 //! reassociate (64 partial accumulators, so float sums vectorise), as XLA
 //! leaves reduction order unspecified.
 
+use crate::vmath::{self, FloatBinary, FloatUnary, Operand};
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
 use platform_api::hlo::{BinaryOp, ComparisonDirection, ComparisonType, UnaryOp};
-use platform_api::semantics::convert::{convert as convert_one, ConvertSource, ConvertTarget, Pred};
-use crate::vmath::{self, FloatBinary, FloatUnary, Operand};
 use platform_api::semantics::contraction::Contraction;
-use platform_api::semantics::{complex, float, int, ComplexSemantics, FloatSemantics, IntSemantics};
+use platform_api::semantics::convert::{
+    convert as convert_one, ConvertSource, ConvertTarget, Pred,
+};
+use platform_api::semantics::{
+    complex, float, int, ComplexSemantics, FloatSemantics, IntSemantics,
+};
 use platform_api::{ElementType, Error, Result};
 
 /// One operand of a kernel call.
@@ -139,7 +143,12 @@ fn run1<A: Copy, R: Copy>(a: impl Lane<A, R>, out: &mut [R], f: impl Fn(A) -> R)
 }
 
 #[inline(always)]
-fn run2<A: Copy, B: Copy, R: Copy>(a: impl Lane<A, R>, b: impl Lane<B, R>, out: &mut [R], f: impl Fn(A, B) -> R) {
+fn run2<A: Copy, B: Copy, R: Copy>(
+    a: impl Lane<A, R>,
+    b: impl Lane<B, R>,
+    out: &mut [R],
+    f: impl Fn(A, B) -> R,
+) {
     for (i, o) in out.iter_mut().enumerate() {
         *o = f(a.at(i, *o), b.at(i, *o));
     }
@@ -169,7 +178,11 @@ enum Form {
 fn form<T, R>(arg: Arg, dst: *mut u8) -> Form {
     match arg {
         Arg::Scalar(_) => Form::Scalar,
-        Arg::Ptr(p) if std::ptr::eq(p, dst) && std::mem::size_of::<T>() == std::mem::size_of::<R>() => Form::Dst,
+        Arg::Ptr(p)
+            if std::ptr::eq(p, dst) && std::mem::size_of::<T>() == std::mem::size_of::<R>() =>
+        {
+            Form::Dst
+        }
         Arg::Ptr(_) => Form::Slice,
     }
 }
@@ -200,7 +213,9 @@ macro_rules! lane {
     }};
 }
 
-fn k1<A: Copy + 'static, R: Copy + 'static>(f: impl Fn(A) -> R + Copy + Send + Sync + 'static) -> Kernel {
+fn k1<A: Copy + 'static, R: Copy + 'static>(
+    f: impl Fn(A) -> R + Copy + Send + Sync + 'static,
+) -> Kernel {
     Kernel::new(1, move |args, dst, n| {
         if let Arg::Scalar(a) = args[0] {
             // SAFETY: `Kernel::call`'s contract.
@@ -250,7 +265,11 @@ macro_rules! select_minmax {
         (
             |a: $t, b: $t| -> $t {
                 let r = if a > b { a } else { b };
-                let r = if a == b { <$t>::from_bits(a.to_bits() & b.to_bits()) } else { r };
+                let r = if a == b {
+                    <$t>::from_bits(a.to_bits() & b.to_bits())
+                } else {
+                    r
+                };
                 if a.is_nan() {
                     a
                 } else {
@@ -259,7 +278,11 @@ macro_rules! select_minmax {
             },
             |a: $t, b: $t| -> $t {
                 let r = if a < b { a } else { b };
-                let r = if a == b { <$t>::from_bits(a.to_bits() | b.to_bits()) } else { r };
+                let r = if a == b {
+                    <$t>::from_bits(a.to_bits() | b.to_bits())
+                } else {
+                    r
+                };
                 if a.is_nan() {
                     a
                 } else {
@@ -867,7 +890,15 @@ pub fn compare(
         return Ok(k);
     }
     if ty == ElementType::Pred {
-        return Ok(ordered!(u8, |a, b| a == b, |a, b| a != b, |a, b| a < b, |a, b| a <= b, |a, b| a > b, |a, b| a >= b));
+        return Ok(ordered!(
+            u8,
+            |a, b| a == b,
+            |a, b| a != b,
+            |a, b| a < b,
+            |a, b| a <= b,
+            |a, b| a > b,
+            |a, b| a >= b
+        ));
     }
     let total = compare_type == Some(ComparisonType::TotalOrder);
     float_type!(ty, T => Ok(if total {
@@ -969,7 +1000,10 @@ pub fn select(ty: ElementType) -> Result<Kernel> {
                 // aliases the destination.
                 unsafe {
                     let p = operand::<u8>(args[0], std::ptr::null_mut(), n);
-                    let (t, f) = (operand::<$W>(args[1], dst, n), operand::<$W>(args[2], dst, n));
+                    let (t, f) = (
+                        operand::<$W>(args[1], dst, n),
+                        operand::<$W>(args[2], dst, n),
+                    );
                     checked(vmath::select(p, t, f, out::<$W>(dst, n)))
                 }
             }))
@@ -1020,9 +1054,16 @@ fn convert_to<F: ConvertSource + 'static>(to: ElementType) -> Kernel {
             // is a different register than its operand.
             unsafe {
                 match args[0] {
-                    Arg::Scalar(p) => fill_typed(dst.cast::<T>(), n, convert_one::<F, T>(scalar::<F>(p))),
-                    Arg::Ptr(p) if std::ptr::eq(p, dst) => run1(D, out::<T>(dst, n), convert_one::<F, T>),
-                    Arg::Ptr(p) => checked(vmath::convert(std::slice::from_raw_parts(p.cast::<F>(), n), out::<T>(dst, n))),
+                    Arg::Scalar(p) => {
+                        fill_typed(dst.cast::<T>(), n, convert_one::<F, T>(scalar::<F>(p)))
+                    }
+                    Arg::Ptr(p) if std::ptr::eq(p, dst) => {
+                        run1(D, out::<T>(dst, n), convert_one::<F, T>)
+                    }
+                    Arg::Ptr(p) => checked(vmath::convert(
+                        std::slice::from_raw_parts(p.cast::<F>(), n),
+                        out::<T>(dst, n),
+                    )),
                 }
             }
         })
@@ -1050,7 +1091,10 @@ pub fn convert(from: ElementType, to: ElementType) -> Result<Kernel> {
                         checked(f(&[scalar::<u16>(p)], &mut y));
                         fill_typed(dst.cast::<f32>(), n, y[0]);
                     }
-                    Arg::Ptr(p) => checked(f(std::slice::from_raw_parts(p.cast::<u16>(), n), out::<f32>(dst, n))),
+                    Arg::Ptr(p) => checked(f(
+                        std::slice::from_raw_parts(p.cast::<u16>(), n),
+                        out::<f32>(dst, n),
+                    )),
                 }
             }
         }));
@@ -1070,7 +1114,10 @@ pub fn convert(from: ElementType, to: ElementType) -> Result<Kernel> {
                         checked(f(&[scalar::<f32>(p)], &mut y));
                         fill_typed(dst.cast::<u16>(), n, y[0]);
                     }
-                    Arg::Ptr(p) => checked(f(std::slice::from_raw_parts(p.cast::<f32>(), n), out::<u16>(dst, n))),
+                    Arg::Ptr(p) => checked(f(
+                        std::slice::from_raw_parts(p.cast::<f32>(), n),
+                        out::<u16>(dst, n),
+                    )),
                 }
             }
         }));
@@ -1124,7 +1171,9 @@ unsafe fn fold_run<T: Copy>(xs: *const T, n: usize, init: Option<T>, f: impl Fn(
         let first = match init {
             Some(v) => v,
             // `n >= 1` when there is no init.
-            None => iter.next().unwrap_or_else(|| unreachable!("a fold without init of no elements")),
+            None => iter
+                .next()
+                .unwrap_or_else(|| unreachable!("a fold without init of no elements")),
         };
         return iter.fold(first, f);
     }
@@ -1235,7 +1284,13 @@ mod tests {
     fn run2(k: &Kernel, a: &[f32], b: &[f32]) -> Vec<f32> {
         let mut out = vec![0f32; a.len()];
         // SAFETY: equal lengths.
-        unsafe { k.call(&[Arg::Ptr(a.as_ptr().cast()), Arg::Ptr(b.as_ptr().cast())], out.as_mut_ptr().cast(), a.len()) };
+        unsafe {
+            k.call(
+                &[Arg::Ptr(a.as_ptr().cast()), Arg::Ptr(b.as_ptr().cast())],
+                out.as_mut_ptr().cast(),
+                a.len(),
+            )
+        };
         out
     }
 
@@ -1250,16 +1305,41 @@ mod tests {
         let mut r = 0i32;
         let init = 7i32;
         // SAFETY: valid pointers.
-        unsafe { f.call(xs.as_ptr().cast(), xs.len(), (&init as *const i32).cast(), (&mut r as *mut i32).cast()) };
+        unsafe {
+            f.call(
+                xs.as_ptr().cast(),
+                xs.len(),
+                (&init as *const i32).cast(),
+                (&mut r as *mut i32).cast(),
+            )
+        };
         assert_eq!(r, 5050 + 7);
         // SAFETY: as above, no init.
-        unsafe { f.call(xs.as_ptr().cast(), 3, std::ptr::null(), (&mut r as *mut i32).cast()) };
+        unsafe {
+            f.call(
+                xs.as_ptr().cast(),
+                3,
+                std::ptr::null(),
+                (&mut r as *mut i32).cast(),
+            )
+        };
         assert_eq!(r, 6);
     }
 
     #[test]
     fn vectorisable_max_min_match_the_semantics_bit_for_bit() {
-        let specials = [0.0f32, -0.0, 1.0, -1.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN, 1e-40, 3.5];
+        let specials = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+            1e-40,
+            3.5,
+        ];
         let (mut a, mut b) = (Vec::new(), Vec::new());
         for &x in &specials {
             for &y in &specials {
@@ -1268,20 +1348,36 @@ mod tests {
             }
         }
         for (op, reference) in [
-            (BinaryOp::Maximum, float::maximum::<f32> as fn(f32, f32) -> f32),
+            (
+                BinaryOp::Maximum,
+                float::maximum::<f32> as fn(f32, f32) -> f32,
+            ),
             (BinaryOp::Minimum, float::minimum::<f32>),
         ] {
             let k = binary(op, ElementType::F32, ElementType::F32).unwrap();
             let got = run2(&k, &a, &b);
             for i in 0..a.len() {
-                assert_eq!(got[i].to_bits(), reference(a[i], b[i]).to_bits(), "{op:?}({}, {})", a[i], b[i]);
+                assert_eq!(
+                    got[i].to_bits(),
+                    reference(a[i], b[i]).to_bits(),
+                    "{op:?}({}, {})",
+                    a[i],
+                    b[i]
+                );
             }
             // A scalar operand gives the same.
             let mut out = vec![0f32; a.len()];
             let y = 0.0f32;
             // SAFETY: valid lengths.
             unsafe {
-                k.call(&[Arg::Ptr(a.as_ptr().cast()), Arg::Scalar((&y as *const f32).cast())], out.as_mut_ptr().cast(), a.len())
+                k.call(
+                    &[
+                        Arg::Ptr(a.as_ptr().cast()),
+                        Arg::Scalar((&y as *const f32).cast()),
+                    ],
+                    out.as_mut_ptr().cast(),
+                    a.len(),
+                )
             };
             for i in 0..a.len() {
                 assert_eq!(out[i].to_bits(), reference(a[i], y).to_bits());
@@ -1294,11 +1390,26 @@ mod tests {
         let k = unary(UnaryOp::Exp, ElementType::F32, ElementType::F32).unwrap();
         let xs: Vec<f32> = (0..700)
             .map(|i| -110.0 + i as f32 * 0.3)
-            .chain([-1e9, f32::NEG_INFINITY, f32::INFINITY, f32::NAN, 0.0, -0.0, 88.7, 89.0])
+            .chain([
+                -1e9,
+                f32::NEG_INFINITY,
+                f32::INFINITY,
+                f32::NAN,
+                0.0,
+                -0.0,
+                88.7,
+                89.0,
+            ])
             .collect();
         let mut out = vec![0f32; xs.len()];
         // SAFETY: equal lengths.
-        unsafe { k.call(&[Arg::Ptr(xs.as_ptr().cast())], out.as_mut_ptr().cast(), xs.len()) };
+        unsafe {
+            k.call(
+                &[Arg::Ptr(xs.as_ptr().cast())],
+                out.as_mut_ptr().cast(),
+                xs.len(),
+            )
+        };
         for (x, y) in xs.iter().zip(&out) {
             let want = float::exp(*x);
             if want.is_nan() {
@@ -1311,7 +1422,13 @@ mod tests {
         // In place gives the same.
         let mut buf = xs.clone();
         // SAFETY: the destination is the operand.
-        unsafe { k.call(&[Arg::Ptr(buf.as_ptr().cast())], buf.as_mut_ptr().cast(), buf.len()) };
+        unsafe {
+            k.call(
+                &[Arg::Ptr(buf.as_ptr().cast())],
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        };
         for (a, b) in buf.iter().zip(&out) {
             assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()));
         }

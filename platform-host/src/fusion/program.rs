@@ -179,7 +179,9 @@ struct Builder<'g, 'a> {
 fn array_dims(shape: &Shape, what: &str) -> Result<(ElementType, Vec<usize>)> {
     match shape {
         Shape::Array(a) => Ok((a.element_type, a.dims.clone())),
-        _ => Err(Error::unimplemented(format!("{what} has shape {shape}; fused values must be arrays"))),
+        _ => Err(Error::unimplemented(format!(
+            "{what} has shape {shape}; fused values must be arrays"
+        ))),
     }
 }
 
@@ -193,7 +195,14 @@ impl<'g, 'a> Builder<'g, 'a> {
         Error::unimplemented(format!("{}: {what}{at}", self.graph.name))
     }
 
-    fn add(&mut self, kind: Kind, ty: ElementType, count: usize, dom: Dom, uniform: bool) -> Result<ExprId> {
+    fn add(
+        &mut self,
+        kind: Kind,
+        ty: ElementType,
+        count: usize,
+        dom: Dom,
+        uniform: bool,
+    ) -> Result<ExprId> {
         let key = Key { kind, ty, count };
         if let Some(&e) = self.intern.get(&key) {
             return Ok(e);
@@ -227,7 +236,13 @@ impl<'g, 'a> Builder<'g, 'a> {
 
     /// A leaf read through `view` at `count` positions (checked to stay inside
     /// the source).
-    fn leaf(&mut self, source: Source, view: View, ty: ElementType, count: usize) -> Result<ExprId> {
+    fn leaf(
+        &mut self,
+        source: Source,
+        view: View,
+        ty: ElementType,
+        count: usize,
+    ) -> Result<ExprId> {
         if let (Some(n), Some((lo, hi))) = (self.source_count(&source), view.offset_range(count)) {
             if lo < 0 || hi >= n as isize {
                 return Err(Error::internal(format!(
@@ -237,7 +252,13 @@ impl<'g, 'a> Builder<'g, 'a> {
             }
         }
         let uniform = count <= 1 || view.splat_offset().is_some();
-        self.add(Kind::Leaf(Leaf { source, view }), ty, count, Dom::Any, uniform)
+        self.add(
+            Kind::Leaf(Leaf { source, view }),
+            ty,
+            count,
+            Dom::Any,
+            uniform,
+        )
     }
 
     fn ty(&self, e: ExprId) -> ElementType {
@@ -325,7 +346,9 @@ impl<'g, 'a> Builder<'g, 'a> {
                         ));
                     }
                 } else {
-                    return Err(self.unsupported("data movement of a value computed from a reduction"));
+                    return Err(
+                        self.unsupported("data movement of a value computed from a reduction")
+                    );
                 }
             }
         };
@@ -352,9 +375,16 @@ impl<'g, 'a> Builder<'g, 'a> {
         let mut memo = HashMap::new();
         let words = self.evaluate(e, &mut memo)?;
         let bytes: &[u8] = bytemuck::cast_slice(&words);
-        self.constants.push(Arc::new(ConstantBytes::new(&bytes[..count * ty.byte_size()])));
+        self.constants.push(Arc::new(ConstantBytes::new(
+            &bytes[..count * ty.byte_size()],
+        )));
         self.constant_counts.push(count);
-        let c = self.leaf(Source::Constant(self.constants.len() - 1), View::identity(), ty, count)?;
+        let c = self.leaf(
+            Source::Constant(self.constants.len() - 1),
+            View::identity(),
+            ty,
+            count,
+        )?;
         self.folded.insert(e, c);
         Ok(Some(c))
     }
@@ -386,7 +416,9 @@ impl<'g, 'a> Builder<'g, 'a> {
                         unsafe { index.call(off, stride, len, dst.add(pos * w)) }
                     });
                 }
-                Source::Param(_) => return Err(Error::internal("evaluating a parameter at compile time")),
+                Source::Param(_) => {
+                    return Err(Error::internal("evaluating a parameter at compile time"))
+                }
             },
             Kind::Op(op, children) => {
                 let mut values = Vec::with_capacity(children.len());
@@ -396,7 +428,10 @@ impl<'g, 'a> Builder<'g, 'a> {
                     types.push(self.ty(c));
                 }
                 let kernel = kernel_for(op, &types, ty)?;
-                let args: Vec<ops::Arg> = values.iter().map(|v| ops::Arg::Ptr(v.as_ptr().cast())).collect();
+                let args: Vec<ops::Arg> = values
+                    .iter()
+                    .map(|v| ops::Arg::Ptr(v.as_ptr().cast()))
+                    .collect();
                 // SAFETY: every operand holds `count` elements, `out` too.
                 unsafe { kernel.call(&args, dst, count) };
             }
@@ -406,7 +441,13 @@ impl<'g, 'a> Builder<'g, 'a> {
         Ok(out)
     }
 
-    fn op(&mut self, op: ElemOp, children: Vec<ExprId>, ty: ElementType, count: usize) -> Result<ExprId> {
+    fn op(
+        &mut self,
+        op: ElemOp,
+        children: Vec<ExprId>,
+        ty: ElementType,
+        count: usize,
+    ) -> Result<ExprId> {
         let mut dom = Dom::Any;
         let mut uniform = true;
         for &c in &children {
@@ -416,7 +457,9 @@ impl<'g, 'a> Builder<'g, 'a> {
                 (d, Dom::Any) => d,
                 (Dom::Any, d) => d,
                 (a, b) if a == b => a,
-                _ => return Err(self.unsupported("an operation mixes row values and row reductions")),
+                _ => {
+                    return Err(self.unsupported("an operation mixes row values and row reductions"))
+                }
             };
             if self.count(c) != count {
                 return Err(Error::internal(format!(
@@ -426,7 +469,13 @@ impl<'g, 'a> Builder<'g, 'a> {
                 )));
             }
         }
-        self.add(Kind::Op(op, children), ty, count, dom, uniform && dom == Dom::Any)
+        self.add(
+            Kind::Op(op, children),
+            ty,
+            count,
+            dom,
+            uniform && dom == Dom::Any,
+        )
     }
 
     /// Operand `k` of node `i`, broadcast to `dims` when it is a scalar and
@@ -436,7 +485,16 @@ impl<'g, 'a> Builder<'g, 'a> {
         let count: usize = dims.iter().product();
         if self.count(e) == 1 && count != 1 {
             let mut memo = HashMap::new();
-            return self.movement(e, &[], &Movement::Broadcast { result: dims, dims: &[] }, count, &mut memo);
+            return self.movement(
+                e,
+                &[],
+                &Movement::Broadcast {
+                    result: dims,
+                    dims: &[],
+                },
+                count,
+                &mut memo,
+            );
         }
         Ok(e)
     }
@@ -447,23 +505,37 @@ impl<'g, 'a> Builder<'g, 'a> {
         let ops = node.operands.clone();
         let operand_shape = |k: usize| -> Result<(ElementType, Vec<usize>)> {
             match ops.get(k) {
-                Some(Operand::Node(n)) => array_dims(&self.graph.nodes[*n].instr.shape, "an operand"),
-                Some(Operand::Param(p)) => {
-                    array_dims(self.graph.params.get(*p).ok_or_else(|| Error::internal("param"))?, "a parameter")
+                Some(Operand::Node(n)) => {
+                    array_dims(&self.graph.nodes[*n].instr.shape, "an operand")
                 }
-                None => Err(Error::invalid_argument(format!("%{}: missing operand {k}", instr.name))),
+                Some(Operand::Param(p)) => array_dims(
+                    self.graph
+                        .params
+                        .get(*p)
+                        .ok_or_else(|| Error::internal("param"))?,
+                    "a parameter",
+                ),
+                None => Err(Error::invalid_argument(format!(
+                    "%{}: missing operand {k}",
+                    instr.name
+                ))),
             }
         };
-        if let Op::Reduce { dimensions, to_apply } = &instr.op {
+        if let Op::Reduce {
+            dimensions,
+            to_apply,
+        } = &instr.op
+        {
             return self.reduce(i, dimensions, *to_apply);
         }
         if let Op::GetTupleElement { index } = &instr.op {
             return match ops.first() {
                 Some(Operand::Node(n)) => match &self.values[*n] {
-                    Some(Value::Many(v)) => v
-                        .get(*index)
-                        .map(|&e| Value::One(e))
-                        .ok_or_else(|| Error::invalid_argument(format!("%{}: index out of range", instr.name))),
+                    Some(Value::Many(v)) => {
+                        v.get(*index).map(|&e| Value::One(e)).ok_or_else(|| {
+                            Error::invalid_argument(format!("%{}: index out of range", instr.name))
+                        })
+                    }
                     _ => Err(self.unsupported("get-tuple-element of a non-tuple")),
                 },
                 _ => Err(self.unsupported("get-tuple-element of a parameter")),
@@ -477,7 +549,10 @@ impl<'g, 'a> Builder<'g, 'a> {
             Op::Constant { literal } => {
                 let bytes = literal.bytes()?;
                 if bytes.len() != count * ty.byte_size() {
-                    return Err(Error::invalid_argument(format!("%{}: constant of the wrong size", instr.name)));
+                    return Err(Error::invalid_argument(format!(
+                        "%{}: constant of the wrong size",
+                        instr.name
+                    )));
                 }
                 self.constants.push(Arc::new(ConstantBytes::new(bytes)));
                 self.constant_counts.push(count);
@@ -486,21 +561,36 @@ impl<'g, 'a> Builder<'g, 'a> {
             }
             Op::Iota { dimension } => {
                 if *dimension >= dims.len() {
-                    return Err(Error::invalid_argument(format!("%{}: iota dimension", instr.name)));
+                    return Err(Error::invalid_argument(format!(
+                        "%{}: iota dimension",
+                        instr.name
+                    )));
                 }
                 one(self.leaf(Source::Index, View::iota(&dims, *dimension), ty, count))
             }
             Op::Reshape | Op::Copy => {
                 let e = self.operand(ops[0])?;
                 if self.count(e) != count {
-                    return Err(Error::invalid_argument(format!("%{}: reshape changes the element count", instr.name)));
+                    return Err(Error::invalid_argument(format!(
+                        "%{}: reshape changes the element count",
+                        instr.name
+                    )));
                 }
                 Ok(Value::One(e))
             }
             Op::Broadcast { dimensions } => {
                 let (_, od) = operand_shape(0)?;
                 let e = self.operand(ops[0])?;
-                one(self.movement(e, &od, &Movement::Broadcast { result: &dims, dims: dimensions }, count, &mut memo))
+                one(self.movement(
+                    e,
+                    &od,
+                    &Movement::Broadcast {
+                        result: &dims,
+                        dims: dimensions,
+                    },
+                    count,
+                    &mut memo,
+                ))
             }
             Op::Transpose { dimensions } => {
                 let (_, od) = operand_shape(0)?;
@@ -510,7 +600,8 @@ impl<'g, 'a> Builder<'g, 'a> {
             Op::Slice { slice } => {
                 let (_, od) = operand_shape(0)?;
                 let e = self.operand(ops[0])?;
-                let s: Vec<(usize, usize, usize)> = slice.iter().map(|d| (d.start, d.limit, d.stride)).collect();
+                let s: Vec<(usize, usize, usize)> =
+                    slice.iter().map(|d| (d.start, d.limit, d.stride)).collect();
                 one(self.movement(e, &od, &Movement::Slice(&s), count, &mut memo))
             }
             Op::Reverse { dimensions } => {
@@ -523,20 +614,42 @@ impl<'g, 'a> Builder<'g, 'a> {
                 one(self.op(ElemOp::Unary(*u), vec![a], ty, count))
             }
             Op::Binary(b) => {
-                let (x, y) = (self.operand(ops[0])?, self.operand(*ops.get(1).ok_or_else(|| self.unsupported("arity"))?)?);
+                let (x, y) = (
+                    self.operand(ops[0])?,
+                    self.operand(*ops.get(1).ok_or_else(|| self.unsupported("arity"))?)?,
+                );
                 one(self.op(ElemOp::Binary(*b), vec![x, y], ty, count))
             }
-            Op::Compare { direction, compare_type } => {
-                let (x, y) = (self.operand(ops[0])?, self.operand(*ops.get(1).ok_or_else(|| self.unsupported("arity"))?)?);
-                one(self.op(ElemOp::Compare(*direction, *compare_type), vec![x, y], ty, count))
+            Op::Compare {
+                direction,
+                compare_type,
+            } => {
+                let (x, y) = (
+                    self.operand(ops[0])?,
+                    self.operand(*ops.get(1).ok_or_else(|| self.unsupported("arity"))?)?,
+                );
+                one(self.op(
+                    ElemOp::Compare(*direction, *compare_type),
+                    vec![x, y],
+                    ty,
+                    count,
+                ))
             }
             Op::Select | Op::Clamp => {
                 if ops.len() != 3 {
                     return Err(self.unsupported("arity"));
                 }
                 let (a, b, c) = (ops[0], ops[1], ops[2]);
-                let args = vec![self.operand_as(a, &dims)?, self.operand_as(b, &dims)?, self.operand_as(c, &dims)?];
-                let op = if matches!(instr.op, Op::Select) { ElemOp::Select } else { ElemOp::Clamp };
+                let args = vec![
+                    self.operand_as(a, &dims)?,
+                    self.operand_as(b, &dims)?,
+                    self.operand_as(c, &dims)?,
+                ];
+                let op = if matches!(instr.op, Op::Select) {
+                    ElemOp::Select
+                } else {
+                    ElemOp::Clamp
+                };
                 one(self.op(op, args, ty, count))
             }
             Op::Convert => {
@@ -556,41 +669,74 @@ impl<'g, 'a> Builder<'g, 'a> {
                 }
                 one(self.op(ElemOp::Reinterpret, vec![a], ty, count))
             }
-            Op::ReducePrecision { exponent_bits, mantissa_bits } => {
+            Op::ReducePrecision {
+                exponent_bits,
+                mantissa_bits,
+            } => {
                 let a = self.operand(ops[0])?;
-                one(self.op(ElemOp::ReducePrecision(*exponent_bits, *mantissa_bits), vec![a], ty, count))
+                one(self.op(
+                    ElemOp::ReducePrecision(*exponent_bits, *mantissa_bits),
+                    vec![a],
+                    ty,
+                    count,
+                ))
             }
             Op::CustomCall(attrs) if attrs.target == FMA_TARGET => {
                 let how = instr
                     .backend_config
                     .as_ref()
                     .and_then(|c| contraction_of(c.as_str()))
-                    .ok_or_else(|| self.unsupported("a fused multiply-add without its contraction"))?;
+                    .ok_or_else(|| {
+                        self.unsupported("a fused multiply-add without its contraction")
+                    })?;
                 if ops.len() != 3 {
                     return Err(self.unsupported("arity"));
                 }
-                let args = vec![self.operand(ops[0])?, self.operand(ops[1])?, self.operand(ops[2])?];
+                let args = vec![
+                    self.operand(ops[0])?,
+                    self.operand(ops[1])?,
+                    self.operand(ops[2])?,
+                ];
                 one(self.op(ElemOp::FusedMultiplyAdd(config_of(how)), args, ty, count))
             }
-            other => Err(self.unsupported(format!("{} inside a block-evaluated fusion", other.opcode()))),
+            other => Err(self.unsupported(format!(
+                "{} inside a block-evaluated fusion",
+                other.opcode()
+            ))),
         }
     }
 
-    fn reduce(&mut self, i: usize, dimensions: &[usize], to_apply: platform_api::hlo::CompId) -> Result<Value> {
+    fn reduce(
+        &mut self,
+        i: usize,
+        dimensions: &[usize],
+        to_apply: platform_api::hlo::CompId,
+    ) -> Result<Value> {
         let node = &self.graph.nodes[i];
         let instr = node.instr;
         let ops = node.operands.clone();
-        if ops.is_empty() || ops.len() % 2 != 0 {
-            return Err(Error::invalid_argument(format!("%{}: reduce needs inputs and inits", instr.name)));
+        if ops.is_empty() || !ops.len().is_multiple_of(2) {
+            return Err(Error::invalid_argument(format!(
+                "%{}: reduce needs inputs and inits",
+                instr.name
+            )));
         }
         let k = ops.len() / 2;
         let in_shape = match ops[0] {
             Operand::Node(n) => self.graph.nodes[n].instr.shape.clone(),
-            Operand::Param(p) => self.graph.params.get(p).cloned().ok_or_else(|| Error::internal("param"))?,
+            Operand::Param(p) => self
+                .graph
+                .params
+                .get(p)
+                .cloned()
+                .ok_or_else(|| Error::internal("param"))?,
         };
         let (_, in_dims) = array_dims(&in_shape, "a reduce input")?;
         if dimensions.iter().any(|&d| d >= in_dims.len()) {
-            return Err(Error::invalid_argument(format!("%{}: reduce dimension out of range", instr.name)));
+            return Err(Error::invalid_argument(format!(
+                "%{}: reduce dimension out of range",
+                instr.name
+            )));
         }
         let reduced = |d: usize| dimensions.contains(&d);
         let kept_dims: Vec<usize> = (0..in_dims.len()).filter(|&d| !reduced(d)).collect();
@@ -603,12 +749,18 @@ impl<'g, 'a> Builder<'g, 'a> {
         for j in 0..k {
             let x = self.operand(ops[j])?;
             if self.count(x) != kept * red {
-                return Err(Error::invalid_argument(format!("%{}: reduce inputs differ in size", instr.name)));
+                return Err(Error::invalid_argument(format!(
+                    "%{}: reduce inputs differ in size",
+                    instr.name
+                )));
             }
             inputs.push(x);
             let init = self.operand(ops[k + j])?;
             if self.count(init) != 1 {
-                return Err(Error::invalid_argument(format!("%{}: a reduce init must be a scalar", instr.name)));
+                return Err(Error::invalid_argument(format!(
+                    "%{}: a reduce init must be a scalar",
+                    instr.name
+                )));
             }
             match &self.exprs[init].key.kind {
                 Kind::Leaf(l) => inits.push(l.clone()),
@@ -616,7 +768,11 @@ impl<'g, 'a> Builder<'g, 'a> {
             }
             types.push(self.ty(init));
         }
-        let simple = if k == 1 { binary_reducer(self.graph.module, to_apply) } else { None };
+        let simple = if k == 1 {
+            binary_reducer(self.graph.module, to_apply)
+        } else {
+            None
+        };
         let simple_op = match simple {
             Some((op, ty)) if ty == types[0] && self.ty(inputs[0]) == ty => Some(op),
             _ => None,
@@ -627,15 +783,32 @@ impl<'g, 'a> Builder<'g, 'a> {
                 let init = self.operand(ops[1])?;
                 let count = kept;
                 let mut memo = HashMap::new();
-                let splat = self.movement(init, &[], &Movement::Broadcast { result: &[count], dims: &[] }, count, &mut memo)?;
-                return Ok(Value::One(self.op(ElemOp::Binary(op), vec![splat, inputs[0]], types[0], count)?));
+                let splat = self.movement(
+                    init,
+                    &[],
+                    &Movement::Broadcast {
+                        result: &[count],
+                        dims: &[],
+                    },
+                    count,
+                    &mut memo,
+                )?;
+                return Ok(Value::One(self.op(
+                    ElemOp::Binary(op),
+                    vec![splat, inputs[0]],
+                    types[0],
+                    count,
+                )?));
             }
         }
         // Does the operand's order already put reduced dims last (row) or
         // first (column)? Size-1 dimensions do not count.
-        let sig: Vec<bool> = (0..in_dims.len()).filter(|&d| in_dims[d] != 1).map(reduced).collect();
-        let natural_row = sig.windows(2).all(|w| !(w[0] && !w[1]));
-        let natural_col = sig.windows(2).all(|w| !(!w[0] && w[1]));
+        let sig: Vec<bool> = (0..in_dims.len())
+            .filter(|&d| in_dims[d] != 1)
+            .map(reduced)
+            .collect();
+        let natural_row = sig.windows(2).all(|w| !w[0] || w[1]);
+        let natural_col = sig.windows(2).all(|w| w[0] || !w[1]);
         let col = match self.domain {
             _ if self.rows_only => {
                 if let Some((rows, row_len)) = self.domain {
@@ -674,10 +847,18 @@ impl<'g, 'a> Builder<'g, 'a> {
         if !identity {
             for x in inputs.iter_mut() {
                 if self.exprs[*x].dom != Dom::Any {
-                    return Err(self.unsupported("a reduction over a transposed value that depends on a reduction"));
+                    return Err(self.unsupported(
+                        "a reduction over a transposed value that depends on a reduction",
+                    ));
                 }
                 let mut memo = HashMap::new();
-                *x = self.movement(*x, &in_dims, &Movement::Transpose(&perm), kept * red, &mut memo)?;
+                *x = self.movement(
+                    *x,
+                    &in_dims,
+                    &Movement::Transpose(&perm),
+                    kept * red,
+                    &mut memo,
+                )?;
             }
         }
         for &x in &inputs {
@@ -697,9 +878,21 @@ impl<'g, 'a> Builder<'g, 'a> {
         let results = (0..k)
             .map(|j| {
                 let (kind, dom) = if col {
-                    (Kind::ColResult { reduce: r, index: j }, Dom::Col)
+                    (
+                        Kind::ColResult {
+                            reduce: r,
+                            index: j,
+                        },
+                        Dom::Col,
+                    )
                 } else {
-                    (Kind::RowResult { reduce: r, index: j }, Dom::Outer)
+                    (
+                        Kind::RowResult {
+                            reduce: r,
+                            index: j,
+                        },
+                        Dom::Outer,
+                    )
                 };
                 self.add(kind, types[j], if col { row_len } else { rows }, dom, false)
             })
@@ -711,7 +904,10 @@ impl<'g, 'a> Builder<'g, 'a> {
             _ => 0,
         };
         if out_count != kept {
-            return Err(Error::invalid_argument(format!("%{}: reduce result size", instr.name)));
+            return Err(Error::invalid_argument(format!(
+                "%{}: reduce result size",
+                instr.name
+            )));
         }
         Ok(if k == 1 && instr.shape.is_array() {
             Value::One(results[0])
@@ -816,7 +1012,10 @@ pub enum Mode {
     Rows { rows_per_block: usize },
     /// Rows longer than a block: each row in `chunks_per_row` chunks of at
     /// most `chunk_len` elements.
-    Chunks { chunk_len: usize, chunks_per_row: usize },
+    Chunks {
+        chunk_len: usize,
+        chunks_per_row: usize,
+    },
 }
 
 pub struct ReducePlan {
@@ -873,7 +1072,9 @@ pub struct BlockProgram {
 }
 
 fn kernel_for(op: &ElemOp, arg_types: &[ElementType], ty: ElementType) -> Result<ops::Kernel> {
-    let first = *arg_types.first().ok_or_else(|| Error::internal("an op with no operands"))?;
+    let first = *arg_types
+        .first()
+        .ok_or_else(|| Error::internal("an op with no operands"))?;
     match op {
         ElemOp::Unary(u) => ops::unary(*u, first, ty),
         ElemOp::Binary(b) => ops::binary(*b, first, ty),
@@ -884,7 +1085,8 @@ fn kernel_for(op: &ElemOp, arg_types: &[ElementType], ty: ElementType) -> Result
         ElemOp::Reinterpret => ops::copy(ty.byte_size()),
         ElemOp::ReducePrecision(e, m) => ops::reduce_precision(ty, *e, *m),
         ElemOp::FusedMultiplyAdd(how) => {
-            let how = contraction_of(how).ok_or_else(|| Error::internal(format!("contraction {how}")))?;
+            let how =
+                contraction_of(how).ok_or_else(|| Error::internal(format!("contraction {how}")))?;
             ops::fused_multiply_add(how, ty)
         }
     }
@@ -964,7 +1166,11 @@ impl Scheduler<'_, '_, '_> {
             | (Dom::Full, SlotDom::Full)
             | (Dom::Outer, SlotDom::Outer)
             | (Dom::Col, SlotDom::Col) => {}
-            _ => return Err(self.b.unsupported("a value is needed in a domain it cannot be computed in")),
+            _ => {
+                return Err(self
+                    .b
+                    .unsupported("a value is needed in a domain it cannot be computed in"))
+            }
         }
         let count = expr.key.count;
         let expected = match dom {
@@ -993,12 +1199,21 @@ impl Scheduler<'_, '_, '_> {
                 let l = self.leaf_plan(&leaf, ty)?;
                 let slot = self.new_slot(ty, dom, false);
                 let repeat = match (dom, &leaf.source) {
-                    (SlotDom::Full, Source::Param(_) | Source::Constant(_)) if self.row_len >= ROW_CALL_MIN => {
+                    (SlotDom::Full, Source::Param(_) | Source::Constant(_))
+                        if self.row_len >= ROW_CALL_MIN =>
+                    {
                         leaf.view.repeat_base(self.rows, self.row_len)
                     }
                     _ => None,
                 };
-                self.push(dom, Step::Load { slot, leaf: l, repeat });
+                self.push(
+                    dom,
+                    Step::Load {
+                        slot,
+                        leaf: l,
+                        repeat,
+                    },
+                );
                 slot
             }
             Kind::Op(op, children) => {
@@ -1008,7 +1223,8 @@ impl Scheduler<'_, '_, '_> {
                     args.push(self.need(c, dom)?);
                     types.push(self.b.ty(c));
                 }
-                let kernel = kernel_for(&op, &types, ty).map_err(|e| e.context(format_args!("{}", self.b.graph.name)))?;
+                let kernel = kernel_for(&op, &types, ty)
+                    .map_err(|e| e.context(format_args!("{}", self.b.graph.name)))?;
                 if let Some(origin) = self.b.exprs[e].origin {
                     *self.origin_instances.entry(origin).or_insert(0) += 1;
                 }
@@ -1048,7 +1264,10 @@ impl Scheduler<'_, '_, '_> {
             .map(|x| self.need(x, SlotDom::Full))
             .collect::<Result<Vec<_>>>()?;
         let types = spec.types.clone();
-        let results: Vec<usize> = types.iter().map(|&t| self.new_slot(t, SlotDom::Outer, true)).collect();
+        let results: Vec<usize> = types
+            .iter()
+            .map(|&t| self.new_slot(t, SlotDom::Outer, true))
+            .collect();
         if self.chunked {
             self.steps.push(Step::RowFold {
                 reduce: r,
@@ -1080,9 +1299,15 @@ impl Scheduler<'_, '_, '_> {
             .into_iter()
             .map(|x| self.need(x, SlotDom::Full))
             .collect::<Result<Vec<_>>>()?;
-        self.steps.push(Step::ColAccumulate { reduce: r, operands });
+        self.steps.push(Step::ColAccumulate {
+            reduce: r,
+            operands,
+        });
         let types = self.b.reduces[r].types.clone();
-        let results: Vec<usize> = types.iter().map(|&t| self.new_slot(t, SlotDom::Col, true)).collect();
+        let results: Vec<usize> = types
+            .iter()
+            .map(|&t| self.new_slot(t, SlotDom::Col, true))
+            .collect();
         self.col_steps.push(Step::ColCombine {
             reduce: r,
             results: results.clone(),
@@ -1107,11 +1332,17 @@ impl Scheduler<'_, '_, '_> {
             }
         };
         let slot = self.need(e, dom)?;
-        let homeable = self.writes[slot] && self.slots[slot].home == Home::Register(0) && self.slots[slot].dom == dom;
+        let homeable = self.writes[slot]
+            && self.slots[slot].home == Home::Register(0)
+            && self.slots[slot].dom == dom;
         if homeable {
             self.slots[slot].home = Home::Output(k);
         } else {
-            let step = Step::Store { slot, output: k, dom };
+            let step = Step::Store {
+                slot,
+                output: k,
+                dom,
+            };
             self.push(dom, step);
         }
         Ok(())
@@ -1124,7 +1355,9 @@ fn step_slots(step: &Step) -> (Vec<usize>, Vec<usize>) {
     match step {
         Step::Load { slot, .. } => (vec![], vec![*slot]),
         Step::Op { slot, args, .. } => (args.clone(), vec![*slot]),
-        Step::RowFold { operands, results, .. } => (operands.clone(), results.clone()),
+        Step::RowFold {
+            operands, results, ..
+        } => (operands.clone(), results.clone()),
         Step::RowCombine { results, .. } => (vec![], results.clone()),
         Step::RowBroadcast { slot, src } => (vec![*src], vec![*slot]),
         Step::ColAccumulate { operands, .. } => (operands.clone(), vec![]),
@@ -1237,7 +1470,10 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
     };
     let (cap_full, cap_rows, units) = match mode {
         Mode::Rows { rows_per_block } => (rows_per_block * row_len, rows_per_block, rows),
-        Mode::Chunks { chunk_len, chunks_per_row } => (chunk_len, rows.clamp(1, BLOCK), rows * chunks_per_row),
+        Mode::Chunks {
+            chunk_len,
+            chunks_per_row,
+        } => (chunk_len, rows.clamp(1, BLOCK), rows * chunks_per_row),
     };
     let cap_cols = row_len.clamp(1, BLOCK);
     let cap_uniform = cap_full.max(cap_rows).max(cap_cols).max(1);
@@ -1313,13 +1549,19 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
     let mut scratch_bytes = 0usize;
     let mut reduces = Vec::with_capacity(b.reduces.len());
     for spec in &b.reduces {
-        let reducer = match (spec.types.len(), binary_reducer(graph.module, spec.to_apply)) {
+        let reducer = match (
+            spec.types.len(),
+            binary_reducer(graph.module, spec.to_apply),
+        ) {
             (1, Some((op, ty))) if ty == spec.types[0] => Reducer::Simple {
                 op,
                 fold: ops::fold(op, ty)?,
                 accumulate: ops::accumulate(op, ty)?,
             },
-            _ => Reducer::Program(Arc::new(ScalarProgram::compile(graph.module, spec.to_apply)?)),
+            _ => Reducer::Program(Arc::new(ScalarProgram::compile(
+                graph.module,
+                spec.to_apply,
+            )?)),
         };
         if let Reducer::Program(p) = &reducer {
             if p.param_count() != 2 * spec.types.len() || p.output_types() != spec.types {
@@ -1399,7 +1641,11 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
         regfile_bytes,
         n_tasks,
         outputs: out_plans,
-        param_bytes: graph.params.iter().map(|s| s.leaves().iter().map(|(_, a)| a.byte_size()).sum()).collect(),
+        param_bytes: graph
+            .params
+            .iter()
+            .map(|s| s.leaves().iter().map(|(_, a)| a.byte_size()).sum())
+            .collect(),
         scratch_bytes,
         duplicated,
         in_place_params,

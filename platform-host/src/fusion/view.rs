@@ -39,7 +39,10 @@ impl Stage {
     fn identity(dims: &[usize]) -> Stage {
         Stage {
             dims: dims.to_vec(),
-            strides: row_major_strides(dims).into_iter().map(|s| s as isize).collect(),
+            strides: row_major_strides(dims)
+                .into_iter()
+                .map(|s| s as isize)
+                .collect(),
             base: 0,
         }
     }
@@ -88,12 +91,7 @@ impl Stage {
 
     /// Whether the stage maps every linear index to itself.
     fn is_identity(&self) -> bool {
-        self.base == 0
-            && match self.strides.as_slice() {
-                [] => true,
-                [1] => true,
-                _ => false,
-            }
+        self.base == 0 && matches!(self.strides.as_slice(), [] | [1])
     }
 
     /// The stage over `dims` (same count) that maps a multi-index to what this
@@ -119,7 +117,7 @@ impl Stage {
                 if d == 1 {
                     continue;
                 }
-                if remaining % d != 0 {
+                if !remaining.is_multiple_of(d) {
                     return None;
                 }
                 strides[t] = stride;
@@ -240,7 +238,9 @@ impl View {
     pub fn apply(&self, dims: &[usize], movement: &Movement<'_>) -> Result<View> {
         let (mut stage, rest) = self.front_over(dims);
         let bad = |what: &str| {
-            Error::invalid_argument(format!("fused {what} does not fit an operand of shape {dims:?}"))
+            Error::invalid_argument(format!(
+                "fused {what} does not fit an operand of shape {dims:?}"
+            ))
         };
         match movement {
             Movement::Transpose(perm) => {
@@ -259,7 +259,10 @@ impl View {
                 stage.dims = nd;
                 stage.strides = ns;
             }
-            Movement::Broadcast { result, dims: bdims } => {
+            Movement::Broadcast {
+                result,
+                dims: bdims,
+            } => {
                 if bdims.len() != dims.len() {
                     return Err(bad("broadcast"));
                 }
@@ -314,7 +317,9 @@ impl View {
     /// elements for every row: the offset of the first.
     pub fn repeat_base(&self, rows: usize, row_len: usize) -> Option<isize> {
         match self.stages.as_slice() {
-            [s] if rows > 1 && row_len > 1 && s.dims == [rows, row_len] && s.strides == [0, 1] => Some(s.base),
+            [s] if rows > 1 && row_len > 1 && s.dims == [rows, row_len] && s.strides == [0, 1] => {
+                Some(s.base)
+            }
             _ => None,
         }
     }
@@ -380,7 +385,12 @@ impl View {
     /// positions `start..start + n` in order: position `position + k` reads
     /// offset `offset + k · stride` for `k < len`.
     #[inline]
-    pub fn for_each_run(&self, start: usize, n: usize, mut run: impl FnMut(usize, isize, usize, isize)) {
+    pub fn for_each_run(
+        &self,
+        start: usize,
+        n: usize,
+        mut run: impl FnMut(usize, isize, usize, isize),
+    ) {
         if n == 0 {
             return;
         }
@@ -464,7 +474,14 @@ pub enum LoadKind {
 /// # Safety
 /// Every offset read lies inside `src`'s allocation; `dst` holds `len`.
 #[inline]
-pub unsafe fn gather(width: usize, src: *const u8, offset: isize, len: usize, stride: isize, dst: *mut u8) {
+pub unsafe fn gather(
+    width: usize,
+    src: *const u8,
+    offset: isize,
+    len: usize,
+    stride: isize,
+    dst: *mut u8,
+) {
     macro_rules! go {
         ($W:ty) => {{
             let s = src.cast::<$W>();
@@ -481,7 +498,8 @@ pub unsafe fn gather(width: usize, src: *const u8, offset: isize, len: usize, st
                     }
                     _ => {
                         for k in 0..len {
-                            d.add(k).write(s.offset(offset + k as isize * stride).read());
+                            d.add(k)
+                                .write(s.offset(offset + k as isize * stride).read());
                         }
                     }
                 }
@@ -537,14 +555,19 @@ mod tests {
                     idx[d] = rem % out_dims[d];
                     rem /= out_dims[d];
                 }
-                perm.iter().enumerate().map(|(k, &p)| idx[k] * strides[p]).sum::<usize>() as isize
+                perm.iter()
+                    .enumerate()
+                    .map(|(k, &p)| idx[k] * strides[p])
+                    .sum::<usize>() as isize
             })
             .collect()
     }
 
     #[test]
     fn transpose_and_reshape_compose() {
-        let v = View::identity().apply(&[2, 3, 4], &Movement::Transpose(&[2, 0, 1])).unwrap();
+        let v = View::identity()
+            .apply(&[2, 3, 4], &Movement::Transpose(&[2, 0, 1]))
+            .unwrap();
         assert_eq!(offsets(&v, 24), model_transpose(&[2, 3, 4], &[2, 0, 1]));
         // Reading every position from the middle gives the same offsets.
         let mut tail = vec![0isize; 24 - 5];
@@ -566,21 +589,41 @@ mod tests {
     fn broadcast_slice_reverse() {
         // Row broadcast: [4] -> [3, 4] along dim 1.
         let v = View::identity()
-            .apply(&[4], &Movement::Broadcast { result: &[3, 4], dims: &[1] })
+            .apply(
+                &[4],
+                &Movement::Broadcast {
+                    result: &[3, 4],
+                    dims: &[1],
+                },
+            )
             .unwrap();
         assert_eq!(offsets(&v, 12), vec![0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3]);
         // One value per row, and the canonical form of that is `rows`.
         let r = View::identity()
-            .apply(&[3], &Movement::Broadcast { result: &[3, 4], dims: &[0] })
+            .apply(
+                &[3],
+                &Movement::Broadcast {
+                    result: &[3, 4],
+                    dims: &[0],
+                },
+            )
             .unwrap();
         assert_eq!(r, View::rows(3, 4));
         // Scalar broadcast is a splat.
         let s = View::identity()
-            .apply(&[], &Movement::Broadcast { result: &[5, 6], dims: &[] })
+            .apply(
+                &[],
+                &Movement::Broadcast {
+                    result: &[5, 6],
+                    dims: &[],
+                },
+            )
             .unwrap();
         assert_eq!(s.splat_offset(), Some(0));
         // Slice with stride, then reverse.
-        let sl = View::identity().apply(&[10], &Movement::Slice(&[(1, 9, 3)])).unwrap();
+        let sl = View::identity()
+            .apply(&[10], &Movement::Slice(&[(1, 9, 3)]))
+            .unwrap();
         assert_eq!(offsets(&sl, 3), vec![1, 4, 7]);
         let rv = sl.apply(&[3], &Movement::Reverse(&[0])).unwrap();
         assert_eq!(offsets(&rv, 3), vec![7, 4, 1]);

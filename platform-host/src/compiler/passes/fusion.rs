@@ -57,15 +57,17 @@ pub fn run(mut module: HloModule) -> Result<HloModule> {
     if crate::fusion::strategy() == crate::fusion::Strategy::Unfused {
         return Ok(module);
     }
-    let already_fused = module
-        .computations
-        .iter()
-        .any(|c| c.instructions.iter().any(|i| matches!(i.op, Op::Fusion { .. })));
+    let already_fused = module.computations.iter().any(|c| {
+        c.instructions
+            .iter()
+            .any(|i| matches!(i.op, Op::Fusion { .. }))
+    });
     if already_fused {
         return Ok(module);
     }
     let mut names = NameGen::for_module(&module);
-    let mut comp_names: HashSet<String> = module.computations.iter().map(|c| c.name.clone()).collect();
+    let mut comp_names: HashSet<String> =
+        module.computations.iter().map(|c| c.name.clone()).collect();
     let mut changed = false;
     for cid in sequential_computations(&module) {
         let groups = decide(&module, cid);
@@ -147,16 +149,18 @@ fn keeps_innermost(instr: &HloInstruction, perm: &[usize]) -> bool {
     let Some(inner) = (0..dims.len()).rev().find(|&d| dims[d] != 1) else {
         return true;
     };
-    let Some(&from) = perm.get(inner) else { return false };
-    let operand_dims: Vec<usize> = perm
-        .iter()
-        .enumerate()
-        .fold(vec![1; perm.len()], |mut acc, (k, &p)| {
-            if let (Some(slot), Some(&d)) = (acc.get_mut(p), dims.get(k)) {
-                *slot = d;
-            }
-            acc
-        });
+    let Some(&from) = perm.get(inner) else {
+        return false;
+    };
+    let operand_dims: Vec<usize> =
+        perm.iter()
+            .enumerate()
+            .fold(vec![1; perm.len()], |mut acc, (k, &p)| {
+                if let (Some(slot), Some(&d)) = (acc.get_mut(p), dims.get(k)) {
+                    *slot = d;
+                }
+                acc
+            });
     operand_dims.iter().skip(from + 1).all(|&d| d == 1)
 }
 
@@ -165,7 +169,8 @@ fn fusible_op(instr: &HloInstruction) -> bool {
     let array = instr.shape.is_array();
     if let Op::Transpose { dimensions } = &instr.op {
         return array
-            && (instr.shape.element_count() < STRIDED_TRANSPOSE_MIN_ELEMENTS || keeps_innermost(instr, dimensions));
+            && (instr.shape.element_count() < STRIDED_TRANSPOSE_MIN_ELEMENTS
+                || keeps_innermost(instr, dimensions));
     }
     match &instr.op {
         Op::Unary(_)
@@ -208,7 +213,10 @@ fn cheap_op(op: &Op) -> bool {
 
 /// Whether the instruction would write an array of its own if left unfused.
 fn materialises(op: &Op) -> bool {
-    !matches!(op, Op::Reshape | Op::Copy | Op::Constant { .. } | Op::Parameter { .. })
+    !matches!(
+        op,
+        Op::Reshape | Op::Copy | Op::Constant { .. } | Op::Parameter { .. }
+    )
 }
 
 /// A group of instructions of one computation (indices, ascending).
@@ -244,7 +252,13 @@ struct Split {
 /// Splits `members` (see [`Split`]). A cheap member is a copy when something
 /// outside the group uses it, including the original of another copy (so a
 /// constant under a copied broadcast is copied too, not made an output).
-fn split(comp: &HloComputation, users: &[Vec<usize>], cheap: &[bool], members: &[usize], in_g: &[bool]) -> Split {
+fn split(
+    comp: &HloComputation,
+    users: &[Vec<usize>],
+    cheap: &[bool],
+    members: &[usize],
+    in_g: &[bool],
+) -> Split {
     let root = comp.root.index();
     let mut copy: HashSet<usize> = HashSet::new();
     // Members are in instruction order: a copy's operands come before it, so
@@ -255,7 +269,11 @@ fn split(comp: &HloComputation, users: &[Vec<usize>], cheap: &[bool], members: &
             copy.insert(m);
         }
     }
-    let owned: Vec<usize> = members.iter().copied().filter(|m| !copy.contains(m)).collect();
+    let owned: Vec<usize> = members
+        .iter()
+        .copied()
+        .filter(|m| !copy.contains(m))
+        .collect();
     let outputs = owned
         .iter()
         .copied()
@@ -331,7 +349,9 @@ impl<'a> Ctx<'a> {
                 continue;
             }
             stack.extend(self.users[u].iter().copied());
-            let groups = self.owner[u].into_iter().chain(self.copies_in[u].iter().copied());
+            let groups = self.owner[u]
+                .into_iter()
+                .chain(self.copies_in[u].iter().copied());
             for h in groups.collect::<Vec<_>>() {
                 if std::mem::replace(&mut expanded[h], true) {
                     continue;
@@ -375,7 +395,9 @@ impl<'a> Ctx<'a> {
             let mut candidates: Vec<usize> = members
                 .iter()
                 .flat_map(|&m| self.comp.instructions[m].operands.iter().map(|o| o.index()))
-                .filter(|&p| !in_g[p] && self.fusible[p] && self.owner[p].is_none() && !rejected.contains(&p))
+                .filter(|&p| {
+                    !in_g[p] && self.fusible[p] && self.owner[p].is_none() && !rejected.contains(&p)
+                })
                 .collect();
             candidates.sort_unstable_by(|a, b| b.cmp(a));
             candidates.dedup();
@@ -488,8 +510,12 @@ fn decide(module: &HloModule, cid: CompId) -> Vec<Group> {
 fn merge_siblings(ctx: &mut Ctx<'_>, singles: Vec<Vec<usize>>) {
     let n = ctx.comp.instructions.len();
     // Candidates: committed groups, then the singles (not committed yet).
-    let mut candidates: Vec<(Vec<usize>, Option<usize>)> =
-        ctx.groups.iter().enumerate().map(|(g, grp)| (grp.members.clone(), Some(g))).collect();
+    let mut candidates: Vec<(Vec<usize>, Option<usize>)> = ctx
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(g, grp)| (grp.members.clone(), Some(g)))
+        .collect();
     candidates.extend(singles.into_iter().map(|m| (m, None)));
     let inputs_of = |members: &[usize]| -> HashSet<usize> {
         let set: HashSet<usize> = members.iter().copied().collect();
@@ -528,11 +554,19 @@ fn merge_siblings(ctx: &mut Ctx<'_>, singles: Vec<Vec<usize>>) {
             if a == b {
                 continue;
             }
-            let mut members: Vec<usize> = candidates[a].0.iter().chain(&candidates[b].0).copied().collect();
+            let mut members: Vec<usize> = candidates[a]
+                .0
+                .iter()
+                .chain(&candidates[b].0)
+                .copied()
+                .collect();
             members.sort_unstable();
             members.dedup();
             // Judge the merged group with both halves' own groups removed.
-            let owned_groups: Vec<usize> = [candidates[a].1, candidates[b].1].into_iter().flatten().collect();
+            let owned_groups: Vec<usize> = [candidates[a].1, candidates[b].1]
+                .into_iter()
+                .flatten()
+                .collect();
             let saved_owner = ctx.owner.clone();
             let saved_copies = ctx.copies_in.clone();
             for &m in &members {
@@ -568,7 +602,9 @@ fn merge_siblings(ctx: &mut Ctx<'_>, singles: Vec<Vec<usize>>) {
         .filter(|(k, _)| merged_into[*k].is_none())
         .filter_map(|(_, (members, g))| match g {
             Some(g) => Some((members.clone(), ctx.groups[*g].root)),
-            None if ctx.worth(members) => Some((members.clone(), members.last().copied().unwrap_or(0))),
+            None if ctx.worth(members) => {
+                Some((members.clone(), members.last().copied().unwrap_or(0)))
+            }
             None => None,
         })
         .collect();
@@ -685,7 +721,11 @@ fn rewrite(
         .collect();
     let mut order = Vec::with_capacity(total);
     while let Some(Reverse((_, k))) = heap.pop() {
-        order.push(if k < n { Item::Instr(k) } else { Item::Group(k - n) });
+        order.push(if k < n {
+            Item::Instr(k)
+        } else {
+            Item::Group(k - n)
+        });
         for &d in &dependents[k] {
             indegree[d] -= 1;
             if indegree[d] == 0 {
@@ -708,7 +748,11 @@ fn rewrite(
         match item {
             Item::Instr(i) => {
                 let mut copy = comp.instructions[i].clone();
-                copy.operands = copy.operands.iter().map(|o| map[o.index()]).collect::<Option<Vec<_>>>()?;
+                copy.operands = copy
+                    .operands
+                    .iter()
+                    .map(|o| map[o.index()])
+                    .collect::<Option<Vec<_>>>()?;
                 copy.control_predecessors = copy
                     .control_predecessors
                     .iter()
@@ -743,12 +787,21 @@ fn rewrite(
                     copy.operands = copy
                         .operands
                         .iter()
-                        .map(|o| local.get(&o.index()).or_else(|| params.get(&o.index())).copied())
+                        .map(|o| {
+                            local
+                                .get(&o.index())
+                                .or_else(|| params.get(&o.index()))
+                                .copied()
+                        })
                         .collect::<Option<Vec<_>>>()?;
                     fused.push(copy);
                     local.insert(m, InstrId(fused.len() as u32 - 1));
                 }
-                let out_shapes: Vec<Shape> = info.outputs.iter().map(|&o| comp.instructions[o].shape.clone()).collect();
+                let out_shapes: Vec<Shape> = info
+                    .outputs
+                    .iter()
+                    .map(|&o| comp.instructions[o].shape.clone())
+                    .collect();
                 let root = if info.outputs.len() == 1 {
                     local[&info.outputs[0]]
                 } else {
@@ -774,12 +827,20 @@ fn rewrite(
                     root,
                 });
                 let calls = CompId(module.computations.len() as u32 - 1);
-                let kind = if group.members.iter().any(|&m| matches!(comp.instructions[m].op, Op::Reduce { .. })) {
+                let kind = if group
+                    .members
+                    .iter()
+                    .any(|&m| matches!(comp.instructions[m].op, Op::Reduce { .. }))
+                {
                     FusionKind::Input
                 } else {
                     FusionKind::Loop
                 };
-                let operands = info.inputs.iter().map(|&i| map[i]).collect::<Option<Vec<_>>>()?;
+                let operands = info
+                    .inputs
+                    .iter()
+                    .map(|&i| map[i])
+                    .collect::<Option<Vec<_>>>()?;
                 let shape = if out_shapes.len() == 1 {
                     out_shapes[0].clone()
                 } else {
@@ -788,7 +849,12 @@ fn rewrite(
                 let fusion_name = names.fresh("fusion");
                 let fusion = push(
                     &mut out,
-                    HloInstruction::new(fusion_name.clone(), shape, Op::Fusion { kind, calls }, operands),
+                    HloInstruction::new(
+                        fusion_name.clone(),
+                        shape,
+                        Op::Fusion { kind, calls },
+                        operands,
+                    ),
                 );
                 if info.outputs.len() == 1 {
                     map[info.outputs[0]] = Some(fusion);
@@ -863,7 +929,13 @@ ENTRY e {
         let f = fusions(&m);
         assert_eq!(f.len(), 1, "{f:?}");
         let entry = m.computation(m.entry);
-        assert!(matches!(entry.root_instr().op, Op::Fusion { kind: FusionKind::Input, .. }));
+        assert!(matches!(
+            entry.root_instr().op,
+            Op::Fusion {
+                kind: FusionKind::Input,
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -885,7 +957,11 @@ ENTRY e {
 "#;
         let m = crate::compiler::optimize(HloModule::parse(text).unwrap()).unwrap();
         let entry = m.computation(m.entry);
-        let dots = entry.instructions.iter().filter(|i| matches!(i.op, Op::Dot { .. })).count();
+        let dots = entry
+            .instructions
+            .iter()
+            .filter(|i| matches!(i.op, Op::Dot { .. }))
+            .count();
         assert_eq!(dots, 2);
         // `a` is used by the second dot and by `tanh`: the fusion computing
         // `a` and `tanh(a)` has two outputs.
