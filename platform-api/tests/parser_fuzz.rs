@@ -352,7 +352,7 @@ fn mutation_fuzz() {
         .and_then(|s| s.parse::<u64>().ok())
     {
         Some(secs) => (usize::MAX, Duration::from_secs(secs)),
-        None => (2000, Duration::from_secs(10)),
+        None => (1500, Duration::from_secs(8)),
     };
     // Panics are caught and reported below; silence the default hook's output.
     let hook = std::panic::take_hook();

@@ -37,9 +37,12 @@ fn bench_dir() -> Option<PathBuf> {
         return Some(PathBuf::from(dir));
     }
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    [manifest.join("../../shared/bench"), manifest.join("../../../shared/bench")]
-        .into_iter()
-        .find(|p| p.is_dir())
+    [
+        manifest.join("../../shared/bench"),
+        manifest.join("../../../shared/bench"),
+    ]
+    .into_iter()
+    .find(|p| p.is_dir())
 }
 
 fn make_arg(spec: &serde_json::Value, rng: &mut Rng) -> Result<Literal, String> {
@@ -55,20 +58,30 @@ fn make_arg(spec: &serde_json::Value, rng: &mut Rng) -> Result<Literal, String> 
     let dtype = spec["dtype"].as_str().ok_or("dtype")?;
     let ints = |rng: &mut Rng| -> Vec<i64> {
         let span = (hi - lo).max(1.0) as u64;
-        (0..n).map(|_| lo as i64 + (rng.next() % span) as i64).collect()
+        (0..n)
+            .map(|_| lo as i64 + (rng.next() % span) as i64)
+            .collect()
     };
     let lit = match dtype {
         "float32" => {
-            let v: Vec<f32> = (0..n).map(|_| (lo + (hi - lo) * rng.unit()) as f32).collect();
+            let v: Vec<f32> = (0..n)
+                .map(|_| (lo + (hi - lo) * rng.unit()) as f32)
+                .collect();
             Literal::from_slice(&dims, &v)
         }
         "float64" => {
             let v: Vec<f64> = (0..n).map(|_| lo + (hi - lo) * rng.unit()).collect();
             Literal::from_slice(&dims, &v)
         }
-        "int32" => Literal::from_slice(&dims, &ints(rng).into_iter().map(|v| v as i32).collect::<Vec<_>>()),
+        "int32" => Literal::from_slice(
+            &dims,
+            &ints(rng).into_iter().map(|v| v as i32).collect::<Vec<_>>(),
+        ),
         "int64" => Literal::from_slice(&dims, &ints(rng)),
-        "uint32" => Literal::from_slice(&dims, &ints(rng).into_iter().map(|v| v as u32).collect::<Vec<_>>()),
+        "uint32" => Literal::from_slice(
+            &dims,
+            &ints(rng).into_iter().map(|v| v as u32).collect::<Vec<_>>(),
+        ),
         "bool" => {
             let v: Vec<bool> = (0..n).map(|_| rng.next() & 1 == 1).collect();
             Literal::from_bools(&dims, &v)
@@ -76,7 +89,10 @@ fn make_arg(spec: &serde_json::Value, rng: &mut Rng) -> Result<Literal, String> 
         other => return Err(format!("dtype {other} not supported by the bench driver")),
     };
     let lit = lit.map_err(|e| e.to_string())?;
-    debug_assert_eq!(lit.shape(), &Shape::array(lit.element_type().unwrap_or(ElementType::F32), dims));
+    debug_assert_eq!(
+        lit.shape(),
+        &Shape::array(lit.element_type().unwrap_or(ElementType::F32), dims)
+    );
     Ok(lit)
 }
 
@@ -89,15 +105,25 @@ fn main() {
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .expect("bench directory")
         .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".hlo")).map(str::to_string))
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".hlo"))
+                .map(str::to_string)
+        })
         .filter(|n| filter.is_empty() || filter.contains(n))
         .collect();
     names.sort();
-    println!("{:<32} {:>11} {:>11} {:>11}", "program", "compile_ms", "median_ms", "min_ms");
+    println!(
+        "{:<32} {:>11} {:>11} {:>11}",
+        "program", "compile_ms", "median_ms", "min_ms"
+    );
     for name in names {
         let text = std::fs::read_to_string(dir.join(format!("{name}.hlo"))).expect("hlo");
-        let spec: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.json"))).expect("json")).expect("json");
+        let spec: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("{name}.json"))).expect("json"),
+        )
+        .expect("json");
         let mut rng = Rng(0x5EED);
         let args: Result<Vec<Literal>, String> = spec["args"]
             .as_array()
@@ -143,9 +169,16 @@ fn main() {
         times.sort_by(|a, b| a.total_cmp(b));
         if std::env::var("HOST_PROFILE").is_ok() {
             let sink = std::sync::Arc::new(platform_api::ProfileSink::new());
-            runner.run_buffers_with(&buffers, Some(sink.clone())).expect("run");
+            runner
+                .run_buffers_with(&buffers, Some(sink.clone()))
+                .expect("run");
             for e in sink.events() {
-                println!("    {:>9.3} ms  {:<20} {}", e.duration_us / 1e3, e.category, e.name);
+                println!(
+                    "    {:>9.3} ms  {:<20} {}",
+                    e.duration_us / 1e3,
+                    e.category,
+                    e.name
+                );
             }
         }
         println!(

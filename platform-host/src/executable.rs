@@ -79,7 +79,8 @@ impl HostExecutable {
             .map(|&p| comp.instr(p).shape.without_layout())
             .collect();
         let parameter_names = params.iter().map(|&p| comp.instr(p).name.clone()).collect();
-        let result_shape = crate::runtime::transfer::row_major_device_shape(&comp.root_instr().shape);
+        let result_shape =
+            crate::runtime::transfer::row_major_device_shape(&comp.root_instr().shape);
         Ok(HostExecutable {
             program: Arc::new(Program {
                 entry,
@@ -165,14 +166,15 @@ impl HostExecutable {
             let shape = nodes_shapes[node].1;
             let alloc = match sources.get(k).copied().unwrap_or(OutputSource::Written) {
                 OutputSource::Written => DeviceAllocation::new(executor, node_byte_size(shape))?,
-                OutputSource::Parameter(j) => param_leaves
-                    .get(j)
-                    .cloned()
-                    .ok_or_else(|| Error::internal(format!("result aliases missing argument leaf {j}")))?,
+                OutputSource::Parameter(j) => param_leaves.get(j).cloned().ok_or_else(|| {
+                    Error::internal(format!("result aliases missing argument leaf {j}"))
+                })?,
                 OutputSource::SameAs(m) => leaf_nodes
                     .get(m)
                     .and_then(|&n| nodes[n].clone())
-                    .ok_or_else(|| Error::internal(format!("result leaf {k} repeats missing leaf {m}")))?,
+                    .ok_or_else(|| {
+                        Error::internal(format!("result leaf {k} repeats missing leaf {m}"))
+                    })?,
             };
             nodes[node] = Some(alloc);
         }
@@ -185,7 +187,8 @@ impl HostExecutable {
             .into_iter()
             .map(|n| n.ok_or_else(|| Error::internal("result node without a buffer")))
             .collect::<Result<_>>()?;
-        let buffer = ShapedBuffer::from_nodes(self.result_shape.clone(), executor.ordinal(), nodes)?;
+        let buffer =
+            ShapedBuffer::from_nodes(self.result_shape.clone(), executor.ordinal(), nodes)?;
         // Tuple index tables: fresh host memory nobody else sees yet, so they are
         // written here rather than through the stream.
         for (index, shape) in preorder_subshapes(&self.result_shape) {
@@ -242,10 +245,18 @@ impl Executable for HostExecutable {
             }
         }
         let result = self.allocate_result(&executor, &param_leaves)?;
-        let result_leaves: Vec<Arc<DeviceAllocation>> =
-            result.leaves().into_iter().map(|(_, _, a)| a.clone()).collect();
+        let result_leaves: Vec<Arc<DeviceAllocation>> = result
+            .leaves()
+            .into_iter()
+            .map(|(_, _, a)| a.clone())
+            .collect();
         let params = Addresses(param_leaves.iter().map(|a| a.mem().opaque.cast()).collect());
-        let outputs = Addresses(result_leaves.iter().map(|a| a.mem().opaque.cast()).collect());
+        let outputs = Addresses(
+            result_leaves
+                .iter()
+                .map(|a| a.mem().opaque.cast())
+                .collect(),
+        );
         let program = self.program.clone();
         let state = RunState {
             replica: options.replica,
@@ -272,12 +283,9 @@ impl Executable for HostExecutable {
             // alone and has `temp_bytes` bytes, 64-byte aligned; stream ordering
             // keeps other work away from these buffers while this runs.
             let result = unsafe {
-                program.entry.run(
-                    &state,
-                    &params.0,
-                    &outputs.0,
-                    temp.mem().opaque.cast(),
-                )
+                program
+                    .entry
+                    .run(&state, &params.0, &outputs.0, temp.mem().opaque.cast())
             };
             program.give_back(&executor, temp);
             result

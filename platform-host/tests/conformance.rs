@@ -33,7 +33,8 @@ fn read_npy(path: &Path) -> Result<Literal, String> {
             12,
         ),
     };
-    let header = std::str::from_utf8(&bytes[start..start + header_len]).map_err(|e| e.to_string())?;
+    let header =
+        std::str::from_utf8(&bytes[start..start + header_len]).map_err(|e| e.to_string())?;
     let descr = header
         .split("'descr':")
         .nth(1)
@@ -71,7 +72,8 @@ fn read_npy(path: &Path) -> Result<Literal, String> {
         "<c16" => ElementType::C128,
         other => return Err(format!("dtype {other}")),
     };
-    Literal::from_bytes(Shape::array(ty, dims), &bytes[start + header_len..]).map_err(|e| e.to_string())
+    Literal::from_bytes(Shape::array(ty, dims), &bytes[start + header_len..])
+        .map_err(|e| e.to_string())
 }
 
 fn as_f64(lit: &Literal) -> Vec<(f64, f64)> {
@@ -87,7 +89,11 @@ fn as_f64(lit: &Literal) -> Vec<(f64, f64)> {
 
 fn compare(got: &Literal, want: &Literal, rtol: f64, atol: f64) -> Result<(), String> {
     if got.shape().without_layout() != want.shape().without_layout() {
-        return Err(format!("shape {} != expected {}", got.shape(), want.shape()));
+        return Err(format!(
+            "shape {} != expected {}",
+            got.shape(),
+            want.shape()
+        ));
     }
     let ty = want.element_type().ok_or("not an array")?;
     if !ty.is_floating_or_complex() {
@@ -95,7 +101,10 @@ fn compare(got: &Literal, want: &Literal, rtol: f64, atol: f64) -> Result<(), St
             let g = got.scalars().unwrap();
             let w = want.scalars().unwrap();
             let first = g.iter().zip(&w).position(|(a, b)| a != b).unwrap_or(0);
-            return Err(format!("element {first}: got {} want {}", g[first], w[first]));
+            return Err(format!(
+                "element {first}: got {} want {}",
+                g[first], w[first]
+            ));
         }
         return Ok(());
     }
@@ -155,7 +164,10 @@ fn conformance_corpus_on_host() {
 
 #[test]
 fn host_cases_on_host() {
-    run_all(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases"), HOST_CASE_GAPS);
+    run_all(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases"),
+        HOST_CASE_GAPS,
+    );
 }
 
 fn run_all(root: &Path, gaps: &[(&str, &str, &str)]) {
@@ -185,6 +197,15 @@ fn run_all(root: &Path, gaps: &[(&str, &str, &str)]) {
             }
         }
     }
-    eprintln!("{passed} programs of {} passed on Host; {} known gaps", root.display(), gaps.len());
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    eprintln!(
+        "{passed} programs of {} passed on Host; {} known gaps",
+        root.display(),
+        gaps.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -26,7 +26,10 @@ fn argument_errors_name_the_parameter_and_both_shapes() {
     assert!(err.message().contains("takes 1 argument"), "{err}");
     let err = runner.run(&[f32s(&[3, 2], &[0.0; 6])]).unwrap_err();
     assert!(err.message().contains("%x"), "{err}");
-    assert!(err.message().contains("f32[3,2]") && err.message().contains("f32[2,3]"), "{err}");
+    assert!(
+        err.message().contains("f32[3,2]") && err.message().contains("f32[2,3]"),
+        "{err}"
+    );
     let err = runner
         .run(&[Literal::from_slice(&[2, 3], &[0i32; 6]).unwrap()])
         .unwrap_err();
@@ -50,11 +53,16 @@ fn execution_is_enqueued_and_returns_before_it_runs() {
         .unwrap();
     let refs: Vec<&ShapedBuffer> = args.iter().collect();
     let options = RunOptions::new(runner.stream.clone());
-    let result = runner.executable.execute_async_on_stream(&options, &refs).unwrap();
+    let result = runner
+        .executable
+        .execute_async_on_stream(&options, &refs)
+        .unwrap();
     // The stream is still blocked, so the program cannot have run: its fresh
     // (zeroed) result buffer still holds zeros.
     // SAFETY: a live 16-byte result buffer that nothing writes until released.
-    let before = unsafe { std::slice::from_raw_parts(result.root_buffer().opaque.cast::<f32>(), 4) }.to_vec();
+    let before =
+        unsafe { std::slice::from_raw_parts(result.root_buffer().opaque.cast::<f32>(), 4) }
+            .to_vec();
     assert_eq!(before, vec![0.0; 4]);
     release.send(()).unwrap();
     runner.stream.block_host_until_done().unwrap();
@@ -87,9 +95,15 @@ ENTRY e {
     let refs: Vec<&ShapedBuffer> = args.iter().collect();
     let mut options = RunOptions::new(runner.stream.clone());
     options.while_step_limit = Some(100);
-    let err = runner.executable.execute_on_stream(&options, &refs).unwrap_err();
+    let err = runner
+        .executable
+        .execute_on_stream(&options, &refs)
+        .unwrap_err();
     assert_eq!(err.code(), Code::OutOfRange);
-    assert!(err.message().contains("%w") && err.message().contains("100"), "{err}");
+    assert!(
+        err.message().contains("%w") && err.message().contains("100"),
+        "{err}"
+    );
 
     let branches = r#"
 HloModule m
@@ -108,11 +122,17 @@ ENTRY e {
 }
 "#;
     let runner = HostRunner::compile(branches).unwrap();
-    let out = runner.run(&[Literal::scalar(1i32), Literal::scalar(0.0f32)]).unwrap();
+    let out = runner
+        .run(&[Literal::scalar(1i32), Literal::scalar(0.0f32)])
+        .unwrap();
     assert_eq!(out.data::<f32>().unwrap(), &[1.0]);
-    let out = runner.run(&[Literal::scalar(0i32), Literal::scalar(2.0f32)]).unwrap();
+    let out = runner
+        .run(&[Literal::scalar(0i32), Literal::scalar(2.0f32)])
+        .unwrap();
     assert_eq!(out.data::<f32>().unwrap(), &[-2.0]);
-    let err = runner.run(&[Literal::scalar(2i32), Literal::scalar(0.0f32)]).unwrap_err();
+    let err = runner
+        .run(&[Literal::scalar(2i32), Literal::scalar(0.0f32)])
+        .unwrap_err();
     assert_eq!(err.code(), Code::OutOfRange);
     assert!(err.message().contains("%c"), "{err}");
 }
@@ -152,14 +172,22 @@ ENTRY e {
 "#,
     )
     .unwrap();
-    assert_eq!(runner.executable.temp_bytes(), 0, "the whole chain runs in the output buffer");
+    assert_eq!(
+        runner.executable.temp_bytes(),
+        0,
+        "the whole chain runs in the output buffer"
+    );
     assert_eq!(runner.executable.peak_memory_bytes(), Some(4 << 20));
     let x: Vec<f32> = (0..1048576).map(|i| (i % 100) as f32 / 100.0).collect();
     let out = runner.run(&[f32s(&[1048576], &x)]).unwrap();
     let got = out.data::<f32>().unwrap();
     for i in [0usize, 17, 99, 1048575] {
         let want = (-(x[i].exp()) + x[i]).powi(2).sqrt();
-        assert!((got[i] - want).abs() <= 1e-5 * want.abs().max(1.0), "{i}: {} vs {want}", got[i]);
+        assert!(
+            (got[i] - want).abs() <= 1e-5 * want.abs().max(1.0),
+            "{i}: {} vs {want}",
+            got[i]
+        );
     }
     // Two values alive at once need two buffers, which the packer places apart;
     // a third that starts after one dies reuses its space.
@@ -178,7 +206,11 @@ ENTRY e {
 "#,
     )
     .unwrap();
-    assert!(runner.executable.temp_bytes() <= 2 * 4096, "{}", runner.executable.temp_bytes());
+    assert!(
+        runner.executable.temp_bytes() <= 2 * 4096,
+        "{}",
+        runner.executable.temp_bytes()
+    );
     let x: Vec<f32> = (0..1024).map(|i| i as f32 / 1024.0).collect();
     let out = runner.run(&[f32s(&[1024], &x)]).unwrap().decompose_tuple();
     let (u, a) = (out[0].data::<f32>().unwrap(), out[1].data::<f32>().unwrap());
@@ -197,8 +229,14 @@ fn results_can_be_arguments_or_repeat_each_other() {
     let args = runner.to_device(&[f32s(&[3], &[1., 2., 3.])]).unwrap();
     let result = runner.run_buffers(&args).unwrap();
     let leaves = result.leaves();
-    assert!(Arc::ptr_eq(leaves[0].2, args[0].nodes().first().unwrap()), "returns the argument");
-    assert!(Arc::ptr_eq(leaves[1].2, leaves[2].2), "a repeated value is one buffer");
+    assert!(
+        Arc::ptr_eq(leaves[0].2, args[0].nodes().first().unwrap()),
+        "returns the argument"
+    );
+    assert!(
+        Arc::ptr_eq(leaves[1].2, leaves[2].2),
+        "a repeated value is one buffer"
+    );
     let lit = HostTransferManager::new()
         .transfer_literal_from_device(&runner.stream, &result)
         .unwrap()
@@ -251,13 +289,26 @@ ENTRY e {
 
 /// Compiles `text` for `replicas` devices and runs every replica on its own
 /// stream and thread with the same run id; returns each replica's result.
-fn run_replicated(text: &str, replicas: usize, args: impl Fn(usize) -> Vec<Literal>) -> Vec<Literal> {
-    let platform = HostPlatform::new(&PlatformOptions { device_count: Some(replicas) }).unwrap();
-    let options = CompileOptions { replica_count: replicas, ..CompileOptions::default() };
+fn run_replicated(
+    text: &str,
+    replicas: usize,
+    args: impl Fn(usize) -> Vec<Literal>,
+) -> Vec<Literal> {
+    let platform = HostPlatform::new(&PlatformOptions {
+        device_count: Some(replicas),
+    })
+    .unwrap();
+    let options = CompileOptions {
+        replica_count: replicas,
+        ..CompileOptions::default()
+    };
     let exec0 = platform.executor(0).unwrap();
     let compiler = HostCompiler;
-    let exe: Arc<dyn Executable> = compiler.compile(HloModule::parse(text).unwrap(), &exec0, &options).unwrap();
-    let assignment = Arc::new(DeviceAssignment::new((0..replicas).map(|r| vec![r]).collect()).unwrap());
+    let exe: Arc<dyn Executable> = compiler
+        .compile(HloModule::parse(text).unwrap(), &exec0, &options)
+        .unwrap();
+    let assignment =
+        Arc::new(DeviceAssignment::new((0..replicas).map(|r| vec![r]).collect()).unwrap());
     let handles: Vec<_> = (0..replicas)
         .map(|r| {
             let exec = platform.executor(r).unwrap();
@@ -267,7 +318,10 @@ fn run_replicated(text: &str, replicas: usize, args: impl Fn(usize) -> Vec<Liter
             std::thread::spawn(move || {
                 let stream: Arc<dyn Stream> = exec.create_stream().unwrap();
                 let tm = HostTransferManager::new();
-                let bufs: Vec<ShapedBuffer> = inputs.iter().map(|l| tm.literal_to_device(&stream, l).unwrap()).collect();
+                let bufs: Vec<ShapedBuffer> = inputs
+                    .iter()
+                    .map(|l| tm.literal_to_device(&stream, l).unwrap())
+                    .collect();
                 let refs: Vec<&ShapedBuffer> = bufs.iter().collect();
                 let mut opts = RunOptions::new(stream.clone());
                 opts.replica = r;
@@ -305,12 +359,59 @@ ENTRY e {
         let parts = out.decompose_tuple();
         assert_eq!(parts[0].data::<f32>().unwrap(), &[6.0, 60.0]);
         let base = if r < 2 { 0.0 } else { 2.0 };
-        assert_eq!(parts[1].data::<f32>().unwrap(), &[2.0 * base + 1.0, 10.0 * (2.0 * base + 1.0)]);
-        assert_eq!(parts[2].data::<f32>().unwrap(), &[0., 0., 1., 10., 2., 20., 3., 30.]);
+        assert_eq!(
+            parts[1].data::<f32>().unwrap(),
+            &[2.0 * base + 1.0, 10.0 * (2.0 * base + 1.0)]
+        );
+        assert_eq!(
+            parts[2].data::<f32>().unwrap(),
+            &[0., 0., 1., 10., 2., 20., 3., 30.]
+        );
         let src = (r + 3) % 4;
-        assert_eq!(parts[3].data::<f32>().unwrap(), &[src as f32, 10.0 * src as f32]);
+        assert_eq!(
+            parts[3].data::<f32>().unwrap(),
+            &[src as f32, 10.0 * src as f32]
+        );
         assert_eq!(parts[4].data::<u32>().unwrap(), &[r as u32]);
     }
+}
+
+#[test]
+fn replicated_reduce_scatter_all_to_all_and_broadcast() {
+    let text = r#"
+HloModule m, replica_count=2
+mx {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] maximum(a, b)
+}
+ENTRY e {
+  x = s32[4] parameter(0)
+  rs = s32[2] reduce-scatter(x), replica_groups={{0,1}}, dimensions={0}, to_apply=mx
+  a2a = s32[4] all-to-all(x), replica_groups={{0,1}}, dimensions={0}
+  bc = s32[4] collective-broadcast(x), replica_groups={{0,1}}
+  ROOT t = (s32[2], s32[4], s32[4]) tuple(rs, a2a, bc)
+}
+"#;
+    // Replica r holds [10r, 10r+1, 10r+2, 10r+3] (replica 1 reversed).
+    let inputs = |r: usize| {
+        let v: Vec<i32> = if r == 0 {
+            vec![0, 1, 2, 3]
+        } else {
+            vec![13, 12, 11, 10]
+        };
+        vec![Literal::from_slice(&[4], &v).unwrap()]
+    };
+    let results = run_replicated(text, 2, inputs);
+    let parts: Vec<Vec<Literal>> = results.into_iter().map(|l| l.decompose_tuple()).collect();
+    // max over replicas = [13, 12, 11, 10]; replica r keeps block r.
+    assert_eq!(parts[0][0].data::<i32>().unwrap(), &[13, 12]);
+    assert_eq!(parts[1][0].data::<i32>().unwrap(), &[11, 10]);
+    // all-to-all: block j of replica i goes to replica j, position i.
+    assert_eq!(parts[0][1].data::<i32>().unwrap(), &[0, 1, 13, 12]);
+    assert_eq!(parts[1][1].data::<i32>().unwrap(), &[2, 3, 11, 10]);
+    // broadcast from the group's first member.
+    assert_eq!(parts[1][2].data::<i32>().unwrap(), &[0, 1, 2, 3]);
 }
 
 #[test]
@@ -318,5 +419,166 @@ fn compile_errors_name_the_unsupported_op() {
     let text = "HloModule m\nENTRY e {\n  t = token[] after-all()\n  ROOT i = (f32[2], token[]) infeed(t)\n}\n";
     let err = HostRunner::compile(text).err().unwrap();
     assert_eq!(err.code(), Code::Unimplemented);
-    assert!(err.message().contains("infeed") && err.message().contains("%i"), "{err}");
+    assert!(
+        err.message().contains("infeed") && err.message().contains("%i"),
+        "{err}"
+    );
+}
+
+/// `out = (in0[i] + sum(tuple in1)[i], in0[i] * 2)` over 4 f32s, with the CPU
+/// ABI: `in1` is a table of two pointers, `out` a table of two pointers.
+unsafe extern "C" fn tuple_target(out: *mut std::ffi::c_void, ins: *const *const std::ffi::c_void) {
+    // SAFETY: the program below calls this with the shapes it documents.
+    unsafe {
+        let a = *ins as *const f32;
+        let table = *ins.add(1) as *const *const f32;
+        let (t0, t1) = (*table, *table.add(1));
+        let outs = out as *const *mut f32;
+        let (o0, o1) = (*outs, *outs.add(1));
+        for i in 0..4 {
+            *o0.add(i) = *a.add(i) + *t0.add(i) + *t1.add(i);
+            *o1.add(i) = *a.add(i) * 2.0;
+        }
+    }
+}
+
+unsafe extern "C" fn failing_target(
+    _out: *mut std::ffi::c_void,
+    _ins: *const *const std::ffi::c_void,
+    status: *mut platform_api::custom_call::XlaCustomCallStatus,
+) {
+    let msg = b"the target refused";
+    // SAFETY: `status` is the runtime's status object.
+    unsafe {
+        platform_api::custom_call::XlaCustomCallStatusSetFailure(
+            status,
+            msg.as_ptr().cast(),
+            msg.len(),
+        )
+    };
+}
+
+#[test]
+fn custom_calls_get_pointer_tables_and_report_failures() {
+    use platform_api::custom_call::{register_target, Target};
+    register_target(
+        "host_test_tuple_target",
+        "Host",
+        Target::CpuOriginal(tuple_target),
+    )
+    .unwrap();
+    register_target(
+        "host_test_failing_target",
+        "Host",
+        Target::CpuStatusReturning(failing_target),
+    )
+    .unwrap();
+    let text = r#"
+HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  c = f32[4] negate(b)
+  t = (f32[4], f32[4]) tuple(b, c)
+  ROOT r = (f32[4], f32[4]) custom-call(a, t), custom_call_target="host_test_tuple_target"
+}
+"#;
+    let out = run_hlo(
+        text,
+        &[f32s(&[4], &[1., 2., 3., 4.]), f32s(&[4], &[5., 6., 7., 8.])],
+    )
+    .unwrap()
+    .decompose_tuple();
+    assert_eq!(out[0].data::<f32>().unwrap(), &[1., 2., 3., 4.]);
+    assert_eq!(out[1].data::<f32>().unwrap(), &[2., 4., 6., 8.]);
+    let failing = r#"
+HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  ROOT r = f32[4] custom-call(a), custom_call_target="host_test_failing_target", api_version=API_VERSION_STATUS_RETURNING
+}
+"#;
+    let err = run_hlo(failing, &[f32s(&[4], &[0.; 4])]).unwrap_err();
+    assert!(
+        err.message().contains("the target refused") && err.message().contains("%r"),
+        "{err}"
+    );
+    let missing = "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT r = f32[4] custom-call(a), custom_call_target=\"no_such_target\"\n}\n";
+    let err = HostRunner::compile(missing).err().unwrap();
+    assert!(err.message().contains("no_such_target"), "{err}");
+}
+
+#[test]
+fn loop_invariant_state_is_not_copied() {
+    // `w` passes through the loop unchanged: the loop state uses the argument
+    // buffer itself, and returning it returns that buffer.
+    let text = r#"
+HloModule m
+lcond {
+  cp = (s32[], f32[8]) parameter(0)
+  ci = s32[] get-tuple-element(cp), index=0
+  cn = s32[] constant(3)
+  ROOT lt = pred[] compare(ci, cn), direction=LT
+}
+lbody {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  w = f32[8] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], f32[8]) tuple(j, w)
+}
+ENTRY e {
+  z = s32[] constant(0)
+  x = f32[8] parameter(0)
+  s = (s32[], f32[8]) tuple(z, x)
+  l = (s32[], f32[8]) while(s), condition=lcond, body=lbody
+  n = s32[] get-tuple-element(l), index=0
+  y = f32[8] get-tuple-element(l), index=1
+  ROOT r = (s32[], f32[8]) tuple(n, y)
+}
+"#;
+    let runner = HostRunner::compile(text).unwrap();
+    let args = runner.to_device(&[f32s(&[8], &[1.5; 8])]).unwrap();
+    let result = runner.run_buffers(&args).unwrap();
+    assert!(Arc::ptr_eq(result.leaves()[1].2, &args[0].nodes()[0]));
+    let out = HostTransferManager::new()
+        .transfer_literal_from_device(&runner.stream, &result)
+        .unwrap()
+        .decompose_tuple();
+    assert_eq!(out[0].data::<i32>().unwrap(), &[3]);
+    assert_eq!(out[1].data::<f32>().unwrap(), &[1.5; 8]);
+}
+
+#[test]
+fn runs_through_the_registry_like_any_client() {
+    use platform_api::registry;
+    let platform = registry::platform("cpu").unwrap();
+    let executor = platform.executor(0).unwrap();
+    let stream = executor.clone().create_stream().unwrap();
+    let compiler = registry::compiler(platform.id()).unwrap();
+    let transfer = registry::transfer_manager(platform.id()).unwrap();
+    let module = HloModule::parse(
+        "HloModule m\nENTRY e {\n  x = f32[2,3]{0,1} parameter(0)\n  ROOT t = f32[3,2]{1,0} transpose(x), dimensions={1,0}\n}\n",
+    )
+    .unwrap();
+    let exe = compiler
+        .compile(module, &executor, &CompileOptions::default())
+        .unwrap();
+    // The argument's layout is column-major on the host: the transfer manager
+    // gives the device buffer a row-major shape and permutes the bytes.
+    let mut arg = f32s(&[2, 3], &[1., 2., 3., 4., 5., 6.]);
+    arg.set_layout(Some(platform_api::Layout {
+        minor_to_major: vec![0, 1],
+        ..Default::default()
+    }));
+    let buf = transfer.literal_to_device(&stream, &arg).unwrap();
+    let out = exe
+        .execute_on_stream(&RunOptions::new(stream.clone()), &[&buf])
+        .unwrap();
+    let lit = transfer
+        .transfer_literal_from_device(&stream, &out)
+        .unwrap();
+    assert_eq!(lit.data::<f32>().unwrap(), &[1., 4., 2., 5., 3., 6.]);
+    assert!(exe.peak_memory_bytes().is_some());
 }

@@ -3,9 +3,7 @@
 //! asynchronous enqueueing.
 
 use platform_api::registry;
-use platform_api::{
-    Code, EventStatus, Platform, PlatformOptions, Stream, StreamExecutor,
-};
+use platform_api::{Code, EventStatus, Platform, PlatformOptions, Stream, StreamExecutor};
 use platform_host::HostPlatform;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -27,11 +25,23 @@ fn registers_as_host_and_cpu_with_its_compiler_and_transfer_manager() {
     assert!((by_alias.probe)().is_available());
     assert!(registry::compiler("Host").is_ok());
     assert!(registry::transfer_manager("Host").is_ok());
-    let four = registry::create_platform("host", &PlatformOptions { device_count: Some(4) }).unwrap();
+    let four = registry::create_platform(
+        "host",
+        &PlatformOptions {
+            device_count: Some(4),
+        },
+    )
+    .unwrap();
     assert_eq!(four.device_count(), 4);
     assert_eq!(four.executor(3).unwrap().ordinal(), 3);
     assert_eq!(four.executor(4).err().unwrap().code(), Code::OutOfRange);
-    assert!(registry::create_platform("host", &PlatformOptions { device_count: Some(0) }).is_err());
+    assert!(registry::create_platform(
+        "host",
+        &PlatformOptions {
+            device_count: Some(0)
+        }
+    )
+    .is_err());
     assert_eq!(registry::platform("cpu").unwrap().device_count(), 1);
 }
 
@@ -44,7 +54,11 @@ fn allocations_are_aligned_zeroed_and_counted() {
     assert_eq!(a.opaque as usize % 64, 0);
     assert_eq!(b.opaque as usize % 64, 0);
     // SAFETY: `a` holds 1000 bytes.
-    assert!(unsafe { std::slice::from_raw_parts(a.opaque.cast::<u8>(), 1000) }.iter().all(|&x| x == 0));
+    assert!(
+        unsafe { std::slice::from_raw_parts(a.opaque.cast::<u8>(), 1000) }
+            .iter()
+            .all(|&x| x == 0)
+    );
     let during = exec.memory_usage();
     assert_eq!(during.bytes_in_use, before.bytes_in_use + 1024);
     assert_eq!(during.live_allocations, before.live_allocations + 2);
@@ -93,13 +107,18 @@ fn copies_are_ordered_with_other_work() {
     let exec = executor();
     let stream = exec.clone().create_stream().unwrap();
     let mem = exec.allocate(8).unwrap();
-    stream.memcpy_host_to_device(mem, &[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+    stream
+        .memcpy_host_to_device(mem, &[1, 2, 3, 4, 5, 6, 7, 8])
+        .unwrap();
     let dev = exec.allocate(8).unwrap();
     stream.memcpy_device_to_device(dev, mem, 8).unwrap();
     // Overwrite the source after the device copy was enqueued: the copy must
     // have seen the first contents.
     stream.memcpy_host_to_device(mem, &[0; 8]).unwrap();
-    assert_eq!(stream.read_to_vec(dev, 8).unwrap(), vec![1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(
+        stream.read_to_vec(dev, 8).unwrap(),
+        vec![1, 2, 3, 4, 5, 6, 7, 8]
+    );
     assert_eq!(stream.read_to_vec(mem, 8).unwrap(), vec![0; 8]);
     assert!(stream.memcpy_host_to_device(mem, &[0; 9]).is_err());
     // SAFETY: allocations from this executor, freed once, no work pending.
@@ -115,10 +134,14 @@ fn first_error_is_returned_once_and_later_work_is_skipped() {
     let stream = exec.clone().create_stream().unwrap();
     let ran = Arc::new(AtomicUsize::new(0));
     stream
-        .host_callback(Box::new(|| Err(platform_api::Error::internal("first failure"))))
+        .host_callback(Box::new(|| {
+            Err(platform_api::Error::internal("first failure"))
+        }))
         .unwrap();
     stream
-        .host_callback(Box::new(|| Err(platform_api::Error::internal("second failure"))))
+        .host_callback(Box::new(|| {
+            Err(platform_api::Error::internal("second failure"))
+        }))
         .unwrap();
     let r = ran.clone();
     stream
@@ -129,7 +152,11 @@ fn first_error_is_returned_once_and_later_work_is_skipped() {
         .unwrap();
     let err = stream.block_host_until_done().unwrap_err();
     assert!(err.message().contains("first failure"), "{err}");
-    assert_eq!(ran.load(Ordering::SeqCst), 0, "work after an error is skipped");
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        0,
+        "work after an error is skipped"
+    );
     // The error is cleared: the stream works again.
     let r = ran.clone();
     stream
@@ -179,7 +206,10 @@ fn events_order_work_across_two_streams() {
         }))
         .unwrap();
     std::thread::sleep(Duration::from_millis(50));
-    assert!(log.lock().unwrap().is_empty(), "the consumer must wait for the event");
+    assert!(
+        log.lock().unwrap().is_empty(),
+        "the consumer must wait for the event"
+    );
     assert_eq!(event.status(), EventStatus::Pending);
     release.send(()).unwrap();
     consumer.block_host_until_done().unwrap();
@@ -206,7 +236,9 @@ fn an_event_behind_a_failure_reports_error() {
 fn synchronize_all_activity_waits_for_every_stream() {
     let exec = executor();
     let done = Arc::new(AtomicUsize::new(0));
-    let streams: Vec<Arc<dyn Stream>> = (0..3).map(|_| exec.clone().create_stream().unwrap()).collect();
+    let streams: Vec<Arc<dyn Stream>> = (0..3)
+        .map(|_| exec.clone().create_stream().unwrap())
+        .collect();
     for s in &streams {
         let d = done.clone();
         s.host_callback(Box::new(move || {
@@ -233,7 +265,9 @@ fn freeing_a_buffer_with_queued_work_waits_for_that_work() {
         }))
         .unwrap();
     let mem = exec.allocate(1 << 20).unwrap();
-    stream.memcpy_host_to_device(mem, &vec![7u8; 1 << 20]).unwrap();
+    stream
+        .memcpy_host_to_device(mem, &vec![7u8; 1 << 20])
+        .unwrap();
     // SAFETY: the contract is kept by the executor itself: the queued copy
     // still targets `mem`, so the memory must outlive it.
     unsafe { exec.deallocate(mem) };
@@ -244,6 +278,9 @@ fn freeing_a_buffer_with_queued_work_waits_for_that_work() {
     );
     release.send(()).unwrap();
     stream.block_host_until_done().unwrap();
-    assert_eq!(exec.memory_usage().live_allocations, before.live_allocations);
+    assert_eq!(
+        exec.memory_usage().live_allocations,
+        before.live_allocations
+    );
     assert_eq!(exec.memory_usage().bytes_in_use, before.bytes_in_use);
 }

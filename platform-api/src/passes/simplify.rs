@@ -482,17 +482,21 @@ impl Simplifier<'_, '_> {
                     .iter()
                     .zip(&inner)
                     .map(|(o, i)| {
+                        let len = o.len();
+                        if len == 0 {
+                            // An empty outer slice reads nothing; composing its
+                            // start could land past the end of y, so use [0:0].
+                            return SliceDim {
+                                start: 0,
+                                limit: 0,
+                                stride: 1,
+                            };
+                        }
                         let start = i.start + o.start * i.stride;
                         let stride = o.stride * i.stride;
-                        let len = o.len();
-                        let limit = if len == 0 {
-                            start
-                        } else {
-                            start + (len - 1) * stride + 1
-                        };
                         SliceDim {
                             start,
-                            limit,
+                            limit: start + (len - 1) * stride + 1,
                             stride,
                         }
                     })

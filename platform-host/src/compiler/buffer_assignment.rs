@@ -245,6 +245,59 @@ struct Buffer {
     offset: usize,
 }
 
+/// For each state leaf of a `while` whose body is `body`: whether the body's
+/// result leaf is its parameter's leaf, unchanged (through aliases only). Such a
+/// leaf is never written by the loop: the body keeps it live to its end, so no
+/// in-place merge can reuse its buffer.
+pub fn while_invariant_leaves(module: &HloModule, body: platform_api::hlo::CompId) -> Vec<bool> {
+    let Some(comp) = module.computations.get(body.index()) else {
+        return Vec::new();
+    };
+    // The parameter leaf each instruction leaf is, if any (aliases only).
+    let mut origin: Vec<Vec<Option<usize>>> = Vec::with_capacity(comp.instructions.len());
+    for instr in &comp.instructions {
+        let operand = |k: usize| -> Option<&Vec<Option<usize>>> {
+            instr.operands.get(k).and_then(|o| origin.get(o.index()))
+        };
+        let count = leaf_count(&instr.shape);
+        let mine: Vec<Option<usize>> = match &instr.op {
+            Op::Parameter { number: 0 } => (0..count).map(Some).collect(),
+            Op::GetTupleElement { index } => {
+                let shape = instr.operands.first().map(|o| &comp.instr(*o).shape);
+                let start: usize = shape
+                    .map(|s| s.tuple_shapes().iter().take(*index).map(leaf_count).sum())
+                    .unwrap_or(0);
+                operand(0)
+                    .and_then(|o| o.get(start..start + count))
+                    .map(|s| s.to_vec())
+                    .unwrap_or_else(|| vec![None; count])
+            }
+            Op::Tuple => (0..instr.operands.len())
+                .flat_map(|k| operand(k).cloned().unwrap_or_default())
+                .collect(),
+            Op::Reshape | Op::Copy | Op::OptimizationBarrier => {
+                operand(0).cloned().unwrap_or_else(|| vec![None; count])
+            }
+            _ => vec![None; count],
+        };
+        origin.push(if mine.len() == count {
+            mine
+        } else {
+            vec![None; count]
+        });
+    }
+    origin
+        .get(comp.root.index())
+        .map(|leaves| {
+            leaves
+                .iter()
+                .enumerate()
+                .map(|(k, o)| *o == Some(k))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Assigns buffers for `comp`. `scratch_bytes[i]` is the scratch instruction `i`
 /// needs while it runs (0 for none).
 pub fn assign(
@@ -288,10 +341,7 @@ pub fn assign(
         let operand_leaves = |k: usize| -> Result<&Vec<usize>> {
             let id = instr.operand(k)?;
             leaves.get(id.index()).ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "%{} uses an operand defined after it",
-                    instr.name
-                ))
+                Error::invalid_argument(format!("%{} uses an operand defined after it", instr.name))
             })
         };
         let mine: Vec<usize> = match &instr.op {
@@ -344,10 +394,23 @@ pub fn assign(
             | Op::Copy
             | Op::OptimizationBarrier
             | Op::AddDependency
-            | Op::AllReduceDone => {
-                operand_leaves(0)?.clone()
-            }
+            | Op::AllReduceDone => operand_leaves(0)?.clone(),
             Op::AfterAll => Vec::new(),
+            Op::While { body, .. } => {
+                // Loop-invariant state (the body returns its parameter's leaf
+                // unchanged, so never writes it) is the initial value itself:
+                // no copy, even when that value is read-only.
+                let invariant = while_invariant_leaves(module, *body);
+                let init = operand_leaves(0)?.clone();
+                leaf_bytes(&instr.shape)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, size)| match (invariant.get(k), init.get(k)) {
+                        (Some(true), Some(&v)) => v,
+                        _ => new_value(&mut values, i, size, None),
+                    })
+                    .collect()
+            }
             _ => leaf_bytes(&instr.shape)
                 .into_iter()
                 .map(|size| new_value(&mut values, i, size, None))
@@ -556,12 +619,11 @@ pub fn assign(
                     None => {
                         // Move the whole buffer into the loop state if the state's
                         // own buffer is dead before this one starts.
-                        let target = buffers
-                            .iter()
-                            .position(|t| t.pin == Some(Pin::Param(k)));
+                        let target = buffers.iter().position(|t| t.pin == Some(Pin::Param(k)));
                         match target {
-                            Some(t) if buffers[t].end < buffers[b].start
-                                && buffers[t].size == buffers[b].size =>
+                            Some(t)
+                                if buffers[t].end < buffers[b].start
+                                    && buffers[t].size == buffers[b].size =>
                             {
                                 let end_b = buffers[b].end;
                                 buffers[t].end = buffers[t].end.max(end_b);

@@ -51,6 +51,7 @@ pub fn contraction_of(config: &str) -> Option<Contraction> {
 }
 
 /// Rewrites every contracting add/subtract of every computation.
+#[allow(clippy::needless_range_loop)] // indices cross several per-instruction tables
 pub fn run(module: &mut HloModule) -> Result<bool> {
     let mut changed = false;
     for comp in &mut module.computations {
@@ -95,7 +96,10 @@ pub fn run(module: &mut HloModule) -> Result<bool> {
             if std::mem::replace(&mut taken[m.index()], true) {
                 continue;
             }
-            let (a, b) = (comp.instructions[m.index()].operands[0], comp.instructions[m.index()].operands[1]);
+            let (a, b) = (
+                comp.instructions[m.index()].operands[0],
+                comp.instructions[m.index()].operands[1],
+            );
             let c = comp.instructions[i].operands[1 - k];
             let instr = &mut comp.instructions[i];
             instr.op = Op::CustomCall(Box::new(CustomCallAttrs {

@@ -21,10 +21,19 @@ unsafe fn read(ty: ElementType, p: *const u8, n: usize) -> Vec<f64> {
     // SAFETY: forwarded.
     unsafe {
         match ty {
-            ElementType::F32 => std::slice::from_raw_parts(p.cast::<f32>(), n).iter().map(|&v| v as f64).collect(),
+            ElementType::F32 => std::slice::from_raw_parts(p.cast::<f32>(), n)
+                .iter()
+                .map(|&v| v as f64)
+                .collect(),
             ElementType::F64 => std::slice::from_raw_parts(p.cast::<f64>(), n).to_vec(),
-            ElementType::F16 => std::slice::from_raw_parts(p.cast::<half::f16>(), n).iter().map(|v| v.to_f64()).collect(),
-            _ => std::slice::from_raw_parts(p.cast::<half::bf16>(), n).iter().map(|v| v.to_f64()).collect(),
+            ElementType::F16 => std::slice::from_raw_parts(p.cast::<half::f16>(), n)
+                .iter()
+                .map(|v| v.to_f64())
+                .collect(),
+            _ => std::slice::from_raw_parts(p.cast::<half::bf16>(), n)
+                .iter()
+                .map(|v| v.to_f64())
+                .collect(),
         }
     }
 }
@@ -53,9 +62,18 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         return map(ctx, id, *to_apply);
     }
     let (epsilon, feature_index) = match &instr.op {
-        Op::BatchNormTraining { epsilon, feature_index }
-        | Op::BatchNormInference { epsilon, feature_index }
-        | Op::BatchNormGrad { epsilon, feature_index } => (*epsilon as f64, *feature_index),
+        Op::BatchNormTraining {
+            epsilon,
+            feature_index,
+        }
+        | Op::BatchNormInference {
+            epsilon,
+            feature_index,
+        }
+        | Op::BatchNormGrad {
+            epsilon,
+            feature_index,
+        } => (*epsilon as f64, *feature_index),
         _ => return Err(Error::internal("not a batch-norm op")),
     };
     let x = ctx.operand_array(instr, 0)?;
@@ -75,7 +93,11 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let mut operands: Vec<BufferSlice> = Vec::new();
     for k in 0..instr.operands.len() {
         let a = ctx.operand_array(instr, k)?;
-        let want = if k == 0 || (matches!(instr.op, Op::BatchNormGrad { .. }) && k == 4) { count } else { c };
+        let want = if k == 0 || (matches!(instr.op, Op::BatchNormGrad { .. }) && k == 4) {
+            count
+        } else {
+            c
+        };
         if a.element_count() != want || a.element_type != ty {
             return Err(Error::invalid_argument(format!(
                 "{} %{}: operand {k} is {a}, expected {want} {ty} elements",
@@ -125,7 +147,8 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 put(2, &var);
             }
             platform_api::hlo::Opcode::BatchNormInference => {
-                let (xs, scale, offset, mean, var) = (get(0, count), get(1, c), get(2, c), get(3, c), get(4, c));
+                let (xs, scale, offset, mean, var) =
+                    (get(0, count), get(1, c), get(2, c), get(3, c), get(4, c));
                 let out: Vec<f64> = xs
                     .iter()
                     .enumerate()
@@ -137,7 +160,13 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 put(0, &out);
             }
             _ => {
-                let (xs, scale, mean, var, dy) = (get(0, count), get(1, c), get(2, c), get(3, c), get(4, count));
+                let (xs, scale, mean, var, dy) = (
+                    get(0, count),
+                    get(1, c),
+                    get(2, c),
+                    get(3, c),
+                    get(4, count),
+                );
                 let mut sum_dy = vec![0.0; c];
                 let mut sum_dy_xc = vec![0.0; c];
                 for i in 0..count {
@@ -150,7 +179,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                     .map(|i| {
                         let f = feature_of(i);
                         scale[f] * inv_std[f] / per_feature
-                            * (per_feature * dy[i] - sum_dy[f] - (xs[i] - mean[f]) * sum_dy_xc[f] * inv_std[f] * inv_std[f])
+                            * (per_feature * dy[i]
+                                - sum_dy[f]
+                                - (xs[i] - mean[f]) * sum_dy_xc[f] * inv_std[f] * inv_std[f])
                     })
                     .collect();
                 let grad_scale: Vec<f64> = (0..c).map(|f| sum_dy_xc[f] * inv_std[f]).collect();
@@ -163,12 +194,18 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     }))
 }
 
-fn map(ctx: &LowerCtx<'_>, id: InstrId, to_apply: platform_api::hlo::CompId) -> Result<Box<dyn Thunk>> {
+fn map(
+    ctx: &LowerCtx<'_>,
+    id: InstrId,
+    to_apply: platform_api::hlo::CompId,
+) -> Result<Box<dyn Thunk>> {
     let instr = ctx.instr(id);
     let result = ctx.result_array(instr)?;
     let n = result.element_count();
     let program = Arc::new(ScalarProgram::compile(ctx.module, to_apply)?);
-    if program.param_count() != instr.operands.len() || program.output_types() != [result.element_type] {
+    if program.param_count() != instr.operands.len()
+        || program.output_types() != [result.element_type]
+    {
         return Err(Error::invalid_argument(format!(
             "map %{}: the computation must take {} scalars and return one {}",
             instr.name,
@@ -181,7 +218,10 @@ fn map(ctx: &LowerCtx<'_>, id: InstrId, to_apply: platform_api::hlo::CompId) -> 
     for k in 0..instr.operands.len() {
         let a = ctx.operand_array(instr, k)?;
         if a.element_count() != n || Some(&a.element_type) != program.param_types().get(k) {
-            return Err(Error::invalid_argument(format!("map %{}: operand {k} is {a}", instr.name)));
+            return Err(Error::invalid_argument(format!(
+                "map %{}: operand {k} is {a}",
+                instr.name
+            )));
         }
         inputs.push(ctx.operand_slice(instr, k)?);
         widths.push(a.element_type.byte_size());
@@ -193,10 +233,16 @@ fn map(ctx: &LowerCtx<'_>, id: InstrId, to_apply: platform_api::hlo::CompId) -> 
         let po = ctx.ptr(out) as usize;
         let register = program.output_register(0);
         parallel_for(n, 1 << 13, |s, e| {
-            let params: Vec<*const u8> = ins.iter().zip(&widths).map(|(&p, &w)| (p + s * w) as *const u8).collect();
+            let params: Vec<*const u8> = ins
+                .iter()
+                .zip(&widths)
+                .map(|(&p, &w)| (p + s * w) as *const u8)
+                .collect();
             // SAFETY: each operand holds `n` elements; this task reads and
             // writes positions s..e.
-            unsafe { program.eval_batch(&params, e - s, register, (po + s * out_width) as *mut u8) };
+            unsafe {
+                program.eval_batch(&params, e - s, register, (po + s * out_width) as *mut u8)
+            };
         });
         Ok(())
     }))

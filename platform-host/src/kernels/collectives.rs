@@ -37,12 +37,16 @@ fn participants(attrs: &CollectiveAttrs, run: &RunState, permute: bool) -> Resul
         if groups.is_empty() {
             return Ok((0..space).collect());
         }
-        groups.iter().find(|g| g.contains(&mine)).cloned().ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "replica groups {} do not include {mine}",
-                attrs.replica_groups
-            ))
-        })
+        groups
+            .iter()
+            .find(|g| g.contains(&mine))
+            .cloned()
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "replica groups {} do not include {mine}",
+                    attrs.replica_groups
+                ))
+            })
     };
     if permute {
         // Pairs name partitions with a channel, replicas without.
@@ -57,17 +61,26 @@ fn participants(attrs: &CollectiveAttrs, run: &RunState, permute: bool) -> Resul
     }
     let group = find(reps, run.replica)?;
     if attrs.channel_id.is_some() {
-        Ok(group.iter().flat_map(|&r| (0..parts).map(move |p| id(r, p))).collect())
+        Ok(group
+            .iter()
+            .flat_map(|&r| (0..parts).map(move |p| id(r, p)))
+            .collect())
     } else {
         Ok(group.iter().map(|&r| id(r, run.partition)).collect())
     }
 }
 
-/// Exchanges `data` with this execution's group; returns (rank, all data).
-fn meet(attrs: &CollectiveAttrs, run: &RunState, permute: bool, data: Vec<u8>) -> Result<(usize, Vec<usize>, Arc<Vec<Vec<u8>>>)> {
+/// (this participant's rank, the group, every participant's data in rank order).
+type Meeting = (usize, Vec<usize>, Arc<Vec<Vec<u8>>>);
+
+/// Exchanges `data` with this execution's group.
+fn meet(attrs: &CollectiveAttrs, run: &RunState, permute: bool, data: Vec<u8>) -> Result<Meeting> {
     let group = participants(attrs, run, permute)?;
     let me = run.replica * run.partition_count.max(1) + run.partition;
-    let rank = group.iter().position(|&g| g == me).ok_or_else(|| Error::internal("not in own group"))?;
+    let rank = group
+        .iter()
+        .position(|&g| g == me)
+        .ok_or_else(|| Error::internal("not in own group"))?;
     let key = RendezvousKey {
         run_id: run.run_id,
         sequence: run.next_collective(),
@@ -101,7 +114,9 @@ impl Reducer {
         }
         let p = ScalarProgram::compile(ctx.module, comp)?;
         if p.param_count() != 2 || p.output_types() != [ty] {
-            return Err(Error::invalid_argument("the reducer must combine two scalars of the operand's type"));
+            return Err(Error::invalid_argument(
+                "the reducer must combine two scalars of the operand's type",
+            ));
         }
         Ok(Reducer::General(Arc::new(p)))
     }
@@ -130,16 +145,33 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     }
     let results: Vec<BufferSlice> = ctx.result_leaves(id).to_vec();
     let leaf_shapes: Vec<ArrayShape> = (0..instr.operands.len())
-        .flat_map(|k| ctx.operand(instr, k).map(|o| o.shape.leaves().into_iter().map(|(_, a)| a.clone()).collect::<Vec<_>>()).unwrap_or_default())
+        .flat_map(|k| {
+            ctx.operand(instr, k)
+                .map(|o| {
+                    o.shape
+                        .leaves()
+                        .into_iter()
+                        .map(|(_, a)| a.clone())
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
         .collect();
     match &instr.op {
         Op::AllReduce { attrs, to_apply } | Op::AllReduceStart { attrs, to_apply } => {
             let reducers: Vec<(Reducer, usize)> = leaf_shapes
                 .iter()
-                .map(|a| Ok((Reducer::new(ctx, *to_apply, a.element_type)?, a.element_count())))
+                .map(|a| {
+                    Ok((
+                        Reducer::new(ctx, *to_apply, a.element_type)?,
+                        a.element_count(),
+                    ))
+                })
                 .collect::<Result<_>>()?;
             if results.len() != operand_leaves.len() {
-                return Err(Error::invalid_argument(format!("all-reduce %{name}: result and operands differ")));
+                return Err(Error::invalid_argument(format!(
+                    "all-reduce %{name}: result and operands differ"
+                )));
             }
             let attrs = attrs.clone();
             Ok(thunk(name, category, move |ctx| {
@@ -162,12 +194,15 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             let (shape, out) = single(&leaf_shapes, &results, &name)?;
             let d = *dimension;
             if d >= shape.rank() {
-                return Err(Error::invalid_argument(format!("all-gather %{name}: dimension {d} out of range")));
+                return Err(Error::invalid_argument(format!(
+                    "all-gather %{name}: dimension {d} out of range"
+                )));
             }
             let result_shape = ctx.result_array(instr)?.clone();
             let attrs = attrs.clone();
             Ok(thunk(name, category, move |ctx| {
-                let (_, group, all) = meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
+                let (_, group, all) =
+                    meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
                 if result_shape.dims[d] != shape.dims[d] * group.len() {
                     return Err(Error::invalid_argument(format!(
                         "all-gather of {shape} over {} participants cannot give {result_shape}",
@@ -183,17 +218,24 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 Ok(())
             }))
         }
-        Op::ReduceScatter { attrs, dimension, to_apply } => {
+        Op::ReduceScatter {
+            attrs,
+            dimension,
+            to_apply,
+        } => {
             let (shape, out) = single(&leaf_shapes, &results, &name)?;
             let d = *dimension;
             let result_shape = ctx.result_array(instr)?.clone();
             if d >= shape.rank() {
-                return Err(Error::invalid_argument(format!("reduce-scatter %{name}: dimension {d} out of range")));
+                return Err(Error::invalid_argument(format!(
+                    "reduce-scatter %{name}: dimension {d} out of range"
+                )));
             }
             let reducer = Reducer::new(ctx, *to_apply, shape.element_type)?;
             let attrs = attrs.clone();
             Ok(thunk(name, category, move |ctx| {
-                let (rank, group, all) = meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
+                let (rank, group, all) =
+                    meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
                 let n = shape.element_count();
                 let mut acc = all[0].clone();
                 for c in all.iter().skip(1) {
@@ -208,27 +250,40 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 // Take block `rank` along `d`.
                 let w = shape.element_type.byte_size();
                 let strides = StridedCopy::row_major(&shape.dims);
-                let copy = StridedCopy::new(w, &result_shape.dims, &strides, &StridedCopy::row_major(&result_shape.dims));
+                let copy = StridedCopy::new(
+                    w,
+                    &result_shape.dims,
+                    &strides,
+                    &StridedCopy::row_major(&result_shape.dims),
+                );
                 let start = (rank * result_shape.dims[d]) as isize * strides[d] * w as isize;
                 // SAFETY: the block lies inside the reduced array.
                 unsafe { copy.run(acc.as_ptr().offset(start), ctx.ptr(out)) };
                 Ok(())
             }))
         }
-        Op::AllToAll { attrs, split_dimension } => {
+        Op::AllToAll {
+            attrs,
+            split_dimension,
+        } => {
             let attrs = attrs.clone();
             match split_dimension {
                 Some(d) => {
                     let (shape, out) = single(&leaf_shapes, &results, &name)?;
                     let d = *d;
                     if d >= shape.rank() {
-                        return Err(Error::invalid_argument(format!("all-to-all %{name}: dimension {d} out of range")));
+                        return Err(Error::invalid_argument(format!(
+                            "all-to-all %{name}: dimension {d} out of range"
+                        )));
                     }
                     Ok(thunk(name, category, move |ctx| {
-                        let (rank, group, all) = meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
+                        let (rank, group, all) =
+                            meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
                         let g = group.len();
                         if shape.dims[d] % g != 0 {
-                            return Err(Error::invalid_argument(format!("all-to-all: dimension {d} of {shape} does not split into {g}")));
+                            return Err(Error::invalid_argument(format!(
+                                "all-to-all: dimension {d} of {shape} does not split into {g}"
+                            )));
                         }
                         let mut block = shape.clone();
                         block.dims[d] /= g;
@@ -240,38 +295,57 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                             let from = (rank * block.dims[d]) as isize * strides[d] * w as isize;
                             let to = (i * block.dims[d]) as isize * strides[d] * w as isize;
                             // SAFETY: both blocks lie inside arrays of `shape`.
-                            unsafe { copy.run(part.as_ptr().offset(from), ctx.ptr(out).offset(to)) };
+                            unsafe {
+                                copy.run(part.as_ptr().offset(from), ctx.ptr(out).offset(to))
+                            };
                         }
                         Ok(())
                     }))
                 }
                 None => Ok(thunk(name, category, move |ctx| {
-                    let (rank, group, all) = meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
+                    let (rank, group, all) =
+                        meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
                     if operand_leaves.len() != group.len() || results.len() != group.len() {
-                        return Err(Error::invalid_argument("all-to-all: needs one operand per participant"));
+                        return Err(Error::invalid_argument(
+                            "all-to-all: needs one operand per participant",
+                        ));
                     }
                     let sizes: Vec<usize> = operand_leaves.iter().map(|s| s.size).collect();
                     let offset: usize = sizes[..rank].iter().sum();
                     for (i, part) in all.iter().enumerate() {
                         // SAFETY: result leaf i has the size of operand `rank`.
-                        unsafe { std::ptr::copy_nonoverlapping(part.as_ptr().add(offset), ctx.ptr(results[i]), sizes[rank].min(results[i].size)) };
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                part.as_ptr().add(offset),
+                                ctx.ptr(results[i]),
+                                sizes[rank].min(results[i].size),
+                            )
+                        };
                     }
                     Ok(())
                 })),
             }
         }
-        Op::CollectivePermute { attrs, source_target_pairs } => {
+        Op::CollectivePermute {
+            attrs,
+            source_target_pairs,
+        } => {
             let attrs = attrs.clone();
             let pairs = source_target_pairs.clone();
             Ok(thunk(name, category, move |ctx| {
-                let (rank, _, all) = meet(&attrs, ctx.run, true, read_leaves(ctx, &operand_leaves))?;
+                let (rank, _, all) =
+                    meet(&attrs, ctx.run, true, read_leaves(ctx, &operand_leaves))?;
                 let source = pairs.iter().find(|(_, t)| *t == rank).map(|(s, _)| *s);
                 let mut offset = 0;
                 for out in &results {
                     // SAFETY: the result leaf holds `out.size` bytes.
                     unsafe {
                         match source.and_then(|s| all.get(s)) {
-                            Some(data) => std::ptr::copy_nonoverlapping(data.as_ptr().add(offset), ctx.ptr(*out), out.size),
+                            Some(data) => std::ptr::copy_nonoverlapping(
+                                data.as_ptr().add(offset),
+                                ctx.ptr(*out),
+                                out.size,
+                            ),
                             None => std::ptr::write_bytes(ctx.ptr(*out), 0, out.size),
                         }
                     }
@@ -287,7 +361,13 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 let mut offset = 0;
                 for out in &results {
                     // SAFETY: as above.
-                    unsafe { std::ptr::copy_nonoverlapping(all[0].as_ptr().add(offset), ctx.ptr(*out), out.size) };
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            all[0].as_ptr().add(offset),
+                            ctx.ptr(*out),
+                            out.size,
+                        )
+                    };
                     offset += out.size;
                 }
                 Ok(())
@@ -300,10 +380,16 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     }
 }
 
-fn single(shapes: &[ArrayShape], results: &[BufferSlice], name: &str) -> Result<(ArrayShape, BufferSlice)> {
+fn single(
+    shapes: &[ArrayShape],
+    results: &[BufferSlice],
+    name: &str,
+) -> Result<(ArrayShape, BufferSlice)> {
     match (shapes, results) {
         ([s], [r]) => Ok((s.clone(), *r)),
-        _ => Err(Error::unimplemented(format!("%{name}: this collective takes exactly one array here"))),
+        _ => Err(Error::unimplemented(format!(
+            "%{name}: this collective takes exactly one array here"
+        ))),
     }
 }
 
@@ -313,7 +399,12 @@ fn place_block(block: &ArrayShape, result: &ArrayShape, d: usize) -> (StridedCop
     let w = block.element_type.byte_size();
     let out_strides = StridedCopy::row_major(&result.dims);
     (
-        StridedCopy::new(w, &block.dims, &StridedCopy::row_major(&block.dims), &out_strides),
+        StridedCopy::new(
+            w,
+            &block.dims,
+            &StridedCopy::row_major(&block.dims),
+            &out_strides,
+        ),
         out_strides[d] as usize * w,
     )
 }

@@ -117,12 +117,8 @@ impl Thunk for WhileThunk {
             // SAFETY: the state buffers hold the loop's parameter leaves; the
             // condition writes only the byte given as its output and its arena.
             unsafe {
-                self.condition.run(
-                    ctx.run,
-                    &state,
-                    &[std::ptr::addr_of_mut!(keep_going)],
-                    temp,
-                )?
+                self.condition
+                    .run(ctx.run, &state, &[std::ptr::addr_of_mut!(keep_going)], temp)?
             };
             if keep_going == 0 {
                 return Ok(());

@@ -16,6 +16,7 @@
 //! Batch groups (`batch_group_count`, used by weight gradients) pair output
 //! feature group `j` with input batch group `j`.
 
+use super::denormal::MaybeFlushable;
 use super::dot::Gemm;
 use super::scalar_ops;
 use super::strided::StridedCopy;
@@ -73,7 +74,12 @@ impl Canonical {
         let src: Vec<isize> = order.iter().map(|&d| strides[d]).collect();
         Ok(Canonical {
             copy: (!identity).then(|| {
-                StridedCopy::new(shape.element_type.byte_size(), &dims, &src, &StridedCopy::row_major(&dims))
+                StridedCopy::new(
+                    shape.element_type.byte_size(),
+                    &dims,
+                    &src,
+                    &StridedCopy::row_major(&dims),
+                )
             }),
             convert: if shape.element_type != compute {
                 Some(scalar_ops::convert_fn(shape.element_type, compute)?)
@@ -85,9 +91,26 @@ impl Canonical {
         })
     }
 
-    /// The canonical data: `src` itself, or a copy in `buf`.
-    fn get<T: bytemuck::Pod>(&self, src: *const u8, buf: &mut Vec<T>, staging: &mut Vec<u64>) -> *const T {
+    /// The canonical data: `src` itself, or a copy in `buf` (also made when
+    /// the data holds subnormals, which the copy flushes to zero: see
+    /// [`super::denormal`]).
+    fn get<T: MaybeFlushable>(
+        &self,
+        src: *const u8,
+        buf: &mut Vec<T>,
+        staging: &mut Vec<u64>,
+    ) -> *const T {
         if self.copy.is_none() && self.convert.is_none() {
+            if T::FLOAT {
+                // SAFETY: an unconverted operand holds `elements` values of T.
+                let data = unsafe { std::slice::from_raw_parts(src.cast::<T>(), self.elements) };
+                if T::any_subnormal(data) {
+                    buf.clear();
+                    buf.extend_from_slice(data);
+                    T::flush(buf);
+                    return buf.as_ptr();
+                }
+            }
             return src.cast();
         }
         let mut from = src;
@@ -103,7 +126,12 @@ impl Canonical {
         match &self.convert {
             Some(f) => f(from, buf.as_mut_ptr().cast(), self.elements),
             // SAFETY: `from` holds `elements` values of T.
-            None => unsafe { std::ptr::copy_nonoverlapping(from.cast::<T>(), buf.as_mut_ptr(), self.elements) },
+            None => unsafe {
+                std::ptr::copy_nonoverlapping(from.cast::<T>(), buf.as_mut_ptr(), self.elements)
+            },
+        }
+        if T::FLOAT && T::any_subnormal(buf) {
+            T::flush(buf);
         }
         buf.as_ptr()
     }
@@ -133,11 +161,15 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         || kernel.rank() != ns + 2
         || result.rank() != ns + 2
     {
-        return Err(bad("ranks of input, kernel, output and window disagree".into()));
+        return Err(bad(
+            "ranks of input, kernel, output and window disagree".into()
+        ));
     }
     let (g, bg) = (*feature_group_count, *batch_group_count);
     if g == 0 || bg == 0 || (g > 1 && bg > 1) {
-        return Err(bad(format!("feature_group_count {g} with batch_group_count {bg}")));
+        return Err(bad(format!(
+            "feature_group_count {g} with batch_group_count {bg}"
+        )));
     }
     let n_in = input.dims[dnums.input_batch_dimension];
     let c_in = input.dims[dnums.input_feature_dimension];
@@ -148,23 +180,50 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             "{c_in} input features, kernel {ci_group}→{c_out}, {g} feature groups, {bg} batch groups do not fit"
         )));
     }
-    let in_spatial: Vec<usize> = dnums.input_spatial_dimensions.iter().map(|&d| input.dims[d]).collect();
-    let k_spatial: Vec<usize> = dnums.kernel_spatial_dimensions.iter().map(|&d| kernel.dims[d]).collect();
-    let out_spatial: Vec<usize> = dnums.output_spatial_dimensions.iter().map(|&d| result.dims[d]).collect();
+    let in_spatial: Vec<usize> = dnums
+        .input_spatial_dimensions
+        .iter()
+        .map(|&d| input.dims[d])
+        .collect();
+    let k_spatial: Vec<usize> = dnums
+        .kernel_spatial_dimensions
+        .iter()
+        .map(|&d| kernel.dims[d])
+        .collect();
+    let out_spatial: Vec<usize> = dnums
+        .output_spatial_dimensions
+        .iter()
+        .map(|&d| result.dims[d])
+        .collect();
     let n_out = n_in / bg;
-    if result.dims[dnums.output_batch_dimension] != n_out || result.dims[dnums.output_feature_dimension] != c_out {
-        return Err(bad(format!("result {result} should have batch {n_out} and {c_out} features")));
+    if result.dims[dnums.output_batch_dimension] != n_out
+        || result.dims[dnums.output_feature_dimension] != c_out
+    {
+        return Err(bad(format!(
+            "result {result} should have batch {n_out} and {c_out} features"
+        )));
     }
     let mut taps = Vec::new();
     for s in 0..ns {
         let w = &window.dims[s];
-        if w.size != k_spatial[s] || w.stride == 0 || w.base_dilation == 0 || w.window_dilation == 0 {
-            return Err(bad(format!("window dimension {s} does not match the kernel")));
+        if w.size != k_spatial[s] || w.stride == 0 || w.base_dilation == 0 || w.window_dilation == 0
+        {
+            return Err(bad(format!(
+                "window dimension {s} does not match the kernel"
+            )));
         }
-        let dilated = if in_spatial[s] == 0 { 0 } else { (in_spatial[s] - 1) * w.base_dilation + 1 } as i64;
+        let dilated = if in_spatial[s] == 0 {
+            0
+        } else {
+            (in_spatial[s] - 1) * w.base_dilation + 1
+        } as i64;
         let padded = dilated + w.padding_low + w.padding_high;
         let span = w.dilated_size() as i64;
-        let expect = if padded < span { 0 } else { ((padded - span) / w.stride as i64 + 1) as usize };
+        let expect = if padded < span {
+            0
+        } else {
+            ((padded - span) / w.stride as i64 + 1) as usize
+        };
         if expect != out_spatial[s] {
             return Err(bad(format!(
                 "output spatial dimension {s} is {} but the window gives {expect}",
@@ -175,8 +234,13 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             .map(|o| {
                 (0..k_spatial[s])
                     .map(|k| {
-                        let pos_in_window = if w.window_reversal { k_spatial[s] - 1 - k } else { k };
-                        let p = (o * w.stride + pos_in_window * w.window_dilation) as i64 - w.padding_low;
+                        let pos_in_window = if w.window_reversal {
+                            k_spatial[s] - 1 - k
+                        } else {
+                            k
+                        };
+                        let p = (o * w.stride + pos_in_window * w.window_dilation) as i64
+                            - w.padding_low;
                         if p < 0 || p % w.base_dilation as i64 != 0 {
                             return None;
                         }
@@ -213,12 +277,18 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         .kernel_spatial_dimensions
         .iter()
         .copied()
-        .chain([dnums.kernel_input_feature_dimension, dnums.kernel_output_feature_dimension])
+        .chain([
+            dnums.kernel_input_feature_dimension,
+            dnums.kernel_output_feature_dimension,
+        ])
         .collect();
     let in_canon = Canonical::new(input, &in_order, compute)?;
     let k_canon = Canonical::new(kernel, &k_order, compute)?;
     // Canonical output [n, spatial..., c] → result order.
-    let canon_dims: Vec<usize> = std::iter::once(n_out).chain(plan.out_spatial.iter().copied()).chain(std::iter::once(c_out)).collect();
+    let canon_dims: Vec<usize> = std::iter::once(n_out)
+        .chain(plan.out_spatial.iter().copied())
+        .chain(std::iter::once(c_out))
+        .collect();
     let canon_strides = StridedCopy::row_major(&canon_dims);
     let mut out_src_strides = vec![0isize; ns + 2];
     out_src_strides[dnums.output_batch_dimension] = canon_strides[0];
@@ -227,14 +297,34 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     }
     out_src_strides[dnums.output_feature_dimension] = canon_strides[ns + 1];
     let identity_out = out_src_strides == StridedCopy::row_major(&result.dims);
-    let out_copy = StridedCopy::new(compute.byte_size(), &result.dims, &out_src_strides, &StridedCopy::row_major(&result.dims));
-    let finish = if compute != out_ty { Some(scalar_ops::convert_fn(compute, out_ty)?) } else { None };
-    let slices = (ctx.operand_slice(instr, 0)?, ctx.operand_slice(instr, 1)?, ctx.result_slice(id)?);
+    let out_copy = StridedCopy::new(
+        compute.byte_size(),
+        &result.dims,
+        &out_src_strides,
+        &StridedCopy::row_major(&result.dims),
+    );
+    let finish = if compute != out_ty {
+        Some(scalar_ops::convert_fn(compute, out_ty)?)
+    } else {
+        None
+    };
+    let slices = (
+        ctx.operand_slice(instr, 0)?,
+        ctx.operand_slice(instr, 1)?,
+        ctx.result_slice(id)?,
+    );
     let name = instr.name.clone();
-    let post = PostProcess { identity: identity_out, copy: out_copy, finish, elements: result.element_count() };
+    let post = PostProcess {
+        identity: identity_out,
+        copy: out_copy,
+        finish,
+        elements: result.element_count(),
+    };
     macro_rules! make {
         ($T:ty, $f:expr) => {
-            Ok(conv_thunk::<$T>(name, plan, in_canon, k_canon, post, slices, $f))
+            Ok(conv_thunk::<$T>(
+                name, plan, in_canon, k_canon, post, slices, $f,
+            ))
         };
     }
     match compute {
@@ -242,10 +332,12 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         ElementType::F64 => make!(f64, <f64 as Gemm>::gemm),
         ElementType::C64 => make!(Complex32, <Complex32 as Gemm>::gemm),
         ElementType::C128 => make!(Complex64, <Complex64 as Gemm>::gemm),
-        t => crate::with_int!(t, T => make!(T, super::dot::int_gemm::<T>), _ => Err(Error::unimplemented(format!(
-            "convolution %{} with {t} results",
-            instr.name
-        )))),
+        t => {
+            crate::with_int!(t, T => make!(T, super::dot::int_gemm::<T>), _ => Err(Error::unimplemented(format!(
+                "convolution %{} with {t} results",
+                instr.name
+            ))))
+        }
     }
 }
 
@@ -256,7 +348,7 @@ struct PostProcess {
     elements: usize,
 }
 
-fn conv_thunk<T: bytemuck::Pod + Send + Sync>(
+fn conv_thunk<T: MaybeFlushable + Send + Sync>(
     name: String,
     plan: ConvPlan,
     in_canon: Canonical,
@@ -270,8 +362,16 @@ fn conv_thunk<T: bytemuck::Pod + Send + Sync>(
         let x = in_canon.get::<T>(ctx.ptr(input), &mut ibuf, &mut stage) as usize;
         let k = k_canon.get::<T>(ctx.ptr(kernel), &mut kbuf, &mut stage) as usize;
         let direct = post.identity && post.finish.is_none();
-        let mut obuf: Vec<T> = if direct { Vec::new() } else { vec![T::zeroed(); post.elements] };
-        let o = if direct { ctx.ptr(out).cast::<T>() } else { obuf.as_mut_ptr() } as usize;
+        let mut obuf: Vec<T> = if direct {
+            Vec::new()
+        } else {
+            vec![T::zeroed(); post.elements]
+        };
+        let o = if direct {
+            ctx.ptr(out).cast::<T>()
+        } else {
+            obuf.as_mut_ptr()
+        } as usize;
         run_conv::<T>(&plan, x, k, o, gemm);
         if !direct {
             let po = ctx.ptr(out);
@@ -292,7 +392,13 @@ fn conv_thunk<T: bytemuck::Pod + Send + Sync>(
     })
 }
 
-fn run_conv<T: bytemuck::Pod + Send + Sync>(p: &ConvPlan, x: usize, k: usize, o: usize, gemm: super::dot::GemmFn<T>) {
+fn run_conv<T: bytemuck::Pod + Send + Sync>(
+    p: &ConvPlan,
+    x: usize,
+    k: usize,
+    o: usize,
+    gemm: super::dot::GemmFn<T>,
+) {
     let positions = p.positions();
     let kpos = p.kernel_positions();
     let groups = p.feature_groups.max(p.batch_groups);
@@ -321,8 +427,8 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(p: &ConvPlan, x: usize, k: usize, o:
             while p0 < positions {
                 let p1 = (p0 + rows_per_block).min(positions);
                 let col_addr = col.as_mut_ptr() as usize;
-                if cols > 0 {
-                    parallel_for(p1 - p0, (4096 / cols).max(1), |s, e| {
+                if let Some(per_task) = 4096usize.checked_div(cols) {
+                    parallel_for(p1 - p0, per_task.max(1), |s, e| {
                         let col = col_addr as *mut T;
                         let xi = x_img as *const T;
                         for r in s..e {
@@ -342,7 +448,11 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(p: &ConvPlan, x: usize, k: usize, o:
                                 unsafe {
                                     let dst = col.add(r * cols + kp * ci);
                                     match off {
-                                        Some(a) => std::ptr::copy_nonoverlapping(xi.add(a * p.c_in + feature0), dst, ci),
+                                        Some(a) => std::ptr::copy_nonoverlapping(
+                                            xi.add(a * p.c_in + feature0),
+                                            dst,
+                                            ci,
+                                        ),
                                         None => std::ptr::write_bytes(dst, 0, ci),
                                     }
                                 }
@@ -351,7 +461,8 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(p: &ConvPlan, x: usize, k: usize, o:
                     });
                 }
                 // Output rows p0..p1 of image b, columns of group grp.
-                let out_block = (o as *mut T).wrapping_add((b * positions + p0) * p.c_out + grp * co_group);
+                let out_block =
+                    (o as *mut T).wrapping_add((b * positions + p0) * p.c_out + grp * co_group);
                 if cols == 0 {
                     for r in 0..(p1 - p0) {
                         // SAFETY: row r of the output block, the group's columns.

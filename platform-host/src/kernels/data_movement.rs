@@ -6,12 +6,12 @@
 //! operands at run time, clamped as XLA clamps (`start = clamp(start, 0,
 //! operand_dim - slice_dim)`).
 
-use crate::with_real;
 use super::strided::StridedCopy;
 use super::types::Pred;
 use crate::compiler::lower::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, ExecuteContext, Thunk};
+use crate::with_real;
 use num_traits::AsPrimitive;
 use platform_api::hlo::{InstrId, Op};
 use platform_api::{ElementType, Error, Result};
@@ -37,7 +37,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             let mut offset = 0isize;
             let mut src_strides = Vec::new();
             for (d, s) in slice.iter().enumerate() {
-                if s.len() > 0 && (s.start >= operand.dims[d] || s.limit > operand.dims[d]) {
+                if !s.is_empty() && (s.start >= operand.dims[d] || s.limit > operand.dims[d]) {
                     return Err(Error::invalid_argument(format!(
                         "slice %{}: [{}:{}] is outside dimension {d} of {operand}",
                         instr.name, s.start, s.limit
@@ -72,7 +72,10 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         Op::Concatenate { dimension } => concatenate(ctx, id, *dimension),
         Op::Pad { config } => pad(ctx, id, config),
         Op::Iota { dimension } => iota(ctx, id, *dimension),
-        _ => Err(Error::internal(format!("%{} is not a data-movement op", instr.name))),
+        _ => Err(Error::internal(format!(
+            "%{} is not a data-movement op",
+            instr.name
+        ))),
     }
 }
 
@@ -96,12 +99,16 @@ fn copy_thunk(
     let plan = StridedCopy::new(width, dims, src_strides, &StridedCopy::row_major(dims));
     let (src, out) = (ctx.operand_slice(instr, 0)?, ctx.result_slice(id)?);
     let byte_offset = src_offset * width as isize;
-    Ok(thunk(instr.name.clone(), instr.opcode().name(), move |ctx| {
-        // SAFETY: the plan stays inside the operand (checked against its shape
-        // at compile time) and writes exactly the result, a different buffer.
-        unsafe { plan.run(ctx.ptr(src).offset(byte_offset), ctx.ptr(out)) };
-        Ok(())
-    }))
+    Ok(thunk(
+        instr.name.clone(),
+        instr.opcode().name(),
+        move |ctx| {
+            // SAFETY: the plan stays inside the operand (checked against its shape
+            // at compile time) and writes exactly the result, a different buffer.
+            unsafe { plan.run(ctx.ptr(src).offset(byte_offset), ctx.ptr(out)) };
+            Ok(())
+        },
+    ))
 }
 
 fn broadcast(ctx: &LowerCtx<'_>, id: InstrId, dimensions: &[usize]) -> Result<Box<dyn Thunk>> {
@@ -280,21 +287,25 @@ fn dynamic_update_slice(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk
         ctx.operand_slice(instr, 1)?,
         ctx.result_slice(id)?,
     );
-    Ok(thunk(instr.name.clone(), "dynamic-update-slice", move |ctx| {
-        let (ps, po) = (ctx.ptr(src), ctx.ptr(out));
-        // SAFETY: operand and result have the same size; when buffer
-        // assignment gave them the same memory the copy is skipped.
-        unsafe {
-            if ps != po {
-                std::ptr::copy_nonoverlapping(ps, po, out.size);
+    Ok(thunk(
+        instr.name.clone(),
+        "dynamic-update-slice",
+        move |ctx| {
+            let (ps, po) = (ctx.ptr(src), ctx.ptr(out));
+            // SAFETY: operand and result have the same size; when buffer
+            // assignment gave them the same memory the copy is skipped.
+            unsafe {
+                if ps != po {
+                    std::ptr::copy_nonoverlapping(ps, po, out.size);
+                }
             }
-        }
-        let offset = start.offset(ctx) * width as isize;
-        // SAFETY: the clamped start keeps the update inside the result; the
-        // update is a different buffer.
-        unsafe { plan.run(ctx.ptr(upd), po.offset(offset)) };
-        Ok(())
-    }))
+            let offset = start.offset(ctx) * width as isize;
+            // SAFETY: the clamped start keeps the update inside the result; the
+            // update is a different buffer.
+            unsafe { plan.run(ctx.ptr(upd), po.offset(offset)) };
+            Ok(())
+        },
+    ))
 }
 
 fn concatenate(ctx: &LowerCtx<'_>, id: InstrId, dimension: usize) -> Result<Box<dyn Thunk>> {
@@ -385,8 +396,16 @@ fn pad(
             )));
         }
         // Operand elements i with 0 <= low + i*step < out_n survive cropping.
-        let first = if p.low >= 0 { 0 } else { (-p.low + step - 1) / step };
-        let last = if n == 0 { -1 } else { ((out_n - 1 - p.low).div_euclid(step)).min(n - 1) };
+        let first = if p.low >= 0 {
+            0
+        } else {
+            (-p.low + step - 1) / step
+        };
+        let last = if n == 0 {
+            -1
+        } else {
+            ((out_n - 1 - p.low).div_euclid(step)).min(n - 1)
+        };
         if last < first {
             empty = true;
             dims.push(0);
@@ -426,13 +445,15 @@ type IotaFn = Arc<dyn Fn(*mut u8, usize, usize, usize, usize) + Send + Sync>;
 fn iota_kernel<T: bytemuck::Pod>(value: impl Fn(u64) -> T + Send + Sync + 'static) -> IotaFn {
     // Fills positions [start, end) of the flat result: position p holds
     // (p / inner) % size.
-    Arc::new(move |out: *mut u8, start: usize, end: usize, inner: usize, size: usize| {
-        let out = out.cast::<T>();
-        for p in start..end {
-            // SAFETY: the thunk passes the result's base and a range inside it.
-            unsafe { out.add(p).write(value(((p / inner) % size) as u64)) };
-        }
-    })
+    Arc::new(
+        move |out: *mut u8, start: usize, end: usize, inner: usize, size: usize| {
+            let out = out.cast::<T>();
+            for p in start..end {
+                // SAFETY: the thunk passes the result's base and a range inside it.
+                unsafe { out.add(p).write(value(((p / inner) % size) as u64)) };
+            }
+        },
+    )
 }
 
 fn iota(ctx: &LowerCtx<'_>, id: InstrId, dimension: usize) -> Result<Box<dyn Thunk>> {
@@ -446,7 +467,7 @@ fn iota(ctx: &LowerCtx<'_>, id: InstrId, dimension: usize) -> Result<Box<dyn Thu
     }
     let ty = result.element_type;
     let kernel: IotaFn = with_real!(ty, T => iota_kernel::<T>(|v: u64| -> T { v.as_() }), _ => match ty {
-        ElementType::Pred => iota_kernel::<Pred>(|v| Pred::new(v != 0)),
+        ElementType::Pred => iota_kernel::<Pred>(|v| Pred((v != 0) as u8)),
         ElementType::C64 => iota_kernel::<num_complex::Complex32>(|v| num_complex::Complex32::new(v as f32, 0.0)),
         ElementType::C128 => iota_kernel::<num_complex::Complex64>(|v| num_complex::Complex64::new(v as f64, 0.0)),
         _ => return Err(Error::unimplemented(format!("iota of {ty}"))),
@@ -457,7 +478,9 @@ fn iota(ctx: &LowerCtx<'_>, id: InstrId, dimension: usize) -> Result<Box<dyn Thu
     let out = ctx.result_slice(id)?;
     Ok(thunk(instr.name.clone(), "iota", move |ctx| {
         let po = ctx.ptr(out) as usize;
-        parallel_for(n, 1 << 15, |s, e| kernel(po as *mut u8, s, e, inner.max(1), size.max(1)));
+        parallel_for(n, 1 << 15, |s, e| {
+            kernel(po as *mut u8, s, e, inner.max(1), size.max(1))
+        });
         Ok(())
     }))
 }

@@ -13,6 +13,7 @@
 //! integers use a plain wrapping multiply-accumulate loop. Many small batches
 //! run in parallel on the compute pool.
 
+use super::denormal::MaybeFlushable;
 use super::scalar_ops::{self, Int};
 use super::strided::{unflatten, StridedCopy};
 use crate::compiler::lower::LowerCtx;
@@ -46,35 +47,121 @@ pub trait Gemm: bytemuck::Pod + Send + Sync {
 }
 
 impl Gemm for f32 {
-    unsafe fn gemm(m: usize, k: usize, n: usize, a: *const f32, rsa: isize, csa: isize, b: *const f32, rsb: isize, csb: isize, c: *mut f32, rsc: isize, csc: isize) {
+    unsafe fn gemm(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: *const f32,
+        rsa: isize,
+        csa: isize,
+        b: *const f32,
+        rsb: isize,
+        csb: isize,
+        c: *mut f32,
+        rsc: isize,
+        csc: isize,
+    ) {
         // SAFETY: forwarded from the caller.
         unsafe { matrixmultiply::sgemm(m, k, n, 1.0, a, rsa, csa, b, rsb, csb, 0.0, c, rsc, csc) }
     }
 }
 
 impl Gemm for f64 {
-    unsafe fn gemm(m: usize, k: usize, n: usize, a: *const f64, rsa: isize, csa: isize, b: *const f64, rsb: isize, csb: isize, c: *mut f64, rsc: isize, csc: isize) {
+    unsafe fn gemm(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: *const f64,
+        rsa: isize,
+        csa: isize,
+        b: *const f64,
+        rsb: isize,
+        csb: isize,
+        c: *mut f64,
+        rsc: isize,
+        csc: isize,
+    ) {
         // SAFETY: forwarded from the caller.
         unsafe { matrixmultiply::dgemm(m, k, n, 1.0, a, rsa, csa, b, rsb, csb, 0.0, c, rsc, csc) }
     }
 }
 
 impl Gemm for Complex32 {
-    unsafe fn gemm(m: usize, k: usize, n: usize, a: *const Self, rsa: isize, csa: isize, b: *const Self, rsb: isize, csb: isize, c: *mut Self, rsc: isize, csc: isize) {
+    unsafe fn gemm(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: *const Self,
+        rsa: isize,
+        csa: isize,
+        b: *const Self,
+        rsb: isize,
+        csb: isize,
+        c: *mut Self,
+        rsc: isize,
+        csc: isize,
+    ) {
         use matrixmultiply::CGemmOption::Standard;
         // SAFETY: Complex32 is two f32s, the layout `c32` has.
         unsafe {
-            matrixmultiply::cgemm(Standard, Standard, m, k, n, [1.0, 0.0], a.cast(), rsa, csa, b.cast(), rsb, csb, [0.0, 0.0], c.cast(), rsc, csc)
+            matrixmultiply::cgemm(
+                Standard,
+                Standard,
+                m,
+                k,
+                n,
+                [1.0, 0.0],
+                a.cast(),
+                rsa,
+                csa,
+                b.cast(),
+                rsb,
+                csb,
+                [0.0, 0.0],
+                c.cast(),
+                rsc,
+                csc,
+            )
         }
     }
 }
 
 impl Gemm for Complex64 {
-    unsafe fn gemm(m: usize, k: usize, n: usize, a: *const Self, rsa: isize, csa: isize, b: *const Self, rsb: isize, csb: isize, c: *mut Self, rsc: isize, csc: isize) {
+    unsafe fn gemm(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: *const Self,
+        rsa: isize,
+        csa: isize,
+        b: *const Self,
+        rsb: isize,
+        csb: isize,
+        c: *mut Self,
+        rsc: isize,
+        csc: isize,
+    ) {
         use matrixmultiply::CGemmOption::Standard;
         // SAFETY: Complex64 is two f64s, the layout `c64` has.
         unsafe {
-            matrixmultiply::zgemm(Standard, Standard, m, k, n, [1.0, 0.0], a.cast(), rsa, csa, b.cast(), rsb, csb, [0.0, 0.0], c.cast(), rsc, csc)
+            matrixmultiply::zgemm(
+                Standard,
+                Standard,
+                m,
+                k,
+                n,
+                [1.0, 0.0],
+                a.cast(),
+                rsa,
+                csa,
+                b.cast(),
+                rsb,
+                csb,
+                [0.0, 0.0],
+                c.cast(),
+                rsc,
+                csc,
+            )
         }
     }
 }
@@ -84,13 +171,32 @@ impl Gemm for Complex64 {
 /// # Safety
 /// As [`Gemm::gemm`].
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn int_gemm<T: Int>(m: usize, k: usize, n: usize, a: *const T, rsa: isize, csa: isize, b: *const T, rsb: isize, csb: isize, c: *mut T, rsc: isize, csc: isize) {
+pub(crate) unsafe fn int_gemm<T: Int>(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: *const T,
+    rsa: isize,
+    csa: isize,
+    b: *const T,
+    rsb: isize,
+    csb: isize,
+    c: *mut T,
+    rsc: isize,
+    csc: isize,
+) {
     for i in 0..m as isize {
         for j in 0..n as isize {
-            let mut acc = T::ZERO;
+            let mut acc = T::zeroed();
             for p in 0..k as isize {
                 // SAFETY: forwarded from the caller.
-                unsafe { acc = acc.wadd(a.offset(i * rsa + p * csa).read().wmul(b.offset(p * rsb + j * csb).read())) };
+                unsafe {
+                    acc = acc.wadd(
+                        a.offset(i * rsa + p * csa)
+                            .read()
+                            .wmul(b.offset(p * rsb + j * csb).read()),
+                    )
+                };
             }
             // SAFETY: as above.
             unsafe { c.offset(i * rsc + j * csc).write(acc) };
@@ -115,7 +221,11 @@ struct OperandView {
 
 /// If `dims` (in this order) can be walked as one dimension, its stride.
 fn merged_stride(dims: &[usize], shape: &ArrayShape, strides: &[usize]) -> Option<isize> {
-    let live: Vec<usize> = dims.iter().copied().filter(|&d| shape.dims[d] != 1).collect();
+    let live: Vec<usize> = dims
+        .iter()
+        .copied()
+        .filter(|&d| shape.dims[d] != 1)
+        .collect();
     for w in live.windows(2) {
         if strides[w[0]] != strides[w[1]] * shape.dims[w[1]] {
             return None;
@@ -142,7 +252,16 @@ fn plan_operand(
         merged_stride(rows, shape, &strides),
         merged_stride(cols, shape, &strides),
     );
+    // Read in place only when each batch's matrix is dense (row- or
+    // column-major with no gaps): a matrix spread over memory with large
+    // strides costs the GEMM's packing far more than one compact copy.
+    let dense = |rs: isize, cs: isize| {
+        (cs == 1 && (rs == c as isize || r <= 1)) || (rs == 1 && (cs == r as isize || c <= 1))
+    };
     if let (Some(rs), Some(cs), true) = (direct.0, direct.1, shape.element_type == compute) {
+        if !dense(rs, cs) {
+            return plan_canonical(slice, shape, batch, rows, cols, compute, &strides, nb, r, c);
+        }
         let batch_offsets = (0..nb)
             .map(|b| {
                 unflatten(b, &batch_sizes)
@@ -161,7 +280,24 @@ fn plan_operand(
             elements: shape.element_count(),
         });
     }
-    // Copy into [batch, rows, cols] row-major, then convert if needed.
+    plan_canonical(slice, shape, batch, rows, cols, compute, &strides, nb, r, c)
+}
+
+/// A view that first copies the operand into a row-major `[batch, rows, cols]`
+/// buffer of the compute type.
+#[allow(clippy::too_many_arguments)]
+fn plan_canonical(
+    slice: BufferSlice,
+    shape: &ArrayShape,
+    batch: &[usize],
+    rows: &[usize],
+    cols: &[usize],
+    compute: ElementType,
+    strides: &[usize],
+    nb: usize,
+    r: usize,
+    c: usize,
+) -> Result<OperandView> {
     let order: Vec<usize> = batch.iter().chain(rows).chain(cols).copied().collect();
     let dims: Vec<usize> = order.iter().map(|&d| shape.dims[d]).collect();
     let src_strides: Vec<isize> = order.iter().map(|&d| strides[d] as isize).collect();
@@ -188,21 +324,40 @@ fn plan_operand(
 
 impl OperandView {
     /// The operand's base address for the GEMM, copying into `buffer` first
-    /// when the view needs a canonical copy.
-    fn base(&self, ctx: &ExecuteContext<'_>, in_width: usize, out_width: usize, buffer: &mut Vec<u64>) -> *const u8 {
+    /// when the view needs a canonical copy, or when the operand holds
+    /// subnormals (then flushed to zero, see [`super::denormal`]).
+    fn base<T: MaybeFlushable>(
+        &self,
+        ctx: &ExecuteContext<'_>,
+        in_width: usize,
+        buffer: &mut Vec<u64>,
+    ) -> *const u8 {
         let src = ctx.ptr(self.slice);
-        let Some((copy, convert)) = &self.canonicalize else {
-            return src;
-        };
         let n = self.elements;
+        let Some((copy, convert)) = &self.canonicalize else {
+            if !T::FLOAT {
+                return src;
+            }
+            // SAFETY: a direct view has the compute type: `n` elements of T.
+            let data = unsafe { std::slice::from_raw_parts(src.cast::<T>(), n) };
+            if !T::any_subnormal(data) {
+                return src;
+            }
+            buffer.clear();
+            buffer.resize((n * std::mem::size_of::<T>()).div_ceil(8), 0);
+            let copy: &mut [T] = &mut bytemuck::cast_slice_mut::<u64, T>(buffer)[..n];
+            copy.copy_from_slice(data);
+            T::flush(copy);
+            return buffer.as_ptr().cast();
+        };
         let staged_bytes = n * in_width;
-        let final_bytes = n * out_width;
+        let final_bytes = n * std::mem::size_of::<T>();
         buffer.clear();
         buffer.resize((staged_bytes + final_bytes).div_ceil(8) + 2, 0);
         let base = buffer.as_mut_ptr().cast::<u8>();
         // SAFETY: the buffer holds the staged copy followed (8-byte aligned) by
         // the converted one; the copy reads exactly the operand.
-        unsafe {
+        let data = unsafe {
             copy.run(src, base);
             match convert {
                 None => base,
@@ -212,7 +367,15 @@ impl OperandView {
                     dst
                 }
             }
+        };
+        if T::FLOAT {
+            // SAFETY: `data` holds the `n` canonical elements, owned here.
+            let vals = unsafe { std::slice::from_raw_parts_mut(data.cast::<T>(), n) };
+            if T::any_subnormal(vals) {
+                T::flush(vals);
+            }
         }
+        data
     }
 }
 
@@ -228,10 +391,22 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     if dnums.lhs_batch_dims.len() != dnums.rhs_batch_dims.len()
         || dnums.lhs_contracting_dims.len() != dnums.rhs_contracting_dims.len()
     {
-        return Err(bad("batch or contracting dimension lists differ in length".into()));
+        return Err(bad(
+            "batch or contracting dimension lists differ in length".into()
+        ));
     }
-    let all_l: Vec<usize> = dnums.lhs_batch_dims.iter().chain(&dnums.lhs_contracting_dims).copied().collect();
-    let all_r: Vec<usize> = dnums.rhs_batch_dims.iter().chain(&dnums.rhs_contracting_dims).copied().collect();
+    let all_l: Vec<usize> = dnums
+        .lhs_batch_dims
+        .iter()
+        .chain(&dnums.lhs_contracting_dims)
+        .copied()
+        .collect();
+    let all_r: Vec<usize> = dnums
+        .rhs_batch_dims
+        .iter()
+        .chain(&dnums.rhs_contracting_dims)
+        .copied()
+        .collect();
     if all_l.iter().any(|&d| d >= lhs.rank()) || all_r.iter().any(|&d| d >= rhs.rank()) {
         return Err(bad("dimension number out of range".into()));
     }
@@ -259,15 +434,33 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     }
     let nb: usize = dnums.lhs_batch_dims.iter().map(|&d| lhs.dims[d]).product();
     let m: usize = lhs_free.iter().map(|&d| lhs.dims[d]).product();
-    let k: usize = dnums.lhs_contracting_dims.iter().map(|&d| lhs.dims[d]).product();
+    let k: usize = dnums
+        .lhs_contracting_dims
+        .iter()
+        .map(|&d| lhs.dims[d])
+        .product();
     let n: usize = rhs_free.iter().map(|&d| rhs.dims[d]).product();
     let out_ty = result.element_type;
     let compute = match out_ty {
         ElementType::F16 | ElementType::BF16 => ElementType::F32,
         t => t,
     };
-    let a = plan_operand(ctx.operand_slice(instr, 0)?, lhs, &dnums.lhs_batch_dims, &lhs_free, &dnums.lhs_contracting_dims, compute)?;
-    let b = plan_operand(ctx.operand_slice(instr, 1)?, rhs, &dnums.rhs_batch_dims, &dnums.rhs_contracting_dims, &rhs_free, compute)?;
+    let a = plan_operand(
+        ctx.operand_slice(instr, 0)?,
+        lhs,
+        &dnums.lhs_batch_dims,
+        &lhs_free,
+        &dnums.lhs_contracting_dims,
+        compute,
+    )?;
+    let b = plan_operand(
+        ctx.operand_slice(instr, 1)?,
+        rhs,
+        &dnums.rhs_batch_dims,
+        &dnums.rhs_contracting_dims,
+        &rhs_free,
+        compute,
+    )?;
     let out = ctx.result_slice(id)?;
     let finish = if compute != out_ty {
         Some(scalar_ops::convert_fn(compute, out_ty)?)
@@ -275,7 +468,11 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         None
     };
     let shape = GemmShape { nb, m, k, n };
-    let widths = (lhs.element_type.byte_size(), rhs.element_type.byte_size(), compute.byte_size());
+    let widths = (
+        lhs.element_type.byte_size(),
+        rhs.element_type.byte_size(),
+        compute.byte_size(),
+    );
     let name = instr.name.clone();
     macro_rules! make {
         ($T:ty, $f:expr) => {
@@ -303,24 +500,37 @@ struct GemmShape {
 }
 
 /// A GEMM entry point (`C = A·B` with element strides).
-pub(crate) type GemmFn<T> = unsafe fn(usize, usize, usize, *const T, isize, isize, *const T, isize, isize, *mut T, isize, isize);
+pub(crate) type GemmFn<T> = unsafe fn(
+    usize,
+    usize,
+    usize,
+    *const T,
+    isize,
+    isize,
+    *const T,
+    isize,
+    isize,
+    *mut T,
+    isize,
+    isize,
+);
 
 #[allow(clippy::too_many_arguments)]
-fn gemm_thunk<T: bytemuck::Pod + Send + Sync>(
+fn gemm_thunk<T: MaybeFlushable + Send + Sync>(
     name: String,
     s: GemmShape,
     a: OperandView,
     b: OperandView,
     out: BufferSlice,
-    (a_width, b_width, compute_width): (usize, usize, usize),
+    (a_width, b_width, _): (usize, usize, usize),
     finish: Option<scalar_ops::UnaryFn>,
     gemm: GemmFn<T>,
 ) -> Box<dyn Thunk> {
     thunk(name, "dot", move |ctx| {
         let mut a_buf = Vec::new();
         let mut b_buf = Vec::new();
-        let pa = a.base(ctx, a_width, compute_width, &mut a_buf) as usize;
-        let pb = b.base(ctx, b_width, compute_width, &mut b_buf) as usize;
+        let pa = a.base::<T>(ctx, a_width, &mut a_buf) as usize;
+        let pb = b.base::<T>(ctx, b_width, &mut b_buf) as usize;
         let total = s.nb * s.m * s.n;
         // With a final conversion the GEMM writes a compute-type buffer first.
         let mut c_buf: Vec<T> = if finish.is_some() {
@@ -361,9 +571,11 @@ fn gemm_thunk<T: bytemuck::Pod + Send + Sync>(
             // side by side on the pool.
             let small = s.m * s.k + s.k * s.n < 1 << 15;
             if s.nb > 1 && small {
-                parallel_for(s.nb, (1 << 16) / (s.m * s.k * s.n).max(1) + 1, |from, to| {
-                    (from..to).for_each(one)
-                });
+                parallel_for(
+                    s.nb,
+                    (1 << 16) / (s.m * s.k * s.n).max(1) + 1,
+                    |from, to| (from..to).for_each(one),
+                );
             } else {
                 (0..s.nb).for_each(one);
             }

@@ -8,11 +8,11 @@
 //! element `i` before writing it, through raw pointers.
 
 use super::scalar_ops;
-use crate::{with_float, with_int};
 use super::types::Pred;
 use crate::compiler::lower::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, Thunk};
+use crate::{with_float, with_int};
 use platform_api::hlo::{InstrId, Op};
 use platform_api::{ElementType, Error, Result};
 use std::sync::Arc;
@@ -33,7 +33,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             let a_shape = ctx.operand_array(instr, 0)?;
             check_same_count(instr, a_shape.element_count(), n)?;
             let f = match &instr.op {
-                Op::Unary(op) => scalar_ops::unary_fn(*op, a_shape.element_type, result.element_type),
+                Op::Unary(op) => {
+                    scalar_ops::unary_fn(*op, a_shape.element_type, result.element_type)
+                }
                 Op::Convert => scalar_ops::convert_fn(a_shape.element_type, result.element_type),
                 Op::ReducePrecision {
                     exponent_bits,
@@ -51,7 +53,11 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             Ok(thunk(name, category, move |ctx| {
                 let (pa, po) = (ctx.ptr(a) as usize, ctx.ptr(out) as usize);
                 parallel_for(n, ELEMENTWISE_GRAIN, |s, e| {
-                    f((pa + s * in_size) as *const u8, (po + s * out_size) as *mut u8, e - s)
+                    f(
+                        (pa + s * in_size) as *const u8,
+                        (po + s * out_size) as *mut u8,
+                        e - s,
+                    )
                 });
                 Ok(())
             }))
@@ -62,7 +68,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             check_same_count(instr, a_shape.element_count(), n)?;
             check_same_count(instr, b_shape.element_count(), n)?;
             let f = match &instr.op {
-                Op::Binary(op) => scalar_ops::binary_fn(*op, a_shape.element_type, result.element_type),
+                Op::Binary(op) => {
+                    scalar_ops::binary_fn(*op, a_shape.element_type, result.element_type)
+                }
                 Op::Compare {
                     direction,
                     compare_type,
@@ -157,7 +165,7 @@ fn lower_select(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 // SAFETY: the thunk passes chunk pointers valid for `len`
                 // elements; element `i` is read before it is written.
                 unsafe {
-                    let v = if (*p.add(i)).get() { t.add(i).read() } else { f.add(i).read() };
+                    let v = if (*p.add(i)).0 != 0 { t.add(i).read() } else { f.add(i).read() };
                     o.add(i).write(v);
                 }
             }
@@ -179,7 +187,13 @@ fn lower_select(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         }
         let (pp, pt, pf, po) = (pp as usize, pt as usize, pf as usize, po as usize);
         parallel_for(n, super::elementwise::ELEMENTWISE_GRAIN, |s, e| {
-            kernel(pp + s, pt + s * width, pf + s * width, po + s * width, e - s)
+            kernel(
+                pp + s,
+                pt + s * width,
+                pf + s * width,
+                po + s * width,
+                e - s,
+            )
         });
         Ok(())
     }))
@@ -216,11 +230,11 @@ fn lower_clamp(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let hi_scalar = ctx.operand_array(instr, 2)?.rank() == 0 && result.rank() > 0;
     check_same_count(instr, ctx.operand_array(instr, 1)?.element_count(), n)?;
     let kernel: ClampFn = with_float!(ty, T => clamp_kernel::<T>(|a, b| a.max_nan(b), |a, b| a.min_nan(b)),
-        _ => with_int!(ty, T => clamp_kernel::<T>(|a, b| Ord::max(a, b), |a, b| Ord::min(a, b)),
-            _ => match ty {
-                ElementType::Pred => clamp_kernel::<Pred>(|a, b| a.max(b), |a, b| a.min(b)),
-                _ => return Err(Error::unimplemented(format!("clamp %{} of {ty}", instr.name))),
-            }));
+    _ => with_int!(ty, T => clamp_kernel::<T>(Ord::max, Ord::min),
+        _ => match ty {
+            ElementType::Pred => clamp_kernel::<Pred>(|a, b| Pred(a.0.max(b.0)), |a, b| Pred(a.0.min(b.0))),
+            _ => return Err(Error::unimplemented(format!("clamp %{} of {ty}", instr.name))),
+        }));
     let (lo, x, hi) = (
         ctx.operand_slice(instr, 0)?,
         ctx.operand_slice(instr, 1)?,
@@ -260,6 +274,7 @@ impl FmaElement for f64 {}
 /// # Safety
 /// Pointers valid for `n` elements; `out` may equal any input.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn fma_loop<T: FmaElement, F: Fn(T, T, T) -> T>(
     fma: &F,
     negate_a: bool,
@@ -309,7 +324,11 @@ pub fn lower_fused_multiply_add(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<d
         Contraction::SubtractFromProduct => (false, true),
         Contraction::SubtractProduct => (true, false),
     };
-    let (a, b, c) = (ctx.operand_slice(instr, 0)?, ctx.operand_slice(instr, 1)?, ctx.operand_slice(instr, 2)?);
+    let (a, b, c) = (
+        ctx.operand_slice(instr, 0)?,
+        ctx.operand_slice(instr, 1)?,
+        ctx.operand_slice(instr, 2)?,
+    );
     let out = ctx.result_slice(id)?;
     let ty = result.element_type;
     let w = ty.byte_size();
@@ -321,7 +340,12 @@ pub fn lower_fused_multiply_add(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<d
     macro_rules! make {
         ($T:ty, $f:expr) => {
             Ok(thunk(name, category, move |ctx| {
-                let (pa, pb, pc, po) = (ctx.ptr(a) as usize, ctx.ptr(b) as usize, ctx.ptr(c) as usize, ctx.ptr(out) as usize);
+                let (pa, pb, pc, po) = (
+                    ctx.ptr(a) as usize,
+                    ctx.ptr(b) as usize,
+                    ctx.ptr(c) as usize,
+                    ctx.ptr(out) as usize,
+                );
                 parallel_for(n, ELEMENTWISE_GRAIN, |s, e| {
                     // SAFETY: chunk s..e of four arrays of `n` elements.
                     unsafe {
@@ -344,6 +368,9 @@ pub fn lower_fused_multiply_add(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<d
     match ty {
         ElementType::F32 => make!(f32, |x: f32, y: f32, z: f32| x.mul_add(y, z)),
         ElementType::F64 => make!(f64, |x: f64, y: f64, z: f64| x.mul_add(y, z)),
-        _ => Err(Error::unimplemented(format!("fused multiply-add %{} of {ty}", instr.name))),
+        _ => Err(Error::unimplemented(format!(
+            "fused multiply-add %{} of {ty}",
+            instr.name
+        ))),
     }
 }

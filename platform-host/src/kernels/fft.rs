@@ -164,7 +164,11 @@ fn along(data: &mut [Complex64], dims: &[usize], d: usize, f: impl Fn(&mut [Comp
 
 pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let instr = ctx.instr(id);
-    let Op::Fft { fft_type, fft_length } = &instr.op else {
+    let Op::Fft {
+        fft_type,
+        fft_length,
+    } = &instr.op
+    else {
         return Err(Error::internal("not an fft"));
     };
     let input = ctx.operand_array(instr, 0)?;
@@ -172,7 +176,10 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let bad = |why: String| Error::invalid_argument(format!("fft %{}: {why}", instr.name));
     let k = fft_length.len();
     if k == 0 || k > 3 || input.rank() < k {
-        return Err(bad(format!("fft_length {fft_length:?} for an operand of rank {}", input.rank())));
+        return Err(bad(format!(
+            "fft_length {fft_length:?} for an operand of rank {}",
+            input.rank()
+        )));
     }
     let lead = input.rank() - k;
     let n_last = fft_length[k - 1];
@@ -181,24 +188,50 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         FftType::Rfft => (n_last, n_last / 2 + 1),
         FftType::Irfft => (n_last / 2 + 1, n_last),
     };
-    let want_in: Vec<usize> = input.dims[..lead].iter().copied().chain(fft_length[..k - 1].iter().copied()).chain([in_last]).collect();
-    let want_out: Vec<usize> = input.dims[..lead].iter().copied().chain(fft_length[..k - 1].iter().copied()).chain([out_last]).collect();
+    let want_in: Vec<usize> = input.dims[..lead]
+        .iter()
+        .copied()
+        .chain(fft_length[..k - 1].iter().copied())
+        .chain([in_last])
+        .collect();
+    let want_out: Vec<usize> = input.dims[..lead]
+        .iter()
+        .copied()
+        .chain(fft_length[..k - 1].iter().copied())
+        .chain([out_last])
+        .collect();
     if input.dims != want_in || result.dims != want_out {
-        return Err(bad(format!("{input} → {result} does not fit fft_length {fft_length:?}")));
+        return Err(bad(format!(
+            "{input} → {result} does not fit fft_length {fft_length:?}"
+        )));
     }
     let (in_ty, out_ty) = (input.element_type, result.element_type);
     let types_ok = match fft_type {
         FftType::Fft | FftType::Ifft => in_ty.is_complex() && in_ty == out_ty,
-        FftType::Rfft => matches!((in_ty, out_ty), (ElementType::F32, ElementType::C64) | (ElementType::F64, ElementType::C128)),
-        FftType::Irfft => matches!((in_ty, out_ty), (ElementType::C64, ElementType::F32) | (ElementType::C128, ElementType::F64)),
+        FftType::Rfft => matches!(
+            (in_ty, out_ty),
+            (ElementType::F32, ElementType::C64) | (ElementType::F64, ElementType::C128)
+        ),
+        FftType::Irfft => matches!(
+            (in_ty, out_ty),
+            (ElementType::C64, ElementType::F32) | (ElementType::C128, ElementType::F64)
+        ),
     };
     if !types_ok {
         return Err(bad(format!("{fft_type} from {in_ty} to {out_ty}")));
     }
-    let plans: Vec<Arc<FftPlan>> = fft_length.iter().map(|&n| Arc::new(FftPlan::new(n))).collect();
+    let plans: Vec<Arc<FftPlan>> = fft_length
+        .iter()
+        .map(|&n| Arc::new(FftPlan::new(n)))
+        .collect();
     let batch: usize = input.dims[..lead].iter().product();
-    let full: Vec<usize> = std::iter::once(batch).chain(fft_length.iter().copied()).collect();
-    let half: Vec<usize> = std::iter::once(batch).chain(fft_length[..k - 1].iter().copied()).chain([n_last / 2 + 1]).collect();
+    let full: Vec<usize> = std::iter::once(batch)
+        .chain(fft_length.iter().copied())
+        .collect();
+    let half: Vec<usize> = std::iter::once(batch)
+        .chain(fft_length[..k - 1].iter().copied())
+        .chain([n_last / 2 + 1])
+        .collect();
     let fft_type = *fft_type;
     let fft_length = fft_length.clone();
     let (src, out) = (ctx.operand_slice(instr, 0)?, ctx.result_slice(id)?);
@@ -209,10 +242,21 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         // SAFETY: the operand holds `in_count` elements of `in_ty`.
         let widened: Vec<Complex64> = unsafe {
             match in_ty {
-                ElementType::C64 => std::slice::from_raw_parts(ps.cast::<Complex32>(), in_count).iter().map(|c| Complex64::new(c.re as f64, c.im as f64)).collect(),
-                ElementType::C128 => std::slice::from_raw_parts(ps.cast::<Complex64>(), in_count).to_vec(),
-                ElementType::F32 => std::slice::from_raw_parts(ps.cast::<f32>(), in_count).iter().map(|&v| Complex64::new(v as f64, 0.0)).collect(),
-                _ => std::slice::from_raw_parts(ps.cast::<f64>(), in_count).iter().map(|&v| Complex64::new(v, 0.0)).collect(),
+                ElementType::C64 => std::slice::from_raw_parts(ps.cast::<Complex32>(), in_count)
+                    .iter()
+                    .map(|c| Complex64::new(c.re as f64, c.im as f64))
+                    .collect(),
+                ElementType::C128 => {
+                    std::slice::from_raw_parts(ps.cast::<Complex64>(), in_count).to_vec()
+                }
+                ElementType::F32 => std::slice::from_raw_parts(ps.cast::<f32>(), in_count)
+                    .iter()
+                    .map(|&v| Complex64::new(v as f64, 0.0))
+                    .collect(),
+                _ => std::slice::from_raw_parts(ps.cast::<f64>(), in_count)
+                    .iter()
+                    .map(|&v| Complex64::new(v, 0.0))
+                    .collect(),
             }
         };
         let output: Vec<Complex64> = match fft_type {
@@ -224,7 +268,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 if fft_type == FftType::Rfft {
                     let last = n_last;
                     let keep = n_last / 2 + 1;
-                    w.chunks(last).flat_map(|row| row[..keep].to_vec()).collect()
+                    w.chunks(last)
+                        .flat_map(|row| row[..keep].to_vec())
+                        .collect()
                 } else {
                     w
                 }
@@ -256,7 +302,11 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 let mut line = vec![Complex64::new(0.0, 0.0); n_last];
                 for row in w.chunks(keep) {
                     for j in 0..n_last {
-                        line[j] = if j < keep { row[j] } else { row[n_last - j].conj() };
+                        line[j] = if j < keep {
+                            row[j]
+                        } else {
+                            row[n_last - j].conj()
+                        };
                     }
                     plan.inverse(&mut line);
                     real.extend(line.iter().map(|v| Complex64::new(v.re * scale, 0.0)));
@@ -274,7 +324,10 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                         *d = Complex32::new(s.re as f32, s.im as f32);
                     }
                 }
-                ElementType::C128 => std::slice::from_raw_parts_mut(po.cast::<Complex64>(), out_count).copy_from_slice(&output[..out_count]),
+                ElementType::C128 => {
+                    std::slice::from_raw_parts_mut(po.cast::<Complex64>(), out_count)
+                        .copy_from_slice(&output[..out_count])
+                }
                 ElementType::F32 => {
                     let o = std::slice::from_raw_parts_mut(po.cast::<f32>(), out_count);
                     for (d, s) in o.iter_mut().zip(&output) {
@@ -303,7 +356,9 @@ mod tests {
             .map(|k| {
                 x.iter()
                     .enumerate()
-                    .map(|(j, v)| v * Complex64::from_polar(1.0, -2.0 * PI * (j * k) as f64 / n as f64))
+                    .map(|(j, v)| {
+                        v * Complex64::from_polar(1.0, -2.0 * PI * (j * k) as f64 / n as f64)
+                    })
                     .sum()
             })
             .collect()
@@ -312,7 +367,9 @@ mod tests {
     #[test]
     fn radix2_and_bluestein_match_the_definition() {
         for n in [1usize, 2, 8, 5, 12, 17, 100] {
-            let x: Vec<Complex64> = (0..n).map(|i| Complex64::new((i as f64 * 0.7).sin(), (i as f64 * 1.3).cos())).collect();
+            let x: Vec<Complex64> = (0..n)
+                .map(|i| Complex64::new((i as f64 * 0.7).sin(), (i as f64 * 1.3).cos()))
+                .collect();
             let mut y = x.clone();
             let plan = FftPlan::new(n);
             plan.forward(&mut y);

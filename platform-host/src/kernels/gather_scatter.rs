@@ -38,7 +38,11 @@ struct IndexWalk {
 }
 
 impl IndexWalk {
-    fn new(indices: &platform_api::ArrayShape, index_vector_dim: usize, what: &str) -> Result<IndexWalk> {
+    fn new(
+        indices: &platform_api::ArrayShape,
+        index_vector_dim: usize,
+        what: &str,
+    ) -> Result<IndexWalk> {
         let strides = platform_api::shape::row_major_strides(&indices.dims);
         if index_vector_dim > indices.rank() {
             return Err(Error::invalid_argument(format!(
@@ -46,14 +50,18 @@ impl IndexWalk {
             )));
         }
         if !indices.element_type.is_integer() {
-            return Err(Error::invalid_argument(format!("{what}: indices must be integers, not {indices}")));
+            return Err(Error::invalid_argument(format!(
+                "{what}: indices must be integers, not {indices}"
+            )));
         }
         let (components, component_stride) = if index_vector_dim == indices.rank() {
             (1, 0)
         } else {
             (indices.dims[index_vector_dim], strides[index_vector_dim])
         };
-        let point_dims_idx: Vec<usize> = (0..indices.rank()).filter(|&d| d != index_vector_dim).collect();
+        let point_dims_idx: Vec<usize> = (0..indices.rank())
+            .filter(|&d| d != index_vector_dim)
+            .collect();
         Ok(IndexWalk {
             point_dims: point_dims_idx.iter().map(|&d| indices.dims[d]).collect(),
             point_strides: point_dims_idx.iter().map(|&d| strides[d]).collect(),
@@ -74,7 +82,12 @@ impl IndexWalk {
     /// `base` must be the indices array.
     #[inline]
     unsafe fn component(&self, base: *const u8, coords: &[usize], k: usize) -> i64 {
-        let off: usize = coords.iter().zip(&self.point_strides).map(|(c, s)| c * s).sum::<usize>() + k * self.component_stride;
+        let off: usize = coords
+            .iter()
+            .zip(&self.point_strides)
+            .map(|(c, s)| c * s)
+            .sum::<usize>()
+            + k * self.component_stride;
         // SAFETY: forwarded; the offset is inside the indices array.
         unsafe { read_index(base.add(off * self.index_width), self.index_type) }
     }
@@ -92,8 +105,12 @@ fn point_position(dim: usize, index_vector_dim: usize) -> usize {
 pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let instr = ctx.instr(id);
     match &instr.op {
-        Op::Gather { dnums, slice_sizes, .. } => gather(ctx, id, dnums, slice_sizes),
-        Op::Scatter { dnums, to_apply, .. } => scatter(ctx, id, dnums, *to_apply),
+        Op::Gather {
+            dnums, slice_sizes, ..
+        } => gather(ctx, id, dnums, slice_sizes),
+        Op::Scatter {
+            dnums, to_apply, ..
+        } => scatter(ctx, id, dnums, *to_apply),
         _ => Err(Error::internal("not a gather or scatter")),
     }
 }
@@ -111,11 +128,20 @@ fn gather(
     let result = ctx.result_array(instr)?;
     let walk = IndexWalk::new(indices, d.index_vector_dim, &what)?;
     let bad = |why: String| Error::invalid_argument(format!("{what}: {why}"));
-    if slice_sizes.len() != operand.rank() || slice_sizes.iter().zip(&operand.dims).any(|(s, n)| s > n) {
-        return Err(bad(format!("slice sizes {slice_sizes:?} do not fit {operand}")));
+    if slice_sizes.len() != operand.rank()
+        || slice_sizes.iter().zip(&operand.dims).any(|(s, n)| s > n)
+    {
+        return Err(bad(format!(
+            "slice sizes {slice_sizes:?} do not fit {operand}"
+        )));
     }
-    if d.start_index_map.len() != walk.components || d.start_index_map.iter().any(|&m| m >= operand.rank()) {
-        return Err(bad(format!("start_index_map {:?} does not fit index vectors of {}", d.start_index_map, walk.components)));
+    if d.start_index_map.len() != walk.components
+        || d.start_index_map.iter().any(|&m| m >= operand.rank())
+    {
+        return Err(bad(format!(
+            "start_index_map {:?} does not fit index vectors of {}",
+            d.start_index_map, walk.components
+        )));
     }
     if d.operand_batching_dims.len() != d.start_indices_batching_dims.len() {
         return Err(bad("batching dimension lists differ in length".into()));
@@ -125,26 +151,50 @@ fn gather(
         .filter(|x| !d.collapsed_slice_dims.contains(x) && !d.operand_batching_dims.contains(x))
         .collect();
     if offset_operand_dims.len() != d.offset_dims.len() {
-        return Err(bad(format!("offset_dims {:?} do not match the slice", d.offset_dims)));
+        return Err(bad(format!(
+            "offset_dims {:?} do not match the slice",
+            d.offset_dims
+        )));
     }
-    let batch_out_dims: Vec<usize> = (0..result.rank()).filter(|x| !d.offset_dims.contains(x)).collect();
+    let batch_out_dims: Vec<usize> = (0..result.rank())
+        .filter(|x| !d.offset_dims.contains(x))
+        .collect();
     if batch_out_dims.len() != walk.point_dims.len()
-        || batch_out_dims.iter().zip(&walk.point_dims).any(|(&o, &n)| result.dims[o] != n)
-        || d.offset_dims.iter().zip(&offset_operand_dims).any(|(&o, &od)| result.dims.get(o) != Some(&slice_sizes[od]))
+        || batch_out_dims
+            .iter()
+            .zip(&walk.point_dims)
+            .any(|(&o, &n)| result.dims[o] != n)
+        || d.offset_dims
+            .iter()
+            .zip(&offset_operand_dims)
+            .any(|(&o, &od)| result.dims.get(o) != Some(&slice_sizes[od]))
     {
-        return Err(bad(format!("result {result} does not match indices {indices} and slice sizes {slice_sizes:?}")));
+        return Err(bad(format!(
+            "result {result} does not match indices {indices} and slice sizes {slice_sizes:?}"
+        )));
     }
     let op_strides = platform_api::shape::row_major_strides(&operand.dims);
     let out_strides = platform_api::shape::row_major_strides(&result.dims);
     let width = operand.element_type.byte_size();
     let copy = StridedCopy::new(
         width,
-        &offset_operand_dims.iter().map(|&x| slice_sizes[x]).collect::<Vec<_>>(),
-        &offset_operand_dims.iter().map(|&x| op_strides[x] as isize).collect::<Vec<_>>(),
-        &d.offset_dims.iter().map(|&x| out_strides[x] as isize).collect::<Vec<_>>(),
+        &offset_operand_dims
+            .iter()
+            .map(|&x| slice_sizes[x])
+            .collect::<Vec<_>>(),
+        &offset_operand_dims
+            .iter()
+            .map(|&x| op_strides[x] as isize)
+            .collect::<Vec<_>>(),
+        &d.offset_dims
+            .iter()
+            .map(|&x| out_strides[x] as isize)
+            .collect::<Vec<_>>(),
     );
     let batch_out_strides: Vec<usize> = batch_out_dims.iter().map(|&x| out_strides[x]).collect();
-    let limits: Vec<i64> = (0..operand.rank()).map(|x| (operand.dims[x] - slice_sizes[x]) as i64).collect();
+    let limits: Vec<i64> = (0..operand.rank())
+        .map(|x| (operand.dims[x] - slice_sizes[x]) as i64)
+        .collect();
     let start_map = d.start_index_map.clone();
     let batching: Vec<(usize, usize)> = d
         .operand_batching_dims
@@ -152,11 +202,19 @@ fn gather(
         .zip(&d.start_indices_batching_dims)
         .map(|(&od, &id)| (od, point_position(id, d.index_vector_dim)))
         .collect();
-    let (op_slice, idx_slice, out) = (ctx.operand_slice(instr, 0)?, ctx.operand_slice(instr, 1)?, ctx.result_slice(id)?);
+    let (op_slice, idx_slice, out) = (
+        ctx.operand_slice(instr, 0)?,
+        ctx.operand_slice(instr, 1)?,
+        ctx.result_slice(id)?,
+    );
     let rank = operand.rank();
     let slice_elems = copy.element_count().max(1);
     Ok(thunk(instr.name.clone(), "gather", move |ctx| {
-        let (x, idx, o) = (ctx.ptr(op_slice) as usize, ctx.ptr(idx_slice) as usize, ctx.ptr(out) as usize);
+        let (x, idx, o) = (
+            ctx.ptr(op_slice) as usize,
+            ctx.ptr(idx_slice) as usize,
+            ctx.ptr(out) as usize,
+        );
         let points = walk.point_count();
         parallel_for(points, (1 << 14) / slice_elems + 1, |s, e| {
             let mut coords = unflatten(s, &walk.point_dims);
@@ -171,8 +229,14 @@ fn gather(
                 for &(od, pos) in &batching {
                     start[od] = coords[pos] as i64;
                 }
-                let src: usize = (0..rank).map(|x| start[x].clamp(0, limits[x]) as usize * op_strides[x]).sum();
-                let dst: usize = coords.iter().zip(&batch_out_strides).map(|(c, s)| c * s).sum();
+                let src: usize = (0..rank)
+                    .map(|x| start[x].clamp(0, limits[x]) as usize * op_strides[x])
+                    .sum();
+                let dst: usize = coords
+                    .iter()
+                    .zip(&batch_out_strides)
+                    .map(|(c, s)| c * s)
+                    .sum();
                 // SAFETY: the clamped start keeps the slice inside the operand;
                 // each point writes its own positions of the output.
                 unsafe { copy.run((x + src * width) as *const u8, (o + dst * width) as *mut u8) };
@@ -200,18 +264,23 @@ fn combiner(module: &HloModule, comp: CompId, n: usize, ty: ElementType) -> Resu
             }
         }
         if let Some(c) = module.computations.get(comp.index()) {
-            if c.parameters().len() == 2 && matches!(c.root_instr().op, Op::Parameter { number: 1 }) {
+            if c.parameters().len() == 2 && matches!(c.root_instr().op, Op::Parameter { number: 1 })
+            {
                 return Ok(Combiner::Replace);
             }
         }
     }
-    Ok(Combiner::General(Arc::new(ScalarProgram::compile(module, comp)?)))
+    Ok(Combiner::General(Arc::new(ScalarProgram::compile(
+        module, comp,
+    )?)))
 }
 
 /// Applies `out[o] = f(out[o], upd[u])` for every (o, u) pair a scatter visits.
 type ApplyFn = Arc<dyn Fn(usize, usize, &[(usize, usize)]) + Send + Sync>;
 
-fn typed_apply<T: bytemuck::Pod + Send + Sync>(f: impl Fn(T, T) -> T + Send + Sync + 'static) -> ApplyFn {
+fn typed_apply<T: bytemuck::Pod + Send + Sync>(
+    f: impl Fn(T, T) -> T + Send + Sync + 'static,
+) -> ApplyFn {
     Arc::new(move |out: usize, upd: usize, pairs: &[(usize, usize)]| {
         let (out, upd) = (out as *mut T, upd as *const T);
         for &(o, u) in pairs {
@@ -234,8 +303,8 @@ fn binary_apply(op: BinaryOp, ty: ElementType) -> Option<ApplyFn> {
     with_int!(ty, T => return match op {
         Add => Some(typed_apply::<T>(|a, b| a.wadd(b))),
         Multiply => Some(typed_apply::<T>(|a, b| a.wmul(b))),
-        Maximum => Some(typed_apply::<T>(|a, b| Ord::max(a, b))),
-        Minimum => Some(typed_apply::<T>(|a, b| Ord::min(a, b))),
+        Maximum => Some(typed_apply::<T>(Ord::max)),
+        Minimum => Some(typed_apply::<T>(Ord::min)),
         And => Some(typed_apply::<T>(|a, b| a.and(b))),
         Or => Some(typed_apply::<T>(|a, b| a.or(b))),
         Xor => Some(typed_apply::<T>(|a, b| a.xor(b))),
@@ -255,45 +324,86 @@ fn scatter(
     let bad = |why: String| Error::invalid_argument(format!("{what}: {why}"));
     let n = instr.operands.len().saturating_sub(1) / 2;
     if n == 0 || instr.operands.len() != 2 * n + 1 {
-        return Err(bad("needs operands, indices and as many updates as operands".into()));
+        return Err(bad(
+            "needs operands, indices and as many updates as operands".into(),
+        ));
     }
     let operand = ctx.operand_array(instr, 0)?;
     let indices = ctx.operand_array(instr, n)?;
     let updates = ctx.operand_array(instr, n + 1)?;
     for k in 0..n {
-        if ctx.operand_array(instr, k)?.dims != operand.dims || ctx.operand_array(instr, n + 1 + k)?.dims != updates.dims {
+        if ctx.operand_array(instr, k)?.dims != operand.dims
+            || ctx.operand_array(instr, n + 1 + k)?.dims != updates.dims
+        {
             return Err(bad("operands (or updates) differ in dimensions".into()));
         }
     }
     let walk = IndexWalk::new(indices, d.index_vector_dim, &what)?;
-    if d.scatter_dims_to_operand_dims.len() != walk.components || d.scatter_dims_to_operand_dims.iter().any(|&m| m >= operand.rank()) {
-        return Err(bad("scatter_dims_to_operand_dims does not fit the index vectors".into()));
+    if d.scatter_dims_to_operand_dims.len() != walk.components
+        || d.scatter_dims_to_operand_dims
+            .iter()
+            .any(|&m| m >= operand.rank())
+    {
+        return Err(bad(
+            "scatter_dims_to_operand_dims does not fit the index vectors".into(),
+        ));
     }
     let window_operand_dims: Vec<usize> = (0..operand.rank())
         .filter(|x| !d.inserted_window_dims.contains(x) && !d.input_batching_dims.contains(x))
         .collect();
     if window_operand_dims.len() != d.update_window_dims.len() {
-        return Err(bad(format!("update_window_dims {:?} do not match the operand", d.update_window_dims)));
+        return Err(bad(format!(
+            "update_window_dims {:?} do not match the operand",
+            d.update_window_dims
+        )));
     }
-    let scatter_update_dims: Vec<usize> = (0..updates.rank()).filter(|x| !d.update_window_dims.contains(x)).collect();
+    let scatter_update_dims: Vec<usize> = (0..updates.rank())
+        .filter(|x| !d.update_window_dims.contains(x))
+        .collect();
     if scatter_update_dims.len() != walk.point_dims.len()
-        || scatter_update_dims.iter().zip(&walk.point_dims).any(|(&u, &p)| updates.dims[u] != p)
+        || scatter_update_dims
+            .iter()
+            .zip(&walk.point_dims)
+            .any(|(&u, &p)| updates.dims[u] != p)
     {
-        return Err(bad(format!("updates {updates} do not match indices {indices}")));
+        return Err(bad(format!(
+            "updates {updates} do not match indices {indices}"
+        )));
     }
-    let window_sizes: Vec<usize> = d.update_window_dims.iter().map(|&u| updates.dims[u]).collect();
+    let window_sizes: Vec<usize> = d
+        .update_window_dims
+        .iter()
+        .map(|&u| updates.dims[u])
+        .collect();
     for (j, &od) in window_operand_dims.iter().enumerate() {
         if window_sizes[j] > operand.dims[od] {
-            return Err(bad(format!("update window {window_sizes:?} larger than {operand}")));
+            return Err(bad(format!(
+                "update window {window_sizes:?} larger than {operand}"
+            )));
         }
     }
     let op_strides = platform_api::shape::row_major_strides(&operand.dims);
     let upd_strides = platform_api::shape::row_major_strides(&updates.dims);
     let win_op_strides: Vec<usize> = window_operand_dims.iter().map(|&x| op_strides[x]).collect();
-    let win_upd_strides: Vec<usize> = d.update_window_dims.iter().map(|&x| upd_strides[x]).collect();
-    let point_upd_strides: Vec<usize> = scatter_update_dims.iter().map(|&x| upd_strides[x]).collect();
-    let window_of = |od: usize| window_operand_dims.iter().position(|&x| x == od).map(|j| window_sizes[j]).unwrap_or(1);
-    let limits: Vec<i64> = (0..operand.rank()).map(|x| operand.dims[x] as i64 - window_of(x) as i64).collect();
+    let win_upd_strides: Vec<usize> = d
+        .update_window_dims
+        .iter()
+        .map(|&x| upd_strides[x])
+        .collect();
+    let point_upd_strides: Vec<usize> = scatter_update_dims
+        .iter()
+        .map(|&x| upd_strides[x])
+        .collect();
+    let window_of = |od: usize| {
+        window_operand_dims
+            .iter()
+            .position(|&x| x == od)
+            .map(|j| window_sizes[j])
+            .unwrap_or(1)
+    };
+    let limits: Vec<i64> = (0..operand.rank())
+        .map(|x| operand.dims[x] as i64 - window_of(x) as i64)
+        .collect();
     let start_map = d.scatter_dims_to_operand_dims.clone();
     let batching: Vec<(usize, usize)> = d
         .input_batching_dims
@@ -302,7 +412,12 @@ fn scatter(
         .map(|(&od, &id)| (od, point_position(id, d.index_vector_dim)))
         .collect();
     let comb = combiner(ctx.module, to_apply, n, operand.element_type)?;
-    let widths: Vec<usize> = (0..n).map(|k| ctx.operand_array(instr, k).map(|a| a.element_type.byte_size())).collect::<Result<_>>()?;
+    let widths: Vec<usize> = (0..n)
+        .map(|k| {
+            ctx.operand_array(instr, k)
+                .map(|a| a.element_type.byte_size())
+        })
+        .collect::<Result<_>>()?;
     let mut operands = Vec::new();
     let mut upds = Vec::new();
     for k in 0..n {
@@ -312,7 +427,10 @@ fn scatter(
     let idx_slice = ctx.operand_slice(instr, n)?;
     let results: Vec<BufferSlice> = ctx.result_leaves(id).to_vec();
     if results.len() != n {
-        return Err(bad(format!("result {} should have {n} arrays", instr.shape)));
+        return Err(bad(format!(
+            "result {} should have {n} arrays",
+            instr.shape
+        )));
     }
     let apply: Option<ApplyFn> = match &comb {
         Combiner::Binary(op, ty) => binary_apply(*op, *ty),
@@ -325,7 +443,9 @@ fn scatter(
             }
             Some(p)
         }
-        Combiner::Binary(..) if apply.is_none() => Some(Arc::new(ScalarProgram::compile(ctx.module, to_apply)?)),
+        Combiner::Binary(..) if apply.is_none() => {
+            Some(Arc::new(ScalarProgram::compile(ctx.module, to_apply)?))
+        }
         _ => None,
     };
     let rank = operand.rank();
@@ -341,9 +461,13 @@ fn scatter(
         }
         let outs: Vec<usize> = results.iter().map(|s| ctx.ptr(*s) as usize).collect();
         let ups: Vec<usize> = upds.iter().map(|s| ctx.ptr(*s) as usize).collect();
+        // Indices widened to i64 once (one typed pass), then read directly.
         let idx = ctx.ptr(idx_slice) as *const u8;
+        let index_count = walk.point_count() * walk.components;
+        // SAFETY: the indices array holds `index_count` integers.
+        let indices: Vec<i64> = unsafe { widen_indices(idx, index_count, walk.index_type) };
         let mut ev = general.as_ref().map(|p| p.evaluator());
-        let mut pairs: Vec<(usize, usize)> = Vec::with_capacity(window_count.min(1 << 16));
+        let mut pairs: Vec<(usize, usize)> = Vec::with_capacity(PAIR_BATCH);
         let mut coords = vec![0usize; walk.point_dims.len()];
         let mut start = vec![0i64; rank];
         let mut w = vec![0usize; window_sizes.len()];
@@ -351,12 +475,88 @@ fn scatter(
         if window_count == 0 {
             return Ok(());
         }
+        // Applies the collected (output, update) pairs in order.
+        let mut flush = |pairs: &mut Vec<(usize, usize)>| {
+            if let Some(f) = &apply {
+                f(outs[0], ups[0], pairs);
+            } else if let Some(ev) = ev.as_mut() {
+                for &(o, u) in pairs.iter() {
+                    // SAFETY: `o` and `u` index the outputs and updates.
+                    unsafe {
+                        for k in 0..n {
+                            ev.set_param(k, (outs[k] + o * widths[k]) as *const u8);
+                            ev.set_param(n + k, (ups[k] + u * widths[k]) as *const u8);
+                        }
+                        ev.run();
+                        for k in 0..n {
+                            ev.write_output(k, (outs[k] + o * widths[k]) as *mut u8);
+                        }
+                    }
+                }
+            } else {
+                // Replace: the update wins.
+                for &(o, u) in pairs.iter() {
+                    for k in 0..n {
+                        // SAFETY: as above.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                (ups[k] + u * widths[k]) as *const u8,
+                                (outs[k] + o * widths[k]) as *mut u8,
+                                widths[k],
+                            )
+                        };
+                    }
+                }
+            }
+            pairs.clear();
+        };
+        // Fast path: scalar updates (no window), every operand dimension
+        // indexed, indices laid out point after point: update `p` goes to the
+        // position its index vector names.
+        let row_major_points = platform_api::shape::row_major_strides(&walk.point_dims);
+        let unit = if walk.component_stride == 1 {
+            walk.components
+        } else {
+            1
+        };
+        let contiguous = walk
+            .point_strides
+            .iter()
+            .zip(&row_major_points)
+            .all(|(a, b)| *a == b * unit);
+        if window_sizes.is_empty() && batching.is_empty() && rank == start_map.len() && contiguous {
+            for p in 0..points {
+                let base = p * unit;
+                let mut o = 0usize;
+                let mut inside = true;
+                for (k, &od) in start_map.iter().enumerate() {
+                    let v = indices[base + k * walk.component_stride];
+                    if v < 0 || v > limits[od] {
+                        inside = false;
+                        break;
+                    }
+                    o += v as usize * op_strides[od];
+                }
+                if inside {
+                    pairs.push((o, p));
+                    if pairs.len() >= PAIR_BATCH {
+                        flush(&mut pairs);
+                    }
+                }
+            }
+            flush(&mut pairs);
+            return Ok(());
+        }
         // As in gather: unnamed dimensions of `start` stay 0, and `w` is all
         // zeros again whenever `next_index` finishes a window.
         for _ in 0..points {
+            let point_off: usize = coords
+                .iter()
+                .zip(&walk.point_strides)
+                .map(|(c, st)| c * st)
+                .sum();
             for (k, &od) in start_map.iter().enumerate() {
-                // SAFETY: `coords` is a point of the indices array.
-                start[od] = unsafe { walk.component(idx, &coords, k) };
+                start[od] = indices[point_off + k * walk.component_stride];
             }
             for &(od, pos) in &batching {
                 start[od] = coords[pos] as i64;
@@ -364,44 +564,78 @@ fn scatter(
             let fits = (0..rank).all(|x| start[x] >= 0 && start[x] <= limits[x]);
             if fits {
                 let base: usize = (0..rank).map(|x| start[x] as usize * op_strides[x]).sum();
-                let upd_base: usize = coords.iter().zip(&point_upd_strides).map(|(c, s)| c * s).sum();
-                pairs.clear();
+                let upd_base: usize = coords
+                    .iter()
+                    .zip(&point_upd_strides)
+                    .map(|(c, s)| c * s)
+                    .sum();
                 loop {
-                    let o = base + w.iter().zip(&win_op_strides).map(|(a, s)| a * s).sum::<usize>();
-                    let u = upd_base + w.iter().zip(&win_upd_strides).map(|(a, s)| a * s).sum::<usize>();
+                    let o = base
+                        + w.iter()
+                            .zip(&win_op_strides)
+                            .map(|(a, s)| a * s)
+                            .sum::<usize>();
+                    let u = upd_base
+                        + w.iter()
+                            .zip(&win_upd_strides)
+                            .map(|(a, s)| a * s)
+                            .sum::<usize>();
                     pairs.push((o, u));
                     if !platform_api::index::next_index(&mut w, &window_sizes) {
                         break;
                     }
                 }
-                if let Some(f) = &apply {
-                    f(outs[0], ups[0], &pairs);
-                } else if let Some(ev) = ev.as_mut() {
-                    for &(o, u) in &pairs {
-                        // SAFETY: `o` and `u` index the outputs and updates.
-                        unsafe {
-                            for k in 0..n {
-                                ev.set_param(k, (outs[k] + o * widths[k]) as *const u8);
-                                ev.set_param(n + k, (ups[k] + u * widths[k]) as *const u8);
-                            }
-                            ev.run();
-                            for k in 0..n {
-                                ev.write_output(k, (outs[k] + o * widths[k]) as *mut u8);
-                            }
-                        }
-                    }
-                } else {
-                    // Replace: the update wins.
-                    for &(o, u) in &pairs {
-                        for k in 0..n {
-                            // SAFETY: as above.
-                            unsafe { std::ptr::copy_nonoverlapping((ups[k] + u * widths[k]) as *const u8, (outs[k] + o * widths[k]) as *mut u8, widths[k]) };
-                        }
-                    }
+                if pairs.len() >= PAIR_BATCH {
+                    flush(&mut pairs);
                 }
             }
             platform_api::index::next_index(&mut coords, &walk.point_dims);
         }
+        flush(&mut pairs);
         Ok(())
     }))
+}
+
+/// Pairs collected before a combiner pass.
+const PAIR_BATCH: usize = 1 << 14;
+
+/// Reads `n` integer indices of type `ty` as i64 (u64 above i64::MAX saturates).
+///
+/// # Safety
+/// `p` must hold `n` elements of `ty`.
+unsafe fn widen_indices(p: *const u8, n: usize, ty: ElementType) -> Vec<i64> {
+    // SAFETY: forwarded.
+    unsafe {
+        match ty {
+            ElementType::S8 => std::slice::from_raw_parts(p.cast::<i8>(), n)
+                .iter()
+                .map(|&v| v as i64)
+                .collect(),
+            ElementType::S16 => std::slice::from_raw_parts(p.cast::<i16>(), n)
+                .iter()
+                .map(|&v| v as i64)
+                .collect(),
+            ElementType::S32 => std::slice::from_raw_parts(p.cast::<i32>(), n)
+                .iter()
+                .map(|&v| v as i64)
+                .collect(),
+            ElementType::S64 => std::slice::from_raw_parts(p.cast::<i64>(), n).to_vec(),
+            ElementType::U8 => std::slice::from_raw_parts(p, n)
+                .iter()
+                .map(|&v| v as i64)
+                .collect(),
+            ElementType::U16 => std::slice::from_raw_parts(p.cast::<u16>(), n)
+                .iter()
+                .map(|&v| v as i64)
+                .collect(),
+            ElementType::U32 => std::slice::from_raw_parts(p.cast::<u32>(), n)
+                .iter()
+                .map(|&v| v as i64)
+                .collect(),
+            _ => std::slice::from_raw_parts(p.cast::<u64>(), n)
+                .iter()
+                .map(|&v| v.min(i64::MAX as u64) as i64)
+                .collect(),
+        }
+    }
 }

@@ -22,11 +22,26 @@ unsafe fn widen(ty: ElementType, p: *const u8, n: usize) -> Vec<Complex64> {
     // SAFETY: forwarded.
     unsafe {
         match ty {
-            ElementType::F32 => std::slice::from_raw_parts(p.cast::<f32>(), n).iter().map(|&v| Complex64::new(v as f64, 0.0)).collect(),
-            ElementType::F64 => std::slice::from_raw_parts(p.cast::<f64>(), n).iter().map(|&v| Complex64::new(v, 0.0)).collect(),
-            ElementType::F16 => std::slice::from_raw_parts(p.cast::<half::f16>(), n).iter().map(|v| Complex64::new(v.to_f64(), 0.0)).collect(),
-            ElementType::BF16 => std::slice::from_raw_parts(p.cast::<half::bf16>(), n).iter().map(|v| Complex64::new(v.to_f64(), 0.0)).collect(),
-            ElementType::C64 => std::slice::from_raw_parts(p.cast::<Complex32>(), n).iter().map(|c| Complex64::new(c.re as f64, c.im as f64)).collect(),
+            ElementType::F32 => std::slice::from_raw_parts(p.cast::<f32>(), n)
+                .iter()
+                .map(|&v| Complex64::new(v as f64, 0.0))
+                .collect(),
+            ElementType::F64 => std::slice::from_raw_parts(p.cast::<f64>(), n)
+                .iter()
+                .map(|&v| Complex64::new(v, 0.0))
+                .collect(),
+            ElementType::F16 => std::slice::from_raw_parts(p.cast::<half::f16>(), n)
+                .iter()
+                .map(|v| Complex64::new(v.to_f64(), 0.0))
+                .collect(),
+            ElementType::BF16 => std::slice::from_raw_parts(p.cast::<half::bf16>(), n)
+                .iter()
+                .map(|v| Complex64::new(v.to_f64(), 0.0))
+                .collect(),
+            ElementType::C64 => std::slice::from_raw_parts(p.cast::<Complex32>(), n)
+                .iter()
+                .map(|c| Complex64::new(c.re as f64, c.im as f64))
+                .collect(),
             _ => std::slice::from_raw_parts(p.cast::<Complex64>(), n).to_vec(),
         }
     }
@@ -43,9 +58,18 @@ unsafe fn narrow(ty: ElementType, v: &[Complex64], p: *mut u8) {
             match ty {
                 ElementType::F32 => p.cast::<f32>().add(i).write(c.re as f32),
                 ElementType::F64 => p.cast::<f64>().add(i).write(c.re),
-                ElementType::F16 => p.cast::<half::f16>().add(i).write(half::f16::from_f64(c.re)),
-                ElementType::BF16 => p.cast::<half::bf16>().add(i).write(half::bf16::from_f64(c.re)),
-                ElementType::C64 => p.cast::<Complex32>().add(i).write(Complex32::new(c.re as f32, c.im as f32)),
+                ElementType::F16 => p
+                    .cast::<half::f16>()
+                    .add(i)
+                    .write(half::f16::from_f64(c.re)),
+                ElementType::BF16 => p
+                    .cast::<half::bf16>()
+                    .add(i)
+                    .write(half::bf16::from_f64(c.re)),
+                ElementType::C64 => p
+                    .cast::<Complex32>()
+                    .add(i)
+                    .write(Complex32::new(c.re as f32, c.im as f32)),
                 _ => p.cast::<Complex64>().add(i).write(*c),
             }
         }
@@ -70,14 +94,20 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             }
             let n = a.dims[r - 1];
             let batch = a.element_count() / (n * n).max(1);
-            let (src, out, ty, lower) = (ctx.operand_slice(instr, 0)?, ctx.result_slice(id)?, a.element_type, *lower);
+            let (src, out, ty, lower) = (
+                ctx.operand_slice(instr, 0)?,
+                ctx.result_slice(id)?,
+                a.element_type,
+                *lower,
+            );
             let width = ty.byte_size();
             Ok(thunk(instr.name.clone(), "cholesky", move |ctx| {
                 let (ps, po) = (ctx.ptr(src) as usize, ctx.ptr(out) as usize);
                 parallel_for(batch, 1, |s, e| {
                     for b in s..e {
                         // SAFETY: matrix `b` of operand and result.
-                        let mut m = unsafe { widen(ty, (ps + b * n * n * width) as *const u8, n * n) };
+                        let mut m =
+                            unsafe { widen(ty, (ps + b * n * n * width) as *const u8, n * n) };
                         // Work on the lower triangle; the upper case is the
                         // conjugate transpose.
                         if !lower {
@@ -125,7 +155,13 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                     instr.name
                 ))
             };
-            if r < 2 || b.rank() != r || a.dims[r - 1] != a.dims[r - 2] || !supported(a.element_type) || a.element_type != b.element_type || a.dims[..r - 2] != b.dims[..r - 2] {
+            if r < 2
+                || b.rank() != r
+                || a.dims[r - 1] != a.dims[r - 2]
+                || !supported(a.element_type)
+                || a.element_type != b.element_type
+                || a.dims[..r - 2] != b.dims[..r - 2]
+            {
                 return Err(bad());
             }
             let m = a.dims[r - 1];
@@ -137,16 +173,28 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             let opts = options.clone();
             let ty = a.element_type;
             let width = ty.byte_size();
-            let (pa_s, pb_s, out) = (ctx.operand_slice(instr, 0)?, ctx.operand_slice(instr, 1)?, ctx.result_slice(id)?);
+            let (pa_s, pb_s, out) = (
+                ctx.operand_slice(instr, 0)?,
+                ctx.operand_slice(instr, 1)?,
+                ctx.result_slice(id)?,
+            );
             Ok(thunk(instr.name.clone(), "triangular-solve", move |ctx| {
-                let (pa, pb, po) = (ctx.ptr(pa_s) as usize, ctx.ptr(pb_s) as usize, ctx.ptr(out) as usize);
+                let (pa, pb, po) = (
+                    ctx.ptr(pa_s) as usize,
+                    ctx.ptr(pb_s) as usize,
+                    ctx.ptr(out) as usize,
+                );
                 parallel_for(batch, 1, |s, e| {
                     for bi in s..e {
                         // SAFETY: matrix `bi` of each operand and of the result.
                         let (av, bv) = unsafe {
                             (
                                 widen(ty, (pa + bi * m * m * width) as *const u8, m * m),
-                                widen(ty, (pb + bi * rows * cols * width) as *const u8, rows * cols),
+                                widen(
+                                    ty,
+                                    (pb + bi * rows * cols * width) as *const u8,
+                                    rows * cols,
+                                ),
                             )
                         };
                         let x = solve(&av, &bv, m, rows, cols, &opts);
@@ -194,7 +242,11 @@ fn solve(
     if options.left_side {
         // Column by column: op(a) x[:, c] = b[:, c].
         for c in 0..cols {
-            let order: Vec<usize> = if eff_lower { (0..m).collect() } else { (0..m).rev().collect() };
+            let order: Vec<usize> = if eff_lower {
+                (0..m).collect()
+            } else {
+                (0..m).rev().collect()
+            };
             for &i in &order {
                 let mut v = x[i * cols + c];
                 for &k in &order {
@@ -210,7 +262,11 @@ fn solve(
         // Row by row: x[r, :] op(a) = b[r, :], i.e. Σ_k x[r,k] op(a)[k,j] = b[r,j].
         for r in 0..rows {
             // Lower op(a): solve from the last column; upper: from the first.
-            let order: Vec<usize> = if eff_lower { (0..m).rev().collect() } else { (0..m).collect() };
+            let order: Vec<usize> = if eff_lower {
+                (0..m).rev().collect()
+            } else {
+                (0..m).collect()
+            };
             for &j in &order {
                 let mut v = x[r * cols + j];
                 for &k in &order {
@@ -242,21 +298,42 @@ mod tests {
         let x_true = [c(1.0), c(-2.0), c(3.0), c(0.5)];
         let lower = |i: usize, j: usize| if j <= i { a[i * 2 + j] } else { c(0.0) };
         for left_side in [true, false] {
-            for transpose_a in [TriangularTranspose::NoTranspose, TriangularTranspose::Transpose] {
-                let op = |i: usize, j: usize| if transpose_a == TriangularTranspose::NoTranspose { lower(i, j) } else { lower(j, i) };
+            for transpose_a in [
+                TriangularTranspose::NoTranspose,
+                TriangularTranspose::Transpose,
+            ] {
+                let op = |i: usize, j: usize| {
+                    if transpose_a == TriangularTranspose::NoTranspose {
+                        lower(i, j)
+                    } else {
+                        lower(j, i)
+                    }
+                };
                 // b = op(a) x or x op(a).
                 let mut b = vec![c(0.0); 4];
                 for i in 0..2 {
                     for j in 0..2 {
                         for k in 0..2 {
-                            b[i * 2 + j] += if left_side { op(i, k) * x_true[k * 2 + j] } else { x_true[i * 2 + k] * op(k, j) };
+                            b[i * 2 + j] += if left_side {
+                                op(i, k) * x_true[k * 2 + j]
+                            } else {
+                                x_true[i * 2 + k] * op(k, j)
+                            };
                         }
                     }
                 }
-                let opts = TriangularSolveOptions { left_side, lower: true, unit_diagonal: false, transpose_a };
+                let opts = TriangularSolveOptions {
+                    left_side,
+                    lower: true,
+                    unit_diagonal: false,
+                    transpose_a,
+                };
                 let x = solve(&a, &b, 2, 2, 2, &opts);
                 for (g, w) in x.iter().zip(&x_true) {
-                    assert!((g - w).norm() < 1e-12, "left={left_side} {transpose_a:?}: {x:?}");
+                    assert!(
+                        (g - w).norm() < 1e-12,
+                        "left={left_side} {transpose_a:?}: {x:?}"
+                    );
                 }
             }
         }

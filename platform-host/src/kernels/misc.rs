@@ -17,7 +17,8 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let name = instr.name.clone();
     let category = instr.opcode().name();
     let write_u32 = |value: fn(&crate::thunk::RunState) -> u32| -> Result<Box<dyn Thunk>> {
-        if !matches!(result.element_type, ElementType::U32 | ElementType::S32) || result.rank() != 0 {
+        if !matches!(result.element_type, ElementType::U32 | ElementType::S32) || result.rank() != 0
+        {
             return Err(Error::invalid_argument(format!(
                 "%{}: must produce a u32/s32 scalar, not {result}",
                 instr.name

@@ -18,9 +18,9 @@ pub mod control_flow;
 pub mod convolution;
 pub mod custom_call;
 pub mod data_movement;
+pub mod denormal;
 pub mod dot;
 pub mod elementwise;
-pub mod fast_math;
 pub mod fft;
 pub mod gather_scatter;
 pub mod linalg;
@@ -28,9 +28,10 @@ pub mod misc;
 pub mod reduce;
 pub mod reduce_window;
 pub mod rng;
-pub mod scalar_program;
-pub mod sort;
 pub mod scalar_ops;
+pub mod scalar_program;
+pub mod simd;
+pub mod sort;
 pub mod strided;
 pub mod types;
 
@@ -72,7 +73,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId, nested: Option<Nested>) -> Result<
         Op::CustomCall(_) => custom_call::lower(ctx, id),
         Op::Fft { .. } => fft::lower(ctx, id),
         Op::Cholesky { .. } | Op::TriangularSolve { .. } => linalg::lower(ctx, id),
-        Op::Rng { .. } | Op::RngBitGenerator { .. } | Op::RngGetAndUpdateState { .. } => rng::lower(ctx, id),
+        Op::Rng { .. } | Op::RngBitGenerator { .. } | Op::RngGetAndUpdateState { .. } => {
+            rng::lower(ctx, id)
+        }
         Op::BatchNormTraining { .. }
         | Op::BatchNormInference { .. }
         | Op::BatchNormGrad { .. }

@@ -335,7 +335,14 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         .map(|(_, s)| s)
         .product();
     if results.len() != n
-        || (0..n).any(|k| results[k].size != out_count * ctx.operand_array(instr, k).map(|a| a.element_type.byte_size()).unwrap_or(0))
+        || (0..n).any(|k| {
+            results[k].size
+                != out_count
+                    * ctx
+                        .operand_array(instr, k)
+                        .map(|a| a.element_type.byte_size())
+                        .unwrap_or(0)
+        })
     {
         return Err(Error::invalid_argument(format!(
             "reduce %{}: result {} does not match {n} reductions of {operand} over {dimensions:?}",
@@ -346,7 +353,15 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         if let Some((op, ty)) = binary_reducer(ctx.module, *to_apply) {
             if ty == operand.element_type {
                 let (input, init) = (ctx.operand_slice(instr, 0)?, ctx.operand_slice(instr, 1)?);
-                if let Some(t) = fast_path(instr.name.clone(), layout.clone(), op, ty, input, init, results[0]) {
+                if let Some(t) = fast_path(
+                    instr.name.clone(),
+                    layout.clone(),
+                    op,
+                    ty,
+                    input,
+                    init,
+                    results[0],
+                ) {
                     return Ok(t);
                 }
             }
@@ -369,6 +384,13 @@ fn fast_path(
         ($T:ty, $f:expr) => {
             Some(fast_reduce::<$T, _>(name, layout, $f, input, init, out))
         };
+    }
+    match (op, ty) {
+        (Maximum, ElementType::F32) => return go!(f32, super::scalar_ops::max_f32),
+        (Minimum, ElementType::F32) => return go!(f32, super::scalar_ops::min_f32),
+        (Maximum, ElementType::F64) => return go!(f64, super::scalar_ops::max_f64),
+        (Minimum, ElementType::F64) => return go!(f64, super::scalar_ops::min_f64),
+        _ => {}
     }
     with_float!(ty, T => return match op {
         Add => go!(T, |a: T, b: T| a.add(b)),
@@ -399,7 +421,12 @@ fn fast_path(
 }
 
 /// Any reducer, through the scalar evaluator.
-fn general(ctx: &LowerCtx<'_>, id: InstrId, layout: ReduceLayout, n: usize) -> Result<Box<dyn Thunk>> {
+fn general(
+    ctx: &LowerCtx<'_>,
+    id: InstrId,
+    layout: ReduceLayout,
+    n: usize,
+) -> Result<Box<dyn Thunk>> {
     let instr = ctx.instr(id);
     let Op::Reduce { to_apply, .. } = &instr.op else {
         return Err(Error::internal("not a reduce"));

@@ -150,7 +150,11 @@ impl Geometry {
                 continue;
             }
             let n = self.in_dims[d];
-            let simple = w.stride == 1 && w.base_dilation == 1 && w.window_dilation == 1 && w.size >= n && n > 0;
+            let simple = w.stride == 1
+                && w.base_dilation == 1
+                && w.window_dilation == 1
+                && w.size >= n
+                && n > 0;
             let prefix = simple && w.padding_low == w.size as i64 - 1 && w.padding_high == 0;
             let suffix = simple && w.padding_high == w.size as i64 - 1 && w.padding_low == 0;
             if found.is_some() || !(prefix || suffix) {
@@ -174,12 +178,19 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 )));
             }
             let operand = ctx.operand_array(instr, 0)?;
-            let geo = Geometry::new(&operand.dims, window, &format!("reduce-window %{}", instr.name))?;
+            let geo = Geometry::new(
+                &operand.dims,
+                window,
+                &format!("reduce-window %{}", instr.name),
+            )?;
             let results = ctx.result_leaves(id).to_vec();
             let out_count: usize = geo.out_dims.iter().product();
             for k in 0..n {
                 let a = ctx.operand_array(instr, k)?;
-                if a.dims != operand.dims || results.get(k).map(|r| r.size) != Some(out_count * a.element_type.byte_size()) {
+                if a.dims != operand.dims
+                    || results.get(k).map(|r| r.size)
+                        != Some(out_count * a.element_type.byte_size())
+                {
                     return Err(Error::invalid_argument(format!(
                         "reduce-window %{}: result {} does not match windows {:?} over {}",
                         instr.name, instr.shape, geo.out_dims, a
@@ -189,8 +200,17 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             if n == 1 {
                 if let Some((op, ty)) = binary_reducer(ctx.module, *to_apply) {
                     if ty == operand.element_type {
-                        let (input, init) = (ctx.operand_slice(instr, 0)?, ctx.operand_slice(instr, 1)?);
-                        if let Some(t) = typed(instr.name.clone(), geo.clone(), op, ty, input, init, results[0]) {
+                        let (input, init) =
+                            (ctx.operand_slice(instr, 0)?, ctx.operand_slice(instr, 1)?);
+                        if let Some(t) = typed(
+                            instr.name.clone(),
+                            geo.clone(),
+                            op,
+                            ty,
+                            input,
+                            init,
+                            results[0],
+                        ) {
                             return Ok(t);
                         }
                     }
@@ -198,7 +218,11 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             }
             general(ctx, id, geo, n, *to_apply)
         }
-        Op::SelectAndScatter { window, select, scatter } => select_and_scatter(ctx, id, window, *select, *scatter),
+        Op::SelectAndScatter {
+            window,
+            select,
+            scatter,
+        } => select_and_scatter(ctx, id, window, *select, *scatter),
         _ => Err(Error::internal("not a window op")),
     }
 }
@@ -217,6 +241,13 @@ fn typed(
         ($T:ty, $f:expr) => {
             Some(typed_thunk::<$T, _>(name, geo, $f, input, init, out))
         };
+    }
+    match (op, ty) {
+        (Maximum, ElementType::F32) => return go!(f32, super::scalar_ops::max_f32),
+        (Minimum, ElementType::F32) => return go!(f32, super::scalar_ops::min_f32),
+        (Maximum, ElementType::F64) => return go!(f64, super::scalar_ops::max_f64),
+        (Minimum, ElementType::F64) => return go!(f64, super::scalar_ops::min_f64),
+        _ => {}
     }
     with_float!(ty, T => return match op {
         Add => go!(T, |a: T, b: T| a.add(b)),
@@ -258,7 +289,13 @@ where
     let scan = geo.scan();
     thunk(name, "reduce-window", move |ctx| {
         // SAFETY: operands and result are distinct buffers of the checked shapes.
-        let (x, init_v, out) = unsafe { (ctx.input::<T>(input), ctx.input::<T>(init)[0], ctx.output::<T>(out)) };
+        let (x, init_v, out) = unsafe {
+            (
+                ctx.input::<T>(input),
+                ctx.input::<T>(init)[0],
+                ctx.output::<T>(out),
+            )
+        };
         let out_addr = out.as_mut_ptr() as usize;
         if let Some((d, prefix)) = scan {
             run_scan(&geo, x, init_v, out_addr, d, prefix, f);
@@ -273,22 +310,26 @@ where
         let outer_dims = geo.out_dims[..outer_rank].to_vec();
         let outer: usize = outer_dims.iter().product();
         let window_size: usize = geo.window.iter().map(|w| w.size).product();
-        parallel_for(outer, (GRAIN / (row * window_size).max(1)).max(1), |s, e| {
-            let out = out_addr as *mut T;
-            let mut acc = vec![init_v; row];
-            let mut index = unflatten(s, &outer_dims);
-            for o in s..e {
-                for a in acc.iter_mut() {
-                    *a = init_v;
+        parallel_for(
+            outer,
+            (GRAIN / (row * window_size).max(1)).max(1),
+            |s, e| {
+                let out = out_addr as *mut T;
+                let mut acc = vec![init_v; row];
+                let mut index = unflatten(s, &outer_dims);
+                for o in s..e {
+                    for a in acc.iter_mut() {
+                        *a = init_v;
+                    }
+                    geo.for_each_in_window(&index, outer_rank, |off| {
+                        super::reduce::accumulate(&mut acc, &x[off..off + row], &f);
+                    });
+                    // SAFETY: row `o` of the result; tasks own disjoint rows.
+                    unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), out.add(o * row), row) };
+                    platform_api::index::next_index(&mut index, &outer_dims);
                 }
-                geo.for_each_in_window(&index, outer_rank, |off| {
-                    super::reduce::accumulate(&mut acc, &x[off..off + row], &f);
-                });
-                // SAFETY: row `o` of the result; tasks own disjoint rows.
-                unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), out.add(o * row), row) };
-                platform_api::index::next_index(&mut index, &outer_dims);
-            }
-        });
+            },
+        );
         Ok(())
     })
 }
@@ -334,7 +375,13 @@ fn run_scan<T: Copy + Send + Sync, F: Fn(T, T) -> T + Sync>(
     });
 }
 
-fn general(ctx: &LowerCtx<'_>, id: InstrId, geo: Geometry, n: usize, reducer: platform_api::hlo::CompId) -> Result<Box<dyn Thunk>> {
+fn general(
+    ctx: &LowerCtx<'_>,
+    id: InstrId,
+    geo: Geometry,
+    n: usize,
+    reducer: platform_api::hlo::CompId,
+) -> Result<Box<dyn Thunk>> {
     let instr = ctx.instr(id);
     let program = Arc::new(ScalarProgram::compile(ctx.module, reducer)?);
     if program.param_count() != 2 * n || program.output_types().len() != n {
@@ -359,7 +406,11 @@ fn general(ctx: &LowerCtx<'_>, id: InstrId, geo: Geometry, n: usize, reducer: pl
         let ins: Vec<usize> = inputs.iter().map(|s| ctx.ptr(*s) as usize).collect();
         let outs: Vec<usize> = results.iter().map(|s| ctx.ptr(*s) as usize).collect();
         // SAFETY: init operands are scalars of the operands' widths.
-        let init_regs: Vec<Register> = inits.iter().zip(&widths).map(|(s, &w)| unsafe { load_register(ctx.ptr(*s), w) }).collect();
+        let init_regs: Vec<Register> = inits
+            .iter()
+            .zip(&widths)
+            .map(|(s, &w)| unsafe { load_register(ctx.ptr(*s), w) })
+            .collect();
         parallel_for(total, 256, |s, e| {
             let mut ev = program.evaluator();
             let mut index = unflatten(s, &out_dims);
@@ -379,7 +430,13 @@ fn general(ctx: &LowerCtx<'_>, id: InstrId, geo: Geometry, n: usize, reducer: pl
                 });
                 for k in 0..n {
                     // SAFETY: element `o` of result `k`, owned by this task.
-                    unsafe { std::ptr::copy_nonoverlapping(acc[k].as_ptr().cast::<u8>(), (outs[k] + o * widths[k]) as *mut u8, widths[k]) };
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            acc[k].as_ptr().cast::<u8>(),
+                            (outs[k] + o * widths[k]) as *mut u8,
+                            widths[k],
+                        )
+                    };
                 }
                 platform_api::index::next_index(&mut index, &out_dims);
             }
@@ -398,7 +455,11 @@ fn select_and_scatter(
     let instr = ctx.instr(id);
     let operand = ctx.operand_array(instr, 0)?;
     let source = ctx.operand_array(instr, 1)?;
-    let geo = Geometry::new(&operand.dims, window, &format!("select-and-scatter %{}", instr.name))?;
+    let geo = Geometry::new(
+        &operand.dims,
+        window,
+        &format!("select-and-scatter %{}", instr.name),
+    )?;
     if geo.out_dims != source.dims {
         return Err(Error::invalid_argument(format!(
             "select-and-scatter %{}: source {source} does not match the {:?} windows of {operand}",
@@ -430,47 +491,56 @@ fn select_and_scatter(
     let n_out = operand.element_count();
     let src_dims = source.dims.clone();
     let rank = src_dims.len();
-    Ok(thunk(instr.name.clone(), "select-and-scatter", move |ctx| {
-        let (x, src, init, po) = (ctx.ptr(op_slice), ctx.ptr(src_slice), ctx.ptr(init_slice), ctx.ptr(out));
-        // Start from the init value everywhere.
-        for i in 0..n_out {
-            // SAFETY: `po` holds n_out elements; `init` one.
-            unsafe { std::ptr::copy_nonoverlapping(init, po.add(i * width), width) };
-        }
-        let mut sel = select_prog.evaluator();
-        let mut sca = scatter_prog.evaluator();
-        let total: usize = src_dims.iter().product();
-        let mut index = vec![0usize; rank];
-        for s in 0..total {
-            let mut chosen: Option<usize> = None;
-            geo.for_each_in_window(&index, rank, |off| match chosen {
-                None => chosen = Some(off),
-                Some(c) => {
-                    // SAFETY: both offsets index the operand.
-                    unsafe {
-                        sel.set_param(0, x.add(c * width));
-                        sel.set_param(1, x.add(off * width));
-                    }
-                    sel.run();
-                    if !sel.output_bool(0) {
-                        chosen = Some(off);
-                    }
-                }
-            });
-            if let Some(c) = chosen {
-                // SAFETY: `c` indexes the result (same shape as the operand);
-                // `s` indexes the source.
-                unsafe {
-                    sca.set_param(0, po.add(c * width));
-                    sca.set_param(1, src.add(s * src_width));
-                    sca.run();
-                    sca.write_output(0, po.add(c * width));
-                }
+    Ok(thunk(
+        instr.name.clone(),
+        "select-and-scatter",
+        move |ctx| {
+            let (x, src, init, po) = (
+                ctx.ptr(op_slice),
+                ctx.ptr(src_slice),
+                ctx.ptr(init_slice),
+                ctx.ptr(out),
+            );
+            // Start from the init value everywhere.
+            for i in 0..n_out {
+                // SAFETY: `po` holds n_out elements; `init` one.
+                unsafe { std::ptr::copy_nonoverlapping(init, po.add(i * width), width) };
             }
-            platform_api::index::next_index(&mut index, &src_dims);
-        }
-        Ok(())
-    }))
+            let mut sel = select_prog.evaluator();
+            let mut sca = scatter_prog.evaluator();
+            let total: usize = src_dims.iter().product();
+            let mut index = vec![0usize; rank];
+            for s in 0..total {
+                let mut chosen: Option<usize> = None;
+                geo.for_each_in_window(&index, rank, |off| match chosen {
+                    None => chosen = Some(off),
+                    Some(c) => {
+                        // SAFETY: both offsets index the operand.
+                        unsafe {
+                            sel.set_param(0, x.add(c * width));
+                            sel.set_param(1, x.add(off * width));
+                        }
+                        sel.run();
+                        if !sel.output_bool(0) {
+                            chosen = Some(off);
+                        }
+                    }
+                });
+                if let Some(c) = chosen {
+                    // SAFETY: `c` indexes the result (same shape as the operand);
+                    // `s` indexes the source.
+                    unsafe {
+                        sca.set_param(0, po.add(c * width));
+                        sca.set_param(1, src.add(s * src_width));
+                        sca.run();
+                        sca.write_output(0, po.add(c * width));
+                    }
+                }
+                platform_api::index::next_index(&mut index, &src_dims);
+            }
+            Ok(())
+        },
+    ))
 }
 
 #[cfg(test)]

@@ -38,7 +38,11 @@ pub fn threefry2x32(input: [u32; 2], key: [u32; 2]) -> [u32; 2] {
         x[1] ^= x[0];
     };
     for block in 0..5u32 {
-        let rots = if block % 2 == 0 { &THREEFRY_ROTATIONS[..4] } else { &THREEFRY_ROTATIONS[4..] };
+        let rots = if block % 2 == 0 {
+            &THREEFRY_ROTATIONS[..4]
+        } else {
+            &THREEFRY_ROTATIONS[4..]
+        };
         for &r in rots {
             round(&mut x, r);
         }
@@ -62,7 +66,10 @@ pub fn philox4x32(mut x: [u32; 4], mut key: [u32; 2]) -> [u32; 4] {
             ((p0 >> 32) as u32) ^ x[3] ^ key[1],
             p0 as u32,
         ];
-        key = [key[0].wrapping_add(0x9E37_79B9), key[1].wrapping_add(0xBB67_AE85)];
+        key = [
+            key[0].wrapping_add(0x9E37_79B9),
+            key[1].wrapping_add(0xBB67_AE85),
+        ];
     }
     x
 }
@@ -107,7 +114,14 @@ pub fn threefry_bits(key: u64, counter: u64, dims: &[usize], bits: usize) -> (Ve
                 let mut coords = super::strided::unflatten(j, dims);
                 let word = coords[s] % 2;
                 coords[s] /= 2;
-                (coords.iter().zip(&half_strides).map(|(c, st)| c * st).sum::<usize>(), word)
+                (
+                    coords
+                        .iter()
+                        .zip(&half_strides)
+                        .map(|(c, st)| c * st)
+                        .sum::<usize>(),
+                    word,
+                )
             }
         };
         let x = threefry2x32(split(counter.wrapping_add(hj as u64)), k);
@@ -146,6 +160,7 @@ pub fn philox_bits(key: u64, counter: (u64, u64), n: usize, bits: usize) -> (Vec
     (out, (lo, counter.1.wrapping_add(carry as u64)))
 }
 
+#[allow(clippy::needless_range_loop)] // paired word indexing
 pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let instr = ctx.instr(id);
     match &instr.op {
@@ -153,13 +168,18 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             let state = ctx.operand_array(instr, 0)?;
             let leaves = ctx.result_leaves(id).to_vec();
             let shapes = instr.shape.leaves();
-            let bad = |why: &str| Error::invalid_argument(format!("rng-bit-generator %{}: {why}", instr.name));
+            let bad = |why: &str| {
+                Error::invalid_argument(format!("rng-bit-generator %{}: {why}", instr.name))
+            };
             if state.element_type != ElementType::U64 || state.rank() != 1 || leaves.len() != 2 {
                 return Err(bad("needs a u64[k] state and returns (state, bits)"));
             }
             let data = shapes[1].1.clone();
             let bits = data.element_type.bit_width();
-            if data.element_type.is_pred() || data.element_type.is_complex() || !matches!(bits, 8 | 16 | 32 | 64) {
+            if data.element_type.is_pred()
+                || data.element_type.is_complex()
+                || !matches!(bits, 8 | 16 | 32 | 64)
+            {
                 return Err(Error::unimplemented(format!(
                     "rng-bit-generator %{} of {} elements",
                     instr.name, data.element_type
@@ -175,7 +195,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 _ => k == 2 || k == 3,
             };
             if !ok {
-                return Err(bad(&format!("{algorithm} needs a state of 2 (ThreeFry) or 2-3 (Philox) words, got {k}")));
+                return Err(bad(&format!(
+                    "{algorithm} needs a state of 2 (ThreeFry) or 2-3 (Philox) words, got {k}"
+                )));
             }
             let (src, out_state, out_bits) = (ctx.operand_slice(instr, 0)?, leaves[0], leaves[1]);
             let dims = data.dims.clone();
@@ -202,7 +224,11 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                         } else {
                             raw
                         };
-                        let st = if k >= 3 { vec![s[0], ctr.0, ctr.1] } else { vec![s[0], ctr.0] };
+                        let st = if k >= 3 {
+                            vec![s[0], ctr.0, ctr.1]
+                        } else {
+                            vec![s[0], ctr.0]
+                        };
                         (bytes, st)
                     }
                 };
@@ -220,22 +246,43 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             let n = result.element_count();
             let a_shape = ctx.operand_array(instr, 0)?;
             if a_shape.rank() != 0 || a_shape.element_type != ty {
-                return Err(Error::invalid_argument(format!("rng %{}: parameters must be {ty} scalars", instr.name)));
+                return Err(Error::invalid_argument(format!(
+                    "rng %{}: parameters must be {ty} scalars",
+                    instr.name
+                )));
             }
             let supported = match distribution {
-                RandomDistribution::Uniform => matches!(ty, ElementType::F32 | ElementType::F64 | ElementType::S32 | ElementType::S64 | ElementType::U32 | ElementType::U64),
+                RandomDistribution::Uniform => matches!(
+                    ty,
+                    ElementType::F32
+                        | ElementType::F64
+                        | ElementType::S32
+                        | ElementType::S64
+                        | ElementType::U32
+                        | ElementType::U64
+                ),
                 RandomDistribution::Normal => matches!(ty, ElementType::F32 | ElementType::F64),
             };
             if !supported {
-                return Err(Error::unimplemented(format!("rng %{} ({distribution}) of {ty}", instr.name)));
+                return Err(Error::unimplemented(format!(
+                    "rng %{} ({distribution}) of {ty}",
+                    instr.name
+                )));
             }
             let distribution = *distribution;
-            let (pa, pb, out) = (ctx.operand_slice(instr, 0)?, ctx.operand_slice(instr, 1)?, ctx.result_slice(id)?);
+            let (pa, pb, out) = (
+                ctx.operand_slice(instr, 0)?,
+                ctx.operand_slice(instr, 1)?,
+                ctx.result_slice(id)?,
+            );
             Ok(thunk(instr.name.clone(), "rng", move |ctx| {
                 let blocks = (2 * n).div_ceil(4) as u64 + 1;
                 let ctr = ctx.run.rng_state.fetch_add(blocks, Ordering::Relaxed);
                 let (raw, _) = philox_bits(ctx.run.rng_seed, (ctr, 0x5eed), 2 * n, 32);
-                let words: Vec<u32> = raw.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+                let words: Vec<u32> = raw
+                    .chunks(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect();
                 let unit = |w: u32| (w >> 8) as f64 / (1u64 << 24) as f64;
                 // SAFETY: scalar parameters of `ty` and an `n`-element result.
                 unsafe {
@@ -245,14 +292,19 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                         (RandomDistribution::Uniform, ElementType::F32) => {
                             let (lo, hi) = (a.cast::<f32>().read(), b.cast::<f32>().read());
                             for j in 0..n {
-                                po.cast::<f32>().add(j).write(lo + (hi - lo) * unit(words[j]) as f32);
+                                po.cast::<f32>()
+                                    .add(j)
+                                    .write(lo + (hi - lo) * unit(words[j]) as f32);
                             }
                         }
                         (RandomDistribution::Uniform, ElementType::F64) => {
                             let (lo, hi) = (a.cast::<f64>().read(), b.cast::<f64>().read());
                             for j in 0..n {
-                                let u = ((words[2 * j] as u64) << 32 | words[2 * j + 1] as u64) >> 11;
-                                po.cast::<f64>().add(j).write(lo + (hi - lo) * (u as f64 / (1u64 << 53) as f64));
+                                let u =
+                                    ((words[2 * j] as u64) << 32 | words[2 * j + 1] as u64) >> 11;
+                                po.cast::<f64>()
+                                    .add(j)
+                                    .write(lo + (hi - lo) * (u as f64 / (1u64 << 53) as f64));
                             }
                         }
                         (RandomDistribution::Normal, _) => {
@@ -264,7 +316,8 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                             for j in 0..n {
                                 let u1 = unit(words[2 * j]).max(1e-7);
                                 let u2 = unit(words[2 * j + 1]);
-                                let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+                                let z = (-2.0 * u1.ln()).sqrt()
+                                    * (2.0 * std::f64::consts::PI * u2).cos();
                                 let v = mu + sigma * z;
                                 if ty == ElementType::F32 {
                                     po.cast::<f32>().add(j).write(v as f32);
@@ -275,14 +328,27 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                         }
                         (_, int) => {
                             let (lo, hi) = match int {
-                                ElementType::S32 => (a.cast::<i32>().read() as i128, b.cast::<i32>().read() as i128),
-                                ElementType::S64 => (a.cast::<i64>().read() as i128, b.cast::<i64>().read() as i128),
-                                ElementType::U32 => (a.cast::<u32>().read() as i128, b.cast::<u32>().read() as i128),
-                                _ => (a.cast::<u64>().read() as i128, b.cast::<u64>().read() as i128),
+                                ElementType::S32 => (
+                                    a.cast::<i32>().read() as i128,
+                                    b.cast::<i32>().read() as i128,
+                                ),
+                                ElementType::S64 => (
+                                    a.cast::<i64>().read() as i128,
+                                    b.cast::<i64>().read() as i128,
+                                ),
+                                ElementType::U32 => (
+                                    a.cast::<u32>().read() as i128,
+                                    b.cast::<u32>().read() as i128,
+                                ),
+                                _ => (
+                                    a.cast::<u64>().read() as i128,
+                                    b.cast::<u64>().read() as i128,
+                                ),
                             };
                             let range = (hi - lo).max(1) as u128;
                             for j in 0..n {
-                                let r = ((words[2 * j] as u128) << 32 | words[2 * j + 1] as u128) % range;
+                                let r = ((words[2 * j] as u128) << 32 | words[2 * j + 1] as u128)
+                                    % range;
                                 let v = lo + r as i128;
                                 match int {
                                     ElementType::S32 => po.cast::<i32>().add(j).write(v as i32),
@@ -306,12 +372,16 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 )));
             }
             let delta = *delta as u64;
-            Ok(thunk(instr.name.clone(), "rng-get-and-update-state", move |ctx| {
-                let old = ctx.run.rng_state.fetch_add(delta, Ordering::Relaxed);
-                // SAFETY: a u64[2] result.
-                unsafe { ctx.output::<u64>(out).copy_from_slice(&[old, 0]) };
-                Ok(())
-            }))
+            Ok(thunk(
+                instr.name.clone(),
+                "rng-get-and-update-state",
+                move |ctx| {
+                    let old = ctx.run.rng_state.fetch_add(delta, Ordering::Relaxed);
+                    // SAFETY: a u64[2] result.
+                    unsafe { ctx.output::<u64>(out).copy_from_slice(&[old, 0]) };
+                    Ok(())
+                },
+            ))
         }
         _ => Err(Error::internal("not an rng op")),
     }
@@ -338,13 +408,19 @@ mod tests {
     #[test]
     fn philox_known_answer() {
         // Random123's known-answer vectors for Philox-4x32-10.
-        assert_eq!(philox4x32([0, 0, 0, 0], [0, 0]), [0x6627_e8d5, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8]);
+        assert_eq!(
+            philox4x32([0, 0, 0, 0], [0, 0]),
+            [0x6627_e8d5, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8]
+        );
         assert_eq!(
             philox4x32([0xffff_ffff; 4], [0xffff_ffff; 2]),
             [0x408f_276d, 0x41c8_3b0e, 0xa20b_c7c6, 0x6d54_51fd]
         );
         assert_eq!(
-            philox4x32([0x243f_6a88, 0x85a3_08d3, 0x1319_8a2e, 0x0370_7344], [0xa409_3822, 0x299f_31d0]),
+            philox4x32(
+                [0x243f_6a88, 0x85a3_08d3, 0x1319_8a2e, 0x0370_7344],
+                [0xa409_3822, 0x299f_31d0]
+            ),
             [0xd16c_fe09, 0x94fd_cceb, 0x5001_e420, 0x2412_6ea1]
         );
     }

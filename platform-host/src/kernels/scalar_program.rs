@@ -33,18 +33,32 @@ enum Step {
 type FmaFn = std::sync::Arc<dyn Fn(*const u8, *const u8, *const u8, *mut u8, usize) + Send + Sync>;
 
 fn fma_fn(ty: ElementType, negate_a: bool, negate_c: bool) -> Option<FmaFn> {
-    fn make<T: Copy + std::ops::Neg<Output = T> + 'static>(negate_a: bool, negate_c: bool, f: fn(T, T, T) -> T) -> FmaFn {
-        std::sync::Arc::new(move |a: *const u8, b: *const u8, c: *const u8, out: *mut u8, n: usize| {
-            let (a, b, c, out) = (a.cast::<T>(), b.cast::<T>(), c.cast::<T>(), out.cast::<T>());
-            for i in 0..n {
-                // SAFETY: the evaluator passes register buffers of `n` elements.
-                unsafe {
-                    let x = if negate_a { -a.add(i).read() } else { a.add(i).read() };
-                    let z = if negate_c { -c.add(i).read() } else { c.add(i).read() };
-                    out.add(i).write(f(x, b.add(i).read(), z));
+    fn make<T: Copy + std::ops::Neg<Output = T> + 'static>(
+        negate_a: bool,
+        negate_c: bool,
+        f: fn(T, T, T) -> T,
+    ) -> FmaFn {
+        std::sync::Arc::new(
+            move |a: *const u8, b: *const u8, c: *const u8, out: *mut u8, n: usize| {
+                let (a, b, c, out) = (a.cast::<T>(), b.cast::<T>(), c.cast::<T>(), out.cast::<T>());
+                for i in 0..n {
+                    // SAFETY: the evaluator passes register buffers of `n` elements.
+                    unsafe {
+                        let x = if negate_a {
+                            -a.add(i).read()
+                        } else {
+                            a.add(i).read()
+                        };
+                        let z = if negate_c {
+                            -c.add(i).read()
+                        } else {
+                            c.add(i).read()
+                        };
+                        out.add(i).write(f(x, b.add(i).read(), z));
+                    }
                 }
-            }
-        })
+            },
+        )
     }
     match ty {
         ElementType::F32 => Some(make::<f32>(negate_a, negate_c, f32::mul_add)),
@@ -93,8 +107,9 @@ impl ScalarProgram {
         let mut steps = Vec::new();
         let new_reg = |template: &mut Vec<Register>| -> Result<u16> {
             template.push([0; 2]);
-            u16::try_from(template.len() - 1)
-                .map_err(|_| Error::unimplemented("subcomputation too large for the scalar evaluator"))
+            u16::try_from(template.len() - 1).map_err(|_| {
+                Error::unimplemented("subcomputation too large for the scalar evaluator")
+            })
         };
         let mut params: Vec<(usize, Vec<(u16, ElementType)>)> = Vec::new();
         for instr in &comp.instructions {
@@ -107,7 +122,9 @@ impl ScalarProgram {
             let single = |k: usize| -> Result<(u16, ElementType)> {
                 match operand(k)?.as_slice() {
                     [one] => Ok(*one),
-                    _ => Err(Error::unimplemented(format!("{what}: operand {k} is not a scalar"))),
+                    _ => Err(Error::unimplemented(format!(
+                        "{what}: operand {k} is not a scalar"
+                    ))),
                 }
             };
             let mine: Vec<(u16, ElementType)> = match &instr.op {
@@ -138,8 +155,17 @@ impl ScalarProgram {
                 Op::GetTupleElement { index } => {
                     let src = operand(0)?;
                     let op_shape = &comp.instr(instr.operand(0)?).shape;
-                    let start: usize = op_shape.tuple_shapes().iter().take(*index).map(|s| s.leaves().len()).sum();
-                    let count = op_shape.tuple_shapes().get(*index).map(|s| s.leaves().len()).unwrap_or(0);
+                    let start: usize = op_shape
+                        .tuple_shapes()
+                        .iter()
+                        .take(*index)
+                        .map(|s| s.leaves().len())
+                        .sum();
+                    let count = op_shape
+                        .tuple_shapes()
+                        .get(*index)
+                        .map(|s| s.leaves().len())
+                        .unwrap_or(0);
                     src.get(start..start + count)
                         .ok_or_else(|| Error::invalid_argument(format!("{what}: bad tuple index")))?
                         .to_vec()
@@ -163,7 +189,9 @@ impl ScalarProgram {
                         Op::ReducePrecision {
                             exponent_bits,
                             mantissa_bits,
-                        } => scalar_ops::reduce_precision_fn(in_ty, *exponent_bits, *mantissa_bits)?,
+                        } => {
+                            scalar_ops::reduce_precision_fn(in_ty, *exponent_bits, *mantissa_bits)?
+                        }
                         _ => {
                             return Err(Error::unimplemented(format!(
                                 "{what}: bitcast-convert between widths in a scalar subcomputation"
@@ -203,7 +231,9 @@ impl ScalarProgram {
                     steps.push(Step::Clamp(max, min, lo, x, hi, d));
                     vec![(d, ty)]
                 }
-                Op::CustomCall(attrs) if attrs.target == crate::compiler::contraction::FMA_TARGET => {
+                Op::CustomCall(attrs)
+                    if attrs.target == crate::compiler::contraction::FMA_TARGET =>
+                {
                     use platform_api::semantics::contraction::Contraction;
                     let ((a, ty), (b, _), (c, _)) = (single(0)?, single(1)?, single(2)?);
                     let how = instr
@@ -216,7 +246,9 @@ impl ScalarProgram {
                         Contraction::SubtractFromProduct => (false, true),
                         Contraction::SubtractProduct => (true, false),
                     };
-                    let f = fma_fn(ty, na, nc).ok_or_else(|| Error::unimplemented(format!("{what}: fused multiply-add of {ty}")))?;
+                    let f = fma_fn(ty, na, nc).ok_or_else(|| {
+                        Error::unimplemented(format!("{what}: fused multiply-add of {ty}"))
+                    })?;
                     let d = new_reg(&mut template)?;
                     steps.push(Step::Fma(f, a, b, c, d));
                     vec![(d, ty)]
@@ -308,19 +340,33 @@ impl ScalarProgram {
                 let dst = bufs[r as usize].as_mut_ptr().cast::<u8>();
                 match params.get(i) {
                     // SAFETY: the caller's array holds `n` elements.
-                    Some(&p) if !p.is_null() => unsafe { std::ptr::copy_nonoverlapping(p.add(start * w), dst, len * w) },
+                    Some(&p) if !p.is_null() => unsafe {
+                        std::ptr::copy_nonoverlapping(p.add(start * w), dst, len * w)
+                    },
                     // SAFETY: the block buffer holds BLOCK registers.
                     _ => unsafe { std::ptr::write_bytes(dst, 0, len * w) },
                 }
             }
-            let ptr = |bufs: &mut Vec<Vec<Register>>, r: u16| -> *mut u8 { bufs[r as usize].as_mut_ptr().cast::<u8>() };
+            let ptr = |bufs: &mut Vec<Vec<Register>>, r: u16| -> *mut u8 {
+                bufs[r as usize].as_mut_ptr().cast::<u8>()
+            };
             for step in &self.steps {
                 match step {
                     Step::Unary(f, a, d) => f(ptr(&mut bufs, *a), ptr(&mut bufs, *d), len),
-                    Step::Binary(f, a, b, d) => f(ptr(&mut bufs, *a), ptr(&mut bufs, *b), ptr(&mut bufs, *d), len),
+                    Step::Binary(f, a, b, d) => f(
+                        ptr(&mut bufs, *a),
+                        ptr(&mut bufs, *b),
+                        ptr(&mut bufs, *d),
+                        len,
+                    ),
                     Step::Select(p, t, f, d) => {
                         let w = self.reg_types[*d as usize].byte_size();
-                        let (pp, pt, pf, pd) = (ptr(&mut bufs, *p), ptr(&mut bufs, *t), ptr(&mut bufs, *f), ptr(&mut bufs, *d));
+                        let (pp, pt, pf, pd) = (
+                            ptr(&mut bufs, *p),
+                            ptr(&mut bufs, *t),
+                            ptr(&mut bufs, *f),
+                            ptr(&mut bufs, *d),
+                        );
                         for i in 0..len {
                             // SAFETY: block buffers hold `len` elements of
                             // width `w` (16 bytes per register slot at most).
@@ -331,13 +377,22 @@ impl ScalarProgram {
                         }
                     }
                     Step::Clamp(max, min, lo, x, hi, d) => {
-                        let (pl, px, ph, pd) = (ptr(&mut bufs, *lo), ptr(&mut bufs, *x), ptr(&mut bufs, *hi), ptr(&mut bufs, *d));
+                        let (pl, px, ph, pd) = (
+                            ptr(&mut bufs, *lo),
+                            ptr(&mut bufs, *x),
+                            ptr(&mut bufs, *hi),
+                            ptr(&mut bufs, *d),
+                        );
                         max(px, pl, pd, len);
                         min(pd, ph, pd, len);
                     }
-                    Step::Fma(f, a, b, c, d) => {
-                        f(ptr(&mut bufs, *a), ptr(&mut bufs, *b), ptr(&mut bufs, *c), ptr(&mut bufs, *d), len)
-                    }
+                    Step::Fma(f, a, b, c, d) => f(
+                        ptr(&mut bufs, *a),
+                        ptr(&mut bufs, *b),
+                        ptr(&mut bufs, *c),
+                        ptr(&mut bufs, *d),
+                        len,
+                    ),
                     Step::Copy(a, d) => {
                         let w = self.reg_types[*d as usize].byte_size();
                         let (pa, pd) = (ptr(&mut bufs, *a), ptr(&mut bufs, *d));
@@ -478,12 +533,19 @@ pub fn binary_reducer(module: &HloModule, comp: CompId) -> Option<(BinaryOp, Ele
     let Op::Binary(op) = root.op else {
         return None;
     };
-    let ty = root.shape.as_array().filter(|a| a.rank() == 0)?.element_type;
+    let ty = root
+        .shape
+        .as_array()
+        .filter(|a| a.rank() == 0)?
+        .element_type;
     let param_number = |id: InstrId| match comp.instr(id).op {
         Op::Parameter { number } if comp.instr(id).shape.compatible(&root.shape) => Some(number),
         _ => None,
     };
-    let (a, b) = (param_number(*root.operands.first()?)?, param_number(*root.operands.get(1)?)?);
+    let (a, b) = (
+        param_number(*root.operands.first()?)?,
+        param_number(*root.operands.get(1)?)?,
+    );
     let params = comp.parameters().len();
     match (a, b) {
         (0, 1) if params == 2 => Some((op, ty)),
@@ -522,7 +584,10 @@ ENTRY e {
         let prog = ScalarProgram::compile(&m, m.find_computation("argmax").unwrap()).unwrap();
         assert_eq!(prog.param_count(), 4);
         let mut ev = prog.evaluator();
-        let cases = [(1.0f32, 0i32, 3.0f32, 1i32, 3.0f32, 1i32), (5.0, 2, 5.0, 7, 5.0, 2)];
+        let cases = [
+            (1.0f32, 0i32, 3.0f32, 1i32, 3.0f32, 1i32),
+            (5.0, 2, 5.0, 7, 5.0, 2),
+        ];
         for (a, ai, b, bi, v, i) in cases {
             unsafe {
                 ev.set_param(0, (&a as *const f32).cast());

@@ -158,8 +158,8 @@ fn canonical_float_keys(ty: ElementType, raw: &[u8]) -> Option<Vec<u8>> {
             if x.is_nan() {
                 return None;
             }
-            if *x == T::ZERO {
-                *x = T::ZERO;
+            if x.is_zero() {
+                *x = T::positive_zero();
             }
         }
         Some(bytemuck::cast_slice(&v).to_vec())
@@ -181,32 +181,100 @@ fn order_by_keys(keys: &[u64]) -> Vec<u32> {
         idx.sort_unstable_by_key(|&i| (keys[i as usize], i));
         return idx;
     }
-    // LSD radix sort on 11-bit digits; skips digits that are equal everywhere.
-    let max_bits = 64
-        - keys
+    // Only the bits that differ between keys need sorting: subtract the
+    // smallest key and count the bits of the largest difference.
+    let min = keys.iter().copied().min().unwrap_or(0);
+    let span = keys.iter().fold(0u64, |a, &k| a | (k - min));
+    let bits = 64 - span.leading_zeros();
+    if bits <= 32 {
+        let pairs: Vec<(u32, u32)> = keys
             .iter()
-            .fold(0u64, |a, &k| a | (k ^ keys[0]))
-            .leading_zeros();
-    let mut idx: Vec<u32> = (0..n as u32).collect();
-    let mut tmp = vec![0u32; n];
-    let mut shift = 0;
-    while shift < max_bits {
-        let mut counts = [0usize; 2049];
-        for &i in &idx {
-            counts[((keys[i as usize] >> shift) & 2047) as usize + 1] += 1;
-        }
-        for d in 1..2049 {
-            counts[d] += counts[d - 1];
-        }
-        for &i in &idx {
-            let d = ((keys[i as usize] >> shift) & 2047) as usize;
-            tmp[counts[d]] = i;
-            counts[d] += 1;
-        }
-        std::mem::swap(&mut idx, &mut tmp);
-        shift += 11;
+            .enumerate()
+            .map(|(i, &k)| ((k - min) as u32, i as u32))
+            .collect();
+        radix_pairs(pairs, bits, |k| k as u64)
+    } else {
+        let pairs: Vec<(u64, u32)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (k - min, i as u32))
+            .collect();
+        radix_pairs(pairs, bits, |k| k)
     }
-    idx
+}
+
+/// LSD radix sort of (key, position) pairs on 11-bit digits, moving the pairs
+/// themselves (sequential reads); histograms of every digit are taken in one
+/// pass up front. Stable; returns the positions in order.
+fn radix_pairs<K: Copy + Default>(
+    mut pairs: Vec<(K, u32)>,
+    bits: u32,
+    wide: impl Fn(K) -> u64,
+) -> Vec<u32> {
+    const DIGIT: u32 = 11;
+    const BUCKETS: usize = 1 << DIGIT;
+    let passes = bits.div_ceil(DIGIT) as usize;
+    let mut hist = vec![[0usize; BUCKETS]; passes];
+    for &(k, _) in &pairs {
+        let k = wide(k);
+        for (p, h) in hist.iter_mut().enumerate() {
+            h[((k >> (p as u32 * DIGIT)) as usize) & (BUCKETS - 1)] += 1;
+        }
+    }
+    let mut tmp = vec![(K::default(), 0u32); pairs.len()];
+    for (p, h) in hist.iter().enumerate() {
+        if h.contains(&pairs.len()) {
+            continue; // every key has the same digit here
+        }
+        let mut offsets = [0usize; BUCKETS];
+        let mut total = 0;
+        for (o, &c) in offsets.iter_mut().zip(h.iter()) {
+            *o = total;
+            total += c;
+        }
+        let shift = p as u32 * DIGIT;
+        for &pair in &pairs {
+            let d = ((wide(pair.0) >> shift) as usize) & (BUCKETS - 1);
+            tmp[offsets[d]] = pair;
+            offsets[d] += 1;
+        }
+        std::mem::swap(&mut pairs, &mut tmp);
+    }
+    pairs.into_iter().map(|(_, i)| i).collect()
+}
+
+/// `dst[base + j*stride] = src[base + order[j]*stride]` for elements of `w`
+/// bytes.
+///
+/// # Safety
+/// Every position reached must be inside `src` and `dst`, which must not
+/// overlap.
+unsafe fn permute_line(
+    src: usize,
+    dst: usize,
+    w: usize,
+    order: &[u32],
+    base: usize,
+    stride: usize,
+) {
+    crate::with_width!(w, W => {
+        let (s, d) = (src as *const W, dst as *mut W);
+        for (j, &o) in order.iter().enumerate() {
+            // SAFETY: the caller's contract.
+            unsafe { d.add(base + j * stride).write(s.add(base + o as usize * stride).read()) };
+        }
+    }, _ => {
+        for (j, &o) in order.iter().enumerate() {
+            // SAFETY: as above.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    (src + (base + o as usize * stride) * w) as *const u8,
+                    (dst + (base + j * stride) * w) as *mut u8,
+                    w,
+                )
+            };
+        }
+    });
 }
 
 /// Stable merge sort of `0..n` by `less`; finishes whatever `less` does.
@@ -362,18 +430,11 @@ fn sort(
                     }
                 };
                 for k in 0..n_ops {
-                    let w = widths[k];
-                    for (j, &src) in order.iter().enumerate() {
-                        // SAFETY: positions of this line in operand and result `k`;
-                        // lines are disjoint.
-                        unsafe {
-                            std::ptr::copy_nonoverlapping(
-                                (ins[k] + pos(src as usize) * w) as *const u8,
-                                (outs[k] + pos(j) * w) as *mut u8,
-                                w,
-                            )
-                        };
-                    }
+                    // SAFETY: positions of this line in operand and result
+                    // `k`; lines are disjoint.
+                    unsafe {
+                        permute_line(ins[k], outs[k], widths[k], &order, o * n * inner + i, inner)
+                    };
                 }
             }
         });

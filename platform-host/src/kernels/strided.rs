@@ -104,6 +104,7 @@ impl StridedCopy {
     }
 
     /// Element-by-element fallback for widths without a native type.
+    #[allow(clippy::needless_range_loop)]
     unsafe fn run_bytes(&self, src: *const u8, dst: *mut u8) {
         let w = self.width as isize;
         let rank = self.dims.len();
@@ -124,6 +125,7 @@ impl StridedCopy {
         }
     }
 
+    #[allow(clippy::needless_range_loop)]
     unsafe fn run_typed<W: Copy>(&self, src: *const W, dst: *mut W) {
         let rank = self.dims.len();
         if rank == 0 {
@@ -133,7 +135,8 @@ impl StridedCopy {
         }
         // A transpose: the source's unit-stride dimension is not innermost.
         let inner = rank - 1;
-        if self.src_strides[inner] != 1 && self.dims[inner] >= 8 {
+        // (A zero source stride is a broadcast: filled directly below.)
+        if self.src_strides[inner] != 1 && self.src_strides[inner] != 0 && self.dims[inner] >= 8 {
             if let Some(a) = (0..inner).find(|&d| self.src_strides[d] == 1 && self.dims[d] >= 8) {
                 // SAFETY: forwarded.
                 unsafe { self.run_tiled(src, dst, a) };
@@ -221,7 +224,9 @@ impl StridedCopy {
                 let (b0, b1) = (tb_i * edge, ((tb_i + 1) * edge).min(nb));
                 let tile = Tile {
                     src: src.wrapping_offset(so + a0 as isize + b0 as isize * self.src_strides[b]),
-                    dst: dst.wrapping_offset(to + a0 as isize * self.dst_strides[a] + b0 as isize * self.dst_strides[b]),
+                    dst: dst.wrapping_offset(
+                        to + a0 as isize * self.dst_strides[a] + b0 as isize * self.dst_strides[b],
+                    ),
                     rows: a1 - a0,
                     cols: b1 - b0,
                     src_col_stride: self.src_strides[b],
@@ -265,7 +270,10 @@ unsafe fn transpose_tile<W: Copy>(t: &Tile<W>, local: &mut Vec<W>) {
         let d = t.dst.wrapping_offset(r as isize * t.dst_row_stride);
         for c in 0..t.cols {
             // SAFETY: as above.
-            unsafe { d.offset(c as isize * t.dst_col_stride).write(local[c * t.rows + r]) };
+            unsafe {
+                d.offset(c as isize * t.dst_col_stride)
+                    .write(local[c * t.rows + r])
+            };
         }
     }
 }
@@ -315,7 +323,12 @@ mod tests {
             let in_strides = StridedCopy::row_major(&dims);
             let out_dims: Vec<usize> = perm.iter().map(|&p| dims[p]).collect();
             let src_strides: Vec<isize> = perm.iter().map(|&p| in_strides[p]).collect();
-            let plan = StridedCopy::new(4, &out_dims, &src_strides, &StridedCopy::row_major(&out_dims));
+            let plan = StridedCopy::new(
+                4,
+                &out_dims,
+                &src_strides,
+                &StridedCopy::row_major(&out_dims),
+            );
             let mut out = vec![0u32; n];
             unsafe { plan.run(x.as_ptr().cast(), out.as_mut_ptr().cast()) };
             assert_eq!(out, naive_transpose(&x, &dims, &perm), "{dims:?} {perm:?}");

@@ -10,21 +10,9 @@
 use bytemuck::{Pod, Zeroable};
 
 /// A `pred` element: one byte, 0 or 1 when written by a kernel (any non-zero
-/// byte reads as true).
-#[repr(transparent)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Pod, Zeroable)]
-pub struct Pred(pub u8);
-
-impl Pred {
-    #[inline]
-    pub fn get(self) -> bool {
-        self.0 != 0
-    }
-    #[inline]
-    pub fn new(b: bool) -> Pred {
-        Pred(b as u8)
-    }
-}
+/// byte reads as true). The shared semantics' type, so conversions and
+/// comparisons take it directly.
+pub use platform_api::semantics::convert::Pred;
 
 /// A 16-byte element (c128) moved as a unit.
 #[repr(C)]

@@ -60,25 +60,23 @@ impl MemoryState {
         }
     }
 
-    /// Frees every pending buffer whose streams have moved past it.
+    /// Frees every pending buffer whose streams have moved past it. Frees under
+    /// the pending list's lock, so whoever takes that lock next sees the
+    /// accounting already updated.
     pub(crate) fn process_deferred_frees(&self) {
-        let ready: Vec<PendingFree> = {
-            let Ok(mut pending) = self.pending.lock() else {
-                return;
-            };
-            if pending.is_empty() {
-                return;
-            }
-            let (ready, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut *pending)
-                .into_iter()
-                .partition(|p| {
-                    p.waits.iter().all(|(stream, ticket)| {
-                        stream.upgrade().is_none_or(|s| s.progress().1 >= *ticket)
-                    })
-                });
-            *pending = waiting;
-            ready
+        let Ok(mut pending) = self.pending.lock() else {
+            return;
         };
+        if pending.is_empty() {
+            return;
+        }
+        let (ready, waiting): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut *pending).into_iter().partition(|p| {
+                p.waits.iter().all(|(stream, ticket)| {
+                    stream.upgrade().is_none_or(|s| s.progress().1 >= *ticket)
+                })
+            });
+        *pending = waiting;
         for p in ready {
             self.free_now(p.ptr, p.size);
         }
@@ -88,7 +86,11 @@ impl MemoryState {
 impl Drop for MemoryState {
     fn drop(&mut self) {
         // Streams hold their executor alive, so none is left: free everything.
-        let pending = self.pending.get_mut().map(std::mem::take).unwrap_or_default();
+        let pending = self
+            .pending
+            .get_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
         for p in pending {
             self.free_now(p.ptr, p.size);
         }

@@ -95,7 +95,9 @@ impl StreamShared {
                         .map(|s| s.to_string())
                         .or_else(|| panic.downcast_ref::<String>().cloned())
                         .unwrap_or_else(|| "unknown panic".to_string());
-                    Err(Error::internal(format!("work on a host stream panicked: {what}")))
+                    Err(Error::internal(format!(
+                        "work on a host stream panicked: {what}"
+                    )))
                 });
             let mut st = self.lock();
             if let Err(e) = result {
@@ -162,13 +164,15 @@ impl HostStream {
 
     /// Enqueues a work item that runs unless the stream is in error.
     pub fn enqueue(&self, work: impl FnOnce() -> Result<()> + Send + 'static) -> Result<()> {
-        self.shared.push(Box::new(move |skipped| {
-            if skipped {
-                Ok(())
-            } else {
-                work()
-            }
-        }))
+        self.shared.push(Box::new(
+            move |skipped| {
+                if skipped {
+                    Ok(())
+                } else {
+                    work()
+                }
+            },
+        ))
     }
 
     /// Whether the caller is this stream's worker thread.
@@ -185,7 +189,9 @@ fn check_range(what: &str, mem: &DeviceMemoryBase, len: usize) -> Result<()> {
         )));
     }
     if len > 0 && mem.is_null() {
-        return Err(Error::invalid_argument(format!("{what}: null device buffer")));
+        return Err(Error::invalid_argument(format!(
+            "{what}: null device buffer"
+        )));
     }
     Ok(())
 }
@@ -280,11 +286,7 @@ impl Stream for HostStream {
         }
         let mut st = self.shared.lock();
         while st.outstanding > 0 {
-            st = self
-                .shared
-                .idle
-                .wait(st)
-                .unwrap_or_else(|e| e.into_inner());
+            st = self.shared.idle.wait(st).unwrap_or_else(|e| e.into_inner());
         }
         match st.error.take() {
             Some(e) => Err(e),

@@ -51,7 +51,8 @@ impl TransferManager for HostTransferManager {
         literal: &Literal,
         dst: &ShapedBuffer,
     ) -> Result<()> {
-        self.generic.transfer_literal_to_device(stream, literal, dst)
+        self.generic
+            .transfer_literal_to_device(stream, literal, dst)
     }
 
     fn transfer_literal_from_device(
