@@ -12,6 +12,13 @@
 //! — registry → platform → executor → stream, compiler, transfer manager,
 //! executable — and deliberately does not use the `service` crate, so that it
 //! checks the contracts themselves.
+//!
+//! [`random_program`] generates seeded random programs with sound per-output
+//! tolerances for the differential test (`tests/differential.rs`);
+//! [`differential`] runs, compares, and minimizes failing programs.
+
+pub mod differential;
+pub mod random_program;
 
 use platform_api::registry;
 use platform_api::{
