@@ -785,3 +785,39 @@ fc {
     );
     check("causal mask", &text, Agree::Within(1e-5));
 }
+
+#[test]
+fn empty_arrays() {
+    // Reducing no elements gives the init; an empty loop writes nothing.
+    let text = module(
+        r#"
+fc {
+  p = f32[0,4,6] parameter(0)
+  big = f32[] constant(inf)
+  r = f32[] reduce(p, big), dimensions={0,1,2}, to_apply=max_f32
+  ROOT c = s32[] convert(r)
+}
+fd {
+  p = f32[4,0] parameter(0)
+  z = f32[] constant(0)
+  r = f32[4] reduce(p, z), dimensions={1}, to_apply=add_f32
+  ROOT n = f32[4] negate(r)
+}
+fe {
+  p = f32[0,3] parameter(0)
+  q = f32[3] parameter(1)
+  b = f32[0,3] broadcast(q), dimensions={1}
+  ROOT m = f32[0,3] multiply(p, b)
+}
+"#,
+        r#"  p0 = f32[0,4,6] parameter(0)
+  p1 = f32[4,0] parameter(1)
+  p2 = f32[0,3] parameter(2)
+  p3 = f32[3] parameter(3)
+  a = s32[] fusion(p0), kind=kInput, calls=fc
+  b = f32[4] fusion(p1), kind=kInput, calls=fd
+  c = f32[0,3] fusion(p2, p3), kind=kLoop, calls=fe
+  ROOT t = (s32[], f32[4], f32[0,3]) tuple(a, b, c)"#,
+    );
+    check("empty", &text, Agree::Bits);
+}

@@ -251,7 +251,8 @@ impl<'g, 'a> Builder<'g, 'a> {
                 )));
             }
         }
-        let uniform = count <= 1 || view.splat_offset().is_some();
+        // (An empty read is not uniform: there is no element to read.)
+        let uniform = count == 1 || (count > 1 && view.splat_offset().is_some());
         self.add(
             Kind::Leaf(Leaf { source, view }),
             ty,
