@@ -454,6 +454,9 @@ impl<'p> Env<'p> {
                         _ => (b.pos, b.n),
                     };
                     let dst = self.outs[*output].wrapping_add(at * w);
+                    if n == 0 {
+                        continue;
+                    }
                     // SAFETY: the slot holds the block; the output has room.
                     unsafe {
                         match st.val[*slot] {
@@ -624,6 +627,9 @@ impl<'p> Env<'p> {
     /// every task's partial row, in task order.
     unsafe fn col_combine(&self, st: &mut TaskState<'p>, r: usize, results: &[usize], b: &Block) {
         let p = self.p;
+        if b.n == 0 {
+            return;
+        }
         let plan = &p.reduces[r];
         let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
         let row_len = p.row_len;
@@ -682,6 +688,9 @@ impl<'p> Env<'p> {
         b: &Block,
     ) {
         let p = self.p;
+        if p.row_len == 0 {
+            return;
+        }
         let plan = &p.reduces[r];
         let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
         let row_len = p.row_len;
@@ -871,10 +880,11 @@ impl Thunk for BlockFusion {
                 .collect(),
             outs: self.results.iter().map(|s| ctx.ptr(*s)).collect(),
             consts: p.constants.iter().map(|c| c.as_bytes().as_ptr()).collect(),
+            // No scratch: a dangling (aligned, non-null) base for empty partials.
             scratch: self
                 .scratch
                 .map(|s| ctx.ptr(s))
-                .unwrap_or(std::ptr::null_mut()),
+                .unwrap_or(std::ptr::NonNull::<u64>::dangling().as_ptr().cast()),
         };
         run(&env);
         Ok(())

@@ -78,7 +78,11 @@ impl Kernel {
     #[inline]
     pub unsafe fn call(&self, args: &[Arg], dst: *mut u8, n: usize) {
         debug_assert_eq!(args.len(), self.arity);
-        (self.f)(args, dst, n)
+        // Nothing to do (and the pointers of an empty array need not be
+        // valid at all).
+        if n > 0 {
+            (self.f)(args, dst, n)
+        }
     }
 }
 
@@ -942,7 +946,9 @@ impl IndexGen {
     /// `dst` valid for `len` elements.
     #[inline]
     pub unsafe fn call(&self, start: isize, step: isize, len: usize, dst: *mut u8) {
-        (self.f)(start, step, len, dst)
+        if len > 0 {
+            (self.f)(start, step, len, dst)
+        }
     }
 }
 
@@ -1143,6 +1149,7 @@ type FoldFn = dyn Fn(*const u8, usize, *const u8, *mut u8) + Send + Sync;
 /// Reduces a contiguous run with a binary reducer.
 pub struct Fold {
     f: Box<FoldFn>,
+    width: usize,
 }
 
 impl Fold {
@@ -1153,6 +1160,13 @@ impl Fold {
     /// `xs` valid for `n` elements, `init` null or valid for one, `out` for one.
     #[inline]
     pub unsafe fn call(&self, xs: *const u8, n: usize, init: *const u8, out: *mut u8) {
+        if n == 0 {
+            if !init.is_null() {
+                // SAFETY: one element each (`init` and `out` are registers).
+                unsafe { std::ptr::copy(init, out, self.width) };
+            }
+            return;
+        }
         (self.f)(xs, n, init, out)
     }
 }
@@ -1212,6 +1226,7 @@ impl SameTypeBinary for FoldBuilder {
         f: impl Fn(T, T) -> T + Copy + Send + Sync + 'static,
     ) -> Fold {
         Fold {
+            width: std::mem::size_of::<T>(),
             f: Box::new(move |xs, n, init, out| {
                 // SAFETY: `Fold::call`'s contract.
                 let init = if init.is_null() {
@@ -1247,6 +1262,9 @@ pub fn accumulate(op: BinaryOp, ty: ElementType) -> Result<Kernel> {
 /// `value` valid for one element, `dst` for `n`.
 #[inline]
 pub unsafe fn fill(width: usize, value: *const u8, dst: *mut u8, n: usize) {
+    if n == 0 {
+        return;
+    }
     macro_rules! go {
         ($W:ty) => {{
             // SAFETY: forwarded.
