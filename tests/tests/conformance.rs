@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use tests::{case_names, check_case, load_case, Variant};
 
 // Linking a backend registers it.
+use platform_host as _;
 use platform_interpreter as _;
 
 /// Which programs of a case a gap covers.
