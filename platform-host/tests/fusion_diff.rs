@@ -821,3 +821,53 @@ fe {
     );
     check("empty", &text, Agree::Bits);
 }
+
+#[test]
+fn row_broadcast_source_outlives_other_temporaries() {
+    // A broadcast row value is read lazily from its source's register; a
+    // later temporary must not take that register before the broadcast's
+    // last use (differential seed 1733 got `false` for every element).
+    let text = module(
+        r#"
+fb {
+  m = f32[1,2] parameter(0)
+  d = f32[1,2] parameter(1)
+  lo = f32[] constant(-inf)
+  r = f32[] reduce(m, lo), dimensions={0,1}, to_apply=max_f32
+  c = pred[] convert(r)
+  b = pred[1,2] broadcast(c), dimensions={}
+  k = f32[] constant(0.001)
+  kb = f32[1,2] broadcast(k), dimensions={}
+  small = f32[1,2] multiply(d, kb)
+  rn = f32[1,2] round-nearest-afz(small)
+  c2 = pred[1,2] convert(rn)
+  ROOT o = pred[1,2] xor(b, c2)
+}
+"#,
+        r#"  p0 = f32[1,2] parameter(0)
+  p1 = f32[1,2] parameter(1)
+  ROOT f = pred[1,2] fusion(p0, p1), kind=kInput, calls=fb"#,
+    );
+    check("row broadcast liveness", &text, Agree::Bits);
+}
+
+#[test]
+fn one_iota_read_as_two_element_types() {
+    // The same iota view as f32 and as u8 is two leaves (differential seed
+    // 3129: the u8 read wrote f32 values past its register).
+    let text = module(
+        r#"
+fi {
+  p = u8[2,6,5] parameter(0)
+  a = f32[2,6,5] iota(), iota_dimension=2
+  b = u8[2,6,5] iota(), iota_dimension=2
+  x = u8[2,6,5] xor(p, b)
+  c = f32[2,6,5] convert(x)
+  ROOT m = f32[2,6,5] maximum(a, c)
+}
+"#,
+        r#"  p0 = u8[2,6,5] parameter(0)
+  ROOT f = f32[2,6,5] fusion(p0), kind=kLoop, calls=fi"#,
+    );
+    check("iota of two types", &text, Agree::Bits);
+}

@@ -12,9 +12,9 @@
 
 pub mod buffer_assignment;
 pub mod contraction;
-pub mod lower;
 #[path = "passes/fusion.rs"]
 pub mod fusion_pass;
+pub mod lower;
 
 use crate::executable::HostExecutable;
 use crate::PLATFORM_NAME;

@@ -55,6 +55,12 @@ pub struct Kernel {
     f: Box<KernelFn>,
 }
 
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Kernel/{}", self.arity)
+    }
+}
+
 impl Kernel {
     fn new(arity: usize, f: impl Fn(&[Arg], *mut u8, usize) + Send + Sync + 'static) -> Kernel {
         Kernel {

@@ -938,6 +938,7 @@ pub enum SlotDom {
     Col,
 }
 
+#[derive(Debug)]
 pub struct Slot {
     pub ty: ElementType,
     pub width: usize,
@@ -958,6 +959,7 @@ pub struct LeafPlan {
 /// would dominate): per-row values and repeated rows are expanded instead.
 pub const ROW_CALL_MIN: usize = 64;
 
+#[derive(Debug)]
 pub enum Step {
     Load {
         slot: usize,
@@ -1029,6 +1031,7 @@ pub struct ReducePlan {
     pub partials: Vec<usize>,
 }
 
+#[derive(Debug)]
 pub struct OutputPlan {
     pub count: usize,
     pub ty: ElementType,
@@ -1106,7 +1109,8 @@ struct Scheduler<'b, 'g, 'a> {
     steps: Vec<Step>,
     finalize: Vec<Step>,
     leaves: Vec<LeafPlan>,
-    leaf_ids: HashMap<Leaf, usize>,
+    /// Keyed by element type too: one iota view may be read as two types.
+    leaf_ids: HashMap<(Leaf, ElementType), usize>,
     reduce_results: Vec<Option<Vec<usize>>>,
     col_results: Vec<Option<Vec<usize>>>,
     col_steps: Vec<Step>,
@@ -1139,7 +1143,8 @@ impl Scheduler<'_, '_, '_> {
     }
 
     fn leaf_plan(&mut self, leaf: &Leaf, ty: ElementType) -> Result<usize> {
-        if let Some(&l) = self.leaf_ids.get(leaf) {
+        let key = (leaf.clone(), ty);
+        if let Some(&l) = self.leaf_ids.get(&key) {
             return Ok(l);
         }
         let index = match leaf.source {
@@ -1152,7 +1157,7 @@ impl Scheduler<'_, '_, '_> {
             width: ty.byte_size(),
             index,
         });
-        self.leaf_ids.insert(leaf.clone(), self.leaves.len() - 1);
+        self.leaf_ids.insert(key, self.leaves.len() - 1);
         Ok(self.leaves.len() - 1)
     }
 
@@ -1493,6 +1498,13 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
         let (reads, writes) = step_slots(step);
         for s in reads.into_iter().chain(writes) {
             last_use[s] = last_use[s].max(i);
+        }
+    }
+    // A row broadcast is lazy: its slot reads the source's register until it
+    // is expanded or dies, so the source lives as long as the broadcast.
+    for step in order.iter().rev() {
+        if let Step::RowBroadcast { slot, src } = step {
+            last_use[*src] = last_use[*src].max(last_use[*slot]);
         }
     }
     let bytes_of = |slot: &Slot| -> usize {
