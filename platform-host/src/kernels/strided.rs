@@ -492,7 +492,12 @@ mod tests {
             .into_iter()
             .map(|i| x[i as usize])
             .collect();
-        assert_eq!(out, want, "{dims:?} {perm:?} width {}", std::mem::size_of::<W>());
+        assert_eq!(
+            out,
+            want,
+            "{dims:?} {perm:?} width {}",
+            std::mem::size_of::<W>()
+        );
     }
 
     #[test]

@@ -345,7 +345,16 @@ mod tests {
 
     #[test]
     fn size_classes_cover_the_request() {
-        for size in [1usize, 100, 65535, 65536, 65537, 1 << 20, (1 << 20) + 1, 3_000_001] {
+        for size in [
+            1usize,
+            100,
+            65535,
+            65536,
+            65537,
+            1 << 20,
+            (1 << 20) + 1,
+            3_000_001,
+        ] {
             let r = reserved_bytes(size);
             assert!(r >= size, "{size}");
             if size >= CACHED_MIN_BYTES {
@@ -391,7 +400,10 @@ mod tests {
         assert!(cache.put(big, 1).is_empty());
         assert!(cache.put(big, 2).is_empty());
         assert_eq!(cache.put(big, 3), vec![(big, 1)]);
-        assert_eq!(cache.put(CACHE_LIMIT_BYTES + 1, 4), vec![(CACHE_LIMIT_BYTES + 1, 4)]);
+        assert_eq!(
+            cache.put(CACHE_LIMIT_BYTES + 1, 4),
+            vec![(CACHE_LIMIT_BYTES + 1, 4)]
+        );
         assert_eq!(cache.take(big), Some(3));
         assert_eq!(cache.take(big), Some(2));
         assert_eq!(cache.take(big), None);
