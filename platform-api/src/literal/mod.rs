@@ -41,7 +41,7 @@ impl AlignedBytes {
         let mut words: Vec<u64> = Vec::with_capacity(len.div_ceil(8));
         // The last word's bytes past `len` are padding: zero them so every
         // word is initialised once `fill` has written the rest.
-        if len % 8 != 0 {
+        if !len.is_multiple_of(8) {
             // SAFETY: the capacity holds `len.div_ceil(8)` words.
             unsafe { words.as_mut_ptr().add(len / 8).write(0) };
         }
