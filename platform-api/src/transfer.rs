@@ -137,6 +137,24 @@ impl TransferManager for GenericTransferManager {
                 }
                 Shape::Array(array) => {
                     let node = src.buffer(index)?;
+                    if is_row_major(array) {
+                        // One copy, straight into the literal's buffer.
+                        let len = array.byte_size();
+                        // SAFETY: the stream copies `len` bytes (the array's
+                        // byte size) into the buffer and we wait for it before
+                        // the buffer is used or dropped.
+                        let mut lit = unsafe {
+                            Literal::array_filled_by(shape.clone(), |dst| {
+                                if len > 0 {
+                                    stream.memcpy_device_to_host(dst, node.mem(), len)?;
+                                    stream.block_host_until_done()?;
+                                }
+                                Ok(())
+                            })?
+                        };
+                        lit.set_layout(array.layout.clone());
+                        return Ok(lit);
+                    }
                     let bytes = stream.read_to_vec(node.mem(), array.byte_size())?;
                     let row_major = layout_to_row_major(&bytes, array);
                     let mut lit = Literal::from_bytes(shape.clone(), &row_major)?;
@@ -208,12 +226,17 @@ pub fn layout_to_row_major(bytes: &[u8], array: &ArrayShape) -> Vec<u8> {
     permute_bytes(bytes, array, false)
 }
 
+/// Whether an array's bytes are the same in its layout and in row-major order.
+fn is_row_major(array: &ArrayShape) -> bool {
+    array.element_count() <= 1
+        || array
+            .layout
+            .as_ref()
+            .is_none_or(|l| l.is_row_major() || l.minor_to_major.is_empty())
+}
+
 fn permute_bytes(bytes: &[u8], array: &ArrayShape, to_physical: bool) -> Vec<u8> {
-    let is_row_major = array
-        .layout
-        .as_ref()
-        .is_none_or(|l| l.is_row_major() || l.minor_to_major.is_empty());
-    if is_row_major || array.element_count() <= 1 {
+    if is_row_major(array) {
         return bytes.to_vec();
     }
     let elem = array.element_type.byte_size();

@@ -13,6 +13,7 @@
 //!   device-resident buffers, or on several replicas at once; thread-safe.
 //! * [`async_client`] — [`AsyncClient`]: the same for Tokio, never blocking the
 //!   runtime's workers.
+//! * [`process`] — process-wide allocator settings for repeated runs.
 //! * [`profile`] — per-execution spans written as a Chrome trace.
 //! * [`random`] — seeded random arguments and bench spec files.
 //! * [`compare`] — result-against-reference comparison, as the conformance
@@ -33,6 +34,7 @@ pub mod backend;
 pub mod cache;
 pub mod client;
 pub mod compare;
+pub mod process;
 pub mod profile;
 pub mod random;
 

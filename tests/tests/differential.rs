@@ -23,9 +23,9 @@
 //!   reproducers in the list); `DIFFTEST_MINIMIZE_SECS=T` — time per failure
 //!   (default 20); `DIFFTEST_MINIMIZE_SECS=0` skips minimizing (fast sweeps).
 //! * `DIFFTEST_DIR` — where reproducers go (default `<temp>/difftest`).
-//! * `DIFFTEST_TRACE=1` — print each (platform, seed) to stderr before running
-//!   it, to find the program that crashed the process (a segfault cannot be
-//!   caught).
+//! * `DIFFTEST_TRACE=1` — write each case to `DIFFTEST_DIR` and print its
+//!   replay command to stderr before running it, to find the program that
+//!   crashed the process (a segfault cannot be caught).
 //!
 //! `cargo test -p tests --test differential -- --nocapture` prints the summary
 //! (programs, exact and inexact outputs, how tight the tolerances were, which
@@ -133,7 +133,13 @@ fn random_programs_match_the_interpreter() {
         for &platform in &platforms {
             runs += 1;
             if trace {
-                eprintln!("difftest: {platform} seed {seed}");
+                // The case goes to disk first: a crash leaves its reproducer.
+                let dir = output_dir().join(format!("{}-seed{seed}", platform.to_lowercase()));
+                let written = write_case(&dir, platform, &program.module, &program.args, 0.0);
+                eprintln!(
+                    "difftest: {platform} seed {seed} ({})",
+                    written.unwrap_or_else(|e| e.to_string())
+                );
             }
             let outcome = run_guarded(platform, &program.module, &program.args, timeout)
                 .map_err(Failure::Error)

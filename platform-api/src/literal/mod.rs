@@ -32,6 +32,25 @@ impl AlignedBytes {
             len,
         }
     }
+    /// A buffer of `len` bytes that `fill` writes, never zeroed first.
+    ///
+    /// # Safety
+    /// When `fill` returns `Ok`, it must have written all `len` bytes at the
+    /// pointer it was given (and nothing past them).
+    pub unsafe fn filled_by(len: usize, fill: impl FnOnce(*mut u8) -> Result<()>) -> Result<Self> {
+        let mut words: Vec<u64> = Vec::with_capacity(len.div_ceil(8));
+        // The last word's bytes past `len` are padding: zero them so every
+        // word is initialised once `fill` has written the rest.
+        if !len.is_multiple_of(8) {
+            // SAFETY: the capacity holds `len.div_ceil(8)` words.
+            unsafe { words.as_mut_ptr().add(len / 8).write(0) };
+        }
+        fill(words.as_mut_ptr().cast::<u8>())?;
+        // SAFETY: `fill` wrote bytes 0..len (the caller's contract) and the
+        // padding of the last word is zero, so every word is initialised.
+        unsafe { words.set_len(len.div_ceil(8)) };
+        Ok(AlignedBytes { words, len })
+    }
     pub fn from_bytes(bytes: &[u8]) -> Self {
         let mut b = Self::zeroed(bytes.len());
         b.as_mut_slice().copy_from_slice(bytes);
@@ -145,6 +164,32 @@ impl Literal {
             )));
         }
         let mut data = AlignedBytes::from_bytes(bytes);
+        if array.element_type == ElementType::Pred {
+            for b in data.as_mut_slice() {
+                *b = (*b != 0) as u8;
+            }
+        }
+        Ok(Literal {
+            shape,
+            storage: Storage::Array(data),
+        })
+    }
+
+    /// An array literal whose row-major bytes `fill` writes into the new
+    /// buffer (device results reach the host with one copy and no zeroing).
+    /// Pred bytes are normalised to 0 or 1 afterwards.
+    ///
+    /// # Safety
+    /// When `fill` returns `Ok`, it must have written every byte of the
+    /// array (`shape`'s byte size) at the pointer it was given, and nothing
+    /// past them.
+    pub unsafe fn array_filled_by(
+        shape: Shape,
+        fill: impl FnOnce(*mut u8) -> Result<()>,
+    ) -> Result<Literal> {
+        let array = shape.array_or_err()?;
+        // SAFETY: forwarded to our caller.
+        let mut data = unsafe { AlignedBytes::filled_by(array.byte_size(), fill)? };
         if array.element_type == ElementType::Pred {
             for b in data.as_mut_slice() {
                 *b = (*b != 0) as u8;

@@ -2,6 +2,7 @@
 //!
 //! * HLO passes: the verifier, then `platform_api::passes::standard_pipeline`
 //!   (layout normalization, call inlining, simplification, folding, CSE, DCE).
+//! * [`fusion_pass`]: the Host's fusion decisions, after the standard pipeline.
 //! * [`contraction`]: XLA CPU's floating-point contraction (a multiply fused into
 //!   the add that is its only use), decided on the optimized module.
 //! * [`buffer_assignment`]: where every value lives (liveness-packed arena,
@@ -11,6 +12,8 @@
 
 pub mod buffer_assignment;
 pub mod contraction;
+#[path = "passes/fusion.rs"]
+pub mod fusion_pass;
 pub mod lower;
 
 use crate::executable::HostExecutable;
@@ -66,7 +69,7 @@ pub fn optimize(module: HloModule) -> Result<HloModule> {
     platform_api::hlo::verifier::verify_module(&module)?;
     let mut module = module;
     passes::standard_pipeline().run(&mut module)?;
-    Ok(module)
+    fusion_pass::run(module)
 }
 
 /// Lowers an optimized module (the output of `run_hlo_passes`) to an executable.

@@ -9,24 +9,52 @@
 //! * [`in_place_operands`] names the operands the fusion's result may be
 //!   written over (buffer assignment reuses a dying operand's buffer for them).
 //!
-//! # Current strategy
-//! The fused computation is compiled like any other computation into a nested
-//! thunk sequence whose temporaries live in the fusion's scratch slice: correct
-//! for every fusion kind XLA emits (`kLoop`, `kInput`, `kOutput`, `kCustom`),
-//! but it materialises every intermediate. Replacing this with loops that
-//! evaluate the fused computation element by element, in cache-sized blocks, only
-//! needs this module to change: keep the three functions above.
+//! # Strategy
+//! The Host does not generate machine code. A fused computation is compiled
+//! into a [`program::BlockProgram`]: the fusion's elements are evaluated in
+//! cache-sized blocks, each HLO instruction becoming one slice kernel call per
+//! block ([`ops`]), so dispatch costs are paid per block and intermediates
+//! stay in registers of a few KiB instead of going to memory. Leaves are read
+//! through [`view::View`]s (contiguous, splat, repeated rows, strided or
+//! general index maps), reductions are folded per row or accumulated per
+//! column inside the same pass, and a row reduction may be broadcast back
+//! along its row within the fusion (softmax and layernorm run as one pass).
+//! See [`program`] for the model and [`exec`] for the runtime.
 //!
-//! In-place writing is offered only for operands that reach the root through
-//! same-shaped elementwise instructions alone (and a root that is elementwise):
-//! then element `i` of the result depends on element `i` of the operand and
-//! nothing else, which stays true under any element-by-element strategy.
+//! A fusion the block evaluator does not support (a `dot`, `scatter`,
+//! `dynamic-slice`, `pad`, ... inside it: XLA's `kCustom` and some of its
+//! `kLoop` fusions) falls back to running the fused computation like any
+//! other computation, as a nested thunk sequence whose temporaries live in the
+//! fusion's scratch: correct for every fusion, but every intermediate is
+//! materialised.
+//!
+//! [`graph`] presents a fusion's instructions to the compiler of block
+//! programs; the fusion pass (`compiler::passes::fusion`) uses it to ask
+//! whether a candidate group would compile before it forms the group.
+//!
+//! # In place
+//! A block program may write its result over a parameter read only at the
+//! result's own positions, with a single output written by the last step of
+//! each block ([`program::BlockProgram::in_place_params`]). The fallback
+//! offers in-place writing only for operands that reach the root through
+//! same-shaped elementwise instructions alone (and a root that is
+//! elementwise): element `i` of the result then depends on element `i` of the
+//! operand and nothing else.
+
+pub mod exec;
+pub mod graph;
+pub mod ops;
+pub mod program;
+pub mod view;
 
 use crate::compiler::buffer_assignment::{OutputMode, SequenceMode};
 use crate::compiler::lower::compile_computation;
 use crate::thunk::{BufferSlice, Thunk, ThunkSequence};
 use platform_api::hlo::{CompId, HloInstruction, Op};
 use platform_api::{CompileOptions, Error, HloModule, Result};
+use program::BlockProgram;
+use std::cell::Cell;
+use std::sync::Arc;
 
 /// The calling convention of a fused computation: read-only parameters; the
 /// result may be the same memory as an operand (in-place fusion), so only the
@@ -39,16 +67,56 @@ const FUSED_MODE: SequenceMode = SequenceMode {
     },
 };
 
+/// How fusions compiled on this thread run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// Block programs where supported, nested sequences otherwise.
+    Block,
+    /// No fusion decisions, and fusions already in the module run as nested
+    /// sequences: every instruction runs on its own (the reference the block
+    /// evaluator is tested against, and the "before" of benchmarks).
+    Unfused,
+}
+
+thread_local! {
+    static STRATEGY: Cell<Strategy> = const { Cell::new(Strategy::Block) };
+}
+
+/// Runs `f` (a compilation) with fusions planned by `strategy`.
+pub fn with_strategy<R>(strategy: Strategy, f: impl FnOnce() -> R) -> R {
+    let previous = STRATEGY.with(|s| s.replace(strategy));
+    let r = f();
+    STRATEGY.with(|s| s.set(previous));
+    r
+}
+
+pub(crate) fn strategy() -> Strategy {
+    STRATEGY.with(|s| s.get())
+}
+
+enum PlanKind {
+    Block(Arc<BlockProgram>),
+    Sequence(ThunkSequence),
+}
+
 /// A fusion compiled before buffer assignment.
 pub struct FusionPlan {
     name: String,
-    sequence: ThunkSequence,
+    kind: PlanKind,
 }
 
 impl FusionPlan {
     /// Scratch the fusion needs for its temporaries.
     pub fn scratch_bytes(&self) -> usize {
-        self.sequence.temp_bytes
+        match &self.kind {
+            PlanKind::Block(p) => p.scratch_bytes,
+            PlanKind::Sequence(s) => s.temp_bytes,
+        }
+    }
+
+    /// Whether the fusion runs as a block program (for tests and tools).
+    pub fn is_block_program(&self) -> bool {
+        matches!(self.kind, PlanKind::Block(_))
     }
 
     /// The thunk that runs the fusion with these buffers.
@@ -58,26 +126,88 @@ impl FusionPlan {
         results: Vec<BufferSlice>,
         scratch: Option<BufferSlice>,
     ) -> Result<Box<dyn Thunk>> {
-        if operands.len() != self.sequence.parameter_leaf_bytes.len()
-            || results.len() != self.sequence.output_leaf_bytes.len()
-        {
+        let (want_params, want_results) = match &self.kind {
+            PlanKind::Block(p) => (
+                p.param_bytes.clone(),
+                p.outputs
+                    .iter()
+                    .map(|o| o.count * o.ty.byte_size())
+                    .collect::<Vec<_>>(),
+            ),
+            PlanKind::Sequence(s) => (s.parameter_leaf_bytes.clone(), s.output_leaf_bytes.clone()),
+        };
+        let fits = |got: &[BufferSlice], want: &[usize]| {
+            got.len() == want.len() && got.iter().zip(want).all(|(g, &w)| g.size >= w)
+        };
+        if !fits(&operands, &want_params) || !fits(&results, &want_results) {
             return Err(Error::internal(format!(
-                "%{}: fusion called with {} operand and {} result leaves; its computation has {} and {}",
+                "%{}: fusion called with operand leaves of {:?} and result leaves of {:?} bytes; it needs {:?} and {:?}",
                 self.name,
-                operands.len(),
-                results.len(),
-                self.sequence.parameter_leaf_bytes.len(),
-                self.sequence.output_leaf_bytes.len()
+                operands.iter().map(|s| s.size).collect::<Vec<_>>(),
+                results.iter().map(|s| s.size).collect::<Vec<_>>(),
+                want_params,
+                want_results
             )));
         }
-        Ok(Box::new(SequenceFusion {
-            name: self.name,
-            sequence: self.sequence,
-            operands,
-            results,
-            scratch,
-        }))
+        let need_scratch = self.scratch_bytes();
+        if need_scratch > 0 && scratch.is_none_or(|s| s.size < need_scratch) {
+            return Err(Error::internal(format!(
+                "%{}: fusion needs {need_scratch} bytes of scratch",
+                self.name
+            )));
+        }
+        Ok(match self.kind {
+            PlanKind::Block(program) => Box::new(exec::BlockFusion {
+                name: self.name,
+                program,
+                operands,
+                results,
+                scratch,
+            }),
+            PlanKind::Sequence(sequence) => Box::new(SequenceFusion {
+                name: self.name,
+                sequence,
+                operands,
+                results,
+                scratch,
+            }),
+        })
     }
+}
+
+/// The block program of fusion `instr` (calling `fused`), if the block
+/// evaluator supports it and its signature matches the instruction's.
+fn block_program(
+    module: &HloModule,
+    fused: CompId,
+    instr: &HloInstruction,
+) -> Result<BlockProgram> {
+    if strategy() == Strategy::Unfused {
+        return Err(Error::unimplemented(
+            "block evaluation is off on this thread",
+        ));
+    }
+    let graph = graph::FusedGraph::from_computation(module, fused, &instr.name)?;
+    if graph.params.iter().any(|p| !p.is_array()) || graph.params.len() != instr.operands.len() {
+        return Err(Error::unimplemented(format!(
+            "%{}: tuple parameters",
+            instr.name
+        )));
+    }
+    let program = program::compile(&graph)?;
+    let leaves = instr.shape.leaves();
+    let matches = leaves.len() == program.outputs.len()
+        && leaves
+            .iter()
+            .zip(&program.outputs)
+            .all(|((_, a), o)| a.element_count() == o.count && a.element_type == o.ty);
+    if !matches {
+        return Err(Error::invalid_argument(format!(
+            "%{}: the fused computation's results do not match {}",
+            instr.name, instr.shape
+        )));
+    }
+    Ok(program)
 }
 
 /// Compiles fusion instruction `instr`.
@@ -89,15 +219,39 @@ pub fn plan(
     let Op::Fusion { calls, .. } = &instr.op else {
         return Err(Error::internal(format!("%{} is not a fusion", instr.name)));
     };
-    let sequence = compile_computation(module, *calls, FUSED_MODE, options, false)?;
+    let kind = match block_program(module, *calls, instr) {
+        Ok(program) => PlanKind::Block(Arc::new(program)),
+        Err(e) => {
+            tracing::debug!("%{}: fused computation runs unfused: {e}", instr.name);
+            PlanKind::Sequence(compile_computation(
+                module, *calls, FUSED_MODE, options, false,
+            )?)
+        }
+    };
     Ok(FusionPlan {
         name: instr.name.clone(),
-        sequence,
+        kind,
     })
 }
 
 /// Operands of fusion `instr` (calling `fused`) that its result may overwrite.
 pub fn in_place_operands(module: &HloModule, fused: CompId, instr: &HloInstruction) -> Vec<usize> {
+    if let Ok(program) = block_program(module, fused, instr) {
+        return program
+            .in_place_params
+            .into_iter()
+            .filter(|&k| k < instr.operands.len())
+            .collect();
+    }
+    sequence_in_place_operands(module, fused, instr)
+}
+
+/// The fallback's in-place operands (see the module doc).
+fn sequence_in_place_operands(
+    module: &HloModule,
+    fused: CompId,
+    instr: &HloInstruction,
+) -> Vec<usize> {
     let Some(comp) = module.computations.get(fused.index()) else {
         return Vec::new();
     };
@@ -165,4 +319,15 @@ impl Thunk for SequenceFusion {
         // nested sequence only writes its results and its arena.
         unsafe { self.sequence.run(ctx.run, &params, &outputs, temp) }
     }
+}
+
+/// Why fusion `instr` would not run as a block program (`Ok` when it would).
+pub fn block_support(module: &HloModule, instr: &HloInstruction) -> Result<()> {
+    let Op::Fusion { calls, .. } = &instr.op else {
+        return Err(Error::invalid_argument(format!(
+            "%{} is not a fusion",
+            instr.name
+        )));
+    };
+    block_program(module, *calls, instr).map(|_| ())
 }

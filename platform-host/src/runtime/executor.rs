@@ -10,6 +10,17 @@
 //! frees the memory only once each of those streams has finished that many
 //! items (checked whenever a stream finishes an item and on every
 //! deallocation). With no unfinished work anywhere the memory is freed at once.
+//!
+//! # Block cache
+//! Fresh memory is zero-filled, which for a large block means the operating
+//! system maps and faults in every page on first touch (several milliseconds
+//! per hundred megabytes) and unmaps it again on free. Executions allocate the
+//! same result sizes run after run, so freed blocks of at least
+//! [`CACHED_MIN_BYTES`] are kept (up to [`CACHE_LIMIT_BYTES`] in all, oldest
+//! evicted first) and handed out again for a request of the same size class
+//! (sizes rounded up to a sixteenth of their power of two). A reused block
+//! holds the bytes it last held: memory is never uninitialised, but only fresh
+//! memory is zero. Cached blocks are not counted as in use.
 
 use super::stream::{HostEvent, HostStream, StreamShared};
 use crate::PLATFORM_NAME;
@@ -22,6 +33,23 @@ use std::sync::{Arc, Mutex, Weak};
 
 /// Alignment of every host allocation: a cache line, and enough for any SIMD load.
 pub const ALIGNMENT: usize = 64;
+
+/// Blocks smaller than this go straight back to the system allocator.
+pub const CACHED_MIN_BYTES: usize = 64 << 10;
+
+/// Most bytes the block cache of one device keeps.
+pub const CACHE_LIMIT_BYTES: usize = 1 << 30;
+
+/// The bytes actually reserved for a request of `size` bytes: large requests
+/// round up to a size class (a sixteenth of their power of two, at least a
+/// page) so that blocks of nearly equal sizes are interchangeable.
+fn reserved_bytes(size: usize) -> usize {
+    if size < CACHED_MIN_BYTES {
+        return size;
+    }
+    let step = (size.next_power_of_two() / 16).max(4096);
+    size.div_ceil(step).saturating_mul(step)
+}
 
 /// A free waiting for streams to get past the work enqueued before it.
 struct PendingFree {
@@ -36,6 +64,42 @@ struct PendingFree {
 pub struct MemoryState {
     usage: Mutex<MemoryUsage>,
     pending: Mutex<Vec<PendingFree>>,
+    cache: Mutex<BlockCache>,
+}
+
+/// Freed large blocks kept for reuse: (reserved bytes, address), oldest first.
+#[derive(Default)]
+struct BlockCache {
+    blocks: Vec<(usize, usize)>,
+    bytes: usize,
+}
+
+impl BlockCache {
+    /// A kept block of exactly `reserved` bytes, the most recently freed
+    /// (warmest in cache) first.
+    fn take(&mut self, reserved: usize) -> Option<usize> {
+        let i = self.blocks.iter().rposition(|&(r, _)| r == reserved)?;
+        let (_, ptr) = self.blocks.remove(i);
+        self.bytes -= reserved;
+        Some(ptr)
+    }
+
+    /// Keeps a block; returns the blocks evicted to stay under the limit (the
+    /// block itself when it alone exceeds it).
+    fn put(&mut self, reserved: usize, ptr: usize) -> Vec<(usize, usize)> {
+        if reserved > CACHE_LIMIT_BYTES {
+            return vec![(reserved, ptr)];
+        }
+        let mut evicted = Vec::new();
+        while self.bytes + reserved > CACHE_LIMIT_BYTES && !self.blocks.is_empty() {
+            let (r, p) = self.blocks.remove(0);
+            self.bytes -= r;
+            evicted.push((r, p));
+        }
+        self.blocks.push((reserved, ptr));
+        self.bytes += reserved;
+        evicted
+    }
 }
 
 impl MemoryState {
@@ -45,13 +109,43 @@ impl MemoryState {
         })
     }
 
+    /// Returns a block of `reserved` bytes to the system allocator.
+    fn release(ptr: usize, reserved: usize) {
+        if let Ok(layout) = Self::layout(reserved) {
+            // SAFETY: `ptr` came from `alloc_zeroed` with this layout and is
+            // released exactly once (it left the pending list and the cache, or
+            // never entered them).
+            unsafe { std::alloc::dealloc(ptr as *mut u8, layout) };
+        }
+    }
+
+    /// A block of `reserved` bytes: a cached one, else fresh zeroed memory.
+    fn obtain(&self, reserved: usize) -> *mut u8 {
+        if reserved >= CACHED_MIN_BYTES {
+            if let Some(p) = self.cache.lock().ok().and_then(|mut c| c.take(reserved)) {
+                return p as *mut u8;
+            }
+        }
+        match Self::layout(reserved) {
+            // SAFETY: `reserved` is non-zero (callers handle empty requests).
+            Ok(layout) => unsafe { std::alloc::alloc_zeroed(layout) },
+            Err(_) => std::ptr::null_mut(),
+        }
+    }
+
     fn free_now(&self, ptr: usize, size: usize) {
         if size > 0 {
-            if let Ok(layout) = Self::layout(size) {
-                // SAFETY: `ptr` came from `alloc_zeroed` with this layout and
-                // is freed exactly once (it left the pending list, or never
-                // entered it).
-                unsafe { std::alloc::dealloc(ptr as *mut u8, layout) };
+            let reserved = reserved_bytes(size);
+            if reserved >= CACHED_MIN_BYTES {
+                let evicted = match self.cache.lock() {
+                    Ok(mut c) => c.put(reserved, ptr),
+                    Err(_) => vec![(reserved, ptr)],
+                };
+                for (r, p) in evicted {
+                    Self::release(p, r);
+                }
+            } else {
+                Self::release(ptr, reserved);
             }
         }
         if let Ok(mut u) = self.usage.lock() {
@@ -93,6 +187,12 @@ impl Drop for MemoryState {
             .unwrap_or_default();
         for p in pending {
             self.free_now(p.ptr, p.size);
+        }
+        if let Ok(cache) = self.cache.get_mut() {
+            for (r, p) in std::mem::take(&mut cache.blocks) {
+                Self::release(p, r);
+            }
+            cache.bytes = 0;
         }
     }
 }
@@ -155,9 +255,9 @@ impl StreamExecutor for HostExecutor {
         let ptr = if size == 0 {
             Self::empty_address()
         } else {
-            let layout = MemoryState::layout(size)?;
-            // SAFETY: `layout` has a non-zero size.
-            let p = unsafe { std::alloc::alloc_zeroed(layout) };
+            let reserved = reserved_bytes(size);
+            MemoryState::layout(reserved)?;
+            let p = self.memory.obtain(reserved);
             if p.is_null() {
                 return Err(Error::resource_exhausted(format!(
                     "host device {}: out of memory allocating {size} bytes",
@@ -236,5 +336,77 @@ impl StreamExecutor for HostExecutor {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_classes_cover_the_request() {
+        for size in [
+            1usize,
+            100,
+            65535,
+            65536,
+            65537,
+            1 << 20,
+            (1 << 20) + 1,
+            3_000_001,
+        ] {
+            let r = reserved_bytes(size);
+            assert!(r >= size, "{size}");
+            if size >= CACHED_MIN_BYTES {
+                assert!(r - size <= size / 8 + 4096, "{size} -> {r}");
+                assert_eq!(r % 4096, 0);
+            } else {
+                assert_eq!(r, size);
+            }
+        }
+    }
+
+    #[test]
+    fn freed_large_blocks_are_reused_and_accounted() {
+        let exec = HostExecutor::new(0);
+        let size = 1 << 20;
+        let a = exec.allocate(size).unwrap();
+        // Fresh memory is zero.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(a.opaque.cast::<u8>(), size) };
+        assert!(bytes.iter().all(|&b| b == 0));
+        bytes.fill(7);
+        let addr = a.opaque;
+        unsafe { exec.deallocate(a) };
+        assert_eq!(exec.memory_usage().bytes_in_use, 0);
+        assert_eq!(exec.memory_usage().live_allocations, 0);
+        // Same size class: the same block, still holding its last bytes.
+        let b = exec.allocate(size - 100).unwrap();
+        assert_eq!(b.opaque, addr);
+        assert_eq!(exec.memory_usage().bytes_in_use, (size - 100) as u64);
+        // A different class does not take it.
+        let c = exec.allocate(4 * size).unwrap();
+        assert_ne!(c.opaque, addr);
+        unsafe {
+            exec.deallocate(b);
+            exec.deallocate(c);
+        }
+        assert_eq!(exec.memory_usage().live_allocations, 0);
+    }
+
+    #[test]
+    fn cache_evicts_oldest_beyond_its_limit() {
+        let mut cache = BlockCache::default();
+        let big = CACHE_LIMIT_BYTES / 2;
+        assert!(cache.put(big, 1).is_empty());
+        assert!(cache.put(big, 2).is_empty());
+        assert_eq!(cache.put(big, 3), vec![(big, 1)]);
+        assert_eq!(
+            cache.put(CACHE_LIMIT_BYTES + 1, 4),
+            vec![(CACHE_LIMIT_BYTES + 1, 4)]
+        );
+        assert_eq!(cache.take(big), Some(3));
+        assert_eq!(cache.take(big), Some(2));
+        assert_eq!(cache.take(big), None);
+        assert_eq!(cache.bytes, 0);
     }
 }

@@ -5,9 +5,10 @@
 //! * A [`HostPlatform`] owns N [`HostExecutor`]s, all in this process's memory;
 //!   N is `PlatformOptions::device_count` (default 1), so replicated programs can
 //!   run on one machine.
-//! * Memory is plain heap memory, 64-byte aligned and zero-filled (so nothing ever
-//!   reads bytes that were never written), counted per executor: bytes in use,
-//!   peak, live allocations.
+//! * Memory is plain heap memory, 64-byte aligned and zero-filled when fresh (so
+//!   nothing ever reads bytes that were never written), counted per executor:
+//!   bytes in use, peak, live allocations. Freed large blocks are kept for reuse
+//!   (see [`executor`]): repeated executions do not pay page faults.
 //! * A [`HostStream`] is a worker thread with an ordered queue. Every copy, host
 //!   callback, event marker and execution is a work item run in order on that
 //!   thread; enqueueing returns at once. The first error a work item reports is

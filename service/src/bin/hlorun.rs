@@ -130,6 +130,9 @@ struct ParseArgs {
 }
 
 fn main() -> ExitCode {
+    // Results come back as fresh multi-megabyte literals every run: keep freed
+    // memory instead of faulting it in again (see `service::process`).
+    service::process::retain_freed_memory();
     if std::env::var_os("RUST_LOG").is_some() {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())

@@ -557,13 +557,20 @@ impl Ctx {
     pub(super) fn clamp(&mut self, lo: &Val, x: &Val, hi: &Val) -> Result<Val> {
         let v = self.b.clamp(lo.v, x.v, hi.v)?;
         // clamp = min(max(x, lo), hi).
-        let p = Props {
+        let mut p = Props {
             lo: x.p.lo.max(lo.p.lo).min(hi.p.lo),
             hi: x.p.hi.max(lo.p.hi).min(hi.p.hi),
             err: x.p.err.max(lo.p.err).max(hi.p.err),
             finite: x.p.finite && lo.p.finite && hi.p.finite,
             fmul: false,
         };
+        if !x.p.finite {
+            // An infinite x becomes a finite bound (`-inf` -> min(lo, hi),
+            // `+inf` -> hi), which [x.lo, x.hi] need not cover (the max of
+            // an empty array is -inf with no finite elements at all).
+            p.lo = p.lo.min(lo.p.lo.min(hi.p.lo));
+            p.hi = p.hi.max(hi.p.hi);
+        }
         self.val(v, p)
     }
 

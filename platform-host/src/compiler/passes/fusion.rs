@@ -1,0 +1,974 @@
+//! Fusion decisions: groups the elementwise, data movement and reduction
+//! instructions of an unfused program (JAX's `module.hlo`) into `fusion`
+//! instructions that the block evaluator (`crate::fusion`) runs in one pass.
+//!
+//! # What is fused
+//! * Elementwise ops, `convert`, compares and selects with their producers:
+//!   `kind=kLoop` fusions.
+//! * Data movement (`broadcast`, `reshape`, `transpose`, `slice`, `reverse`,
+//!   `copy`), `iota` and constants are always cheap to fuse: inside a fusion
+//!   they only change how a leaf is read. (Except a large transpose that
+//!   moves the innermost dimension: the transpose kernel's cache-blocked copy
+//!   beats reading it element by element.) One used by several groups is
+//!   duplicated into each, so no broadcast is ever materialised for a fused
+//!   consumer.
+//! * `reduce` with its elementwise producers (`kind=kInput`), and with its
+//!   consumers when they broadcast the result back along the reduced rows:
+//!   softmax's `exp(x - max(x)) / sum(...)` and layernorm's mean, variance and
+//!   normalisation each become one fusion. Column reductions whose results
+//!   only feed elementwise ops join too.
+//! * A computed value used both inside a group and outside it becomes an
+//!   extra output of the group (a tuple-rooted fusion) rather than being
+//!   recomputed: no expensive operation is ever duplicated.
+//! * Sibling groups reading the same large input (the row and column
+//!   reductions of one matrix) are merged into one multi-output fusion, so the
+//!   input is read once.
+//! * Everything else (`dot`, `convolution`, `gather`, `scatter`, `sort`,
+//!   `while`, `dynamic-slice`, `pad`, `concatenate`, custom calls, ...) stays
+//!   unfused, as do instructions with control dependencies.
+//!
+//! # How
+//! Per computation that runs as a sequence (the entry and the bodies,
+//! conditions and branches of control flow), groups are grown greedily from
+//! consumers to producers: each unfused fusible instruction, visited last to
+//! first, starts a group that absorbs its operands while that is allowed, until
+//! nothing more can be added. Every addition is checked twice: the graph with
+//! groups contracted must stay acyclic, and the group must compile to a block
+//! program with nothing duplicated (the block program compiler is asked
+//! directly, through `crate::fusion::graph::FusedGraph::from_group`, so the
+//! pass never makes a fusion the evaluator would have to run unfused). A group
+//! is kept if it fuses at least two instructions that would otherwise each
+//! write an array. Modules that already contain fusions (XLA's
+//! `optimized.hlo`) are left as they are, and so is everything compiled under
+//! `crate::fusion::Strategy::Unfused`.
+
+use crate::fusion::graph::FusedGraph;
+use crate::fusion::program;
+use platform_api::hlo::{CompId, FusionKind, HloComputation, HloInstruction, InstrId, Op};
+use platform_api::passes::{DeadCodeElimination, HloPass};
+use platform_api::{HloModule, Result, Shape};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+
+/// Inputs smaller than this are not worth merging sibling groups over.
+const SIBLING_MIN_ELEMENTS: usize = 1024;
+
+pub fn run(mut module: HloModule) -> Result<HloModule> {
+    if crate::fusion::strategy() == crate::fusion::Strategy::Unfused {
+        return Ok(module);
+    }
+    let already_fused = module.computations.iter().any(|c| {
+        c.instructions
+            .iter()
+            .any(|i| matches!(i.op, Op::Fusion { .. }))
+    });
+    if already_fused {
+        return Ok(module);
+    }
+    let mut names = NameGen::for_module(&module);
+    let mut comp_names: HashSet<String> =
+        module.computations.iter().map(|c| c.name.clone()).collect();
+    let mut changed = false;
+    for cid in sequential_computations(&module) {
+        let groups = decide(&module, cid);
+        if groups.is_empty() {
+            continue;
+        }
+        if let Some(rewritten) = rewrite(&mut module, cid, &groups, &mut names, &mut comp_names) {
+            *module.computation_mut(cid) = rewritten;
+            changed = true;
+        }
+    }
+    if changed {
+        DeadCodeElimination::new().run(&mut module)?;
+    }
+    Ok(module)
+}
+
+/// Hands out instruction names unique within a module.
+struct NameGen {
+    used: HashSet<String>,
+}
+
+impl NameGen {
+    fn for_module(module: &HloModule) -> Self {
+        let used = module
+            .computations
+            .iter()
+            .flat_map(|c| c.instructions.iter().map(|i| i.name.clone()))
+            .collect();
+        NameGen { used }
+    }
+
+    /// `base` if unused, else `base.1`, `base.2`, ...
+    fn fresh(&mut self, base: &str) -> String {
+        if self.used.insert(base.to_string()) {
+            return base.to_string();
+        }
+        let mut n = 1usize;
+        loop {
+            let candidate = format!("{base}.{n}");
+            if self.used.insert(candidate.clone()) {
+                return candidate;
+            }
+            n += 1;
+        }
+    }
+}
+
+/// The entry and every computation control flow runs as a sequence.
+fn sequential_computations(module: &HloModule) -> Vec<CompId> {
+    let mut seen = HashSet::new();
+    let mut order = Vec::new();
+    let mut stack = vec![module.entry];
+    while let Some(c) = stack.pop() {
+        if c.index() >= module.computations.len() || !seen.insert(c) {
+            continue;
+        }
+        order.push(c);
+        for instr in &module.computation(c).instructions {
+            match &instr.op {
+                Op::While { condition, body } => stack.extend([*condition, *body]),
+                Op::Conditional { branches } => stack.extend(branches.iter().copied()),
+                Op::Call { to_apply } => stack.push(*to_apply),
+                _ => {}
+            }
+        }
+    }
+    order
+}
+
+/// Arrays from this many elements on are transposed by the transpose kernel
+/// (cache-blocked) rather than read element by element through a strided view.
+const STRIDED_TRANSPOSE_MIN_ELEMENTS: usize = 1 << 15;
+
+/// Whether a transpose reads its operand's innermost dimension in order (then
+/// a fused read is runs of contiguous elements).
+fn keeps_innermost(instr: &HloInstruction, perm: &[usize]) -> bool {
+    let dims = instr.shape.dims();
+    let Some(inner) = (0..dims.len()).rev().find(|&d| dims[d] != 1) else {
+        return true;
+    };
+    let Some(&from) = perm.get(inner) else {
+        return false;
+    };
+    let operand_dims: Vec<usize> =
+        perm.iter()
+            .enumerate()
+            .fold(vec![1; perm.len()], |mut acc, (k, &p)| {
+                if let (Some(slot), Some(&d)) = (acc.get_mut(p), dims.get(k)) {
+                    *slot = d;
+                }
+                acc
+            });
+    operand_dims.iter().skip(from + 1).all(|&d| d == 1)
+}
+
+/// Instructions a group may contain.
+fn fusible_op(instr: &HloInstruction) -> bool {
+    let array = instr.shape.is_array();
+    if let Op::Transpose { dimensions } = &instr.op {
+        return array
+            && (instr.shape.element_count() < STRIDED_TRANSPOSE_MIN_ELEMENTS
+                || keeps_innermost(instr, dimensions));
+    }
+    match &instr.op {
+        Op::Unary(_)
+        | Op::Binary(_)
+        | Op::Compare { .. }
+        | Op::Select
+        | Op::Clamp
+        | Op::Convert
+        | Op::BitcastConvert
+        | Op::ReducePrecision { .. }
+        | Op::Broadcast { .. }
+        | Op::Reshape
+        | Op::Copy
+        | Op::Transpose { .. }
+        | Op::Slice { .. }
+        | Op::Reverse { .. }
+        | Op::Iota { .. }
+        | Op::Constant { .. } => array,
+        // Variadic reductions stay unfused (the reduce kernel handles them).
+        Op::Reduce { .. } => array && instr.operands.len() == 2,
+        _ => false,
+    }
+}
+
+/// Instructions that only change how data is read (or are leaves): copied
+/// into every group that needs them.
+fn cheap_op(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Broadcast { .. }
+            | Op::Reshape
+            | Op::Copy
+            | Op::Transpose { .. }
+            | Op::Slice { .. }
+            | Op::Reverse { .. }
+            | Op::Iota { .. }
+            | Op::Constant { .. }
+    )
+}
+
+/// Whether the instruction would write an array of its own if left unfused.
+fn materialises(op: &Op) -> bool {
+    !matches!(
+        op,
+        Op::Reshape | Op::Copy | Op::Constant { .. } | Op::Parameter { .. }
+    )
+}
+
+/// A group of instructions of one computation (indices, ascending).
+#[derive(Clone, Debug)]
+struct Group {
+    members: Vec<usize>,
+    /// The instruction the group grew from.
+    root: usize,
+}
+
+/// The computation's structure, shared by every decision.
+struct Ctx<'a> {
+    module: &'a HloModule,
+    comp: &'a HloComputation,
+    users: Vec<Vec<usize>>,
+    fusible: Vec<bool>,
+    cheap: Vec<bool>,
+    /// Committed groups: the owner of each non-copied member.
+    owner: Vec<Option<usize>>,
+    /// Committed groups that hold a copy of each cheap instruction.
+    copies_in: Vec<Vec<usize>>,
+    groups: Vec<Group>,
+}
+
+/// A group's members split into those it owns and cheap copies (cheap members
+/// also used outside the group, which stay in the computation too), and the
+/// owned members the rest of the computation reads.
+struct Split {
+    owned: Vec<usize>,
+    outputs: Vec<usize>,
+}
+
+/// Splits `members` (see [`Split`]). A cheap member is a copy when something
+/// outside the group uses it, including the original of another copy (so a
+/// constant under a copied broadcast is copied too, not made an output).
+fn split(
+    comp: &HloComputation,
+    users: &[Vec<usize>],
+    cheap: &[bool],
+    members: &[usize],
+    in_g: &[bool],
+) -> Split {
+    let root = comp.root.index();
+    let mut copy: HashSet<usize> = HashSet::new();
+    // Members are in instruction order: a copy's operands come before it, so
+    // walking backwards sees every copy before its operands.
+    for &m in members.iter().rev() {
+        let outside = m == root || users[m].iter().any(|&u| !in_g[u] || copy.contains(&u));
+        if cheap[m] && outside {
+            copy.insert(m);
+        }
+    }
+    let owned: Vec<usize> = members
+        .iter()
+        .copied()
+        .filter(|m| !copy.contains(m))
+        .collect();
+    let outputs = owned
+        .iter()
+        .copied()
+        .filter(|&m| m == root || users[m].iter().any(|&u| !in_g[u] || copy.contains(&u)))
+        .collect();
+    Split { owned, outputs }
+}
+
+impl<'a> Ctx<'a> {
+    fn new(module: &'a HloModule, cid: CompId) -> Self {
+        let comp = module.computation(cid);
+        let n = comp.instructions.len();
+        let mut users = vec![Vec::new(); n];
+        let mut controlled = vec![false; n];
+        for (i, instr) in comp.instructions.iter().enumerate() {
+            for o in &instr.operands {
+                if let Some(u) = users.get_mut(o.index()) {
+                    u.push(i);
+                }
+            }
+            if !instr.control_predecessors.is_empty() {
+                controlled[i] = true;
+                for c in &instr.control_predecessors {
+                    if let Some(f) = controlled.get_mut(c.index()) {
+                        *f = true;
+                    }
+                }
+            }
+        }
+        for u in &mut users {
+            u.dedup();
+        }
+        let fusible: Vec<bool> = comp
+            .instructions
+            .iter()
+            .enumerate()
+            .map(|(i, instr)| fusible_op(instr) && !controlled[i])
+            .collect();
+        let cheap = comp.instructions.iter().map(|i| cheap_op(&i.op)).collect();
+        Ctx {
+            module,
+            comp,
+            users,
+            fusible,
+            cheap,
+            owner: vec![None; n],
+            copies_in: vec![Vec::new(); n],
+            groups: Vec::new(),
+        }
+    }
+
+    fn shape_of(&self, members: &[usize], in_g: &[bool]) -> Split {
+        split(self.comp, &self.users, &self.cheap, members, in_g)
+    }
+
+    /// Whether the computation with the group contracted (and every committed
+    /// group contracted) would have a cycle through the group.
+    fn creates_cycle(&self, shape: &Split, in_g: &[bool]) -> bool {
+        let n = in_g.len();
+        let mut visited = vec![false; n];
+        let mut expanded = vec![false; self.groups.len()];
+        let mut stack: Vec<usize> = shape
+            .owned
+            .iter()
+            .flat_map(|&m| self.users[m].iter().copied())
+            .filter(|&u| !in_g[u])
+            .collect();
+        while let Some(u) = stack.pop() {
+            if in_g[u] {
+                return true;
+            }
+            if std::mem::replace(&mut visited[u], true) {
+                continue;
+            }
+            stack.extend(self.users[u].iter().copied());
+            let groups = self.owner[u]
+                .into_iter()
+                .chain(self.copies_in[u].iter().copied());
+            for h in groups.collect::<Vec<_>>() {
+                if std::mem::replace(&mut expanded[h], true) {
+                    continue;
+                }
+                for &x in &self.groups[h].members {
+                    if self.owner[x] == Some(h) {
+                        stack.extend(self.users[x].iter().copied());
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    /// Whether `members` may form a group: acyclic, and a block program with
+    /// nothing computed twice.
+    fn valid(&self, members: &[usize], in_g: &[bool]) -> bool {
+        let shape = self.shape_of(members, in_g);
+        if shape.outputs.is_empty() || self.creates_cycle(&shape, in_g) {
+            return false;
+        }
+        let ids: Vec<InstrId> = members.iter().map(|&m| InstrId(m as u32)).collect();
+        let outs: Vec<InstrId> = shape.outputs.iter().map(|&m| InstrId(m as u32)).collect();
+        let Ok((graph, _)) = FusedGraph::from_group(self.module, self.comp, &ids, &outs) else {
+            return false;
+        };
+        matches!(program::compile(&graph), Ok(p) if p.duplicated.is_empty())
+    }
+
+    /// Grows a group from `root` (consumers first), see the module doc.
+    fn grow(&self, root: usize) -> Vec<usize> {
+        let n = self.comp.instructions.len();
+        let mut in_g = vec![false; n];
+        in_g[root] = true;
+        let mut members = vec![root];
+        if !self.valid(&members, &in_g) {
+            return Vec::new();
+        }
+        let mut rejected: HashSet<usize> = HashSet::new();
+        loop {
+            let mut candidates: Vec<usize> = members
+                .iter()
+                .flat_map(|&m| self.comp.instructions[m].operands.iter().map(|o| o.index()))
+                .filter(|&p| {
+                    !in_g[p] && self.fusible[p] && self.owner[p].is_none() && !rejected.contains(&p)
+                })
+                .collect();
+            candidates.sort_unstable_by(|a, b| b.cmp(a));
+            candidates.dedup();
+            let mut progress = false;
+            let mut deferred = Vec::new();
+            for p in candidates {
+                let inside = self.users[p].iter().all(|&u| in_g[u]);
+                if !(inside || self.cheap[p]) {
+                    deferred.push(p);
+                    continue;
+                }
+                if self.try_add(p, &mut members, &mut in_g) {
+                    progress = true;
+                } else if inside {
+                    rejected.insert(p);
+                }
+            }
+            if !progress {
+                // A value also used outside the group: an extra output.
+                for p in deferred {
+                    if self.try_add(p, &mut members, &mut in_g) {
+                        progress = true;
+                        break;
+                    }
+                    rejected.insert(p);
+                }
+            }
+            if !progress {
+                return members;
+            }
+        }
+    }
+
+    fn try_add(&self, p: usize, members: &mut Vec<usize>, in_g: &mut [bool]) -> bool {
+        in_g[p] = true;
+        let pos = members.partition_point(|&m| m < p);
+        members.insert(pos, p);
+        if self.valid(members, in_g) {
+            return true;
+        }
+        members.remove(pos);
+        in_g[p] = false;
+        false
+    }
+
+    fn worth(&self, members: &[usize]) -> bool {
+        members
+            .iter()
+            .filter(|&&m| materialises(&self.comp.instructions[m].op))
+            .count()
+            >= 2
+    }
+
+    fn commit(&mut self, members: Vec<usize>, root: usize) {
+        let n = self.comp.instructions.len();
+        let mut in_g = vec![false; n];
+        for &m in &members {
+            in_g[m] = true;
+        }
+        let shape = self.shape_of(&members, &in_g);
+        let g = self.groups.len();
+        for &m in &shape.owned {
+            self.owner[m] = Some(g);
+        }
+        for &m in &members {
+            if !shape.owned.contains(&m) {
+                self.copies_in[m].push(g);
+            }
+        }
+        self.groups.push(Group { members, root });
+    }
+
+    fn uncommit_last(&mut self) {
+        let Some(g) = self.groups.pop() else { return };
+        let idx = self.groups.len();
+        for &m in &g.members {
+            if self.owner[m] == Some(idx) {
+                self.owner[m] = None;
+            }
+            self.copies_in[m].retain(|&h| h != idx);
+        }
+    }
+}
+
+/// The groups to form in computation `cid`.
+fn decide(module: &HloModule, cid: CompId) -> Vec<Group> {
+    let mut ctx = Ctx::new(module, cid);
+    let n = ctx.comp.instructions.len();
+    let mut singles: Vec<Vec<usize>> = Vec::new();
+    for i in (0..n).rev() {
+        if ctx.owner[i].is_some() || !ctx.fusible[i] || ctx.cheap[i] {
+            continue;
+        }
+        let members = ctx.grow(i);
+        if members.is_empty() {
+            continue;
+        }
+        if ctx.worth(&members) {
+            ctx.commit(members, i);
+        } else {
+            singles.push(members);
+        }
+    }
+    merge_siblings(&mut ctx, singles);
+    ctx.groups
+}
+
+/// Merges groups (and fusible instructions left alone) that read the same
+/// large input into one multi-output group.
+fn merge_siblings(ctx: &mut Ctx<'_>, singles: Vec<Vec<usize>>) {
+    let n = ctx.comp.instructions.len();
+    // Candidates: committed groups, then the singles (not committed yet).
+    let mut candidates: Vec<(Vec<usize>, Option<usize>)> = ctx
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(g, grp)| (grp.members.clone(), Some(g)))
+        .collect();
+    candidates.extend(singles.into_iter().map(|m| (m, None)));
+    let inputs_of = |members: &[usize]| -> HashSet<usize> {
+        let set: HashSet<usize> = members.iter().copied().collect();
+        members
+            .iter()
+            .flat_map(|&m| ctx.comp.instructions[m].operands.iter().map(|o| o.index()))
+            .filter(|o| !set.contains(o))
+            .filter(|&o| ctx.comp.instructions[o].shape.element_count() >= SIBLING_MIN_ELEMENTS)
+            .collect()
+    };
+    let mut by_input: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (k, (members, _)) in candidates.iter().enumerate() {
+        for i in inputs_of(members) {
+            by_input.entry(i).or_default().push(k);
+        }
+    }
+    let mut keys: Vec<usize> = by_input.keys().copied().collect();
+    keys.sort_unstable();
+    let mut merged_into: Vec<Option<usize>> = vec![None; candidates.len()];
+    let mut merged_any = false;
+    for input in keys {
+        let list = &by_input[&input];
+        if list.len() < 2 {
+            continue;
+        }
+        let list = list.clone();
+        for w in 1..list.len() {
+            let (a, b) = (list[0], list[w]);
+            let resolve = |mut k: usize| {
+                while let Some(t) = merged_into[k] {
+                    k = t;
+                }
+                k
+            };
+            let (a, b) = (resolve(a), resolve(b));
+            if a == b {
+                continue;
+            }
+            let mut members: Vec<usize> = candidates[a]
+                .0
+                .iter()
+                .chain(&candidates[b].0)
+                .copied()
+                .collect();
+            members.sort_unstable();
+            members.dedup();
+            // Judge the merged group with both halves' own groups removed.
+            let owned_groups: Vec<usize> = [candidates[a].1, candidates[b].1]
+                .into_iter()
+                .flatten()
+                .collect();
+            let saved_owner = ctx.owner.clone();
+            let saved_copies = ctx.copies_in.clone();
+            for &m in &members {
+                if ctx.owner[m].is_some_and(|g| owned_groups.contains(&g)) {
+                    ctx.owner[m] = None;
+                }
+                ctx.copies_in[m].retain(|h| !owned_groups.contains(h));
+            }
+            let mut in_g = vec![false; n];
+            for &m in &members {
+                in_g[m] = true;
+            }
+            let ok = ctx.members_free(&members, &owned_groups) && ctx.valid(&members, &in_g);
+            ctx.owner = saved_owner;
+            ctx.copies_in = saved_copies;
+            if !ok {
+                continue;
+            }
+            let root = members.last().copied().unwrap_or(0);
+            candidates.push((members, None));
+            let k = candidates.len() - 1;
+            merged_into.push(None);
+            merged_into[a] = Some(k);
+            merged_into[b] = Some(k);
+            let _ = root;
+            merged_any = true;
+        }
+    }
+    // Rebuild the committed groups: every candidate not merged away.
+    let finals: Vec<(Vec<usize>, usize)> = candidates
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| merged_into[*k].is_none())
+        .filter_map(|(_, (members, g))| match g {
+            Some(g) => Some((members.clone(), ctx.groups[*g].root)),
+            None if ctx.worth(members) => {
+                Some((members.clone(), members.last().copied().unwrap_or(0)))
+            }
+            None => None,
+        })
+        .collect();
+    if !merged_any {
+        return;
+    }
+    while !ctx.groups.is_empty() {
+        ctx.uncommit_last();
+    }
+    for (members, root) in finals {
+        ctx.commit(members, root);
+    }
+}
+
+impl Ctx<'_> {
+    /// Whether no member of `members` belongs to a committed group other than
+    /// `allowed`.
+    fn members_free(&self, members: &[usize], allowed: &[usize]) -> bool {
+        members
+            .iter()
+            .all(|&m| self.owner[m].is_none_or(|g| allowed.contains(&g)))
+    }
+}
+
+enum Item {
+    Instr(usize),
+    Group(usize),
+}
+
+/// Rebuilds computation `cid` with `groups` turned into fusions; `None` if
+/// the groups cannot be ordered (then the computation stays as it is).
+fn rewrite(
+    module: &mut HloModule,
+    cid: CompId,
+    groups: &[Group],
+    names: &mut NameGen,
+    comp_names: &mut HashSet<String>,
+) -> Option<HloComputation> {
+    let comp = module.computation(cid).clone();
+    let n = comp.instructions.len();
+    let users: Vec<Vec<usize>> = comp
+        .users()
+        .into_iter()
+        .map(|u| {
+            let mut u: Vec<usize> = u.into_iter().map(|i| i.index()).collect();
+            u.dedup();
+            u
+        })
+        .collect();
+    let cheap: Vec<bool> = comp.instructions.iter().map(|i| cheap_op(&i.op)).collect();
+    let mut owner: Vec<Option<usize>> = vec![None; n];
+    struct Info {
+        owned: Vec<usize>,
+        outputs: Vec<usize>,
+        inputs: Vec<usize>,
+    }
+    let mut infos = Vec::with_capacity(groups.len());
+    for (g, group) in groups.iter().enumerate() {
+        let mut in_g = vec![false; n];
+        for &m in &group.members {
+            in_g[m] = true;
+        }
+        let Split { owned, outputs, .. } = split(&comp, &users, &cheap, &group.members, &in_g);
+        for &m in &owned {
+            owner[m] = Some(g);
+        }
+        let ids: Vec<InstrId> = group.members.iter().map(|&m| InstrId(m as u32)).collect();
+        let outs: Vec<InstrId> = outputs.iter().map(|&m| InstrId(m as u32)).collect();
+        let (_, inputs) = FusedGraph::from_group(module, &comp, &ids, &outs).ok()?;
+        infos.push(Info {
+            owned,
+            outputs,
+            inputs: inputs.into_iter().map(|i| i.index()).collect(),
+        });
+    }
+    // Order: Kahn's algorithm over instructions and groups, earliest first.
+    let item_of = |i: usize| -> usize {
+        match owner[i] {
+            Some(g) => n + g,
+            None => i,
+        }
+    };
+    let total = n + groups.len();
+    let exists = |k: usize| k >= n || owner[k].is_none();
+    let mut indegree = vec![0usize; total];
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); total];
+    for k in 0..total {
+        if !exists(k) {
+            continue;
+        }
+        let deps: Vec<usize> = if k < n {
+            let instr = &comp.instructions[k];
+            instr
+                .operands
+                .iter()
+                .chain(&instr.control_predecessors)
+                .map(|o| item_of(o.index()))
+                .collect()
+        } else {
+            infos[k - n].inputs.iter().map(|&i| item_of(i)).collect()
+        };
+        for d in deps {
+            if d == k {
+                return None;
+            }
+            indegree[k] += 1;
+            dependents[d].push(k);
+        }
+    }
+    let key = |k: usize| if k < n { k } else { groups[k - n].root };
+    let mut heap: BinaryHeap<Reverse<(usize, usize)>> = (0..total)
+        .filter(|&k| exists(k) && indegree[k] == 0)
+        .map(|k| Reverse((key(k), k)))
+        .collect();
+    let mut order = Vec::with_capacity(total);
+    while let Some(Reverse((_, k))) = heap.pop() {
+        order.push(if k < n {
+            Item::Instr(k)
+        } else {
+            Item::Group(k - n)
+        });
+        for &d in &dependents[k] {
+            indegree[d] -= 1;
+            if indegree[d] == 0 {
+                heap.push(Reverse((key(d), d)));
+            }
+        }
+    }
+    let expected = (0..total).filter(|&k| exists(k)).count();
+    if order.len() != expected {
+        return None;
+    }
+    // Emit.
+    let mut out: Vec<HloInstruction> = Vec::with_capacity(n);
+    let mut map: Vec<Option<InstrId>> = vec![None; n];
+    let push = |out: &mut Vec<HloInstruction>, instr: HloInstruction| -> InstrId {
+        out.push(instr);
+        InstrId(out.len() as u32 - 1)
+    };
+    for item in order {
+        match item {
+            Item::Instr(i) => {
+                let mut copy = comp.instructions[i].clone();
+                copy.operands = copy
+                    .operands
+                    .iter()
+                    .map(|o| map[o.index()])
+                    .collect::<Option<Vec<_>>>()?;
+                copy.control_predecessors = copy
+                    .control_predecessors
+                    .iter()
+                    .map(|o| map[o.index()])
+                    .collect::<Option<Vec<_>>>()?;
+                map[i] = Some(push(&mut out, copy));
+            }
+            Item::Group(g) => {
+                let info = &infos[g];
+                let group = &groups[g];
+                // The fused computation.
+                let mut fused: Vec<HloInstruction> = Vec::new();
+                let mut inner: HashMap<usize, InstrId> = HashMap::new();
+                for (k, &input) in info.inputs.iter().enumerate() {
+                    let p = HloInstruction::new(
+                        names.fresh(&format!("param_{k}")),
+                        comp.instructions[input].shape.clone(),
+                        Op::Parameter { number: k },
+                        vec![],
+                    );
+                    fused.push(p);
+                    inner.insert(input, InstrId(k as u32));
+                }
+                let params = inner.clone();
+                let mut local: HashMap<usize, InstrId> = HashMap::new();
+                for &m in &group.members {
+                    let mut copy = comp.instructions[m].clone();
+                    if !info.owned.contains(&m) {
+                        copy.name = names.fresh(&copy.name);
+                    }
+                    copy.control_predecessors.clear();
+                    copy.operands = copy
+                        .operands
+                        .iter()
+                        .map(|o| {
+                            local
+                                .get(&o.index())
+                                .or_else(|| params.get(&o.index()))
+                                .copied()
+                        })
+                        .collect::<Option<Vec<_>>>()?;
+                    fused.push(copy);
+                    local.insert(m, InstrId(fused.len() as u32 - 1));
+                }
+                let out_shapes: Vec<Shape> = info
+                    .outputs
+                    .iter()
+                    .map(|&o| comp.instructions[o].shape.clone())
+                    .collect();
+                let root = if info.outputs.len() == 1 {
+                    local[&info.outputs[0]]
+                } else {
+                    let operands = info.outputs.iter().map(|o| local[o]).collect();
+                    fused.push(HloInstruction::new(
+                        names.fresh("tuple"),
+                        Shape::tuple(out_shapes.clone()),
+                        Op::Tuple,
+                        operands,
+                    ));
+                    InstrId(fused.len() as u32 - 1)
+                };
+                let mut cname = "fused_computation".to_string();
+                let mut k = 0;
+                while comp_names.contains(&cname) {
+                    k += 1;
+                    cname = format!("fused_computation.{k}");
+                }
+                comp_names.insert(cname.clone());
+                module.computations.push(HloComputation {
+                    name: cname,
+                    instructions: fused,
+                    root,
+                });
+                let calls = CompId(module.computations.len() as u32 - 1);
+                let kind = if group
+                    .members
+                    .iter()
+                    .any(|&m| matches!(comp.instructions[m].op, Op::Reduce { .. }))
+                {
+                    FusionKind::Input
+                } else {
+                    FusionKind::Loop
+                };
+                let operands = info
+                    .inputs
+                    .iter()
+                    .map(|&i| map[i])
+                    .collect::<Option<Vec<_>>>()?;
+                let shape = if out_shapes.len() == 1 {
+                    out_shapes[0].clone()
+                } else {
+                    Shape::tuple(out_shapes.clone())
+                };
+                let fusion_name = names.fresh("fusion");
+                let fusion = push(
+                    &mut out,
+                    HloInstruction::new(
+                        fusion_name.clone(),
+                        shape,
+                        Op::Fusion { kind, calls },
+                        operands,
+                    ),
+                );
+                if info.outputs.len() == 1 {
+                    map[info.outputs[0]] = Some(fusion);
+                } else {
+                    for (k, &o) in info.outputs.iter().enumerate() {
+                        let gte = HloInstruction::new(
+                            names.fresh(&format!("{fusion_name}.{k}")),
+                            out_shapes[k].clone(),
+                            Op::GetTupleElement { index: k },
+                            vec![fusion],
+                        );
+                        map[o] = Some(push(&mut out, gte));
+                    }
+                }
+            }
+        }
+    }
+    Some(HloComputation {
+        name: comp.name.clone(),
+        root: map[comp.root.index()]?,
+        instructions: out,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fusions(module: &HloModule) -> Vec<(String, usize)> {
+        let entry = module.computation(module.entry);
+        entry
+            .instructions
+            .iter()
+            .filter_map(|i| match &i.op {
+                Op::Fusion { calls, .. } => Some((
+                    i.name.clone(),
+                    module.computation(*calls).instructions.len(),
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn softmax_becomes_one_fusion() {
+        let text = r#"
+HloModule m
+mx {
+  a0 = f32[] parameter(0)
+  b0 = f32[] parameter(1)
+  ROOT r0 = f32[] maximum(a0, b0)
+}
+add {
+  a1 = f32[] parameter(0)
+  b1 = f32[] parameter(1)
+  ROOT r1 = f32[] add(a1, b1)
+}
+ENTRY e {
+  x = f32[16,32] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[16] reduce(x, ninf), dimensions={1}, to_apply=mx
+  bm = f32[16,32] broadcast(m), dimensions={0}
+  s = f32[16,32] subtract(x, bm)
+  ex = f32[16,32] exponential(s)
+  z = f32[] constant(0)
+  sum = f32[16] reduce(ex, z), dimensions={1}, to_apply=add
+  bs = f32[16,32] broadcast(sum), dimensions={0}
+  ROOT d = f32[16,32] divide(ex, bs)
+}
+"#;
+        let m = crate::compiler::optimize(HloModule::parse(text).unwrap()).unwrap();
+        let f = fusions(&m);
+        assert_eq!(f.len(), 1, "{f:?}");
+        let entry = m.computation(m.entry);
+        assert!(matches!(
+            entry.root_instr().op,
+            Op::Fusion {
+                kind: FusionKind::Input,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn dots_stay_unfused_and_values_used_twice_become_outputs() {
+        let text = r#"
+HloModule m
+ENTRY e {
+  x = f32[8,16] parameter(0)
+  w = f32[16,4] parameter(1)
+  b = f32[4] parameter(2)
+  d = f32[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[8,4] broadcast(b), dimensions={1}
+  a = f32[8,4] add(d, bb)
+  t = f32[8,4] tanh(a)
+  w2 = f32[4,4] parameter(3)
+  d2 = f32[8,4] dot(a, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = (f32[8,4], f32[8,4]) tuple(t, d2)
+}
+"#;
+        let m = crate::compiler::optimize(HloModule::parse(text).unwrap()).unwrap();
+        let entry = m.computation(m.entry);
+        let dots = entry
+            .instructions
+            .iter()
+            .filter(|i| matches!(i.op, Op::Dot { .. }))
+            .count();
+        assert_eq!(dots, 2);
+        // `a` is used by the second dot and by `tanh`: the fusion computing
+        // `a` and `tanh(a)` has two outputs.
+        let multi = entry
+            .instructions
+            .iter()
+            .any(|i| matches!(i.op, Op::Fusion { .. }) && i.shape.is_tuple());
+        assert!(multi, "{}", m);
+    }
+}

@@ -1,0 +1,906 @@
+//! Running a [`BlockProgram`]: the fusion's thunk.
+//!
+//! The full domain is split into a fixed number of tasks (ranges of rows, or
+//! of row chunks), fixed when the fusion is planned so results never depend on
+//! how many threads there are; one task runs inline, more go to the compute
+//! pool. A task walks its blocks and runs every step on each; its block
+//! registers live in a per-thread register file that is reused by every fusion
+//! the thread runs (no allocation per run). Per task, uniform values are
+//! computed once and splatted. Column reductions accumulate into per-task
+//! partial rows in the fusion's scratch and are combined in task order
+//! afterwards; with chunked rows, row reductions leave one partial value per
+//! chunk, combined (with the outer-domain steps that follow) afterwards.
+
+use super::ops::{self, Arg};
+use super::program::{
+    BlockProgram, Home, LeafPlan, Mode, Reducer, SlotDom, Source, Step, ROW_CALL_MIN,
+};
+use super::view::gather;
+use crate::kernels::scalar_program::{load_register, Register, ScalarEval};
+use crate::runtime::pool::compute_pool;
+use crate::thunk::{BufferSlice, ExecuteContext, Thunk};
+use platform_api::Result;
+use std::cell::RefCell;
+use std::sync::Arc;
+
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u8; 64]);
+
+thread_local! {
+    static REGISTERS: RefCell<Vec<Line>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with at least `bytes` bytes of 64-byte-aligned register memory.
+fn with_registers<R>(bytes: usize, f: impl FnOnce(*mut u8) -> R) -> R {
+    let lines = bytes.div_ceil(64).max(1);
+    REGISTERS.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut regs) => {
+            if regs.len() < lines {
+                regs.resize(lines, Line([0; 64]));
+            }
+            f(regs.as_mut_ptr().cast())
+        }
+        // Re-entered on this thread (not expected): use a fresh block.
+        Err(_) => {
+            let mut regs = vec![Line([0; 64]); lines];
+            f(regs.as_mut_ptr().cast())
+        }
+    })
+}
+
+/// The addresses one run works on.
+struct Env<'p> {
+    p: &'p BlockProgram,
+    params: Vec<*const u8>,
+    outs: Vec<*mut u8>,
+    consts: Vec<*const u8>,
+    scratch: *mut u8,
+}
+
+// SAFETY: the addresses are the run's buffers; tasks write disjoint blocks of
+// the outputs and disjoint partial rows of the scratch (see `run_task`).
+unsafe impl Sync for Env<'_> {}
+
+/// Which part of the domain a block covers.
+#[derive(Clone, Copy)]
+struct Block {
+    /// First full-domain position and count.
+    pos: usize,
+    n: usize,
+    /// First row and number of rows (whole rows), or the chunk's row.
+    row0: usize,
+    nr: usize,
+    /// Chunked rows: the chunk's index.
+    chunk: usize,
+    /// The block's first row is the task's first row (column partials start
+    /// there).
+    task_first: bool,
+    task: usize,
+}
+
+/// Where readers find a slot's block.
+#[derive(Clone, Copy)]
+enum Val {
+    /// The block's elements (in the slot's register, an output, or a leaf's
+    /// memory).
+    Block(*mut u8),
+    /// One value per row of the block (a row reduction broadcast along the
+    /// row), not yet expanded.
+    PerRow(*mut u8),
+    /// One value for every position (uniform), not yet expanded.
+    Scalar(*mut u8),
+    /// The same row (`row_len` elements) for every row of the block, read in
+    /// place (a broadcast bias).
+    RowRepeat(*mut u8),
+}
+
+/// Per-task state.
+struct TaskState<'p> {
+    /// Where each slot's block is written (register or output position).
+    home: Vec<*mut u8>,
+    val: Vec<Val>,
+    inits: Vec<Vec<Register>>,
+    evals: Vec<Option<ScalarEval<'p>>>,
+}
+
+impl Env<'_> {
+    fn leaf_base(&self, leaf: &LeafPlan) -> *const u8 {
+        match leaf.source {
+            Source::Param(k) => self.params[k],
+            Source::Constant(c) => self.consts[c],
+            Source::Index => std::ptr::null(),
+        }
+    }
+
+    /// Reads `n` positions from `start` of a leaf into `dst`; returns where
+    /// the values are (`dst`, or the leaf's memory when it is contiguous).
+    ///
+    /// # Safety
+    /// `dst` has room for `n` elements; the plan checked every offset.
+    unsafe fn load(&self, leaf: &LeafPlan, start: usize, n: usize, dst: *mut u8) -> *mut u8 {
+        let w = leaf.width;
+        if let Some(index) = &leaf.index {
+            leaf.view.for_each_run(start, n, |pos, off, len, stride| {
+                // SAFETY: `dst` holds `n` elements.
+                unsafe { index.call(off, stride, len, dst.add(pos * w)) };
+            });
+            return dst;
+        }
+        let base = self.leaf_base(leaf);
+        let mut direct = None;
+        let mut first = true;
+        leaf.view.for_each_run(start, n, |pos, off, len, stride| {
+            if first && len == n && stride == 1 {
+                direct = Some(off);
+                return;
+            }
+            first = false;
+            // SAFETY: the plan checked the offsets; `dst` holds `n`.
+            unsafe { gather(w, base, off, len, stride, dst.add(pos * w)) };
+        });
+        match direct {
+            // SAFETY: inside the leaf (checked at plan time).
+            Some(off) => unsafe { base.offset(off * w as isize).cast_mut() },
+            None => dst,
+        }
+    }
+}
+
+/// Splits `0..units` into `tasks` near-equal contiguous ranges.
+fn task_range(units: usize, tasks: usize, t: usize) -> (usize, usize) {
+    let base = units / tasks;
+    let extra = units % tasks;
+    let start = t * base + t.min(extra);
+    (start, start + base + usize::from(t < extra))
+}
+
+/// Folds `len` elements (element `i` of operand `j` at `xs[j] + i·w_j`) into
+/// `acc` with a scalar reducer program.
+///
+/// # Safety
+/// Pointers valid for `len` elements.
+unsafe fn program_fold(
+    eval: &mut ScalarEval<'_>,
+    acc: &mut [Register],
+    xs: &[*const u8],
+    widths: &[usize],
+    len: usize,
+    stride: usize,
+) {
+    let k = acc.len();
+    for i in 0..len {
+        for j in 0..k {
+            eval.set_param_register(j, acc[j]);
+            // SAFETY: forwarded.
+            unsafe { eval.set_param(k + j, xs[j].add(i * stride * widths[j])) };
+        }
+        eval.run();
+        for (j, a) in acc.iter_mut().enumerate() {
+            *a = eval.output(j);
+        }
+    }
+}
+
+/// Writes a register's element to `dst`.
+///
+/// # Safety
+/// `dst` has room for `width` bytes.
+unsafe fn store_register(r: &Register, width: usize, dst: *mut u8) {
+    // SAFETY: a register has 16 bytes; `width <= 16`.
+    unsafe { std::ptr::copy_nonoverlapping(r.as_ptr().cast::<u8>(), dst, width) }
+}
+
+impl<'p> Env<'p> {
+    /// The init values of reduction `r`.
+    fn init_registers(&self, r: usize) -> Vec<Register> {
+        let p = self.p;
+        let plan = &p.reduces[r];
+        plan.inits
+            .iter()
+            .zip(&plan.types)
+            .map(|(&l, ty)| {
+                let leaf = &p.leaves[l];
+                let off = leaf
+                    .view
+                    .splat_offset()
+                    .unwrap_or_else(|| leaf.view.offset(0));
+                // SAFETY: the init is one element of its source (checked when
+                // the plan was made).
+                unsafe {
+                    load_register(
+                        self.leaf_base(leaf).offset(off * ty.byte_size() as isize),
+                        ty.byte_size(),
+                    )
+                }
+            })
+            .collect()
+    }
+
+    fn new_state(&self, regs: *mut u8) -> TaskState<'p> {
+        let p = self.p;
+        let home: Vec<*mut u8> = p
+            .slots
+            .iter()
+            .map(|s| match s.home {
+                Home::Register(off) => regs.wrapping_add(off),
+                Home::Output(_) => std::ptr::null_mut(),
+            })
+            .collect();
+        let inits = (0..p.reduces.len())
+            .map(|r| self.init_registers(r))
+            .collect();
+        let evals = p
+            .reduces
+            .iter()
+            .map(|r| match &r.reducer {
+                Reducer::Program(prog) => Some(prog.evaluator()),
+                Reducer::Simple { .. } => None,
+            })
+            .collect();
+        TaskState {
+            val: home.iter().map(|&h| Val::Block(h)).collect(),
+            home,
+            inits,
+            evals,
+        }
+    }
+
+    /// Points output-homed slots at the block's positions.
+    fn place_outputs(&self, st: &mut TaskState<'_>, b: &Block) {
+        for (s, slot) in self.p.slots.iter().enumerate() {
+            if let Home::Output(k) = slot.home {
+                let at = match slot.dom {
+                    SlotDom::Outer => b.row0,
+                    _ => b.pos,
+                };
+                let ptr = self.outs[k].wrapping_add(at * slot.width);
+                st.home[s] = ptr;
+                st.val[s] = Val::Block(ptr);
+            }
+        }
+    }
+
+    /// Computes uniform values (one element each, in their registers).
+    fn uniforms(&self, st: &mut TaskState<'p>) {
+        let p = self.p;
+        for step in &p.uniform_steps {
+            match step {
+                Step::Load { slot, leaf, .. } => {
+                    let leaf = &p.leaves[*leaf];
+                    let off = leaf
+                        .view
+                        .splat_offset()
+                        .unwrap_or_else(|| leaf.view.offset(0));
+                    let dst = st.home[*slot];
+                    if let Some(index) = &leaf.index {
+                        // SAFETY: one value into a register.
+                        unsafe { index.call(off, 0, 1, dst) };
+                    } else {
+                        // SAFETY: inside the leaf (checked at plan time).
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                self.leaf_base(leaf).offset(off * leaf.width as isize),
+                                dst,
+                                leaf.width,
+                            )
+                        };
+                    }
+                    st.val[*slot] = Val::Scalar(dst);
+                }
+                Step::Op { slot, kernel, args } => {
+                    let a: Vec<Arg> = args
+                        .iter()
+                        .map(|&s| Arg::Ptr(st.home[s].cast_const()))
+                        .collect();
+                    // SAFETY: one element each.
+                    unsafe { kernel.call(&a, st.home[*slot], 1) };
+                    st.val[*slot] = Val::Scalar(st.home[*slot]);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The slot's block as contiguous elements, expanding a per-row or
+    /// uniform value into the slot's register first.
+    fn block(&self, st: &mut TaskState<'p>, s: usize, b: &Block) -> *mut u8 {
+        let p = self.p;
+        let w = p.slots[s].width;
+        match st.val[s] {
+            Val::Block(ptr) => ptr,
+            Val::PerRow(src) => {
+                let dst = st.home[s];
+                for i in 0..b.nr {
+                    // SAFETY: `nr` row values; the register holds the block.
+                    unsafe { ops::fill(w, src.add(i * w), dst.add(i * p.row_len * w), p.row_len) };
+                }
+                st.val[s] = Val::Block(dst);
+                dst
+            }
+            Val::RowRepeat(src) => {
+                let dst = st.home[s];
+                for i in 0..b.nr {
+                    // SAFETY: one row at `src`; the register holds the block.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            src,
+                            dst.add(i * p.row_len * w),
+                            p.row_len * w,
+                        )
+                    };
+                }
+                st.val[s] = Val::Block(dst);
+                dst
+            }
+            Val::Scalar(v) => {
+                // A uniform register holds a block of any domain.
+                let cap = p.cap_full.max(p.cap_rows).max(p.cap_cols).max(1);
+                if cap > 1 {
+                    // SAFETY: the register holds `cap` elements.
+                    unsafe { ops::fill(w, v, v.add(w), cap - 1) };
+                }
+                st.val[s] = Val::Block(v);
+                v
+            }
+        }
+    }
+
+    /// Runs `steps` on one block.
+    ///
+    /// # Safety
+    /// `b` lies inside the domain; the task owns the block's outputs.
+    unsafe fn run_block(&self, st: &mut TaskState<'p>, steps: &[Step], b: &Block) {
+        let p = self.p;
+        self.place_outputs(st, b);
+        for step in steps {
+            match step {
+                Step::Load {
+                    slot,
+                    leaf,
+                    repeat: Some(base),
+                } if b.nr > 1 => {
+                    let leaf = &p.leaves[*leaf];
+                    let at = self
+                        .leaf_base(leaf)
+                        .wrapping_offset(*base * leaf.width as isize);
+                    st.val[*slot] = Val::RowRepeat(at.cast_mut());
+                }
+                Step::Load { slot, leaf, .. } => {
+                    let (start, n) = match p.slots[*slot].dom {
+                        SlotDom::Outer => (b.row0, b.nr),
+                        _ => (b.pos, b.n),
+                    };
+                    // SAFETY: the register holds a block.
+                    st.val[*slot] = Val::Block(unsafe {
+                        self.load(&p.leaves[*leaf], start, n, st.home[*slot])
+                    });
+                }
+                Step::Op { slot, kernel, args } => {
+                    let n = match p.slots[*slot].dom {
+                        SlotDom::Outer => b.nr,
+                        _ => b.n,
+                    };
+                    let mut per_row = false;
+                    for &s in args {
+                        if let Val::PerRow(_) | Val::RowRepeat(_) = st.val[s] {
+                            if p.row_len < ROW_CALL_MIN {
+                                self.block(st, s, b);
+                            } else {
+                                per_row = true;
+                            }
+                        }
+                    }
+                    let dst = st.home[*slot];
+                    let mut a = [Arg::Ptr(std::ptr::null()); 3];
+                    if !per_row {
+                        for (k, &s) in args.iter().enumerate() {
+                            a[k] = match st.val[s] {
+                                Val::Scalar(v) => Arg::Scalar(v),
+                                Val::Block(v) | Val::PerRow(v) | Val::RowRepeat(v) => Arg::Ptr(v),
+                            };
+                        }
+                        // SAFETY: every slot holds the block.
+                        unsafe { kernel.call(&a[..args.len()], dst, n) };
+                    } else {
+                        // Row by row, a per-row value as a scalar operand.
+                        let w = p.slots[*slot].width;
+                        for r in 0..b.nr {
+                            for (k, &s) in args.iter().enumerate() {
+                                let aw = p.slots[s].width;
+                                a[k] = match st.val[s] {
+                                    Val::Scalar(v) => Arg::Scalar(v),
+                                    Val::PerRow(v) => Arg::Scalar(v.wrapping_add(r * aw)),
+                                    Val::RowRepeat(v) => Arg::Ptr(v),
+                                    Val::Block(v) => Arg::Ptr(v.wrapping_add(r * p.row_len * aw)),
+                                };
+                            }
+                            // SAFETY: row `r` of every operand and of the result.
+                            unsafe {
+                                kernel.call(&a[..args.len()], dst.add(r * p.row_len * w), p.row_len)
+                            };
+                        }
+                    }
+                    st.val[*slot] = Val::Block(dst);
+                }
+                Step::RowFold {
+                    reduce,
+                    operands,
+                    results,
+                } => {
+                    // SAFETY: forwarded.
+                    unsafe { self.row_fold(st, *reduce, operands, results, b) };
+                }
+                Step::RowCombine { reduce, results } => {
+                    // SAFETY: forwarded.
+                    unsafe { self.row_combine(st, *reduce, results, b) };
+                }
+                Step::RowBroadcast { slot, src } => {
+                    let s = self.block(st, *src, b);
+                    st.val[*slot] = Val::PerRow(s);
+                }
+                Step::ColAccumulate { reduce, operands } => {
+                    // SAFETY: forwarded.
+                    unsafe { self.col_accumulate(st, *reduce, operands, b) };
+                }
+                Step::ColCombine { reduce, results } => {
+                    // SAFETY: forwarded.
+                    unsafe { self.col_combine(st, *reduce, results, b) };
+                }
+                Step::Store { slot, output, dom } => {
+                    let w = p.slots[*slot].width;
+                    let (at, n) = match dom {
+                        SlotDom::Outer => (b.row0, b.nr),
+                        _ => (b.pos, b.n),
+                    };
+                    let dst = self.outs[*output].wrapping_add(at * w);
+                    if n == 0 {
+                        continue;
+                    }
+                    // SAFETY: the slot holds the block; the output has room.
+                    unsafe {
+                        match st.val[*slot] {
+                            Val::Block(v) => std::ptr::copy(v, dst, n * w),
+                            Val::Scalar(v) => ops::fill(w, v, dst, n),
+                            Val::PerRow(v) => {
+                                for i in 0..b.nr {
+                                    ops::fill(
+                                        w,
+                                        v.add(i * w),
+                                        dst.add(i * p.row_len * w),
+                                        p.row_len,
+                                    );
+                                }
+                            }
+                            Val::RowRepeat(v) => {
+                                for i in 0..b.nr {
+                                    std::ptr::copy(v, dst.add(i * p.row_len * w), p.row_len * w);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    unsafe fn row_fold(
+        &self,
+        st: &mut TaskState<'p>,
+        r: usize,
+        operands: &[usize],
+        results: &[usize],
+        b: &Block,
+    ) {
+        let p = self.p;
+        let plan = &p.reduces[r];
+        let chunked = matches!(p.mode, Mode::Chunks { .. });
+        let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
+        // Whole rows: one fold per row into the result slots. Chunked: one
+        // partial per chunk into the scratch.
+        let (rows, len) = if chunked { (1, b.n) } else { (b.nr, p.row_len) };
+        let bases: Vec<*mut u8> = operands.iter().map(|&s| self.block(st, s, b)).collect();
+        for i in 0..rows {
+            let xs: Vec<*const u8> = bases
+                .iter()
+                .zip(&widths)
+                .map(|(&v, &w)| v.wrapping_add(i * len * w).cast_const())
+                .collect();
+            let dsts: Vec<*mut u8> = if chunked {
+                plan.partials
+                    .iter()
+                    .zip(&widths)
+                    .map(|(&off, &w)| self.scratch.wrapping_add(off + b.chunk * w))
+                    .collect()
+            } else {
+                results
+                    .iter()
+                    .zip(&widths)
+                    .map(|(&s, &w)| st.home[s].wrapping_add(i * w))
+                    .collect()
+            };
+            match &plan.reducer {
+                Reducer::Simple { fold, .. } => {
+                    let init = if chunked {
+                        std::ptr::null()
+                    } else {
+                        st.inits[r][0].as_ptr().cast::<u8>()
+                    };
+                    // SAFETY: `len` elements of the row.
+                    unsafe { fold.call(xs[0], len, init, dsts[0]) };
+                }
+                Reducer::Program(_) => {
+                    let Some(eval) = st.evals[r].as_mut() else {
+                        continue;
+                    };
+                    let (mut acc, skip): (Vec<Register>, usize) = if chunked {
+                        // SAFETY: a chunk has at least one element.
+                        (
+                            xs.iter()
+                                .zip(&widths)
+                                .map(|(&x, &w)| unsafe { load_register(x, w) })
+                                .collect(),
+                            1,
+                        )
+                    } else {
+                        (st.inits[r].clone(), 0)
+                    };
+                    let rest: Vec<*const u8> = xs
+                        .iter()
+                        .zip(&widths)
+                        .map(|(&x, &w)| x.wrapping_add(skip * w))
+                        .collect();
+                    // SAFETY: forwarded.
+                    unsafe {
+                        program_fold(eval, &mut acc, &rest, &widths, len.saturating_sub(skip), 1)
+                    };
+                    for (j, a) in acc.iter().enumerate() {
+                        // SAFETY: room for one element.
+                        unsafe { store_register(a, widths[j], dsts[j]) };
+                    }
+                }
+            }
+        }
+        if !chunked {
+            for &s in results {
+                st.val[s] = Val::Block(st.home[s]);
+            }
+        }
+    }
+
+    unsafe fn row_combine(&self, st: &mut TaskState<'p>, r: usize, results: &[usize], b: &Block) {
+        let p = self.p;
+        let plan = &p.reduces[r];
+        let Mode::Chunks { chunks_per_row, .. } = p.mode else {
+            return;
+        };
+        let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
+        for i in 0..b.nr {
+            let row = b.row0 + i;
+            let parts: Vec<*const u8> = plan
+                .partials
+                .iter()
+                .zip(&widths)
+                .map(|(&off, &w)| {
+                    self.scratch
+                        .wrapping_add(off + row * chunks_per_row * w)
+                        .cast_const()
+                })
+                .collect();
+            let dsts: Vec<*mut u8> = results
+                .iter()
+                .zip(&widths)
+                .map(|(&s, &w)| st.home[s].wrapping_add(i * w))
+                .collect();
+            match &plan.reducer {
+                Reducer::Simple { fold, .. } => {
+                    // SAFETY: `chunks_per_row` partials of the row.
+                    unsafe {
+                        fold.call(
+                            parts[0],
+                            chunks_per_row,
+                            st.inits[r][0].as_ptr().cast(),
+                            dsts[0],
+                        )
+                    };
+                }
+                Reducer::Program(_) => {
+                    let Some(eval) = st.evals[r].as_mut() else {
+                        continue;
+                    };
+                    let mut acc = st.inits[r].clone();
+                    // SAFETY: forwarded.
+                    unsafe { program_fold(eval, &mut acc, &parts, &widths, chunks_per_row, 1) };
+                    for (j, a) in acc.iter().enumerate() {
+                        // SAFETY: room for one element.
+                        unsafe { store_register(a, widths[j], dsts[j]) };
+                    }
+                }
+            }
+        }
+        for &s in results {
+            st.val[s] = Val::Block(st.home[s]);
+        }
+    }
+
+    /// The block's columns of a column reduction: the init combined with
+    /// every task's partial row, in task order.
+    unsafe fn col_combine(&self, st: &mut TaskState<'p>, r: usize, results: &[usize], b: &Block) {
+        let p = self.p;
+        if b.n == 0 {
+            return;
+        }
+        let plan = &p.reduces[r];
+        let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
+        let row_len = p.row_len;
+        let part = |j: usize, t: usize| -> *const u8 {
+            self.scratch
+                .wrapping_add(plan.partials[j] + (t * row_len + b.pos) * widths[j])
+                .cast_const()
+        };
+        match &plan.reducer {
+            Reducer::Simple { accumulate, .. } => {
+                let dst = st.home[results[0]];
+                // SAFETY: the slot holds `n` elements, partial rows `row_len`.
+                unsafe {
+                    ops::fill(widths[0], st.inits[r][0].as_ptr().cast(), dst, b.n);
+                    for t in 0..p.n_tasks {
+                        accumulate.call(
+                            &[Arg::Ptr(dst.cast_const()), Arg::Ptr(part(0, t))],
+                            dst,
+                            b.n,
+                        );
+                    }
+                }
+            }
+            Reducer::Program(_) => {
+                let Some(eval) = st.evals[r].as_mut() else {
+                    return;
+                };
+                for c in 0..b.n {
+                    let mut acc = st.inits[r].clone();
+                    for t in 0..p.n_tasks {
+                        let xs: Vec<*const u8> = (0..widths.len())
+                            .map(|j| part(j, t).wrapping_add(c * widths[j]))
+                            .collect();
+                        // SAFETY: one element each.
+                        unsafe { program_fold(eval, &mut acc, &xs, &widths, 1, 1) };
+                    }
+                    for (j, a) in acc.iter().enumerate() {
+                        // SAFETY: element `c` of the slot.
+                        unsafe {
+                            store_register(a, widths[j], st.home[results[j]].add(c * widths[j]))
+                        };
+                    }
+                }
+            }
+        }
+        for &s in results {
+            st.val[s] = Val::Block(st.home[s]);
+        }
+    }
+
+    unsafe fn col_accumulate(
+        &self,
+        st: &mut TaskState<'p>,
+        r: usize,
+        operands: &[usize],
+        b: &Block,
+    ) {
+        let p = self.p;
+        if p.row_len == 0 {
+            return;
+        }
+        let plan = &p.reduces[r];
+        let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
+        let row_len = p.row_len;
+        let partial: Vec<*mut u8> = plan
+            .partials
+            .iter()
+            .zip(&widths)
+            .map(|(&off, &w)| self.scratch.wrapping_add(off + b.task * row_len * w))
+            .collect();
+        let bases: Vec<*mut u8> = operands.iter().map(|&s| self.block(st, s, b)).collect();
+        for i in 0..b.nr {
+            let xs: Vec<*const u8> = bases
+                .iter()
+                .zip(&widths)
+                .map(|(&v, &w)| v.wrapping_add(i * row_len * w).cast_const())
+                .collect();
+            if b.task_first && i == 0 {
+                for j in 0..xs.len() {
+                    // SAFETY: a row of the block into the task's partial row.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(xs[j], partial[j], row_len * widths[j])
+                    };
+                }
+                continue;
+            }
+            match &plan.reducer {
+                Reducer::Simple { accumulate, .. } => {
+                    // SAFETY: `row_len` elements each; the destination is
+                    // exactly the first operand.
+                    unsafe {
+                        accumulate.call(
+                            &[Arg::Ptr(partial[0].cast_const()), Arg::Ptr(xs[0])],
+                            partial[0],
+                            row_len,
+                        )
+                    };
+                }
+                Reducer::Program(_) => {
+                    let Some(eval) = st.evals[r].as_mut() else {
+                        continue;
+                    };
+                    for c in 0..row_len {
+                        let mut acc: Vec<Register> = partial
+                            .iter()
+                            .zip(&widths)
+                            // SAFETY: element `c` of the partial row.
+                            .map(|(&pp, &w)| unsafe { load_register(pp.add(c * w), w) })
+                            .collect();
+                        let xc: Vec<*const u8> = xs
+                            .iter()
+                            .zip(&widths)
+                            .map(|(&x, &w)| x.wrapping_add(c * w))
+                            .collect();
+                        // SAFETY: one element each.
+                        unsafe { program_fold(eval, &mut acc, &xc, &widths, 1, 1) };
+                        for (j, a) in acc.iter().enumerate() {
+                            // SAFETY: element `c` of the partial row.
+                            unsafe { store_register(a, widths[j], partial[j].add(c * widths[j])) };
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs task `t` on this thread.
+    fn run_task(&self, t: usize) {
+        let p = self.p;
+        with_registers(p.regfile_bytes, |regs| {
+            let mut st = self.new_state(regs);
+            self.uniforms(&mut st);
+            match p.mode {
+                Mode::Rows { rows_per_block } => {
+                    let (r0, r1) = task_range(p.rows, p.n_tasks, t);
+                    let mut row = r0;
+                    while row < r1 {
+                        let nr = rows_per_block.min(r1 - row);
+                        let b = Block {
+                            pos: row * p.row_len,
+                            n: nr * p.row_len,
+                            row0: row,
+                            nr,
+                            chunk: 0,
+                            task_first: row == r0,
+                            task: t,
+                        };
+                        // SAFETY: the block is inside this task's rows.
+                        unsafe { self.run_block(&mut st, &p.steps, &b) };
+                        row += nr;
+                    }
+                }
+                Mode::Chunks {
+                    chunk_len,
+                    chunks_per_row,
+                } => {
+                    let (c0, c1) = task_range(p.rows * chunks_per_row, p.n_tasks, t);
+                    for c in c0..c1 {
+                        let row = c / chunks_per_row;
+                        let start = (c % chunks_per_row) * chunk_len;
+                        let n = chunk_len.min(p.row_len - start);
+                        let b = Block {
+                            pos: row * p.row_len + start,
+                            n,
+                            row0: row,
+                            nr: 1,
+                            chunk: c,
+                            task_first: false,
+                            task: t,
+                        };
+                        // SAFETY: the chunk is inside this task's range.
+                        unsafe { self.run_block(&mut st, &p.steps, &b) };
+                    }
+                }
+            }
+        });
+    }
+
+    /// After every task: column reductions and chunked rows' outer steps.
+    fn finalize(&self) {
+        let p = self.p;
+        if p.finalize.is_empty() && p.col_steps.is_empty() {
+            return;
+        }
+        with_registers(p.regfile_bytes, |regs| {
+            let mut st = self.new_state(regs);
+            self.uniforms(&mut st);
+            let mut col = 0;
+            while !p.col_steps.is_empty() && col < p.row_len {
+                let nc = p.cap_cols.min(p.row_len - col);
+                let b = Block {
+                    pos: col,
+                    n: nc,
+                    row0: 0,
+                    nr: 0,
+                    chunk: 0,
+                    task_first: false,
+                    task: 0,
+                };
+                // SAFETY: columns inside the domain.
+                unsafe { self.run_block(&mut st, &p.col_steps, &b) };
+                col += nc;
+            }
+            let mut row = 0;
+            while !p.finalize.is_empty() && row < p.rows {
+                let nr = p.cap_rows.min(p.rows - row);
+                let b = Block {
+                    pos: 0,
+                    n: 0,
+                    row0: row,
+                    nr,
+                    chunk: 0,
+                    task_first: false,
+                    task: 0,
+                };
+                // SAFETY: rows inside the domain.
+                unsafe { self.run_block(&mut st, &p.finalize, &b) };
+                row += nr;
+            }
+        });
+    }
+}
+
+/// A fusion run as a block program.
+pub struct BlockFusion {
+    pub name: String,
+    pub program: Arc<BlockProgram>,
+    pub operands: Vec<BufferSlice>,
+    pub results: Vec<BufferSlice>,
+    pub scratch: Option<BufferSlice>,
+}
+
+impl Thunk for BlockFusion {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn category(&self) -> &str {
+        "fusion"
+    }
+    fn execute(&self, ctx: &ExecuteContext<'_>) -> Result<()> {
+        let p = &*self.program;
+        let env = Env {
+            p,
+            params: self
+                .operands
+                .iter()
+                .map(|s| ctx.ptr(*s).cast_const())
+                .collect(),
+            outs: self.results.iter().map(|s| ctx.ptr(*s)).collect(),
+            consts: p.constants.iter().map(|c| c.as_bytes().as_ptr()).collect(),
+            // No scratch: a dangling (aligned, non-null) base for empty partials.
+            scratch: self
+                .scratch
+                .map(|s| ctx.ptr(s))
+                .unwrap_or(std::ptr::NonNull::<u64>::dangling().as_ptr().cast()),
+        };
+        run(&env);
+        Ok(())
+    }
+}
+
+fn run(env: &Env<'_>) {
+    let tasks = env.p.n_tasks;
+    if tasks == 1 {
+        env.run_task(0);
+    } else if tasks > 1 {
+        compute_pool().scope(|s| {
+            for t in 0..tasks {
+                s.spawn(move |_| env.run_task(t));
+            }
+        });
+    }
+    env.finalize();
+}

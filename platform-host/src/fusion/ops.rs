@@ -1,0 +1,1467 @@
+//! The slice kernels a block program calls: one elementwise HLO op over `n`
+//! elements, or one reduction step.
+//!
+//! This file is the only place that says *how* an op runs over a slice. The
+//! ops `crate::vmath` implements (every `f32`/`f64` op and the vectorised
+//! transcendentals, integer ops, compares, clamps, selects, conversions,
+//! XLA's contracted multiply-add) call its runtime-dispatched AVX-512 / AVX2 /
+//! baseline kernels; the rest (`f16`/`bf16` arithmetic, complex numbers,
+//! `pred` logic, `reduce-precision`) are tight loops over
+//! `platform_api::semantics`' typed element functions. Row folds are compiled
+//! per ISA level with `vmath`'s dispatcher.
+//!
+//! # Contract of every kernel
+//! A [`Kernel`] is chosen once, when a fusion is planned, for one op and its
+//! element types; calling it runs the op over `n` elements: operand `k` is
+//! read from `args[k]`, the result is written to `dst`. A destination may be
+//! the very same memory as an operand (an accumulator updated in place, an
+//! output written over the input it is computed from), but never a partial
+//! overlap; kernels read element `i` of every operand before writing element
+//! `i`. Results are bit-exact with the shared semantics (and so with the
+//! interpreter and the unfused Host kernels, up to the few ULP the C math
+//! library may differ by on transcendentals).
+//!
+//! [`Fold`] reduces a contiguous run to one value (row reductions); it may
+//! reassociate (64 partial accumulators, so float sums vectorise), as XLA
+//! leaves reduction order unspecified.
+
+use crate::vmath::{self, FloatBinary, FloatUnary, Operand};
+use half::{bf16, f16};
+use num_complex::{Complex32, Complex64};
+use platform_api::hlo::{BinaryOp, ComparisonDirection, ComparisonType, UnaryOp};
+use platform_api::semantics::contraction::Contraction;
+use platform_api::semantics::convert::{
+    convert as convert_one, ConvertSource, ConvertTarget, Pred,
+};
+use platform_api::semantics::{
+    complex, float, int, ComplexSemantics, FloatSemantics, IntSemantics,
+};
+use platform_api::{ElementType, Error, Result};
+
+/// One operand of a kernel call.
+#[derive(Clone, Copy, Debug)]
+pub enum Arg {
+    /// `n` elements.
+    Ptr(*const u8),
+    /// One element, used for every position (a broadcast scalar).
+    Scalar(*const u8),
+}
+
+type KernelFn = dyn Fn(&[Arg], *mut u8, usize) + Send + Sync;
+
+/// One elementwise op over slices (see the module contract).
+pub struct Kernel {
+    arity: usize,
+    f: Box<KernelFn>,
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Kernel/{}", self.arity)
+    }
+}
+
+impl Kernel {
+    fn new(arity: usize, f: impl Fn(&[Arg], *mut u8, usize) + Send + Sync + 'static) -> Kernel {
+        Kernel {
+            arity,
+            f: Box::new(f),
+        }
+    }
+
+    /// Number of operands.
+    pub fn arity(&self) -> usize {
+        self.arity
+    }
+
+    /// Runs the op over `n` elements.
+    ///
+    /// # Safety
+    /// `args` holds [`Self::arity`] operands: an [`Arg::Ptr`] valid and
+    /// aligned for `n` elements of its operand's type, an [`Arg::Scalar`] for
+    /// one; `dst` is valid for `n` result elements and is either disjoint from
+    /// every operand or exactly one of them.
+    #[inline]
+    pub unsafe fn call(&self, args: &[Arg], dst: *mut u8, n: usize) {
+        debug_assert_eq!(args.len(), self.arity);
+        // Nothing to do (and the pointers of an empty array need not be
+        // valid at all).
+        if n > 0 {
+            (self.f)(args, dst, n)
+        }
+    }
+}
+
+/// Reads element `i` of an operand: from a slice, the one scalar, or the
+/// destination's current element (`cur`, when the destination is that operand).
+trait Lane<T, R>: Copy {
+    fn at(self, i: usize, cur: R) -> T;
+}
+
+#[derive(Clone, Copy)]
+struct P<'a, T>(&'a [T]);
+#[derive(Clone, Copy)]
+struct S<T>(T);
+#[derive(Clone, Copy)]
+struct D;
+
+impl<T: Copy, R> Lane<T, R> for P<'_, T> {
+    #[inline(always)]
+    fn at(self, i: usize, _: R) -> T {
+        self.0[i]
+    }
+}
+
+impl<T: Copy, R> Lane<T, R> for S<T> {
+    #[inline(always)]
+    fn at(self, _: usize, _: R) -> T {
+        self.0
+    }
+}
+
+impl<T: Copy, R: Copy> Lane<T, R> for D {
+    #[inline(always)]
+    fn at(self, _: usize, cur: R) -> T {
+        // `D` is only used when the operand and the destination have the same
+        // type (checked by `lane!`).
+        // SAFETY: same size (checked), both plain data.
+        unsafe { std::mem::transmute_copy::<R, T>(&cur) }
+    }
+}
+
+#[inline(always)]
+unsafe fn fill_typed<T: Copy>(out: *mut T, n: usize, v: T) {
+    // SAFETY: `n` writable elements.
+    let out = unsafe { std::slice::from_raw_parts_mut(out, n) };
+    out.fill(v);
+}
+
+#[inline(always)]
+unsafe fn scalar<T: Copy>(p: *const u8) -> T {
+    // SAFETY: the kernel's contract: one valid element.
+    unsafe { p.cast::<T>().read_unaligned() }
+}
+
+/// The loops: the destination is a slice and every operand lane reads a slice
+/// that does not overlap it (or the destination itself), so LLVM vectorises
+/// without runtime alias checks.
+#[inline(always)]
+fn run1<A: Copy, R: Copy>(a: impl Lane<A, R>, out: &mut [R], f: impl Fn(A) -> R) {
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = f(a.at(i, *o));
+    }
+}
+
+#[inline(always)]
+fn run2<A: Copy, B: Copy, R: Copy>(
+    a: impl Lane<A, R>,
+    b: impl Lane<B, R>,
+    out: &mut [R],
+    f: impl Fn(A, B) -> R,
+) {
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = f(a.at(i, *o), b.at(i, *o));
+    }
+}
+
+#[inline(always)]
+fn run3<A: Copy, B: Copy, C: Copy, R: Copy>(
+    a: impl Lane<A, R>,
+    b: impl Lane<B, R>,
+    c: impl Lane<C, R>,
+    out: &mut [R],
+    f: impl Fn(A, B, C) -> R,
+) {
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = f(a.at(i, *o), b.at(i, *o), c.at(i, *o));
+    }
+}
+
+/// The form of one operand of a call whose destination is `dst`.
+#[derive(Clone, Copy)]
+enum Form {
+    Slice,
+    Scalar,
+    Dst,
+}
+
+fn form<T, R>(arg: Arg, dst: *mut u8) -> Form {
+    match arg {
+        Arg::Scalar(_) => Form::Scalar,
+        Arg::Ptr(p)
+            if std::ptr::eq(p, dst) && std::mem::size_of::<T>() == std::mem::size_of::<R>() =>
+        {
+            Form::Dst
+        }
+        Arg::Ptr(_) => Form::Slice,
+    }
+}
+
+/// Binds `$l` to the lane of operand `$arg` (type `$T`) and evaluates `$body`.
+macro_rules! lane {
+    ($arg:expr, $T:ty, $R:ty, $dst:expr, $n:expr, $l:ident => $body:expr) => {{
+        let arg = $arg;
+        match form::<$T, $R>(arg, $dst) {
+            Form::Dst => {
+                let $l = D;
+                $body
+            }
+            Form::Scalar => {
+                let Arg::Scalar(p) = arg else { unreachable!() };
+                // SAFETY: the kernel's contract: one element.
+                let $l = S(unsafe { scalar::<$T>(p) });
+                $body
+            }
+            Form::Slice => {
+                let Arg::Ptr(p) = arg else { unreachable!() };
+                // SAFETY: the kernel's contract: `n` elements, disjoint from
+                // the destination (exact aliasing is `Form::Dst`).
+                let $l = P(unsafe { std::slice::from_raw_parts(p.cast::<$T>(), $n) });
+                $body
+            }
+        }
+    }};
+}
+
+fn k1<A: Copy + 'static, R: Copy + 'static>(
+    f: impl Fn(A) -> R + Copy + Send + Sync + 'static,
+) -> Kernel {
+    Kernel::new(1, move |args, dst, n| {
+        if let Arg::Scalar(a) = args[0] {
+            // SAFETY: `Kernel::call`'s contract.
+            return unsafe { fill_typed(dst.cast::<R>(), n, f(scalar::<A>(a))) };
+        }
+        lane!(args[0], A, R, dst, n, a => {
+            // SAFETY: `n` result elements.
+            let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<R>(), n) };
+            run1(a, out, f)
+        })
+    })
+}
+
+fn k2<A: Copy + 'static, B: Copy + 'static, R: Copy + 'static>(
+    f: impl Fn(A, B) -> R + Copy + Send + Sync + 'static,
+) -> Kernel {
+    Kernel::new(2, move |args, dst, n| {
+        if let (Arg::Scalar(a), Arg::Scalar(b)) = (args[0], args[1]) {
+            // SAFETY: `Kernel::call`'s contract.
+            return unsafe { fill_typed(dst.cast::<R>(), n, f(scalar::<A>(a), scalar::<B>(b))) };
+        }
+        lane!(args[0], A, R, dst, n, a => lane!(args[1], B, R, dst, n, b => {
+            // SAFETY: `n` result elements.
+            let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<R>(), n) };
+            run2(a, b, out, f)
+        }))
+    })
+}
+
+fn k3<A: Copy + 'static, B: Copy + 'static, C: Copy + 'static, R: Copy + 'static>(
+    f: impl Fn(A, B, C) -> R + Copy + Send + Sync + 'static,
+) -> Kernel {
+    Kernel::new(3, move |args, dst, n| {
+        lane!(args[0], A, R, dst, n, a => lane!(args[1], B, R, dst, n, b => lane!(args[2], C, R, dst, n, c => {
+            // SAFETY: `n` result elements.
+            let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<R>(), n) };
+            run3(a, b, c, out, f)
+        })))
+    })
+}
+
+/// `maximum` of `f32`/`f64` as selects, so the loop vectorises: NaN if either
+/// is NaN (the first NaN), `maximum(-0, +0) = +0` (equal values: the AND of
+/// the bits). Bit-identical to `semantics::float::maximum`.
+macro_rules! select_minmax {
+    ($t:ty) => {
+        (
+            |a: $t, b: $t| -> $t {
+                let r = if a > b { a } else { b };
+                let r = if a == b {
+                    <$t>::from_bits(a.to_bits() & b.to_bits())
+                } else {
+                    r
+                };
+                if a.is_nan() {
+                    a
+                } else {
+                    r
+                }
+            },
+            |a: $t, b: $t| -> $t {
+                let r = if a < b { a } else { b };
+                let r = if a == b {
+                    <$t>::from_bits(a.to_bits() | b.to_bits())
+                } else {
+                    r
+                };
+                if a.is_nan() {
+                    a
+                } else {
+                    r
+                }
+            },
+        )
+    };
+}
+
+macro_rules! float_type {
+    ($ty:expr, $T:ident => $body:expr, _ => $other:expr) => {
+        match $ty {
+            ElementType::F16 => {
+                type $T = f16;
+                $body
+            }
+            ElementType::BF16 => {
+                type $T = bf16;
+                $body
+            }
+            ElementType::F32 => {
+                type $T = f32;
+                $body
+            }
+            ElementType::F64 => {
+                type $T = f64;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
+macro_rules! int_type {
+    ($ty:expr, $T:ident => $body:expr, _ => $other:expr) => {
+        match $ty {
+            ElementType::S8 => {
+                type $T = i8;
+                $body
+            }
+            ElementType::S16 => {
+                type $T = i16;
+                $body
+            }
+            ElementType::S32 => {
+                type $T = i32;
+                $body
+            }
+            ElementType::S64 => {
+                type $T = i64;
+                $body
+            }
+            ElementType::U8 => {
+                type $T = u8;
+                $body
+            }
+            ElementType::U16 => {
+                type $T = u16;
+                $body
+            }
+            ElementType::U32 => {
+                type $T = u32;
+                $body
+            }
+            ElementType::U64 => {
+                type $T = u64;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
+macro_rules! complex_type {
+    ($ty:expr, $T:ident => $body:expr, _ => $other:expr) => {
+        match $ty {
+            ElementType::C64 => {
+                type $T = Complex32;
+                $body
+            }
+            ElementType::C128 => {
+                type $T = Complex64;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
+/// Every element type as its conversion type (`pred` as [`Pred`]).
+macro_rules! any_type {
+    ($ty:expr, $T:ident => $body:expr) => {
+        match $ty {
+            ElementType::Pred => {
+                type $T = Pred;
+                $body
+            }
+            ElementType::F16 => {
+                type $T = f16;
+                $body
+            }
+            ElementType::BF16 => {
+                type $T = bf16;
+                $body
+            }
+            ElementType::F32 => {
+                type $T = f32;
+                $body
+            }
+            ElementType::F64 => {
+                type $T = f64;
+                $body
+            }
+            ElementType::S8 => {
+                type $T = i8;
+                $body
+            }
+            ElementType::S16 => {
+                type $T = i16;
+                $body
+            }
+            ElementType::S32 => {
+                type $T = i32;
+                $body
+            }
+            ElementType::S64 => {
+                type $T = i64;
+                $body
+            }
+            ElementType::U8 => {
+                type $T = u8;
+                $body
+            }
+            ElementType::U16 => {
+                type $T = u16;
+                $body
+            }
+            ElementType::U32 => {
+                type $T = u32;
+                $body
+            }
+            ElementType::U64 => {
+                type $T = u64;
+                $body
+            }
+            ElementType::C64 => {
+                type $T = Complex32;
+                $body
+            }
+            ElementType::C128 => {
+                type $T = Complex64;
+                $body
+            }
+        }
+    };
+}
+
+/// The `vmath` operand for `arg` when the destination is `dst`.
+///
+/// # Safety
+/// As [`Kernel::call`]; `T` is the operand's element type.
+#[inline(always)]
+unsafe fn operand<'a, T: Copy>(arg: Arg, dst: *mut u8, n: usize) -> Operand<'a, T> {
+    match arg {
+        // SAFETY: one element.
+        Arg::Scalar(p) => Operand::Scalar(unsafe { scalar::<T>(p) }),
+        Arg::Ptr(p) if std::ptr::eq(p, dst) => Operand::Dst,
+        // SAFETY: `n` elements, not overlapping the destination.
+        Arg::Ptr(p) => Operand::Slice(unsafe { std::slice::from_raw_parts(p.cast::<T>(), n) }),
+    }
+}
+
+/// The destination slice.
+///
+/// # Safety
+/// `dst` valid for `n` elements of `T`.
+#[inline(always)]
+unsafe fn out<'a, T>(dst: *mut u8, n: usize) -> &'a mut [T] {
+    // SAFETY: forwarded.
+    unsafe { std::slice::from_raw_parts_mut(dst.cast::<T>(), n) }
+}
+
+/// `vmath` reports only length mismatches and misuse of `Operand::Dst`,
+/// which the block program rules out by construction.
+#[inline(always)]
+fn checked(r: Result<()>) {
+    debug_assert!(r.is_ok(), "vmath kernel: {r:?}");
+}
+
+/// A `vmath` float kernel for `f32` and `f64`, bound to `$V` (the module
+/// `vmath::f32` or `vmath::f64`) and `$T`.
+macro_rules! vfloat {
+    ($ty:expr, $V:ident, $T:ident => $body:expr) => {
+        match $ty {
+            ElementType::F32 => {
+                use vmath::f32 as $V;
+                type $T = f32;
+                Some($body)
+            }
+            ElementType::F64 => {
+                use vmath::f64 as $V;
+                type $T = f64;
+                Some($body)
+            }
+            _ => None,
+        }
+    };
+}
+
+/// A `vmath` integer kernel, `$T` bound to the integer type.
+macro_rules! vint {
+    ($ty:expr, $T:ident => $body:expr) => {
+        int_type!($ty, $T => Some($body), _ => None)
+    };
+}
+
+/// Whether `vmath`'s kernel for `op` is the function XLA CPU computes, up to
+/// the differences already present between XLA and the C library: exact
+/// operations, and `exp`, `log`, `tanh` and `logistic`, which XLA CPU replaces
+/// by its own vectorised approximations too. The functions XLA CPU takes from
+/// the C library (`sin`, `cos`, `tan`, `expm1`, `log1p`, `cbrt`, `erf`, and
+/// `power`, `atan2`) are taken from it here as well: programs that amplify
+/// rounding (the conformance case `fori_loop`) then match XLA bit for bit.
+fn vmath_unary_matches_xla(op: FloatUnary) -> bool {
+    !matches!(
+        op,
+        FloatUnary::Sin
+            | FloatUnary::Cos
+            | FloatUnary::Tan
+            | FloatUnary::Expm1
+            | FloatUnary::Log1p
+            | FloatUnary::Cbrt
+            | FloatUnary::Erf
+    )
+}
+
+/// `exp` whose result would be subnormal or zero takes the CPU's microcode
+/// assists (a hundred cycles per element) in `vmath`'s formula: a masked
+/// softmax feeds `exp` millions of `-1e9`s. Arguments are clamped to where
+/// `exp` is still normal before the vector kernel, and the few below are fixed
+/// up after it: zero where `exp` rounds to zero, the C library's (correctly
+/// rounded) `exp` in the narrow subnormal band.
+macro_rules! exp_clamped {
+    ($V:ident, $T:ty, $normal_from:expr, $zero_below:expr) => {
+        Kernel::new(1, move |args, dst, n| {
+            const CHUNK: usize = 256;
+            // SAFETY: `Kernel::call`'s contract.
+            unsafe {
+                if let Arg::Scalar(p) = args[0] {
+                    return fill_typed(dst.cast::<$T>(), n, float::exp(scalar::<$T>(p)));
+                }
+                let Arg::Ptr(src) = args[0] else { return };
+                let (src, dst) = (src.cast::<$T>(), dst.cast::<$T>());
+                let mut orig = [0.0 as $T; CHUNK];
+                let mut clamped = [0.0 as $T; CHUNK];
+                let mut start = 0;
+                while start < n {
+                    let len = CHUNK.min(n - start);
+                    // Read the chunk first: the destination may be the source.
+                    let x = std::slice::from_raw_parts(src.add(start), len);
+                    orig[..len].copy_from_slice(x);
+                    let mut low = false;
+                    for (c, &v) in clamped[..len].iter_mut().zip(&orig[..len]) {
+                        low |= v < $normal_from;
+                        *c = if v < $normal_from { $normal_from } else { v };
+                    }
+                    let out = out::<$T>(dst.add(start).cast(), len);
+                    checked($V::unary(FloatUnary::Exp, &clamped[..len], out));
+                    if low {
+                        for (o, &v) in out.iter_mut().zip(&orig[..len]) {
+                            if v < $normal_from {
+                                *o = if v < $zero_below { 0.0 } else { float::exp(v) };
+                            }
+                        }
+                    }
+                    start += len;
+                }
+            }
+        })
+    };
+}
+
+fn vfloat_unary(op: FloatUnary, ty: ElementType) -> Option<Kernel> {
+    if op == FloatUnary::Exp {
+        return match ty {
+            ElementType::F32 => {
+                use vmath::f32 as V;
+                Some(exp_clamped!(V, f32, -87.0f32, -103.98f32))
+            }
+            ElementType::F64 => {
+                use vmath::f64 as V;
+                Some(exp_clamped!(V, f64, -708.0f64, -745.2f64))
+            }
+            _ => None,
+        };
+    }
+    vfloat!(ty, V, T => Kernel::new(1, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract.
+        unsafe {
+            match args[0] {
+                Arg::Scalar(p) => {
+                    let x = [scalar::<T>(p)];
+                    let mut y = [T::default()];
+                    checked(V::unary(op, &x, &mut y));
+                    fill_typed(dst.cast::<T>(), n, y[0]);
+                }
+                Arg::Ptr(p) if std::ptr::eq(p, dst) => V::unary_inplace(op, out::<T>(dst, n)),
+                Arg::Ptr(p) => checked(V::unary(op, std::slice::from_raw_parts(p.cast::<T>(), n), out::<T>(dst, n))),
+            }
+        }
+    }))
+}
+
+fn vfloat_binary(op: FloatBinary, ty: ElementType) -> Option<Kernel> {
+    vfloat!(ty, V, T => Kernel::new(2, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract.
+        unsafe {
+            let (a, b) = (operand::<T>(args[0], dst, n), operand::<T>(args[1], dst, n));
+            checked(V::binary(op, a, b, out::<T>(dst, n)))
+        }
+    }))
+}
+
+fn vint_unary(op: vmath::int::IntUnary, ty: ElementType) -> Option<Kernel> {
+    vint!(ty, T => Kernel::new(1, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract.
+        unsafe {
+            match args[0] {
+                Arg::Scalar(p) => {
+                    let x = [scalar::<T>(p)];
+                    let mut y = [T::default()];
+                    checked(vmath::int::unary(op, &x, &mut y));
+                    fill_typed(dst.cast::<T>(), n, y[0]);
+                }
+                Arg::Ptr(p) if std::ptr::eq(p, dst) => checked(vmath::int::unary_inplace(op, out::<T>(dst, n))),
+                Arg::Ptr(p) => checked(vmath::int::unary(op, std::slice::from_raw_parts(p.cast::<T>(), n), out::<T>(dst, n))),
+            }
+        }
+    }))
+}
+
+fn vint_binary(op: vmath::int::IntBinary, ty: ElementType) -> Option<Kernel> {
+    vint!(ty, T => Kernel::new(2, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract.
+        unsafe {
+            let (a, b) = (operand::<T>(args[0], dst, n), operand::<T>(args[1], dst, n));
+            checked(vmath::int::binary(op, a, b, out::<T>(dst, n)))
+        }
+    }))
+}
+
+/// XLA CPU's contraction of a multiply into an add or subtract (one
+/// rounding), `f32`/`f64` only: `how` as `platform_api::semantics::contraction`.
+pub fn fused_multiply_add(how: Contraction, ty: ElementType) -> Result<Kernel> {
+    vfloat!(ty, V, T => Kernel::new(3, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract.
+        unsafe {
+            let (a, b, c) = (
+                operand::<T>(args[0], dst, n),
+                operand::<T>(args[1], dst, n),
+                operand::<T>(args[2], dst, n),
+            );
+            checked(V::fused_multiply_add(how, a, b, c, out::<T>(dst, n)))
+        }
+    }))
+    .ok_or_else(|| undefined("fused multiply-add", ty))
+}
+
+fn undefined(op: &str, ty: ElementType) -> Error {
+    Error::unimplemented(format!("fused {op} of {ty} operands"))
+}
+
+/// `op(x)`: operand of type `ty`, result of type `result`.
+pub fn unary(op: UnaryOp, ty: ElementType, result: ElementType) -> Result<Kernel> {
+    let expected = platform_api::semantics::unary_result_type(op, ty)?;
+    if expected != result {
+        return Err(Error::invalid_argument(format!(
+            "{} of {ty} gives {expected}, not {result}",
+            op.name()
+        )));
+    }
+    use UnaryOp::*;
+    if let Some(f) = FloatUnary::from_hlo(op).filter(|&f| vmath_unary_matches_xla(f)) {
+        if let Some(k) = vfloat_unary(f, ty) {
+            return Ok(k);
+        }
+    }
+    if op == IsFinite && matches!(ty, ElementType::F32 | ElementType::F64) {
+        if let Some(k) = vfloat!(ty, V, T => Kernel::new(1, move |args, dst, n| {
+            // SAFETY: `Kernel::call`'s contract.
+            unsafe {
+                match args[0] {
+                    Arg::Scalar(p) => fill_typed(dst, n, float::is_finite(scalar::<T>(p)) as u8),
+                    Arg::Ptr(p) => checked(V::is_finite(std::slice::from_raw_parts(p.cast::<T>(), n), out::<u8>(dst, n))),
+                }
+            }
+        })) {
+            return Ok(k);
+        }
+    }
+    if let Some(k) = vmath::int::IntUnary::from_hlo(op).and_then(|u| vint_unary(u, ty)) {
+        return Ok(k);
+    }
+    if ty == ElementType::Pred {
+        return match op {
+            Not => Ok(k1::<u8, u8>(|v| (v == 0) as u8)),
+            _ => Err(undefined(op.name(), ty)),
+        };
+    }
+    float_type!(ty, T => Ok(match op {
+        Abs => k1::<T, T>(float::abs),
+        Cbrt => k1::<T, T>(float::cbrt),
+        Ceil => k1::<T, T>(float::ceil),
+        Cos => k1::<T, T>(float::cos),
+        Erf => k1::<T, T>(float::erf),
+        Exp => k1::<T, T>(float::exp),
+        Expm1 => k1::<T, T>(float::exponential_minus_one),
+        Floor => k1::<T, T>(float::floor),
+        Imag => k1::<T, T>(|_| T::from_bits_u64(0)),
+        IsFinite => k1::<T, u8>(|v| float::is_finite(v) as u8),
+        Log => k1::<T, T>(float::log),
+        Log1p => k1::<T, T>(float::log_plus_one),
+        Logistic => k1::<T, T>(float::logistic),
+        Negate => k1::<T, T>(float::negate),
+        Real => k1::<T, T>(|v| v),
+        RoundNearestAfz => k1::<T, T>(float::round_nearest_afz),
+        RoundNearestEven => k1::<T, T>(float::round_nearest_even),
+        Rsqrt => k1::<T, T>(float::rsqrt),
+        Sign => k1::<T, T>(float::sign),
+        Sin => k1::<T, T>(float::sin),
+        Sqrt => k1::<T, T>(float::sqrt),
+        Tan => k1::<T, T>(float::tan),
+        Tanh => k1::<T, T>(float::tanh),
+        Not | PopCount | Clz => return Err(undefined(op.name(), ty)),
+    }), _ => int_type!(ty, T => Ok(match op {
+        Abs => k1::<T, T>(int::abs),
+        Negate => k1::<T, T>(int::negate),
+        Not => k1::<T, T>(int::not),
+        PopCount => k1::<T, T>(int::popcnt),
+        Clz => k1::<T, T>(int::count_leading_zeros),
+        Sign if T::SIGNED => k1::<T, T>(int::sign),
+        _ => return Err(undefined(op.name(), ty)),
+    }), _ => complex_type!(ty, T => Ok(match op {
+        Abs => k1::<T, <T as ComplexSemantics>::Part>(complex::abs),
+        Real => k1::<T, <T as ComplexSemantics>::Part>(|z: T| z.re()),
+        Imag => k1::<T, <T as ComplexSemantics>::Part>(|z: T| z.im()),
+        Cos => k1::<T, T>(complex::cos),
+        Exp => k1::<T, T>(complex::exp),
+        Expm1 => k1::<T, T>(complex::exponential_minus_one),
+        Log => k1::<T, T>(complex::log),
+        Log1p => k1::<T, T>(complex::log_plus_one),
+        Logistic => k1::<T, T>(complex::logistic),
+        Negate => k1::<T, T>(complex::negate),
+        Rsqrt => k1::<T, T>(complex::rsqrt),
+        Sign => k1::<T, T>(complex::sign),
+        Sin => k1::<T, T>(complex::sin),
+        Sqrt => k1::<T, T>(complex::sqrt),
+        Tan => k1::<T, T>(complex::tan),
+        Tanh => k1::<T, T>(complex::tanh),
+        _ => return Err(undefined(op.name(), ty)),
+    }), _ => Err(undefined(op.name(), ty)))))
+}
+
+/// A binary op whose result has its operands' type (everything but
+/// `complex`), handed to a builder generic over the element function.
+trait SameTypeBinary {
+    type Out;
+    fn build<T: Copy + Send + Sync + 'static>(
+        self,
+        f: impl Fn(T, T) -> T + Copy + Send + Sync + 'static,
+    ) -> Self::Out;
+}
+
+fn with_same_type_binary<B: SameTypeBinary>(op: BinaryOp, ty: ElementType, b: B) -> Result<B::Out> {
+    use BinaryOp::*;
+    if ty == ElementType::Pred {
+        return match op {
+            And | Multiply | Minimum => Ok(b.build::<u8>(|x, y| x & y)),
+            Or | Add | Maximum => Ok(b.build::<u8>(|x, y| x | y)),
+            Xor => Ok(b.build::<u8>(|x, y| x ^ y)),
+            _ => Err(undefined(op.name(), ty)),
+        };
+    }
+    match (ty, op) {
+        (ElementType::F32, Maximum) => return Ok(b.build::<f32>(select_minmax!(f32).0)),
+        (ElementType::F32, Minimum) => return Ok(b.build::<f32>(select_minmax!(f32).1)),
+        (ElementType::F64, Maximum) => return Ok(b.build::<f64>(select_minmax!(f64).0)),
+        (ElementType::F64, Minimum) => return Ok(b.build::<f64>(select_minmax!(f64).1)),
+        _ => {}
+    }
+    float_type!(ty, T => Ok(match op {
+        Add => b.build::<T>(float::add),
+        Subtract => b.build::<T>(float::subtract),
+        Multiply => b.build::<T>(float::multiply),
+        Divide => b.build::<T>(float::divide),
+        Remainder => b.build::<T>(float::remainder),
+        Maximum => b.build::<T>(float::maximum),
+        Minimum => b.build::<T>(float::minimum),
+        Power => b.build::<T>(float::power),
+        Atan2 => b.build::<T>(float::atan2),
+        _ => return Err(undefined(op.name(), ty)),
+    }), _ => int_type!(ty, T => Ok(match op {
+        Add => b.build::<T>(int::add),
+        Subtract => b.build::<T>(int::subtract),
+        Multiply => b.build::<T>(int::multiply),
+        Divide => b.build::<T>(int::divide),
+        Remainder => b.build::<T>(int::remainder),
+        Maximum => b.build::<T>(int::maximum),
+        Minimum => b.build::<T>(int::minimum),
+        And => b.build::<T>(int::and),
+        Or => b.build::<T>(int::or),
+        Xor => b.build::<T>(int::xor),
+        ShiftLeft => b.build::<T>(int::shift_left),
+        ShiftRightLogical => b.build::<T>(int::shift_right_logical),
+        ShiftRightArithmetic => b.build::<T>(int::shift_right_arithmetic),
+        Power => b.build::<T>(int::power),
+        Atan2 | Complex => return Err(undefined(op.name(), ty)),
+    }), _ => complex_type!(ty, T => Ok(match op {
+        Add => b.build::<T>(complex::add),
+        Subtract => b.build::<T>(complex::subtract),
+        Multiply => b.build::<T>(complex::multiply),
+        Divide => b.build::<T>(complex::divide),
+        Power => b.build::<T>(complex::power),
+        Atan2 => b.build::<T>(complex::atan2),
+        _ => return Err(undefined(op.name(), ty)),
+    }), _ => Err(undefined(op.name(), ty)))))
+}
+
+struct MapBuilder;
+impl SameTypeBinary for MapBuilder {
+    type Out = Kernel;
+    fn build<T: Copy + Send + Sync + 'static>(
+        self,
+        f: impl Fn(T, T) -> T + Copy + Send + Sync + 'static,
+    ) -> Kernel {
+        k2::<T, T, T>(f)
+    }
+}
+
+/// `op(a, b)` on operands of type `ty` giving `result`.
+pub fn binary(op: BinaryOp, ty: ElementType, result: ElementType) -> Result<Kernel> {
+    let expected = platform_api::semantics::binary_result_type(op, ty)?;
+    if expected != result {
+        return Err(Error::invalid_argument(format!(
+            "{} of {ty} gives {expected}, not {result}",
+            op.name()
+        )));
+    }
+    if let Some(k) = FloatBinary::from_hlo(op)
+        .filter(|b| !matches!(b, FloatBinary::Pow | FloatBinary::Atan2))
+        .and_then(|b| vfloat_binary(b, ty))
+    {
+        return Ok(k);
+    }
+    if let Some(k) = vmath::int::IntBinary::from_hlo(op).and_then(|b| vint_binary(b, ty)) {
+        return Ok(k);
+    }
+    if op == BinaryOp::Complex {
+        return match ty {
+            ElementType::F32 => Ok(k2::<f32, f32, Complex32>(Complex32::new)),
+            ElementType::F64 => Ok(k2::<f64, f64, Complex64>(Complex64::new)),
+            _ => Err(undefined(op.name(), ty)),
+        };
+    }
+    with_same_type_binary(op, ty, MapBuilder)
+}
+
+/// `compare(a, b)` into `pred` bytes.
+pub fn compare(
+    direction: ComparisonDirection,
+    compare_type: Option<ComparisonType>,
+    ty: ElementType,
+) -> Result<Kernel> {
+    use ComparisonDirection::*;
+    macro_rules! ordered {
+        ($T:ty, $eq:expr, $ne:expr, $lt:expr, $le:expr, $gt:expr, $ge:expr) => {
+            match direction {
+                Eq => k2::<$T, $T, u8>(move |a, b| $eq(a, b) as u8),
+                Ne => k2::<$T, $T, u8>(move |a, b| $ne(a, b) as u8),
+                Lt => k2::<$T, $T, u8>(move |a, b| $lt(a, b) as u8),
+                Le => k2::<$T, $T, u8>(move |a, b| $le(a, b) as u8),
+                Gt => k2::<$T, $T, u8>(move |a, b| $gt(a, b) as u8),
+                Ge => k2::<$T, $T, u8>(move |a, b| $ge(a, b) as u8),
+            }
+        };
+    }
+    let total_order = compare_type == Some(ComparisonType::TotalOrder);
+    let fast = vfloat!(ty, V, T => Kernel::new(2, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract; a `pred` destination never
+        // aliases a float operand.
+        unsafe {
+            let (a, b) = (operand::<T>(args[0], std::ptr::null_mut(), n), operand::<T>(args[1], std::ptr::null_mut(), n));
+            checked(V::compare(direction, total_order, a, b, out::<u8>(dst, n)))
+        }
+    }))
+    .or_else(|| vint!(ty, T => Kernel::new(2, move |args, dst, n| {
+        // SAFETY: as above.
+        unsafe {
+            let (a, b) = (operand::<T>(args[0], std::ptr::null_mut(), n), operand::<T>(args[1], std::ptr::null_mut(), n));
+            checked(vmath::int::compare(direction, a, b, out::<u8>(dst, n)))
+        }
+    })));
+    if let Some(k) = fast {
+        return Ok(k);
+    }
+    if ty == ElementType::Pred {
+        return Ok(ordered!(
+            u8,
+            |a, b| a == b,
+            |a, b| a != b,
+            |a, b| a < b,
+            |a, b| a <= b,
+            |a, b| a > b,
+            |a, b| a >= b
+        ));
+    }
+    let total = compare_type == Some(ComparisonType::TotalOrder);
+    float_type!(ty, T => Ok(if total {
+        let key = float::total_order_key::<T>;
+        ordered!(T,
+            move |a, b| key(a) == key(b), move |a, b| key(a) != key(b),
+            move |a, b| key(a) < key(b), move |a, b| key(a) <= key(b),
+            move |a, b| key(a) > key(b), move |a, b| key(a) >= key(b))
+    } else {
+        ordered!(T, float::eq::<T>, float::ne::<T>, float::lt::<T>, float::le::<T>, float::gt::<T>, float::ge::<T>)
+    }), _ => int_type!(ty, T => Ok(ordered!(T,
+        |a, b| a == b, |a, b| a != b, |a, b| a < b, |a, b| a <= b, |a, b| a > b, |a, b| a >= b)),
+    _ => complex_type!(ty, T => {
+        let key = |z: T| {
+            (
+                float::total_order_key(z.re()),
+                float::total_order_key(z.im()),
+            )
+        };
+        Ok(match (direction, total) {
+            (Eq, false) => k2::<T, T, u8>(|a, b| complex::eq(a, b) as u8),
+            (Ne, false) => k2::<T, T, u8>(|a, b| complex::ne(a, b) as u8),
+            (Eq, true) => k2::<T, T, u8>(move |a, b| (key(a) == key(b)) as u8),
+            (Ne, true) => k2::<T, T, u8>(move |a, b| (key(a) != key(b)) as u8),
+            _ => return Err(undefined(&format!("compare {direction}"), ty)),
+        })
+    }, _ => Err(undefined("compare", ty)))))
+}
+
+type IndexFn = dyn Fn(isize, isize, usize, *mut u8) + Send + Sync;
+
+/// Writes index values (an iota's elements) converted to an element type.
+pub struct IndexGen {
+    f: Box<IndexFn>,
+}
+
+impl IndexGen {
+    /// Writes `start + k·step` for `k < len`, converted with XLA's rules.
+    ///
+    /// # Safety
+    /// `dst` valid for `len` elements.
+    #[inline]
+    pub unsafe fn call(&self, start: isize, step: isize, len: usize, dst: *mut u8) {
+        if len > 0 {
+            (self.f)(start, step, len, dst)
+        }
+    }
+}
+
+/// The index writer for element type `ty`.
+pub fn index_gen(ty: ElementType) -> IndexGen {
+    fn make<T: ConvertTarget + 'static>() -> IndexGen {
+        IndexGen {
+            f: Box::new(|start, step, len, dst| {
+                // SAFETY: `IndexGen::call`'s contract.
+                let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<T>(), len) };
+                for (k, o) in out.iter_mut().enumerate() {
+                    *o = convert_one::<i64, T>((start + k as isize * step) as i64);
+                }
+            }),
+        }
+    }
+    any_type!(ty, T => make::<T>())
+}
+
+/// Moves elements of `width` bytes as plain data.
+macro_rules! width_type {
+    ($w:expr, $W:ident => $body:expr, _ => $other:expr) => {
+        match $w {
+            1 => {
+                type $W = u8;
+                $body
+            }
+            2 => {
+                type $W = u16;
+                $body
+            }
+            4 => {
+                type $W = u32;
+                $body
+            }
+            8 => {
+                type $W = u64;
+                $body
+            }
+            16 => {
+                type $W = [u64; 2];
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
+/// `select(pred, on_true, on_false)` on elements of type `ty`.
+pub fn select(ty: ElementType) -> Result<Kernel> {
+    macro_rules! vselect {
+        ($W:ty) => {
+            Ok(Kernel::new(3, move |args, dst, n| {
+                // SAFETY: `Kernel::call`'s contract; the predicate never
+                // aliases the destination.
+                unsafe {
+                    let p = operand::<u8>(args[0], std::ptr::null_mut(), n);
+                    let (t, f) = (
+                        operand::<$W>(args[1], dst, n),
+                        operand::<$W>(args[2], dst, n),
+                    );
+                    checked(vmath::select(p, t, f, out::<$W>(dst, n)))
+                }
+            }))
+        };
+    }
+    match ty.byte_size() {
+        1 => return vselect!(u8),
+        2 => return vselect!(u16),
+        4 => return vselect!(u32),
+        8 => return vselect!(u64),
+        _ => {}
+    }
+    width_type!(ty.byte_size(), W => Ok(k3::<u8, W, W, W>(|p, t, f| if p != 0 { t } else { f })),
+        _ => Err(undefined("select", ty)))
+}
+
+/// `clamp(lo, x, hi)`.
+pub fn clamp(ty: ElementType) -> Result<Kernel> {
+    let fast = vfloat!(ty, V, T => Kernel::new(3, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract.
+        unsafe {
+            let (lo, x, hi) = (operand::<T>(args[0], dst, n), operand::<T>(args[1], dst, n), operand::<T>(args[2], dst, n));
+            checked(V::clamp(lo, x, hi, out::<T>(dst, n)))
+        }
+    }))
+    .or_else(|| vint!(ty, T => Kernel::new(3, move |args, dst, n| {
+        // SAFETY: as above.
+        unsafe {
+            let (lo, x, hi) = (operand::<T>(args[0], dst, n), operand::<T>(args[1], dst, n), operand::<T>(args[2], dst, n));
+            checked(vmath::int::clamp(lo, x, hi, out::<T>(dst, n)))
+        }
+    })));
+    if let Some(k) = fast {
+        return Ok(k);
+    }
+    if ty == ElementType::Pred {
+        return Ok(k3::<u8, u8, u8, u8>(|lo, x, hi| hi.min(lo.max(x))));
+    }
+    float_type!(ty, T => Ok(k3::<T, T, T, T>(float::clamp)),
+        _ => int_type!(ty, T => Ok(k3::<T, T, T, T>(|lo, x, hi| int::minimum(hi, int::maximum(lo, x)))),
+            _ => Err(undefined("clamp", ty))))
+}
+
+fn convert_to<F: ConvertSource + 'static>(to: ElementType) -> Kernel {
+    fn make<F: ConvertSource + 'static, T: ConvertTarget + 'static>() -> Kernel {
+        Kernel::new(1, |args, dst, n| {
+            // SAFETY: `Kernel::call`'s contract; a conversion's destination
+            // is a different register than its operand.
+            unsafe {
+                match args[0] {
+                    Arg::Scalar(p) => {
+                        fill_typed(dst.cast::<T>(), n, convert_one::<F, T>(scalar::<F>(p)))
+                    }
+                    Arg::Ptr(p) if std::ptr::eq(p, dst) => {
+                        run1(D, out::<T>(dst, n), convert_one::<F, T>)
+                    }
+                    Arg::Ptr(p) => checked(vmath::convert(
+                        std::slice::from_raw_parts(p.cast::<F>(), n),
+                        out::<T>(dst, n),
+                    )),
+                }
+            }
+        })
+    }
+    any_type!(to, T => make::<F, T>())
+}
+
+/// `convert` from `from` to `to` (XLA's rules, see `semantics::convert`).
+pub fn convert(from: ElementType, to: ElementType) -> Result<Kernel> {
+    // The 16-bit floats have hardware conversions to and from f32.
+    type Bits = fn(&[u16], &mut [f32]) -> Result<()>;
+    type ToBits = fn(&[f32], &mut [u16]) -> Result<()>;
+    let widen: Option<Bits> = match (from, to) {
+        (ElementType::F16, ElementType::F32) => Some(vmath::convert::f16_to_f32),
+        (ElementType::BF16, ElementType::F32) => Some(vmath::convert::bf16_to_f32),
+        _ => None,
+    };
+    if let Some(f) = widen {
+        return Ok(Kernel::new(1, move |args, dst, n| {
+            // SAFETY: `Kernel::call`'s contract (widening: never in place).
+            unsafe {
+                match args[0] {
+                    Arg::Scalar(p) => {
+                        let mut y = [0f32];
+                        checked(f(&[scalar::<u16>(p)], &mut y));
+                        fill_typed(dst.cast::<f32>(), n, y[0]);
+                    }
+                    Arg::Ptr(p) => checked(f(
+                        std::slice::from_raw_parts(p.cast::<u16>(), n),
+                        out::<f32>(dst, n),
+                    )),
+                }
+            }
+        }));
+    }
+    let narrow: Option<ToBits> = match (from, to) {
+        (ElementType::F32, ElementType::F16) => Some(vmath::convert::f32_to_f16),
+        (ElementType::F32, ElementType::BF16) => Some(vmath::convert::f32_to_bf16),
+        _ => None,
+    };
+    if let Some(f) = narrow {
+        return Ok(Kernel::new(1, move |args, dst, n| {
+            // SAFETY: `Kernel::call`'s contract (narrowing: never in place).
+            unsafe {
+                match args[0] {
+                    Arg::Scalar(p) => {
+                        let mut y = [0u16];
+                        checked(f(&[scalar::<f32>(p)], &mut y));
+                        fill_typed(dst.cast::<u16>(), n, y[0]);
+                    }
+                    Arg::Ptr(p) => checked(f(
+                        std::slice::from_raw_parts(p.cast::<f32>(), n),
+                        out::<u16>(dst, n),
+                    )),
+                }
+            }
+        }));
+    }
+    Ok(any_type!(from, F => convert_to::<F>(to)))
+}
+
+/// Copies elements of `width` bytes (`bitcast-convert` between equal widths,
+/// or an identity).
+pub fn copy(width: usize) -> Result<Kernel> {
+    width_type!(width, W => Ok(k1::<W, W>(|v| v)),
+        _ => Err(Error::unimplemented(format!("fused copy of {width}-byte elements"))))
+}
+
+/// `reduce-precision` to the given widths.
+pub fn reduce_precision(ty: ElementType, exponent_bits: u32, mantissa_bits: u32) -> Result<Kernel> {
+    float_type!(ty, T => Ok(k1::<T, T>(move |v| float::reduce_precision(v, exponent_bits, mantissa_bits))),
+        _ => Err(undefined("reduce-precision", ty)))
+}
+
+type FoldFn = dyn Fn(*const u8, usize, *const u8, *mut u8) + Send + Sync;
+
+/// Reduces a contiguous run with a binary reducer.
+pub struct Fold {
+    f: Box<FoldFn>,
+    width: usize,
+}
+
+impl Fold {
+    /// Writes `init ⊕ xs[0] ⊕ ... ⊕ xs[n-1]` to `out`, or the same without
+    /// `init` when `init` is null (then `n >= 1`).
+    ///
+    /// # Safety
+    /// `xs` valid for `n` elements, `init` null or valid for one, `out` for one.
+    #[inline]
+    pub unsafe fn call(&self, xs: *const u8, n: usize, init: *const u8, out: *mut u8) {
+        if n == 0 {
+            if !init.is_null() {
+                // SAFETY: one element each (`init` and `out` are registers).
+                unsafe { std::ptr::copy(init, out, self.width) };
+            }
+            return;
+        }
+        (self.f)(xs, n, init, out)
+    }
+}
+
+/// Lanes of the partial accumulators a fold keeps (64: four AVX-512 vectors of
+/// `f32`, enough independent chains to hide the add latency; LLVM vectorises
+/// this width with its loop vectoriser).
+const LANES: usize = 64;
+
+#[inline(always)]
+unsafe fn fold_run<T: Copy>(xs: *const T, n: usize, init: Option<T>, f: impl Fn(T, T) -> T) -> T {
+    // SAFETY: the caller's contract: `n` readable elements.
+    let xs = unsafe { std::slice::from_raw_parts(xs, n) };
+    if n < 2 * LANES {
+        let mut iter = xs.iter().copied();
+        let first = match init {
+            Some(v) => v,
+            // `n >= 1` when there is no init.
+            None => iter
+                .next()
+                .unwrap_or_else(|| unreachable!("a fold without init of no elements")),
+        };
+        return iter.fold(first, f);
+    }
+    let mut acc = [xs[0]; LANES];
+    acc.copy_from_slice(&xs[..LANES]);
+    let body = &xs[LANES..];
+    let chunks = body.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for k in 0..LANES {
+            acc[k] = f(acc[k], c[k]);
+        }
+    }
+    let mut width = LANES;
+    while width > 1 {
+        width /= 2;
+        for k in 0..width {
+            acc[k] = f(acc[k], acc[k + width]);
+        }
+    }
+    let mut r = match init {
+        Some(v) => f(v, acc[0]),
+        None => acc[0],
+    };
+    for &x in rest {
+        r = f(r, x);
+    }
+    r
+}
+
+struct FoldBuilder;
+impl SameTypeBinary for FoldBuilder {
+    type Out = Fold;
+    fn build<T: Copy + Send + Sync + 'static>(
+        self,
+        f: impl Fn(T, T) -> T + Copy + Send + Sync + 'static,
+    ) -> Fold {
+        Fold {
+            width: std::mem::size_of::<T>(),
+            f: Box::new(move |xs, n, init, out| {
+                // SAFETY: `Fold::call`'s contract.
+                let init = if init.is_null() {
+                    None
+                } else {
+                    // SAFETY: one element.
+                    Some(unsafe { init.cast::<T>().read() })
+                };
+                let xs = xs.cast::<T>();
+                // SAFETY: `n` elements at `xs`.
+                let r = crate::vmath::isa::dispatch!(vmath::level(), I => unsafe { fold_run(xs, n, init, f) });
+                // SAFETY: one element.
+                unsafe { out.cast::<T>().write(r) }
+            }),
+        }
+    }
+}
+
+/// A fold with reducer `op` on elements of type `ty`.
+pub fn fold(op: BinaryOp, ty: ElementType) -> Result<Fold> {
+    with_same_type_binary(op, ty, FoldBuilder)
+}
+
+/// `acc = op(acc, x)` elementwise (column reductions): a binary kernel whose
+/// destination is its first operand.
+pub fn accumulate(op: BinaryOp, ty: ElementType) -> Result<Kernel> {
+    binary(op, ty, ty)
+}
+
+/// Fills `n` elements of `width` bytes at `dst` with the value at `value`.
+///
+/// # Safety
+/// `value` valid for one element, `dst` for `n`.
+#[inline]
+pub unsafe fn fill(width: usize, value: *const u8, dst: *mut u8, n: usize) {
+    if n == 0 {
+        return;
+    }
+    macro_rules! go {
+        ($W:ty) => {{
+            // SAFETY: forwarded.
+            unsafe {
+                let v = value.cast::<$W>().read_unaligned();
+                let d = dst.cast::<$W>();
+                for i in 0..n {
+                    d.add(i).write(v);
+                }
+            }
+        }};
+    }
+    match width {
+        1 => {
+            // SAFETY: forwarded.
+            unsafe { std::ptr::write_bytes(dst, value.read(), n) }
+        }
+        2 => go!(u16),
+        4 => go!(u32),
+        8 => go!(u64),
+        16 => go!([u64; 2]),
+        _ => {
+            for i in 0..n {
+                // SAFETY: forwarded.
+                unsafe { std::ptr::copy_nonoverlapping(value, dst.add(i * width), width) }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run2(k: &Kernel, a: &[f32], b: &[f32]) -> Vec<f32> {
+        let mut out = vec![0f32; a.len()];
+        // SAFETY: equal lengths.
+        unsafe {
+            k.call(
+                &[Arg::Ptr(a.as_ptr().cast()), Arg::Ptr(b.as_ptr().cast())],
+                out.as_mut_ptr().cast(),
+                a.len(),
+            )
+        };
+        out
+    }
+
+    #[test]
+    fn binary_and_fold_follow_the_semantics() {
+        let k = binary(BinaryOp::Maximum, ElementType::F32, ElementType::F32).unwrap();
+        let out = run2(&k, &[1.0, f32::NAN, -0.0], &[2.0, 1.0, 0.0]);
+        assert_eq!(out[0], 2.0);
+        assert!(out[1].is_nan());
+        let f = fold(BinaryOp::Add, ElementType::S32).unwrap();
+        let xs: Vec<i32> = (1..=100).collect();
+        let mut r = 0i32;
+        let init = 7i32;
+        // SAFETY: valid pointers.
+        unsafe {
+            f.call(
+                xs.as_ptr().cast(),
+                xs.len(),
+                (&init as *const i32).cast(),
+                (&mut r as *mut i32).cast(),
+            )
+        };
+        assert_eq!(r, 5050 + 7);
+        // SAFETY: as above, no init.
+        unsafe {
+            f.call(
+                xs.as_ptr().cast(),
+                3,
+                std::ptr::null(),
+                (&mut r as *mut i32).cast(),
+            )
+        };
+        assert_eq!(r, 6);
+    }
+
+    #[test]
+    fn vectorisable_max_min_match_the_semantics_bit_for_bit() {
+        let specials = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+            1e-40,
+            3.5,
+        ];
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for &x in &specials {
+            for &y in &specials {
+                a.push(x);
+                b.push(y);
+            }
+        }
+        for (op, reference) in [
+            (
+                BinaryOp::Maximum,
+                float::maximum::<f32> as fn(f32, f32) -> f32,
+            ),
+            (BinaryOp::Minimum, float::minimum::<f32>),
+        ] {
+            let k = binary(op, ElementType::F32, ElementType::F32).unwrap();
+            let got = run2(&k, &a, &b);
+            for i in 0..a.len() {
+                assert_eq!(
+                    got[i].to_bits(),
+                    reference(a[i], b[i]).to_bits(),
+                    "{op:?}({}, {})",
+                    a[i],
+                    b[i]
+                );
+            }
+            // A scalar operand gives the same.
+            let mut out = vec![0f32; a.len()];
+            let y = 0.0f32;
+            // SAFETY: valid lengths.
+            unsafe {
+                k.call(
+                    &[
+                        Arg::Ptr(a.as_ptr().cast()),
+                        Arg::Scalar((&y as *const f32).cast()),
+                    ],
+                    out.as_mut_ptr().cast(),
+                    a.len(),
+                )
+            };
+            for i in 0..a.len() {
+                assert_eq!(out[i].to_bits(), reference(a[i], y).to_bits());
+            }
+        }
+    }
+
+    #[test]
+    fn exp_handles_underflow_and_special_values() {
+        let k = unary(UnaryOp::Exp, ElementType::F32, ElementType::F32).unwrap();
+        let xs: Vec<f32> = (0..700)
+            .map(|i| -110.0 + i as f32 * 0.3)
+            .chain([
+                -1e9,
+                f32::NEG_INFINITY,
+                f32::INFINITY,
+                f32::NAN,
+                0.0,
+                -0.0,
+                88.7,
+                89.0,
+            ])
+            .collect();
+        let mut out = vec![0f32; xs.len()];
+        // SAFETY: equal lengths.
+        unsafe {
+            k.call(
+                &[Arg::Ptr(xs.as_ptr().cast())],
+                out.as_mut_ptr().cast(),
+                xs.len(),
+            )
+        };
+        for (x, y) in xs.iter().zip(&out) {
+            let want = float::exp(*x);
+            if want.is_nan() {
+                assert!(y.is_nan(), "exp({x})");
+            } else {
+                let ulps = (want.to_bits() as i64 - y.to_bits() as i64).abs();
+                assert!(ulps <= 2, "exp({x}) = {y}, want {want}");
+            }
+        }
+        // In place gives the same.
+        let mut buf = xs.clone();
+        // SAFETY: the destination is the operand.
+        unsafe {
+            k.call(
+                &[Arg::Ptr(buf.as_ptr().cast())],
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        };
+        for (a, b) in buf.iter().zip(&out) {
+            assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()));
+        }
+    }
+
+    #[test]
+    fn undefined_pairs_are_errors() {
+        assert!(unary(UnaryOp::Not, ElementType::F32, ElementType::F32).is_err());
+        assert!(binary(BinaryOp::Atan2, ElementType::S32, ElementType::S32).is_err());
+        assert!(unary(UnaryOp::Exp, ElementType::F32, ElementType::F64).is_err());
+    }
+}

@@ -1,0 +1,873 @@
+//! Differential tests of the block evaluator: every fused program here runs
+//! twice, once as a block program and once through the unfused fallback (the
+//! fused computation compiled as an ordinary nested sequence), on the same
+//! random inputs. Results must be bit-identical, except where the program
+//! uses a transcendental function or a floating-point reduction (whose order
+//! the block evaluator changes): those compare within a tolerance.
+//!
+//! Each test also checks that the fusion really runs as a block program, so a
+//! silent fallback cannot make a test pass.
+
+use platform_api::hlo::Op;
+use platform_api::{ElementType, HloModule, Literal, Shape};
+use platform_host::compiler::optimize;
+use platform_host::fusion::{self, Strategy};
+use platform_host::runner::HostRunner;
+
+/// xorshift64*: deterministic inputs without a dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn random_literal(shape: &Shape, rng: &mut Rng) -> Literal {
+    let a = shape.as_array().expect("array parameter");
+    let n = a.element_count();
+    let mut bytes = Vec::with_capacity(n * a.element_type.byte_size());
+    for _ in 0..n {
+        let x = rng.unit() * 8.0 - 4.0;
+        match a.element_type {
+            ElementType::F32 => bytes.extend_from_slice(&(x as f32).to_le_bytes()),
+            ElementType::F64 => bytes.extend_from_slice(&x.to_le_bytes()),
+            ElementType::F16 => bytes.extend_from_slice(&half::f16::from_f64(x).to_le_bytes()),
+            ElementType::BF16 => bytes.extend_from_slice(&half::bf16::from_f64(x).to_le_bytes()),
+            ElementType::S32 => {
+                bytes.extend_from_slice(&((rng.next() % 41) as i32 - 20).to_le_bytes())
+            }
+            ElementType::S64 => {
+                bytes.extend_from_slice(&((rng.next() % 1001) as i64 - 500).to_le_bytes())
+            }
+            ElementType::U8 => bytes.push(rng.next() as u8),
+            ElementType::U32 => bytes.extend_from_slice(&(rng.next() as u32 % 1000).to_le_bytes()),
+            ElementType::S8 => bytes.push(rng.next() as u8),
+            ElementType::Pred => bytes.push((rng.next() & 1) as u8),
+            other => panic!("no generator for {other}"),
+        }
+    }
+    Literal::from_bytes(shape.clone(), &bytes).unwrap()
+}
+
+fn values(lit: &Literal) -> Vec<f64> {
+    (0..lit.element_count())
+        .map(|i| lit.get(i).unwrap().to_f64_lossy())
+        .collect()
+}
+
+/// How results must agree.
+#[derive(Clone, Copy, Debug)]
+enum Agree {
+    Bits,
+    /// `|a - b| <= tol · (1 + |b|)`.
+    Within(f64),
+}
+
+fn compare(name: &str, got: &Literal, want: &Literal, agree: Agree) {
+    assert_eq!(got.shape(), want.shape(), "{name}: shapes");
+    match agree {
+        Agree::Bits => {
+            let (g, w) = (got.bytes().unwrap(), want.bytes().unwrap());
+            if g != w {
+                let (gv, wv) = (values(got), values(want));
+                let i = gv
+                    .iter()
+                    .zip(&wv)
+                    .position(|(a, b)| a.to_bits() != b.to_bits() && !(a.is_nan() && b.is_nan()))
+                    .unwrap_or(0);
+                if gv
+                    .iter()
+                    .zip(&wv)
+                    .all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()))
+                {
+                    return; // only NaN payloads differ
+                }
+                panic!("{name}: element {i}: block {} vs unfused {}", gv[i], wv[i]);
+            }
+        }
+        Agree::Within(tol) => {
+            for (i, (a, b)) in values(got).iter().zip(values(want)).enumerate() {
+                let ok =
+                    (a.is_nan() && b.is_nan()) || a == &b || (a - b).abs() <= tol * (1.0 + b.abs());
+                assert!(ok, "{name}: element {i}: block {a} vs unfused {b}");
+            }
+        }
+    }
+}
+
+/// Makes instruction names unique in the module (the verifier requires it)
+/// by suffixing each computation's names with the computation's.
+fn uniquify(text: &str) -> String {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
+    let mut out = String::new();
+    let mut comp = String::new();
+    let mut names: std::collections::HashSet<String> = Default::default();
+    let blocks: Vec<&str> = text.split("\n}").collect();
+    for (k, block) in blocks.iter().enumerate() {
+        names.clear();
+        for line in block.lines() {
+            let t = line.trim();
+            if t.ends_with('{') && !t.contains('=') {
+                comp = t
+                    .trim_end_matches('{')
+                    .trim()
+                    .replace("ENTRY", "")
+                    .trim()
+                    .to_string();
+            } else if let Some((lhs, _)) = t.split_once(" = ") {
+                names.insert(lhs.trim_start_matches("ROOT").trim().to_string());
+            }
+        }
+        let mut token = String::new();
+        let flush = |token: &mut String, out: &mut String| {
+            if names.contains(token.as_str()) {
+                out.push_str(&format!("{token}__{comp}"));
+            } else {
+                out.push_str(token);
+            }
+            token.clear();
+        };
+        for c in block.chars() {
+            if is_name(c) {
+                token.push(c);
+            } else {
+                flush(&mut token, &mut out);
+                out.push(c);
+            }
+        }
+        flush(&mut token, &mut out);
+        if k + 1 < blocks.len() {
+            out.push_str("\n}");
+        }
+    }
+    out
+}
+
+/// Runs `text` both ways on random inputs and compares every result leaf.
+/// Every fusion in the module must be a block program.
+fn check(name: &str, text: &str, agree: Agree) {
+    let text = &uniquify(text);
+    let module = HloModule::parse(text).unwrap_or_else(|e| panic!("{name}: parse: {e}"));
+    let optimized = optimize(module.clone()).unwrap();
+    let mut fusions = 0;
+    for comp in &optimized.computations {
+        for instr in &comp.instructions {
+            if matches!(instr.op, Op::Fusion { .. }) {
+                fusions += 1;
+                if let Err(e) = fusion::block_support(&optimized, instr) {
+                    panic!("{name}: %{} is not a block program: {e}", instr.name);
+                }
+            }
+        }
+    }
+    assert!(fusions > 0, "{name}: no fusion");
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ name.len() as u64);
+    let args: Vec<Literal> = module
+        .computation(module.entry)
+        .program_shape()
+        .parameters
+        .iter()
+        .map(|s| random_literal(s, &mut rng))
+        .collect();
+    let block = HostRunner::compile(text).unwrap_or_else(|e| panic!("{name}: compile: {e}"));
+    let unfused = fusion::with_strategy(Strategy::Unfused, || HostRunner::compile(text)).unwrap();
+    let got = block
+        .run(&args)
+        .unwrap_or_else(|e| panic!("{name}: run: {e}"));
+    let want = unfused
+        .run(&args)
+        .unwrap_or_else(|e| panic!("{name}: unfused run: {e}"));
+    let (g, w) = (got.flatten_leaves(), want.flatten_leaves());
+    assert_eq!(g.len(), w.len(), "{name}: result count");
+    for (k, (a, b)) in g.iter().zip(&w).enumerate() {
+        compare(&format!("{name} out{k}"), a, b, agree);
+    }
+}
+
+const REDUCERS: &str = r#"
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+max_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] maximum(a, b)
+}
+add_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT r = s32[] add(a, b)
+}
+argmax {
+  v0 = f32[] parameter(0)
+  i0 = s32[] parameter(1)
+  v1 = f32[] parameter(2)
+  i1 = s32[] parameter(3)
+  gt = pred[] compare(v0, v1), direction=GT
+  eq = pred[] compare(v0, v1), direction=EQ
+  lt = pred[] compare(i0, i1), direction=LT
+  tie = pred[] and(eq, lt)
+  keep = pred[] or(gt, tie)
+  v = f32[] select(keep, v0, v1)
+  i = s32[] select(keep, i0, i1)
+  ROOT r = (f32[], s32[]) tuple(v, i)
+}
+"#;
+
+fn module(fused: &str, entry: &str) -> String {
+    format!("HloModule m\n{REDUCERS}\n{fused}\nENTRY main {{\n{entry}\n}}\n")
+}
+
+#[test]
+fn elementwise_chains_with_every_broadcast() {
+    let text = module(
+        r#"
+fc {
+  p0 = f32[37,50] parameter(0)
+  p1 = f32[] parameter(1)
+  p2 = f32[50] parameter(2)
+  p3 = f32[37] parameter(3)
+  c = f32[] constant(0.5)
+  bc = f32[37,50] broadcast(c), dimensions={}
+  b1 = f32[37,50] broadcast(p1), dimensions={}
+  b2 = f32[37,50] broadcast(p2), dimensions={1}
+  b3 = f32[37,50] broadcast(p3), dimensions={0}
+  m = f32[37,50] multiply(p0, b1)
+  a = f32[37,50] add(m, b2)
+  s = f32[37,50] subtract(a, b3)
+  d = f32[37,50] divide(s, bc)
+  mx = f32[37,50] maximum(d, p0)
+  mn = f32[37,50] minimum(mx, b2)
+  ab = f32[37,50] abs(mn)
+  ng = f32[37,50] negate(ab)
+  fl = f32[37,50] floor(ng)
+  cmp = pred[37,50] compare(fl, s), direction=LT
+  sel = f32[37,50] select(cmp, fl, a)
+  cv = f64[37,50] convert(sel)
+  sq = f64[37,50] multiply(cv, cv)
+  ROOT back = f32[37,50] convert(sq)
+}
+"#,
+        r#"  p0 = f32[37,50] parameter(0)
+  p1 = f32[] parameter(1)
+  p2 = f32[50] parameter(2)
+  p3 = f32[37] parameter(3)
+  ROOT f = f32[37,50] fusion(p0, p1, p2, p3), kind=kLoop, calls=fc"#,
+    );
+    check("elementwise", &text, Agree::Bits);
+}
+
+#[test]
+fn transcendentals_within_a_few_ulp() {
+    let text = module(
+        r#"
+fc {
+  p0 = f32[64,33] parameter(0)
+  p1 = f32[64,33] parameter(1)
+  one = f32[] constant(1)
+  b1 = f32[64,33] broadcast(one), dimensions={}
+  m = f32[64,33] multiply(p0, p1)
+  a = f32[64,33] add(m, b1)
+  t = f32[64,33] tanh(a)
+  ab = f32[64,33] abs(p0)
+  ng = f32[64,33] negate(ab)
+  e = f32[64,33] exponential(ng)
+  q = f32[64,33] multiply(p1, p1)
+  q1 = f32[64,33] add(q, b1)
+  d = f32[64,33] divide(e, q1)
+  lg = f32[64,33] log-plus-one(q)
+  r = f32[64,33] rsqrt(q1)
+  l = f32[64,33] logistic(p0)
+  s1 = f32[64,33] add(lg, r)
+  s2 = f32[64,33] add(s1, l)
+  s3 = f32[64,33] subtract(t, d)
+  ROOT o = f32[64,33] add(s2, s3)
+}
+"#,
+        r#"  p0 = f32[64,33] parameter(0)
+  p1 = f32[64,33] parameter(1)
+  ROOT f = f32[64,33] fusion(p0, p1), kind=kLoop, calls=fc"#,
+    );
+    check("transcendental", &text, Agree::Within(1e-6));
+}
+
+#[test]
+fn transposes_slices_reverses_and_iotas_inside() {
+    let text = module(
+        r#"
+fc {
+  p0 = f32[20,30] parameter(0)
+  p1 = f32[30,20] parameter(1)
+  p2 = f32[25,70] parameter(2)
+  p3 = f32[2,3,5,20] parameter(3)
+  t = f32[20,30] transpose(p1), dimensions={1,0}
+  s = f32[20,30] slice(p2), slice={[3:23], [1:61:2]}
+  r = f32[20,30] reverse(s), dimensions={0,1}
+  x = f32[20,30] add(p0, t)
+  y = f32[20,30] multiply(x, r)
+  i0 = s32[20,30] iota(), iota_dimension=0
+  i1 = s32[20,30] iota(), iota_dimension=1
+  ge = pred[20,30] compare(i0, i1), direction=GE
+  z = f32[] constant(0)
+  bz = f32[20,30] broadcast(z), dimensions={}
+  masked = f32[20,30] select(ge, y, bz)
+  tr = f32[30,20] transpose(p3), dimensions={}
+  ROOT o = f32[20,30] add(masked, p0)
+}
+"#,
+        r#"  p0 = f32[20,30] parameter(0)
+  p1 = f32[30,20] parameter(1)
+  p2 = f32[25,70] parameter(2)
+  p3 = f32[2,3,5,20] parameter(3)
+  ROOT f = f32[20,30] fusion(p0, p1, p2, p3), kind=kLoop, calls=fc"#,
+    )
+    .replace("  tr = f32[30,20] transpose(p3), dimensions={}\n", "");
+    check("movement", &text, Agree::Bits);
+    // A reshape between two transposes needs a second view stage.
+    let text = module(
+        r#"
+fc {
+  p0 = f32[4,6,10] parameter(0)
+  p1 = f32[60,4] parameter(1)
+  t = f32[10,4,6] transpose(p0), dimensions={2,0,1}
+  r = f32[10,24] reshape(t)
+  t2 = f32[24,10] transpose(r), dimensions={1,0}
+  r2 = f32[4,60] reshape(t2)
+  t3 = f32[60,4] transpose(r2), dimensions={1,0}
+  e = f32[60,4] exponential(t3)
+  ROOT o = f32[60,4] add(e, p1)
+}
+"#,
+        r#"  p0 = f32[4,6,10] parameter(0)
+  p1 = f32[60,4] parameter(1)
+  ROOT f = f32[60,4] fusion(p0, p1), kind=kLoop, calls=fc"#,
+    );
+    check("reshape between transposes", &text, Agree::Within(1e-6));
+}
+
+#[test]
+fn integer_and_narrow_float_types() {
+    let text = module(
+        r#"
+fc {
+  p0 = s32[40,17] parameter(0)
+  p1 = s32[40,17] parameter(1)
+  d = s32[40,17] divide(p0, p1)
+  r = s32[40,17] remainder(p0, p1)
+  sh = s32[40,17] shift-left(d, p1)
+  x = s32[40,17] xor(sh, r)
+  c = u8[40,17] convert(x)
+  back = s32[40,17] convert(c)
+  ROOT o = s32[40,17] add(back, r)
+}
+"#,
+        r#"  p0 = s32[40,17] parameter(0)
+  p1 = s32[40,17] parameter(1)
+  ROOT f = s32[40,17] fusion(p0, p1), kind=kLoop, calls=fc"#,
+    );
+    check("integers", &text, Agree::Bits);
+    let text = module(
+        r#"
+fc {
+  p0 = f16[33,9] parameter(0)
+  p1 = bf16[33,9] parameter(1)
+  a = f32[33,9] convert(p0)
+  b = f32[33,9] convert(p1)
+  m = f32[33,9] multiply(a, b)
+  h = f16[33,9] convert(m)
+  h2 = f16[33,9] add(h, p0)
+  k = bf16[33,9] convert(h2)
+  ROOT o = bf16[33,9] multiply(k, p1)
+}
+"#,
+        r#"  p0 = f16[33,9] parameter(0)
+  p1 = bf16[33,9] parameter(1)
+  ROOT f = bf16[33,9] fusion(p0, p1), kind=kLoop, calls=fc"#,
+    );
+    check("narrow floats", &text, Agree::Bits);
+}
+
+#[test]
+fn row_column_total_and_mixed_reductions() {
+    // Row and column sums of the same input in one multi-output fusion,
+    // integer so that reassociation is exact.
+    let text = module(
+        r#"
+fc {
+  p0 = s32[300,70] parameter(0)
+  z = s32[] constant(0)
+  five = s32[] constant(5)
+  sq = s32[300,70] multiply(p0, p0)
+  rows = s32[300] reduce(sq, z), dimensions={1}, to_apply=add_s32
+  cols = s32[70] reduce(p0, five), dimensions={0}, to_apply=add_s32
+  ROOT t = (s32[300], s32[70]) tuple(rows, cols)
+}
+"#,
+        r#"  p0 = s32[300,70] parameter(0)
+  ROOT f = (s32[300], s32[70]) fusion(p0), kind=kInput, calls=fc"#,
+    );
+    check("row and column", &text, Agree::Bits);
+    // Total and mixed-dimension reductions; long rows (chunked) too.
+    let text = module(
+        r#"
+fc {
+  p0 = f32[6,7,8] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[7] reduce(p0, z), dimensions={0,2}, to_apply=add_f32
+}
+fd {
+  p0 = f32[3,10000] parameter(0)
+  z = f32[] constant(-inf)
+  e = f32[3,10000] exponential(p0)
+  ROOT r = f32[3] reduce(e, z), dimensions={1}, to_apply=max_f32
+}
+fe {
+  p0 = s32[20000] parameter(0)
+  seven = s32[] constant(7)
+  ROOT r = s32[] reduce(p0, seven), dimensions={0}, to_apply=add_s32
+}
+"#,
+        r#"  p0 = f32[6,7,8] parameter(0)
+  p1 = f32[3,10000] parameter(1)
+  p2 = s32[20000] parameter(2)
+  a = f32[7] fusion(p0), kind=kInput, calls=fc
+  b = f32[3] fusion(p1), kind=kInput, calls=fd
+  c = s32[] fusion(p2), kind=kInput, calls=fe
+  ROOT t = (f32[7], f32[3], s32[]) tuple(a, b, c)"#,
+    );
+    check("mixed, chunked and total", &text, Agree::Within(1e-5));
+}
+
+#[test]
+fn variadic_argmax_rows_and_columns() {
+    let text = module(
+        r#"
+fc {
+  p0 = f32[50,40] parameter(0)
+  i = s32[50,40] iota(), iota_dimension=1
+  ninf = f32[] constant(-inf)
+  zero = s32[] constant(0)
+  ROOT r = (f32[50], s32[50]) reduce(p0, i, ninf, zero), dimensions={1}, to_apply=argmax
+}
+fd {
+  p0 = f32[50,40] parameter(0)
+  i = s32[50,40] iota(), iota_dimension=0
+  ninf = f32[] constant(-inf)
+  zero = s32[] constant(0)
+  r = (f32[40], s32[40]) reduce(p0, i, ninf, zero), dimensions={0}, to_apply=argmax
+  v = f32[40] get-tuple-element(r), index=0
+  k = s32[40] get-tuple-element(r), index=1
+  ROOT t = (s32[40], f32[40]) tuple(k, v)
+}
+"#,
+        r#"  p0 = f32[50,40] parameter(0)
+  a = (f32[50], s32[50]) fusion(p0), kind=kInput, calls=fc
+  b = (s32[40], f32[40]) fusion(p0), kind=kInput, calls=fd
+  ROOT t = ((f32[50], s32[50]), (s32[40], f32[40])) tuple(a, b)"#,
+    );
+    check("argmax", &text, Agree::Bits);
+}
+
+#[test]
+fn softmax_and_layernorm_in_one_fusion() {
+    let text = module(
+        r#"
+softmax {
+  x = f32[64,300] parameter(0)
+  ninf = f32[] constant(-inf)
+  zero = f32[] constant(0)
+  mx = f32[64] reduce(x, ninf), dimensions={1}, to_apply=max_f32
+  bmx = f32[64,300] broadcast(mx), dimensions={0}
+  sub = f32[64,300] subtract(x, bmx)
+  e = f32[64,300] exponential(sub)
+  s = f32[64] reduce(e, zero), dimensions={1}, to_apply=add_f32
+  s1 = f32[64,1] reshape(s)
+  s2 = f32[64] reshape(s1)
+  bs = f32[64,300] broadcast(s2), dimensions={0}
+  ROOT d = f32[64,300] divide(e, bs)
+}
+layernorm {
+  x = f32[64,300] parameter(0)
+  g = f32[300] parameter(1)
+  zero = f32[] constant(0)
+  n = f32[] constant(300)
+  eps = f32[] constant(1e-5)
+  sum = f32[64] reduce(x, zero), dimensions={1}, to_apply=add_f32
+  bn = f32[64] broadcast(n), dimensions={}
+  mean = f32[64] divide(sum, bn)
+  bmean = f32[64,300] broadcast(mean), dimensions={0}
+  xc = f32[64,300] subtract(x, bmean)
+  sq = f32[64,300] multiply(xc, xc)
+  var0 = f32[64] reduce(sq, zero), dimensions={1}, to_apply=add_f32
+  var = f32[64] divide(var0, bn)
+  be = f32[64] broadcast(eps), dimensions={}
+  ve = f32[64] add(var, be)
+  rs = f32[64] rsqrt(ve)
+  brs = f32[64,300] broadcast(rs), dimensions={0}
+  y = f32[64,300] multiply(xc, brs)
+  bg = f32[64,300] broadcast(g), dimensions={1}
+  ROOT o = f32[64,300] multiply(y, bg)
+}
+"#,
+        r#"  x = f32[64,300] parameter(0)
+  g = f32[300] parameter(1)
+  a = f32[64,300] fusion(x), kind=kInput, calls=softmax
+  b = f32[64,300] fusion(x, g), kind=kInput, calls=layernorm
+  ROOT t = (f32[64,300], f32[64,300]) tuple(a, b)"#,
+    );
+    check("softmax+layernorm", &text, Agree::Within(1e-5));
+}
+
+#[test]
+fn multi_output_and_outer_level_roots() {
+    let text = module(
+        r#"
+fc {
+  x = f32[128,96] parameter(0)
+  zero = f32[] constant(0)
+  e = f32[128,96] exponential(x)
+  s = f32[128] reduce(e, zero), dimensions={1}, to_apply=add_f32
+  ROOT t = (f32[128,96], f32[128]) tuple(e, s)
+}
+fd {
+  p = f32[8,4] parameter(0)
+  one = f32[] constant(1)
+  zero = f32[] constant(0)
+  b = f32[8] broadcast(one), dimensions={}
+  r = f32[8] reduce(p, zero), dimensions={1}, to_apply=add_f32
+  ROOT d = f32[8] divide(b, r)
+}
+fl {
+  p = f32[30,12] parameter(0)
+  zero = f32[] constant(0)
+  r = f32[12] reduce(p, zero), dimensions={0}, to_apply=add_f32
+  a = f32[12] abs(r)
+  ROOT l = f32[12] log-plus-one(a)
+}
+"#,
+        r#"  x = f32[128,96] parameter(0)
+  p = f32[8,4] parameter(1)
+  q = f32[30,12] parameter(2)
+  a = (f32[128,96], f32[128]) fusion(x), kind=kInput, calls=fc
+  b = f32[8] fusion(p), kind=kLoop, calls=fd
+  c = f32[12] fusion(q), kind=kLoop, calls=fl
+  ROOT t = ((f32[128,96], f32[128]), f32[8], f32[12]) tuple(a, b, c)"#,
+    );
+    check("multi-output", &text, Agree::Within(1e-5));
+}
+
+#[test]
+fn large_fusions_split_into_tasks() {
+    // Big enough to be split over the compute pool, with column partials
+    // combined across tasks (integer: exact).
+    let text = module(
+        r#"
+fc {
+  p0 = s32[1024,513] parameter(0)
+  p1 = s32[513] parameter(1)
+  z = s32[] constant(0)
+  b = s32[1024,513] broadcast(p1), dimensions={1}
+  m = s32[1024,513] multiply(p0, b)
+  a = s32[1024,513] add(m, p0)
+  rows = s32[1024] reduce(a, z), dimensions={1}, to_apply=add_s32
+  cols = s32[513] reduce(a, z), dimensions={0}, to_apply=add_s32
+  ROOT t = (s32[1024,513], s32[1024], s32[513]) tuple(a, rows, cols)
+}
+fl {
+  p0 = f32[3000000] parameter(0)
+  two = f32[] constant(2)
+  b = f32[3000000] broadcast(two), dimensions={}
+  ROOT m = f32[3000000] multiply(p0, b)
+}
+"#,
+        r#"  p0 = s32[1024,513] parameter(0)
+  p1 = s32[513] parameter(1)
+  p2 = f32[3000000] parameter(2)
+  a = (s32[1024,513], s32[1024], s32[513]) fusion(p0, p1), kind=kInput, calls=fc
+  b = f32[3000000] fusion(p2), kind=kLoop, calls=fl
+  ROOT t = ((s32[1024,513], s32[1024], s32[513]), f32[3000000]) tuple(a, b)"#,
+    );
+    check("tasks", &text, Agree::Bits);
+}
+
+#[test]
+fn result_written_over_a_dying_operand() {
+    // `e` is a temporary that dies at the fusion, read only at the result's
+    // positions: buffer assignment may write the result over it.
+    let text = module(
+        r#"
+fc {
+  a = f32[300,40] parameter(0)
+  b = f32[40] parameter(1)
+  bb = f32[300,40] broadcast(b), dimensions={1}
+  m = f32[300,40] multiply(a, bb)
+  ROOT s = f32[300,40] add(m, a)
+}
+"#,
+        r#"  x = f32[300,40] parameter(0)
+  b = f32[40] parameter(1)
+  e = f32[300,40] exponential(x)
+  ROOT f = f32[300,40] fusion(e, b), kind=kLoop, calls=fc"#,
+    );
+    let module = optimize(HloModule::parse(&uniquify(&text)).unwrap()).unwrap();
+    let entry = module.computation(module.entry);
+    let f = entry.root_instr();
+    let Op::Fusion { calls, .. } = f.op else {
+        panic!()
+    };
+    assert_eq!(fusion::in_place_operands(&module, calls, f), vec![0]);
+    check("in place", &text, Agree::Within(1e-6));
+    // A transposed read of the operand forbids it.
+    let text2 = text.replace(
+        "ROOT s = f32[300,40] add(m, a)",
+        "t = f32[300,40] reverse(a), dimensions={0}\n  ROOT s = f32[300,40] add(m, t)",
+    );
+    let module = optimize(HloModule::parse(&uniquify(&text2)).unwrap()).unwrap();
+    let entry = module.computation(module.entry);
+    let f = entry.root_instr();
+    let Op::Fusion { calls, .. } = f.op else {
+        panic!()
+    };
+    assert!(fusion::in_place_operands(&module, calls, f).is_empty());
+    check("not in place", &text2, Agree::Within(1e-6));
+}
+
+/// Random fused programs over a [R, C] domain: leaves read through every
+/// kind of view, exact elementwise ops, optionally ending in a reduction.
+#[test]
+fn random_fused_programs() {
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    for case in 0..40 {
+        let r = 1 + rng.below(70);
+        let c = 1 + rng.below(90);
+        let mut params: Vec<String> = Vec::new();
+        let mut lines: Vec<String> = Vec::new();
+        let mut vals: Vec<String> = Vec::new();
+        let leaves = 2 + rng.below(4);
+        for k in 0..leaves {
+            let name = format!("v{k}");
+            let line = match rng.below(6) {
+                0 => {
+                    params.push(format!("f32[{r},{c}]"));
+                    format!("{name} = f32[{r},{c}] parameter({})", params.len() - 1)
+                }
+                1 => {
+                    params.push("f32[]".into());
+                    let p = params.len() - 1;
+                    format!("q{k} = f32[] parameter({p})\n  {name} = f32[{r},{c}] broadcast(q{k}), dimensions={{}}")
+                }
+                2 => {
+                    params.push(format!("f32[{c}]"));
+                    let p = params.len() - 1;
+                    format!("q{k} = f32[{c}] parameter({p})\n  {name} = f32[{r},{c}] broadcast(q{k}), dimensions={{1}}")
+                }
+                3 => {
+                    params.push(format!("f32[{r}]"));
+                    let p = params.len() - 1;
+                    format!("q{k} = f32[{r}] parameter({p})\n  {name} = f32[{r},{c}] broadcast(q{k}), dimensions={{0}}")
+                }
+                4 => {
+                    params.push(format!("f32[{c},{r}]"));
+                    let p = params.len() - 1;
+                    format!("q{k} = f32[{c},{r}] parameter({p})\n  {name} = f32[{r},{c}] transpose(q{k}), dimensions={{1,0}}")
+                }
+                _ => {
+                    params.push(format!("f32[{},{}]", r + 3, 2 * c + 1));
+                    let p = params.len() - 1;
+                    format!(
+                        "q{k} = f32[{},{}] parameter({p})\n  {name} = f32[{r},{c}] slice(q{k}), slice={{[2:{}], [1:{}:2]}}",
+                        r + 3,
+                        2 * c + 1,
+                        r + 2,
+                        2 * c + 1
+                    )
+                }
+            };
+            lines.push(line);
+            vals.push(name);
+        }
+        let ops = ["add", "subtract", "multiply", "maximum", "minimum"];
+        let unary = ["abs", "negate", "floor", "ceil"];
+        for k in 0..(2 + rng.below(8)) {
+            let name = format!("t{k}");
+            let line = if rng.below(4) == 0 {
+                let a = &vals[rng.below(vals.len())];
+                format!(
+                    "{name} = f32[{r},{c}] {}({a})",
+                    unary[rng.below(unary.len())]
+                )
+            } else {
+                let a = &vals[rng.below(vals.len())];
+                let b = &vals[rng.below(vals.len())];
+                format!(
+                    "{name} = f32[{r},{c}] {}({a}, {b})",
+                    ops[rng.below(ops.len())]
+                )
+            };
+            lines.push(line);
+            vals.push(name);
+        }
+        let last = vals.last().unwrap().clone();
+        let (root, shape, agree) = match rng.below(3) {
+            0 => (format!("ROOT out = f32[{r},{c}] add({last}, v0)"), format!("f32[{r},{c}]"), Agree::Bits),
+            1 => (
+                format!("z = f32[] constant(0)\n  ROOT out = f32[{r}] reduce({last}, z), dimensions={{1}}, to_apply=add_f32"),
+                format!("f32[{r}]"),
+                Agree::Within(1e-4),
+            ),
+            _ => (
+                format!("z = f32[] constant(-inf)\n  ROOT out = f32[{c}] reduce({last}, z), dimensions={{0}}, to_apply=max_f32"),
+                format!("f32[{c}]"),
+                Agree::Bits,
+            ),
+        };
+        let fused = format!("fc {{\n  {}\n  {root}\n}}\n", lines.join("\n  "));
+        let entry_params: Vec<String> = params
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("  e{i} = {s} parameter({i})"))
+            .collect();
+        let args: Vec<String> = (0..params.len()).map(|i| format!("e{i}")).collect();
+        let entry = format!(
+            "{}\n  ROOT f = {shape} fusion({}), kind=kLoop, calls=fc",
+            entry_params.join("\n"),
+            args.join(", ")
+        );
+        check(&format!("random {case}"), &module(&fused, &entry), agree);
+    }
+}
+
+#[test]
+fn causal_mask_of_iotas_broadcast_over_heads() {
+    // The mask depends on iotas and constants only: it is evaluated when the
+    // fusion is compiled and read through a broadcast view.
+    let text = module(
+        r#"
+fc {
+  s = f32[2,3,80,80] parameter(0)
+  i = s32[80] iota(), iota_dimension=0
+  r = s32[80,80] broadcast(i), dimensions={0}
+  c = s32[80,80] broadcast(i), dimensions={1}
+  ge = pred[80,80] compare(r, c), direction=GE
+  t = pred[] constant(true)
+  f = pred[] constant(false)
+  bt = pred[80,80] broadcast(t), dimensions={}
+  bf = pred[80,80] broadcast(f), dimensions={}
+  m = pred[80,80] select(ge, bt, bf)
+  bm = pred[2,3,80,80] broadcast(m), dimensions={2,3}
+  big = f32[] constant(-1e9)
+  bb = f32[2,3,80,80] broadcast(big), dimensions={}
+  x = f32[2,3,80,80] select(bm, s, bb)
+  ninf = f32[] constant(-inf)
+  mx = f32[2,3,80] reduce(x, ninf), dimensions={3}, to_apply=max_f32
+  bmx = f32[2,3,80,80] broadcast(mx), dimensions={0,1,2}
+  d = f32[2,3,80,80] subtract(x, bmx)
+  e = f32[2,3,80,80] exponential(d)
+  z = f32[] constant(0)
+  sum = f32[2,3,80] reduce(e, z), dimensions={3}, to_apply=add_f32
+  bs = f32[2,3,80,80] broadcast(sum), dimensions={0,1,2}
+  ROOT o = f32[2,3,80,80] divide(e, bs)
+}
+"#,
+        r#"  s = f32[2,3,80,80] parameter(0)
+  ROOT f = f32[2,3,80,80] fusion(s), kind=kInput, calls=fc"#,
+    );
+    check("causal mask", &text, Agree::Within(1e-5));
+}
+
+#[test]
+fn empty_arrays() {
+    // Reducing no elements gives the init; an empty loop writes nothing.
+    let text = module(
+        r#"
+fc {
+  p = f32[0,4,6] parameter(0)
+  big = f32[] constant(inf)
+  r = f32[] reduce(p, big), dimensions={0,1,2}, to_apply=max_f32
+  ROOT c = s32[] convert(r)
+}
+fd {
+  p = f32[4,0] parameter(0)
+  z = f32[] constant(0)
+  r = f32[4] reduce(p, z), dimensions={1}, to_apply=add_f32
+  ROOT n = f32[4] negate(r)
+}
+fe {
+  p = f32[0,3] parameter(0)
+  q = f32[3] parameter(1)
+  b = f32[0,3] broadcast(q), dimensions={1}
+  ROOT m = f32[0,3] multiply(p, b)
+}
+"#,
+        r#"  p0 = f32[0,4,6] parameter(0)
+  p1 = f32[4,0] parameter(1)
+  p2 = f32[0,3] parameter(2)
+  p3 = f32[3] parameter(3)
+  a = s32[] fusion(p0), kind=kInput, calls=fc
+  b = f32[4] fusion(p1), kind=kInput, calls=fd
+  c = f32[0,3] fusion(p2, p3), kind=kLoop, calls=fe
+  ROOT t = (s32[], f32[4], f32[0,3]) tuple(a, b, c)"#,
+    );
+    check("empty", &text, Agree::Bits);
+}
+
+#[test]
+fn row_broadcast_source_outlives_other_temporaries() {
+    // A broadcast row value is read lazily from its source's register; a
+    // later temporary must not take that register before the broadcast's
+    // last use (differential seed 1733 got `false` for every element).
+    let text = module(
+        r#"
+fb {
+  m = f32[1,2] parameter(0)
+  d = f32[1,2] parameter(1)
+  lo = f32[] constant(-inf)
+  r = f32[] reduce(m, lo), dimensions={0,1}, to_apply=max_f32
+  c = pred[] convert(r)
+  b = pred[1,2] broadcast(c), dimensions={}
+  k = f32[] constant(0.001)
+  kb = f32[1,2] broadcast(k), dimensions={}
+  small = f32[1,2] multiply(d, kb)
+  rn = f32[1,2] round-nearest-afz(small)
+  c2 = pred[1,2] convert(rn)
+  ROOT o = pred[1,2] xor(b, c2)
+}
+"#,
+        r#"  p0 = f32[1,2] parameter(0)
+  p1 = f32[1,2] parameter(1)
+  ROOT f = pred[1,2] fusion(p0, p1), kind=kInput, calls=fb"#,
+    );
+    check("row broadcast liveness", &text, Agree::Bits);
+}
+
+#[test]
+fn one_iota_read_as_two_element_types() {
+    // The same iota view as f32 and as u8 is two leaves (differential seed
+    // 3129: the u8 read wrote f32 values past its register).
+    let text = module(
+        r#"
+fi {
+  p = u8[2,6,5] parameter(0)
+  a = f32[2,6,5] iota(), iota_dimension=2
+  b = u8[2,6,5] iota(), iota_dimension=2
+  x = u8[2,6,5] xor(p, b)
+  c = f32[2,6,5] convert(x)
+  ROOT m = f32[2,6,5] maximum(a, c)
+}
+"#,
+        r#"  p0 = u8[2,6,5] parameter(0)
+  ROOT f = f32[2,6,5] fusion(p0), kind=kLoop, calls=fi"#,
+    );
+    check("iota of two types", &text, Agree::Bits);
+}
