@@ -69,9 +69,21 @@ unsafe fn own_gemm<T: super::gemm::Element>(
     csc: isize,
 ) {
     use super::gemm::{gemm, Options, Strided, StridedMut};
-    let a = Strided { ptr: a, rs: rsa, cs: csa };
-    let b = Strided { ptr: b, rs: rsb, cs: csb };
-    let c = StridedMut { ptr: c, rs: rsc, cs: csc };
+    let a = Strided {
+        ptr: a,
+        rs: rsa,
+        cs: csa,
+    };
+    let b = Strided {
+        ptr: b,
+        rs: rsb,
+        cs: csb,
+    };
+    let c = StridedMut {
+        ptr: c,
+        rs: rsc,
+        cs: csc,
+    };
     // SAFETY: forwarded from the caller.
     unsafe { gemm(m, n, k, a, b, c, Options::default()) }
 }
@@ -510,7 +522,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             make!($T, $f, false)
         };
         ($T:ty, $f:expr, $flushes:expr) => {
-            Ok(gemm_thunk::<$T>(name, shape, a, b, out, widths, finish, $f, $flushes))
+            Ok(gemm_thunk::<$T>(
+                name, shape, a, b, out, widths, finish, $f, $flushes,
+            ))
         };
     }
     match compute {

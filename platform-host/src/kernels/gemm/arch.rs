@@ -40,15 +40,35 @@ pub unsafe trait Simd: Copy + Send + Sync + 'static {
     /// The tile's width in elements.
     const NR: usize = Self::LANES * Self::NV;
 
+    /// All lanes zero.
+    ///
+    /// # Safety
+    /// The processor has this implementation's instruction set.
     unsafe fn zero() -> Self::V;
     /// Loads `LANES` elements (no alignment needed).
+    ///
+    /// # Safety
+    /// As [`Simd::zero`]; `p` is valid for `LANES` reads.
     unsafe fn load(p: *const Self::T) -> Self::V;
     /// One element in every lane.
+    ///
+    /// # Safety
+    /// As [`Simd::zero`]; `p` is valid for one read.
     unsafe fn splat(p: *const Self::T) -> Self::V;
     /// Stores `LANES` elements (no alignment needed).
+    ///
+    /// # Safety
+    /// As [`Simd::zero`]; `p` is valid for `LANES` writes.
     unsafe fn store(p: *mut Self::T, v: Self::V);
     /// `a * b + c`.
+    ///
+    /// # Safety
+    /// As [`Simd::zero`].
     unsafe fn fma(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    /// `a + b`.
+    ///
+    /// # Safety
+    /// As [`Simd::zero`].
     unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
 }
 

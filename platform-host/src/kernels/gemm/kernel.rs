@@ -73,7 +73,11 @@ pub(super) unsafe fn tile<S: Simd, const MR: usize, const NV: usize>(
                 let out = c.offset(i as isize * rsc);
                 for (v, x) in row.iter().enumerate() {
                     let p = out.add(v * lanes);
-                    let val = if accumulate { S::add(S::load(p), *x) } else { *x };
+                    let val = if accumulate {
+                        S::add(S::load(p), *x)
+                    } else {
+                        *x
+                    };
                     S::store(p, val);
                 }
             }
@@ -118,9 +122,7 @@ unsafe fn tile_rows<S: Simd, const NV: usize>(
     macro_rules! go {
         ($m:literal) => {
             // SAFETY: forwarded from the caller.
-            unsafe {
-                tile::<S, $m, NV>(kc, a, ars, aps, b, bps, c, rsc, csc, n_eff, accumulate)
-            }
+            unsafe { tile::<S, $m, NV>(kc, a, ars, aps, b, bps, c, rsc, csc, n_eff, accumulate) }
         };
     }
     match mr {

@@ -310,7 +310,7 @@ fn split(m: usize, n: usize, k: usize, threads: usize, mr: usize, nr: usize) -> 
     let (tiles_m, tiles_n) = (m.div_ceil(mr), n.div_ceil(nr));
     let mut best = (1, 1, f64::INFINITY);
     for tm in 1..=threads {
-        if threads % tm != 0 {
+        if !threads.is_multiple_of(tm) {
             continue;
         }
         let tn = threads / tm;

@@ -106,7 +106,12 @@ impl<T: Element> LhsSource<T> for Strided<T> {
 /// # Safety
 /// `src` valid for the strided reads, `dst` for `len` writes.
 #[inline(always)]
-pub(super) unsafe fn copy_flushed<T: Element>(src: *const T, stride: isize, dst: *mut T, len: usize) {
+pub(super) unsafe fn copy_flushed<T: Element>(
+    src: *const T,
+    stride: isize,
+    dst: *mut T,
+    len: usize,
+) {
     // SAFETY (both loops): the caller's contract.
     unsafe {
         if stride == 1 {

@@ -131,6 +131,7 @@ fn check<T: TestElem>(
     };
     // SAFETY: the matrices are valid for their extents and distinct.
     unsafe { gemm(m, n, k, a.view(), b.view(), cv, options) };
+    #[allow(clippy::needless_range_loop)] // (i, j) index three matrices
     for i in 0..m {
         for j in 0..n {
             let (mut exact, mut mag) = (0.0f64, 0.0f64);
