@@ -8,8 +8,10 @@
 //! (or when its element type must change) it is first copied into a canonical
 //! `[batch, M, K]` / `[batch, K, N]` buffer.
 //!
-//! f32/f64/c64/c128 go through the `matrixmultiply` crate (packed, vectorized,
-//! multithreaded for large products); f16/bf16 compute in f32 and round once;
+//! f32/f64 go through the Host's own GEMM ([`super::gemm`]: packed, AVX-512 /
+//! AVX2 micro-kernels, split over the compute pool, subnormals flushed while
+//! packing); c64/c128 through the `matrixmultiply` crate; f16/bf16 compute in
+//! f32 and round once;
 //! integers use a plain wrapping multiply-accumulate loop. Many small batches
 //! run in parallel on the compute pool.
 
@@ -46,6 +48,46 @@ pub trait Gemm: bytemuck::Pod + Send + Sync {
     );
 }
 
+/// The Host's own GEMM ([`super::gemm`]) behind the [`Gemm`] signature. It
+/// flushes subnormal operands while packing, as XLA CPU's FTZ/DAZ mode does.
+///
+/// # Safety
+/// As [`Gemm::gemm`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn own_gemm<T: super::gemm::Element>(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: *const T,
+    rsa: isize,
+    csa: isize,
+    b: *const T,
+    rsb: isize,
+    csb: isize,
+    c: *mut T,
+    rsc: isize,
+    csc: isize,
+) {
+    use super::gemm::{gemm, Options, Strided, StridedMut};
+    let a = Strided {
+        ptr: a,
+        rs: rsa,
+        cs: csa,
+    };
+    let b = Strided {
+        ptr: b,
+        rs: rsb,
+        cs: csb,
+    };
+    let c = StridedMut {
+        ptr: c,
+        rs: rsc,
+        cs: csc,
+    };
+    // SAFETY: forwarded from the caller.
+    unsafe { gemm(m, n, k, a, b, c, Options::default()) }
+}
+
 impl Gemm for f32 {
     unsafe fn gemm(
         m: usize,
@@ -62,7 +104,7 @@ impl Gemm for f32 {
         csc: isize,
     ) {
         // SAFETY: forwarded from the caller.
-        unsafe { matrixmultiply::sgemm(m, k, n, 1.0, a, rsa, csa, b, rsb, csb, 0.0, c, rsc, csc) }
+        unsafe { own_gemm(m, k, n, a, rsa, csa, b, rsb, csb, c, rsc, csc) }
     }
 }
 
@@ -82,7 +124,7 @@ impl Gemm for f64 {
         csc: isize,
     ) {
         // SAFETY: forwarded from the caller.
-        unsafe { matrixmultiply::dgemm(m, k, n, 1.0, a, rsa, csa, b, rsb, csb, 0.0, c, rsc, csc) }
+        unsafe { own_gemm(m, k, n, a, rsa, csa, b, rsb, csb, c, rsc, csc) }
     }
 }
 
@@ -331,11 +373,12 @@ impl OperandView {
         ctx: &ExecuteContext<'_>,
         in_width: usize,
         buffer: &mut Vec<u64>,
+        gemm_flushes: bool,
     ) -> *const u8 {
         let src = ctx.ptr(self.slice);
         let n = self.elements;
         let Some((copy, convert)) = &self.canonicalize else {
-            if !T::FLOAT {
+            if !T::FLOAT || gemm_flushes {
                 return src;
             }
             // SAFETY: a direct view has the compute type: `n` elements of T.
@@ -368,7 +411,7 @@ impl OperandView {
                 }
             }
         };
-        if T::FLOAT {
+        if T::FLOAT && !gemm_flushes {
             // SAFETY: `data` holds the `n` canonical elements, owned here.
             let vals = unsafe { std::slice::from_raw_parts_mut(data.cast::<T>(), n) };
             if T::any_subnormal(vals) {
@@ -476,12 +519,18 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let name = instr.name.clone();
     macro_rules! make {
         ($T:ty, $f:expr) => {
-            Ok(gemm_thunk::<$T>(name, shape, a, b, out, widths, finish, $f))
+            make!($T, $f, false)
+        };
+        ($T:ty, $f:expr, $flushes:expr) => {
+            Ok(gemm_thunk::<$T>(
+                name, shape, a, b, out, widths, finish, $f, $flushes,
+            ))
         };
     }
     match compute {
-        ElementType::F32 => make!(f32, <f32 as Gemm>::gemm),
-        ElementType::F64 => make!(f64, <f64 as Gemm>::gemm),
+        // The own GEMM flushes subnormals while packing: no scan needed.
+        ElementType::F32 => make!(f32, <f32 as Gemm>::gemm, true),
+        ElementType::F64 => make!(f64, <f64 as Gemm>::gemm, true),
         ElementType::C64 => make!(Complex32, <Complex32 as Gemm>::gemm),
         ElementType::C128 => make!(Complex64, <Complex64 as Gemm>::gemm),
         t => with_int!(t, T => make!(T, int_gemm::<T>), _ => Err(Error::unimplemented(format!(
@@ -525,12 +574,13 @@ fn gemm_thunk<T: MaybeFlushable + Send + Sync>(
     (a_width, b_width, _): (usize, usize, usize),
     finish: Option<scalar_ops::UnaryFn>,
     gemm: GemmFn<T>,
+    gemm_flushes: bool,
 ) -> Box<dyn Thunk> {
     thunk(name, "dot", move |ctx| {
         let mut a_buf = Vec::new();
         let mut b_buf = Vec::new();
-        let pa = a.base::<T>(ctx, a_width, &mut a_buf) as usize;
-        let pb = b.base::<T>(ctx, b_width, &mut b_buf) as usize;
+        let pa = a.base::<T>(ctx, a_width, &mut a_buf, gemm_flushes) as usize;
+        let pb = b.base::<T>(ctx, b_width, &mut b_buf, gemm_flushes) as usize;
         let total = s.nb * s.m * s.n;
         // With a final conversion the GEMM writes a compute-type buffer first.
         let mut c_buf: Vec<T> = if finish.is_some() {

@@ -23,6 +23,7 @@ pub mod dot;
 pub mod elementwise;
 pub mod fft;
 pub mod gather_scatter;
+pub mod gemm;
 pub mod linalg;
 pub mod misc;
 pub mod reduce;

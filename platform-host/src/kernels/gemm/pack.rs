@@ -1,0 +1,242 @@
+//! Packing: copying blocks of the operands into the layouts the micro-kernel
+//! streams through, flushing subnormals on the way.
+//!
+//! * The lhs block (`mc × kc`) becomes strips of `MR` rows. A source whose
+//!   rows are contiguous (row-major matrices, convolution windows) is copied
+//!   row by row into *row panels* (each row of a strip is `kc` consecutive
+//!   values); a column-major source is copied column by column into *column
+//!   panels* (each k step of a strip is `MR` consecutive values). The kernel
+//!   reads either through a row stride and a k stride, so both copies are
+//!   plain contiguous runs: no transposition is needed for the common cases.
+//! * The rhs block (`kc × nc`) becomes micro-panels of `NR` columns, each
+//!   row of a panel `NR` consecutive values; the last panel is rounded up to
+//!   whole vectors with zeros. Row-major sources copy runs of `NR`; column-
+//!   major ones scatter each column down its panel.
+//!
+//! Every packed value goes through [`Flushable::flushed`]: subnormal
+//! operands would cost a microcode assist per fused multiply-add (see
+//! [`crate::kernels::denormal`]), and doing it here costs almost nothing,
+//! since the copy is memory-bound anyway.
+//!
+//! [`Flushable::flushed`]: crate::kernels::denormal::Flushable::flushed
+
+use super::Element;
+
+/// A matrix in memory: element `(i, j)` at `ptr + i·rs + j·cs`.
+#[derive(Clone, Copy, Debug)]
+pub struct Strided<T> {
+    pub ptr: *const T,
+    pub rs: isize,
+    pub cs: isize,
+}
+
+// SAFETY: a read-only view; the GEMM's callers promise nobody writes it while
+// the product runs.
+unsafe impl<T: Sync> Send for Strided<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for Strided<T> {}
+
+impl<T> Strided<T> {
+    /// # Safety
+    /// `(i, j)` must lie in the matrix.
+    #[inline(always)]
+    pub(super) unsafe fn at(&self, i: usize, j: usize) -> *const T {
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.ptr
+                .offset(i as isize * self.rs)
+                .offset(j as isize * self.cs)
+        }
+    }
+}
+
+/// Where the GEMM reads its lhs from: a matrix, or something computed on the
+/// fly (a convolution's windows).
+///
+/// # Contract
+/// The source stands for an `m × k` matrix fixed for the GEMM's duration.
+/// Reads copy values into packed buffers with subnormals flushed
+/// ([`Element::flushed`](crate::kernels::denormal::Flushable::flushed)).
+pub trait LhsSource<T: Element>: Sync {
+    /// Whether the source reads faster by columns (column-major storage):
+    /// then [`LhsSource::read_column`] is used, else [`LhsSource::read_row`].
+    fn column_major(&self) -> bool {
+        false
+    }
+
+    /// Copies `A[row, p0 .. p0 + len]` to `dst[0 .. len]`.
+    ///
+    /// # Safety
+    /// The range must lie in the matrix and `dst` be valid for `len` writes.
+    unsafe fn read_row(&self, row: usize, p0: usize, len: usize, dst: *mut T);
+
+    /// Copies `A[r0 .. r0 + len, col]` to `dst[0 .. len]`.
+    ///
+    /// # Safety
+    /// As [`LhsSource::read_row`].
+    unsafe fn read_column(&self, col: usize, r0: usize, len: usize, dst: *mut T) {
+        for i in 0..len {
+            // SAFETY: one element of row r0 + i, forwarded contract.
+            unsafe { self.read_row(r0 + i, col, 1, dst.add(i)) };
+        }
+    }
+}
+
+impl<T: Element> LhsSource<T> for Strided<T> {
+    fn column_major(&self) -> bool {
+        self.rs == 1 && self.cs != 1
+    }
+
+    #[inline(always)]
+    unsafe fn read_row(&self, row: usize, p0: usize, len: usize, dst: *mut T) {
+        // SAFETY: the caller keeps the range inside the matrix.
+        unsafe { copy_flushed(self.at(row, p0), self.cs, dst, len) }
+    }
+
+    #[inline(always)]
+    unsafe fn read_column(&self, col: usize, r0: usize, len: usize, dst: *mut T) {
+        // SAFETY: as above.
+        unsafe { copy_flushed(self.at(r0, col), self.rs, dst, len) }
+    }
+}
+
+/// `dst[i] = flushed(src[i·stride])` for `i < len`; a plain loop the
+/// compiler vectorizes when `stride` is 1.
+///
+/// # Safety
+/// `src` valid for the strided reads, `dst` for `len` writes.
+#[inline(always)]
+pub(super) unsafe fn copy_flushed<T: Element>(
+    src: *const T,
+    stride: isize,
+    dst: *mut T,
+    len: usize,
+) {
+    // SAFETY (both loops): the caller's contract.
+    unsafe {
+        if stride == 1 {
+            let (s, d) = (
+                std::slice::from_raw_parts(src, len),
+                std::slice::from_raw_parts_mut(dst, len),
+            );
+            for (d, s) in d.iter_mut().zip(s) {
+                *d = s.flushed();
+            }
+        } else {
+            for i in 0..len {
+                dst.add(i)
+                    .write(src.offset(i as isize * stride).read().flushed());
+            }
+        }
+    }
+}
+
+/// Layout of a packed lhs block, as [`super::kernel::PackedLhs`] reads it.
+pub(super) struct LhsLayout {
+    pub ars: usize,
+    pub aps: usize,
+    pub strip: usize,
+}
+
+/// Packs `A[r0 .. r0 + mc, p0 .. p0 + kc]` into strips of `mr` rows at `dst`
+/// (`mc·kc` elements, rounded up to whole strips for column panels).
+///
+/// # Safety
+/// The block must lie in the source; `dst` valid for
+/// `mc.next_multiple_of(mr) · kc` writes.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn pack_lhs<T: Element, A: LhsSource<T>>(
+    src: &A,
+    r0: usize,
+    mc: usize,
+    p0: usize,
+    kc: usize,
+    mr: usize,
+    dst: *mut T,
+) -> LhsLayout {
+    // SAFETY (both branches): every write stays inside the strips, every
+    // read inside the block.
+    unsafe {
+        if src.column_major() {
+            // Column panels: strip s, k step p, row i at s·mr·kc + p·mr + i.
+            let mut i0 = 0;
+            while i0 < mc {
+                let rows = mr.min(mc - i0);
+                let strip = dst.add(i0 * kc);
+                for p in 0..kc {
+                    src.read_column(p0 + p, r0 + i0, rows, strip.add(p * mr));
+                }
+                i0 += mr;
+            }
+            LhsLayout {
+                ars: 1,
+                aps: mr,
+                strip: mr * kc,
+            }
+        } else {
+            // Row panels: row i of the block at i·kc (so strip s at s·mr·kc).
+            for i in 0..mc {
+                src.read_row(r0 + i, p0, kc, dst.add(i * kc));
+            }
+            LhsLayout {
+                ars: kc,
+                aps: 1,
+                strip: mr * kc,
+            }
+        }
+    }
+}
+
+/// Packs `B[p0 .. p0 + kc, j0 .. j0 + nc]` into micro-panels of `nr` columns
+/// (`lanes`-rounded, zero-padded) at `dst`.
+///
+/// # Safety
+/// The block must lie in `b`; `dst` valid for `kc · nc.next_multiple_of(lanes)`
+/// writes.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn pack_rhs<T: Element>(
+    b: &Strided<T>,
+    p0: usize,
+    kc: usize,
+    j0: usize,
+    nc: usize,
+    nr: usize,
+    lanes: usize,
+    dst: *mut T,
+) {
+    let mut jp = 0;
+    while jp < nc {
+        let width = nr.min(nc - jp);
+        let panel_w = width.next_multiple_of(lanes);
+        // SAFETY: panels before this one are full (`nr·kc` each); every read
+        // lies in the block.
+        unsafe {
+            let panel = dst.add(jp * kc);
+            if b.cs == 1 || b.rs != 1 {
+                for p in 0..kc {
+                    let row = panel.add(p * panel_w);
+                    copy_flushed(b.at(p0 + p, j0 + jp), b.cs, row, width);
+                    super::kernel::zero_fill(row.add(width), panel_w - width);
+                }
+            } else {
+                // Column-major: walk each column down its contiguous storage.
+                for j in 0..width {
+                    let col = b.at(p0, j0 + jp + j);
+                    for p in 0..kc {
+                        panel
+                            .add(p * panel_w + j)
+                            .write(col.add(p).read().flushed());
+                    }
+                }
+                if panel_w > width {
+                    for p in 0..kc {
+                        super::kernel::zero_fill(panel.add(p * panel_w + width), panel_w - width);
+                    }
+                }
+            }
+        }
+        jp += width;
+    }
+}

@@ -1,0 +1,429 @@
+//! The GEMM against a naive triple loop accumulated in f64, over many shapes
+//! (tiny, prime, edge-of-tile, tall and skinny, k = 0), strides (row-major,
+//! transposed, padded rows, negative-free general strides), overwrite and
+//! accumulate, one thread and the pool, at every instruction-set level this
+//! processor supports.
+
+use super::*;
+
+/// A small seeded generator (SplitMix64) for test data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [-1, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+}
+
+trait TestElem: Element {
+    fn from_f64(v: f64) -> Self;
+    fn to_f64(self) -> f64;
+    const EPS: f64;
+}
+impl TestElem for f32 {
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    const EPS: f64 = f32::EPSILON as f64;
+}
+impl TestElem for f64 {
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+    const EPS: f64 = f64::EPSILON;
+}
+
+/// How a test matrix is laid out in its buffer.
+#[derive(Clone, Copy, Debug)]
+enum Layout {
+    RowMajor,
+    ColMajor,
+    /// Row-major with rows padded to `cols + 3`.
+    Padded,
+    /// Both strides above 1 (every other row and column of a bigger array).
+    Sparse,
+}
+
+/// A `rows × cols` matrix in a buffer with the given layout.
+struct Mat<T> {
+    data: Vec<T>,
+    rs: isize,
+    cs: isize,
+}
+
+impl<T: TestElem> Mat<T> {
+    fn new(rows: usize, cols: usize, layout: Layout, rng: &mut Rng) -> Self {
+        let (rs, cs, len) = match layout {
+            Layout::RowMajor => (cols, 1, rows * cols),
+            Layout::ColMajor => (1, rows, rows * cols),
+            Layout::Padded => (cols + 3, 1, rows * (cols + 3)),
+            Layout::Sparse => (4 * cols.max(1), 2, rows * 4 * cols.max(1)),
+        };
+        // Poison the gaps so reading one shows up as a wrong result.
+        let mut data = vec![T::from_f64(f64::NAN); len.max(1)];
+        for i in 0..rows {
+            for j in 0..cols {
+                data[i * rs + j * cs] = T::from_f64(rng.unit());
+            }
+        }
+        Mat {
+            data,
+            rs: rs as isize,
+            cs: cs as isize,
+        }
+    }
+    fn get(&self, i: usize, j: usize) -> T {
+        self.data[i * self.rs as usize + j * self.cs as usize]
+    }
+    fn view(&self) -> Strided<T> {
+        Strided {
+            ptr: self.data.as_ptr(),
+            rs: self.rs,
+            cs: self.cs,
+        }
+    }
+}
+
+/// Runs one case and checks every element of C against the f64 reference,
+/// within `k·ε·Σ|a||b|` (plus the initial C when accumulating).
+#[allow(clippy::too_many_arguments)]
+fn check<T: TestElem>(
+    m: usize,
+    n: usize,
+    k: usize,
+    la: Layout,
+    lb: Layout,
+    lc: Layout,
+    accumulate: bool,
+    parallel: bool,
+    level: Level,
+    rng: &mut Rng,
+) {
+    let a = Mat::<T>::new(m, k, la, rng);
+    let b = Mat::<T>::new(k, n, lb, rng);
+    let mut c = Mat::<T>::new(m, n, lc, rng);
+    let before: Vec<Vec<f64>> = (0..m)
+        .map(|i| (0..n).map(|j| c.get(i, j).to_f64()).collect())
+        .collect();
+    let cv = StridedMut {
+        ptr: c.data.as_mut_ptr(),
+        rs: c.rs,
+        cs: c.cs,
+    };
+    let options = Options {
+        accumulate,
+        parallel,
+        level: Some(level),
+    };
+    // SAFETY: the matrices are valid for their extents and distinct.
+    unsafe { gemm(m, n, k, a.view(), b.view(), cv, options) };
+    #[allow(clippy::needless_range_loop)] // (i, j) index three matrices
+    for i in 0..m {
+        for j in 0..n {
+            let (mut exact, mut mag) = (0.0f64, 0.0f64);
+            for p in 0..k {
+                let prod = a.get(i, p).to_f64() * b.get(p, j).to_f64();
+                exact += prod;
+                mag += prod.abs();
+            }
+            if accumulate {
+                exact += before[i][j];
+                mag += before[i][j].abs();
+            }
+            let got = c.get(i, j).to_f64();
+            let tol = 2.0 * (k as f64 + 2.0) * T::EPS * mag + f64::MIN_POSITIVE;
+            assert!(
+                (got - exact).abs() <= tol,
+                "{level} {m}x{n}x{k} a={la:?} b={lb:?} c={lc:?} acc={accumulate} par={parallel}: \
+                 C[{i},{j}] = {got}, expected {exact} (tolerance {tol})"
+            );
+        }
+    }
+    // Gaps of C stay untouched (still NaN).
+    if let Layout::Padded | Layout::Sparse = lc {
+        let touched = m * n;
+        let nan = c.data.iter().filter(|v| v.to_f64().is_nan()).count();
+        assert_eq!(
+            nan + touched,
+            c.data.len(),
+            "{level} {m}x{n}x{k}: wrote outside C"
+        );
+    }
+}
+
+fn levels() -> Vec<Level> {
+    Level::ALL
+        .into_iter()
+        .filter(|l| l.is_supported())
+        .collect()
+}
+
+const SHAPES: &[(usize, usize, usize)] = &[
+    (1, 1, 1),
+    (1, 1, 7),
+    (2, 3, 4),
+    (5, 7, 3),
+    (6, 64, 17),
+    (7, 65, 33),
+    (13, 17, 19),
+    (12, 10, 512),
+    (33, 100, 31),
+    (64, 1, 40),
+    (1, 100, 40),
+    (3, 200, 5),
+    (200, 3, 5),
+    (97, 131, 67),
+];
+
+#[test]
+fn matches_naive_product_f32() {
+    let mut rng = Rng(1);
+    for level in levels() {
+        for &(m, n, k) in SHAPES {
+            for (la, lb) in [
+                (Layout::RowMajor, Layout::RowMajor),
+                (Layout::ColMajor, Layout::RowMajor),
+                (Layout::RowMajor, Layout::ColMajor),
+                (Layout::Sparse, Layout::Padded),
+            ] {
+                check::<f32>(
+                    m,
+                    n,
+                    k,
+                    la,
+                    lb,
+                    Layout::RowMajor,
+                    false,
+                    false,
+                    level,
+                    &mut rng,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn matches_naive_product_f64() {
+    let mut rng = Rng(2);
+    for level in levels() {
+        for &(m, n, k) in SHAPES {
+            for (la, lb) in [
+                (Layout::RowMajor, Layout::RowMajor),
+                (Layout::ColMajor, Layout::ColMajor),
+                (Layout::Padded, Layout::Sparse),
+            ] {
+                check::<f64>(
+                    m,
+                    n,
+                    k,
+                    la,
+                    lb,
+                    Layout::RowMajor,
+                    false,
+                    false,
+                    level,
+                    &mut rng,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn strided_outputs_and_accumulation() {
+    let mut rng = Rng(3);
+    for level in levels() {
+        for &(m, n, k) in &[(5, 7, 3), (13, 70, 9), (70, 13, 9), (1, 1, 1)] {
+            for lc in [
+                Layout::RowMajor,
+                Layout::ColMajor,
+                Layout::Padded,
+                Layout::Sparse,
+            ] {
+                for accumulate in [false, true] {
+                    check::<f32>(
+                        m,
+                        n,
+                        k,
+                        Layout::RowMajor,
+                        Layout::RowMajor,
+                        lc,
+                        accumulate,
+                        false,
+                        level,
+                        &mut rng,
+                    );
+                    check::<f64>(
+                        m,
+                        n,
+                        k,
+                        Layout::ColMajor,
+                        Layout::RowMajor,
+                        lc,
+                        accumulate,
+                        false,
+                        level,
+                        &mut rng,
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn empty_contraction_writes_zeros_or_keeps_c() {
+    let mut rng = Rng(4);
+    for level in levels() {
+        for accumulate in [false, true] {
+            check::<f32>(
+                4,
+                5,
+                0,
+                Layout::RowMajor,
+                Layout::RowMajor,
+                Layout::Padded,
+                accumulate,
+                false,
+                level,
+                &mut rng,
+            );
+        }
+        // Empty outputs touch nothing.
+        check::<f32>(
+            0,
+            5,
+            3,
+            Layout::RowMajor,
+            Layout::RowMajor,
+            Layout::RowMajor,
+            false,
+            false,
+            level,
+            &mut rng,
+        );
+        check::<f64>(
+            5,
+            0,
+            3,
+            Layout::RowMajor,
+            Layout::RowMajor,
+            Layout::RowMajor,
+            false,
+            false,
+            level,
+            &mut rng,
+        );
+    }
+}
+
+#[test]
+fn large_products_split_over_threads() {
+    // Big enough to cross every block size and the parallel threshold, with
+    // edges in every dimension.
+    let mut rng = Rng(5);
+    for level in levels() {
+        check::<f32>(
+            131,
+            203,
+            601,
+            Layout::RowMajor,
+            Layout::RowMajor,
+            Layout::RowMajor,
+            false,
+            true,
+            level,
+            &mut rng,
+        );
+        check::<f32>(
+            301,
+            37,
+            150,
+            Layout::ColMajor,
+            Layout::ColMajor,
+            Layout::RowMajor,
+            true,
+            true,
+            level,
+            &mut rng,
+        );
+        check::<f64>(
+            70,
+            300,
+            90,
+            Layout::RowMajor,
+            Layout::ColMajor,
+            Layout::RowMajor,
+            false,
+            true,
+            level,
+            &mut rng,
+        );
+    }
+}
+
+#[test]
+fn split_prefers_the_cheaper_dimension() {
+    // Few rows: cut the columns; few columns: cut the rows.
+    assert_eq!(split(32, 512, 512, 2, 6, 64), (1, 2));
+    assert_eq!(split(25088, 64, 576, 2, 6, 64), (2, 1));
+    assert_eq!(split(1200, 1280, 1000, 4, 6, 64), (2, 2));
+    // Too small to cut at all.
+    assert_eq!(split(3, 10, 5, 2, 6, 64), (1, 1));
+}
+
+#[test]
+fn subnormal_operands_are_flushed() {
+    // XLA CPU multiplies with denormals-are-zero; the packing does the same.
+    for level in levels() {
+        let a = [1e-40f32, 1.0, -1e-40, 2.0];
+        let b = [1.0f32, 1e-39, 3.0, 1e-39];
+        let mut c = [f32::NAN; 4];
+        let options = Options {
+            accumulate: false,
+            parallel: false,
+            level: Some(level),
+        };
+        // SAFETY: 2x2 row-major matrices.
+        unsafe {
+            gemm(
+                2,
+                2,
+                2,
+                Strided {
+                    ptr: a.as_ptr(),
+                    rs: 2,
+                    cs: 1,
+                },
+                Strided {
+                    ptr: b.as_ptr(),
+                    rs: 2,
+                    cs: 1,
+                },
+                StridedMut {
+                    ptr: c.as_mut_ptr(),
+                    rs: 2,
+                    cs: 1,
+                },
+                options,
+            )
+        };
+        // Row 0: [1e-40 → 0, 1] · B with B's subnormals → 0: [0·1 + 1·3, 0 + 0].
+        assert_eq!(c, [3.0, 0.0, 6.0, 0.0], "{level}");
+    }
+}
