@@ -5,14 +5,19 @@
 //! * [`runtime`]: the platform, executors (aligned host memory with
 //!   accounting), streams (worker threads with ordered queues), events, the
 //!   shared compute pool, the rendezvous for collectives, the transfer manager.
-//! * [`compiler`]: HLO passes, buffer assignment by liveness, lowering to
-//!   thunks.
+//! * [`compiler`]: HLO passes (the shared standard pipeline, then the Host's
+//!   fusion decisions), FMA contraction as XLA CPU does it, buffer assignment
+//!   by liveness, lowering to thunks.
 //! * [`thunk`]: the compiled form: [`thunk::Thunk`]s over [`thunk::BufferSlice`]s
 //!   of an execution's allocations, grouped in [`thunk::ThunkSequence`]s.
 //! * [`kernels`]: one module per op family; each lowers an instruction to a
-//!   thunk with typed inner loops.
-//! * [`fusion`]: how `fusion` instructions run (behind one interface so that
-//!   generated fused loops can replace it).
+//!   thunk with typed inner loops. `dot` and `convolution` run on the Host's
+//!   own blocked GEMM ([`kernels::gemm`]).
+//! * [`fusion`]: how `fusion` instructions run: a block program (elementwise
+//!   chains, broadcasts, slices, iotas, row and column reductions evaluated
+//!   in cache-sized blocks on the compute pool) where supported, a nested
+//!   thunk sequence otherwise; behind one interface so that generated fused
+//!   loops can replace it.
 //! * [`executable`]: argument checks, result allocation, enqueueing.
 //! * [`runner`]: compile HLO text and run it on literals (tests, tools).
 //! * [`vmath`]: multiversioned elementwise slice kernels (exact arithmetic,
