@@ -131,6 +131,39 @@ pub struct HostStream {
 }
 
 /// Carries a raw destination pointer into a work item.
+/// Copies of at least this many bytes are split over the compute pool: one
+/// core does not saturate memory bandwidth, and results of several megabytes
+/// come back to the host after every execution.
+const PARALLEL_COPY_MIN: usize = 1 << 20;
+
+/// `copy_nonoverlapping` of `len` bytes, split into cache-line-aligned chunks
+/// on the compute pool when it is large.
+///
+/// # Safety
+/// As `std::ptr::copy_nonoverlapping`: `src` readable and `dst` writable for
+/// `len` bytes, not overlapping.
+unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
+    if len < PARALLEL_COPY_MIN {
+        // SAFETY: forwarded.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+        return;
+    }
+    const CHUNK: usize = 256 << 10;
+    let (s, d) = (src as usize, dst as usize);
+    super::pool::parallel_for(len.div_ceil(CHUNK), 1, |from, to| {
+        let start = from * CHUNK;
+        let end = (to * CHUNK).min(len);
+        // SAFETY: disjoint sub-ranges of the caller's ranges.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                (s + start) as *const u8,
+                (d + start) as *mut u8,
+                end - start,
+            )
+        };
+    });
+}
+
 struct SendPtr(*mut u8);
 // SAFETY: the pointer is only dereferenced by the work item, under the contract of
 // `memcpy_device_to_host` (the caller keeps the destination valid and untouched).
@@ -208,9 +241,7 @@ impl Stream for HostStream {
             let dst = dst;
             // SAFETY: `dst` holds at least `staged.len()` bytes (checked above) and
             // stream ordering keeps other users of it away while this runs.
-            unsafe {
-                std::ptr::copy_nonoverlapping(staged.as_ptr(), dst.opaque.cast(), staged.len())
-            };
+            unsafe { copy_bytes(staged.as_ptr(), dst.opaque.cast(), staged.len()) };
             Ok(())
         })
     }
@@ -227,7 +258,7 @@ impl Stream for HostStream {
             let (dst, src) = (dst, src);
             // SAFETY: the caller keeps `dst` valid for `len` bytes until the stream
             // has run this copy; `src` holds at least `len` bytes.
-            unsafe { std::ptr::copy_nonoverlapping(src.opaque.cast::<u8>(), dst.0, len) };
+            unsafe { copy_bytes(src.opaque.cast::<u8>(), dst.0, len) };
             Ok(())
         })
     }
