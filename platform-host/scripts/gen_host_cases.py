@@ -264,6 +264,7 @@ ENTRY e {
         lambda t, i, u: (t.at[i[:, 0], 1:3].set(u, mode="drop"), t.at[i[:, 1] + 3].add(u[:, :1] * jnp.ones((1, 4), jnp.float32), mode="drop")),
         f32(8, 4), np.array([[0, 1], [7, 9], [2, 2]], dtype=np.int32), upd),
         [f32(8, 4), np.array([[0, 1], [7, 9], [2, 2]], dtype=np.int32), upd])
+    write_scatter_add_1d()
 
     # --- fft variants, complex dot, reduce-precision -------------------------
     sig = f32(3, 8, 6)
@@ -275,6 +276,32 @@ ENTRY e {
     rp = np.array([1.0, 1.0 + 2 ** -10, 3.14159, 1e-20, 70000.0, -1e30, np.nan], dtype=np.float32)
     write("reduce_precision_to_half", jit_text(
         lambda t: (jax.lax.reduce_precision(t, 5, 10), jax.lax.reduce_precision(t, 8, 7)), rp), [rp], rtol=0, atol=0)
+
+
+def write_scatter_add_1d():
+    """The Host's 1-D scalar scatter path: duplicate indices (in order),
+    indices out of range on both sides (dropped), s32 and s64 indices."""
+    upd = f32(12)
+    i32 = np.array([0, 3, 3, 15, 16, -1, -100, 200, 7, 3, 2**31 - 1, -2**31], dtype=np.int32)
+    i64 = i32.astype(np.int64) * 3
+    write("scatter_add_1d_oob", jit_text(
+        lambda t, a, b, u: (t.at[a].add(u, mode="drop"), t.at[b].max(u, mode="drop")),
+        f32(16), i32, i64, upd), [f32(16), i32, i64, upd], rtol=0, atol=0)
+    # JAX narrows the s64 indices above to s32; XLA itself takes s64 as is.
+    text = """HloModule scatter_s64
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  t = f32[16] parameter(0)
+  i = s64[12,1] parameter(1)
+  u = f32[12] parameter(2)
+  ROOT r = f32[16] scatter(t, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+"""
+    write("scatter_add_1d_s64_oob", text, [f32(16), i64.reshape(12, 1), upd], rtol=0, atol=0)
 
 
 if __name__ == "__main__":

@@ -450,6 +450,19 @@ fn scatter(
     };
     let rank = operand.rank();
     let window_count: usize = window_sizes.iter().product();
+    // See the fastest path below.
+    let one_d_scalar = n == 1
+        && rank == 1
+        && window_sizes.is_empty()
+        && batching.is_empty()
+        && start_map.len() == 1
+        && walk.components == 1
+        && walk
+            .point_strides
+            .iter()
+            .zip(platform_api::shape::row_major_strides(&walk.point_dims))
+            .all(|(a, b)| *a == b)
+        && matches!(indices.element_type, ElementType::S32 | ElementType::S64);
     Ok(thunk(instr.name.clone(), "scatter", move |ctx| {
         for k in 0..n {
             let (src, dst) = (ctx.ptr(operands[k]), ctx.ptr(results[k]));
@@ -461,8 +474,28 @@ fn scatter(
         }
         let outs: Vec<usize> = results.iter().map(|s| ctx.ptr(*s) as usize).collect();
         let ups: Vec<usize> = upds.iter().map(|s| ctx.ptr(*s) as usize).collect();
-        // Indices widened to i64 once (one typed pass), then read directly.
         let idx = ctx.ptr(idx_slice) as *const u8;
+        // Fastest path (`x.at[i].add(v)` on a vector): a 1-D operand, one
+        // s32/s64 index per scalar update, indices contiguous, a typed
+        // combiner. Indices are read in their own type, in order.
+        if let (Some(f), true) = (&apply, one_d_scalar) {
+            let points = walk.point_count();
+            // SAFETY: the indices array holds `points` integers of its type.
+            unsafe {
+                match walk.index_type {
+                    ElementType::S32 => {
+                        let xs = std::slice::from_raw_parts(idx.cast::<i32>(), points);
+                        scatter_1d(xs, limits[0], f, outs[0], ups[0])
+                    }
+                    _ => {
+                        let xs = std::slice::from_raw_parts(idx.cast::<i64>(), points);
+                        scatter_1d(xs, limits[0], f, outs[0], ups[0])
+                    }
+                }
+            }
+            return Ok(());
+        }
+        // Indices widened to i64 once (one typed pass), then read directly.
         let index_count = walk.point_count() * walk.components;
         // SAFETY: the indices array holds `index_count` integers.
         let indices: Vec<i64> = unsafe { widen_indices(idx, index_count, walk.index_type) };
@@ -594,6 +627,30 @@ fn scatter(
         flush(&mut pairs);
         Ok(())
     }))
+}
+
+/// The 1-D scalar scatter: update `p` combines into element `indices[p]`
+/// when that lies in `0..=limit` (out-of-range updates are skipped, as XLA
+/// does), in order, in batches of pairs for the typed combiner.
+fn scatter_1d<I: Copy + Into<i64>>(
+    indices: &[I],
+    limit: i64,
+    apply: &ApplyFn,
+    out: usize,
+    updates: usize,
+) {
+    let mut pairs: Vec<(usize, usize)> = Vec::with_capacity(PAIR_BATCH.min(indices.len()));
+    for (c, chunk) in indices.chunks(PAIR_BATCH).enumerate() {
+        let first = c * PAIR_BATCH;
+        for (j, &v) in chunk.iter().enumerate() {
+            let v: i64 = v.into();
+            if v >= 0 && v <= limit {
+                pairs.push((v as usize, first + j));
+            }
+        }
+        apply(out, updates, &pairs);
+        pairs.clear();
+    }
 }
 
 /// Pairs collected before a combiner pass.
