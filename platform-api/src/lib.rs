@@ -40,6 +40,13 @@ pub mod transfer;
 /// Re-exported so backend crates register with the same `inventory` version.
 pub use inventory;
 
+/// Types the exported `with_*_type!` macros name (not part of the API).
+#[doc(hidden)]
+pub mod __macro_support {
+    pub use half::{bf16, f16};
+    pub use num_complex::{Complex32, Complex64};
+}
+
 pub use error::{Code, Error, Result};
 pub use hlo::{HloComputation, HloInstruction, HloModule};
 pub use literal::Literal;

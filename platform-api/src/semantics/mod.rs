@@ -68,7 +68,6 @@ use crate::hlo::{BinaryOp, ComparisonDirection, ComparisonType, UnaryOp};
 use crate::native::Scalar;
 use crate::shape::{ArrayShape, ElementType, Shape};
 use crate::{Error, Literal, Result};
-use half::{bf16, f16};
 use kernels::undefined;
 use num_complex::{Complex32, Complex64};
 
@@ -207,38 +206,39 @@ fn with_type(like: &ArrayShape, element_type: ElementType) -> Shape {
 }
 
 /// Runs `$body` with `$T` bound to the Rust type of an integer element type.
+#[macro_export]
 macro_rules! with_int_type {
     ($ty:expr, $T:ident => $body:expr, _ => $other:expr) => {
         match $ty {
-            ElementType::S8 => {
+            $crate::ElementType::S8 => {
                 type $T = i8;
                 $body
             }
-            ElementType::S16 => {
+            $crate::ElementType::S16 => {
                 type $T = i16;
                 $body
             }
-            ElementType::S32 => {
+            $crate::ElementType::S32 => {
                 type $T = i32;
                 $body
             }
-            ElementType::S64 => {
+            $crate::ElementType::S64 => {
                 type $T = i64;
                 $body
             }
-            ElementType::U8 => {
+            $crate::ElementType::U8 => {
                 type $T = u8;
                 $body
             }
-            ElementType::U16 => {
+            $crate::ElementType::U16 => {
                 type $T = u16;
                 $body
             }
-            ElementType::U32 => {
+            $crate::ElementType::U32 => {
                 type $T = u32;
                 $body
             }
-            ElementType::U64 => {
+            $crate::ElementType::U64 => {
                 type $T = u64;
                 $body
             }
@@ -248,22 +248,23 @@ macro_rules! with_int_type {
 }
 
 /// Runs `$body` with `$T` bound to the Rust type of a float element type.
+#[macro_export]
 macro_rules! with_float_type {
     ($ty:expr, $T:ident => $body:expr, _ => $other:expr) => {
         match $ty {
-            ElementType::F16 => {
-                type $T = f16;
+            $crate::ElementType::F16 => {
+                type $T = $crate::__macro_support::f16;
                 $body
             }
-            ElementType::BF16 => {
-                type $T = bf16;
+            $crate::ElementType::BF16 => {
+                type $T = $crate::__macro_support::bf16;
                 $body
             }
-            ElementType::F32 => {
+            $crate::ElementType::F32 => {
                 type $T = f32;
                 $body
             }
-            ElementType::F64 => {
+            $crate::ElementType::F64 => {
                 type $T = f64;
                 $body
             }
@@ -273,15 +274,16 @@ macro_rules! with_float_type {
 }
 
 /// Runs `$body` with `$T` bound to the Rust type of a complex element type.
+#[macro_export]
 macro_rules! with_complex_type {
     ($ty:expr, $T:ident => $body:expr, _ => $other:expr) => {
         match $ty {
-            ElementType::C64 => {
-                type $T = Complex32;
+            $crate::ElementType::C64 => {
+                type $T = $crate::__macro_support::Complex32;
                 $body
             }
-            ElementType::C128 => {
-                type $T = Complex64;
+            $crate::ElementType::C128 => {
+                type $T = $crate::__macro_support::Complex64;
                 $body
             }
             _ => $other,
@@ -291,67 +293,68 @@ macro_rules! with_complex_type {
 
 /// Runs `$body` with `$T` bound to the conversion type of any element type
 /// ([`Pred`] for `pred`).
+#[macro_export]
 macro_rules! with_any_type {
     ($ty:expr, $T:ident => $body:expr) => {
         match $ty {
-            ElementType::Pred => {
-                type $T = Pred;
+            $crate::ElementType::Pred => {
+                type $T = $crate::semantics::Pred;
                 $body
             }
-            ElementType::S8 => {
+            $crate::ElementType::S8 => {
                 type $T = i8;
                 $body
             }
-            ElementType::S16 => {
+            $crate::ElementType::S16 => {
                 type $T = i16;
                 $body
             }
-            ElementType::S32 => {
+            $crate::ElementType::S32 => {
                 type $T = i32;
                 $body
             }
-            ElementType::S64 => {
+            $crate::ElementType::S64 => {
                 type $T = i64;
                 $body
             }
-            ElementType::U8 => {
+            $crate::ElementType::U8 => {
                 type $T = u8;
                 $body
             }
-            ElementType::U16 => {
+            $crate::ElementType::U16 => {
                 type $T = u16;
                 $body
             }
-            ElementType::U32 => {
+            $crate::ElementType::U32 => {
                 type $T = u32;
                 $body
             }
-            ElementType::U64 => {
+            $crate::ElementType::U64 => {
                 type $T = u64;
                 $body
             }
-            ElementType::F16 => {
-                type $T = f16;
+            $crate::ElementType::F16 => {
+                type $T = $crate::__macro_support::f16;
                 $body
             }
-            ElementType::BF16 => {
-                type $T = bf16;
+            $crate::ElementType::BF16 => {
+                type $T = $crate::__macro_support::bf16;
                 $body
             }
-            ElementType::F32 => {
+            $crate::ElementType::F32 => {
                 type $T = f32;
                 $body
             }
-            ElementType::F64 => {
+            $crate::ElementType::F64 => {
                 type $T = f64;
                 $body
             }
-            ElementType::C64 => {
-                type $T = Complex32;
+            $crate::ElementType::C64 => {
+                type $T = $crate::__macro_support::Complex32;
                 $body
             }
-            ElementType::C128 => {
-                type $T = Complex64;
+            $crate::ElementType::C128 => {
+                type $T = $crate::__macro_support::Complex64;
                 $body
             }
         }

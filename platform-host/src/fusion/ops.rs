@@ -26,15 +26,17 @@
 //! leaves reduction order unspecified.
 
 use crate::vmath::{self, FloatBinary, FloatUnary, Operand};
-use half::{bf16, f16};
+use crate::with_width as width_type;
 use num_complex::{Complex32, Complex64};
 use platform_api::hlo::{BinaryOp, ComparisonDirection, ComparisonType, UnaryOp};
 use platform_api::semantics::contraction::Contraction;
-use platform_api::semantics::convert::{
-    convert as convert_one, ConvertSource, ConvertTarget, Pred,
-};
+use platform_api::semantics::convert::{convert as convert_one, ConvertSource, ConvertTarget};
 use platform_api::semantics::{
     complex, float, int, ComplexSemantics, FloatSemantics, IntSemantics,
+};
+use platform_api::{
+    with_any_type as any_type, with_complex_type as complex_type, with_float_type as float_type,
+    with_int_type as int_type,
 };
 use platform_api::{ElementType, Error, Result};
 
@@ -300,154 +302,6 @@ macro_rules! select_minmax {
                 }
             },
         )
-    };
-}
-
-macro_rules! float_type {
-    ($ty:expr, $T:ident => $body:expr, _ => $other:expr) => {
-        match $ty {
-            ElementType::F16 => {
-                type $T = f16;
-                $body
-            }
-            ElementType::BF16 => {
-                type $T = bf16;
-                $body
-            }
-            ElementType::F32 => {
-                type $T = f32;
-                $body
-            }
-            ElementType::F64 => {
-                type $T = f64;
-                $body
-            }
-            _ => $other,
-        }
-    };
-}
-
-macro_rules! int_type {
-    ($ty:expr, $T:ident => $body:expr, _ => $other:expr) => {
-        match $ty {
-            ElementType::S8 => {
-                type $T = i8;
-                $body
-            }
-            ElementType::S16 => {
-                type $T = i16;
-                $body
-            }
-            ElementType::S32 => {
-                type $T = i32;
-                $body
-            }
-            ElementType::S64 => {
-                type $T = i64;
-                $body
-            }
-            ElementType::U8 => {
-                type $T = u8;
-                $body
-            }
-            ElementType::U16 => {
-                type $T = u16;
-                $body
-            }
-            ElementType::U32 => {
-                type $T = u32;
-                $body
-            }
-            ElementType::U64 => {
-                type $T = u64;
-                $body
-            }
-            _ => $other,
-        }
-    };
-}
-
-macro_rules! complex_type {
-    ($ty:expr, $T:ident => $body:expr, _ => $other:expr) => {
-        match $ty {
-            ElementType::C64 => {
-                type $T = Complex32;
-                $body
-            }
-            ElementType::C128 => {
-                type $T = Complex64;
-                $body
-            }
-            _ => $other,
-        }
-    };
-}
-
-/// Every element type as its conversion type (`pred` as [`Pred`]).
-macro_rules! any_type {
-    ($ty:expr, $T:ident => $body:expr) => {
-        match $ty {
-            ElementType::Pred => {
-                type $T = Pred;
-                $body
-            }
-            ElementType::F16 => {
-                type $T = f16;
-                $body
-            }
-            ElementType::BF16 => {
-                type $T = bf16;
-                $body
-            }
-            ElementType::F32 => {
-                type $T = f32;
-                $body
-            }
-            ElementType::F64 => {
-                type $T = f64;
-                $body
-            }
-            ElementType::S8 => {
-                type $T = i8;
-                $body
-            }
-            ElementType::S16 => {
-                type $T = i16;
-                $body
-            }
-            ElementType::S32 => {
-                type $T = i32;
-                $body
-            }
-            ElementType::S64 => {
-                type $T = i64;
-                $body
-            }
-            ElementType::U8 => {
-                type $T = u8;
-                $body
-            }
-            ElementType::U16 => {
-                type $T = u16;
-                $body
-            }
-            ElementType::U32 => {
-                type $T = u32;
-                $body
-            }
-            ElementType::U64 => {
-                type $T = u64;
-                $body
-            }
-            ElementType::C64 => {
-                type $T = Complex32;
-                $body
-            }
-            ElementType::C128 => {
-                type $T = Complex64;
-                $body
-            }
-        }
     };
 }
 
@@ -972,35 +826,6 @@ pub fn index_gen(ty: ElementType) -> IndexGen {
         }
     }
     any_type!(ty, T => make::<T>())
-}
-
-/// Moves elements of `width` bytes as plain data.
-macro_rules! width_type {
-    ($w:expr, $W:ident => $body:expr, _ => $other:expr) => {
-        match $w {
-            1 => {
-                type $W = u8;
-                $body
-            }
-            2 => {
-                type $W = u16;
-                $body
-            }
-            4 => {
-                type $W = u32;
-                $body
-            }
-            8 => {
-                type $W = u64;
-                $body
-            }
-            16 => {
-                type $W = [u64; 2];
-                $body
-            }
-            _ => $other,
-        }
-    };
 }
 
 /// `select(pred, on_true, on_false)` on elements of type `ty`.
