@@ -56,6 +56,7 @@ pub mod float;
 pub mod int;
 pub mod kernels;
 pub mod pred;
+pub mod random;
 pub mod real;
 
 pub use complex::ComplexSemantics;

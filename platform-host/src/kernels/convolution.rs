@@ -9,7 +9,7 @@
 //!    block is built: one row per output position, one column per (kernel
 //!    position, input feature), zeros where the window falls in padding or
 //!    between dilated input elements. The block times the kernel's group
-//!    columns is a GEMM ([`super::dot::Gemm`]) written straight into the
+//!    columns is a GEMM (`dot::own_gemm` for f32/f64) written straight into the
 //!    canonical output `[batch, spatial..., out_feature]`.
 //! 3. The canonical output is permuted into the result's dimension order.
 //!
@@ -17,7 +17,7 @@
 //! feature group `j` with input batch group `j`.
 
 use super::denormal::MaybeFlushable;
-use super::dot::Gemm;
+use super::dot::{gemm_c128, gemm_c64, own_gemm};
 use super::scalar_ops;
 use super::strided::StridedCopy;
 use crate::compiler::lower::LowerCtx;
@@ -328,10 +328,10 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         };
     }
     match compute {
-        ElementType::F32 => make!(f32, <f32 as Gemm>::gemm),
-        ElementType::F64 => make!(f64, <f64 as Gemm>::gemm),
-        ElementType::C64 => make!(Complex32, <Complex32 as Gemm>::gemm),
-        ElementType::C128 => make!(Complex64, <Complex64 as Gemm>::gemm),
+        ElementType::F32 => make!(f32, own_gemm::<f32>),
+        ElementType::F64 => make!(f64, own_gemm::<f64>),
+        ElementType::C64 => make!(Complex32, gemm_c64),
+        ElementType::C128 => make!(Complex64, gemm_c128),
         t => {
             crate::with_int!(t, T => make!(T, super::dot::int_gemm::<T>), _ => Err(Error::unimplemented(format!(
                 "convolution %{} with {t} results",

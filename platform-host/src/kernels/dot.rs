@@ -26,35 +26,15 @@ use num_complex::{Complex32, Complex64};
 use platform_api::hlo::{InstrId, Op};
 use platform_api::{ArrayShape, ElementType, Error, Result};
 
-/// A typed GEMM: `C = A·B` (overwriting `C`), strides in elements.
-pub trait Gemm: bytemuck::Pod + Send + Sync {
-    /// # Safety
-    /// The strided matrices must be valid for their extents; `c` must not
-    /// overlap `a` or `b`.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn gemm(
-        m: usize,
-        k: usize,
-        n: usize,
-        a: *const Self,
-        rsa: isize,
-        csa: isize,
-        b: *const Self,
-        rsb: isize,
-        csb: isize,
-        c: *mut Self,
-        rsc: isize,
-        csc: isize,
-    );
-}
-
-/// The Host's own GEMM ([`super::gemm`]) behind the [`Gemm`] signature. It
-/// flushes subnormal operands while packing, as XLA CPU's FTZ/DAZ mode does.
+/// The Host's own GEMM ([`super::gemm`]) as a [`GemmFn`] (`C = A·B`,
+/// overwriting `C`, strides in elements). It flushes subnormal operands while
+/// packing, as XLA CPU's FTZ/DAZ mode does.
 ///
 /// # Safety
-/// As [`Gemm::gemm`].
+/// The strided matrices must be valid for their extents; `c` must not
+/// overlap `a` or `b`.
 #[allow(clippy::too_many_arguments)]
-unsafe fn own_gemm<T: super::gemm::Element>(
+pub(crate) unsafe fn own_gemm<T: super::gemm::Element>(
     m: usize,
     k: usize,
     n: usize,
@@ -88,130 +68,60 @@ unsafe fn own_gemm<T: super::gemm::Element>(
     unsafe { gemm(m, n, k, a, b, c, Options::default()) }
 }
 
-impl Gemm for f32 {
-    unsafe fn gemm(
-        m: usize,
-        k: usize,
-        n: usize,
-        a: *const f32,
-        rsa: isize,
-        csa: isize,
-        b: *const f32,
-        rsb: isize,
-        csb: isize,
-        c: *mut f32,
-        rsc: isize,
-        csc: isize,
-    ) {
-        // SAFETY: forwarded from the caller.
-        unsafe { own_gemm(m, k, n, a, rsa, csa, b, rsb, csb, c, rsc, csc) }
-    }
-}
-
-impl Gemm for f64 {
-    unsafe fn gemm(
-        m: usize,
-        k: usize,
-        n: usize,
-        a: *const f64,
-        rsa: isize,
-        csa: isize,
-        b: *const f64,
-        rsb: isize,
-        csb: isize,
-        c: *mut f64,
-        rsc: isize,
-        csc: isize,
-    ) {
-        // SAFETY: forwarded from the caller.
-        unsafe { own_gemm(m, k, n, a, rsa, csa, b, rsb, csb, c, rsc, csc) }
-    }
-}
-
-impl Gemm for Complex32 {
-    unsafe fn gemm(
-        m: usize,
-        k: usize,
-        n: usize,
-        a: *const Self,
-        rsa: isize,
-        csa: isize,
-        b: *const Self,
-        rsb: isize,
-        csb: isize,
-        c: *mut Self,
-        rsc: isize,
-        csc: isize,
-    ) {
-        use matrixmultiply::CGemmOption::Standard;
-        // SAFETY: Complex32 is two f32s, the layout `c32` has.
-        unsafe {
-            matrixmultiply::cgemm(
-                Standard,
-                Standard,
-                m,
-                k,
-                n,
-                [1.0, 0.0],
-                a.cast(),
-                rsa,
-                csa,
-                b.cast(),
-                rsb,
-                csb,
-                [0.0, 0.0],
-                c.cast(),
-                rsc,
-                csc,
-            )
+/// Complex GEMMs as [`GemmFn`]s, through `matrixmultiply` (the own GEMM is
+/// real only).
+macro_rules! complex_gemm {
+    ($name:ident, $T:ty, $gemm:path) => {
+        /// # Safety
+        /// As [`own_gemm`].
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) unsafe fn $name(
+            m: usize,
+            k: usize,
+            n: usize,
+            a: *const $T,
+            rsa: isize,
+            csa: isize,
+            b: *const $T,
+            rsb: isize,
+            csb: isize,
+            c: *mut $T,
+            rsc: isize,
+            csc: isize,
+        ) {
+            use matrixmultiply::CGemmOption::Standard;
+            // SAFETY: a complex number is two reals, the layout
+            // `matrixmultiply`'s complex types have.
+            unsafe {
+                $gemm(
+                    Standard,
+                    Standard,
+                    m,
+                    k,
+                    n,
+                    [1.0, 0.0],
+                    a.cast(),
+                    rsa,
+                    csa,
+                    b.cast(),
+                    rsb,
+                    csb,
+                    [0.0, 0.0],
+                    c.cast(),
+                    rsc,
+                    csc,
+                )
+            }
         }
-    }
+    };
 }
-
-impl Gemm for Complex64 {
-    unsafe fn gemm(
-        m: usize,
-        k: usize,
-        n: usize,
-        a: *const Self,
-        rsa: isize,
-        csa: isize,
-        b: *const Self,
-        rsb: isize,
-        csb: isize,
-        c: *mut Self,
-        rsc: isize,
-        csc: isize,
-    ) {
-        use matrixmultiply::CGemmOption::Standard;
-        // SAFETY: Complex64 is two f64s, the layout `c64` has.
-        unsafe {
-            matrixmultiply::zgemm(
-                Standard,
-                Standard,
-                m,
-                k,
-                n,
-                [1.0, 0.0],
-                a.cast(),
-                rsa,
-                csa,
-                b.cast(),
-                rsb,
-                csb,
-                [0.0, 0.0],
-                c.cast(),
-                rsc,
-                csc,
-            )
-        }
-    }
-}
+complex_gemm!(gemm_c64, Complex32, matrixmultiply::cgemm);
+complex_gemm!(gemm_c128, Complex64, matrixmultiply::zgemm);
 
 /// Integer GEMM with wrapping arithmetic.
 ///
 /// # Safety
-/// As [`Gemm::gemm`].
+/// As [`own_gemm`].
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn int_gemm<T: Int>(
     m: usize,
@@ -529,10 +439,10 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     }
     match compute {
         // The own GEMM flushes subnormals while packing: no scan needed.
-        ElementType::F32 => make!(f32, <f32 as Gemm>::gemm, true),
-        ElementType::F64 => make!(f64, <f64 as Gemm>::gemm, true),
-        ElementType::C64 => make!(Complex32, <Complex32 as Gemm>::gemm),
-        ElementType::C128 => make!(Complex64, <Complex64 as Gemm>::gemm),
+        ElementType::F32 => make!(f32, own_gemm::<f32>, true),
+        ElementType::F64 => make!(f64, own_gemm::<f64>, true),
+        ElementType::C64 => make!(Complex32, gemm_c64),
+        ElementType::C128 => make!(Complex64, gemm_c128),
         t => with_int!(t, T => make!(T, int_gemm::<T>), _ => Err(Error::unimplemented(format!(
             "dot %{} with {t} results",
             instr.name

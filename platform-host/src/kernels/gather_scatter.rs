@@ -12,13 +12,12 @@
 //! others through the [`ScalarProgram`] evaluator.
 
 use super::data_movement::read_index;
-use super::scalar_ops::{Float, Int};
+use super::scalar_ops::{typed_combiner, CombinerVisitor};
 use super::scalar_program::{binary_reducer, ScalarProgram};
 use super::strided::{unflatten, StridedCopy};
 use crate::compiler::lower::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, Thunk};
-use crate::{with_float, with_int};
 use platform_api::hlo::{BinaryOp, CompId, InstrId, Op};
 use platform_api::{ElementType, Error, HloModule, Result};
 use std::sync::Arc;
@@ -292,25 +291,18 @@ fn typed_apply<T: bytemuck::Pod + Send + Sync>(
 }
 
 fn binary_apply(op: BinaryOp, ty: ElementType) -> Option<ApplyFn> {
-    use BinaryOp::*;
-    with_float!(ty, T => return match op {
-        Add => Some(typed_apply::<T>(|a, b| a.add(b))),
-        Multiply => Some(typed_apply::<T>(|a, b| a.mul(b))),
-        Maximum => Some(typed_apply::<T>(|a, b| a.max_nan(b))),
-        Minimum => Some(typed_apply::<T>(|a, b| a.min_nan(b))),
-        _ => None,
-    }, _ => ());
-    with_int!(ty, T => return match op {
-        Add => Some(typed_apply::<T>(|a, b| a.wadd(b))),
-        Multiply => Some(typed_apply::<T>(|a, b| a.wmul(b))),
-        Maximum => Some(typed_apply::<T>(Ord::max)),
-        Minimum => Some(typed_apply::<T>(Ord::min)),
-        And => Some(typed_apply::<T>(|a, b| a.and(b))),
-        Or => Some(typed_apply::<T>(|a, b| a.or(b))),
-        Xor => Some(typed_apply::<T>(|a, b| a.xor(b))),
-        _ => None,
-    }, _ => ());
-    None
+    struct Make;
+    impl CombinerVisitor for Make {
+        type Out = ApplyFn;
+        fn visit<T, F>(self, f: F) -> ApplyFn
+        where
+            T: bytemuck::Pod + Send + Sync + 'static,
+            F: Fn(T, T) -> T + Copy + Send + Sync + 'static,
+        {
+            typed_apply::<T>(f)
+        }
+    }
+    typed_combiner(op, ty, Make)
 }
 
 fn scatter(

@@ -14,14 +14,12 @@
 //!   channel dimension of an NHWC pooling) the fold runs over whole rows of it.
 //! * **general**: any reducer through the [`ScalarProgram`] evaluator.
 
-use super::scalar_ops::{Float, Int};
+use super::scalar_ops::{typed_combiner, CombinerVisitor};
 use super::scalar_program::{binary_reducer, load_register, Register, ScalarProgram};
 use super::strided::unflatten;
-use super::types::Pred;
 use crate::compiler::lower::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, Thunk};
-use crate::{with_float, with_int};
 use platform_api::hlo::{BinaryOp, InstrId, Op, Window, WindowDim};
 use platform_api::{ElementType, Error, Result};
 use std::sync::Arc;
@@ -236,43 +234,31 @@ fn typed(
     init: BufferSlice,
     out: BufferSlice,
 ) -> Option<Box<dyn Thunk>> {
-    use BinaryOp::*;
-    macro_rules! go {
-        ($T:ty, $f:expr) => {
-            Some(typed_thunk::<$T, _>(name, geo, $f, input, init, out))
-        };
+    struct Make {
+        name: String,
+        geo: Geometry,
+        input: BufferSlice,
+        init: BufferSlice,
+        out: BufferSlice,
     }
-    match (op, ty) {
-        (Maximum, ElementType::F32) => return go!(f32, super::scalar_ops::max_f32),
-        (Minimum, ElementType::F32) => return go!(f32, super::scalar_ops::min_f32),
-        (Maximum, ElementType::F64) => return go!(f64, super::scalar_ops::max_f64),
-        (Minimum, ElementType::F64) => return go!(f64, super::scalar_ops::min_f64),
-        _ => {}
+    impl CombinerVisitor for Make {
+        type Out = Box<dyn Thunk>;
+        fn visit<T, F>(self, f: F) -> Box<dyn Thunk>
+        where
+            T: bytemuck::Pod + Send + Sync + 'static,
+            F: Fn(T, T) -> T + Copy + Send + Sync + 'static,
+        {
+            typed_thunk::<T, F>(self.name, self.geo, f, self.input, self.init, self.out)
+        }
     }
-    with_float!(ty, T => return match op {
-        Add => go!(T, |a: T, b: T| a.add(b)),
-        Multiply => go!(T, |a: T, b: T| a.mul(b)),
-        Maximum => go!(T, |a: T, b: T| a.max_nan(b)),
-        Minimum => go!(T, |a: T, b: T| a.min_nan(b)),
-        _ => None,
-    }, _ => ());
-    with_int!(ty, T => return match op {
-        Add => go!(T, |a: T, b: T| a.wadd(b)),
-        Multiply => go!(T, |a: T, b: T| a.wmul(b)),
-        Maximum => go!(T, |a: T, b: T| Ord::max(a, b)),
-        Minimum => go!(T, |a: T, b: T| Ord::min(a, b)),
-        And => go!(T, |a: T, b: T| a.and(b)),
-        Or => go!(T, |a: T, b: T| a.or(b)),
-        _ => None,
-    }, _ => ());
-    if ty == ElementType::Pred {
-        return match op {
-            And | Minimum => go!(Pred, |a: Pred, b: Pred| Pred(a.0 & b.0)),
-            Or | Maximum => go!(Pred, |a: Pred, b: Pred| Pred(a.0 | b.0)),
-            _ => None,
-        };
-    }
-    None
+    let make = Make {
+        name,
+        geo,
+        input,
+        init,
+        out,
+    };
+    typed_combiner(op, ty, make)
 }
 
 fn typed_thunk<T: bytemuck::Pod + Send + Sync, F>(

@@ -196,6 +196,67 @@ pub trait Int: IntSemantics + bytemuck::Pod + Ord + Send + Sync + 'static {
 }
 impl<T: IntSemantics + bytemuck::Pod + Ord + Send + Sync + 'static> Int for T {}
 
+/// Receives the typed element function that [`typed_combiner`] chose.
+pub(crate) trait CombinerVisitor {
+    type Out;
+    fn visit<T, F>(self, f: F) -> Self::Out
+    where
+        T: bytemuck::Pod + Send + Sync + 'static,
+        F: Fn(T, T) -> T + Copy + Send + Sync + 'static;
+}
+
+/// The element function of a reducer or scatter combiner that is the single
+/// binary op `op` on `ty`, handed to `visitor` with its Rust type; `None` when
+/// there is no typed one (callers then run the combiner through the scalar
+/// evaluator). One table for every kernel that combines values, so reduce,
+/// reduce-window and scatter agree on what is fast and what it computes.
+pub(crate) fn typed_combiner<V: CombinerVisitor>(
+    op: BinaryOp,
+    ty: ElementType,
+    visitor: V,
+) -> Option<V::Out> {
+    use BinaryOp::*;
+    macro_rules! go {
+        ($T:ty, $f:expr) => {
+            Some(visitor.visit::<$T, _>($f))
+        };
+    }
+    match (op, ty) {
+        (Maximum, ElementType::F32) => return go!(f32, max_f32),
+        (Minimum, ElementType::F32) => return go!(f32, min_f32),
+        (Maximum, ElementType::F64) => return go!(f64, max_f64),
+        (Minimum, ElementType::F64) => return go!(f64, min_f64),
+        _ => {}
+    }
+    crate::with_float!(ty, T => return match op {
+        Add => go!(T, |a: T, b: T| a.add(b)),
+        Multiply => go!(T, |a: T, b: T| a.mul(b)),
+        Maximum => go!(T, |a: T, b: T| a.max_nan(b)),
+        Minimum => go!(T, |a: T, b: T| a.min_nan(b)),
+        _ => None,
+    }, _ => ());
+    crate::with_int!(ty, T => return match op {
+        Add => go!(T, |a: T, b: T| a.wadd(b)),
+        Multiply => go!(T, |a: T, b: T| a.wmul(b)),
+        Maximum => go!(T, |a: T, b: T| Ord::max(a, b)),
+        Minimum => go!(T, |a: T, b: T| Ord::min(a, b)),
+        And => go!(T, |a: T, b: T| a.and(b)),
+        Or => go!(T, |a: T, b: T| a.or(b)),
+        Xor => go!(T, |a: T, b: T| a.xor(b)),
+        _ => None,
+    }, _ => ());
+    if ty == ElementType::Pred {
+        // As in XLA: `add` and `maximum` are `or`, `multiply` and `minimum` `and`.
+        return match op {
+            And | Minimum | Multiply => go!(Pred, |a: Pred, b: Pred| Pred(a.0 & b.0)),
+            Or | Maximum | Add => go!(Pred, |a: Pred, b: Pred| Pred(a.0 | b.0)),
+            Xor => go!(Pred, |a: Pred, b: Pred| Pred(a.0 ^ b.0)),
+            _ => None,
+        };
+    }
+    None
+}
+
 fn unsupported(what: impl std::fmt::Display, ty: ElementType) -> Error {
     Error::unimplemented(format!("{what} is not supported for element type {ty}"))
 }

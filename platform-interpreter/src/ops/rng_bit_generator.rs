@@ -25,55 +25,8 @@
 
 use super::zeros;
 use platform_api::hlo::RandomAlgorithm;
+use platform_api::semantics::random::{philox4x32, threefry2x32};
 use platform_api::{ArrayShape, ElementType, Error, Literal, Result};
-
-const THREEFRY_ROTATIONS: [u32; 8] = [13, 15, 26, 6, 17, 29, 16, 24];
-
-/// Threefry-2x32 with 20 rounds.
-pub fn threefry2x32(key: [u32; 2], input: [u32; 2]) -> [u32; 2] {
-    let ks = [key[0], key[1], 0x1BD1_1BDA ^ key[0] ^ key[1]];
-    let mut x = [input[0].wrapping_add(ks[0]), input[1].wrapping_add(ks[1])];
-    let round = |x: &mut [u32; 2], r: u32| {
-        x[0] = x[0].wrapping_add(x[1]);
-        x[1] = x[1].rotate_left(r);
-        x[1] ^= x[0];
-    };
-    for block in 0..5u32 {
-        let rotations = if block % 2 == 0 {
-            &THREEFRY_ROTATIONS[..4]
-        } else {
-            &THREEFRY_ROTATIONS[4..]
-        };
-        for &r in rotations {
-            round(&mut x, r);
-        }
-        // Key injection after every four rounds.
-        let i = block as usize + 1;
-        x[0] = x[0].wrapping_add(ks[i % 3]);
-        x[1] = x[1].wrapping_add(ks[(i + 1) % 3]).wrapping_add(block + 1);
-    }
-    x
-}
-
-/// Philox-4x32 with 10 rounds.
-pub fn philox4x32(mut x: [u32; 4], mut key: [u32; 2]) -> [u32; 4] {
-    const W_A: u32 = 0x9E37_79B9;
-    const W_B: u32 = 0xBB67_AE85;
-    const M_A: u64 = 0xD251_1F53;
-    const M_B: u64 = 0xCD9E_8D57;
-    for _ in 0..10 {
-        let p0 = x[0] as u64 * M_A;
-        let p1 = x[2] as u64 * M_B;
-        x = [
-            (p1 >> 32) as u32 ^ x[1] ^ key[0],
-            p1 as u32,
-            (p0 >> 32) as u32 ^ x[3] ^ key[1],
-            p0 as u32,
-        ];
-        key = [key[0].wrapping_add(W_A), key[1].wrapping_add(W_B)];
-    }
-    x
-}
 
 fn split_u64(v: u64) -> [u32; 2] {
     [v as u32, (v >> 32) as u32]
@@ -83,7 +36,7 @@ fn split_u64(v: u64) -> [u32; 2] {
 fn threefry_words32(key: u64, counter: u64, dims: &[usize]) -> (Vec<u32>, u64) {
     let key = split_u64(key);
     if dims.is_empty() {
-        return (vec![threefry2x32(key, split_u64(counter))[0]], 1);
+        return (vec![threefry2x32(split_u64(counter), key)[0]], 1);
     }
     let split = dims.iter().position(|d| d % 2 == 0).unwrap_or_else(|| {
         // No even dimension: the first of the largest.
@@ -101,7 +54,7 @@ fn threefry_words32(key: u64, counter: u64, dims: &[usize]) -> (Vec<u32>, u64) {
     let half = n.div_ceil(2);
     let half_count = outer * half * inner;
     let pairs: Vec<[u32; 2]> = (0..half_count)
-        .map(|j| threefry2x32(key, split_u64(counter.wrapping_add(j as u64))))
+        .map(|j| threefry2x32(split_u64(counter.wrapping_add(j as u64)), key))
         .collect();
     let mut out = Vec::with_capacity(outer * n * inner);
     for a in 0..outer {
@@ -117,7 +70,7 @@ fn threefry_words64(key: u64, counter: u64, count: usize) -> Vec<u64> {
     let key = split_u64(key);
     (0..count)
         .map(|j| {
-            let w = threefry2x32(key, split_u64(counter.wrapping_add(j as u64)));
+            let w = threefry2x32(split_u64(counter.wrapping_add(j as u64)), key);
             w[0] as u64 | (w[1] as u64) << 32
         })
         .collect()
@@ -245,24 +198,4 @@ pub fn rng_bit_generator(
         }
     }
     Ok((Literal::vector(&new_state), out))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn threefry_known_answer() {
-        // The Random123 known-answer vector for Threefry-2x32-20 with zero key and input.
-        assert_eq!(threefry2x32([0, 0], [0, 0]), [0x6b20_0159, 0x99ba_4efe]);
-    }
-
-    #[test]
-    fn philox_known_answer() {
-        // The Random123 known-answer vector for Philox-4x32-10 with zero key and counter.
-        assert_eq!(
-            philox4x32([0, 0, 0, 0], [0, 0]),
-            [0x6627_e8d5, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8]
-        );
-    }
 }
