@@ -1,4 +1,5 @@
-//! Timing of the bench programs (`/work/shared/bench`, or `$BENCH_DIR`) on
+//! Timing of the bench programs (`../shared/bench` beside the repository, or
+//! `$BENCH_DIR`) on
 //! Host with fusion decisions and block evaluation, and with both off
 //! (JAX's unfused program, instruction by instruction). Ignored by default; run
 //!
@@ -15,7 +16,7 @@ use platform_api::{ElementType, HloModule, Literal, Shape};
 use platform_host::compiler::optimize;
 use platform_host::fusion::{self, Strategy};
 use platform_host::runner::HostRunner;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 struct Rng(u64);
@@ -68,7 +69,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn bench_programs() {
     let dir = std::env::var("BENCH_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| "/work/shared/bench".into());
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/bench"));
     let only: Option<Vec<String>> = std::env::var("BENCH")
         .ok()
         .map(|s| s.split(',').map(str::to_string).collect());

@@ -1,4 +1,4 @@
-//! Timings of the heavy kernels on the shapes of `/work/shared/bench` (the ops
+//! Timings of the heavy kernels on the shapes of `../shared/bench` (the ops
 //! those programs spend their time in, with the same attributes). Ignored by
 //! default; run in release:
 //!

@@ -11,7 +11,7 @@
 //!   from overflow and out-of-range indices more often than not;
 //! * `pred` true or false with equal odds.
 //!
-//! Ranges can come from a spec file in the format of `/work/shared/bench/`
+//! Ranges can come from a spec file in the format of `../shared/bench/`
 //! (`{"args":[{"dtype","shape","lo","hi"}]}`); see [`ArgSpec`].
 
 use half::{bf16, f16};

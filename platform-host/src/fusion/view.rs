@@ -67,10 +67,10 @@ impl Stage {
             if d == 1 {
                 continue;
             }
-            match (dims.last_mut(), strides.last()) {
-                (Some(pd), Some(&ps)) if ps == s * d as isize => {
+            match (dims.last_mut(), strides.last_mut()) {
+                (Some(pd), Some(ps)) if *ps == s * d as isize => {
                     *pd *= d;
-                    *strides.last_mut().unwrap_or_else(|| unreachable!()) = s;
+                    *ps = s;
                 }
                 _ => {
                     dims.push(d);

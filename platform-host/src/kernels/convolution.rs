@@ -17,7 +17,7 @@
 //! feature group `j` with input batch group `j`.
 
 use super::denormal::MaybeFlushable;
-use super::dot::{gemm_c128, gemm_c64, own_gemm};
+use super::dot::{gemm_c128, gemm_c64, GemmKernel};
 use super::scalar_ops;
 use super::strided::StridedCopy;
 use crate::compiler::lower::LowerCtx;
@@ -92,16 +92,18 @@ impl Canonical {
     }
 
     /// The canonical data: `src` itself, or a copy in `buf` (also made when
-    /// the data holds subnormals, which the copy flushes to zero: see
-    /// [`super::denormal`]).
+    /// the data holds subnormals, which the copy flushes to zero, unless the
+    /// GEMM flushes them itself: see [`super::denormal`]).
     fn get<T: MaybeFlushable>(
         &self,
         src: *const u8,
         buf: &mut Vec<T>,
         staging: &mut Vec<u64>,
+        gemm_flushes: bool,
     ) -> *const T {
+        let flush = T::FLOAT && !gemm_flushes;
         if self.copy.is_none() && self.convert.is_none() {
-            if T::FLOAT {
+            if flush {
                 // SAFETY: an unconverted operand holds `elements` values of T.
                 let data = unsafe { std::slice::from_raw_parts(src.cast::<T>(), self.elements) };
                 if T::any_subnormal(data) {
@@ -130,7 +132,7 @@ impl Canonical {
                 std::ptr::copy_nonoverlapping(from.cast::<T>(), buf.as_mut_ptr(), self.elements)
             },
         }
-        if T::FLOAT && T::any_subnormal(buf) {
+        if flush && T::any_subnormal(buf) {
             T::flush(buf);
         }
         buf.as_ptr()
@@ -328,12 +330,12 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         };
     }
     match compute {
-        ElementType::F32 => make!(f32, own_gemm::<f32>),
-        ElementType::F64 => make!(f64, own_gemm::<f64>),
-        ElementType::C64 => make!(Complex32, gemm_c64),
-        ElementType::C128 => make!(Complex64, gemm_c128),
+        ElementType::F32 => make!(f32, GemmKernel::<f32>::own()),
+        ElementType::F64 => make!(f64, GemmKernel::<f64>::own()),
+        ElementType::C64 => make!(Complex32, GemmKernel::plain(gemm_c64)),
+        ElementType::C128 => make!(Complex64, GemmKernel::plain(gemm_c128)),
         t => {
-            crate::with_int!(t, T => make!(T, super::dot::int_gemm::<T>), _ => Err(Error::unimplemented(format!(
+            crate::with_int!(t, T => make!(T, GemmKernel::plain(super::dot::int_gemm::<T>)), _ => Err(Error::unimplemented(format!(
                 "convolution %{} with {t} results",
                 instr.name
             ))))
@@ -355,12 +357,14 @@ fn conv_thunk<T: MaybeFlushable + Send + Sync>(
     k_canon: Canonical,
     post: PostProcess,
     (input, kernel, out): (BufferSlice, BufferSlice, BufferSlice),
-    gemm: super::dot::GemmFn<T>,
+    gemm: GemmKernel<T>,
 ) -> Box<dyn Thunk> {
+    let flushes = gemm.flushes_subnormals;
+    let gemm = gemm.run;
     thunk(name, "convolution", move |ctx| {
         let (mut ibuf, mut kbuf, mut stage) = (Vec::<T>::new(), Vec::<T>::new(), Vec::<u64>::new());
-        let x = in_canon.get::<T>(ctx.ptr(input), &mut ibuf, &mut stage) as usize;
-        let k = k_canon.get::<T>(ctx.ptr(kernel), &mut kbuf, &mut stage) as usize;
+        let x = in_canon.get::<T>(ctx.ptr(input), &mut ibuf, &mut stage, flushes) as usize;
+        let k = k_canon.get::<T>(ctx.ptr(kernel), &mut kbuf, &mut stage, flushes) as usize;
         let direct = post.identity && post.finish.is_none();
         let mut obuf: Vec<T> = if direct {
             Vec::new()

@@ -428,25 +428,23 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     );
     let name = instr.name.clone();
     macro_rules! make {
-        ($T:ty, $f:expr) => {
-            make!($T, $f, false)
-        };
-        ($T:ty, $f:expr, $flushes:expr) => {
+        ($T:ty, $gemm:expr) => {
             Ok(gemm_thunk::<$T>(
-                name, shape, a, b, out, widths, finish, $f, $flushes,
+                name, shape, a, b, out, widths, finish, $gemm,
             ))
         };
     }
     match compute {
-        // The own GEMM flushes subnormals while packing: no scan needed.
-        ElementType::F32 => make!(f32, own_gemm::<f32>, true),
-        ElementType::F64 => make!(f64, own_gemm::<f64>, true),
-        ElementType::C64 => make!(Complex32, gemm_c64),
-        ElementType::C128 => make!(Complex64, gemm_c128),
-        t => with_int!(t, T => make!(T, int_gemm::<T>), _ => Err(Error::unimplemented(format!(
-            "dot %{} with {t} results",
-            instr.name
-        )))),
+        ElementType::F32 => make!(f32, GemmKernel::<f32>::own()),
+        ElementType::F64 => make!(f64, GemmKernel::<f64>::own()),
+        ElementType::C64 => make!(Complex32, GemmKernel::plain(gemm_c64)),
+        ElementType::C128 => make!(Complex64, GemmKernel::plain(gemm_c128)),
+        t => {
+            with_int!(t, T => make!(T, GemmKernel::plain(int_gemm::<T>)), _ => Err(Error::unimplemented(format!(
+                "dot %{} with {t} results",
+                instr.name
+            ))))
+        }
     }
 }
 
@@ -456,6 +454,45 @@ struct GemmShape {
     m: usize,
     k: usize,
     n: usize,
+}
+
+/// A GEMM for one element type and what it does to subnormal operands.
+#[derive(Clone, Copy)]
+pub(crate) struct GemmKernel<T> {
+    pub run: GemmFn<T>,
+    /// The GEMM flushes subnormal operands to zero itself (while packing),
+    /// so callers need not scan and copy them first (see [`super::denormal`]).
+    pub flushes_subnormals: bool,
+}
+
+impl<T> GemmKernel<T> {
+    /// A GEMM that uses its operands as they are.
+    pub(crate) fn plain(run: GemmFn<T>) -> Self {
+        GemmKernel {
+            run,
+            flushes_subnormals: false,
+        }
+    }
+}
+
+impl GemmKernel<f32> {
+    /// The own GEMM.
+    pub(crate) fn own() -> Self {
+        GemmKernel {
+            run: own_gemm::<f32>,
+            flushes_subnormals: true,
+        }
+    }
+}
+
+impl GemmKernel<f64> {
+    /// The own GEMM.
+    pub(crate) fn own() -> Self {
+        GemmKernel {
+            run: own_gemm::<f64>,
+            flushes_subnormals: true,
+        }
+    }
 }
 
 /// A GEMM entry point (`C = A·B` with element strides).
@@ -483,9 +520,10 @@ fn gemm_thunk<T: MaybeFlushable + Send + Sync>(
     out: BufferSlice,
     (a_width, b_width, _): (usize, usize, usize),
     finish: Option<scalar_ops::UnaryFn>,
-    gemm: GemmFn<T>,
-    gemm_flushes: bool,
+    gemm: GemmKernel<T>,
 ) -> Box<dyn Thunk> {
+    let gemm_flushes = gemm.flushes_subnormals;
+    let gemm = gemm.run;
     thunk(name, "dot", move |ctx| {
         let mut a_buf = Vec::new();
         let mut b_buf = Vec::new();
