@@ -54,14 +54,12 @@ fn read_npy_f32(path: &Path) -> Vec<f32> {
         .collect()
 }
 
-/// Runs `hlorun`; `None` (with the reason printed) while the crate has no
-/// `hlorun` binary to run (cargo names it only once the target exists).
-fn hlorun(args: &[&std::ffi::OsStr]) -> Option<Output> {
-    let Some(exe) = option_env!("CARGO_BIN_EXE_hlorun") else {
-        eprintln!("skipping: the service crate has no hlorun binary in this build");
-        return None;
-    };
-    Some(Command::new(exe).args(args).output().expect("run hlorun"))
+/// Runs the built `hlorun`.
+fn hlorun(args: &[&std::ffi::OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hlorun"))
+        .args(args)
+        .output()
+        .expect("run hlorun")
 }
 
 const DIVIDE_HLO: &str = r#"
@@ -73,7 +71,7 @@ ENTRY e {
 }
 "#;
 
-fn divide(dir: &Path, library: &Path, b: &[f32]) -> Option<Output> {
+fn divide(dir: &Path, library: &Path, b: &[f32]) -> Output {
     let (module, a_npy, b_npy, out) = (
         dir.join("divide.hlo"),
         dir.join("a.npy"),
@@ -103,9 +101,7 @@ fn status_failure_reaches_stderr_and_exit_status_1() {
         return;
     };
     let dir = temp_dir("cli-divide");
-    let Some(failed) = divide(&dir, &library, &[1.0, 2.0, 0.0, 4.0]) else {
-        return;
-    };
+    let failed = divide(&dir, &library, &[1.0, 2.0, 0.0, 4.0]);
     let stderr = String::from_utf8_lossy(&failed.stderr);
     assert_eq!(failed.status.code(), Some(1), "stderr: {stderr}");
     assert!(
@@ -113,7 +109,7 @@ fn status_failure_reaches_stderr_and_exit_status_1() {
         "stderr: {stderr}"
     );
 
-    let ok = divide(&dir, &library, &[2.0, 4.0, 6.0, 8.0]).unwrap();
+    let ok = divide(&dir, &library, &[2.0, 4.0, 6.0, 8.0]);
     assert!(
         ok.status.success(),
         "stderr: {}",
@@ -146,7 +142,7 @@ ENTRY do_it {
         (dir.join("b.npy"), dir.join("c.npy"), dir.join("out"));
     write_npy_f32(&b_npy, &b);
     write_npy_f32(&c_npy, &c);
-    let Some(run) = hlorun(&[
+    let run = hlorun(&[
         "run".as_ref(),
         module.as_os_str(),
         b_npy.as_os_str(),
@@ -157,9 +153,7 @@ ENTRY do_it {
         library.as_os_str(),
         "--out".as_ref(),
         out.as_os_str(),
-    ]) else {
-        return;
-    };
+    ]);
     assert!(
         run.status.success(),
         "stderr: {}",
@@ -180,16 +174,14 @@ fn unusable_library_is_reported_with_its_name() {
         "HloModule m\nENTRY e { ROOT c = f32[] constant(1) }\n",
     )
     .unwrap();
-    let Some(run) = hlorun(&[
+    let run = hlorun(&[
         "run".as_ref(),
         module.as_os_str(),
         "-p".as_ref(),
         "interpreter".as_ref(),
         "--custom-call-lib".as_ref(),
         bogus.as_os_str(),
-    ]) else {
-        return;
-    };
+    ]);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "stderr: {stderr}");
     assert!(stderr.contains("libbogus.so"), "stderr: {stderr}");
