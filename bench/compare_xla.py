@@ -8,9 +8,12 @@ For each `NAME.hlo` with its `NAME.json` argument spec in the bench directory
    `dtype`, `shape`, and uniform `[lo, hi)`; integers in `[lo, hi)`), seeded by
    the program's name, and saved as `.npy` files in a temporary directory;
 2. XLA CPU (through jax) compiles the HLO text and runs it: inputs resident on
-   the device, every iteration executes and copies the results back to the
-   host, after one warm-up; median and min over the iterations — the same
-   protocol as `hlorun bench`;
+   the device, every iteration executes and turns the results into NumPy
+   arrays, after one warm-up; median and min over the iterations — the same
+   protocol as `hlorun bench`. On CPU `np.asarray` of a result is a view of
+   XLA's buffer, not a copy; `hlorun bench` likewise takes each result into a
+   literal, which on the Host platform adopts the device buffer (no copy) and
+   elsewhere copies;
 3. `hlorun bench NAME.hlo ARG0.npy ... --platform PLATFORM --json --iters N`
    runs the same files on each requested platform.
 

@@ -188,6 +188,11 @@ impl ShapedBuffer {
     pub fn nodes(&self) -> &[Arc<DeviceAllocation>] {
         &self.nodes
     }
+    /// Gives up the allocations, in preorder of the shape's nodes (an
+    /// allocation shared with another buffer stays alive through that one).
+    pub fn into_nodes(self) -> Vec<Arc<DeviceAllocation>> {
+        self.nodes
+    }
     /// The root node's memory (an array's elements, or a tuple's index table).
     pub fn root_buffer(&self) -> DeviceMemoryBase {
         self.nodes[0].mem()

@@ -55,6 +55,20 @@ pub trait TransferManager: Send + Sync {
         src: &ShapedBuffer,
     ) -> Result<Literal>;
 
+    /// Reads a value back into a row-major literal, consuming the device
+    /// buffer, and waits for the stream. A platform whose device memory is
+    /// host memory may hand allocations no other buffer shares to the literal
+    /// instead of copying them (the literal then keeps the allocation until
+    /// it is dropped; [`Literal::is_adopted`] tells). The default copies, like
+    /// [`TransferManager::transfer_literal_from_device`].
+    fn take_literal_from_device(
+        &self,
+        stream: &Arc<dyn Stream>,
+        src: ShapedBuffer,
+    ) -> Result<Literal> {
+        self.transfer_literal_from_device(stream, &src)
+    }
+
     /// Writes each tuple node's table of element pointers.
     fn write_tuple_index_tables(
         &self,

@@ -88,6 +88,6 @@ impl AsyncClient {
 
     /// [`LocalClient::to_literal`] without blocking the runtime.
     pub async fn to_literal(&self, buffer: DeviceBuffer) -> Result<Literal> {
-        self.offload(move |c| c.to_literal(&buffer)).await
+        self.offload(move |c| c.into_literal(buffer)).await
     }
 }

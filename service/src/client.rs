@@ -460,7 +460,7 @@ impl LocalClient {
             stream,
             self.backend
                 .transfer_manager()
-                .transfer_literal_from_device(stream, &result),
+                .take_literal_from_device(stream, result),
         )?;
         record_span(
             profile,
@@ -598,14 +598,32 @@ impl LocalClient {
     /// Copies a device value back to the host.
     pub fn to_literal(&self, buffer: &DeviceBuffer) -> Result<Literal> {
         let executor = self.check_owned(buffer)?;
+        self.transfer_on(executor, |tm, stream| {
+            tm.transfer_literal_from_device(stream, &buffer.buffer)
+        })
+    }
+
+    /// Moves a device value to the host, giving up the device buffer. Where
+    /// the device's memory is host memory (the Host platform) large arrays are
+    /// handed to the literal instead of copied; elsewhere this copies, like
+    /// [`LocalClient::to_literal`].
+    pub fn into_literal(&self, buffer: DeviceBuffer) -> Result<Literal> {
+        let executor = self.check_owned(&buffer)?;
+        self.transfer_on(executor, move |tm, stream| {
+            tm.take_literal_from_device(stream, buffer.buffer)
+        })
+    }
+
+    /// Runs a transfer on a pooled stream of `executor`, draining the stream
+    /// if it fails.
+    fn transfer_on(
+        &self,
+        executor: &Arc<dyn StreamExecutor>,
+        transfer: impl FnOnce(&dyn platform_api::TransferManager, &Arc<dyn Stream>) -> Result<Literal>,
+    ) -> Result<Literal> {
         let pooled = self.streams.acquire(executor)?;
         let stream = pooled.get()?;
-        drain_on_error(
-            stream,
-            self.backend
-                .transfer_manager()
-                .transfer_literal_from_device(stream, &buffer.buffer),
-        )
+        drain_on_error(stream, transfer(&**self.backend.transfer_manager(), stream))
     }
 
     /// Frees a device value now (the same as dropping it; memory shared with
@@ -817,7 +835,7 @@ impl LocalClient {
             stream,
             self.backend
                 .transfer_manager()
-                .transfer_literal_from_device(stream, &result),
+                .take_literal_from_device(stream, result),
         )
     }
 }

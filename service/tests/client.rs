@@ -616,3 +616,85 @@ fn replicas_meet_at_an_all_reduce_on_the_interpreter() {
         }
     }
 }
+
+/// A tuple of a large array (adoptable), a small one (copied) and the large
+/// one again (its allocation shared, so copied).
+const BIG_AND_SMALL: &str = r#"
+HloModule big_and_small
+
+ENTRY main {
+  x = f32[65536] parameter(0)
+  y = f32[4] parameter(1)
+  big = f32[65536] negate(x)
+  small = f32[4] add(y, y)
+  ROOT t = (f32[65536], f32[4]) tuple(big, small)
+}
+"#;
+
+#[test]
+fn host_results_are_handed_over_not_copied() {
+    for platform in ["Host", "Interpreter"] {
+        let backend =
+            Arc::new(Backend::with_options(Some(platform), &PlatformOptions::default()).unwrap());
+        let executor = backend.executor(0).unwrap().clone();
+        let client = LocalClient::new(backend);
+        let exe = client
+            .compile_text(BIG_AND_SMALL, &CompileOptions::default())
+            .unwrap()
+            .executable;
+        let x: Vec<f32> = (0..65536).map(|i| i as f32 * 0.5).collect();
+        let y = [1.0f32, -2.0, 3.5, 0.25];
+        let args = [Literal::vector(&x), Literal::vector(&y)];
+        // A first run may leave per-executable state (scratch, constants).
+        drop(client.execute(&exe, &args).unwrap());
+        let baseline = executor.memory_usage().live_allocations;
+        let check = |lit: &Literal| {
+            let parts = lit.tuple_elements();
+            let neg: Vec<f32> = x.iter().map(|v| -v).collect();
+            assert_eq!(parts[0].data::<f32>().unwrap(), neg.as_slice());
+            let twice: Vec<f32> = y.iter().map(|v| v + v).collect();
+            assert_eq!(parts[1].data::<f32>().unwrap(), twice.as_slice());
+            (parts[0].is_adopted(), parts[1].is_adopted())
+        };
+
+        // Through `execute`, which gives up the result.
+        let lit = client.execute(&exe, &args).unwrap();
+        let host = platform == "Host";
+        assert_eq!(check(&lit), (host, false), "{platform}");
+        if host {
+            assert_eq!(
+                executor.memory_usage().live_allocations,
+                baseline + 1,
+                "the adopted array stays allocated while its literal lives"
+            );
+        }
+        // A copy of an adopted literal owns its bytes.
+        let copy = lit.clone();
+        assert_eq!(check(&copy), (false, false));
+        drop(lit);
+        assert_eq!(executor.memory_usage().live_allocations, baseline);
+        drop(copy);
+
+        // Through kept buffers: a shared allocation is copied, then adopted
+        // once it is the last reference.
+        let bufs: Vec<_> = args
+            .iter()
+            .map(|a| client.to_device(a, 0).unwrap())
+            .collect();
+        let refs: Vec<_> = bufs.iter().collect();
+        let out = client
+            .execute_buffers(&exe, &refs, &ExecuteOptions::default())
+            .unwrap()
+            .result;
+        let kept = out.decompose_tuple().unwrap();
+        let shared = client.into_literal(out).unwrap();
+        assert_eq!(check(&shared), (false, false), "{platform}: shared");
+        let big = client
+            .into_literal(kept.into_iter().next().unwrap())
+            .unwrap();
+        assert_eq!(big.is_adopted(), host, "{platform}: last reference");
+        assert_eq!(big.data::<f32>().unwrap()[3], -1.5);
+        drop((big, shared, bufs));
+        assert_eq!(executor.memory_usage().live_allocations, baseline);
+    }
+}

@@ -18,17 +18,56 @@ use crate::error::{Error, Result};
 use crate::native::{NativeType, Scalar};
 use crate::shape::{ArrayShape, ElementType, Shape};
 
-/// A byte buffer whose start is 8-byte aligned (backed by `u64`s).
-#[derive(Clone, Default)]
+/// A byte buffer whose start is 8-byte aligned: usually backed by `u64`s this
+/// buffer allocated, or by memory adopted from another owner (a host
+/// platform's device allocation handed to a literal instead of copied; see
+/// [`AlignedBytes::adopt`]).
+#[derive(Default)]
 pub struct AlignedBytes {
-    words: Vec<u64>,
+    backing: Backing,
     len: usize,
+}
+
+enum Backing {
+    Words(Vec<u64>),
+    /// `len` bytes at `ptr`, kept alive (and exclusively ours) until `owner`
+    /// is dropped, which releases them.
+    Adopted {
+        ptr: std::ptr::NonNull<u8>,
+        _owner: Box<dyn Send + Sync>,
+    },
+}
+
+impl Default for Backing {
+    fn default() -> Self {
+        Backing::Words(Vec::new())
+    }
+}
+
+// SAFETY: adopted memory is exclusively this buffer's (`adopt`'s contract) and
+// its owner is `Send + Sync`; the bytes are accessed through `&self`/`&mut self`
+// like a `Vec`'s.
+unsafe impl Send for Backing {}
+// SAFETY: as above.
+unsafe impl Sync for Backing {}
+
+impl Clone for AlignedBytes {
+    /// A deep copy; a copy of adopted memory is an ordinary owned buffer.
+    fn clone(&self) -> Self {
+        match &self.backing {
+            Backing::Words(words) => AlignedBytes {
+                backing: Backing::Words(words.clone()),
+                len: self.len,
+            },
+            Backing::Adopted { .. } => AlignedBytes::from_bytes(self.as_slice()),
+        }
+    }
 }
 
 impl AlignedBytes {
     pub fn zeroed(len: usize) -> Self {
         AlignedBytes {
-            words: vec![0u64; len.div_ceil(8)],
+            backing: Backing::Words(vec![0u64; len.div_ceil(8)]),
             len,
         }
     }
@@ -49,7 +88,36 @@ impl AlignedBytes {
         // SAFETY: `fill` wrote bytes 0..len (the caller's contract) and the
         // padding of the last word is zero, so every word is initialised.
         unsafe { words.set_len(len.div_ceil(8)) };
-        Ok(AlignedBytes { words, len })
+        Ok(AlignedBytes {
+            backing: Backing::Words(words),
+            len,
+        })
+    }
+    /// Takes over `len` bytes at `ptr` without copying them; dropping the
+    /// buffer drops `owner`, which must release them. This is how a platform
+    /// whose device memory is host memory returns a result: the literal keeps
+    /// the device allocation alive instead of copying out of it.
+    ///
+    /// # Safety
+    /// `ptr` is 8-byte aligned (or `len` is 0) and valid for reads and writes
+    /// of `len` initialised bytes until `owner` is dropped, and nothing else
+    /// reads or writes them meanwhile.
+    pub unsafe fn adopt(ptr: *mut u8, len: usize, owner: Box<dyn Send + Sync>) -> Self {
+        match std::ptr::NonNull::new(ptr) {
+            Some(ptr) if len > 0 && (ptr.as_ptr() as usize).is_multiple_of(8) => AlignedBytes {
+                backing: Backing::Adopted { ptr, _owner: owner },
+                len,
+            },
+            // Nothing to adopt, or memory we may not view as words: copy
+            // (the contract makes the read valid when `len > 0`).
+            _ if len == 0 => AlignedBytes::zeroed(0),
+            // SAFETY: the caller's contract.
+            _ => AlignedBytes::from_bytes(unsafe { std::slice::from_raw_parts(ptr, len) }),
+        }
+    }
+    /// Whether the bytes are adopted memory (see [`AlignedBytes::adopt`]).
+    pub fn is_adopted(&self) -> bool {
+        matches!(self.backing, Backing::Adopted { .. })
     }
     pub fn from_bytes(bytes: &[u8]) -> Self {
         let mut b = Self::zeroed(bytes.len());
@@ -63,10 +131,22 @@ impl AlignedBytes {
         self.len == 0
     }
     pub fn as_slice(&self) -> &[u8] {
-        &bytemuck::cast_slice(&self.words)[..self.len]
+        match &self.backing {
+            Backing::Words(words) => &bytemuck::cast_slice(words)[..self.len],
+            // SAFETY: `adopt`'s contract: `len` initialised bytes, ours alone.
+            Backing::Adopted { ptr, .. } => unsafe {
+                std::slice::from_raw_parts(ptr.as_ptr(), self.len)
+            },
+        }
     }
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        &mut bytemuck::cast_slice_mut(&mut self.words)[..self.len]
+        match &mut self.backing {
+            Backing::Words(words) => &mut bytemuck::cast_slice_mut(words)[..self.len],
+            // SAFETY: as in `as_slice`; `&mut self` makes the access exclusive.
+            Backing::Adopted { ptr, .. } => unsafe {
+                std::slice::from_raw_parts_mut(ptr.as_ptr(), self.len)
+            },
+        }
     }
 }
 
@@ -199,6 +279,37 @@ impl Literal {
             shape,
             storage: Storage::Array(data),
         })
+    }
+
+    /// An array literal over adopted memory (see [`AlignedBytes::adopt`]):
+    /// `array.byte_size()` bytes at `ptr` in row-major order, released by
+    /// dropping `owner`. `pred` bytes are normalised to 0/1 in place.
+    ///
+    /// # Safety
+    /// As [`AlignedBytes::adopt`], for `shape`'s byte size.
+    pub unsafe fn adopt_array(
+        shape: Shape,
+        ptr: *mut u8,
+        owner: Box<dyn Send + Sync>,
+    ) -> Result<Literal> {
+        let array = shape.array_or_err()?;
+        // SAFETY: forwarded to our caller.
+        let mut data = unsafe { AlignedBytes::adopt(ptr, array.byte_size(), owner) };
+        if array.element_type == ElementType::Pred {
+            for b in data.as_mut_slice() {
+                *b = (*b != 0) as u8;
+            }
+        }
+        Ok(Literal {
+            shape,
+            storage: Storage::Array(data),
+        })
+    }
+
+    /// Whether this array literal's bytes are adopted device memory rather
+    /// than a copy (false for tuples and tokens).
+    pub fn is_adopted(&self) -> bool {
+        matches!(&self.storage, Storage::Array(b) if b.is_adopted())
     }
 
     /// A tuple literal; its shape is the tuple of the elements' shapes.
@@ -404,5 +515,62 @@ impl Literal {
             "expected an array literal, got one of shape {}",
             self.shape
         ))
+    }
+}
+
+#[cfg(test)]
+mod adopt_tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// Memory lent to a literal, counting its releases.
+    struct Lender {
+        words: Vec<u64>,
+        released: Arc<AtomicUsize>,
+    }
+    impl Drop for Lender {
+        fn drop(&mut self) {
+            self.released.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn adopted_memory_is_viewed_in_place_and_released_once() {
+        let released = Arc::new(AtomicUsize::new(0));
+        let mut lender = Lender {
+            words: vec![0; 2],
+            released: released.clone(),
+        };
+        let ptr = lender.words.as_mut_ptr().cast::<u8>();
+        // SAFETY: the words hold 16 bytes; pointer writes go through the literal only.
+        unsafe { std::ptr::copy_nonoverlapping([1.0f32, 2.0, 3.0, 4.0].as_ptr().cast(), ptr, 16) };
+        let shape = Shape::array(ElementType::F32, [4]);
+        // SAFETY: `lender` owns the 16 aligned bytes and is moved into the literal.
+        let mut lit = unsafe { Literal::adopt_array(shape, ptr, Box::new(lender)).unwrap() };
+        assert!(lit.is_adopted());
+        assert_eq!(lit.data::<f32>().unwrap(), &[1.0, 2.0, 3.0, 4.0]);
+        lit.data_mut::<f32>().unwrap()[0] = 9.0;
+        let copy = lit.clone();
+        assert!(!copy.is_adopted());
+        assert_eq!(copy, lit);
+        drop(lit);
+        assert_eq!(released.load(Ordering::SeqCst), 1);
+        assert_eq!(copy.data::<f32>().unwrap(), &[9.0, 2.0, 3.0, 4.0]);
+    }
+
+    #[test]
+    fn misaligned_memory_is_copied_and_pred_normalised() {
+        let mut words = [0u64; 2];
+        // One byte past an 8-byte boundary: never adoptable.
+        let ptr = words.as_mut_ptr().cast::<u8>().wrapping_add(1);
+        let pattern = [0u8, 1, 2, 0, 255, 1, 0, 7];
+        // SAFETY: bytes 1..9 of the 16-byte array.
+        unsafe { std::ptr::copy_nonoverlapping(pattern.as_ptr(), ptr, 8) };
+        let shape = Shape::array(ElementType::Pred, [8]);
+        // SAFETY: 8 initialised bytes at `ptr`, alive for the call, which copies them.
+        let lit = unsafe { Literal::adopt_array(shape, ptr, Box::new(())).unwrap() };
+        assert!(!lit.is_adopted());
+        assert_eq!(lit.bytes().unwrap(), &[0, 1, 1, 0, 1, 1, 0, 1]);
     }
 }
