@@ -105,6 +105,17 @@ impl HostExecutable {
         self.program.entry.thunks.len()
     }
 
+    /// The entry sequence's thunks as (name, category), in run order (for
+    /// tests and tools that check what the compiler made of a program).
+    pub fn thunk_names(&self) -> Vec<(String, String)> {
+        self.program
+            .entry
+            .thunks
+            .iter()
+            .map(|t| (t.name().to_string(), t.category().to_string()))
+            .collect()
+    }
+
     fn check_arguments(
         &self,
         executor: &Arc<dyn StreamExecutor>,

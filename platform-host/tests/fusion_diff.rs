@@ -871,3 +871,78 @@ fi {
     );
     check("iota of two types", &text, Agree::Bits);
 }
+
+/// Categories of the entry's thunks.
+fn thunk_categories(text: &str) -> Vec<String> {
+    let runner = HostRunner::compile(&uniquify(text)).unwrap();
+    runner
+        .executable
+        .thunk_names()
+        .into_iter()
+        .map(|(_, c)| c)
+        .collect()
+}
+
+#[test]
+fn row_gathers_run_inside_the_fusion_that_consumes_them() {
+    // jnp.take's lowering: indices normalised, rows gathered, rows whose
+    // index was out of range masked with NaN. Indices run from -20 to 20
+    // over a 16-row table: both sides are out of range.
+    let take = module(
+        "",
+        r#"  table = f32[16,24] parameter(0)
+  idx = s32[64] parameter(1)
+  zero = s32[] constant(0)
+  zeros = s32[64] broadcast(zero), dimensions={}
+  neg = pred[64] compare(idx, zeros), direction=LT
+  n = s32[] constant(16)
+  ns = s32[64] broadcast(n), dimensions={}
+  wrapped = s32[64] add(idx, ns)
+  fixed = s32[64] select(neg, wrapped, idx)
+  col = s32[64,1] reshape(fixed)
+  g = f32[64,24] gather(table, col), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,24}
+  ge = pred[64] compare(fixed, zeros), direction=GE
+  last = s32[] constant(15)
+  lasts = s32[64] broadcast(last), dimensions={}
+  le = pred[64] compare(fixed, lasts), direction=LE
+  ok = pred[64] and(ge, le)
+  okb = pred[64,24] broadcast(ok), dimensions={0}
+  qnan = f32[] constant(nan)
+  nans = f32[64,24] broadcast(qnan), dimensions={}
+  ROOT r = f32[64,24] select(okb, g, nans)"#,
+    );
+    let cats = thunk_categories(&take);
+    assert!(!cats.iter().any(|c| c == "gather"), "{cats:?}");
+    check("masked take", &take, Agree::Bits);
+
+    // Two-row slices (dimension 0 kept), s64 indices with an explicit index
+    // vector dimension, consumed by arithmetic with another operand.
+    let pairs = module(
+        "",
+        r#"  table = f32[30,8] parameter(0)
+  idx = s64[25,1] parameter(1)
+  w = f32[8] parameter(2)
+  g = f32[25,2,8] gather(table, idx), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0}, index_vector_dim=1, slice_sizes={2,8}
+  wb = f32[25,2,8] broadcast(w), dimensions={2}
+  m = f32[25,2,8] multiply(g, wb)
+  ROOT r = f32[25,2,8] add(m, g)"#,
+    );
+    let cats = thunk_categories(&pairs);
+    assert!(!cats.iter().any(|c| c == "gather"), "{cats:?}");
+    check("row pairs", &pairs, Agree::Bits);
+
+    // Read out of order (reversed rows) or used again elsewhere: the gather
+    // runs on its own first.
+    let reversed = pairs.replace(
+        "ROOT r = f32[25,2,8] add(m, g)",
+        "gr = f32[25,2,8] reverse(g), dimensions={0}\n  ROOT r = f32[25,2,8] add(m, gr)",
+    );
+    assert!(thunk_categories(&reversed).iter().any(|c| c == "gather"));
+    check("reversed rows", &reversed, Agree::Bits);
+    let shared = pairs.replace(
+        "ROOT r = f32[25,2,8] add(m, g)",
+        "a = f32[25,2,8] add(m, g)\n  ROOT t = (f32[25,2,8], f32[25,2,8]) tuple(a, g)",
+    );
+    assert!(thunk_categories(&shared).iter().any(|c| c == "gather"));
+    check("gather also returned", &shared, Agree::Bits);
+}

@@ -10,11 +10,60 @@
 //!    operands' and results' slices; then append the final copies.
 
 use super::buffer_assignment::{self, BufferAssignment, OutputMode, SequenceMode};
-use crate::fusion;
+use crate::fusion::{self, BlockProducer as _};
 use crate::kernels;
 use crate::thunk::{thunk, BufferSlice, Thunk, ThunkSequence};
 use platform_api::hlo::{CompId, HloComputation, HloInstruction, InstrId, Op};
 use platform_api::{ArrayShape, CompileOptions, Error, HloModule, Result, Shape};
+
+/// Whether gather `gather`, lowered just before fusion `fusion`, can run
+/// inside it as its block producer (see [`fusion::BlockProducer`]): it is a
+/// row gather, its result is used once, by the fusion, as an operand the
+/// fusion reads only at each block's own positions, and nothing the fusion
+/// writes (results, scratch) lies over what the gather reads — the gather now
+/// runs while the fusion writes. Returns the operand number and the producer.
+fn gather_producer(
+    ctx: &LowerCtx<'_>,
+    gather: InstrId,
+    fusion: InstrId,
+    plan: &fusion::FusionPlan,
+) -> Option<(usize, Box<dyn fusion::BlockProducer>)> {
+    if !matches!(ctx.instr(gather).op, Op::Gather { .. }) || ctx.comp.root == gather {
+        return None;
+    }
+    let uses: Vec<(InstrId, usize)> = ctx
+        .comp
+        .instructions
+        .iter()
+        .enumerate()
+        .flat_map(|(i, ins)| {
+            ins.operands
+                .iter()
+                .enumerate()
+                .filter(|(_, &o)| o == gather)
+                .map(move |(k, _)| (InstrId(i as u32), k))
+        })
+        .collect();
+    let [(user, k)] = uses[..] else { return None };
+    if user != fusion || !plan.accepts_producer_for(k) {
+        return None;
+    }
+    let row_gather = kernels::gather_scatter::RowGather::new(ctx, gather)?;
+    let fusion_instr = ctx.instr(fusion);
+    if ctx.operand_slice(fusion_instr, k).ok()? != *ctx.result_leaves(gather).first()? {
+        return None;
+    }
+    let read = &row_gather.slices()[1..];
+    let mut written = ctx.result_leaves(fusion).to_vec();
+    written.extend(ctx.scratch(fusion));
+    let overlaps = |a: &BufferSlice, b: &BufferSlice| {
+        a.allocation == b.allocation && a.offset < b.offset + b.size && b.offset < a.offset + a.size
+    };
+    if read.iter().any(|r| written.iter().any(|w| overlaps(r, w))) {
+        return None;
+    }
+    Some((k, Box::new(row_gather)))
+}
 
 /// Nested sequences an instruction runs, compiled before its computation's
 /// buffers are assigned.
@@ -166,6 +215,8 @@ pub fn compile_computation(
         options,
     };
     let mut thunks: Vec<Box<dyn Thunk>> = Vec::new();
+    // The instruction whose thunk is last in `thunks`.
+    let mut last_lowered: Option<InstrId> = None;
     for (i, plan) in nested.into_iter().enumerate() {
         let instr = &comp.instructions[i];
         if buffer_assignment::is_alias(&instr.op)
@@ -174,7 +225,26 @@ pub fn compile_computation(
             continue;
         }
         let id = InstrId(i as u32);
+        if let (Some(Nested::Fusion(fusion_plan)), Some(prev)) = (&plan, last_lowered) {
+            if let Some((k, producer)) = gather_producer(&ctx, prev, id, fusion_plan) {
+                let Some(Nested::Fusion(fusion_plan)) = plan else {
+                    unreachable!("matched above")
+                };
+                // The gather's thunk is replaced by the fusion's producer.
+                thunks.pop();
+                thunks.push(kernels::control_flow::lower_fusion_with_producer(
+                    &ctx,
+                    id,
+                    fusion_plan,
+                    k,
+                    producer,
+                )?);
+                last_lowered = Some(id);
+                continue;
+            }
+        }
         thunks.push(kernels::lower(&ctx, id, plan)?);
+        last_lowered = Some(id);
     }
     if !assignment.final_copies.is_empty() {
         let copies = assignment.final_copies.clone();

@@ -16,6 +16,7 @@ use super::program::{
     BlockProgram, Home, LeafPlan, Mode, Reducer, SlotDom, Source, Step, ROW_CALL_MIN,
 };
 use super::view::gather;
+use super::BlockProducer;
 use crate::kernels::scalar_program::{load_register, Register, ScalarEval};
 use crate::runtime::pool::compute_pool;
 use crate::thunk::{BufferSlice, ExecuteContext, Thunk};
@@ -56,6 +57,9 @@ struct Env<'p> {
     outs: Vec<*mut u8>,
     consts: Vec<*const u8>,
     scratch: *mut u8,
+    /// The producer of one parameter, run on each block's positions just
+    /// before the block (see [`super::BlockProducer`]), with its addresses.
+    producer: Option<(&'p dyn BlockProducer, Vec<*mut u8>)>,
 }
 
 // SAFETY: the addresses are the run's buffers; tasks write disjoint blocks of
@@ -756,6 +760,20 @@ impl<'p> Env<'p> {
         }
     }
 
+    /// Lets the producer write the block's positions of its parameter.
+    ///
+    /// # Safety
+    /// The block is inside the domain and this task's alone.
+    #[inline]
+    unsafe fn produce(&self, b: &Block) {
+        if let Some((producer, addrs)) = &self.producer {
+            // SAFETY: the producer's result is a parameter the program reads
+            // only at the block's own positions (`BlockFusion`'s contract),
+            // which no other task touches.
+            unsafe { producer.produce(addrs, b.pos, b.n) };
+        }
+    }
+
     /// Runs task `t` on this thread.
     fn run_task(&self, t: usize) {
         let p = self.p;
@@ -778,7 +796,10 @@ impl<'p> Env<'p> {
                             task: t,
                         };
                         // SAFETY: the block is inside this task's rows.
-                        unsafe { self.run_block(&mut st, &p.steps, &b) };
+                        unsafe {
+                            self.produce(&b);
+                            self.run_block(&mut st, &p.steps, &b)
+                        };
                         row += nr;
                     }
                 }
@@ -801,7 +822,10 @@ impl<'p> Env<'p> {
                             task: t,
                         };
                         // SAFETY: the chunk is inside this task's range.
-                        unsafe { self.run_block(&mut st, &p.steps, &b) };
+                        unsafe {
+                            self.produce(&b);
+                            self.run_block(&mut st, &p.steps, &b)
+                        };
                     }
                 }
             }
@@ -860,6 +884,10 @@ pub struct BlockFusion {
     pub operands: Vec<BufferSlice>,
     pub results: Vec<BufferSlice>,
     pub scratch: Option<BufferSlice>,
+    /// Computes a parameter block by block, right before the block reads it.
+    /// Only for a parameter in [`BlockProgram::in_place_params`] (read only
+    /// at each block's own positions), whose memory the producer writes.
+    pub producer: Option<Box<dyn BlockProducer>>,
 }
 
 impl Thunk for BlockFusion {
@@ -885,6 +913,10 @@ impl Thunk for BlockFusion {
                 .scratch
                 .map(|s| ctx.ptr(s))
                 .unwrap_or(std::ptr::NonNull::<u64>::dangling().as_ptr().cast()),
+            producer: self
+                .producer
+                .as_deref()
+                .map(|pr| (pr, pr.slices().iter().map(|s| ctx.ptr(*s)).collect())),
         };
         run(&env);
         Ok(())

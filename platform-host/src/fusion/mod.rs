@@ -94,6 +94,28 @@ pub(crate) fn strategy() -> Strategy {
     STRATEGY.with(|s| s.get())
 }
 
+/// An instruction fused into a block program's prologue: instead of
+/// materialising its whole result before the fusion runs, the fusion asks it
+/// for each block's positions just before reading them, while they are in
+/// cache (a row gather feeding a masking `select`: XLA fuses the gather into
+/// the loop; this gets the same memory traffic without a gather leaf).
+///
+/// # Threading
+/// `produce` is called concurrently from the fusion's tasks, on disjoint
+/// position ranges.
+pub trait BlockProducer: Send + Sync {
+    /// The buffers it reads and writes (its result's first); `produce` gets
+    /// their addresses in this order.
+    fn slices(&self) -> Vec<BufferSlice>;
+
+    /// Writes positions `pos..pos + n` of its (row-major) result.
+    ///
+    /// # Safety
+    /// `addrs` are this run's addresses of [`BlockProducer::slices`]; the
+    /// positions lie inside the result and no other thread touches them.
+    unsafe fn produce(&self, addrs: &[*mut u8], pos: usize, n: usize);
+}
+
 enum PlanKind {
     Block(Arc<BlockProgram>),
     Sequence(ThunkSequence),
@@ -119,12 +141,58 @@ impl FusionPlan {
         matches!(self.kind, PlanKind::Block(_))
     }
 
+    /// Whether operand `k` may be computed block by block by a
+    /// [`BlockProducer`] ([`FusionPlan::into_thunk_with_producer`]): a block
+    /// program reads it only at each block's own positions (never in a
+    /// uniform, row or column step), and only in the per-block steps.
+    pub fn accepts_producer_for(&self, k: usize) -> bool {
+        match &self.kind {
+            PlanKind::Block(p) => {
+                p.in_place_params.contains(&k)
+                    && p.finalize.is_empty()
+                    && p.col_steps.is_empty()
+                    && p.rows * p.row_len > 1
+            }
+            PlanKind::Sequence(_) => false,
+        }
+    }
+
+    /// The thunk that runs the fusion with these buffers, computing operand
+    /// `k` (whose slice is the producer's result) with `producer`, block by
+    /// block. Fails unless [`FusionPlan::accepts_producer_for`] holds.
+    pub fn into_thunk_with_producer(
+        self,
+        operands: Vec<BufferSlice>,
+        results: Vec<BufferSlice>,
+        scratch: Option<BufferSlice>,
+        k: usize,
+        producer: Box<dyn BlockProducer>,
+    ) -> Result<Box<dyn Thunk>> {
+        if !self.accepts_producer_for(k) || producer.slices().first() != operands.get(k) {
+            return Err(Error::internal(format!(
+                "%{}: operand {k} cannot be produced block by block",
+                self.name
+            )));
+        }
+        self.make_thunk(operands, results, scratch, Some(producer))
+    }
+
     /// The thunk that runs the fusion with these buffers.
     pub fn into_thunk(
         self,
         operands: Vec<BufferSlice>,
         results: Vec<BufferSlice>,
         scratch: Option<BufferSlice>,
+    ) -> Result<Box<dyn Thunk>> {
+        self.make_thunk(operands, results, scratch, None)
+    }
+
+    fn make_thunk(
+        self,
+        operands: Vec<BufferSlice>,
+        results: Vec<BufferSlice>,
+        scratch: Option<BufferSlice>,
+        producer: Option<Box<dyn BlockProducer>>,
     ) -> Result<Box<dyn Thunk>> {
         let (want_params, want_results) = match &self.kind {
             PlanKind::Block(p) => (
@@ -163,6 +231,7 @@ impl FusionPlan {
                 operands,
                 results,
                 scratch,
+                producer,
             }),
             PlanKind::Sequence(sequence) => Box::new(SequenceFusion {
                 name: self.name,

@@ -7,6 +7,7 @@
 //! the body overwrites it (see `WHILE_BODY_MODE`).
 
 use crate::compiler::lower::{LowerCtx, Nested};
+use crate::fusion::{BlockProducer, FusionPlan};
 use crate::thunk::{BufferSlice, ExecuteContext, Thunk, ThunkSequence};
 use platform_api::hlo::InstrId;
 use platform_api::{Error, Result};
@@ -75,14 +76,36 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId, nested: Nested) -> Result<Box<dyn 
                 scratch,
             }))
         }
-        Nested::Fusion(plan) => {
-            let mut operands = Vec::new();
-            for k in 0..instr.operands.len() {
-                operands.extend_from_slice(ctx.operand_leaves(instr, k)?);
-            }
-            plan.into_thunk(operands, results, scratch)
-        }
+        Nested::Fusion(plan) => plan.into_thunk(fusion_operands(ctx, id)?, results, scratch),
     }
+}
+
+/// Every array leaf of fusion `id`'s operands, in order.
+fn fusion_operands(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Vec<BufferSlice>> {
+    let instr = ctx.instr(id);
+    let mut operands = Vec::new();
+    for k in 0..instr.operands.len() {
+        operands.extend_from_slice(ctx.operand_leaves(instr, k)?);
+    }
+    Ok(operands)
+}
+
+/// Lowers fusion `id` with its operand `k` computed block by block by
+/// `producer` (see [`crate::fusion::BlockProducer`]).
+pub fn lower_fusion_with_producer(
+    ctx: &LowerCtx<'_>,
+    id: InstrId,
+    plan: FusionPlan,
+    k: usize,
+    producer: Box<dyn BlockProducer>,
+) -> Result<Box<dyn Thunk>> {
+    plan.into_thunk_with_producer(
+        fusion_operands(ctx, id)?,
+        ctx.result_leaves(id).to_vec(),
+        ctx.scratch(id),
+        k,
+        producer,
+    )
 }
 
 struct WhileThunk {

@@ -16,6 +16,7 @@ use super::scalar_ops::{typed_combiner, CombinerVisitor};
 use super::scalar_program::{binary_reducer, ScalarProgram};
 use super::strided::{unflatten, StridedCopy};
 use crate::compiler::lower::LowerCtx;
+use crate::fusion::BlockProducer;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, Thunk};
 use platform_api::hlo::{BinaryOp, CompId, InstrId, Op};
@@ -244,6 +245,127 @@ fn gather(
         });
         Ok(())
     }))
+}
+
+/// A gather that copies one contiguous run of the operand per index into
+/// consecutive output positions: an embedding lookup (`jnp.take(table, idx,
+/// axis=0)`). Index `i` names operand rows `i..i + k` (start clamped so they
+/// fit), the slice spans every later dimension whole, and the output is the
+/// index points followed by the slice. Any range of output positions can then
+/// be produced on its own, which lets a fusion that consumes the gather pull
+/// it in block by block ([`BlockProducer`]).
+pub struct RowGather {
+    table: BufferSlice,
+    indices: BufferSlice,
+    out: BufferSlice,
+    index_type: ElementType,
+    /// Bytes of one element; elements per index (the slice).
+    width: usize,
+    run: usize,
+    /// Elements per operand row (the stride of dimension 0).
+    row_elems: usize,
+    /// Largest start row.
+    limit: i64,
+    /// Output elements.
+    count: usize,
+}
+
+impl RowGather {
+    /// The row form of gather `id`, if it has one.
+    pub fn new(ctx: &LowerCtx<'_>, id: InstrId) -> Option<RowGather> {
+        let instr = ctx.instr(id);
+        let Op::Gather {
+            dnums: d,
+            slice_sizes,
+            ..
+        } = &instr.op
+        else {
+            return None;
+        };
+        let operand = ctx.operand_array(instr, 0).ok()?;
+        let indices = ctx.operand_array(instr, 1).ok()?;
+        let result = ctx.result_array(instr).ok()?;
+        let rank = operand.rank();
+        // One index component per point, read in place: the index vector
+        // dimension is implicit or a trailing dimension of size 1.
+        let ivd = d.index_vector_dim;
+        let one_component =
+            ivd == indices.rank() || (ivd + 1 == indices.rank() && indices.dims[ivd] == 1);
+        let whole_rows = rank >= 1
+            && slice_sizes.len() == rank
+            && slice_sizes[0] <= operand.dims[0]
+            && slice_sizes[1..] == operand.dims[1..];
+        let slice_dims = rank - d.collapsed_slice_dims.len();
+        let offsets_trailing = d.offset_dims.len() == slice_dims
+            && d.offset_dims
+                .iter()
+                .enumerate()
+                .all(|(i, &o)| o == result.rank() - slice_dims + i);
+        let run: usize = slice_sizes.iter().product();
+        let shapes_agree = indices.element_count() * run == result.element_count()
+            && result.element_type == operand.element_type;
+        if !(one_component
+            && whole_rows
+            && offsets_trailing
+            && shapes_agree
+            && d.start_index_map == [0]
+            && d.collapsed_slice_dims
+                .iter()
+                .all(|&c| c == 0 && slice_sizes[0] == 1)
+            && d.operand_batching_dims.is_empty()
+            && indices.element_type.is_integer())
+        {
+            return None;
+        }
+        Some(RowGather {
+            table: ctx.operand_slice(instr, 0).ok()?,
+            indices: ctx.operand_slice(instr, 1).ok()?,
+            out: ctx.result_slice(id).ok()?,
+            index_type: indices.element_type,
+            width: operand.element_type.byte_size(),
+            run,
+            row_elems: operand.dims[1..].iter().product(),
+            limit: (operand.dims[0] - slice_sizes[0]) as i64,
+            count: result.element_count(),
+        })
+    }
+
+    /// Output elements.
+    pub fn element_count(&self) -> usize {
+        self.count
+    }
+}
+
+impl BlockProducer for RowGather {
+    fn slices(&self) -> Vec<BufferSlice> {
+        vec![self.out, self.table, self.indices]
+    }
+
+    unsafe fn produce(&self, addrs: &[*mut u8], pos: usize, n: usize) {
+        let (out, table, idx) = (addrs[0], addrs[1].cast_const(), addrs[2].cast_const());
+        let end = (pos + n).min(self.count);
+        let mut p = pos;
+        while p < end {
+            let (point, within) = (p / self.run, p % self.run);
+            let len = (self.run - within).min(end - p);
+            // SAFETY: `point` is an index of the indices array (the output
+            // has `points * run` elements); the clamped start keeps the run
+            // inside the operand; `p..p + len` is inside the output.
+            unsafe {
+                let i = read_index(
+                    idx.add(point * self.index_type.byte_size()),
+                    self.index_type,
+                );
+                let src = i.clamp(0, self.limit) as usize * self.row_elems + within;
+                std::ptr::copy_nonoverlapping(
+                    table.add(src * self.width),
+                    out.add(p * self.width),
+                    len * self.width,
+                );
+            }
+            p += len;
+        }
+    }
 }
 
 /// What a scatter combiner is.
