@@ -401,6 +401,19 @@ macro_rules! exp_clamped {
                 }
                 let Arg::Ptr(src) = args[0] else { return };
                 let (src, dst) = (src.cast::<$T>(), dst.cast::<$T>());
+                // The common case first: nothing below the threshold (one
+                // vectorised pass over the source), then the kernel reads the
+                // source directly.
+                let all = std::slice::from_raw_parts(src, n);
+                let low = all.iter().fold(false, |low, &v| low | (v < $normal_from));
+                if !low {
+                    if std::ptr::eq(src, dst) {
+                        $V::unary_inplace(FloatUnary::Exp, out::<$T>(dst.cast(), n));
+                    } else {
+                        checked($V::unary(FloatUnary::Exp, all, out::<$T>(dst.cast(), n)));
+                    }
+                    return;
+                }
                 let mut orig = [0.0 as $T; CHUNK];
                 let mut clamped = [0.0 as $T; CHUNK];
                 let mut start = 0;

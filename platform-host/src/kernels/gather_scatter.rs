@@ -412,16 +412,79 @@ fn typed_apply<T: bytemuck::Pod + Send + Sync>(
     })
 }
 
-fn binary_apply(op: BinaryOp, ty: ElementType) -> Option<ApplyFn> {
+/// `out[idx[j]] = f(out[idx[j]], upd[j])` for every `j < n` in order whose
+/// index lies in `0..=limit`: scalar updates into a vector, the indices `s64`
+/// when `wide` and `s32` otherwise. Arguments: indices, wide, n, limit, out,
+/// updates (addresses).
+type Scatter1dFn = Arc<dyn Fn(usize, bool, usize, i64, usize, usize) + Send + Sync>;
+
+fn typed_scatter_1d<T: bytemuck::Pod + Send + Sync>(
+    f: impl Fn(T, T) -> T + Copy + Send + Sync + 'static,
+) -> Scatter1dFn {
+    Arc::new(
+        move |idx: usize, wide: bool, n: usize, limit: i64, out: usize, upd: usize| {
+            let (out, upd) = (out as *mut T, upd as *const T);
+            // SAFETY: the scatter passes its indices (`n` of the named width),
+            // output and updates (`n` elements); `scatter_1d` writes only inside
+            // `0..=limit`, the output's extent.
+            unsafe {
+                if wide {
+                    scatter_1d(idx as *const i64, n, limit, out, upd, f)
+                } else {
+                    scatter_1d(idx as *const i32, n, limit, out, upd, f)
+                }
+            }
+        },
+    )
+}
+
+/// See [`Scatter1dFn`]: one pass over indices and updates, in order.
+///
+/// # Safety
+/// `idx` and `upd` hold `n` elements; `out` holds `limit + 1`.
+#[inline(always)]
+unsafe fn scatter_1d<I: Copy + Into<i64>, T: Copy>(
+    idx: *const I,
+    n: usize,
+    limit: i64,
+    out: *mut T,
+    upd: *const T,
+    f: impl Fn(T, T) -> T,
+) {
+    if limit < 0 {
+        return;
+    }
+    // SAFETY: the caller's contract.
+    let (idx, upd) = unsafe {
+        (
+            std::slice::from_raw_parts(idx, n),
+            std::slice::from_raw_parts(upd, n),
+        )
+    };
+    for (&i, &u) in idx.iter().zip(upd) {
+        let v: i64 = i.into();
+        // One unsigned comparison tests both ends.
+        if (v as u64) <= limit as u64 {
+            // SAFETY: `0 <= v <= limit`.
+            unsafe {
+                let o = out.add(v as usize);
+                o.write(f(o.read(), u));
+            }
+        }
+    }
+}
+
+/// The typed loops for a binary combiner: pairs, and scalars into a vector.
+fn binary_apply(op: BinaryOp, ty: ElementType) -> Option<(ApplyFn, Scatter1dFn)> {
     struct Make;
     impl CombinerVisitor for Make {
-        type Out = ApplyFn;
-        fn visit<T, F>(self, f: F) -> ApplyFn
+        type Out = (ApplyFn, Scatter1dFn);
+        fn visit<T, F>(self, f: F) -> (ApplyFn, Scatter1dFn)
         where
             T: bytemuck::Pod + Send + Sync + 'static,
             F: Fn(T, T) -> T + Copy + Send + Sync + 'static,
         {
-            typed_apply::<T>(f)
+            (typed_apply::<T>(f), typed_scatter_1d::<T>(f))
         }
     }
     typed_combiner(op, ty, Make)
@@ -546,9 +609,9 @@ fn scatter(
             instr.shape
         )));
     }
-    let apply: Option<ApplyFn> = match &comb {
-        Combiner::Binary(op, ty) => binary_apply(*op, *ty),
-        _ => None,
+    let (apply, apply_1d) = match &comb {
+        Combiner::Binary(op, ty) => binary_apply(*op, *ty).unzip(),
+        _ => (None, None),
     };
     let general = match comb {
         Combiner::General(p) => {
@@ -592,21 +655,16 @@ fn scatter(
         // Fastest path (`x.at[i].add(v)` on a vector): a 1-D operand, one
         // s32/s64 index per scalar update, indices contiguous, a typed
         // combiner. Indices are read in their own type, in order.
-        if let (Some(f), true) = (&apply, one_d_scalar) {
-            let points = walk.point_count();
-            // SAFETY: the indices array holds `points` integers of its type.
-            unsafe {
-                match walk.index_type {
-                    ElementType::S32 => {
-                        let xs = std::slice::from_raw_parts(idx.cast::<i32>(), points);
-                        scatter_1d(xs, limits[0], f, outs[0], ups[0])
-                    }
-                    _ => {
-                        let xs = std::slice::from_raw_parts(idx.cast::<i64>(), points);
-                        scatter_1d(xs, limits[0], f, outs[0], ups[0])
-                    }
-                }
-            }
+        if let (Some(f), true) = (&apply_1d, one_d_scalar) {
+            let wide = walk.index_type == ElementType::S64;
+            f(
+                idx as usize,
+                wide,
+                walk.point_count(),
+                limits[0],
+                outs[0],
+                ups[0],
+            );
             return Ok(());
         }
         // Indices widened to i64 once (one typed pass), then read directly.
@@ -741,30 +799,6 @@ fn scatter(
         flush(&mut pairs);
         Ok(())
     }))
-}
-
-/// The 1-D scalar scatter: update `p` combines into element `indices[p]`
-/// when that lies in `0..=limit` (out-of-range updates are skipped, as XLA
-/// does), in order, in batches of pairs for the typed combiner.
-fn scatter_1d<I: Copy + Into<i64>>(
-    indices: &[I],
-    limit: i64,
-    apply: &ApplyFn,
-    out: usize,
-    updates: usize,
-) {
-    let mut pairs: Vec<(usize, usize)> = Vec::with_capacity(PAIR_BATCH.min(indices.len()));
-    for (c, chunk) in indices.chunks(PAIR_BATCH).enumerate() {
-        let first = c * PAIR_BATCH;
-        for (j, &v) in chunk.iter().enumerate() {
-            let v: i64 = v.into();
-            if v >= 0 && v <= limit {
-                pairs.push((v as usize, first + j));
-            }
-        }
-        apply(out, updates, &pairs);
-        pairs.clear();
-    }
 }
 
 /// Pairs collected before a combiner pass.
