@@ -238,9 +238,23 @@ pub fn tanh<I: Isa>(x: f32) -> f32 {
     let a = x.abs();
     let z = a * a;
     let small = fma::<I>(a * z, poly::<I, 5>(z, &TANH_F32), a);
-    // 1 - 2 / (e^{2a} + 1); saturates to 1 by itself (e^{2a} = inf above 44).
-    let large = 1.0 - 2.0 / (exp::<I>(a + a) + 1.0);
+    // 1 - 2 / (e^{2a} + 1), which rounds to 1 from 9.02 on: clamping the
+    // argument at 9.1 changes no result and keeps e^{2a} in [1, 2^27), where
+    // it needs none of `exp`'s overflow and underflow handling. NaN passes.
+    let ac = if a > 9.1 { 9.1 } else { a };
+    let large = 1.0 - 2.0 / (exp_moderate::<I>(ac + ac) + 1.0);
     copysign(if a < 0.625 { small } else { large }, x)
+}
+
+/// `exp(x)` for `0 <= x <= 18.2` (or NaN), the same result as [`exp`] there:
+/// `2^k` with `0 <= k <= 27` is one exponent field.
+#[inline(always)]
+fn exp_moderate<I: Isa>(x: f32) -> f32 {
+    let (kf, k) = round_small(x * LOG2E);
+    let r = fma::<I>(kf, -LN2_HI, x);
+    let r = fma::<I>(kf, -LN2_LO, r);
+    let p = fma::<I>(r * r, poly::<I, 5>(r, &EXP_F32), r) + 1.0;
+    p * pow2i(k)
 }
 
 #[inline(always)]
@@ -488,4 +502,46 @@ pub fn rem_needs_slow(a: f32, b: f32) -> bool {
 
 pub fn rem_slow(a: f32, b: f32) -> f32 {
     a % b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vmath::isa::{Avx2, Base};
+
+    /// `tanh`'s large branch through `exp_moderate` (clamped at 9.1) gives
+    /// bit for bit what it gives through the general `exp` (unclamped).
+    fn tanh_matches_general_exp<I: Isa>() {
+        let through_exp = |x: f32| {
+            let a = x.abs();
+            copysign(1.0 - 2.0 / (exp::<I>(a + a) + 1.0), x)
+        };
+        let mut bits = 0.625f32.to_bits();
+        while bits < 30.0f32.to_bits() {
+            let x = f32::from_bits(bits);
+            for v in [x, -x] {
+                assert_eq!(
+                    tanh::<I>(v).to_bits(),
+                    through_exp(v).to_bits(),
+                    "tanh({v})"
+                );
+            }
+            bits += 61;
+        }
+        for v in [f32::INFINITY, f32::NEG_INFINITY, f32::MAX, 9.1, 9.02, 9.0] {
+            assert_eq!(
+                tanh::<I>(v).to_bits(),
+                through_exp(v).to_bits(),
+                "tanh({v})"
+            );
+        }
+        assert!(tanh::<I>(f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn tanh_large_branch_is_unchanged_by_the_moderate_exp() {
+        tanh_matches_general_exp::<Base>();
+        // With fused multiply-adds (emulated where the CPU lacks them).
+        tanh_matches_general_exp::<Avx2>();
+    }
 }
