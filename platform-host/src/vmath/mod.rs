@@ -71,7 +71,7 @@
 //! `cargo bench -p platform-host --bench vmath` prints ns/element per kernel and
 //! level on a 1024-element block. On the 2-core AVX-512 development machine:
 //! `f32` add/mul 0.045 ns (about 7 elements per cycle), `exp` 0.31, `log`
-//! 0.45, `tanh` 0.54, `logistic` 0.43, `sin` 0.35-0.48, `erf` 0.98 (the
+//! 0.45, `tanh` 0.46, `logistic` 0.43, `sin` 0.35-0.48, `erf` 0.98 (the
 //! C library's scalar `expf` is 3.7 ns, `tanhf` 12). Not fast yet: `pow(f32)`
 //! 3.2 ns (two `f64` transcendentals), `cbrt` 1.4 ns, `remainder` 1.5 ns, the
 //! scalar `f64` `erf`/`cbrt`/`pow`/`atan2`, and integer division (no vector
