@@ -27,11 +27,14 @@ Usage (from the repository root):
     python3 bench/compare_xla.py                        # Host vs XLA, all programs
     python3 bench/compare_xla.py --platform interpreter --platform host
     python3 bench/compare_xla.py --only softmax --only matmul --iters 20
+    python3 bench/compare_xla.py --iters 20 --rounds 3      # steadier ratios
     python3 bench/compare_xla.py --json > results.json
     python3 bench/compare_xla.py --xla-only             # just time XLA CPU
 
 Options: --bench-dir DIR, --hlorun PATH (default target/release/hlorun),
 --platform NAME (repeatable, default host), --iters N (default 10),
+--rounds R (default 1: time each side R times, alternating, and keep the
+median of the round medians; on a noisy machine 3 steadies the ratios),
 --only SUBSTRING (repeatable), --timeout SECONDS (per hlorun call), --json,
 --xla-only.
 
@@ -77,6 +80,7 @@ def parse_args():
     p.add_argument("--hlorun", default=os.path.join(REPO, "target", "release", "hlorun"))
     p.add_argument("--platform", action="append", dest="platforms")
     p.add_argument("--iters", type=int, default=10)
+    p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--only", action="append", default=[])
     p.add_argument("--timeout", type=float, default=600.0)
     p.add_argument("--json", action="store_true")
@@ -86,6 +90,8 @@ def parse_args():
     a.bench_dir = a.bench_dir or default_bench_dir()
     if a.iters < 1:
         p.error("--iters must be at least 1")
+    if a.rounds < 1:
+        p.error("--rounds must be at least 1")
     return a
 
 
@@ -183,6 +189,23 @@ def run_hlorun(args, platform, hlo_path, arg_paths):
     return {"error": "no JSON line in hlorun's output"}
 
 
+def combine_rounds(rounds):
+    """One result from several rounds of one side: the first error if any
+    round failed, else the median of the rounds' medians and compile times
+    and the smallest minimum."""
+    for r in rounds:
+        if "error" in r:
+            return r
+    if len(rounds) == 1:
+        return rounds[0]
+    out = dict(rounds[-1])
+    out["execute_ms_median"] = statistics.median(r["execute_ms_median"] for r in rounds)
+    out["execute_ms_min"] = min(r["execute_ms_min"] for r in rounds)
+    out["compile_ms"] = statistics.median(r["compile_ms"] for r in rounds)
+    out["round_medians_ms"] = [r["execute_ms_median"] for r in rounds]
+    return out
+
+
 def geomean(values):
     values = [v for v in values if v and v > 0 and math.isfinite(v)]
     if not values:
@@ -214,13 +237,21 @@ def main():
                 text = f.read()
             paths, arrays = make_inputs(spec, name, tmp)
             row = {"program": name}
-            try:
-                row["xla"] = xla.bench(text, arrays, args.iters)
-            except Exception as e:  # report and go on with the other programs
-                row["xla"] = {"error": f"{type(e).__name__}: {e}".splitlines()[0]}
+            # Rounds alternate XLA and each platform, so a slow spell of the
+            # machine hits both sides; each side keeps the median of its
+            # round medians.
+            rounds = {k: [] for k in ["xla", *platforms]}
+            for _ in range(args.rounds):
+                try:
+                    rounds["xla"].append(xla.bench(text, arrays, args.iters))
+                except Exception as e:  # report and go on with the other programs
+                    rounds["xla"].append({"error": f"{type(e).__name__}: {e}".splitlines()[0]})
+                for p in platforms:
+                    rounds[p].append(run_hlorun(args, p, hlo_path, paths))
             del arrays
+            row["xla"] = combine_rounds(rounds["xla"])
             for p in platforms:
-                r = run_hlorun(args, p, hlo_path, paths)
+                r = combine_rounds(rounds[p])
                 x = row["xla"]
                 if "error" not in r and "error" not in x:
                     r["execute_ratio"] = r["execute_ms_median"] / x["execute_ms_median"]
@@ -244,7 +275,8 @@ def main():
             "slower_than_2x": [r["program"] for r in results
                                if (r[p].get("execute_ratio") or 0) > 2.0],
         }
-    doc = {"xla_version": xla.version, "iters": args.iters, "results": results, "summary": summary}
+    doc = {"xla_version": xla.version, "iters": args.iters, "rounds": args.rounds,
+           "results": results, "summary": summary}
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
