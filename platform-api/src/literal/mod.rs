@@ -243,16 +243,8 @@ impl Literal {
                 array.byte_size()
             )));
         }
-        let mut data = AlignedBytes::from_bytes(bytes);
-        if array.element_type == ElementType::Pred {
-            for b in data.as_mut_slice() {
-                *b = (*b != 0) as u8;
-            }
-        }
-        Ok(Literal {
-            shape,
-            storage: Storage::Array(data),
-        })
+        let data = AlignedBytes::from_bytes(bytes);
+        Ok(Literal::array_of(shape, data))
     }
 
     /// An array literal whose row-major bytes `fill` writes into the new
@@ -269,16 +261,8 @@ impl Literal {
     ) -> Result<Literal> {
         let array = shape.array_or_err()?;
         // SAFETY: forwarded to our caller.
-        let mut data = unsafe { AlignedBytes::filled_by(array.byte_size(), fill)? };
-        if array.element_type == ElementType::Pred {
-            for b in data.as_mut_slice() {
-                *b = (*b != 0) as u8;
-            }
-        }
-        Ok(Literal {
-            shape,
-            storage: Storage::Array(data),
-        })
+        let data = unsafe { AlignedBytes::filled_by(array.byte_size(), fill)? };
+        Ok(Literal::array_of(shape, data))
     }
 
     /// An array literal over adopted memory (see [`AlignedBytes::adopt`]):
@@ -294,22 +278,31 @@ impl Literal {
     ) -> Result<Literal> {
         let array = shape.array_or_err()?;
         // SAFETY: forwarded to our caller.
-        let mut data = unsafe { AlignedBytes::adopt(ptr, array.byte_size(), owner) };
-        if array.element_type == ElementType::Pred {
-            for b in data.as_mut_slice() {
-                *b = (*b != 0) as u8;
-            }
-        }
-        Ok(Literal {
-            shape,
-            storage: Storage::Array(data),
-        })
+        let data = unsafe { AlignedBytes::adopt(ptr, array.byte_size(), owner) };
+        Ok(Literal::array_of(shape, data))
     }
 
     /// Whether this array literal's bytes are adopted device memory rather
     /// than a copy (false for tuples and tokens).
     pub fn is_adopted(&self) -> bool {
         matches!(&self.storage, Storage::Array(b) if b.is_adopted())
+    }
+
+    /// The array literal of `shape` over `data` (its byte size), with `pred`
+    /// bytes normalised to 0 or 1.
+    fn array_of(shape: Shape, mut data: AlignedBytes) -> Literal {
+        if shape
+            .as_array()
+            .is_some_and(|a| a.element_type == ElementType::Pred)
+        {
+            for b in data.as_mut_slice() {
+                *b = (*b != 0) as u8;
+            }
+        }
+        Literal {
+            shape,
+            storage: Storage::Array(data),
+        }
     }
 
     /// A tuple literal; its shape is the tuple of the elements' shapes.

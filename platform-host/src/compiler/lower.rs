@@ -10,59 +10,76 @@
 //!    operands' and results' slices; then append the final copies.
 
 use super::buffer_assignment::{self, BufferAssignment, OutputMode, SequenceMode};
-use crate::fusion::{self, BlockProducer as _};
+use crate::fusion;
 use crate::kernels;
 use crate::thunk::{thunk, BufferSlice, Thunk, ThunkSequence};
 use platform_api::hlo::{CompId, HloComputation, HloInstruction, InstrId, Op};
 use platform_api::{ArrayShape, CompileOptions, Error, HloModule, Result, Shape};
 
-/// Whether gather `gather`, lowered just before fusion `fusion`, can run
-/// inside it as its block producer (see [`fusion::BlockProducer`]): it is a
-/// row gather, its result is used once, by the fusion, as an operand the
-/// fusion reads only at each block's own positions, and nothing the fusion
-/// writes (results, scratch) lies over what the gather reads — the gather now
-/// runs while the fusion writes. Returns the operand number and the producer.
-fn gather_producer(
-    ctx: &LowerCtx<'_>,
+/// A gather that runs inside the fusion after it, as the producer of that
+/// fusion's operand `operand` (see [`fusion::BlockProducer`]).
+struct FusedGather {
     gather: InstrId,
-    fusion: InstrId,
-    plan: &fusion::FusionPlan,
-) -> Option<(usize, Box<dyn fusion::BlockProducer>)> {
-    if !matches!(ctx.instr(gather).op, Op::Gather { .. }) || ctx.comp.root == gather {
-        return None;
+    operand: usize,
+    producer: Box<dyn fusion::BlockProducer>,
+}
+
+/// For each fusion, the gather lowered just before it that can run inside it:
+/// a row gather whose result is used once, by that fusion, as an operand the
+/// fusion reads only at each block's own positions, where nothing the fusion
+/// writes (results, scratch) lies over what the gather reads (the gather now
+/// runs while the fusion writes).
+fn fused_gathers(ctx: &LowerCtx<'_>, nested: &[Option<Nested>]) -> Vec<Option<FusedGather>> {
+    let comp = ctx.comp;
+    let users = comp.users();
+    let mut fused: Vec<Option<FusedGather>> = (0..nested.len()).map(|_| None).collect();
+    let lowered = comp.ids().filter(|&id| {
+        let op = &ctx.instr(id).op;
+        !buffer_assignment::is_alias(op)
+            && !matches!(op, Op::Parameter { .. } | Op::Constant { .. })
+    });
+    let lowered: Vec<InstrId> = lowered.collect();
+    for pair in lowered.windows(2) {
+        let (gather, fusion) = (pair[0], pair[1]);
+        let Some(Nested::Fusion(plan)) = &nested[fusion.index()] else {
+            continue;
+        };
+        if !matches!(ctx.instr(gather).op, Op::Gather { .. })
+            || comp.root == gather
+            || users[gather.index()] != [fusion]
+        {
+            continue;
+        }
+        let fusion_instr = ctx.instr(fusion);
+        let Some(operand) = fusion_instr.operands.iter().position(|&o| o == gather) else {
+            continue;
+        };
+        if !plan.accepts_producer_for(operand) {
+            continue;
+        }
+        let Some(row_gather) = kernels::gather_scatter::RowGather::new(ctx, gather) else {
+            continue;
+        };
+        let mut written = ctx.result_leaves(fusion).to_vec();
+        written.extend(ctx.scratch(fusion));
+        let overlaps = |a: &BufferSlice, b: &BufferSlice| {
+            a.allocation == b.allocation
+                && a.offset < b.offset + b.size
+                && b.offset < a.offset + a.size
+        };
+        let reads_written = row_gather
+            .reads()
+            .iter()
+            .any(|r| written.iter().any(|w| overlaps(r, w)));
+        if !reads_written {
+            fused[fusion.index()] = Some(FusedGather {
+                gather,
+                operand,
+                producer: Box::new(row_gather),
+            });
+        }
     }
-    let uses: Vec<(InstrId, usize)> = ctx
-        .comp
-        .instructions
-        .iter()
-        .enumerate()
-        .flat_map(|(i, ins)| {
-            ins.operands
-                .iter()
-                .enumerate()
-                .filter(|(_, &o)| o == gather)
-                .map(move |(k, _)| (InstrId(i as u32), k))
-        })
-        .collect();
-    let [(user, k)] = uses[..] else { return None };
-    if user != fusion || !plan.accepts_producer_for(k) {
-        return None;
-    }
-    let row_gather = kernels::gather_scatter::RowGather::new(ctx, gather)?;
-    let fusion_instr = ctx.instr(fusion);
-    if ctx.operand_slice(fusion_instr, k).ok()? != *ctx.result_leaves(gather).first()? {
-        return None;
-    }
-    let read = &row_gather.slices()[1..];
-    let mut written = ctx.result_leaves(fusion).to_vec();
-    written.extend(ctx.scratch(fusion));
-    let overlaps = |a: &BufferSlice, b: &BufferSlice| {
-        a.allocation == b.allocation && a.offset < b.offset + b.size && b.offset < a.offset + a.size
-    };
-    if read.iter().any(|r| written.iter().any(|w| overlaps(r, w))) {
-        return None;
-    }
-    Some((k, Box::new(row_gather)))
+    fused
 }
 
 /// Nested sequences an instruction runs, compiled before its computation's
@@ -215,36 +232,25 @@ pub fn compile_computation(
         options,
     };
     let mut thunks: Vec<Box<dyn Thunk>> = Vec::new();
-    // The instruction whose thunk is last in `thunks`.
-    let mut last_lowered: Option<InstrId> = None;
+    let mut fused = fused_gathers(&ctx, &nested);
+    let inside_fusions: Vec<InstrId> = fused.iter().flatten().map(|f| f.gather).collect();
     for (i, plan) in nested.into_iter().enumerate() {
         let instr = &comp.instructions[i];
+        let id = InstrId(i as u32);
         if buffer_assignment::is_alias(&instr.op)
             || matches!(instr.op, Op::Parameter { .. } | Op::Constant { .. })
+            || inside_fusions.contains(&id)
         {
             continue;
         }
-        let id = InstrId(i as u32);
-        if let (Some(Nested::Fusion(fusion_plan)), Some(prev)) = (&plan, last_lowered) {
-            if let Some((k, producer)) = gather_producer(&ctx, prev, id, fusion_plan) {
-                let Some(Nested::Fusion(fusion_plan)) = plan else {
-                    unreachable!("matched above")
-                };
-                // The gather's thunk is replaced by the fusion's producer.
-                thunks.pop();
-                thunks.push(kernels::control_flow::lower_fusion_with_producer(
-                    &ctx,
-                    id,
-                    fusion_plan,
-                    k,
-                    producer,
-                )?);
-                last_lowered = Some(id);
-                continue;
+        thunks.push(match (plan, fused[i].take()) {
+            (Some(Nested::Fusion(plan)), Some(g)) => {
+                kernels::control_flow::lower_fusion_with_producer(
+                    &ctx, id, plan, g.operand, g.producer,
+                )?
             }
-        }
-        thunks.push(kernels::lower(&ctx, id, plan)?);
-        last_lowered = Some(id);
+            (plan, _) => kernels::lower(&ctx, id, plan)?,
+        });
     }
     if !assignment.final_copies.is_empty() {
         let copies = assignment.final_copies.clone();

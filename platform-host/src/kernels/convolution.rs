@@ -18,6 +18,7 @@
 
 use super::denormal::MaybeFlushable;
 use super::dot::{gemm_c128, gemm_c64, GemmKernel};
+use super::gemm::{Strided, StridedMut};
 use super::scalar_ops;
 use super::strided::StridedCopy;
 use crate::compiler::lower::LowerCtx;
@@ -481,15 +482,21 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
                             p1 - p0,
                             cols,
                             co_group,
-                            col.as_ptr(),
-                            cols as isize,
-                            1,
-                            (k as *const T).add(grp * co_group),
-                            p.c_out as isize,
-                            1,
-                            out_block,
-                            p.c_out as isize,
-                            1,
+                            Strided {
+                                ptr: col.as_ptr(),
+                                rs: cols as isize,
+                                cs: 1,
+                            },
+                            Strided {
+                                ptr: (k as *const T).add(grp * co_group),
+                                rs: p.c_out as isize,
+                                cs: 1,
+                            },
+                            StridedMut {
+                                ptr: out_block,
+                                rs: p.c_out as isize,
+                                cs: 1,
+                            },
                         )
                     };
                 }

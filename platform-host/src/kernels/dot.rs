@@ -16,6 +16,7 @@
 //! run in parallel on the compute pool.
 
 use super::denormal::MaybeFlushable;
+use super::gemm::{Strided, StridedMut};
 use super::scalar_ops::{self, Int};
 use super::strided::{unflatten, StridedCopy};
 use crate::compiler::lower::LowerCtx;
@@ -27,45 +28,22 @@ use platform_api::hlo::{InstrId, Op};
 use platform_api::{ArrayShape, ElementType, Error, Result};
 
 /// The Host's own GEMM ([`super::gemm`]) as a [`GemmFn`] (`C = A·B`,
-/// overwriting `C`, strides in elements). It flushes subnormal operands while
-/// packing, as XLA CPU's FTZ/DAZ mode does.
+/// overwriting `C`). It flushes subnormal operands while packing, as XLA
+/// CPU's FTZ/DAZ mode does.
 ///
 /// # Safety
 /// The strided matrices must be valid for their extents; `c` must not
 /// overlap `a` or `b`.
-#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn own_gemm<T: super::gemm::Element>(
     m: usize,
     k: usize,
     n: usize,
-    a: *const T,
-    rsa: isize,
-    csa: isize,
-    b: *const T,
-    rsb: isize,
-    csb: isize,
-    c: *mut T,
-    rsc: isize,
-    csc: isize,
+    a: Strided<T>,
+    b: Strided<T>,
+    c: StridedMut<T>,
 ) {
-    use super::gemm::{gemm, Options, Strided, StridedMut};
-    let a = Strided {
-        ptr: a,
-        rs: rsa,
-        cs: csa,
-    };
-    let b = Strided {
-        ptr: b,
-        rs: rsb,
-        cs: csb,
-    };
-    let c = StridedMut {
-        ptr: c,
-        rs: rsc,
-        cs: csc,
-    };
     // SAFETY: forwarded from the caller.
-    unsafe { gemm(m, n, k, a, b, c, Options::default()) }
+    unsafe { super::gemm::gemm(m, n, k, a, b, c, super::gemm::Options::default()) }
 }
 
 /// Complex GEMMs as [`GemmFn`]s, through `matrixmultiply` (the own GEMM is
@@ -74,20 +52,13 @@ macro_rules! complex_gemm {
     ($name:ident, $T:ty, $gemm:path) => {
         /// # Safety
         /// As [`own_gemm`].
-        #[allow(clippy::too_many_arguments)]
         pub(crate) unsafe fn $name(
             m: usize,
             k: usize,
             n: usize,
-            a: *const $T,
-            rsa: isize,
-            csa: isize,
-            b: *const $T,
-            rsb: isize,
-            csb: isize,
-            c: *mut $T,
-            rsc: isize,
-            csc: isize,
+            a: Strided<$T>,
+            b: Strided<$T>,
+            c: StridedMut<$T>,
         ) {
             use matrixmultiply::CGemmOption::Standard;
             // SAFETY: a complex number is two reals, the layout
@@ -100,16 +71,16 @@ macro_rules! complex_gemm {
                     k,
                     n,
                     [1.0, 0.0],
-                    a.cast(),
-                    rsa,
-                    csa,
-                    b.cast(),
-                    rsb,
-                    csb,
+                    a.ptr.cast(),
+                    a.rs,
+                    a.cs,
+                    b.ptr.cast(),
+                    b.rs,
+                    b.cs,
                     [0.0, 0.0],
-                    c.cast(),
-                    rsc,
-                    csc,
+                    c.ptr.cast(),
+                    c.rs,
+                    c.cs,
                 )
             }
         }
@@ -122,21 +93,31 @@ complex_gemm!(gemm_c128, Complex64, matrixmultiply::zgemm);
 ///
 /// # Safety
 /// As [`own_gemm`].
-#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn int_gemm<T: Int>(
     m: usize,
     k: usize,
     n: usize,
-    a: *const T,
-    rsa: isize,
-    csa: isize,
-    b: *const T,
-    rsb: isize,
-    csb: isize,
-    c: *mut T,
-    rsc: isize,
-    csc: isize,
+    a: Strided<T>,
+    b: Strided<T>,
+    c: StridedMut<T>,
 ) {
+    let (
+        Strided {
+            ptr: a,
+            rs: rsa,
+            cs: csa,
+        },
+        Strided {
+            ptr: b,
+            rs: rsb,
+            cs: csb,
+        },
+    ) = (a, b);
+    let StridedMut {
+        ptr: c,
+        rs: rsc,
+        cs: csc,
+    } = c;
     for i in 0..m as isize {
         for j in 0..n as isize {
             let mut acc = T::zeroed();
@@ -475,41 +456,19 @@ impl<T> GemmKernel<T> {
     }
 }
 
-impl GemmKernel<f32> {
+impl<T: super::gemm::Element> GemmKernel<T> {
     /// The own GEMM.
     pub(crate) fn own() -> Self {
         GemmKernel {
-            run: own_gemm::<f32>,
+            run: own_gemm::<T>,
             flushes_subnormals: true,
         }
     }
 }
 
-impl GemmKernel<f64> {
-    /// The own GEMM.
-    pub(crate) fn own() -> Self {
-        GemmKernel {
-            run: own_gemm::<f64>,
-            flushes_subnormals: true,
-        }
-    }
-}
-
-/// A GEMM entry point (`C = A·B` with element strides).
-pub(crate) type GemmFn<T> = unsafe fn(
-    usize,
-    usize,
-    usize,
-    *const T,
-    isize,
-    isize,
-    *const T,
-    isize,
-    isize,
-    *mut T,
-    isize,
-    isize,
-);
+/// A GEMM entry point: `C = A·B` for `m × k` and `k × n` operands, strides
+/// in elements.
+pub(crate) type GemmFn<T> = unsafe fn(usize, usize, usize, Strided<T>, Strided<T>, StridedMut<T>);
 
 #[allow(clippy::too_many_arguments)]
 fn gemm_thunk<T: MaybeFlushable + Send + Sync>(
@@ -553,15 +512,21 @@ fn gemm_thunk<T: MaybeFlushable + Send + Sync>(
                         s.m,
                         s.k,
                         s.n,
-                        (pa as *const T).add(a.batch_offsets[batch]),
-                        a.rs,
-                        a.cs,
-                        (pb as *const T).add(b.batch_offsets[batch]),
-                        b.rs,
-                        b.cs,
-                        (pc as *mut T).add(batch * s.m * s.n),
-                        s.n as isize,
-                        1,
+                        Strided {
+                            ptr: (pa as *const T).add(a.batch_offsets[batch]),
+                            rs: a.rs,
+                            cs: a.cs,
+                        },
+                        Strided {
+                            ptr: (pb as *const T).add(b.batch_offsets[batch]),
+                            rs: b.rs,
+                            cs: b.cs,
+                        },
+                        StridedMut {
+                            ptr: (pc as *mut T).add(batch * s.m * s.n),
+                            rs: s.n as isize,
+                            cs: 1,
+                        },
                     )
                 }
             };

@@ -295,12 +295,13 @@ impl RowGather {
             && slice_sizes.len() == rank
             && slice_sizes[0] <= operand.dims[0]
             && slice_sizes[1..] == operand.dims[1..];
-        let slice_dims = rank - d.collapsed_slice_dims.len();
+        let slice_dims = rank.checked_sub(d.collapsed_slice_dims.len())?;
+        let first_offset = result.rank().checked_sub(slice_dims)?;
         let offsets_trailing = d.offset_dims.len() == slice_dims
             && d.offset_dims
                 .iter()
                 .enumerate()
-                .all(|(i, &o)| o == result.rank() - slice_dims + i);
+                .all(|(i, &o)| o == first_offset + i);
         let run: usize = slice_sizes.iter().product();
         let shapes_agree = indices.element_count() * run == result.element_count()
             && result.element_type == operand.element_type;
@@ -330,9 +331,9 @@ impl RowGather {
         })
     }
 
-    /// Output elements.
-    pub fn element_count(&self) -> usize {
-        self.count
+    /// What it reads: the operand and the indices.
+    pub fn reads(&self) -> [BufferSlice; 2] {
+        [self.table, self.indices]
     }
 }
 
