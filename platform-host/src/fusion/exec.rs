@@ -106,6 +106,76 @@ struct TaskState<'p> {
     val: Vec<Val>,
     inits: Vec<Vec<Register>>,
     evals: Vec<Option<ScalarEval<'p>>>,
+    /// The next block's memory, fetched ahead while this block computes.
+    ahead: Ahead,
+}
+
+/// The contiguous memory the next block will read (its leaves) and write (its
+/// outputs), fetched into L2 a share at a time after each step of the current
+/// block. A block's steps alternate between memory-bound passes (the loads at
+/// the start, the stores at the end) and compute-bound ones (everything in
+/// between, on registers in cache); the hardware prefetcher runs only a few
+/// lines ahead of a stream, so without this the memory sits idle while the
+/// block computes and the core waits on memory when the next block starts.
+/// Spreading the fetches between steps keeps the core's fill buffers from
+/// flooding (a burst of hundreds of prefetches stalls like the loads would).
+#[derive(Default)]
+struct Ahead {
+    /// (first byte, bytes) of each run.
+    runs: Vec<(*const u8, usize)>,
+    /// Cache lines in all runs, and how many have been fetched.
+    lines: usize,
+    fetched: usize,
+    /// Run and line within it that the next fetch starts at.
+    run: usize,
+    line_in_run: usize,
+}
+
+const LINE: usize = 64;
+
+impl Ahead {
+    fn clear(&mut self) {
+        self.runs.clear();
+        self.lines = 0;
+        self.fetched = 0;
+        self.run = 0;
+        self.line_in_run = 0;
+    }
+
+    fn push(&mut self, start: *const u8, bytes: usize) {
+        if bytes >= LINE {
+            self.lines += bytes.div_ceil(LINE);
+            self.runs.push((start, bytes));
+        }
+    }
+
+    /// Fetches lines until `upto` of them (in total) have been fetched.
+    fn fetch_until(&mut self, upto: usize) {
+        while self.fetched < upto.min(self.lines) {
+            let (start, bytes) = self.runs[self.run];
+            prefetch_l2(start.wrapping_add(self.line_in_run * LINE));
+            self.fetched += 1;
+            self.line_in_run += 1;
+            if self.line_in_run * LINE >= bytes {
+                self.run += 1;
+                self.line_in_run = 0;
+            }
+        }
+    }
+}
+
+/// A hint to bring the line holding `p` into L2. Never faults, whatever `p`.
+#[inline(always)]
+fn prefetch_l2(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it reads nothing architecturally and
+    // never faults, whatever the address.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+        _mm_prefetch::<_MM_HINT_T1>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 impl Env<'_> {
@@ -247,6 +317,7 @@ impl<'p> Env<'p> {
             home,
             inits,
             evals,
+            ahead: Ahead::default(),
         }
     }
 
@@ -350,6 +421,44 @@ impl<'p> Env<'p> {
         }
     }
 
+    /// Lists the contiguous leaf and output memory of block `b` in
+    /// `st.ahead` (see [`Ahead`]).
+    fn plan_ahead(&self, st: &mut TaskState<'p>, b: &Block) {
+        let p = self.p;
+        st.ahead.clear();
+        for step in &p.steps {
+            let Step::Load { slot, leaf, .. } = step else {
+                continue;
+            };
+            let leaf = &p.leaves[*leaf];
+            if leaf.index.is_some() {
+                continue;
+            }
+            let (start, n) = match p.slots[*slot].dom {
+                SlotDom::Outer => (b.row0, b.nr),
+                _ => (b.pos, b.n),
+            };
+            let base = self.leaf_base(leaf);
+            let w = leaf.width;
+            leaf.view.for_each_run(start, n, |_, off, len, stride| {
+                if stride == 1 {
+                    st.ahead
+                        .push(base.wrapping_offset(off * w as isize), len * w);
+                }
+            });
+        }
+        for slot in &p.slots {
+            if let Home::Output(k) = slot.home {
+                let (at, n) = match slot.dom {
+                    SlotDom::Outer => (b.row0, b.nr),
+                    _ => (b.pos, b.n),
+                };
+                st.ahead
+                    .push(self.outs[k].wrapping_add(at * slot.width), n * slot.width);
+            }
+        }
+    }
+
     /// Runs `steps` on one block.
     ///
     /// # Safety
@@ -357,7 +466,9 @@ impl<'p> Env<'p> {
     unsafe fn run_block(&self, st: &mut TaskState<'p>, steps: &[Step], b: &Block) {
         let p = self.p;
         self.place_outputs(st, b);
-        for step in steps {
+        let share = st.ahead.lines.div_ceil(steps.len().max(1));
+        for (i, step) in steps.iter().enumerate() {
+            st.ahead.fetch_until((i + 1) * share);
             match step {
                 Step::Load {
                     slot,
@@ -785,22 +896,30 @@ impl<'p> Env<'p> {
                     let (r0, r1) = task_range(p.rows, p.n_tasks, t);
                     let mut row = r0;
                     while row < r1 {
-                        let nr = rows_per_block.min(r1 - row);
-                        let b = Block {
-                            pos: row * p.row_len,
-                            n: nr * p.row_len,
-                            row0: row,
-                            nr,
-                            chunk: 0,
-                            task_first: row == r0,
-                            task: t,
+                        let block_at = |row: usize| {
+                            let nr = rows_per_block.min(r1 - row);
+                            Block {
+                                pos: row * p.row_len,
+                                n: nr * p.row_len,
+                                row0: row,
+                                nr,
+                                chunk: 0,
+                                task_first: row == r0,
+                                task: t,
+                            }
                         };
+                        let b = block_at(row);
+                        if row + b.nr < r1 {
+                            self.plan_ahead(&mut st, &block_at(row + b.nr));
+                        } else {
+                            st.ahead.clear();
+                        }
                         // SAFETY: the block is inside this task's rows.
                         unsafe {
                             self.produce(&b);
                             self.run_block(&mut st, &p.steps, &b)
                         };
-                        row += nr;
+                        row += b.nr;
                     }
                 }
                 Mode::Chunks {
@@ -808,19 +927,26 @@ impl<'p> Env<'p> {
                     chunks_per_row,
                 } => {
                     let (c0, c1) = task_range(p.rows * chunks_per_row, p.n_tasks, t);
-                    for c in c0..c1 {
+                    let chunk_at = |c: usize| {
                         let row = c / chunks_per_row;
                         let start = (c % chunks_per_row) * chunk_len;
-                        let n = chunk_len.min(p.row_len - start);
-                        let b = Block {
+                        Block {
                             pos: row * p.row_len + start,
-                            n,
+                            n: chunk_len.min(p.row_len - start),
                             row0: row,
                             nr: 1,
                             chunk: c,
                             task_first: false,
                             task: t,
-                        };
+                        }
+                    };
+                    for c in c0..c1 {
+                        let b = chunk_at(c);
+                        if c + 1 < c1 {
+                            self.plan_ahead(&mut st, &chunk_at(c + 1));
+                        } else {
+                            st.ahead.clear();
+                        }
                         // SAFETY: the chunk is inside this task's range.
                         unsafe {
                             self.produce(&b);

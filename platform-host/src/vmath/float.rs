@@ -8,7 +8,8 @@
 
 use super::isa::{dispatch, Isa};
 use super::kernels::{
-    self, map1, map1_fixup, map1_fixup_inplace, map1_inplace, map2, map2_to, map3,
+    self, map1, map1_fixup, map1_fixup_inplace, map1_inplace, map1_paired, map1_paired_inplace,
+    map2, map2_to, map3,
 };
 use super::{math32, math64, FloatBinary, FloatUnary, Level, Operand};
 use platform_api::hlo::ComparisonDirection as Compare;
@@ -194,6 +195,20 @@ impl VFloat for f64 {
     fn is_finite_elem(x: f64) -> bool {
         x.to_bits() & !(1 << 63) < 0x7ff0_0000_0000_0000
     }
+}
+
+/// Ops whose element function is a few instructions: their loops are left to
+/// LLVM's own unrolling; every other op runs through
+/// [`kernels::map1_paired`].
+const fn is_cheap(op: u8) -> bool {
+    op == FloatUnary::Neg as u8
+        || op == FloatUnary::Abs as u8
+        || op == FloatUnary::Sign as u8
+        || op == FloatUnary::Sqrt as u8
+        || op == FloatUnary::Floor as u8
+        || op == FloatUnary::Ceil as u8
+        || op == FloatUnary::RoundNearestEven as u8
+        || op == FloatUnary::RoundNearestAfz as u8
 }
 
 const fn is_trig(op: u8) -> bool {
@@ -402,11 +417,16 @@ pub fn unary<T: VFloat>(level: Level, op: FloatUnary, src: &[T], dst: &mut [T]) 
     if src.len() != dst.len() {
         return Err(kernels::length_error(op.name(), src.len(), dst.len()));
     }
-    dispatch!(level, I => each_unary!(op, OP => {
-        if is_trig(OP) {
+    // The op outermost: each (op, level) pair is its own small closure, which
+    // LLVM inlines into the level's trampoline (one closure holding every op
+    // grew past the inliner's limit and lost the level's features).
+    each_unary!(op, OP => dispatch!(level, I => {
+        if const { is_trig(OP) } {
             map1_fixup(src, dst, UnaryK::<T, I, OP>(PhantomData), T::trig_needs_slow, trig_slow_fn::<T, OP>)
-        } else {
+        } else if const { is_cheap(OP) } {
             map1(src, dst, UnaryK::<T, I, OP>(PhantomData))
+        } else {
+            map1_paired(src, dst, UnaryK::<T, I, OP>(PhantomData))
         }
     }));
     Ok(())
@@ -414,11 +434,14 @@ pub fn unary<T: VFloat>(level: Level, op: FloatUnary, src: &[T], dst: &mut [T]) 
 
 /// `buf = op(buf)`.
 pub fn unary_inplace<T: VFloat>(level: Level, op: FloatUnary, buf: &mut [T]) {
-    dispatch!(level, I => each_unary!(op, OP => {
-        if is_trig(OP) {
+    // The op outermost, as in `unary`.
+    each_unary!(op, OP => dispatch!(level, I => {
+        if const { is_trig(OP) } {
             map1_fixup_inplace(buf, UnaryK::<T, I, OP>(PhantomData), T::trig_needs_slow, trig_slow_fn::<T, OP>)
-        } else {
+        } else if const { is_cheap(OP) } {
             map1_inplace(buf, UnaryK::<T, I, OP>(PhantomData))
+        } else {
+            map1_paired_inplace(buf, UnaryK::<T, I, OP>(PhantomData))
         }
     }))
 }
@@ -435,7 +458,7 @@ pub fn binary<T: VFloat>(
     if op == FloatBinary::Rem {
         return rem(level, a, b, dst);
     }
-    dispatch!(level, I => each_binary!(op, OP => map2(a, b, dst, BinaryK::<T, I, OP>(PhantomData))));
+    each_binary!(op, OP => dispatch!(level, I => map2(a, b, dst, BinaryK::<T, I, OP>(PhantomData))));
     Ok(())
 }
 

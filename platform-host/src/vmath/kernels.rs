@@ -118,6 +118,42 @@ pub(crate) fn map1<S: Copy, D: Copy>(src: &[S], dst: &mut [D], f: impl Fn1<S, D>
     }
 }
 
+/// [`map1`] for element functions with a long dependency chain (a
+/// transcendental's range reduction, polynomial and scaling): one loop walks
+/// the two halves of the slice side by side, so LLVM vectorises it into two
+/// independent chains per iteration and the CPU overlaps them. With one
+/// vector per iteration the scheduler fills with the waiting tail of each
+/// chain and the vector units idle (f32 `exp` on AVX-512: 0.41 → 0.33
+/// ns/element). The trip count is not a constant, so nothing unrolls the
+/// scalar body before it is vectorised.
+#[inline(always)]
+pub(crate) fn map1_paired<T: Copy>(src: &[T], dst: &mut [T], f: impl Fn1<T, T>) {
+    let n = dst.len().min(src.len());
+    let half = n / 2;
+    let (s1, rest) = src[..n].split_at(half);
+    let (s2, s_odd) = rest.split_at(half);
+    let (d1, rest) = dst[..n].split_at_mut(half);
+    let (d2, d_odd) = rest.split_at_mut(half);
+    for i in 0..half {
+        d1[i] = f.call(s1[i]);
+        d2[i] = f.call(s2[i]);
+    }
+    map1(s_odd, d_odd, f);
+}
+
+/// [`map1_paired`] in place.
+#[inline(always)]
+pub(crate) fn map1_paired_inplace<T: Copy>(buf: &mut [T], f: impl Fn1<T, T>) {
+    let half = buf.len() / 2;
+    let (b1, rest) = buf.split_at_mut(half);
+    let (b2, odd) = rest.split_at_mut(half);
+    for i in 0..half {
+        b1[i] = f.call(b1[i]);
+        b2[i] = f.call(b2[i]);
+    }
+    map1_inplace(odd, f);
+}
+
 /// `buf[i] = f(buf[i])`.
 #[inline(always)]
 pub(crate) fn map1_inplace<T: Copy>(buf: &mut [T], f: impl Fn1<T, T>) {
@@ -135,7 +171,7 @@ pub(crate) fn map1_fixup<T: Copy>(
     needs_slow: impl Fn1<T, bool>,
     slow: impl Fn1<T, T>,
 ) {
-    map1(src, dst, f);
+    map1_paired(src, dst, f);
     let n = dst.len().min(src.len());
     let mut any = false;
     for &x in &src[..n] {
