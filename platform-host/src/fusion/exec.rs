@@ -119,6 +119,7 @@ struct TaskState<'p> {
 /// block computes and the core waits on memory when the next block starts.
 /// Spreading the fetches between steps keeps the core's fill buffers from
 /// flooding (a burst of hundreds of prefetches stalls like the loads would).
+/// Only programs the planner marks `fetch_ahead` do this.
 #[derive(Default)]
 struct Ahead {
     /// (first byte, bytes) of each run.
@@ -909,7 +910,7 @@ impl<'p> Env<'p> {
                             }
                         };
                         let b = block_at(row);
-                        if row + b.nr < r1 {
+                        if p.fetch_ahead && row + b.nr < r1 {
                             self.plan_ahead(&mut st, &block_at(row + b.nr));
                         } else {
                             st.ahead.clear();
@@ -942,7 +943,7 @@ impl<'p> Env<'p> {
                     };
                     for c in c0..c1 {
                         let b = chunk_at(c);
-                        if c + 1 < c1 {
+                        if p.fetch_ahead && c + 1 < c1 {
                             self.plan_ahead(&mut st, &chunk_at(c + 1));
                         } else {
                             st.ahead.clear();
