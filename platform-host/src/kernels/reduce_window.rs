@@ -334,6 +334,10 @@ fn run_scan<T: Copy + Send + Sync, F: Fn(T, T) -> T + Sync>(
     let n = geo.in_dims[d];
     let inner: usize = geo.in_dims[d + 1..].iter().product();
     let outer: usize = geo.in_dims[..d].iter().product();
+    if inner == 1 {
+        scan_rows(n, outer, x, init, out_addr, prefix, f);
+        return;
+    }
     const LINES: usize = 16;
     // Lines are (outer, inner) pairs; consecutive inner positions are
     // neighbours in memory, so blocks of them share cache lines.
@@ -355,6 +359,65 @@ fn run_scan<T: Copy + Send + Sync, F: Fn(T, T) -> T + Sync>(
                     // SAFETY: element (o, t, i0 + l) of the result, owned by
                     // this job.
                     unsafe { out.add(row + l).write(acc[l]) };
+                }
+            }
+        }
+    });
+}
+
+/// [`run_scan`] along the last dimension (a cumsum along rows): each row is
+/// contiguous, so a job walks four rows side by side with one accumulator
+/// each in a register. One row at a time waited on every add (and on the
+/// accumulator's trip through memory): 3 ns/element.
+fn scan_rows<T: Copy + Send + Sync, F: Fn(T, T) -> T + Sync>(
+    n: usize,
+    rows: usize,
+    x: &[T],
+    init: T,
+    out_addr: usize,
+    prefix: bool,
+    f: F,
+) {
+    const ROWS: usize = 4;
+    let jobs = rows.div_ceil(ROWS);
+    parallel_for(jobs, (GRAIN / (n * ROWS).max(1)).max(1), |s, e| {
+        for job in s..e {
+            let r0 = job * ROWS;
+            let count = ROWS.min(rows - r0);
+            // SAFETY: rows `r0..r0 + count` of the result, owned by this job
+            // (the result does not overlap the operand).
+            let out = unsafe {
+                std::slice::from_raw_parts_mut((out_addr as *mut T).add(r0 * n), count * n)
+            };
+            let src = &x[r0 * n..(r0 + count) * n];
+            let at = |step: usize| if prefix { step } else { n - 1 - step };
+            if count == ROWS {
+                let (s0, rest) = src.split_at(n);
+                let (s1, rest) = rest.split_at(n);
+                let (s2, s3) = rest.split_at(n);
+                let (o0, rest) = out.split_at_mut(n);
+                let (o1, rest) = rest.split_at_mut(n);
+                let (o2, o3) = rest.split_at_mut(n);
+                let (mut a0, mut a1, mut a2, mut a3) = (init, init, init, init);
+                for step in 0..n {
+                    let t = at(step);
+                    a0 = f(a0, s0[t]);
+                    a1 = f(a1, s1[t]);
+                    a2 = f(a2, s2[t]);
+                    a3 = f(a3, s3[t]);
+                    o0[t] = a0;
+                    o1[t] = a1;
+                    o2[t] = a2;
+                    o3[t] = a3;
+                }
+            } else {
+                for r in 0..count {
+                    let mut a = init;
+                    for step in 0..n {
+                        let t = r * n + at(step);
+                        a = f(a, src[t]);
+                        out[t] = a;
+                    }
                 }
             }
         }
@@ -552,5 +615,56 @@ mod tests {
         assert_eq!(g.out_dims, vec![4]);
         assert_eq!(g.input_coord(0, 1, 0), None);
         assert_eq!(g.input_coord(0, 1, 1), Some(1));
+    }
+
+    /// Scans along the last dimension (four rows at a time, and the rows left
+    /// over) and along an outer one give, bit for bit, one in-order fold per
+    /// line, prefix and suffix.
+    #[test]
+    fn scans_fold_each_line_in_order() {
+        for (dims, d) in [
+            (vec![7usize, 13], 1usize),
+            (vec![9, 5], 0),
+            (vec![3, 6, 4], 1),
+        ] {
+            for prefix in [true, false] {
+                let n = dims[d];
+                let mut wdims: Vec<WindowDim> =
+                    dims.iter().map(|_| WindowDim::of_size(1)).collect();
+                wdims[d] = WindowDim::of_size(n);
+                if prefix {
+                    wdims[d].padding_low = n as i64 - 1;
+                } else {
+                    wdims[d].padding_high = n as i64 - 1;
+                }
+                let g = Geometry::new(&dims, &Window { dims: wdims }, "t").unwrap();
+                assert_eq!(g.scan(), Some((d, prefix)));
+                let total: usize = dims.iter().product();
+                let x: Vec<f32> = (0..total)
+                    .map(|i| ((i * 7919) % 101) as f32 * 0.37 - 11.3)
+                    .collect();
+                let mut out = vec![0f32; total];
+                run_scan(&g, &x, 0.5, out.as_mut_ptr() as usize, d, prefix, |a, b| {
+                    a + b
+                });
+                let inner: usize = dims[d + 1..].iter().product();
+                let outer: usize = dims[..d].iter().product();
+                for o in 0..outer {
+                    for i in 0..inner {
+                        let mut acc = 0.5f32;
+                        for step in 0..n {
+                            let t = if prefix { step } else { n - 1 - step };
+                            let at = (o * n + t) * inner + i;
+                            acc += x[at];
+                            assert_eq!(
+                                out[at].to_bits(),
+                                acc.to_bits(),
+                                "{dims:?} d={d} prefix={prefix} at {at}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }
