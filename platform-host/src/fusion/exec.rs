@@ -117,8 +117,8 @@ struct TaskState<'p> {
 /// demand reads only a few lines ahead, so without this the memory sits idle
 /// while a block computes and the core waits when the next block starts. The
 /// fetches are touches that start the L2's own streamer on each run (see
-/// [`FETCH_STRIDE_LINES`]), issued a share after each step. Only programs
-/// the planner marks `fetch_ahead` do this.
+/// [`FETCH_STRIDE_LINES`]), issued a share after each step. Only the
+/// leaves the planner lists in `fetch_ahead` are fetched.
 #[derive(Default)]
 struct Ahead {
     /// (first byte, bytes) of each run.
@@ -427,20 +427,14 @@ impl<'p> Env<'p> {
         }
     }
 
-    /// Lists the contiguous leaf memory of block `b` in
-    /// `st.ahead` (see [`Ahead`]).
+    /// Lists the contiguous memory the fetched-ahead leaves read in block
+    /// `b` in `st.ahead` (see [`Ahead`]).
     fn plan_ahead(&self, st: &mut TaskState<'p>, b: &Block) {
         let p = self.p;
         st.ahead.clear();
-        for step in &p.steps {
-            let Step::Load { slot, leaf, .. } = step else {
-                continue;
-            };
-            let leaf = &p.leaves[*leaf];
-            if leaf.index.is_some() {
-                continue;
-            }
-            let (start, n) = match p.slots[*slot].dom {
+        for fetch in &p.fetch_ahead {
+            let leaf = &p.leaves[fetch.leaf];
+            let (start, n) = match fetch.dom {
                 SlotDom::Outer => (b.row0, b.nr),
                 _ => (b.pos, b.n),
             };
@@ -893,22 +887,22 @@ impl<'p> Env<'p> {
             match p.mode {
                 Mode::Rows { rows_per_block } => {
                     let (r0, r1) = task_range(p.rows, p.n_tasks, t);
+                    let block_at = |row: usize| {
+                        let nr = rows_per_block.min(r1 - row);
+                        Block {
+                            pos: row * p.row_len,
+                            n: nr * p.row_len,
+                            row0: row,
+                            nr,
+                            chunk: 0,
+                            task_first: row == r0,
+                            task: t,
+                        }
+                    };
                     let mut row = r0;
                     while row < r1 {
-                        let block_at = |row: usize| {
-                            let nr = rows_per_block.min(r1 - row);
-                            Block {
-                                pos: row * p.row_len,
-                                n: nr * p.row_len,
-                                row0: row,
-                                nr,
-                                chunk: 0,
-                                task_first: row == r0,
-                                task: t,
-                            }
-                        };
                         let b = block_at(row);
-                        if p.fetch_ahead && row + b.nr < r1 {
+                        if !p.fetch_ahead.is_empty() && row + b.nr < r1 {
                             self.plan_ahead(&mut st, &block_at(row + b.nr));
                         } else {
                             st.ahead.clear();
@@ -941,7 +935,7 @@ impl<'p> Env<'p> {
                     };
                     for c in c0..c1 {
                         let b = chunk_at(c);
-                        if p.fetch_ahead && c + 1 < c1 {
+                        if !p.fetch_ahead.is_empty() && c + 1 < c1 {
                             self.plan_ahead(&mut st, &chunk_at(c + 1));
                         } else {
                             st.ahead.clear();

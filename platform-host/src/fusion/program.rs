@@ -48,10 +48,10 @@ pub const BLOCK: usize = 4096;
 /// [`BLOCK`] for fusions without reductions. Their steps are one pass each
 /// over the block, mostly cheap ones (an add, a negate) whose cost is moving
 /// the registers: with 4096 elements a handful of live f32 registers is past
-/// L1 and every pass streams from L2 (about 0.12 ns/element for an add, 0.024
-/// from L1). 1024 keeps them in L1 and still amortises each step's call:
-/// `elementwise_4m` 4.58 -> 4.30 ms on two cores, an L2-resident 256x512 copy
-/// 0.215 -> 0.193 ms (`hlorun bench`, means of alternating runs).
+/// L1 and every pass streams from L2 (about 0.12 ns/element for an add, 0.03
+/// from L1: `bench/l1_l2_add.c`). 1024 keeps them in L1 and still amortises
+/// each step's call: `elementwise_4m` 4.58 -> 4.30 ms on two cores, an
+/// L2-resident 256x512 copy 0.215 -> 0.193 ms (`bench/ab_hlorun.sh`).
 pub const ELEMENTWISE_BLOCK: usize = 1024;
 /// Fewest compute steps per block for which a fusion fetches the next
 /// block's memory ahead.
@@ -1048,6 +1048,15 @@ pub struct OutputPlan {
     pub ty: ElementType,
 }
 
+/// A leaf a block program fetches ahead for the next block (see
+/// `exec::Ahead`), with the domain of the slot it loads into (which
+/// positions of a block it reads).
+#[derive(Clone, Copy, Debug)]
+pub struct FetchLeaf {
+    pub leaf: usize,
+    pub dom: SlotDom,
+}
+
 /// A compiled fusion (see the module doc).
 pub struct BlockProgram {
     pub name: String,
@@ -1072,10 +1081,11 @@ pub struct BlockProgram {
     pub constants: Vec<Arc<ConstantBytes>>,
     pub reduces: Vec<ReducePlan>,
     pub regfile_bytes: usize,
-    /// Whether each block fetches the next one's memory while it computes
-    /// (see `exec::Ahead`): only for fusions with enough passes over each
-    /// block to hide the fetches behind.
-    pub fetch_ahead: bool,
+    /// The leaves each block fetches for the next one while it computes
+    /// (see `exec::Ahead`): the plain (not generated) leaves its loads read,
+    /// and none unless the fusion has enough passes over each block to hide
+    /// the fetches behind.
+    pub fetch_ahead: Vec<FetchLeaf>,
     pub n_tasks: usize,
     pub outputs: Vec<OutputPlan>,
     pub param_bytes: Vec<usize>,
@@ -1664,7 +1674,23 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
         .iter()
         .filter(|s| matches!(s, Step::Op { .. }))
         .count();
-    let fetch_ahead = b.reduces.is_empty() && op_steps >= FETCH_AHEAD_MIN_OPS;
+    let fetch_ahead = if b.reduces.is_empty() && op_steps >= FETCH_AHEAD_MIN_OPS {
+        sched
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Load { slot, leaf, .. } if sched.leaves[*leaf].index.is_none() => {
+                    Some(FetchLeaf {
+                        leaf: *leaf,
+                        dom: sched.slots[*slot].dom,
+                    })
+                }
+                _ => None,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(BlockProgram {
         name: graph.name.clone(),
         rows,

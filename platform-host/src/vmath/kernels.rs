@@ -122,10 +122,15 @@ pub(crate) fn map1<S: Copy, D: Copy>(src: &[S], dst: &mut [D], f: impl Fn1<S, D>
 /// transcendental's range reduction, polynomial and scaling): one loop walks
 /// the two halves of the slice side by side, so LLVM vectorises it into two
 /// independent chains per iteration and the CPU overlaps them. With one
-/// vector per iteration the scheduler fills with the waiting tail of each
-/// chain and the vector units idle (f32 `exp` on AVX-512: 0.41 → 0.33
-/// ns/element). The trip count is not a constant, so nothing unrolls the
-/// scalar body before it is vectorised.
+/// vector per iteration the scheduler can fill with the waiting tail of each
+/// chain while the vector units idle. LLVM sometimes interleaves a plain
+/// loop itself, so the gain varies by call site; in `cargo bench -p
+/// platform-host --bench vmath -- f32` (AVX-512, best of 6 alternating runs)
+/// `exp` went 0.325 → 0.317 ns/element, `tanh` 0.461 → 0.446, `log` 0.446 →
+/// 0.430. The trip count is not a constant, so nothing unrolls the scalar
+/// body before it is vectorised (a constant-size inner loop did, and the
+/// closure holding it was then too big to inline into the level's
+/// trampoline).
 #[inline(always)]
 pub(crate) fn map1_paired<T: Copy>(src: &[T], dst: &mut [T], f: impl Fn1<T, T>) {
     let n = dst.len().min(src.len());

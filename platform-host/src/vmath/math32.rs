@@ -119,6 +119,17 @@ const LOG2E: f32 = std::f32::consts::LOG2_E;
 const LN2_HI: f32 = 0.693_145_751_953_125;
 const LN2_LO: f32 = 1.428_606_765_330_187e-6;
 
+/// `exp(x) = 2^k p` with `p = e^r`, `|r| <= ln2/2`, for `|x| < 2^21`: the
+/// reduction and polynomial [`exp`] and [`exp_moderate`] share, before each
+/// scales by `2^k` its own way.
+#[inline(always)]
+fn exp_reduced<I: Isa>(x: f32) -> (f32, i32) {
+    let (kf, k) = round_small(x * LOG2E);
+    let r = fma::<I>(kf, -LN2_HI, x);
+    let r = fma::<I>(kf, -LN2_LO, r);
+    (fma::<I>(r * r, poly::<I, 5>(r, &EXP_F32), r) + 1.0, k)
+}
+
 /// `exp(x) = 2^k e^r`, `|r| <= ln2/2`, scaled in two steps so that results in
 /// the subnormal range round once and results just below overflow are exact.
 #[inline(always)]
@@ -126,10 +137,7 @@ pub fn exp<I: Isa>(x: f32) -> f32 {
     // Clamp so that k stays within [-160, 129]; NaN passes both comparisons.
     let xc = if x < -110.0 { -110.0 } else { x };
     let xc = if xc > 89.0 { 89.0 } else { xc };
-    let (kf, k) = round_small(xc * LOG2E);
-    let r = fma::<I>(kf, -LN2_HI, xc);
-    let r = fma::<I>(kf, -LN2_LO, r);
-    let p = fma::<I>(r * r, poly::<I, 5>(r, &EXP_F32), r) + 1.0;
+    let (p, k) = exp_reduced::<I>(xc);
     let k1 = k >> 1;
     p * pow2i(k1) * pow2i(k - k1)
 }
@@ -250,10 +258,7 @@ pub fn tanh<I: Isa>(x: f32) -> f32 {
 /// `2^k` with `0 <= k <= 27` is one exponent field.
 #[inline(always)]
 fn exp_moderate<I: Isa>(x: f32) -> f32 {
-    let (kf, k) = round_small(x * LOG2E);
-    let r = fma::<I>(kf, -LN2_HI, x);
-    let r = fma::<I>(kf, -LN2_LO, r);
-    let p = fma::<I>(r * r, poly::<I, 5>(r, &EXP_F32), r) + 1.0;
+    let (p, k) = exp_reduced::<I>(x);
     p * pow2i(k)
 }
 
