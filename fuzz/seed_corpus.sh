@@ -8,7 +8,7 @@ for f in tests/conformance/*/*.hlo; do
     case_name=$(basename "$(dirname "$f")")
     cp "$f" "fuzz/corpus/parse_hlo/${case_name}_$(basename "$f")"
 done
-for f in platform-api/tests/data/parser_regressions/*.hlo platform-api/tests/data/parser_roundtrip/*.hlo; do
+for f in hlo/ir/tests/data/parser_regressions/*.hlo hlo/ir/tests/data/parser_roundtrip/*.hlo; do
     [ -e "$f" ] && cp "$f" fuzz/corpus/parse_hlo/
 done
 echo "seeded $(ls fuzz/corpus/parse_hlo | wc -l) files"

@@ -4,8 +4,8 @@
 Each case is a small HLO module whose ENTRY root is the instruction under test
 (its operands are the entry parameters). The module is run by XLA CPU through
 jax's bundled XLA client, and the inputs and outputs are written to
-platform-interpreter/tests/data/kernel_cases.txt, which
-platform-interpreter/tests/kernel_cases.rs replays against the kernels.
+hlo/evaluator/tests/data/kernel_cases.txt, which
+hlo/evaluator/tests/kernel_cases.rs replays against the kernels.
 
 File format (text, one record per line):
     case NAME
@@ -36,7 +36,8 @@ from jax._src.lib import xla_client as xc
 OUT = os.path.join(
     os.path.dirname(os.path.abspath(__file__)),
     "..",
-    "platform-interpreter",
+    "hlo",
+    "evaluator",
     "tests",
     "data",
     "kernel_cases.txt",

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the NumPy-made .npy fixtures under platform-api/tests/data/npy/.
+"""Writes the NumPy-made .npy fixtures under hlo/ir/tests/data/npy/.
 
-The Rust tests (platform-api/tests/npy_fixtures.rs) rebuild the same values on
+The Rust tests (hlo/ir/tests/npy_fixtures.rs) rebuild the same values on
 their own from the rules below and check that reading each file gives them, and
 that writing them gives back the same bytes wherever NumPy's output is
 deterministic (little-endian, C order, format 1.0). Keep the two in step.
@@ -14,7 +14,7 @@ import os
 import ml_dtypes
 import numpy as np
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "platform-api", "tests", "data", "npy")
+OUT = os.path.join(os.path.dirname(__file__), "..", "hlo", "ir", "tests", "data", "npy")
 
 
 def save(name, array, version=None):

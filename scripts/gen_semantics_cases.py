@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""Reference cases for platform-api's elementwise semantics, computed by XLA CPU.
+"""Reference cases for hlo-semantics (the elementwise semantics), computed by XLA CPU.
 
 Every case is one elementwise op (unary, binary, compare, select, clamp, convert,
 bitcast-convert, reduce-precision) on edge-case inputs (+-0, +-inf, NaN, MIN/MAX,
 shift amounts around the width, ties for rounding, ...) plus a few random values
 for the transcendentals. Each op is written as a one-op StableHLO module and
 compiled and run by XLA CPU through jaxlib, with the inputs as parameters (so
-nothing is constant-folded). `platform-api/tests/semantics_xla.rs` runs the same
+nothing is constant-folded). `hlo/semantics/tests/semantics_xla.rs` runs the same
 op through `platform_api::semantics` and compares.
 
-Output, in platform-api/tests/data/semantics/:
+Output, in hlo/semantics/tests/data/semantics/:
   cases.json   {"arrays": [[dtype, shape, offset], ...],
                 "cases": [{"kind", "op", "in": [array index], "out": array index,
                            optional "ulp", "nan_bits", "compare_type", "to",
@@ -44,7 +44,7 @@ from jax._src.lib import xla_client as xc  # noqa: E402
 from jax._src.lib.mlir import ir  # noqa: E402
 
 bf16 = ml_dtypes.bfloat16
-OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "platform-api", "tests", "data", "semantics")
+OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hlo", "semantics", "tests", "data", "semantics")
 
 # name -> (numpy dtype, MLIR element type)
 TYPES = {

@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../platform-api/tests/parser_support/oracle.rs"]
+#[path = "../../hlo/ir/tests/parser_support/oracle.rs"]
 mod oracle;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,51 +1,49 @@
-//! `platform-api`: the contracts every platform implements, and the HLO they run.
+//! `platform-api`: the contracts every platform implements.
 //!
-//! This crate is the only one every other crate depends on, and it depends on none
-//! of ours. It holds three kinds of things:
+//! A backend crate depends on this crate alone. It holds:
 //!
-//! * **Values and types** — [`shape`] (element types, shapes, layouts), [`native`]
-//!   (Rust types for elements, the dynamically typed [`Scalar`]) and [`literal`]
-//!   (host values, their text form and `.npy` files).
-//! * **The program** — [`hlo`]: the IR, its text parser and printer, the verifier
-//!   with shape inference, and a builder.
 //! * **The contracts** — what a backend implements: [`Platform`] (a kind of
 //!   device), [`StreamExecutor`] (one device: memory, streams, events),
 //!   [`Stream`] / [`Event`], [`TransferManager`] (literals to and from
 //!   [`ShapedBuffer`]s), [`ComputationPlacer`] / [`DeviceAssignment`],
-//!   [`Compiler`] and [`Executable`]; and [`registry`], where a backend crate
-//!   announces itself with `inventory::submit!` and the service finds it by name.
+//!   [`Compiler`] and [`Executable`].
+//! * **The registries** — [`registry`], where a backend crate announces itself with
+//!   `inventory::submit!` and the service finds it by name.
+//! * **Custom calls** — [`custom_call`]: XLA's CPU and GPU custom-call ABIs, the
+//!   target registry, shared-library loading and the typed FFI.
+//! * **The program, re-exported** — the program lives in its own crates under
+//!   `hlo/`, which know nothing of devices: `hlo-ir` (shapes, literals, the IR,
+//!   text, verifier, builder) as [`hlo`], [`shape`], [`literal`], [`native`],
+//!   [`index`] and [`error`]; `hlo-semantics` (what every elementwise op computes)
+//!   as [`semantics`]; `hlo-evaluator` (the reference evaluator) as [`evaluator`];
+//!   `hlo-passes` (bit-preserving HLO passes) as [`passes`].
 //!
 //! Errors everywhere are [`Error`]: a [`Code`] and a message for the person who
 //! has to act on it. No function in this crate panics on bad input.
 
 pub mod compiler;
 pub mod custom_call;
-pub mod error;
 pub mod executable;
 pub mod executor;
-pub mod hlo;
-pub mod index;
-pub mod literal;
 pub mod memory;
-pub mod native;
-pub mod passes;
 pub mod placer;
 pub mod platform;
 pub mod registry;
-pub mod semantics;
-pub mod shape;
 pub mod stream;
 pub mod transfer;
 
+// The program, re-exported so a backend names one dependency. The paths are the
+// ones backends have always used (`platform_api::hlo::parser`,
+// `platform_api::shape::Shape`, `platform_api::semantics::float`).
+pub use hlo_evaluator as evaluator;
+pub use hlo_ir as hlo;
+pub use hlo_ir::{bail, ensure, error, index, literal, native, shape};
+pub use hlo_passes as passes;
+pub use hlo_semantics as semantics;
+pub use hlo_semantics::{with_any_type, with_complex_type, with_float_type, with_int_type};
+
 /// Re-exported so backend crates register with the same `inventory` version.
 pub use inventory;
-
-/// Types the exported `with_*_type!` macros name (not part of the API).
-#[doc(hidden)]
-pub mod __macro_support {
-    pub use half::{bf16, f16};
-    pub use num_complex::{Complex32, Complex64};
-}
 
 pub use error::{Code, Error, Result};
 pub use hlo::{HloComputation, HloInstruction, HloModule};

@@ -14,7 +14,7 @@
 //! `platform_api::semantics::contraction`. The debug option `fp_contract=off`
 //! rounds every operation separately, as HLO's op-by-op definition reads.
 //!
-//! `run_backend` builds the [`ModulePlan`](crate::eval::plan::ModulePlan) (use
+//! `run_backend` builds the evaluator's `PreparedModule` (use
 //! counts, liveness, prebuilt constants), checking the structure the evaluator
 //! depends on, and wraps it in an [`InterpreterExecutable`].
 

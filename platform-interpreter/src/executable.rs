@@ -14,22 +14,57 @@
 //! by the stream and come back from `block_host_until_done`, as the
 //! [`Executable`] contract says.
 
-use crate::eval::plan::ModulePlan;
-use crate::eval::value::Value;
-use crate::eval::{Evaluator, RunContext};
-use crate::ops::strided::{copy_box, View};
 use crate::platform::PLATFORM_NAME;
+use platform_api::evaluator::ops::strided::{copy_box, View};
+use platform_api::evaluator::value::Value;
+use platform_api::evaluator::{EvalHooks, Evaluator, PreparedModule, RunContext};
+use platform_api::hlo::HloInstruction;
 use platform_api::memory::ShapedBuffer;
 use platform_api::transfer::layout_strides;
 use platform_api::{
-    ArrayShape, CompileOptions, DeviceAllocation, Error, Executable, HloModule, Literal, Result,
-    RunOptions, Shape,
+    ArrayShape, CompileOptions, DeviceAllocation, Error, Executable, HloModule, Literal,
+    ProfileSink, Result, RunOptions, Shape,
 };
 use std::sync::Arc;
+use std::time::Instant;
+
+/// What the evaluator asks of the Interpreter platform: custom calls through
+/// the custom-call registry (for this platform), timings into the run's profile.
+struct InterpreterHooks {
+    profile: Option<Arc<ProfileSink>>,
+}
+
+impl EvalHooks for InterpreterHooks {
+    fn custom_call(&self, instr: &HloInstruction, operands: &[&Literal]) -> Result<Literal> {
+        platform_api::custom_call::call_host_target(PLATFORM_NAME, instr, operands)
+    }
+
+    fn wants_timing(&self) -> bool {
+        self.profile.is_some()
+    }
+
+    fn instruction_done(&self, instr: &HloInstruction, started: Instant, replica: usize) {
+        if let Some(sink) = &self.profile {
+            sink.record(
+                instr.name.clone(),
+                instr.opcode().name(),
+                started,
+                replica as u64,
+            );
+        }
+    }
+}
+
+/// A run context whose custom calls go to this platform's registry.
+pub fn run_context(profile: Option<Arc<ProfileSink>>) -> RunContext {
+    RunContext {
+        hooks: Some(Arc::new(InterpreterHooks { profile })),
+        ..RunContext::default()
+    }
+}
 
 struct Program {
-    module: HloModule,
-    plan: ModulePlan,
+    prepared: PreparedModule,
     /// Replicas and partitions the program was compiled for (used when a run has
     /// no device assignment).
     replica_count: usize,
@@ -43,7 +78,9 @@ pub struct InterpreterExecutable {
 
 impl InterpreterExecutable {
     pub fn new(module: HloModule, options: &CompileOptions) -> Result<Self> {
-        let plan = ModulePlan::new(&module, crate::eval::plan::contraction_enabled(options)?)?;
+        let contract = platform_api::semantics::contraction::fp_contract_option(
+            options.debug_option("fp_contract"),
+        )?;
         let replica_count = module
             .config
             .replica_count
@@ -56,8 +93,7 @@ impl InterpreterExecutable {
             .max(1);
         Ok(InterpreterExecutable {
             program: Arc::new(Program {
-                module,
-                plan,
+                prepared: PreparedModule::new(module, contract)?,
                 replica_count,
                 partition_count,
             }),
@@ -67,25 +103,13 @@ impl InterpreterExecutable {
     /// Evaluates the entry computation on host literals directly, without device
     /// buffers (for tests and tools that want the reference value of a module).
     pub fn evaluate_literals(&self, args: Vec<Literal>, ctx: &RunContext) -> Result<Literal> {
-        let program = &self.program;
-        let params = program.module.entry_program_shape().parameters;
-        if params.len() != args.len() {
-            return Err(Error::invalid_argument(format!(
-                "the entry computation takes {} arguments; {} were given",
-                params.len(),
-                args.len()
-            )));
-        }
-        let mut evaluator = Evaluator::new(&program.module, &program.plan, ctx);
-        Ok(evaluator
-            .run_entry(args.into_iter().map(Value::from_literal).collect())?
-            .into_literal())
+        self.program.prepared.evaluate(args, ctx)
     }
 }
 
 impl Executable for InterpreterExecutable {
     fn module(&self) -> &HloModule {
-        &self.program.module
+        self.program.prepared.module()
     }
 
     fn execute_async_on_stream(
@@ -101,12 +125,13 @@ impl Executable for InterpreterExecutable {
             )));
         }
         let program = self.program.clone();
-        let entry = program.module.entry();
+        let module = program.prepared.module();
+        let entry = module.entry();
         let params = entry.parameters();
         if arguments.len() != params.len() {
             return Err(Error::invalid_argument(format!(
                 "{} takes {} arguments, but {} were given",
-                program.module.name,
+                module.name,
                 params.len(),
                 arguments.len()
             )));
@@ -138,14 +163,17 @@ impl Executable for InterpreterExecutable {
                 .map_or(program.partition_count, |d| d.computation_count()),
             run_id: options.run_id,
             rng_seed: options.rng_seed,
-            profile: options.profile.clone(),
+            hooks: Some(Arc::new(InterpreterHooks {
+                profile: options.profile.clone(),
+            })),
             while_step_limit: options.while_step_limit,
         };
         let args: Vec<ShapedBuffer> = arguments.iter().map(|a| (*a).clone()).collect();
         let out = result.clone();
         options.stream.host_callback(Box::new(move || {
             let values = args.iter().map(read_value).collect::<Result<Vec<_>>>()?;
-            let mut evaluator = Evaluator::new(&program.module, &program.plan, &ctx);
+            let prepared = &program.prepared;
+            let mut evaluator = Evaluator::new(prepared.module(), prepared.plan(), &ctx);
             let value = evaluator.run_entry(values)?;
             write_value(&out, &value)
         }))?;

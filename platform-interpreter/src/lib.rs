@@ -1,38 +1,30 @@
-//! Platform "Interpreter": evaluates HLO one instruction at a time on host memory.
+//! Platform "Interpreter": the reference evaluator behind the platform contracts.
 //!
-//! This is the reference every other backend is judged by, so it is written to
-//! be right first and clear second; it is fast only where that costs no clarity
-//! (no copies of shared values, no quadratic loops, one copying engine for all
-//! data movement).
-//!
-//! The crate mirrors XLA's interpreter backend:
+//! This is what XLA's interpreter platform is: a thin layer that lets the
+//! service run the reference evaluator (`hlo-evaluator`, re-exported as
+//! `platform_api::evaluator`) like any other backend, so a program's numbers on
+//! a real backend can be checked against it by platform name. Everything that
+//! computes lives in the evaluator; this crate holds only what a platform is:
 //! * [`platform`]: the platform, with any number of devices;
 //! * [`executor`]: a device — 64-byte-aligned host allocations with a ledger of
 //!   live bytes;
 //! * [`stream`]: streams and events that run their work inline;
-//! * [`compiler`]: no number-changing passes, just planning;
-//! * [`executable`]: argument checks, reading and writing device buffers;
-//! * [`eval`]: the evaluator (values, control flow, collectives);
-//! * [`ops`]: the operations the evaluator implements itself;
-//! * [`kernels`]: the compute-heavy operations (dot, convolution, reduce, ...).
-//!
-//! Elementwise ops are not defined here: they come from
-//! `platform_api::semantics`, the one definition all backends share.
+//! * [`compiler`]: the verifier and the evaluation plan, no number-changing pass;
+//! * [`executable`]: argument checks, reading and writing device buffers, and the
+//!   hooks through which the evaluator reaches this platform's custom calls and
+//!   the run's profile.
 //!
 //! Linking this crate registers the platform, its compiler and its transfer
 //! manager with `platform_api`'s registries.
 
 pub mod compiler;
-pub mod eval;
 pub mod executable;
 pub mod executor;
-pub mod kernels;
-pub mod ops;
 pub mod platform;
 pub mod stream;
 
 pub use compiler::InterpreterCompiler;
-pub use executable::InterpreterExecutable;
+pub use executable::{run_context, InterpreterExecutable};
 pub use executor::InterpreterExecutor;
 pub use platform::{InterpreterPlatform, PLATFORM_NAME};
 

@@ -4,8 +4,8 @@
 
 mod support;
 
+use platform_api::evaluator::RunContext;
 use platform_api::{CompileOptions, Literal};
-use platform_interpreter::eval::RunContext;
 use platform_interpreter::InterpreterExecutable;
 use support::{f32s, parse};
 

@@ -51,7 +51,7 @@ use platform_interpreter as _;
 ///
 /// Empty: seeds 0..30000 all match. (The one bug this list held, an empty
 /// slice of a slice composed out of range by the simplifier, is fixed and kept
-/// as a regression test in `platform-api/tests/passes_simplify.rs`.)
+/// as a regression test in `hlo/passes/tests/passes_simplify.rs`.)
 const KNOWN_FAILURES: &[(&str, u64, &str)] = &[];
 
 fn env_number(name: &str, default: u64) -> u64 {

@@ -36,7 +36,7 @@ use crate::error::{Error, Result};
 use crate::hlo::{CustomCallApiVersion, HloInstruction, OutputOperandAlias};
 use crate::literal::Literal;
 use crate::shape::{ArrayShape, Shape};
-use crate::transfer::{layout_to_row_major, row_major_to_layout};
+use crate::transfer::{is_row_major, layout_to_row_major, row_major_to_layout};
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -481,13 +481,6 @@ impl HostCustomCall {
             _ => unsafe { self.call_c(out, ins) },
         }
     }
-}
-
-fn is_row_major(shape: &ArrayShape) -> bool {
-    shape
-        .layout
-        .as_ref()
-        .is_none_or(|l| l.minor_to_major.is_empty() || l.is_row_major())
 }
 
 fn overlaps(a: (*const u8, usize), b: (*const u8, usize)) -> bool {

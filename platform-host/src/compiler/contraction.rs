@@ -15,20 +15,14 @@
 
 use platform_api::hlo::{BackendConfig, CustomCallApiVersion, CustomCallAttrs, InstrId, Op};
 use platform_api::semantics::contraction::{contraction_candidate, Contraction};
-use platform_api::{CompileOptions, Error, HloModule, Result};
+use platform_api::{CompileOptions, HloModule, Result};
 
 /// The internal custom-call target of a contracted multiply-add.
 pub const FMA_TARGET: &str = "__host$fused_multiply_add";
 
 /// Whether contraction is on for these options (default: yes, like XLA CPU).
 pub fn enabled(options: &CompileOptions) -> Result<bool> {
-    match options.debug_option("fp_contract") {
-        None | Some("xla") | Some("on") | Some("true") => Ok(true),
-        Some("off") | Some("false") => Ok(false),
-        Some(other) => Err(Error::invalid_argument(format!(
-            "fp_contract must be xla (the default) or off, not \"{other}\""
-        ))),
-    }
+    platform_api::semantics::contraction::fp_contract_option(options.debug_option("fp_contract"))
 }
 
 /// The `backend_config` spelling of a contraction.

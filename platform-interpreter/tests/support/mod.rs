@@ -1,44 +1,19 @@
-//! Helpers shared by the interpreter's integration tests: build small modules from
-//! HLO text and run them, either directly on literals or through the full
-//! platform path (registry → platform → executor → stream → transfer manager).
+//! Helpers shared by the Interpreter platform's integration tests: build small
+//! modules from HLO text and run them through the full platform path (registry →
+//! platform → executor → stream → transfer manager). Tests of what the evaluator
+//! computes live with the evaluator (`hlo/evaluator/tests`).
 #![allow(dead_code)]
 
 use platform_api::registry;
 use platform_api::{
     CompileOptions, Compiler, Literal, PlatformOptions, Result, RunOptions, StreamExecutor,
 };
-use platform_interpreter::eval::RunContext;
-use platform_interpreter::{InterpreterCompiler, InterpreterExecutable};
+use platform_interpreter::InterpreterCompiler;
 use std::sync::Arc;
 
 pub fn parse(text: &str) -> platform_api::HloModule {
     platform_api::HloModule::parse(text)
         .unwrap_or_else(|e| panic!("test module does not parse: {e}\n{text}"))
-}
-
-/// Evaluates the entry computation of `text` on `args`.
-pub fn eval(text: &str, args: Vec<Literal>) -> Result<Literal> {
-    eval_with(text, args, &RunContext::default())
-}
-
-/// The module is verified first (as the compiler would), so every test module is valid HLO.
-pub fn eval_with(text: &str, args: Vec<Literal>, ctx: &RunContext) -> Result<Literal> {
-    let module = parse(text);
-    platform_api::hlo::verifier::verify_module(&module)?;
-    let exe = InterpreterExecutable::new(module, &CompileOptions::default())?;
-    exe.evaluate_literals(args, ctx)
-}
-
-/// Evaluates without running the verifier first: for checking that the
-/// evaluator's own validation reports malformed instructions.
-pub fn eval_unverified(text: &str, args: Vec<Literal>) -> Result<Literal> {
-    let exe = InterpreterExecutable::new(parse(text), &CompileOptions::default())?;
-    exe.evaluate_literals(args, &RunContext::default())
-}
-
-/// Like [`eval`], panicking with the error.
-pub fn eval_ok(text: &str, args: Vec<Literal>) -> Literal {
-    eval(text, args).unwrap_or_else(|e| panic!("evaluation failed: {e}"))
 }
 
 pub fn f32s(l: &Literal) -> Vec<f32> {

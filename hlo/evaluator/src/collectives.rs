@@ -1,0 +1,441 @@
+//! Collectives across replicas executing in parallel threads.
+//!
+//! # Rendezvous
+//! Each replica of a multi-replica launch runs on its own thread with its own
+//! executor and stream, and all share one `run_id`. When a replica reaches a
+//! collective it deposits its operands in a process-wide meeting table under the
+//! key (run id, module, instruction, occurrence, group) — the occurrence being
+//! how many times this replica has run that instruction in this execution, so
+//! iterations of a loop meet separately — and waits until every member of its
+//! replica group has deposited. Each member then computes its own result from
+//! all deposits, in group order (so every member combines in the same order and
+//! gets bit-identical sums), and the last to leave removes the meeting. A member
+//! that never arrives turns into a `DeadlineExceeded` error naming the
+//! instruction and the missing replicas, not a hang.
+//!
+//! # Scope
+//! Participants are replicas: `replica_groups` lists replica ids (empty means all
+//! replicas). Programs with several partitions are not supported here yet.
+
+use super::value::Value;
+use super::{Evaluator, RunContext};
+use crate::ops::slicing::slice;
+use crate::ops::zeros;
+use hlo_ir::{ArrayShape, Error, Literal, Result, Shape};
+use hlo_ir::{CompId, HloInstruction, Op, ReplicaGroups, SliceDim};
+use hlo_semantics as semantics;
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// How long a replica waits for the others at a collective.
+pub const RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Identifies one dynamic execution of a collective instruction.
+pub struct CollectiveContext<'a> {
+    pub module: &'a str,
+    pub instruction: &'a str,
+    pub occurrence: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct MeetingKey {
+    run_id: u64,
+    module: String,
+    instruction: String,
+    occurrence: u64,
+    group: Vec<usize>,
+}
+
+#[derive(Default)]
+struct MeetingState {
+    deposits: Vec<Option<Vec<Value>>>,
+    departed: usize,
+}
+
+#[derive(Default)]
+struct Meeting {
+    state: Mutex<MeetingState>,
+    all_arrived: Condvar,
+}
+
+fn meetings() -> &'static Mutex<HashMap<MeetingKey, Arc<Meeting>>> {
+    static TABLE: OnceLock<Mutex<HashMap<MeetingKey, Arc<Meeting>>>> = OnceLock::new();
+    TABLE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn poisoned<T>(_: T) -> Error {
+    Error::internal("the collective rendezvous table lock was poisoned by a panic")
+}
+
+/// Deposits `mine` at position `position` of the meeting `key` and returns every
+/// member's deposit, in group order, once all have arrived.
+fn exchange(key: MeetingKey, position: usize, mine: Vec<Value>) -> Result<Vec<Vec<Value>>> {
+    let size = key.group.len();
+    let meeting = {
+        let mut table = meetings().lock().map_err(poisoned)?;
+        table.entry(key.clone()).or_default().clone()
+    };
+    let mut state = meeting.state.lock().map_err(poisoned)?;
+    if state.deposits.is_empty() {
+        state.deposits = vec![None; size];
+    }
+    if state.deposits[position].is_some() {
+        return Err(Error::internal(format!(
+            "replica {} arrived twice at %{}",
+            key.group[position], key.instruction
+        )));
+    }
+    state.deposits[position] = Some(mine);
+    meeting.all_arrived.notify_all();
+    let deadline = Instant::now() + RENDEZVOUS_TIMEOUT;
+    while state.deposits.iter().any(Option::is_none) {
+        let now = Instant::now();
+        if now >= deadline {
+            let missing: Vec<usize> = state
+                .deposits
+                .iter()
+                .zip(&key.group)
+                .filter(|(d, _)| d.is_none())
+                .map(|(_, &r)| r)
+                .collect();
+            // Withdraw so a late arrival does not see a half-finished meeting.
+            state.deposits[position] = None;
+            return Err(Error::new(
+                hlo_ir::Code::DeadlineExceeded,
+                format!(
+                    "collective %{} (run {}, occurrence {}): replicas {missing:?} did not arrive within {}s",
+                    key.instruction,
+                    key.run_id,
+                    key.occurrence,
+                    RENDEZVOUS_TIMEOUT.as_secs()
+                ),
+            ));
+        }
+        state = meeting
+            .all_arrived
+            .wait_timeout(state, deadline - now)
+            .map_err(poisoned)?
+            .0;
+    }
+    let all: Vec<Vec<Value>> = state
+        .deposits
+        .iter()
+        .map(|d| d.clone().unwrap_or_default())
+        .collect();
+    state.departed += 1;
+    if state.departed == size {
+        drop(state);
+        meetings().lock().map_err(poisoned)?.remove(&key);
+    }
+    Ok(all)
+}
+
+/// The members of this replica's group and its position among them.
+fn group_of(ctx: &RunContext, groups: &ReplicaGroups) -> Result<(Vec<usize>, usize)> {
+    let members: Vec<usize> = if groups.groups.is_empty() {
+        (0..ctx.replica_count).collect()
+    } else {
+        groups
+            .groups
+            .iter()
+            .find(|g| g.contains(&ctx.replica))
+            .cloned()
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "replica {} is in none of the replica groups {groups}",
+                    ctx.replica
+                ))
+            })?
+    };
+    if let Some(bad) = members.iter().find(|&&r| r >= ctx.replica_count) {
+        return Err(Error::invalid_argument(format!(
+            "replica group {members:?} names replica {bad}, but only {} run",
+            ctx.replica_count
+        )));
+    }
+    let position = members
+        .iter()
+        .position(|&r| r == ctx.replica)
+        .ok_or_else(|| Error::internal("replica missing from its own group"))?;
+    Ok((members, position))
+}
+
+/// Runs one collective instruction for this replica.
+pub fn run(
+    ev: &mut Evaluator<'_>,
+    at: &CollectiveContext<'_>,
+    instr: &HloInstruction,
+    operands: Vec<Value>,
+) -> Result<Value> {
+    let ctx = ev.context().clone();
+    if ctx.partition_count > 1 {
+        return Err(Error::unimplemented(format!(
+            "collectives across partitions are not supported by the interpreter (%{}, {} partitions)",
+            instr.name, ctx.partition_count
+        )));
+    }
+    let groups = match &instr.op {
+        Op::AllReduce { attrs, .. }
+        | Op::AllGather { attrs, .. }
+        | Op::ReduceScatter { attrs, .. }
+        | Op::AllToAll { attrs, .. }
+        | Op::CollectiveBroadcast { attrs } => attrs.replica_groups.clone(),
+        // A permutation pairs replicas directly: everyone meets.
+        Op::CollectivePermute { .. } => ReplicaGroups::default(),
+        other => {
+            return Err(Error::internal(format!(
+                "{} is not a collective",
+                other.opcode()
+            )))
+        }
+    };
+    let (members, position) = group_of(&ctx, &groups)?;
+    let key = MeetingKey {
+        run_id: ctx.run_id,
+        module: at.module.to_string(),
+        instruction: at.instruction.to_string(),
+        occurrence: at.occurrence,
+        group: members.clone(),
+    };
+    let all = exchange(key, position, operands)?;
+    let n = members.len();
+    let arrays = |k: usize| -> Result<Vec<&Literal>> {
+        all.iter()
+            .map(|deposit| {
+                deposit
+                    .get(k)
+                    .ok_or_else(|| Error::invalid_argument(format!("operand {k} is missing")))?
+                    .array()
+            })
+            .collect()
+    };
+    let operand_count = all.get(position).map_or(0, Vec::len);
+    let result_part = |k: usize| -> Result<&ArrayShape> {
+        match &instr.shape {
+            Shape::Tuple(t) => t
+                .get(k)
+                .ok_or_else(|| Error::invalid_argument(format!("no result element {k}")))?
+                .array_or_err(),
+            s => s.array_or_err(),
+        }
+    };
+    let wrap = |parts: Vec<Literal>| -> Value {
+        if instr.shape.is_tuple() {
+            Value::Tuple(parts.into_iter().map(Value::from).collect())
+        } else {
+            parts
+                .into_iter()
+                .next()
+                .map(Value::from)
+                .unwrap_or(Value::Tuple(Vec::new()))
+        }
+    };
+    match &instr.op {
+        Op::AllReduce { to_apply, .. } => {
+            let parts = (0..operand_count)
+                .map(|k| reduce_all(ev, *to_apply, &arrays(k)?))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(wrap(parts))
+        }
+        Op::AllGather { dimension, .. } => {
+            let parts = (0..operand_count)
+                .map(|k| {
+                    crate::ops::concatenate::concatenate(&arrays(k)?, *dimension, result_part(k)?)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(wrap(parts))
+        }
+        Op::ReduceScatter {
+            dimension,
+            to_apply,
+            ..
+        } => {
+            let parts = (0..operand_count)
+                .map(|k| {
+                    let reduced = reduce_all(ev, *to_apply, &arrays(k)?)?;
+                    chunk(&reduced, *dimension, n, position, result_part(k)?)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(wrap(parts))
+        }
+        Op::AllToAll {
+            split_dimension: Some(d),
+            ..
+        } => {
+            let sources = arrays(0)?;
+            let result = result_part(0)?;
+            let mut pieces = Vec::with_capacity(n);
+            for source in &sources {
+                let mut piece_dims = source.dims().to_vec();
+                let Some(extent) = piece_dims.get_mut(*d) else {
+                    return Err(Error::invalid_argument(format!(
+                        "split dimension {d} is out of range for {}",
+                        source.shape()
+                    )));
+                };
+                *extent /= n;
+                let piece_shape = ArrayShape::new(result.element_type, piece_dims);
+                pieces.push(chunk(source, *d, n, position, &piece_shape)?);
+            }
+            let refs: Vec<&Literal> = pieces.iter().collect();
+            Ok(Value::from(crate::ops::concatenate::concatenate(
+                &refs, *d, result,
+            )?))
+        }
+        Op::AllToAll {
+            split_dimension: None,
+            ..
+        } => {
+            if operand_count != n {
+                return Err(Error::invalid_argument(format!(
+                    "a tuple all-to-all among {n} replicas needs {n} operands, has {operand_count}"
+                )));
+            }
+            let received =
+                all.iter()
+                    .map(|deposit| {
+                        deposit.get(position).cloned().ok_or_else(|| {
+                            Error::invalid_argument("a replica sent too few operands")
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+            Ok(Value::Tuple(received))
+        }
+        Op::CollectivePermute {
+            source_target_pairs,
+            ..
+        } => {
+            let mut source = None;
+            for &(s, t) in source_target_pairs {
+                if s >= n || t >= n {
+                    return Err(Error::invalid_argument(format!(
+                        "source-target pair {{{s},{t}}} names a replica outside 0..{n}"
+                    )));
+                }
+                if t == ctx.replica {
+                    if source.is_some() {
+                        return Err(Error::invalid_argument(format!(
+                            "replica {t} is the target of two pairs"
+                        )));
+                    }
+                    source = Some(s);
+                }
+            }
+            let result = result_part(0)?;
+            match source {
+                Some(s) => Ok(Value::from(arrays(0)?[s].clone())),
+                // A replica that nobody sends to receives zeros.
+                None => Ok(Value::from(zeros(result.element_type, &result.dims))),
+            }
+        }
+        Op::CollectiveBroadcast { .. } => {
+            // The first member of the group is the root; everyone receives its operands.
+            let root = all
+                .first()
+                .ok_or_else(|| Error::internal("empty replica group"))?;
+            if instr.shape.is_tuple() {
+                Ok(Value::Tuple(root.clone()))
+            } else {
+                root.first()
+                    .cloned()
+                    .ok_or_else(|| Error::invalid_argument("collective-broadcast needs an operand"))
+            }
+        }
+        other => Err(Error::internal(format!(
+            "{} is not a collective",
+            other.opcode()
+        ))),
+    }
+}
+
+/// Block `position` of `n` equal blocks of `value` along `dimension`.
+fn chunk(
+    value: &Literal,
+    dimension: usize,
+    n: usize,
+    position: usize,
+    result: &ArrayShape,
+) -> Result<Literal> {
+    let dims = value.dims();
+    let Some(&extent) = dims.get(dimension) else {
+        return Err(Error::invalid_argument(format!(
+            "dimension {dimension} is out of range for {}",
+            value.shape()
+        )));
+    };
+    if extent % n != 0 {
+        return Err(Error::invalid_argument(format!(
+            "dimension {dimension} of {} does not split into {n} equal blocks",
+            value.shape()
+        )));
+    }
+    let block = extent / n;
+    let spec: Vec<SliceDim> = dims
+        .iter()
+        .enumerate()
+        .map(|(d, &size)| {
+            if d == dimension {
+                SliceDim {
+                    start: position * block,
+                    limit: (position + 1) * block,
+                    stride: 1,
+                }
+            } else {
+                SliceDim {
+                    start: 0,
+                    limit: size,
+                    stride: 1,
+                }
+            }
+        })
+        .collect();
+    slice(value, &spec, result)
+}
+
+/// Folds the deposits with the reduction computation, in group order.
+fn reduce_all(ev: &mut Evaluator<'_>, to_apply: CompId, values: &[&Literal]) -> Result<Literal> {
+    let (first, rest) = values
+        .split_first()
+        .ok_or_else(|| Error::internal("no deposits to reduce"))?;
+    let mut acc = (*first).clone();
+    for v in rest {
+        if v.shape() != acc.shape() {
+            return Err(Error::invalid_argument(format!(
+                "replicas contributed different shapes: {} and {}",
+                acc.shape(),
+                v.shape()
+            )));
+        }
+        acc = combine(ev, to_apply, &acc, v)?;
+    }
+    Ok(acc)
+}
+
+/// `to_apply(a, b)` elementwise. A reducer that is one binary op of its two
+/// parameters runs as that op on whole arrays; any other reducer is called per element.
+pub fn combine(
+    ev: &mut Evaluator<'_>,
+    to_apply: CompId,
+    a: &Literal,
+    b: &Literal,
+) -> Result<Literal> {
+    let comp = ev.module().computation(to_apply);
+    let root = comp.root_instr();
+    if let Op::Binary(op) = root.op {
+        let params = comp.parameters();
+        if params.len() == 2 && root.operands.as_slice() == params.as_slice() {
+            return semantics::binary(op, a, b, a.shape());
+        }
+    }
+    let mut out = a.clone();
+    for i in 0..a.element_count() {
+        let args = vec![
+            Value::from(Literal::from_scalar(a.get(i)?)),
+            Value::from(Literal::from_scalar(b.get(i)?)),
+        ];
+        let v = ev.eval_computation(to_apply, args)?;
+        out.set(i, super::scalar_of(&v, "the reduction's result")?)?;
+    }
+    Ok(out)
+}
