@@ -21,6 +21,7 @@ use super::value::Value;
 use super::{Evaluator, RunContext};
 use crate::ops::slicing::slice;
 use crate::ops::zeros;
+use hlo_ir::analysis::combiner::binary_combiner;
 use hlo_ir::{ArrayShape, Error, Literal, Result, Shape};
 use hlo_ir::{CompId, HloInstruction, Op, ReplicaGroups, SliceDim};
 use hlo_semantics as semantics;
@@ -421,12 +422,8 @@ pub fn combine(
     b: &Literal,
 ) -> Result<Literal> {
     let comp = ev.module().computation(to_apply);
-    let root = comp.root_instr();
-    if let Op::Binary(op) = root.op {
-        let params = comp.parameters();
-        if params.len() == 2 && root.operands.as_slice() == params.as_slice() {
-            return semantics::binary(op, a, b, a.shape());
-        }
+    if let Some(combiner) = binary_combiner(comp).filter(|c| c.in_order()) {
+        return semantics::binary(combiner.op, a, b, a.shape());
     }
     let mut out = a.clone();
     for i in 0..a.element_count() {

@@ -15,7 +15,8 @@
 //!   once, in [`attrs`], for both directions.
 //! * **Rules** — [`verifier`] and [`shape_inference`]; [`builder`] constructs
 //!   modules in code with shapes inferred at each call; [`rewrite`] is the editor
-//!   passes use.
+//!   passes use; [`analysis`] recognises the patterns every backend asks about
+//!   (standard reducers, key comparators, convolution geometry).
 //!
 //! # Shape of the IR
 //!
@@ -42,6 +43,7 @@ pub mod literal;
 pub mod native;
 pub mod shape;
 
+pub mod analysis;
 pub mod attrs;
 pub mod builder;
 pub mod lexer;

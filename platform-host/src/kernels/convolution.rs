@@ -25,6 +25,8 @@ use crate::compiler::lower::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, Thunk};
 use num_complex::{Complex32, Complex64};
+use platform_api::hlo::analysis::convolution::ConvolutionGeometry;
+use platform_api::hlo::analysis::window::input_position;
 use platform_api::hlo::{InstrId, Op};
 use platform_api::{ArrayShape, ElementType, Error, Result};
 
@@ -155,116 +157,45 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let input = ctx.operand_array(instr, 0)?;
     let kernel = ctx.operand_array(instr, 1)?;
     let result = ctx.result_array(instr)?;
-    let bad = |why: String| Error::invalid_argument(format!("convolution %{}: {why}", instr.name));
-    let ns = dnums.input_spatial_dimensions.len();
-    if dnums.kernel_spatial_dimensions.len() != ns
-        || dnums.output_spatial_dimensions.len() != ns
-        || window.dims.len() != ns
-        || input.rank() != ns + 2
-        || kernel.rank() != ns + 2
-        || result.rank() != ns + 2
-    {
-        return Err(bad(
-            "ranks of input, kernel, output and window disagree".into()
-        ));
-    }
-    let (g, bg) = (*feature_group_count, *batch_group_count);
-    if g == 0 || bg == 0 || (g > 1 && bg > 1) {
-        return Err(bad(format!(
-            "feature_group_count {g} with batch_group_count {bg}"
-        )));
-    }
-    let n_in = input.dims[dnums.input_batch_dimension];
-    let c_in = input.dims[dnums.input_feature_dimension];
-    let ci_group = kernel.dims[dnums.kernel_input_feature_dimension];
-    let c_out = kernel.dims[dnums.kernel_output_feature_dimension];
-    if c_in != ci_group * g || c_out % g != 0 || c_out % bg != 0 || n_in % bg != 0 {
-        return Err(bad(format!(
-            "{c_in} input features, kernel {ci_group}→{c_out}, {g} feature groups, {bg} batch groups do not fit"
-        )));
-    }
-    let in_spatial: Vec<usize> = dnums
-        .input_spatial_dimensions
-        .iter()
-        .map(|&d| input.dims[d])
+    let geometry = ConvolutionGeometry::new(
+        dnums,
+        window,
+        *feature_group_count,
+        *batch_group_count,
+        &input.dims,
+        &kernel.dims,
+        &result.dims,
+    )
+    .map_err(|e| e.context(format!("convolution %{}", instr.name)))?;
+    let ns = geometry.spatial_rank();
+    // For each spatial dimension, output coordinate and kernel coordinate:
+    // the input coordinate read, if real.
+    let taps: Vec<Vec<Vec<Option<usize>>>> = (0..ns)
+        .map(|s| {
+            let w = &window.dims[s];
+            let size = geometry.kernel_spatial[s];
+            (0..geometry.output_spatial[s])
+                .map(|o| {
+                    (0..size)
+                        .map(|k| {
+                            let at = if w.window_reversal { size - 1 - k } else { k };
+                            input_position(w, geometry.input_spatial[s], o, at)
+                        })
+                        .collect()
+                })
+                .collect()
+        })
         .collect();
-    let k_spatial: Vec<usize> = dnums
-        .kernel_spatial_dimensions
-        .iter()
-        .map(|&d| kernel.dims[d])
-        .collect();
-    let out_spatial: Vec<usize> = dnums
-        .output_spatial_dimensions
-        .iter()
-        .map(|&d| result.dims[d])
-        .collect();
-    let n_out = n_in / bg;
-    if result.dims[dnums.output_batch_dimension] != n_out
-        || result.dims[dnums.output_feature_dimension] != c_out
-    {
-        return Err(bad(format!(
-            "result {result} should have batch {n_out} and {c_out} features"
-        )));
-    }
-    let mut taps = Vec::new();
-    for s in 0..ns {
-        let w = &window.dims[s];
-        if w.size != k_spatial[s] || w.stride == 0 || w.base_dilation == 0 || w.window_dilation == 0
-        {
-            return Err(bad(format!(
-                "window dimension {s} does not match the kernel"
-            )));
-        }
-        let dilated = if in_spatial[s] == 0 {
-            0
-        } else {
-            (in_spatial[s] - 1) * w.base_dilation + 1
-        } as i64;
-        let padded = dilated + w.padding_low + w.padding_high;
-        let span = w.dilated_size() as i64;
-        let expect = if padded < span {
-            0
-        } else {
-            ((padded - span) / w.stride as i64 + 1) as usize
-        };
-        if expect != out_spatial[s] {
-            return Err(bad(format!(
-                "output spatial dimension {s} is {} but the window gives {expect}",
-                out_spatial[s]
-            )));
-        }
-        let table: Vec<Vec<Option<usize>>> = (0..out_spatial[s])
-            .map(|o| {
-                (0..k_spatial[s])
-                    .map(|k| {
-                        let pos_in_window = if w.window_reversal {
-                            k_spatial[s] - 1 - k
-                        } else {
-                            k
-                        };
-                        let p = (o * w.stride + pos_in_window * w.window_dilation) as i64
-                            - w.padding_low;
-                        if p < 0 || p % w.base_dilation as i64 != 0 {
-                            return None;
-                        }
-                        let i = (p / w.base_dilation as i64) as usize;
-                        (i < in_spatial[s]).then_some(i)
-                    })
-                    .collect()
-            })
-            .collect();
-        taps.push(table);
-    }
     let plan = ConvPlan {
-        in_spatial,
-        c_in,
-        k_spatial,
-        ci_group,
-        c_out,
-        n_out,
-        out_spatial,
-        feature_groups: g,
-        batch_groups: bg,
+        in_spatial: geometry.input_spatial.clone(),
+        c_in: geometry.input_features,
+        k_spatial: geometry.kernel_spatial.clone(),
+        ci_group: geometry.kernel_input_features,
+        c_out: geometry.output_features,
+        n_out: geometry.output_batch,
+        out_spatial: geometry.output_spatial.clone(),
+        feature_groups: geometry.feature_groups,
+        batch_groups: geometry.batch_groups,
         taps,
     };
     let out_ty = result.element_type;
@@ -272,25 +203,12 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         ElementType::F16 | ElementType::BF16 => ElementType::F32,
         t => t,
     };
-    let in_order: Vec<usize> = std::iter::once(dnums.input_batch_dimension)
-        .chain(dnums.input_spatial_dimensions.iter().copied())
-        .chain(std::iter::once(dnums.input_feature_dimension))
-        .collect();
-    let k_order: Vec<usize> = dnums
-        .kernel_spatial_dimensions
-        .iter()
-        .copied()
-        .chain([
-            dnums.kernel_input_feature_dimension,
-            dnums.kernel_output_feature_dimension,
-        ])
-        .collect();
-    let in_canon = Canonical::new(input, &in_order, compute)?;
-    let k_canon = Canonical::new(kernel, &k_order, compute)?;
+    let in_canon = Canonical::new(input, &geometry.input_order, compute)?;
+    let k_canon = Canonical::new(kernel, &geometry.kernel_order, compute)?;
     // Canonical output [n, spatial..., c] → result order.
-    let canon_dims: Vec<usize> = std::iter::once(n_out)
+    let canon_dims: Vec<usize> = std::iter::once(plan.n_out)
         .chain(plan.out_spatial.iter().copied())
-        .chain(std::iter::once(c_out))
+        .chain(std::iter::once(plan.c_out))
         .collect();
     let canon_strides = StridedCopy::row_major(&canon_dims);
     let mut out_src_strides = vec![0isize; ns + 2];

@@ -19,6 +19,7 @@ use crate::compiler::lower::LowerCtx;
 use crate::fusion::BlockProducer;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, Thunk};
+use platform_api::hlo::analysis::combiner::returned_parameter;
 use platform_api::hlo::{BinaryOp, CompId, InstrId, Op};
 use platform_api::{ElementType, Error, HloModule, Result};
 use std::sync::Arc;
@@ -386,8 +387,7 @@ fn combiner(module: &HloModule, comp: CompId, n: usize, ty: ElementType) -> Resu
             }
         }
         if let Some(c) = module.computations.get(comp.index()) {
-            if c.parameters().len() == 2 && matches!(c.root_instr().op, Op::Parameter { number: 1 })
-            {
+            if c.num_parameters() == 2 && returned_parameter(c) == Some(1) {
                 return Ok(Combiner::Replace);
             }
         }

@@ -20,6 +20,7 @@ use super::strided::unflatten;
 use crate::compiler::lower::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, Thunk};
+use platform_api::hlo::analysis::window::{input_position, output_size};
 use platform_api::hlo::{BinaryOp, InstrId, Op, Window, WindowDim};
 use platform_api::{ElementType, Error, Result};
 use std::sync::Arc;
@@ -46,24 +47,11 @@ impl Geometry {
         }
         let mut out_dims = Vec::new();
         for (d, w) in window.dims.iter().enumerate() {
-            if w.stride == 0 || w.base_dilation == 0 || w.window_dilation == 0 {
-                return Err(Error::invalid_argument(format!(
-                    "{what}: window dimension {d} has a zero stride or dilation"
-                )));
-            }
-            let dilated_in = if in_dims[d] == 0 {
-                0
-            } else {
-                ((in_dims[d] - 1) * w.base_dilation + 1) as i64
-            };
-            let padded = dilated_in + w.padding_low + w.padding_high;
-            let span = w.dilated_size() as i64;
-            let out = if padded < span {
-                0
-            } else {
-                ((padded - span) / w.stride as i64 + 1) as usize
-            };
-            out_dims.push(out);
+            out_dims.push(output_size(in_dims[d], w).ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "{what}: window dimension {d} ({window}) is malformed or too large"
+                ))
+            })?);
         }
         Ok(Geometry {
             in_dims: in_dims.to_vec(),
@@ -77,13 +65,7 @@ impl Geometry {
     /// `w`, if it is a real (not padding, not dilation hole) element.
     #[inline]
     fn input_coord(&self, d: usize, o: usize, w: usize) -> Option<usize> {
-        let wd = &self.window[d];
-        let p = (o * wd.stride + w * wd.window_dilation) as i64 - wd.padding_low;
-        if p < 0 || p % wd.base_dilation as i64 != 0 {
-            return None;
-        }
-        let i = (p / wd.base_dilation as i64) as usize;
-        (i < self.in_dims[d]).then_some(i)
+        input_position(&self.window[d], self.in_dims[d], o, w)
     }
 
     /// Calls `f(input_offset)` for every real element of the window of output

@@ -11,6 +11,7 @@
 //! subcomputations ([`binary_reducer`]) and skip it.
 
 use super::scalar_ops::{self, BinaryFn, UnaryFn};
+use platform_api::hlo::analysis::combiner::binary_combiner;
 use platform_api::hlo::{BinaryOp, CompId, HloComputation, InstrId, Op};
 use platform_api::{ElementType, Error, HloModule, Result, Shape};
 
@@ -526,32 +527,11 @@ pub unsafe fn load_register(src: *const u8, bytes: usize) -> Register {
 }
 
 /// If computation `comp` is `op(p0, p1)` on two scalars of one type (either
-/// operand order for commutative ops), the op.
+/// operand order for commutative ops), the op (the shared analysis
+/// `hlo::analysis::combiner`).
 pub fn binary_reducer(module: &HloModule, comp: CompId) -> Option<(BinaryOp, ElementType)> {
-    let comp = module.computations.get(comp.index())?;
-    let root = comp.root_instr();
-    let Op::Binary(op) = root.op else {
-        return None;
-    };
-    let ty = root
-        .shape
-        .as_array()
-        .filter(|a| a.rank() == 0)?
-        .element_type;
-    let param_number = |id: InstrId| match comp.instr(id).op {
-        Op::Parameter { number } if comp.instr(id).shape.compatible(&root.shape) => Some(number),
-        _ => None,
-    };
-    let (a, b) = (
-        param_number(*root.operands.first()?)?,
-        param_number(*root.operands.get(1)?)?,
-    );
-    let params = comp.parameters().len();
-    match (a, b) {
-        (0, 1) if params == 2 => Some((op, ty)),
-        (1, 0) if params == 2 && op.is_commutative() => Some((op, ty)),
-        _ => None,
-    }
+    let combiner = binary_combiner(module.computations.get(comp.index())?)?;
+    combiner.in_order().then_some((combiner.op, combiner.ty))
 }
 
 #[cfg(test)]

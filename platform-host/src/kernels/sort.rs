@@ -20,7 +20,8 @@ use super::scalar_ops::Float;
 use super::scalar_program::ScalarProgram;
 use crate::compiler::lower::LowerCtx;
 use crate::thunk::{thunk, BufferSlice, Thunk};
-use platform_api::hlo::{CompId, ComparisonDirection, ComparisonType, HloComputation, InstrId, Op};
+use platform_api::hlo::analysis::sort_comparator::module_key_comparison;
+use platform_api::hlo::{CompId, ComparisonDirection, ComparisonType, InstrId, Op};
 use platform_api::{ElementType, Error, HloModule, Result};
 use std::sync::Arc;
 
@@ -39,69 +40,29 @@ struct KeyComparator {
     total_order: bool,
 }
 
-/// Whether `l` (an expression of lhs parameters) mirrors `r` (the same
-/// expression of the matching rhs parameters). `param` collects the lhs
-/// parameter numbers reached.
-fn mirrored(comp: &HloComputation, l: InstrId, r: InstrId, params: &mut Vec<usize>) -> bool {
-    let (a, b) = (comp.instr(l), comp.instr(r));
-    match (&a.op, &b.op) {
-        (Op::Parameter { number: x }, Op::Parameter { number: y }) => {
-            if x % 2 == 0 && *y == x + 1 {
-                params.push(*x);
-                true
-            } else {
-                false
-            }
-        }
-        (Op::Constant { literal: x }, Op::Constant { literal: y }) => x == y,
-        _ => {
-            a.op == b.op
-                && a.shape == b.shape
-                && a.operands.len() == b.operands.len()
-                && !matches!(a.op, Op::Parameter { .. } | Op::Constant { .. })
-                && a.operands
-                    .iter()
-                    .zip(&b.operands)
-                    .all(|(x, y)| mirrored(comp, *x, *y, params))
-        }
-    }
-}
-
+/// The comparator as a key comparison (the shared analysis), with the key's
+/// register in the compiled comparator: both parameters of the key operand are
+/// loaded with the same element when keys are computed, so the key expression
+/// on either side of the compare computes that element's key.
 fn key_comparator(
     module: &HloModule,
     comp_id: CompId,
     program: &ScalarProgram,
 ) -> Option<KeyComparator> {
-    let comp = module.computations.get(comp_id.index())?;
-    let root = comp.root_instr();
-    let Op::Compare {
-        direction,
-        compare_type,
-    } = root.op
-    else {
-        return None;
-    };
-    let descending = match direction {
-        ComparisonDirection::Lt => false,
-        ComparisonDirection::Gt => true,
+    let comparison = module_key_comparison(module, comp_id, program.param_count() / 2)?;
+    // `compare(f(rhs), f(lhs))` orders the other way round.
+    let descending = match comparison.direction {
+        ComparisonDirection::Lt => comparison.swapped,
+        ComparisonDirection::Gt => !comparison.swapped,
         _ => return None,
     };
-    let (l, r) = (*root.operands.first()?, *root.operands.get(1)?);
-    let mut params = Vec::new();
-    if !mirrored(comp, l, r, &mut params) {
-        return None;
-    }
-    params.sort_unstable();
-    params.dedup();
-    let [p] = params.as_slice() else {
+    let &[(register, key_type)] = program.instruction_registers(comparison.key.index()) else {
         return None;
     };
-    let &[(register, key_type)] = program.instruction_registers(l.index()) else {
-        return None;
-    };
-    let total_order = compare_type == Some(ComparisonType::TotalOrder) || !key_type.is_float();
+    let total_order =
+        comparison.compare_type == Some(ComparisonType::TotalOrder) || !key_type.is_float();
     Some(KeyComparator {
-        operand: p / 2,
+        operand: comparison.operand,
         register,
         key_type,
         descending,

@@ -28,8 +28,9 @@
 
 use super::dot::{converted, permuted, run_mac_kernel, Mac, MacKernel};
 use super::util::{self, invalid, operand_array};
-use super::window::output_size;
 use super::CallComputation;
+use hlo_ir::analysis::convolution::ConvolutionGeometry;
+use hlo_ir::analysis::window::input_position;
 use hlo_ir::Op;
 use hlo_ir::{HloInstruction, Literal, Result};
 
@@ -148,115 +149,43 @@ pub fn convolution(
     let (lhs, ls) = operand_array(instr, operands, 0)?;
     let (rhs, rs) = operand_array(instr, operands, 1)?;
     let result = util::result_array(instr)?;
-    let nsp = dnums.input_spatial_dimensions.len();
+    let geometry = ConvolutionGeometry::new(
+        dnums,
+        window,
+        *feature_group_count,
+        *batch_group_count,
+        &ls.dims,
+        &rs.dims,
+        &result.dims,
+    )
+    .map_err(|e| invalid(instr, e.message()))?;
+    let ConvolutionGeometry {
+        input_order: lhs_order,
+        kernel_order: rhs_order,
+        output_order: out_order,
+        batch: n,
+        input_features: c,
+        kernel_input_features: i_k,
+        output_features: o_k,
+        input_spatial: in_spatial,
+        kernel_spatial,
+        output_spatial: out_spatial,
+        feature_groups: g,
+        batch_groups: bg,
+        ..
+    } = geometry;
+    let nsp = in_spatial.len();
     let rank = nsp + 2;
-    let (g, bg) = (*feature_group_count, *batch_group_count);
-    let distinct = |dims: Vec<usize>| {
-        let mut seen = vec![false; rank];
-        dims.len() == rank
-            && dims
-                .iter()
-                .all(|&d| d < rank && !std::mem::replace(&mut seen[d], true))
-    };
-    let lhs_order: Vec<usize> = std::iter::once(dnums.input_batch_dimension)
-        .chain(dnums.input_spatial_dimensions.iter().copied())
-        .chain(std::iter::once(dnums.input_feature_dimension))
-        .collect();
-    let rhs_order: Vec<usize> = dnums
-        .kernel_spatial_dimensions
-        .iter()
-        .copied()
-        .chain([
-            dnums.kernel_input_feature_dimension,
-            dnums.kernel_output_feature_dimension,
-        ])
-        .collect();
-    let out_order: Vec<usize> = std::iter::once(dnums.output_batch_dimension)
-        .chain(dnums.output_spatial_dimensions.iter().copied())
-        .chain(std::iter::once(dnums.output_feature_dimension))
-        .collect();
-    if ls.dims.len() != rank
-        || rs.dims.len() != rank
-        || result.dims.len() != rank
-        || window.dims.len() != nsp
-        || !distinct(lhs_order.clone())
-        || !distinct(rhs_order.clone())
-        || !distinct(out_order.clone())
-    {
-        return Err(invalid(
-            instr,
-            format!(
-                "dimension numbers {} and window {window} do not fit {} x {} -> {}",
-                dnums.to_labels(),
-                lhs.shape(),
-                rhs.shape(),
-                instr.shape
-            ),
-        ));
-    }
-    let n = ls.dims[dnums.input_batch_dimension];
-    let c = ls.dims[dnums.input_feature_dimension];
-    let i_k = rs.dims[dnums.kernel_input_feature_dimension];
-    let o_k = rs.dims[dnums.kernel_output_feature_dimension];
-    let in_spatial: Vec<usize> = dnums
-        .input_spatial_dimensions
-        .iter()
-        .map(|&d| ls.dims[d])
-        .collect();
-    let kernel_spatial: Vec<usize> = dnums
-        .kernel_spatial_dimensions
-        .iter()
-        .map(|&d| rs.dims[d])
-        .collect();
-    let out_spatial: Vec<usize> = dnums
-        .output_spatial_dimensions
-        .iter()
-        .map(|&d| result.dims[d])
-        .collect();
-    let groups_ok = g >= 1
-        && bg >= 1
-        && c == i_k * g
-        && o_k % g == 0
-        && o_k % bg == 0
-        && n % bg == 0
-        && result.dims[dnums.output_feature_dimension] == o_k
-        && result.dims[dnums.output_batch_dimension] == n / bg;
-    let spatial_ok = (0..nsp).all(|d| {
-        let w = &window.dims[d];
-        w.size == kernel_spatial[d]
-            && w.stride >= 1
-            && w.window_dilation >= 1
-            && w.base_dilation >= 1
-            && output_size(in_spatial[d], w) == Some(out_spatial[d])
-    });
-    if !groups_ok || !spatial_ok {
-        return Err(invalid(
-            instr,
-            format!(
-                "{} x {} -> {} is not a valid convolution with window {window}, dim_labels={}, feature_group_count={g}, batch_group_count={bg}",
-                lhs.shape(),
-                rhs.shape(),
-                instr.shape,
-                dnums.to_labels()
-            ),
-        ));
-    }
-
     let taps: Vec<Taps> = (0..nsp)
         .map(|d| {
             let w = &window.dims[d];
-            (0..out_spatial[d] as i64)
+            (0..out_spatial[d])
                 .map(|o| {
                     (0..w.size)
                         .filter_map(|k| {
-                            let pos = o * w.stride as i64 - w.padding_low
-                                + (k * w.window_dilation) as i64;
-                            let bd = w.base_dilation as i64;
-                            if pos < 0 || pos % bd != 0 || pos / bd >= in_spatial[d] as i64 {
-                                return None;
-                            }
+                            let at = input_position(w, in_spatial[d], o, k)?;
                             let kernel = if w.window_reversal { w.size - 1 - k } else { k };
-                            Some((kernel, (pos / bd) as usize))
+                            Some((kernel, at))
                         })
                         .collect()
                 })

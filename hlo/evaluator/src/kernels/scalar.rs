@@ -24,6 +24,7 @@
 
 use super::util::Element;
 use super::CallComputation;
+use hlo_ir::analysis;
 use hlo_ir::{
     BinaryOp, CompId, ComparisonDirection, ComparisonType, HloComputation, InstrId, Op, UnaryOp,
 };
@@ -525,44 +526,15 @@ impl Subcomputation {
             Shape::Tuple(t) => t.len(),
             _ => 1,
         };
-        let param_number = |k: usize| -> Option<usize> {
-            match comp.instructions.get(root.operands.get(k)?.index())?.op {
-                Op::Parameter { number } => Some(number),
-                _ => None,
-            }
+        let kind = if let Some(b) = analysis::combiner::binary_combiner(comp) {
+            Some(Kind::Binary {
+                op: b.op,
+                swapped: b.swapped,
+                ty: b.ty,
+            })
+        } else {
+            analysis::combiner::returned_parameter(comp).map(Kind::Param)
         };
-        let root_ty = scalar_type(&root.shape);
-        let all_same = params.len() == 2
-            && param_types[0].is_some()
-            && param_types[0] == param_types[1]
-            && root_ty == param_types[0];
-        let mut kind = None;
-        if all_same {
-            if let Op::Binary(op) = root.op {
-                match (param_number(0), param_number(1)) {
-                    (Some(0), Some(1)) => {
-                        kind = Some(Kind::Binary {
-                            op,
-                            swapped: false,
-                            ty: root_ty.unwrap_or(ElementType::Pred),
-                        })
-                    }
-                    (Some(1), Some(0)) => {
-                        kind = Some(Kind::Binary {
-                            op,
-                            swapped: true,
-                            ty: root_ty.unwrap_or(ElementType::Pred),
-                        })
-                    }
-                    _ => {}
-                }
-            }
-        }
-        if kind.is_none() && root_ty.is_some() && param_types.iter().all(Option::is_some) {
-            if let Op::Parameter { number } = root.op {
-                kind = Some(Kind::Param(number));
-            }
-        }
         let kind = kind.unwrap_or_else(|| match ScalarProgram::compile(calls, id) {
             Some(p) => Kind::Program(p),
             None => Kind::Call,

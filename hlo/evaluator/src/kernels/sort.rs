@@ -29,8 +29,9 @@
 use super::scalar::{ScalarProgram, Subcomputation};
 use super::util::{self, invalid, operand_array, ordered_key};
 use super::CallComputation;
+use hlo_ir::analysis::sort_comparator::{key_comparison, KeyComparison};
 use hlo_ir::{ArrayShape, ElementType, HloInstruction, Literal, Result, Scalar, Shape};
-use hlo_ir::{CompId, ComparisonDirection, ComparisonType, HloComputation, InstrId, Op};
+use hlo_ir::{CompId, ComparisonDirection, ComparisonType, Op};
 use hlo_semantics as semantics;
 
 /// A stable merge sort of `0..n` by `less`, which never panics whatever
@@ -77,85 +78,6 @@ fn merge_sort(n: usize, mut less: impl FnMut(u32, u32) -> Result<bool>) -> Resul
     Ok(a)
 }
 
-/// Node visits the comparator analysis may spend (expressions are DAGs, and a
-/// tree walk of a DAG can be exponential); past it the analysis gives up and
-/// the comparator is simply called per comparison.
-const ANALYSIS_BUDGET: usize = 4096;
-
-fn spend(budget: &mut usize) -> bool {
-    if *budget == 0 {
-        return false;
-    }
-    *budget -= 1;
-    true
-}
-
-/// Whether `id` in `comp` depends on any parameter (conservatively true when
-/// the budget runs out).
-fn uses_params(comp: &HloComputation, id: InstrId, budget: &mut usize) -> bool {
-    let Some(instr) = comp.instructions.get(id.index()) else {
-        return true;
-    };
-    if !spend(budget) {
-        return true;
-    }
-    matches!(instr.op, Op::Parameter { .. })
-        || instr.operands.iter().any(|&o| uses_params(comp, o, budget))
-}
-
-/// Whether the expressions rooted at `a` and `b` are the same except that `a`
-/// reads parameter `pa` where `b` reads `pb`.
-fn mirrored(
-    comp: &HloComputation,
-    a: InstrId,
-    b: InstrId,
-    (pa, pb): (usize, usize),
-    budget: &mut usize,
-) -> bool {
-    if !spend(budget) {
-        return false;
-    }
-    if a == b {
-        return !uses_params(comp, a, budget);
-    }
-    let (Some(x), Some(y)) = (
-        comp.instructions.get(a.index()),
-        comp.instructions.get(b.index()),
-    ) else {
-        return false;
-    };
-    if x.shape.without_layout() != y.shape.without_layout() {
-        return false;
-    }
-    match (&x.op, &y.op) {
-        (Op::Parameter { number: na }, Op::Parameter { number: nb }) => *na == pa && *nb == pb,
-        (Op::Parameter { .. }, _) | (_, Op::Parameter { .. }) => false,
-        (ox, oy) => {
-            ox == oy
-                && x.operands.len() == y.operands.len()
-                && x.operands
-                    .iter()
-                    .zip(&y.operands)
-                    .all(|(&p, &q)| mirrored(comp, p, q, (pa, pb), budget))
-        }
-    }
-}
-
-/// The first parameter number read in the cone of `id`.
-fn first_param(comp: &HloComputation, id: InstrId, budget: &mut usize) -> Option<usize> {
-    let instr = comp.instructions.get(id.index())?;
-    if !spend(budget) {
-        return None;
-    }
-    if let Op::Parameter { number } = instr.op {
-        return Some(number);
-    }
-    instr
-        .operands
-        .iter()
-        .find_map(|&o| first_param(comp, o, budget))
-}
-
 /// A comparator of the form `compare(f(p_k), f(p_k'))`.
 struct KeyComparator {
     /// The operand whose elements the key is computed from.
@@ -173,35 +95,20 @@ fn key_comparator(
     id: CompId,
     num_operands: usize,
 ) -> Option<KeyComparator> {
-    let comp = calls.computation(id);
-    if comp.num_parameters() != 2 * num_operands {
-        return None;
-    }
-    let root = comp.root_instr();
-    let Op::Compare {
+    let KeyComparison {
+        operand,
+        key: a,
+        key_parameter: pa,
         direction,
         compare_type,
-    } = root.op
-    else {
-        return None;
-    };
-    let (&a, &b) = (root.operands.first()?, root.operands.get(1)?);
-    let mut budget = ANALYSIS_BUDGET;
-    let pa = first_param(comp, a, &mut budget)?;
-    let (pb, swapped) = if pa % 2 == 0 {
-        (pa + 1, false)
-    } else {
-        (pa - 1, true)
-    };
-    if !mirrored(comp, a, b, (pa, pb), &mut budget) {
-        return None;
-    }
+        swapped,
+    } = key_comparison(calls.computation(id), num_operands)?;
     let key = ScalarProgram::compile_expression(calls, id, a, pa)?;
     if key.output_types().len() != 1 {
         return None;
     }
     Some(KeyComparator {
-        operand: pa / 2,
+        operand,
         key,
         direction,
         compare_type,

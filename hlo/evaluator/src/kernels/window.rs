@@ -13,6 +13,7 @@
 //! per-dimension progressions, the order XLA's evaluator visits it in.
 
 use super::util::{self, invalid};
+use hlo_ir::analysis::window::output_size;
 use hlo_ir::{HloInstruction, Result};
 use hlo_ir::{Window, WindowDim};
 
@@ -22,24 +23,6 @@ pub(crate) struct DimWindows {
     /// Per output coordinate: first input coordinate, step between valid
     /// coordinates (in input elements), number of valid coordinates.
     pub(crate) runs: Vec<(usize, usize, usize)>,
-}
-
-/// Output size of a windowed dimension, as XLA's shape inference computes it.
-pub(crate) fn output_size(input: usize, w: &WindowDim) -> Option<usize> {
-    let dilated_in = if input == 0 {
-        0
-    } else {
-        (input as i64 - 1) * w.base_dilation as i64 + 1
-    };
-    let padded = dilated_in + w.padding_low + w.padding_high;
-    let window = w.dilated_size() as i64;
-    if w.stride == 0 || padded < 0 {
-        return None;
-    }
-    if padded < window {
-        return Some(0);
-    }
-    Some(((padded - window) / w.stride as i64 + 1) as usize)
 }
 
 impl DimWindows {

@@ -495,30 +495,8 @@ pub(super) fn window_output_dims(
                 "window {window} dimension {d} needs a positive size, stride and dilations"
             )));
         }
-        // i128 holds every intermediate of sane sizes; checked arithmetic turns
-        // absurd ones into an error instead of an overflow.
-        let dilate = |bound: usize, by: usize| -> Option<i128> {
-            if bound == 0 {
-                Some(0)
-            } else {
-                (bound as i128 - 1).checked_mul(by as i128)?.checked_add(1)
-            }
-        };
-        let size = (|| {
-            let padded = (w.padding_low as i128)
-                .checked_add(dilate(n, w.base_dilation)?)?
-                .checked_add(w.padding_high as i128)?;
-            let span = dilate(w.size, w.window_dilation)?;
-            Some(if padded < span {
-                0
-            } else {
-                (padded - span) / w.stride as i128 + 1
-            })
-        })();
-        out.push(
-            size.and_then(|s| usize::try_from(s).ok())
-                .ok_or_else(|| cx.err(format!("window {window} gives an invalid size")))?,
-        );
+        let size = crate::analysis::window::output_size(n, w);
+        out.push(size.ok_or_else(|| cx.err(format!("window {window} gives an invalid size")))?);
     }
     Ok(out)
 }
