@@ -5,7 +5,8 @@
 //! depends on both sides agreeing letter for letter.
 //!
 //! Module attributes (after `HloModule name,`) and instruction attributes (after
-//! an instruction's operands) share the table; `frontend_attributes` is both. Each
+//! an instruction's operands) share the table [`AttrName`]; the fields of
+//! `metadata={...}` have their own, [`MetadataField`]; `frontend_attributes` is both. Each
 //! name also records the form of its value, which is all the parser needs to read
 //! most values before it knows which opcode will claim them.
 
@@ -156,9 +157,26 @@ attr_table! {
     }
 }
 
+spelled_enum! {
+    /// The fields inside an instruction's `metadata={...}`.
+    pub(crate) enum MetadataField {
+        OpType => "op_type",
+        OpName => "op_name",
+        SourceFile => "source_file",
+        SourceLine => "source_line",
+        SourceEndLine => "source_end_line",
+        SourceColumn => "source_column",
+        SourceEndColumn => "source_end_column",
+        DeduplicatedName => "deduplicated_name",
+        PreserveLayout => "preserve_layout",
+        StackFrameId => "stack_frame_id",
+        SchedulingName => "scheduling_name",
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::AttrName;
+    use super::{AttrName, MetadataField};
     use crate::parser::parse_module;
     use crate::printer::print_module;
 
@@ -170,11 +188,15 @@ mod tests {
 
     #[test]
     fn spellings_are_distinct() {
-        for (i, a) in AttrName::ALL.iter().enumerate() {
-            for b in &AttrName::ALL[i + 1..] {
-                assert_ne!(a.name(), b.name(), "{a:?} and {b:?}");
+        fn check<T: Copy + std::fmt::Debug>(all: &[T], name: impl Fn(T) -> &'static str) {
+            for (i, &a) in all.iter().enumerate() {
+                for &b in &all[i + 1..] {
+                    assert_ne!(name(a), name(b), "{a:?} and {b:?}");
+                }
             }
         }
+        check(AttrName::ALL, AttrName::name);
+        check(MetadataField::ALL, MetadataField::name);
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //! fuzzed (`fuzz/`, `tests/parser_fuzz.rs`), with past failures kept in
 //! `tests/data/parser_regressions/`.
 
-use super::attr_names::{AttrName, ValueForm};
+use super::attr_names::{AttrName, MetadataField, ValueForm};
 use super::attrs::*;
 use super::lexer::{Lexer, Token, TokenKind};
 use super::op::{CustomCallAttrs, Op};
@@ -1426,6 +1426,7 @@ impl<'a> Parser<'a> {
     }
 
     fn metadata(&mut self) -> Result<OpMetadata> {
+        use MetadataField as F;
         self.expect(TokenKind::LBrace, "'{'")?;
         let mut m = OpMetadata::default();
         while !self.at(TokenKind::RBrace) {
@@ -1436,20 +1437,22 @@ impl<'a> Parser<'a> {
                 _ => return Err(self.expected("a metadata value")),
             };
             let int = |p: &Self| p.int_of(&value).map(Some);
-            match key.text.as_str() {
-                "op_type" => m.op_type = Some(value.text),
-                "op_name" => m.op_name = Some(value.text),
-                "source_file" => m.source_file = Some(value.text),
-                "source_line" => m.source_line = int(self)?,
-                "source_end_line" => m.source_end_line = int(self)?,
-                "source_column" => m.source_column = int(self)?,
-                "source_end_column" => m.source_end_column = int(self)?,
-                "stack_frame_id" => m.stack_frame_id = int(self)?,
-                "deduplicated_name" => m.deduplicated_name = Some(value.text),
-                "scheduling_name" => m.scheduling_name = Some(value.text),
-                "preserve_layout" => m.preserve_layout = Some(self.bool_of(&value)?),
-                other => {
-                    return Err(self.err(key.offset, format!("unknown metadata field '{other}'")))
+            match MetadataField::from_name(&key.text) {
+                Some(F::OpType) => m.op_type = Some(value.text),
+                Some(F::OpName) => m.op_name = Some(value.text),
+                Some(F::SourceFile) => m.source_file = Some(value.text),
+                Some(F::SourceLine) => m.source_line = int(self)?,
+                Some(F::SourceEndLine) => m.source_end_line = int(self)?,
+                Some(F::SourceColumn) => m.source_column = int(self)?,
+                Some(F::SourceEndColumn) => m.source_end_column = int(self)?,
+                Some(F::StackFrameId) => m.stack_frame_id = int(self)?,
+                Some(F::DeduplicatedName) => m.deduplicated_name = Some(value.text),
+                Some(F::SchedulingName) => m.scheduling_name = Some(value.text),
+                Some(F::PreserveLayout) => m.preserve_layout = Some(self.bool_of(&value)?),
+                None => {
+                    return Err(
+                        self.err(key.offset, format!("unknown metadata field '{}'", key.text))
+                    )
                 }
             }
         }

@@ -6,7 +6,7 @@
 //! module, so print → parse → print is the identity (the conformance tests check
 //! this on every program in the corpus).
 
-use super::attr_names::AttrName;
+use super::attr_names::{AttrName, MetadataField};
 use super::attrs::*;
 use super::lexer::{escape, is_plain_word, is_raw_block};
 use super::op::{CustomCallAttrs, Op};
@@ -208,30 +208,31 @@ fn str_map(items: &[(String, String)]) -> String {
 }
 
 fn metadata(m: &OpMetadata) -> String {
+    use MetadataField as F;
     let mut parts = Vec::new();
-    let s = |k: &str, v: &Option<String>, parts: &mut Vec<String>| {
+    let s = |k: F, v: &Option<String>, parts: &mut Vec<String>| {
         if let Some(v) = v {
             parts.push(format!("{k}=\"{}\"", escape(v)));
         }
     };
-    let i = |k: &str, v: Option<i64>, parts: &mut Vec<String>| {
+    let i = |k: F, v: Option<i64>, parts: &mut Vec<String>| {
         if let Some(v) = v {
             parts.push(format!("{k}={v}"));
         }
     };
-    s("op_type", &m.op_type, &mut parts);
-    s("op_name", &m.op_name, &mut parts);
-    s("source_file", &m.source_file, &mut parts);
-    i("source_line", m.source_line, &mut parts);
-    i("source_end_line", m.source_end_line, &mut parts);
-    i("source_column", m.source_column, &mut parts);
-    i("source_end_column", m.source_end_column, &mut parts);
-    s("deduplicated_name", &m.deduplicated_name, &mut parts);
+    s(F::OpType, &m.op_type, &mut parts);
+    s(F::OpName, &m.op_name, &mut parts);
+    s(F::SourceFile, &m.source_file, &mut parts);
+    i(F::SourceLine, m.source_line, &mut parts);
+    i(F::SourceEndLine, m.source_end_line, &mut parts);
+    i(F::SourceColumn, m.source_column, &mut parts);
+    i(F::SourceEndColumn, m.source_end_column, &mut parts);
+    s(F::DeduplicatedName, &m.deduplicated_name, &mut parts);
     if let Some(b) = m.preserve_layout {
-        parts.push(format!("preserve_layout={b}"));
+        parts.push(format!("{}={b}", F::PreserveLayout));
     }
-    i("stack_frame_id", m.stack_frame_id, &mut parts);
-    s("scheduling_name", &m.scheduling_name, &mut parts);
+    i(F::StackFrameId, m.stack_frame_id, &mut parts);
+    s(F::SchedulingName, &m.scheduling_name, &mut parts);
     format!("{{{}}}", parts.join(" "))
 }
 
