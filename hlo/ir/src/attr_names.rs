@@ -5,10 +5,11 @@
 //! depends on both sides agreeing letter for letter.
 //!
 //! Module attributes (after `HloModule name,`) and instruction attributes (after
-//! an instruction's operands) share the table [`AttrName`]; the fields of
-//! `metadata={...}` have their own, [`MetadataField`]; `frontend_attributes` is both. Each
-//! name also records the form of its value, which is all the parser needs to read
-//! most values before it knows which opcode will claim them.
+//! an instruction's operands) share one table, [`AttrName`], where
+//! `frontend_attributes` serves both. Each name also records the form of its
+//! value, which is all the parser needs to read most values before it knows which
+//! opcode will claim them. The fields inside `metadata={...}` have a table of
+//! their own, [`MetadataField`].
 
 use super::opcode::spelled_enum;
 use std::fmt;
