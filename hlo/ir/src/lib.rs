@@ -12,7 +12,8 @@
 //! * **The IR** — modules, computations and instructions (this page), [`Op`] with
 //!   its attributes, [`opcode`] names.
 //! * **Text** — [`lexer`], [`parser`] and [`printer`]; attribute names are spelled
-//!   once, in [`attrs`], for both directions.
+//!   once, in one table both directions share, and their typed values are in
+//!   [`attrs`].
 //! * **Rules** — [`verifier`] and [`shape_inference`]; [`builder`] constructs
 //!   modules in code with shapes inferred at each call; [`rewrite`] is the editor
 //!   passes use; [`analysis`] recognises the patterns every backend asks about
@@ -44,6 +45,7 @@ pub mod native;
 pub mod shape;
 
 pub mod analysis;
+mod attr_names;
 pub mod attrs;
 pub mod builder;
 pub mod lexer;

@@ -15,6 +15,8 @@ macro_rules! spelled_enum {
 
         impl $name {
             /// Every value, in declaration order.
+            // A crate-private enum may list its values only in tests.
+            #[allow(dead_code)]
             pub const ALL: &'static [$name] = &[$($name::$variant,)*];
             /// The HLO text spelling.
             pub fn name(self) -> &'static str {

@@ -17,6 +17,7 @@
 //! fuzzed (`fuzz/`, `tests/parser_fuzz.rs`), with past failures kept in
 //! `tests/data/parser_regressions/`.
 
+use super::attr_names::{AttrName, MetadataField, ValueForm};
 use super::attrs::*;
 use super::lexer::{Lexer, Token, TokenKind};
 use super::op::{CustomCallAttrs, Op};
@@ -97,7 +98,7 @@ enum Value {
 /// whatever is left unclaimed is an error.
 struct Attrs {
     /// Name, offset of the name, offset of the value, value.
-    items: Vec<(String, usize, usize, Value)>,
+    items: Vec<(AttrName, usize, usize, Value)>,
 }
 
 struct Parser<'a> {
@@ -270,36 +271,35 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `{1,2,3}` (possibly empty) as integers.
-    fn int_list(&mut self) -> Result<Vec<i64>> {
+    /// `{item, item, ...}`, possibly empty; `close` says what is expected where
+    /// the list should end.
+    fn braced_list<T>(
+        &mut self,
+        mut item: impl FnMut(&mut Self) -> Result<T>,
+        close: &str,
+    ) -> Result<Vec<T>> {
         self.expect(TokenKind::LBrace, "'{'")?;
         let mut out = Vec::new();
         if !self.at(TokenKind::RBrace) {
             loop {
-                out.push(self.int()?);
+                out.push(item(self)?);
                 if !self.eat(TokenKind::Comma)? {
                     break;
                 }
             }
         }
-        self.expect(TokenKind::RBrace, "',' or '}'")?;
+        self.expect(TokenKind::RBrace, close)?;
         Ok(out)
+    }
+
+    /// `{1,2,3}` (possibly empty) as integers.
+    fn int_list(&mut self) -> Result<Vec<i64>> {
+        self.braced_list(Self::int, "',' or '}'")
     }
 
     /// `{a, b}` of words.
     fn word_list(&mut self) -> Result<Vec<Token>> {
-        self.expect(TokenKind::LBrace, "'{'")?;
-        let mut out = Vec::new();
-        if !self.at(TokenKind::RBrace) {
-            loop {
-                out.push(self.word("a name")?);
-                if !self.eat(TokenKind::Comma)? {
-                    break;
-                }
-            }
-        }
-        self.expect(TokenKind::RBrace, "',' or '}'")?;
-        Ok(out)
+        self.braced_list(|p| p.word("a name"), "',' or '}'")
     }
 
     // ---------------------------------------------------------------- shapes
@@ -931,21 +931,21 @@ impl<'a> Parser<'a> {
     fn module_attr(&mut self, config: &mut ModuleConfig) -> Result<()> {
         let key = self.word("a module attribute")?;
         self.expect(TokenKind::Equals, "'='")?;
-        match key.text.as_str() {
-            "entry_computation_layout" => {
+        match AttrName::from_name(&key.text) {
+            Some(AttrName::EntryComputationLayout) => {
                 self.expect(TokenKind::LBrace, "'{'")?;
                 config.entry_computation_layout = Some(self.program_shape()?);
                 self.expect(TokenKind::RBrace, "'}'")?;
             }
-            "is_scheduled" => {
+            Some(AttrName::IsScheduled) => {
                 let t = self.word("true or false")?;
                 config.is_scheduled = self.bool_of(&t)?;
             }
-            "replica_count" => config.replica_count = Some(self.usize()?),
-            "num_partitions" => config.num_partitions = Some(self.usize()?),
-            "frontend_attributes" => config.frontend_attributes = self.str_map()?,
-            "input_output_alias" => config.input_output_alias = self.io_alias()?,
-            "buffer_donor" => {
+            Some(AttrName::ReplicaCount) => config.replica_count = Some(self.usize()?),
+            Some(AttrName::NumPartitions) => config.num_partitions = Some(self.usize()?),
+            Some(AttrName::FrontendAttributes) => config.frontend_attributes = self.str_map()?,
+            Some(AttrName::InputOutputAlias) => config.input_output_alias = self.io_alias()?,
+            Some(AttrName::BufferDonor) => {
                 self.expect(TokenKind::LBrace, "'{'")?;
                 while !self.at(TokenKind::RBrace) {
                     self.expect(TokenKind::LParen, "'('")?;
@@ -960,14 +960,14 @@ impl<'a> Parser<'a> {
                 }
                 self.expect(TokenKind::RBrace, "'}'")?;
             }
-            other => {
-                // Partitioning hints: kept as written.
+            _ => {
+                // Any other attribute (partitioning hints, for one): kept as written.
                 let value = match self.tok.kind {
                     TokenKind::LBrace => self.raw_braces()?,
                     TokenKind::Str => format!("\"{}\"", super::lexer::escape(&self.bump()?.text)),
                     _ => self.word("a value")?.text,
                 };
-                config.other.push((other.to_string(), value));
+                config.other.push((key.text, value));
             }
         }
         Ok(())
@@ -982,24 +982,43 @@ impl<'a> Parser<'a> {
             .collect()
     }
 
-    fn io_alias(&mut self) -> Result<Vec<InputOutputAlias>> {
+    /// `{output_index: (entry), ...}`: an aliasing list, each entry an output's
+    /// index path and, in parentheses, what `entry` reads. A trailing comma is
+    /// allowed.
+    fn alias_list<T>(
+        &mut self,
+        mut entry: impl FnMut(&mut Self, Vec<usize>) -> Result<T>,
+    ) -> Result<Vec<T>> {
         self.expect(TokenKind::LBrace, "'{'")?;
         let mut out = Vec::new();
         while !self.at(TokenKind::RBrace) {
             let output_index = self.index_path()?;
             self.expect(TokenKind::Colon, "':'")?;
             self.expect(TokenKind::LParen, "'('")?;
-            let parameter_number = self.usize()?;
-            self.expect(TokenKind::Comma, "','")?;
-            let parameter_index = self.index_path()?;
+            out.push(entry(self, output_index)?);
+            self.expect(TokenKind::RParen, "')'")?;
+            if !self.eat(TokenKind::Comma)? {
+                break;
+            }
+        }
+        self.expect(TokenKind::RBrace, "'}'")?;
+        Ok(out)
+    }
+
+    /// The module's `input_output_alias`: `{out: (parameter, index[, kind]), ...}`.
+    fn io_alias(&mut self) -> Result<Vec<InputOutputAlias>> {
+        self.alias_list(|p, output_index| {
+            let parameter_number = p.usize()?;
+            p.expect(TokenKind::Comma, "','")?;
+            let parameter_index = p.index_path()?;
             let mut must_alias = false;
-            if self.eat(TokenKind::Comma)? {
-                let kind = self.word("may-alias or must-alias")?;
+            if p.eat(TokenKind::Comma)? {
+                let kind = p.word("may-alias or must-alias")?;
                 must_alias = match kind.text.as_str() {
                     "must-alias" => true,
                     "may-alias" => false,
                     _ => {
-                        return Err(self.err(
+                        return Err(p.err(
                             kind.offset,
                             format!(
                                 "expected may-alias or must-alias, found {}",
@@ -1009,19 +1028,13 @@ impl<'a> Parser<'a> {
                     }
                 };
             }
-            self.expect(TokenKind::RParen, "')'")?;
-            out.push(InputOutputAlias {
+            Ok(InputOutputAlias {
                 output_index,
                 parameter_number,
                 parameter_index,
                 must_alias,
-            });
-            if !self.eat(TokenKind::Comma)? {
-                break;
-            }
-        }
-        self.expect(TokenKind::RBrace, "'}'")?;
-        Ok(out)
+            })
+        })
     }
 
     fn stack_frame_index(&mut self) -> Result<StackFrameIndex> {
@@ -1238,19 +1251,35 @@ impl<'a> Parser<'a> {
             ));
         };
         self.expect(TokenKind::LParen, "'(' after the opcode")?;
+        let (operands, leaf) = self.operands(opcode, &shape)?;
+        self.expect(TokenKind::RParen, "',' or ')' after the operands")?;
+        let mut attrs = self.instruction_attrs()?;
+        let mut instr = HloInstruction::new(name, shape, Op::Tuple, operands);
+        attrs.take_common(&mut instr);
+        instr.op = match leaf {
+            Some(op) => op,
+            None => self.build_op(opcode, &mut attrs, opcode_tok.offset)?,
+        };
+        if let Some((key, offset, _, _)) = attrs.items.first() {
+            return Err(self.err(
+                *offset,
+                format!("attribute {key} does not apply to {opcode}"),
+            ));
+        }
+        Ok((instr, is_root, offset))
+    }
+
+    /// What stands between the opcode's parentheses: the operand names, or for a
+    /// parameter its number and for a constant its values, which make the whole op.
+    fn operands(&mut self, opcode: Opcode, shape: &Shape) -> Result<(Vec<InstrId>, Option<Op>)> {
         let mut operands = Vec::new();
-        let mut leaf: Option<Op> = None;
-        match opcode {
-            Opcode::Parameter => {
-                leaf = Some(Op::Parameter {
-                    number: self.usize()?,
-                });
-            }
-            Opcode::Constant => {
-                leaf = Some(Op::Constant {
-                    literal: self.literal(&shape)?,
-                });
-            }
+        let leaf = match opcode {
+            Opcode::Parameter => Some(Op::Parameter {
+                number: self.usize()?,
+            }),
+            Opcode::Constant => Some(Op::Constant {
+                literal: self.literal(shape)?,
+            }),
             _ => {
                 if !self.at(TokenKind::RParen) {
                     loop {
@@ -1264,119 +1293,44 @@ impl<'a> Parser<'a> {
                         }
                     }
                 }
+                None
             }
-        }
-        self.expect(TokenKind::RParen, "',' or ')' after the operands")?;
+        };
+        Ok((operands, leaf))
+    }
+
+    /// The `, name=value` list after an instruction's operands, each name at most
+    /// once, read before the opcode's builder claims them.
+    fn instruction_attrs(&mut self) -> Result<Attrs> {
         let mut attrs = Attrs { items: Vec::new() };
         while self.eat(TokenKind::Comma)? {
             let key = self.word("an attribute name")?;
             self.expect(TokenKind::Equals, "'='")?;
-            if attrs.items.iter().any(|(k, _, _, _)| *k == key.text) {
-                return Err(self.err(key.offset, format!("attribute {} is given twice", key.text)));
+            let name = AttrName::from_name(&key.text)
+                .filter(|n| n.form() != ValueForm::Module)
+                .ok_or_else(|| self.err(key.offset, format!("unknown attribute '{}'", key.text)))?;
+            if attrs.items.iter().any(|(k, _, _, _)| *k == name) {
+                return Err(self.err(key.offset, format!("attribute {name} is given twice")));
             }
             let value_offset = self.tok.offset;
-            let value = self.attr_value(&key)?;
-            attrs
-                .items
-                .push((key.text, key.offset, value_offset, value));
+            let value = self.attr_value(name)?;
+            attrs.items.push((name, key.offset, value_offset, value));
         }
-        let mut instr = HloInstruction::new(name, shape, Op::Tuple, operands);
-        // Attributes any instruction may carry.
-        if let Some((_, Value::Metadata(m))) = attrs.take("metadata") {
-            instr.metadata = Some(m);
-        }
-        if let Some((_, Value::StrMap(m))) = attrs.take("frontend_attributes") {
-            instr.frontend_attributes = m;
-        }
-        if let Some((_, Value::Raw(s))) = attrs.take("sharding") {
-            instr.sharding = Some(s);
-        }
-        if let Some((_, Value::Raw(s))) = attrs.take("statistics") {
-            instr.statistics = Some(s);
-        }
-        if let Some((_, Value::Backend(b))) = attrs.take("backend_config") {
-            instr.backend_config = Some(b);
-        }
-        if let Some((_, Value::InstrRefs(r))) = attrs.take("control-predecessors") {
-            instr.control_predecessors = r;
-        }
-        if let Some((_, Value::Bools(b))) = attrs.take("parameter_replication") {
-            instr.parameter_replication = Some(b);
-        }
-        instr.op = match leaf {
-            Some(op) => op,
-            None => self.build_op(opcode, &mut attrs, opcode_tok.offset, instr.operands.len())?,
-        };
-        if let Some((key, offset, _, _)) = attrs.items.first() {
-            return Err(self.err(
-                *offset,
-                format!("attribute {key} does not apply to {opcode}"),
-            ));
-        }
-        Ok((instr, is_root, offset))
+        Ok(attrs)
     }
 
     // ---------------------------------------------------------------- attributes
 
-    fn attr_value(&mut self, key: &Token) -> Result<Value> {
-        Ok(match key.text.as_str() {
-            "dimensions"
-            | "fft_length"
-            | "dynamic_slice_sizes"
-            | "slice_sizes"
-            | "lhs_batch_dims"
-            | "rhs_batch_dims"
-            | "lhs_contracting_dims"
-            | "rhs_contracting_dims"
-            | "offset_dims"
-            | "collapsed_slice_dims"
-            | "start_index_map"
-            | "operand_batching_dims"
-            | "start_indices_batching_dims"
-            | "update_window_dims"
-            | "inserted_window_dims"
-            | "scatter_dims_to_operand_dims"
-            | "input_batching_dims"
-            | "scatter_indices_batching_dims" => Value::Ints(self.int_list()?),
-            "index"
-            | "iota_dimension"
-            | "feature_group_count"
-            | "batch_group_count"
-            | "index_vector_dim"
-            | "k"
-            | "exponent_bits"
-            | "mantissa_bits"
-            | "feature_index"
-            | "cross_program_prefetch_index"
-            | "channel_id"
-            | "delta"
-            | "epsilon"
-            | "direction"
-            | "type"
-            | "kind"
-            | "fft_type"
-            | "distribution"
-            | "algorithm"
-            | "api_version"
-            | "transpose_a"
-            | "custom_call_schedule"
-            | "is_stable"
-            | "indices_are_sorted"
-            | "unique_indices"
-            | "largest"
-            | "use_global_device_ids"
-            | "constrain_layout"
-            | "custom_call_has_side_effect"
-            | "is_host_transfer"
-            | "left_side"
-            | "lower"
-            | "unit_diagonal" => Value::Word(self.word("a value")?.text),
-            "to_apply" | "calls" | "condition" | "body" | "select" | "scatter"
-            | "true_computation" | "false_computation" => {
+    /// Reads an instruction attribute's value in the form the name calls for.
+    fn attr_value(&mut self, name: AttrName) -> Result<Value> {
+        Ok(match name.form() {
+            ValueForm::DimList => Value::Ints(self.int_list()?),
+            ValueForm::Word => Value::Word(self.word("a value")?.text),
+            ValueForm::Computation => {
                 let (name, offset) = self.name("a computation name")?;
                 Value::Comp(self.comp_ref(&name, offset))
             }
-            "branch_computations" | "called_computations" => {
+            ValueForm::Computations => {
                 let names = self.word_list()?;
                 Value::Comps(
                     names
@@ -1385,26 +1339,31 @@ impl<'a> Parser<'a> {
                         .collect(),
                 )
             }
-            "custom_call_target"
-            | "infeed_config"
-            | "outfeed_config"
-            | "async_execution_thread" => Value::Str(self.expect(TokenKind::Str, "a string")?.text),
-            "window" => Value::Window(self.window()?),
-            "dim_labels" => Value::ConvDnums(self.dim_labels()?),
-            "slice" => Value::Slice(self.slice_ranges()?),
-            "padding" => Value::Pad(self.pad_config()?),
-            "metadata" => Value::Metadata(self.metadata()?),
-            "frontend_attributes" => Value::StrMap(self.str_map()?),
-            "sharding" | "statistics" => Value::Raw(self.raw_braces()?),
-            "backend_config" => Value::Backend(match self.tok.kind {
+            ValueForm::Quoted => Value::Str(self.expect(TokenKind::Str, "a string")?.text),
+            ValueForm::Structured | ValueForm::Module => self.structured_attr_value(name)?,
+        })
+    }
+
+    /// Reads the value of an attribute whose syntax is its own.
+    fn structured_attr_value(&mut self, name: AttrName) -> Result<Value> {
+        use AttrName as N;
+        Ok(match name {
+            N::Window => Value::Window(self.window()?),
+            N::DimLabels => Value::ConvDnums(self.dim_labels()?),
+            N::Slice => Value::Slice(self.slice_ranges()?),
+            N::Padding => Value::Pad(self.pad_config()?),
+            N::Metadata => Value::Metadata(self.metadata()?),
+            N::FrontendAttributes => Value::StrMap(self.str_map()?),
+            N::Sharding | N::Statistics => Value::Raw(self.raw_braces()?),
+            N::BackendConfig => Value::Backend(match self.tok.kind {
                 TokenKind::Str => BackendConfig::String(self.bump()?.text),
                 TokenKind::LBrace => BackendConfig::Raw(self.raw_braces()?),
                 _ => return Err(self.expected("a string or '{' for backend_config")),
             }),
-            "operand_precision" => {
+            N::OperandPrecision => {
                 Value::Words(self.word_list()?.into_iter().map(|t| t.text).collect())
             }
-            "parameter_replication" => {
+            N::ParameterReplication => {
                 let words = self.word_list()?;
                 Value::Bools(
                     words
@@ -1413,61 +1372,31 @@ impl<'a> Parser<'a> {
                         .collect::<Result<_>>()?,
                 )
             }
-            "replica_groups" => Value::Groups(self.replica_groups()?),
-            "source_target_pairs" => Value::Groups(self.int_groups()?),
-            "control-predecessors" => {
-                self.expect(TokenKind::LBrace, "'{'")?;
-                let mut refs = Vec::new();
-                if !self.at(TokenKind::RBrace) {
-                    loop {
-                        refs.push(self.instr_ref()?);
-                        if !self.eat(TokenKind::Comma)? {
-                            break;
-                        }
-                    }
-                }
-                self.expect(TokenKind::RBrace, "'}'")?;
-                Value::InstrRefs(refs)
+            N::ReplicaGroups => Value::Groups(self.replica_groups()?),
+            N::SourceTargetPairs => Value::Groups(self.int_groups()?),
+            N::ControlPredecessors => Value::InstrRefs(self.braced_list(Self::instr_ref, "'}'")?),
+            N::OperandLayoutConstraints => Value::Shapes(self.braced_list(Self::shape, "'}'")?),
+            N::OutfeedShape => Value::Shape(self.shape()?),
+            N::OutputToOperandAliasing => Value::Aliasing(self.output_operand_aliasing()?),
+            other => {
+                return Err(Error::internal(format!(
+                    "attribute {other} has no reader of its own"
+                )))
             }
-            "operand_layout_constraints" => {
-                self.expect(TokenKind::LBrace, "'{'")?;
-                let mut shapes = Vec::new();
-                if !self.at(TokenKind::RBrace) {
-                    loop {
-                        shapes.push(self.shape()?);
-                        if !self.eat(TokenKind::Comma)? {
-                            break;
-                        }
-                    }
-                }
-                self.expect(TokenKind::RBrace, "'}'")?;
-                Value::Shapes(shapes)
-            }
-            "outfeed_shape" => Value::Shape(self.shape()?),
-            "output_to_operand_aliasing" => {
-                self.expect(TokenKind::LBrace, "'{'")?;
-                let mut out = Vec::new();
-                while !self.at(TokenKind::RBrace) {
-                    let output_index = self.index_path()?;
-                    self.expect(TokenKind::Colon, "':'")?;
-                    self.expect(TokenKind::LParen, "'('")?;
-                    let operand = self.usize()?;
-                    self.expect(TokenKind::Comma, "','")?;
-                    let operand_index = self.index_path()?;
-                    self.expect(TokenKind::RParen, "')'")?;
-                    out.push(OutputOperandAlias {
-                        output_index,
-                        operand,
-                        operand_index,
-                    });
-                    if !self.eat(TokenKind::Comma)? {
-                        break;
-                    }
-                }
-                self.expect(TokenKind::RBrace, "'}'")?;
-                Value::Aliasing(out)
-            }
-            other => return Err(self.err(key.offset, format!("unknown attribute '{other}'"))),
+        })
+    }
+
+    /// A custom call's `{output_index: (operand, operand_index), ...}`.
+    fn output_operand_aliasing(&mut self) -> Result<Vec<OutputOperandAlias>> {
+        self.alias_list(|p, output_index| {
+            let operand = p.usize()?;
+            p.expect(TokenKind::Comma, "','")?;
+            let operand_index = p.index_path()?;
+            Ok(OutputOperandAlias {
+                output_index,
+                operand,
+                operand_index,
+            })
         })
     }
 
@@ -1497,6 +1426,7 @@ impl<'a> Parser<'a> {
     }
 
     fn metadata(&mut self) -> Result<OpMetadata> {
+        use MetadataField as F;
         self.expect(TokenKind::LBrace, "'{'")?;
         let mut m = OpMetadata::default();
         while !self.at(TokenKind::RBrace) {
@@ -1507,20 +1437,22 @@ impl<'a> Parser<'a> {
                 _ => return Err(self.expected("a metadata value")),
             };
             let int = |p: &Self| p.int_of(&value).map(Some);
-            match key.text.as_str() {
-                "op_type" => m.op_type = Some(value.text),
-                "op_name" => m.op_name = Some(value.text),
-                "source_file" => m.source_file = Some(value.text),
-                "source_line" => m.source_line = int(self)?,
-                "source_end_line" => m.source_end_line = int(self)?,
-                "source_column" => m.source_column = int(self)?,
-                "source_end_column" => m.source_end_column = int(self)?,
-                "stack_frame_id" => m.stack_frame_id = int(self)?,
-                "deduplicated_name" => m.deduplicated_name = Some(value.text),
-                "scheduling_name" => m.scheduling_name = Some(value.text),
-                "preserve_layout" => m.preserve_layout = Some(self.bool_of(&value)?),
-                other => {
-                    return Err(self.err(key.offset, format!("unknown metadata field '{other}'")))
+            match MetadataField::from_name(&key.text) {
+                Some(F::OpType) => m.op_type = Some(value.text),
+                Some(F::OpName) => m.op_name = Some(value.text),
+                Some(F::SourceFile) => m.source_file = Some(value.text),
+                Some(F::SourceLine) => m.source_line = int(self)?,
+                Some(F::SourceEndLine) => m.source_end_line = int(self)?,
+                Some(F::SourceColumn) => m.source_column = int(self)?,
+                Some(F::SourceEndColumn) => m.source_end_column = int(self)?,
+                Some(F::StackFrameId) => m.stack_frame_id = int(self)?,
+                Some(F::DeduplicatedName) => m.deduplicated_name = Some(value.text),
+                Some(F::SchedulingName) => m.scheduling_name = Some(value.text),
+                Some(F::PreserveLayout) => m.preserve_layout = Some(self.bool_of(&value)?),
+                None => {
+                    return Err(
+                        self.err(key.offset, format!("unknown metadata field '{}'", key.text))
+                    )
                 }
             }
         }
@@ -1662,32 +1594,26 @@ impl<'a> Parser<'a> {
 
     /// `{[0:10:2], [1:5]}`.
     fn slice_ranges(&mut self) -> Result<Vec<SliceDim>> {
-        self.expect(TokenKind::LBrace, "'{'")?;
-        let mut out = Vec::new();
-        if !self.at(TokenKind::RBrace) {
-            loop {
-                self.expect(TokenKind::LBracket, "'[' starting a slice range")?;
-                let start = self.usize()?;
-                self.expect(TokenKind::Colon, "':'")?;
-                let limit = self.usize()?;
-                let stride = if self.eat(TokenKind::Colon)? {
-                    self.usize()?
-                } else {
-                    1
-                };
-                self.expect(TokenKind::RBracket, "']'")?;
-                out.push(SliceDim {
-                    start,
-                    limit,
-                    stride,
-                });
-                if !self.eat(TokenKind::Comma)? {
-                    break;
-                }
-            }
-        }
-        self.expect(TokenKind::RBrace, "'}'")?;
-        Ok(out)
+        self.braced_list(Self::slice_range, "'}'")
+    }
+
+    /// `[start:limit]` or `[start:limit:stride]`.
+    fn slice_range(&mut self) -> Result<SliceDim> {
+        self.expect(TokenKind::LBracket, "'[' starting a slice range")?;
+        let start = self.usize()?;
+        self.expect(TokenKind::Colon, "':'")?;
+        let limit = self.usize()?;
+        let stride = if self.eat(TokenKind::Colon)? {
+            self.usize()?
+        } else {
+            1
+        };
+        self.expect(TokenKind::RBracket, "']'")?;
+        Ok(SliceDim {
+            start,
+            limit,
+            stride,
+        })
     }
 
     /// `0_0x1_1_2`: low_high[_interior] per dimension.
@@ -1824,31 +1750,105 @@ impl<'a> Parser<'a> {
 
     // ---------------------------------------------------------------- ops
 
-    fn build_op(
-        &self,
-        opcode: Opcode,
-        a: &mut Attrs,
-        at: usize,
-        operand_count: usize,
-    ) -> Result<Op> {
+    /// Builds the op of an instruction other than a parameter or constant, claiming
+    /// the attributes its opcode takes. Each family of ops has its own builder, and
+    /// the first that knows the opcode builds it.
+    fn build_op(&self, opcode: Opcode, attrs: &mut Attrs, at: usize) -> Result<Op> {
         if let Some(u) = UnaryOp::from_name(opcode.name()) {
             return Ok(Op::Unary(u));
         }
         if let Some(b) = BinaryOp::from_name(opcode.name()) {
             return Ok(Op::Binary(b));
         }
-        let p = self;
-        let _ = operand_count;
-        Ok(match opcode {
-            Opcode::Iota => Op::Iota {
-                dimension: a.req_usize(p, "iota_dimension", at)?,
-            },
-            Opcode::ReplicaId => Op::ReplicaId,
-            Opcode::PartitionId => Op::PartitionId,
-            Opcode::AfterAll => Op::AfterAll,
+        let mut claim = Claim {
+            p: self,
+            attrs,
+            opcode,
+            at,
+        };
+        let families = [
+            Claim::elementwise_op,
+            Claim::generator_op,
+            Claim::data_movement_op,
+            Claim::gather_scatter_op,
+            Claim::linear_algebra_op,
+            Claim::reduction_op,
+            Claim::control_flow_op,
+            Claim::custom_call_op,
+            Claim::collective_op,
+            Claim::transfer_op,
+        ];
+        for build in families {
+            if let Some(op) = build(&mut claim)? {
+                return Ok(op);
+            }
+        }
+        match opcode {
+            Opcode::Parameter | Opcode::Constant => Err(Error::internal(
+                "parameter and constant are built by the caller",
+            )),
+            other => Err(self.err(
+                at,
+                format!("opcode {other} is not an elementwise op and has no builder"),
+            )),
+        }
+    }
+}
+
+impl Attrs {
+    /// Removes an attribute, returning where its value starts and the value.
+    fn take(&mut self, key: AttrName) -> Option<(usize, Value)> {
+        let i = self.items.iter().position(|(k, _, _, _)| *k == key)?;
+        let (_, _, offset, value) = self.items.remove(i);
+        Some((offset, value))
+    }
+
+    /// Moves the attributes any instruction may carry onto it.
+    fn take_common(&mut self, instr: &mut HloInstruction) {
+        if let Some((_, Value::Metadata(m))) = self.take(AttrName::Metadata) {
+            instr.metadata = Some(m);
+        }
+        if let Some((_, Value::StrMap(m))) = self.take(AttrName::FrontendAttributes) {
+            instr.frontend_attributes = m;
+        }
+        if let Some((_, Value::Raw(s))) = self.take(AttrName::Sharding) {
+            instr.sharding = Some(s);
+        }
+        if let Some((_, Value::Raw(s))) = self.take(AttrName::Statistics) {
+            instr.statistics = Some(s);
+        }
+        if let Some((_, Value::Backend(b))) = self.take(AttrName::BackendConfig) {
+            instr.backend_config = Some(b);
+        }
+        if let Some((_, Value::InstrRefs(r))) = self.take(AttrName::ControlPredecessors) {
+            instr.control_predecessors = r;
+        }
+        if let Some((_, Value::Bools(b))) = self.take(AttrName::ParameterReplication) {
+            instr.parameter_replication = Some(b);
+        }
+    }
+}
+
+/// An instruction's attributes while its opcode's builder claims them, with what
+/// an error needs: the parser (offsets become line and column), the opcode and
+/// the offset it was written at, where a missing attribute is reported.
+struct Claim<'c, 'p> {
+    p: &'c Parser<'p>,
+    attrs: &'c mut Attrs,
+    opcode: Opcode,
+    at: usize,
+}
+
+/// The ops of each family, built from their attributes. A builder answers `None`
+/// for an opcode outside its family.
+impl Claim<'_, '_> {
+    /// Elementwise ops beyond the plain unary and binary ones.
+    fn elementwise_op(&mut self) -> Result<Option<Op>> {
+        use AttrName as N;
+        Ok(Some(match self.opcode {
             Opcode::Compare => Op::Compare {
-                direction: a.req_enum(p, "direction", at, ComparisonDirection::from_name)?,
-                compare_type: a.opt_enum(p, "type", ComparisonType::from_name)?,
+                direction: self.req_enum(N::Direction, ComparisonDirection::from_name)?,
+                compare_type: self.opt_enum(N::Type, ComparisonType::from_name)?,
             },
             Opcode::Select => Op::Select,
             Opcode::Clamp => Op::Clamp,
@@ -1856,155 +1856,207 @@ impl<'a> Parser<'a> {
             Opcode::BitcastConvert => Op::BitcastConvert,
             Opcode::StochasticConvert => Op::StochasticConvert,
             Opcode::ReducePrecision => Op::ReducePrecision {
-                exponent_bits: a.req_u32(p, "exponent_bits", at)?,
-                mantissa_bits: a.req_u32(p, "mantissa_bits", at)?,
+                exponent_bits: self.req_u32(N::ExponentBits)?,
+                mantissa_bits: self.req_u32(N::MantissaBits)?,
             },
             Opcode::Map => Op::Map {
-                dimensions: a.opt_dims(p, "dimensions")?.unwrap_or_default(),
-                to_apply: a.req_comp(p, "to_apply", at)?,
+                dimensions: self.opt_dims(N::Dimensions)?.unwrap_or_default(),
+                to_apply: self.req_comp(N::ToApply)?,
             },
+            _ => return Ok(None),
+        }))
+    }
+
+    /// Ops that make values from no array operand: iotas, ids, tokens, random bits.
+    fn generator_op(&mut self) -> Result<Option<Op>> {
+        use AttrName as N;
+        Ok(Some(match self.opcode {
+            Opcode::Iota => Op::Iota {
+                dimension: self.req_usize(N::IotaDimension)?,
+            },
+            Opcode::ReplicaId => Op::ReplicaId,
+            Opcode::PartitionId => Op::PartitionId,
+            Opcode::AfterAll => Op::AfterAll,
+            Opcode::Rng => Op::Rng {
+                distribution: self.req_enum(N::Distribution, RandomDistribution::from_name)?,
+            },
+            Opcode::RngBitGenerator => Op::RngBitGenerator {
+                algorithm: self
+                    .opt_enum(N::Algorithm, RandomAlgorithm::from_name)?
+                    .unwrap_or(RandomAlgorithm::Default),
+            },
+            Opcode::RngGetAndUpdateState => Op::RngGetAndUpdateState {
+                delta: self.req_i64(N::Delta)?,
+            },
+            _ => return Ok(None),
+        }))
+    }
+
+    /// Ops that move, copy or reinterpret elements without computing on them.
+    fn data_movement_op(&mut self) -> Result<Option<Op>> {
+        use AttrName as N;
+        Ok(Some(match self.opcode {
             Opcode::Broadcast => Op::Broadcast {
-                dimensions: a.opt_dims(p, "dimensions")?.unwrap_or_default(),
+                dimensions: self.opt_dims(N::Dimensions)?.unwrap_or_default(),
             },
             Opcode::Reshape => Op::Reshape,
             Opcode::DynamicReshape => Op::DynamicReshape,
             Opcode::Transpose => Op::Transpose {
-                dimensions: a.req_dims(p, "dimensions", at)?,
+                dimensions: self.req_dims(N::Dimensions)?,
             },
             Opcode::Slice => Op::Slice {
-                slice: match a.take("slice") {
+                slice: match self.attrs.take(N::Slice) {
                     Some((_, Value::Slice(s))) => s,
-                    _ => return Err(p.missing("slice", opcode, at)),
+                    _ => return Err(self.missing(N::Slice)),
                 },
             },
             Opcode::DynamicSlice => Op::DynamicSlice {
-                sizes: a.req_dims(p, "dynamic_slice_sizes", at)?,
+                sizes: self.req_dims(N::DynamicSliceSizes)?,
             },
             Opcode::DynamicUpdateSlice => Op::DynamicUpdateSlice,
             Opcode::Concatenate => Op::Concatenate {
-                dimension: a.req_single_dim(p, "dimensions", at)?,
+                dimension: self.req_single_dim(N::Dimensions)?,
             },
             Opcode::Pad => Op::Pad {
-                config: match a.take("padding") {
+                config: match self.attrs.take(N::Padding) {
                     Some((_, Value::Pad(c))) => c,
-                    _ => return Err(p.missing("padding", opcode, at)),
+                    _ => return Err(self.missing(N::Padding)),
                 },
             },
             Opcode::Reverse => Op::Reverse {
-                dimensions: a.req_dims(p, "dimensions", at)?,
+                dimensions: self.req_dims(N::Dimensions)?,
             },
             Opcode::Copy => Op::Copy,
             Opcode::Bitcast => Op::Bitcast,
             Opcode::GetDimensionSize => Op::GetDimensionSize {
-                dimension: a.req_single_dim(p, "dimensions", at)?,
+                dimension: self.req_single_dim(N::Dimensions)?,
             },
             Opcode::SetDimensionSize => Op::SetDimensionSize {
-                dimension: a.req_single_dim(p, "dimensions", at)?,
+                dimension: self.req_single_dim(N::Dimensions)?,
             },
+            Opcode::CopyStart => Op::CopyStart {
+                cross_program_prefetch_index: self.opt_i64(N::CrossProgramPrefetchIndex)?,
+            },
+            Opcode::CopyDone => Op::CopyDone,
+            _ => return Ok(None),
+        }))
+    }
+
+    fn gather_scatter_op(&mut self) -> Result<Option<Op>> {
+        use AttrName as N;
+        Ok(Some(match self.opcode {
             Opcode::Gather => Op::Gather {
                 dnums: GatherDimensionNumbers {
-                    offset_dims: a.req_dims(p, "offset_dims", at)?,
-                    collapsed_slice_dims: a.req_dims(p, "collapsed_slice_dims", at)?,
-                    start_index_map: a.req_dims(p, "start_index_map", at)?,
-                    operand_batching_dims: a
-                        .opt_dims(p, "operand_batching_dims")?
+                    offset_dims: self.req_dims(N::OffsetDims)?,
+                    collapsed_slice_dims: self.req_dims(N::CollapsedSliceDims)?,
+                    start_index_map: self.req_dims(N::StartIndexMap)?,
+                    operand_batching_dims: self
+                        .opt_dims(N::OperandBatchingDims)?
                         .unwrap_or_default(),
-                    start_indices_batching_dims: a
-                        .opt_dims(p, "start_indices_batching_dims")?
+                    start_indices_batching_dims: self
+                        .opt_dims(N::StartIndicesBatchingDims)?
                         .unwrap_or_default(),
-                    index_vector_dim: a.req_usize(p, "index_vector_dim", at)?,
+                    index_vector_dim: self.req_usize(N::IndexVectorDim)?,
                 },
-                slice_sizes: a.req_dims(p, "slice_sizes", at)?,
-                indices_are_sorted: a.opt_bool(p, "indices_are_sorted")?.unwrap_or(false),
+                slice_sizes: self.req_dims(N::SliceSizes)?,
+                indices_are_sorted: self.opt_bool(N::IndicesAreSorted)?.unwrap_or(false),
             },
             Opcode::Scatter => Op::Scatter {
                 dnums: ScatterDimensionNumbers {
-                    update_window_dims: a.req_dims(p, "update_window_dims", at)?,
-                    inserted_window_dims: a.req_dims(p, "inserted_window_dims", at)?,
-                    scatter_dims_to_operand_dims: a.req_dims(
-                        p,
-                        "scatter_dims_to_operand_dims",
-                        at,
-                    )?,
-                    input_batching_dims: a.opt_dims(p, "input_batching_dims")?.unwrap_or_default(),
-                    scatter_indices_batching_dims: a
-                        .opt_dims(p, "scatter_indices_batching_dims")?
+                    update_window_dims: self.req_dims(N::UpdateWindowDims)?,
+                    inserted_window_dims: self.req_dims(N::InsertedWindowDims)?,
+                    scatter_dims_to_operand_dims: self.req_dims(N::ScatterDimsToOperandDims)?,
+                    input_batching_dims: self.opt_dims(N::InputBatchingDims)?.unwrap_or_default(),
+                    scatter_indices_batching_dims: self
+                        .opt_dims(N::ScatterIndicesBatchingDims)?
                         .unwrap_or_default(),
-                    index_vector_dim: a.req_usize(p, "index_vector_dim", at)?,
+                    index_vector_dim: self.req_usize(N::IndexVectorDim)?,
                 },
-                indices_are_sorted: a.opt_bool(p, "indices_are_sorted")?.unwrap_or(false),
-                unique_indices: a.opt_bool(p, "unique_indices")?.unwrap_or(false),
-                to_apply: a.req_comp(p, "to_apply", at)?,
+                indices_are_sorted: self.opt_bool(N::IndicesAreSorted)?.unwrap_or(false),
+                unique_indices: self.opt_bool(N::UniqueIndices)?.unwrap_or(false),
+                to_apply: self.req_comp(N::ToApply)?,
             },
+            _ => return Ok(None),
+        }))
+    }
+
+    /// Dot, convolution, FFT and the matrix decompositions.
+    fn linear_algebra_op(&mut self) -> Result<Option<Op>> {
+        use AttrName as N;
+        Ok(Some(match self.opcode {
             Opcode::Dot => Op::Dot {
                 dnums: DotDimensionNumbers {
-                    lhs_batch_dims: a.opt_dims(p, "lhs_batch_dims")?.unwrap_or_default(),
-                    rhs_batch_dims: a.opt_dims(p, "rhs_batch_dims")?.unwrap_or_default(),
-                    lhs_contracting_dims: a
-                        .opt_dims(p, "lhs_contracting_dims")?
-                        .unwrap_or_default(),
-                    rhs_contracting_dims: a
-                        .opt_dims(p, "rhs_contracting_dims")?
-                        .unwrap_or_default(),
+                    lhs_batch_dims: self.opt_dims(N::LhsBatchDims)?.unwrap_or_default(),
+                    rhs_batch_dims: self.opt_dims(N::RhsBatchDims)?.unwrap_or_default(),
+                    lhs_contracting_dims: self.opt_dims(N::LhsContractingDims)?.unwrap_or_default(),
+                    rhs_contracting_dims: self.opt_dims(N::RhsContractingDims)?.unwrap_or_default(),
                 },
-                precision: a.precision(p)?,
+                precision: self.precision()?,
             },
             Opcode::Convolution => Op::Convolution {
-                window: match a.take("window") {
+                window: match self.attrs.take(N::Window) {
                     Some((_, Value::Window(w))) => w,
                     _ => Window::default(),
                 },
-                dnums: match a.take("dim_labels") {
+                dnums: match self.attrs.take(N::DimLabels) {
                     Some((_, Value::ConvDnums(d))) => d,
-                    _ => return Err(p.missing("dim_labels", opcode, at)),
+                    _ => return Err(self.missing(N::DimLabels)),
                 },
-                feature_group_count: a.opt_usize(p, "feature_group_count")?.unwrap_or(1),
-                batch_group_count: a.opt_usize(p, "batch_group_count")?.unwrap_or(1),
-                precision: a.precision(p)?,
+                feature_group_count: self.opt_usize(N::FeatureGroupCount)?.unwrap_or(1),
+                batch_group_count: self.opt_usize(N::BatchGroupCount)?.unwrap_or(1),
+                precision: self.precision()?,
             },
             Opcode::Fft => Op::Fft {
-                fft_type: a.req_enum(p, "fft_type", at, FftType::from_name)?,
-                fft_length: a.req_dims(p, "fft_length", at)?,
+                fft_type: self.req_enum(N::FftType, FftType::from_name)?,
+                fft_length: self.req_dims(N::FftLength)?,
             },
             Opcode::Cholesky => Op::Cholesky {
-                lower: a.opt_bool(p, "lower")?.unwrap_or(false),
+                lower: self.opt_bool(N::Lower)?.unwrap_or(false),
             },
             Opcode::TriangularSolve => Op::TriangularSolve {
                 options: TriangularSolveOptions {
-                    left_side: a.opt_bool(p, "left_side")?.unwrap_or(false),
-                    lower: a.opt_bool(p, "lower")?.unwrap_or(false),
-                    unit_diagonal: a.opt_bool(p, "unit_diagonal")?.unwrap_or(false),
-                    transpose_a: a
-                        .opt_enum(p, "transpose_a", TriangularTranspose::from_name)?
+                    left_side: self.opt_bool(N::LeftSide)?.unwrap_or(false),
+                    lower: self.opt_bool(N::Lower)?.unwrap_or(false),
+                    unit_diagonal: self.opt_bool(N::UnitDiagonal)?.unwrap_or(false),
+                    transpose_a: self
+                        .opt_enum(N::TransposeA, TriangularTranspose::from_name)?
                         .unwrap_or(TriangularTranspose::NoTranspose),
                 },
             },
+            _ => return Ok(None),
+        }))
+    }
+
+    /// Reductions, windowed reductions, sorting and batch normalization.
+    fn reduction_op(&mut self) -> Result<Option<Op>> {
+        use AttrName as N;
+        Ok(Some(match self.opcode {
             Opcode::Reduce => Op::Reduce {
-                dimensions: a.req_dims(p, "dimensions", at)?,
-                to_apply: a.req_comp(p, "to_apply", at)?,
+                dimensions: self.req_dims(N::Dimensions)?,
+                to_apply: self.req_comp(N::ToApply)?,
             },
             Opcode::ReduceWindow => Op::ReduceWindow {
-                window: a.req_window(p, at, opcode)?,
-                to_apply: a.req_comp(p, "to_apply", at)?,
+                window: self.req_window()?,
+                to_apply: self.req_comp(N::ToApply)?,
             },
             Opcode::SelectAndScatter => Op::SelectAndScatter {
-                window: a.req_window(p, at, opcode)?,
-                select: a.req_comp(p, "select", at)?,
-                scatter: a.req_comp(p, "scatter", at)?,
+                window: self.req_window()?,
+                select: self.req_comp(N::Select)?,
+                scatter: self.req_comp(N::Scatter)?,
             },
             Opcode::Sort => Op::Sort {
-                dimension: a.req_single_dim(p, "dimensions", at)?,
-                is_stable: a.opt_bool(p, "is_stable")?.unwrap_or(false),
-                comparator: a.req_comp(p, "to_apply", at)?,
+                dimension: self.req_single_dim(N::Dimensions)?,
+                is_stable: self.opt_bool(N::IsStable)?.unwrap_or(false),
+                comparator: self.req_comp(N::ToApply)?,
             },
             Opcode::TopK => Op::TopK {
-                k: a.req_usize(p, "k", at)?,
-                largest: a.opt_bool(p, "largest")?.unwrap_or(true),
+                k: self.req_usize(N::K)?,
+                largest: self.opt_bool(N::Largest)?.unwrap_or(true),
             },
             Opcode::BatchNormTraining | Opcode::BatchNormInference | Opcode::BatchNormGrad => {
-                let epsilon = a.req_f32(p, "epsilon", at)?;
-                let feature_index = a.req_usize(p, "feature_index", at)?;
-                match opcode {
+                let epsilon = self.req_f32(N::Epsilon)?;
+                let feature_index = self.req_usize(N::FeatureIndex)?;
+                match self.opcode {
                     Opcode::BatchNormTraining => Op::BatchNormTraining {
                         epsilon,
                         feature_index,
@@ -2019,146 +2071,159 @@ impl<'a> Parser<'a> {
                     },
                 }
             }
+            _ => return Ok(None),
+        }))
+    }
+
+    /// Tuples, calls of other computations, and ordering-only ops.
+    fn control_flow_op(&mut self) -> Result<Option<Op>> {
+        use AttrName as N;
+        Ok(Some(match self.opcode {
             Opcode::Tuple => Op::Tuple,
             Opcode::GetTupleElement => Op::GetTupleElement {
-                index: a.req_usize(p, "index", at)?,
+                index: self.req_usize(N::Index)?,
             },
             Opcode::While => Op::While {
-                condition: a.req_comp(p, "condition", at)?,
-                body: a.req_comp(p, "body", at)?,
+                condition: self.req_comp(N::Condition)?,
+                body: self.req_comp(N::Body)?,
             },
             Opcode::Conditional => {
-                if let Some((_, Value::Comps(branches))) = a.take("branch_computations") {
+                if let Some((_, Value::Comps(branches))) = self.attrs.take(N::BranchComputations) {
                     Op::Conditional { branches }
                 } else {
-                    let t = a.req_comp(p, "true_computation", at)?;
-                    let f = a.req_comp(p, "false_computation", at)?;
+                    let t = self.req_comp(N::TrueComputation)?;
+                    let f = self.req_comp(N::FalseComputation)?;
                     Op::Conditional {
                         branches: vec![t, f],
                     }
                 }
             }
             Opcode::Call => Op::Call {
-                to_apply: a.req_comp(p, "to_apply", at)?,
+                to_apply: self.req_comp(N::ToApply)?,
             },
             Opcode::Fusion => Op::Fusion {
-                kind: a.req_enum(p, "kind", at, FusionKind::from_name)?,
-                calls: a.req_comp(p, "calls", at)?,
+                kind: self.req_enum(N::Kind, FusionKind::from_name)?,
+                calls: self.req_comp(N::Calls)?,
             },
-            Opcode::CustomCall => Op::CustomCall(Box::new(CustomCallAttrs {
-                target: match a.take("custom_call_target") {
-                    Some((_, Value::Str(s))) => s,
-                    _ => return Err(p.missing("custom_call_target", opcode, at)),
-                },
-                api_version: a
-                    .opt_enum(p, "api_version", CustomCallApiVersion::from_name)?
-                    .unwrap_or(CustomCallApiVersion::Original),
-                called_computations: match a.take("called_computations") {
-                    Some((_, Value::Comps(c))) => c,
-                    _ => Vec::new(),
-                },
-                has_side_effect: a
-                    .opt_bool(p, "custom_call_has_side_effect")?
-                    .unwrap_or(false),
-                operand_layout_constraints: match a.take("operand_layout_constraints") {
-                    Some((_, Value::Shapes(s))) => Some(s),
-                    _ => None,
-                },
-                output_to_operand_aliasing: match a.take("output_to_operand_aliasing") {
-                    Some((_, Value::Aliasing(v))) => v,
-                    _ => Vec::new(),
-                },
-                schedule: a.opt_enum(p, "custom_call_schedule", CustomCallSchedule::from_name)?,
-            })),
+            Opcode::AsyncStart => Op::AsyncStart {
+                calls: self.req_comp(N::Calls)?,
+                execution_thread: self.opt_str(N::AsyncExecutionThread),
+            },
+            Opcode::AsyncUpdate => Op::AsyncUpdate,
+            Opcode::AsyncDone => Op::AsyncDone,
             Opcode::OptimizationBarrier => Op::OptimizationBarrier,
             Opcode::AddDependency => Op::AddDependency,
-            Opcode::Rng => Op::Rng {
-                distribution: a.req_enum(p, "distribution", at, RandomDistribution::from_name)?,
+            _ => return Ok(None),
+        }))
+    }
+
+    fn custom_call_op(&mut self) -> Result<Option<Op>> {
+        use AttrName as N;
+        if self.opcode != Opcode::CustomCall {
+            return Ok(None);
+        }
+        Ok(Some(Op::CustomCall(Box::new(CustomCallAttrs {
+            target: match self.attrs.take(N::CustomCallTarget) {
+                Some((_, Value::Str(s))) => s,
+                _ => return Err(self.missing(N::CustomCallTarget)),
             },
-            Opcode::RngBitGenerator => Op::RngBitGenerator {
-                algorithm: a
-                    .opt_enum(p, "algorithm", RandomAlgorithm::from_name)?
-                    .unwrap_or(RandomAlgorithm::Default),
+            api_version: self
+                .opt_enum(N::ApiVersion, CustomCallApiVersion::from_name)?
+                .unwrap_or(CustomCallApiVersion::Original),
+            called_computations: match self.attrs.take(N::CalledComputations) {
+                Some((_, Value::Comps(c))) => c,
+                _ => Vec::new(),
             },
-            Opcode::RngGetAndUpdateState => Op::RngGetAndUpdateState {
-                delta: a.req_i64(p, "delta", at)?,
+            has_side_effect: self.opt_bool(N::CustomCallHasSideEffect)?.unwrap_or(false),
+            operand_layout_constraints: match self.attrs.take(N::OperandLayoutConstraints) {
+                Some((_, Value::Shapes(s))) => Some(s),
+                _ => None,
             },
+            output_to_operand_aliasing: match self.attrs.take(N::OutputToOperandAliasing) {
+                Some((_, Value::Aliasing(v))) => v,
+                _ => Vec::new(),
+            },
+            schedule: self.opt_enum(N::CustomCallSchedule, CustomCallSchedule::from_name)?,
+        }))))
+    }
+
+    /// Ops that exchange data between replicas or partitions.
+    fn collective_op(&mut self) -> Result<Option<Op>> {
+        use AttrName as N;
+        Ok(Some(match self.opcode {
             Opcode::AllReduce => Op::AllReduce {
-                attrs: a.collective(p)?,
-                to_apply: a.req_comp(p, "to_apply", at)?,
+                attrs: self.collective()?,
+                to_apply: self.req_comp(N::ToApply)?,
             },
             Opcode::AllReduceStart => Op::AllReduceStart {
-                attrs: a.collective(p)?,
-                to_apply: a.req_comp(p, "to_apply", at)?,
+                attrs: self.collective()?,
+                to_apply: self.req_comp(N::ToApply)?,
             },
             Opcode::AllReduceDone => Op::AllReduceDone,
             Opcode::AllGather => Op::AllGather {
-                attrs: a.collective(p)?,
-                dimension: a.req_single_dim(p, "dimensions", at)?,
+                attrs: self.collective()?,
+                dimension: self.req_single_dim(N::Dimensions)?,
             },
             Opcode::AllGatherStart => Op::AllGatherStart {
-                attrs: a.collective(p)?,
-                dimension: a.req_single_dim(p, "dimensions", at)?,
+                attrs: self.collective()?,
+                dimension: self.req_single_dim(N::Dimensions)?,
             },
             Opcode::AllGatherDone => Op::AllGatherDone,
             Opcode::ReduceScatter => Op::ReduceScatter {
-                attrs: a.collective(p)?,
-                dimension: a.req_single_dim(p, "dimensions", at)?,
-                to_apply: a.req_comp(p, "to_apply", at)?,
+                attrs: self.collective()?,
+                dimension: self.req_single_dim(N::Dimensions)?,
+                to_apply: self.req_comp(N::ToApply)?,
             },
             Opcode::AllToAll => Op::AllToAll {
-                attrs: a.collective(p)?,
-                split_dimension: match a.opt_dims(p, "dimensions")? {
+                attrs: self.collective()?,
+                split_dimension: match self.opt_dims(N::Dimensions)? {
                     None => None,
                     Some(d) if d.len() == 1 => Some(d[0]),
-                    Some(_) => return Err(p.err(at, "all-to-all takes one split dimension")),
+                    Some(_) => {
+                        return Err(self.p.err(self.at, "all-to-all takes one split dimension"))
+                    }
                 },
             },
-            Opcode::CollectivePermute | Opcode::CollectivePermuteStart => {
-                let attrs = a.collective(p)?;
-                let source_target_pairs = match a.take("source_target_pairs") {
-                    Some((offset, Value::Groups(g))) => g
-                        .into_iter()
-                        .map(|pair| match pair[..] {
-                            [s, t] => Ok((s, t)),
-                            _ => Err(p.err(
-                                offset,
-                                "source_target_pairs entries must be {source,target}",
-                            )),
-                        })
-                        .collect::<Result<Vec<_>>>()?,
-                    _ => Vec::new(),
-                };
-                if opcode == Opcode::CollectivePermute {
-                    Op::CollectivePermute {
-                        attrs,
-                        source_target_pairs,
-                    }
-                } else {
-                    Op::CollectivePermuteStart {
-                        attrs,
-                        source_target_pairs,
-                    }
+            Opcode::CollectivePermute => {
+                let attrs = self.collective()?;
+                Op::CollectivePermute {
+                    attrs,
+                    source_target_pairs: self.source_target_pairs()?,
+                }
+            }
+            Opcode::CollectivePermuteStart => {
+                let attrs = self.collective()?;
+                Op::CollectivePermuteStart {
+                    attrs,
+                    source_target_pairs: self.source_target_pairs()?,
                 }
             }
             Opcode::CollectivePermuteDone => Op::CollectivePermuteDone,
             Opcode::CollectiveBroadcast => Op::CollectiveBroadcast {
-                attrs: a.collective(p)?,
+                attrs: self.collective()?,
             },
+            _ => return Ok(None),
+        }))
+    }
+
+    /// Infeed, outfeed, send and receive: transfers to and from outside the program.
+    fn transfer_op(&mut self) -> Result<Option<Op>> {
+        use AttrName as N;
+        Ok(Some(match self.opcode {
             Opcode::Infeed => Op::Infeed {
-                config: a.opt_str("infeed_config").unwrap_or_default(),
+                config: self.opt_str(N::InfeedConfig).unwrap_or_default(),
             },
             Opcode::Outfeed => Op::Outfeed {
-                config: a.opt_str("outfeed_config").unwrap_or_default(),
-                outfeed_shape: match a.take("outfeed_shape") {
+                config: self.opt_str(N::OutfeedConfig).unwrap_or_default(),
+                outfeed_shape: match self.attrs.take(N::OutfeedShape) {
                     Some((_, Value::Shape(s))) => Some(s),
                     _ => None,
                 },
             },
             Opcode::Send | Opcode::SendDone | Opcode::Recv | Opcode::RecvDone => {
-                let channel_id = a.opt_i64(p, "channel_id")?;
-                let is_host_transfer = a.opt_bool(p, "is_host_transfer")?.unwrap_or(false);
-                match opcode {
+                let channel_id = self.opt_i64(N::ChannelId)?;
+                let is_host_transfer = self.opt_bool(N::IsHostTransfer)?.unwrap_or(false);
+                match self.opcode {
                     Opcode::Send => Op::Send {
                         channel_id,
                         is_host_transfer,
@@ -2177,107 +2242,91 @@ impl<'a> Parser<'a> {
                     },
                 }
             }
-            Opcode::AsyncStart => Op::AsyncStart {
-                calls: a.req_comp(p, "calls", at)?,
-                execution_thread: a.opt_str("async_execution_thread"),
-            },
-            Opcode::AsyncUpdate => Op::AsyncUpdate,
-            Opcode::AsyncDone => Op::AsyncDone,
-            Opcode::CopyStart => Op::CopyStart {
-                cross_program_prefetch_index: a.opt_i64(p, "cross_program_prefetch_index")?,
-            },
-            Opcode::CopyDone => Op::CopyDone,
-            Opcode::Parameter | Opcode::Constant => {
-                return Err(Error::internal(
-                    "parameter and constant are built by the caller",
-                ))
-            }
-            other => {
-                return Err(p.err(
-                    at,
-                    format!("opcode {other} is not an elementwise op and has no builder"),
-                ))
-            }
-        })
-    }
-
-    fn missing(&self, attr: &str, opcode: Opcode, at: usize) -> Error {
-        self.err(at, format!("{opcode} requires the attribute {attr}"))
+            _ => return Ok(None),
+        }))
     }
 }
 
-impl Attrs {
-    /// Removes an attribute, returning where its value starts and the value.
-    fn take(&mut self, key: &str) -> Option<(usize, Value)> {
-        let i = self.items.iter().position(|(k, _, _, _)| k == key)?;
-        let (_, _, offset, value) = self.items.remove(i);
-        Some((offset, value))
+/// Claiming single attributes, each as the type its op stores.
+impl Claim<'_, '_> {
+    /// The error for an attribute the opcode cannot do without.
+    fn missing(&self, name: AttrName) -> Error {
+        self.p.err(
+            self.at,
+            format!("{} requires the attribute {name}", self.opcode),
+        )
     }
 
-    fn take_word(&mut self, key: &str) -> Option<(usize, String)> {
-        match self.take(key) {
+    /// The error for a missing attribute that has no default.
+    fn missing_value(&self, name: AttrName) -> Error {
+        self.p.err(self.at, format!("missing attribute {name}"))
+    }
+
+    fn take_word(&mut self, name: AttrName) -> Option<(usize, String)> {
+        match self.attrs.take(name) {
             Some((o, Value::Word(w))) => Some((o, w)),
             _ => None,
         }
     }
 
-    fn opt_usize(&mut self, p: &Parser, key: &str) -> Result<Option<usize>> {
-        self.take_word(key)
-            .map(|(o, w)| p.usize_of(&w, o))
+    fn opt_usize(&mut self, name: AttrName) -> Result<Option<usize>> {
+        self.take_word(name)
+            .map(|(o, w)| self.p.usize_of(&w, o))
             .transpose()
     }
 
-    fn req_usize(&mut self, p: &Parser, key: &str, at: usize) -> Result<usize> {
-        self.opt_usize(p, key)?
-            .ok_or_else(|| p.err(at, format!("missing attribute {key}")))
+    fn req_usize(&mut self, name: AttrName) -> Result<usize> {
+        self.opt_usize(name)?
+            .ok_or_else(|| self.missing_value(name))
     }
 
-    fn req_u32(&mut self, p: &Parser, key: &str, at: usize) -> Result<u32> {
+    fn req_u32(&mut self, name: AttrName) -> Result<u32> {
         let (o, w) = self
-            .take_word(key)
-            .ok_or_else(|| p.err(at, format!("missing attribute {key}")))?;
+            .take_word(name)
+            .ok_or_else(|| self.missing_value(name))?;
         w.parse::<u32>().map_err(|_| {
-            p.err(
+            self.p.err(
                 o,
                 format!(
-                    "{key} must be an integer from 0 to {}, found '{w}'",
+                    "{name} must be an integer from 0 to {}, found '{w}'",
                     u32::MAX
                 ),
             )
         })
     }
 
-    fn opt_i64(&mut self, p: &Parser, key: &str) -> Result<Option<i64>> {
-        self.take_word(key)
-            .map(|(o, w)| p.i64_of(&w, o))
+    fn opt_i64(&mut self, name: AttrName) -> Result<Option<i64>> {
+        self.take_word(name)
+            .map(|(o, w)| self.p.i64_of(&w, o))
             .transpose()
     }
 
-    fn req_i64(&mut self, p: &Parser, key: &str, at: usize) -> Result<i64> {
-        self.opt_i64(p, key)?
-            .ok_or_else(|| p.err(at, format!("missing attribute {key}")))
+    fn req_i64(&mut self, name: AttrName) -> Result<i64> {
+        self.opt_i64(name)?.ok_or_else(|| self.missing_value(name))
     }
 
-    fn req_f32(&mut self, p: &Parser, key: &str, at: usize) -> Result<f32> {
+    fn req_f32(&mut self, name: AttrName) -> Result<f32> {
         let (o, w) = self
-            .take_word(key)
-            .ok_or_else(|| p.err(at, format!("missing attribute {key}")))?;
-        p.parse_f32(&w, o)
+            .take_word(name)
+            .ok_or_else(|| self.missing_value(name))?;
+        self.p.parse_f32(&w, o)
     }
 
-    fn opt_bool(&mut self, p: &Parser, key: &str) -> Result<Option<bool>> {
-        match self.take_word(key) {
+    fn opt_bool(&mut self, name: AttrName) -> Result<Option<bool>> {
+        match self.take_word(name) {
             None => Ok(None),
             Some((o, w)) => match w.as_str() {
                 "true" => Ok(Some(true)),
                 "false" => Ok(Some(false)),
-                _ => Err(p.err(o, format!("{key} must be true or false, found '{w}'"))),
+                _ => Err(self
+                    .p
+                    .err(o, format!("{name} must be true or false, found '{w}'"))),
             },
         }
     }
 
-    fn opt_str(&mut self, key: &str) -> Option<String> {
-        match self.take(key) {
+    fn opt_str(&mut self, name: AttrName) -> Option<String> {
+        match self.attrs.take(name) {
             Some((_, Value::Str(s))) => Some(s),
             _ => None,
         }
@@ -2285,81 +2334,74 @@ impl Attrs {
 
     fn opt_enum<T>(
         &mut self,
-        p: &Parser,
-        key: &str,
+        name: AttrName,
         parse: impl Fn(&str) -> Option<T>,
     ) -> Result<Option<T>> {
-        match self.take_word(key) {
+        match self.take_word(name) {
             None => Ok(None),
             Some((o, w)) => parse(&w)
                 .map(Some)
-                .ok_or_else(|| p.err(o, format!("'{w}' is not a valid {key}"))),
+                .ok_or_else(|| self.p.err(o, format!("'{w}' is not a valid {name}"))),
         }
     }
 
-    fn req_enum<T>(
-        &mut self,
-        p: &Parser,
-        key: &str,
-        at: usize,
-        parse: impl Fn(&str) -> Option<T>,
-    ) -> Result<T> {
-        self.opt_enum(p, key, parse)?
-            .ok_or_else(|| p.err(at, format!("missing attribute {key}")))
+    fn req_enum<T>(&mut self, name: AttrName, parse: impl Fn(&str) -> Option<T>) -> Result<T> {
+        self.opt_enum(name, parse)?
+            .ok_or_else(|| self.missing_value(name))
     }
 
-    fn opt_dims(&mut self, p: &Parser, key: &str) -> Result<Option<Vec<usize>>> {
-        match self.take(key) {
+    fn opt_dims(&mut self, name: AttrName) -> Result<Option<Vec<usize>>> {
+        match self.attrs.take(name) {
             None => Ok(None),
             Some((o, Value::Ints(v))) => v
                 .into_iter()
                 .map(|x| {
-                    usize::try_from(x).map_err(|_| p.err(o, format!("{key} must not be negative")))
+                    usize::try_from(x)
+                        .map_err(|_| self.p.err(o, format!("{name} must not be negative")))
                 })
                 .collect::<Result<Vec<_>>>()
                 .map(Some),
-            Some((o, _)) => Err(p.err(o, format!("{key} must be a list like {{0,1}}"))),
+            Some((o, _)) => Err(self.p.err(o, format!("{name} must be a list like {{0,1}}"))),
         }
     }
 
-    fn req_dims(&mut self, p: &Parser, key: &str, at: usize) -> Result<Vec<usize>> {
-        self.opt_dims(p, key)?
-            .ok_or_else(|| p.err(at, format!("missing attribute {key}")))
+    fn req_dims(&mut self, name: AttrName) -> Result<Vec<usize>> {
+        self.opt_dims(name)?.ok_or_else(|| self.missing_value(name))
     }
 
-    fn req_single_dim(&mut self, p: &Parser, key: &str, at: usize) -> Result<usize> {
-        let dims = self.req_dims(p, key, at)?;
+    fn req_single_dim(&mut self, name: AttrName) -> Result<usize> {
+        let dims = self.req_dims(name)?;
         match dims[..] {
             [d] => Ok(d),
-            _ => Err(p.err(
-                at,
-                format!("{key} must name exactly one dimension, found {dims:?}"),
+            _ => Err(self.p.err(
+                self.at,
+                format!("{name} must name exactly one dimension, found {dims:?}"),
             )),
         }
     }
 
-    fn req_comp(&mut self, p: &Parser, key: &str, at: usize) -> Result<CompId> {
-        match self.take(key) {
+    fn req_comp(&mut self, name: AttrName) -> Result<CompId> {
+        match self.attrs.take(name) {
             Some((_, Value::Comp(c))) => Ok(c),
-            _ => Err(p.err(at, format!("missing attribute {key}"))),
+            _ => Err(self.missing_value(name)),
         }
     }
 
-    fn req_window(&mut self, p: &Parser, at: usize, opcode: Opcode) -> Result<Window> {
-        match self.take("window") {
+    fn req_window(&mut self) -> Result<Window> {
+        match self.attrs.take(AttrName::Window) {
             Some((_, Value::Window(w))) => Ok(w),
-            _ => Err(p.missing("window", opcode, at)),
+            _ => Err(self.missing(AttrName::Window)),
         }
     }
 
-    fn precision(&mut self, p: &Parser) -> Result<Vec<Precision>> {
-        match self.take("operand_precision") {
+    fn precision(&mut self) -> Result<Vec<Precision>> {
+        match self.attrs.take(AttrName::OperandPrecision) {
             Some((o, Value::Words(words))) => {
                 let precision = words
                     .iter()
                     .map(|w| {
                         Precision::from_name(w).ok_or_else(|| {
-                            p.err(
+                            self.p.err(
                                 o,
                                 format!("'{w}' is not a precision (default, high, highest)"),
                             )
@@ -2378,17 +2420,38 @@ impl Attrs {
         }
     }
 
-    fn collective(&mut self, p: &Parser) -> Result<CollectiveAttrs> {
+    fn collective(&mut self) -> Result<CollectiveAttrs> {
         Ok(CollectiveAttrs {
             replica_groups: ReplicaGroups {
-                groups: match self.take("replica_groups") {
+                groups: match self.attrs.take(AttrName::ReplicaGroups) {
                     Some((_, Value::Groups(g))) => g,
                     _ => Vec::new(),
                 },
             },
-            channel_id: self.opt_i64(p, "channel_id")?,
-            use_global_device_ids: self.opt_bool(p, "use_global_device_ids")?.unwrap_or(false),
-            constrain_layout: self.opt_bool(p, "constrain_layout")?.unwrap_or(false),
+            channel_id: self.opt_i64(AttrName::ChannelId)?,
+            use_global_device_ids: self
+                .opt_bool(AttrName::UseGlobalDeviceIds)?
+                .unwrap_or(false),
+            constrain_layout: self.opt_bool(AttrName::ConstrainLayout)?.unwrap_or(false),
         })
+    }
+
+    fn source_target_pairs(&mut self) -> Result<Vec<(usize, usize)>> {
+        match self.attrs.take(AttrName::SourceTargetPairs) {
+            Some((offset, Value::Groups(g))) => g
+                .into_iter()
+                .map(|pair| match pair[..] {
+                    [s, t] => Ok((s, t)),
+                    _ => Err(self.p.err(
+                        offset,
+                        format!(
+                            "{} entries must be {{source,target}}",
+                            AttrName::SourceTargetPairs
+                        ),
+                    )),
+                })
+                .collect(),
+            _ => Ok(Vec::new()),
+        }
     }
 }
