@@ -30,6 +30,7 @@ pub mod compiler;
 pub mod executable;
 pub mod fusion;
 pub mod kernels;
+pub mod lowering;
 pub mod runner;
 pub mod runtime;
 pub mod thunk;

@@ -22,15 +22,26 @@ pub struct HostRunner {
 impl HostRunner {
     /// Parses, optimizes and compiles `text` for one host device.
     pub fn compile(text: &str) -> Result<Self> {
-        Self::compile_module(HloModule::parse(text)?)
+        Self::compile_with(text, &CompileOptions::default())
+    }
+
+    /// [`HostRunner::compile`] with compile options (`host_fusion=off`,
+    /// `fp_contract=off`, ...).
+    pub fn compile_with(text: &str, options: &CompileOptions) -> Result<Self> {
+        Self::compile_module_with(HloModule::parse(text)?, options)
     }
 
     /// Optimizes and compiles a parsed module.
     pub fn compile_module(module: HloModule) -> Result<Self> {
+        Self::compile_module_with(module, &CompileOptions::default())
+    }
+
+    /// [`HostRunner::compile_module`] with compile options.
+    pub fn compile_module_with(module: HloModule, options: &CompileOptions) -> Result<Self> {
         let platform = HostPlatform::new(&PlatformOptions::default())?;
         let executor = platform.executor(0)?;
-        let optimized = optimize(module)?;
-        let executable = Arc::new(compile_module(optimized, &CompileOptions::default())?);
+        let optimized = optimize(module, options)?;
+        let executable = Arc::new(compile_module(optimized, options)?);
         let stream = executor.clone().create_stream()?;
         Ok(HostRunner {
             executable,

@@ -140,11 +140,10 @@ ENTRY e {
 #[test]
 fn profile_has_a_span_per_thunk() {
     // Unfused, so that each instruction is a thunk of its own.
-    let runner = platform_host::fusion::with_strategy(platform_host::fusion::Strategy::Unfused, || {
-        HostRunner::compile(
-            "HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n  a = f32[8] exponential(x)\n  ROOT b = f32[8] add(a, x)\n}\n",
-        )
-    })
+    let runner = HostRunner::compile_with(
+        "HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n  a = f32[8] exponential(x)\n  ROOT b = f32[8] add(a, x)\n}\n",
+        &platform_host::fusion::Strategy::Unfused.options(),
+    )
     .unwrap();
     let args = runner.to_device(&[f32s(&[8], &[0.5; 8])]).unwrap();
     let sink = Arc::new(ProfileSink::new());

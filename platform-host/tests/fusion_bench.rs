@@ -12,9 +12,9 @@
 //! reported), `BENCH_UNFUSED=0` skips the unfused runs (for profiling),
 //! `BENCH_PROFILE=1` prints where the fused program's time goes, per thunk.
 
-use platform_api::{ElementType, HloModule, Literal, Shape};
+use platform_api::{CompileOptions, ElementType, HloModule, Literal, Shape};
 use platform_host::compiler::optimize;
-use platform_host::fusion::{self, Strategy};
+use platform_host::fusion::Strategy;
 use platform_host::runner::HostRunner;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -113,13 +113,14 @@ fn bench_programs() {
             .map(|a| arg(a, &mut rng))
             .collect();
         if std::env::var("FUSION_DUMP").is_ok() {
-            let m = optimize(HloModule::parse(&text).unwrap()).unwrap();
+            let m = optimize(HloModule::parse(&text).unwrap(), &CompileOptions::default()).unwrap();
             println!("{m}");
         }
         let t0 = Instant::now();
         let fused = HostRunner::compile(&text).unwrap();
         let compile_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let module = optimize(HloModule::parse(&text).unwrap()).unwrap();
+        let module =
+            optimize(HloModule::parse(&text).unwrap(), &CompileOptions::default()).unwrap();
         let n_fusions: usize = module
             .computations
             .iter()
@@ -130,7 +131,7 @@ fn bench_programs() {
                     .count()
             })
             .sum();
-        let unfused = fusion::with_strategy(Strategy::Unfused, || HostRunner::compile(&text));
+        let unfused = HostRunner::compile_with(&text, &Strategy::Unfused.options());
         let time = |runner: &HostRunner| -> (f64, f64) {
             let bufs = runner.to_device(&args).unwrap();
             for _ in 0..2 {

@@ -4,7 +4,7 @@
 //! conformance test).
 
 use platform_api::hlo::Op;
-use platform_api::HloModule;
+use platform_api::{CompileOptions, HloModule};
 use platform_host::compiler::optimize;
 use platform_host::fusion;
 use std::path::Path;
@@ -50,7 +50,8 @@ fn xla_fusions_of_supported_ops_run_as_block_programs() {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
-        let module = optimize(HloModule::parse(&text).unwrap()).unwrap();
+        let module =
+            optimize(HloModule::parse(&text).unwrap(), &CompileOptions::default()).unwrap();
         for comp in &module.computations {
             for instr in &comp.instructions {
                 let Op::Fusion { calls, .. } = &instr.op else {

@@ -9,7 +9,7 @@
 //! silent fallback cannot make a test pass.
 
 use platform_api::hlo::Op;
-use platform_api::{ElementType, HloModule, Literal, Shape};
+use platform_api::{CompileOptions, ElementType, HloModule, Literal, Shape};
 use platform_host::compiler::optimize;
 use platform_host::fusion::{self, Strategy};
 use platform_host::runner::HostRunner;
@@ -157,7 +157,7 @@ fn uniquify(text: &str) -> String {
 fn check(name: &str, text: &str, agree: Agree) {
     let text = &uniquify(text);
     let module = HloModule::parse(text).unwrap_or_else(|e| panic!("{name}: parse: {e}"));
-    let optimized = optimize(module.clone()).unwrap();
+    let optimized = optimize(module.clone(), &CompileOptions::default()).unwrap();
     let mut fusions = 0;
     for comp in &optimized.computations {
         for instr in &comp.instructions {
@@ -179,7 +179,7 @@ fn check(name: &str, text: &str, agree: Agree) {
         .map(|s| random_literal(s, &mut rng))
         .collect();
     let block = HostRunner::compile(text).unwrap_or_else(|e| panic!("{name}: compile: {e}"));
-    let unfused = fusion::with_strategy(Strategy::Unfused, || HostRunner::compile(text)).unwrap();
+    let unfused = HostRunner::compile_with(text, &Strategy::Unfused.options()).unwrap();
     let got = block
         .run(&args)
         .unwrap_or_else(|e| panic!("{name}: run: {e}"));
@@ -620,26 +620,30 @@ fc {
   e = f32[300,40] exponential(x)
   ROOT f = f32[300,40] fusion(e, b), kind=kLoop, calls=fc"#,
     );
-    let module = optimize(HloModule::parse(&uniquify(&text)).unwrap()).unwrap();
+    let module = optimize(
+        HloModule::parse(&uniquify(&text)).unwrap(),
+        &CompileOptions::default(),
+    )
+    .unwrap();
     let entry = module.computation(module.entry);
     let f = entry.root_instr();
-    let Op::Fusion { calls, .. } = f.op else {
-        panic!()
-    };
-    assert_eq!(fusion::in_place_operands(&module, calls, f), vec![0]);
+    let plan = fusion::plan(&module, f, &CompileOptions::default()).unwrap();
+    assert_eq!(plan.in_place_operands(), [0]);
     check("in place", &text, Agree::Within(1e-6));
     // A transposed read of the operand forbids it.
     let text2 = text.replace(
         "ROOT s = f32[300,40] add(m, a)",
         "t = f32[300,40] reverse(a), dimensions={0}\n  ROOT s = f32[300,40] add(m, t)",
     );
-    let module = optimize(HloModule::parse(&uniquify(&text2)).unwrap()).unwrap();
+    let module = optimize(
+        HloModule::parse(&uniquify(&text2)).unwrap(),
+        &CompileOptions::default(),
+    )
+    .unwrap();
     let entry = module.computation(module.entry);
     let f = entry.root_instr();
-    let Op::Fusion { calls, .. } = f.op else {
-        panic!()
-    };
-    assert!(fusion::in_place_operands(&module, calls, f).is_empty());
+    let plan = fusion::plan(&module, f, &CompileOptions::default()).unwrap();
+    assert!(plan.in_place_operands().is_empty());
     check("not in place", &text2, Agree::Within(1e-6));
 }
 

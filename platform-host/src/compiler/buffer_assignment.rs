@@ -32,7 +32,6 @@
 //! placed at the lowest 64-byte-aligned offset that no buffer live at the same
 //! time occupies (greedy interval packing).
 
-use crate::fusion;
 use crate::thunk::{Allocation, BufferSlice, ConstantBytes};
 use platform_api::hlo::{HloComputation, HloInstruction, InstrId, Op};
 use platform_api::{Error, HloModule, Literal, Result, Shape};
@@ -98,6 +97,15 @@ impl BufferAssignment {
     }
 }
 
+/// What the nested sequences and fusions compiled before buffer assignment
+/// ask of it, per instruction.
+pub struct NestedNeeds<'a> {
+    /// Scratch bytes the instruction needs while it runs (a nested arena).
+    pub scratch_bytes: &'a [usize],
+    /// For a fusion, the operands its result may be written over.
+    pub fusion_in_place: &'a [Vec<usize>],
+}
+
 /// Array leaf sizes of a shape, in preorder.
 pub fn leaf_bytes(shape: &Shape) -> Vec<usize> {
     shape.leaves().iter().map(|(_, a)| a.byte_size()).collect()
@@ -138,10 +146,13 @@ pub struct InPlace {
 }
 
 /// The operands an instruction's kernel can overwrite with its result.
+///
+/// `fusion_in_place` is, for a fusion, what its plan said it may overwrite
+/// ([`crate::fusion::FusionPlan::in_place_operands`]).
 pub fn in_place_candidates(
-    module: &HloModule,
     comp: &HloComputation,
     instr: &HloInstruction,
+    fusion_in_place: &[usize],
 ) -> Vec<InPlace> {
     let same_array = |operand: usize| -> bool {
         let Some(&id) = instr.operands.get(operand) else {
@@ -204,8 +215,9 @@ pub fn in_place_candidates(
         Op::CustomCall(attrs) if attrs.target == crate::compiler::contraction::FMA_TARGET => {
             elementwise(&all)
         }
-        Op::Fusion { calls, .. } => fusion::in_place_operands(module, *calls, instr)
-            .into_iter()
+        Op::Fusion { .. } => fusion_in_place
+            .iter()
+            .copied()
             .filter(|&o| same_array(o))
             .map(|o| InPlace {
                 result_leaf: 0,
@@ -304,8 +316,9 @@ pub fn assign(
     module: &HloModule,
     comp: &HloComputation,
     mode: SequenceMode,
-    scratch_bytes: &[usize],
+    nested: &NestedNeeds<'_>,
 ) -> Result<BufferAssignment> {
+    let scratch_bytes = nested.scratch_bytes;
     let n = comp.instructions.len();
     let end = n; // the position of "after the last instruction"
     let mut values: Vec<Value> = Vec::new();
@@ -509,7 +522,7 @@ pub fn assign(
             }
             continue;
         }
-        let candidates = in_place_candidates(module, comp, instr);
+        let candidates = in_place_candidates(comp, instr, &nested.fusion_in_place[i]);
         for (leaf, &v) in leaves[i].iter().enumerate() {
             if values[v].def != i || values[v].buffer != usize::MAX {
                 continue;

@@ -9,19 +9,20 @@
 //!    ([`crate::kernels::lower`]), with a [`LowerCtx`] that hands it its
 //!    operands' and results' slices; then append the final copies.
 
-use super::buffer_assignment::{self, BufferAssignment, OutputMode, SequenceMode};
+use super::buffer_assignment::{self, NestedNeeds, OutputMode, SequenceMode};
 use crate::fusion;
 use crate::kernels;
+use crate::lowering::{BlockProducer, LowerCtx};
 use crate::thunk::{thunk, BufferSlice, Thunk, ThunkSequence};
-use platform_api::hlo::{CompId, HloComputation, HloInstruction, InstrId, Op};
-use platform_api::{ArrayShape, CompileOptions, Error, HloModule, Result, Shape};
+use platform_api::hlo::{CompId, HloInstruction, InstrId, Op};
+use platform_api::{CompileOptions, Error, HloModule, Result, Shape};
 
 /// A gather that runs inside the fusion after it, as the producer of that
-/// fusion's operand `operand` (see [`fusion::BlockProducer`]).
+/// fusion's operand `operand` (see [`BlockProducer`]).
 struct FusedGather {
     gather: InstrId,
     operand: usize,
-    producer: Box<dyn fusion::BlockProducer>,
+    producer: Box<dyn BlockProducer>,
 }
 
 /// For each fusion, the gather lowered just before it that can run inside it:
@@ -113,87 +114,6 @@ impl Nested {
     }
 }
 
-/// What a kernel's lowering sees: the instruction's computation, its buffer
-/// assignment and the compile options.
-pub struct LowerCtx<'a> {
-    pub module: &'a HloModule,
-    pub comp: &'a HloComputation,
-    pub assignment: &'a BufferAssignment,
-    pub options: &'a CompileOptions,
-}
-
-impl<'a> LowerCtx<'a> {
-    pub fn instr(&self, id: InstrId) -> &'a HloInstruction {
-        self.comp.instr(id)
-    }
-
-    /// Operand `k` of `instr`.
-    pub fn operand(&self, instr: &HloInstruction, k: usize) -> Result<&'a HloInstruction> {
-        Ok(self.comp.instr(instr.operand(k)?))
-    }
-
-    /// The array shape of operand `k`, or an error naming the instruction.
-    pub fn operand_array(&self, instr: &HloInstruction, k: usize) -> Result<&'a ArrayShape> {
-        let op = self.operand(instr, k)?;
-        op.shape.as_array().ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "%{}: operand {k} (%{}) must be an array, not {}",
-                instr.name, op.name, op.shape
-            ))
-        })
-    }
-
-    /// The array shape of `instr`'s result.
-    pub fn result_array(&self, instr: &'a HloInstruction) -> Result<&'a ArrayShape> {
-        instr.shape.as_array().ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "%{} ({}) must produce an array, not {}",
-                instr.name,
-                instr.opcode(),
-                instr.shape
-            ))
-        })
-    }
-
-    /// The slices of operand `k`'s array leaves.
-    pub fn operand_leaves(&self, instr: &HloInstruction, k: usize) -> Result<&'a [BufferSlice]> {
-        Ok(self.assignment.slices(instr.operand(k)?))
-    }
-
-    /// The slice of operand `k`, which must be a single array.
-    pub fn operand_slice(&self, instr: &HloInstruction, k: usize) -> Result<BufferSlice> {
-        match self.operand_leaves(instr, k)? {
-            [one] if self.operand(instr, k)?.shape.is_array() => Ok(*one),
-            _ => Err(Error::invalid_argument(format!(
-                "%{}: operand {k} must be a single array",
-                instr.name
-            ))),
-        }
-    }
-
-    /// The slices of an instruction's result leaves.
-    pub fn result_leaves(&self, id: InstrId) -> &'a [BufferSlice] {
-        self.assignment.slices(id)
-    }
-
-    /// The slice of an instruction's result, which must be a single array.
-    pub fn result_slice(&self, id: InstrId) -> Result<BufferSlice> {
-        let instr = self.instr(id);
-        match self.result_leaves(id) {
-            [one] if instr.shape.is_array() => Ok(*one),
-            _ => Err(Error::invalid_argument(format!(
-                "%{} must produce a single array, not {}",
-                instr.name, instr.shape
-            ))),
-        }
-    }
-
-    /// The instruction's scratch slice, if it asked for scratch.
-    pub fn scratch(&self, id: InstrId) -> Option<BufferSlice> {
-        self.assignment.scratch[id.index()]
-    }
-}
-
 /// Compiles computation `comp_id` of `module` to a thunk sequence with calling
 /// convention `mode`.
 pub fn compile_computation(
@@ -212,23 +132,32 @@ pub fn compile_computation(
     // 1. Nested sequences.
     let mut nested: Vec<Option<Nested>> = Vec::with_capacity(n);
     let mut scratch_bytes = vec![0usize; n];
+    let mut fusion_in_place = vec![Vec::new(); n];
     for (i, instr) in comp.instructions.iter().enumerate() {
         let plan = compile_nested(module, instr, options)
             .map_err(|e| e.context(format_args!("in %{}", instr.name)))?;
         if let Some(p) = &plan {
             scratch_bytes[i] = p.scratch_bytes();
         }
+        if let Some(Nested::Fusion(p)) = &plan {
+            fusion_in_place[i] = p.in_place_operands().to_vec();
+        }
         nested.push(plan);
     }
 
-    // 2. Buffers.
-    let assignment = buffer_assignment::assign(module, comp, mode, &scratch_bytes)?;
+    // 2. Buffers, told what the plans need (never recompiling them).
+    let needs = NestedNeeds {
+        scratch_bytes: &scratch_bytes,
+        fusion_in_place: &fusion_in_place,
+    };
+    let assignment = buffer_assignment::assign(module, comp, mode, &needs)?;
 
     // 3. Thunks.
     let ctx = LowerCtx {
         module,
         comp,
-        assignment: &assignment,
+        leaf_slices: &assignment.leaf_slices,
+        scratch: &assignment.scratch,
         options,
     };
     let mut thunks: Vec<Box<dyn Thunk>> = Vec::new();

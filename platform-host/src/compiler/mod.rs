@@ -17,6 +17,7 @@ pub mod fusion_pass;
 pub mod lower;
 
 use crate::executable::HostExecutable;
+use crate::fusion::Strategy;
 use crate::PLATFORM_NAME;
 use buffer_assignment::{OutputMode, SequenceMode};
 use platform_api::passes::{self, DeadCodeElimination, HloPass, LayoutNormalization};
@@ -49,9 +50,9 @@ impl Compiler for HostCompiler {
         &self,
         module: HloModule,
         _executor: &Arc<dyn StreamExecutor>,
-        _options: &CompileOptions,
+        options: &CompileOptions,
     ) -> Result<HloModule> {
-        optimize(module)
+        optimize(module, options)
     }
 
     fn run_backend(
@@ -64,12 +65,14 @@ impl Compiler for HostCompiler {
     }
 }
 
-/// The Host's HLO passes: verify, then the shared standard pipeline.
-pub fn optimize(module: HloModule) -> Result<HloModule> {
+/// The Host's HLO passes: verify, the shared standard pipeline, then the
+/// fusion decisions `options` ask for.
+pub fn optimize(module: HloModule, options: &CompileOptions) -> Result<HloModule> {
+    let strategy = Strategy::from_options(options)?;
     platform_api::hlo::verifier::verify_module(&module)?;
     let mut module = module;
     passes::standard_pipeline().run(&mut module)?;
-    fusion_pass::run(module)
+    fusion_pass::run(module, strategy)
 }
 
 /// Lowers an optimized module (the output of `run_hlo_passes`) to an executable.

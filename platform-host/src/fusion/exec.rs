@@ -16,8 +16,8 @@ use super::program::{
     BlockProgram, Home, LeafPlan, Mode, Reducer, SlotDom, Source, Step, ROW_CALL_MIN,
 };
 use super::view::gather;
-use super::BlockProducer;
 use crate::kernels::scalar_program::{load_register, Register, ScalarEval};
+use crate::lowering::BlockProducer;
 use crate::runtime::pool::compute_pool;
 use crate::thunk::{BufferSlice, ExecuteContext, Thunk};
 use platform_api::Result;
@@ -58,7 +58,7 @@ struct Env<'p> {
     consts: Vec<*const u8>,
     scratch: *mut u8,
     /// The producer of one parameter, run on each block's positions just
-    /// before the block (see [`super::BlockProducer`]), with its addresses.
+    /// before the block (see [`crate::lowering::BlockProducer`]), with its addresses.
     producer: Option<(&'p dyn BlockProducer, Vec<*mut u8>)>,
 }
 

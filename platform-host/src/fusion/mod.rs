@@ -6,8 +6,9 @@
 //!   the instruction needs while it runs.
 //! * [`FusionPlan::into_thunk`] makes the thunk, given the fusion's operand
 //!   leaf slices, result leaf slices and scratch slice.
-//! * [`in_place_operands`] names the operands the fusion's result may be
-//!   written over (buffer assignment reuses a dying operand's buffer for them).
+//! * [`FusionPlan::in_place_operands`] names the operands the fusion's result
+//!   may be written over; the compiler hands the plan's answer to buffer
+//!   assignment, which reuses a dying operand's buffer for them.
 //!
 //! # Strategy
 //! The Host does not generate machine code. A fused computation is compiled
@@ -49,11 +50,11 @@ pub mod view;
 
 use crate::compiler::buffer_assignment::{OutputMode, SequenceMode};
 use crate::compiler::lower::compile_computation;
+use crate::lowering::BlockProducer;
 use crate::thunk::{BufferSlice, Thunk, ThunkSequence};
 use platform_api::hlo::{CompId, HloInstruction, Op};
 use platform_api::{CompileOptions, Error, HloModule, Result};
 use program::BlockProgram;
-use std::cell::Cell;
 use std::sync::Arc;
 
 /// The calling convention of a fused computation: read-only parameters; the
@@ -67,53 +68,48 @@ const FUSED_MODE: SequenceMode = SequenceMode {
     },
 };
 
-/// How fusions compiled on this thread run.
+/// How fusions run: a compile option (`host_fusion`), so it is part of what
+/// a compilation cache keys on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
-    /// Block programs where supported, nested sequences otherwise.
+    /// The fusion pass forms groups, and fusions run as block programs where
+    /// supported, nested sequences otherwise (`host_fusion=block`, the
+    /// default).
     Block,
     /// No fusion decisions, and fusions already in the module run as nested
-    /// sequences: every instruction runs on its own (the reference the block
-    /// evaluator is tested against, and the "before" of benchmarks).
+    /// sequences: every instruction runs on its own (`host_fusion=off`; the
+    /// reference the block evaluator is tested against, and the "before" of
+    /// benchmarks).
     Unfused,
 }
 
-thread_local! {
-    static STRATEGY: Cell<Strategy> = const { Cell::new(Strategy::Block) };
-}
+impl Strategy {
+    /// The debug option that selects the strategy.
+    pub const OPTION: &'static str = "host_fusion";
 
-/// Runs `f` (a compilation) with fusions planned by `strategy`.
-pub fn with_strategy<R>(strategy: Strategy, f: impl FnOnce() -> R) -> R {
-    let previous = STRATEGY.with(|s| s.replace(strategy));
-    let r = f();
-    STRATEGY.with(|s| s.set(previous));
-    r
-}
+    /// The strategy `options` ask for.
+    pub fn from_options(options: &CompileOptions) -> Result<Strategy> {
+        match options.debug_option(Self::OPTION) {
+            None | Some("block") | Some("on") | Some("true") => Ok(Strategy::Block),
+            Some("off") | Some("false") | Some("unfused") => Ok(Strategy::Unfused),
+            Some(other) => Err(Error::invalid_argument(format!(
+                "{} must be block (the default) or off, not \"{other}\"",
+                Self::OPTION
+            ))),
+        }
+    }
 
-pub(crate) fn strategy() -> Strategy {
-    STRATEGY.with(|s| s.get())
-}
-
-/// An instruction fused into a block program's prologue: instead of
-/// materialising its whole result before the fusion runs, the fusion asks it
-/// for each block's positions just before reading them, while they are in
-/// cache (a row gather feeding a masking `select`: XLA fuses the gather into
-/// the loop; this gets the same memory traffic without a gather leaf).
-///
-/// # Threading
-/// `produce` is called concurrently from the fusion's tasks, on disjoint
-/// position ranges.
-pub trait BlockProducer: Send + Sync {
-    /// The buffers it reads and writes (its result's first); `produce` gets
-    /// their addresses in this order.
-    fn slices(&self) -> Vec<BufferSlice>;
-
-    /// Writes positions `pos..pos + n` of its (row-major) result.
-    ///
-    /// # Safety
-    /// `addrs` are this run's addresses of [`BlockProducer::slices`]; the
-    /// positions lie inside the result and no other thread touches them.
-    unsafe fn produce(&self, addrs: &[*mut u8], pos: usize, n: usize);
+    /// Compile options that ask for this strategy (and nothing else).
+    pub fn options(self) -> CompileOptions {
+        let value = match self {
+            Strategy::Block => "block",
+            Strategy::Unfused => "off",
+        };
+        CompileOptions {
+            debug_options: vec![(Self::OPTION.to_string(), value.to_string())],
+            ..CompileOptions::default()
+        }
+    }
 }
 
 enum PlanKind {
@@ -125,9 +121,17 @@ enum PlanKind {
 pub struct FusionPlan {
     name: String,
     kind: PlanKind,
+    /// Operands the result may be written over (see the module docs).
+    in_place: Vec<usize>,
 }
 
 impl FusionPlan {
+    /// The operands the fusion's result may be written over: buffer
+    /// assignment reuses a dying operand's buffer for the result.
+    pub fn in_place_operands(&self) -> &[usize] {
+        &self.in_place
+    }
+
     /// Scratch the fusion needs for its temporaries.
     pub fn scratch_bytes(&self) -> usize {
         match &self.kind {
@@ -250,11 +254,13 @@ fn block_program(
     module: &HloModule,
     fused: CompId,
     instr: &HloInstruction,
+    strategy: Strategy,
 ) -> Result<BlockProgram> {
-    if strategy() == Strategy::Unfused {
-        return Err(Error::unimplemented(
-            "block evaluation is off on this thread",
-        ));
+    if strategy == Strategy::Unfused {
+        return Err(Error::unimplemented(format!(
+            "block evaluation is off ({}=off)",
+            Strategy::OPTION
+        )));
     }
     let graph = graph::FusedGraph::from_computation(module, fused, &instr.name)?;
     if graph.params.iter().any(|p| !p.is_array()) || graph.params.len() != instr.operands.len() {
@@ -288,31 +294,31 @@ pub fn plan(
     let Op::Fusion { calls, .. } = &instr.op else {
         return Err(Error::internal(format!("%{} is not a fusion", instr.name)));
     };
-    let kind = match block_program(module, *calls, instr) {
-        Ok(program) => PlanKind::Block(Arc::new(program)),
+    let strategy = Strategy::from_options(options)?;
+    let (kind, in_place) = match block_program(module, *calls, instr, strategy) {
+        Ok(program) => {
+            let in_place = program
+                .in_place_params
+                .iter()
+                .copied()
+                .filter(|&k| k < instr.operands.len())
+                .collect();
+            (PlanKind::Block(Arc::new(program)), in_place)
+        }
         Err(e) => {
             tracing::debug!("%{}: fused computation runs unfused: {e}", instr.name);
-            PlanKind::Sequence(compile_computation(
-                module, *calls, FUSED_MODE, options, false,
-            )?)
+            let sequence = compile_computation(module, *calls, FUSED_MODE, options, false)?;
+            (
+                PlanKind::Sequence(sequence),
+                sequence_in_place_operands(module, *calls, instr),
+            )
         }
     };
     Ok(FusionPlan {
         name: instr.name.clone(),
         kind,
+        in_place,
     })
-}
-
-/// Operands of fusion `instr` (calling `fused`) that its result may overwrite.
-pub fn in_place_operands(module: &HloModule, fused: CompId, instr: &HloInstruction) -> Vec<usize> {
-    if let Ok(program) = block_program(module, fused, instr) {
-        return program
-            .in_place_params
-            .into_iter()
-            .filter(|&k| k < instr.operands.len())
-            .collect();
-    }
-    sequence_in_place_operands(module, fused, instr)
 }
 
 /// The fallback's in-place operands (see the module doc).
@@ -398,5 +404,5 @@ pub fn block_support(module: &HloModule, instr: &HloInstruction) -> Result<()> {
             instr.name
         )));
     };
-    block_program(module, *calls, instr).map(|_| ())
+    block_program(module, *calls, instr, Strategy::Block).map(|_| ())
 }

@@ -6,7 +6,7 @@
 //! element through the vectorized scalar evaluator.
 
 use super::scalar_program::ScalarProgram;
-use crate::compiler::lower::LowerCtx;
+use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, Thunk};
 use platform_api::hlo::{InstrId, Op};

@@ -19,7 +19,7 @@
 use super::scalar_ops::{self, BinaryFn};
 use super::scalar_program::{binary_reducer, ScalarProgram};
 use super::strided::StridedCopy;
-use crate::compiler::lower::LowerCtx;
+use crate::lowering::LowerCtx;
 use crate::runtime::rendezvous::{exchange, RendezvousKey};
 use crate::thunk::{thunk, BufferSlice, ExecuteContext, RunState, Thunk};
 use platform_api::hlo::{CollectiveAttrs, CompId, InstrId, Op};

@@ -6,8 +6,10 @@
 //! it there (the operand died at the loop), the condition reads the state, and
 //! the body overwrites it (see `WHILE_BODY_MODE`).
 
-use crate::compiler::lower::{LowerCtx, Nested};
-use crate::fusion::{BlockProducer, FusionPlan};
+use crate::compiler::lower::Nested;
+use crate::fusion::FusionPlan;
+use crate::lowering::BlockProducer;
+use crate::lowering::LowerCtx;
 use crate::thunk::{BufferSlice, ExecuteContext, Thunk, ThunkSequence};
 use platform_api::hlo::InstrId;
 use platform_api::{Error, Result};
@@ -91,7 +93,7 @@ fn fusion_operands(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Vec<BufferSlice>> 
 }
 
 /// Lowers fusion `id` with its operand `k` computed block by block by
-/// `producer` (see [`crate::fusion::BlockProducer`]).
+/// `producer` (see [`crate::lowering::BlockProducer`]).
 pub fn lower_fusion_with_producer(
     ctx: &LowerCtx<'_>,
     id: InstrId,

@@ -21,7 +21,7 @@ use super::dot::{gemm_c128, gemm_c64, GemmKernel};
 use super::gemm::{Strided, StridedMut};
 use super::scalar_ops;
 use super::strided::StridedCopy;
-use crate::compiler::lower::LowerCtx;
+use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, Thunk};
 use num_complex::{Complex32, Complex64};

@@ -12,7 +12,7 @@
 //! `output_to_operand_aliasing` entry is honoured by copying the operand into
 //! the result first and passing the result's buffer as that operand.
 
-use crate::compiler::lower::LowerCtx;
+use crate::lowering::LowerCtx;
 use crate::thunk::{thunk, BufferSlice, Thunk};
 use crate::PLATFORM_NAME;
 use platform_api::custom_call::HostCustomCall;

@@ -8,7 +8,7 @@
 
 use super::strided::StridedCopy;
 use super::types::Pred;
-use crate::compiler::lower::LowerCtx;
+use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, ExecuteContext, Thunk};
 use crate::with_real;

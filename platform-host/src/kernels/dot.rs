@@ -19,7 +19,7 @@ use super::denormal::MaybeFlushable;
 use super::gemm::{Strided, StridedMut};
 use super::scalar_ops::{self, Int};
 use super::strided::{unflatten, StridedCopy};
-use crate::compiler::lower::LowerCtx;
+use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, ExecuteContext, Thunk};
 use crate::with_int;

@@ -9,7 +9,7 @@
 
 use super::scalar_ops;
 use super::types::Pred;
-use crate::compiler::lower::LowerCtx;
+use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, Thunk};
 use crate::{with_float, with_int};

@@ -10,7 +10,7 @@
 //! dimension; IRFFT first inverts the other dimensions, then rebuilds each last-
 //! dimension line from its Hermitian half and keeps the real part.
 
-use crate::compiler::lower::LowerCtx;
+use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, Thunk};
 use num_complex::{Complex32, Complex64};

@@ -7,7 +7,7 @@
 //! from the first failing pivot on, as XLA's expansion does; the triangle it
 //! does not compute is zero.
 
-use crate::compiler::lower::LowerCtx;
+use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, Thunk};
 use num_complex::{Complex32, Complex64};

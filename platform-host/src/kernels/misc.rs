@@ -5,7 +5,7 @@
 //! `get-dimension-size` is the dimension's size and `set-dimension-size` /
 //! `dynamic-reshape` copy their operand's elements.
 
-use crate::compiler::lower::LowerCtx;
+use crate::lowering::LowerCtx;
 use crate::thunk::{thunk, Thunk};
 use platform_api::hlo::{InstrId, Op};
 use platform_api::{ElementType, Error, Result};

@@ -36,7 +36,8 @@ pub mod sort;
 pub mod strided;
 pub mod types;
 
-use crate::compiler::lower::{LowerCtx, Nested};
+use crate::compiler::lower::Nested;
+use crate::lowering::LowerCtx;
 use crate::thunk::Thunk;
 use platform_api::hlo::{InstrId, Op};
 use platform_api::{Error, Result};

@@ -17,7 +17,7 @@
 use super::scalar_ops::{typed_combiner, CombinerVisitor};
 use super::scalar_program::{binary_reducer, load_register, Register, ScalarProgram};
 use super::strided::unflatten;
-use crate::compiler::lower::LowerCtx;
+use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, Thunk};
 use platform_api::hlo::analysis::window::{input_position, output_size};

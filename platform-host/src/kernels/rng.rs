@@ -20,7 +20,7 @@
 //! counter, maps them to `[a, b)` like XLA's uniform conversion, and uses
 //! Box–Muller for the normal distribution.
 
-use crate::compiler::lower::LowerCtx;
+use crate::lowering::LowerCtx;
 use crate::thunk::{thunk, Thunk};
 use platform_api::hlo::{InstrId, Op, RandomAlgorithm, RandomDistribution};
 use platform_api::semantics::random::{philox4x32, threefry2x32};

@@ -18,7 +18,7 @@
 
 use super::scalar_ops::Float;
 use super::scalar_program::ScalarProgram;
-use crate::compiler::lower::LowerCtx;
+use crate::lowering::LowerCtx;
 use crate::thunk::{thunk, BufferSlice, Thunk};
 use platform_api::hlo::analysis::sort_comparator::module_key_comparison;
 use platform_api::hlo::{CompId, ComparisonDirection, ComparisonType, InstrId, Op};

@@ -40,10 +40,11 @@
 //! is kept if it fuses at least two instructions that would otherwise each
 //! write an array. Modules that already contain fusions (XLA's
 //! `optimized.hlo`) are left as they are, and so is everything compiled under
-//! `crate::fusion::Strategy::Unfused`.
+//! `Strategy::Unfused` (`host_fusion=off`).
 
 use crate::fusion::graph::FusedGraph;
 use crate::fusion::program;
+use crate::fusion::Strategy;
 use platform_api::hlo::{CompId, FusionKind, HloComputation, HloInstruction, InstrId, Op};
 use platform_api::passes::{DeadCodeElimination, HloPass};
 use platform_api::{HloModule, Result, Shape};
@@ -53,8 +54,8 @@ use std::collections::{BinaryHeap, HashMap, HashSet};
 /// Inputs smaller than this are not worth merging sibling groups over.
 const SIBLING_MIN_ELEMENTS: usize = 1024;
 
-pub fn run(mut module: HloModule) -> Result<HloModule> {
-    if crate::fusion::strategy() == crate::fusion::Strategy::Unfused {
+pub fn run(mut module: HloModule, strategy: Strategy) -> Result<HloModule> {
+    if strategy == Strategy::Unfused {
         return Ok(module);
     }
     let already_fused = module.computations.iter().any(|c| {
@@ -925,7 +926,8 @@ ENTRY e {
   ROOT d = f32[16,32] divide(ex, bs)
 }
 "#;
-        let m = crate::compiler::optimize(HloModule::parse(text).unwrap()).unwrap();
+        let m = crate::compiler::optimize(HloModule::parse(text).unwrap(), &Default::default())
+            .unwrap();
         let f = fusions(&m);
         assert_eq!(f.len(), 1, "{f:?}");
         let entry = m.computation(m.entry);
@@ -955,7 +957,8 @@ ENTRY e {
   ROOT r = (f32[8,4], f32[8,4]) tuple(t, d2)
 }
 "#;
-        let m = crate::compiler::optimize(HloModule::parse(text).unwrap()).unwrap();
+        let m = crate::compiler::optimize(HloModule::parse(text).unwrap(), &Default::default())
+            .unwrap();
         let entry = m.computation(m.entry);
         let dots = entry
             .instructions
