@@ -1,8 +1,8 @@
 //! [`Compiler`]: turns an [`HloModule`] into an [`Executable`] for one platform.
 
+use crate::device::StreamExecutor;
 use crate::error::Result;
 use crate::executable::Executable;
-use crate::executor::StreamExecutor;
 use crate::hlo::HloModule;
 use std::sync::Arc;
 

@@ -1,11 +1,11 @@
 //! [`Executable`]: a compiled program, and what one execution needs and reports.
 
+use crate::device::Stream;
 use crate::error::Result;
 use crate::hlo::HloModule;
 use crate::memory::ShapedBuffer;
 use crate::placer::DeviceAssignment;
 use crate::shape::Shape;
-use crate::stream::Stream;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 

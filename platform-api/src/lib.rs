@@ -3,10 +3,13 @@
 //! A backend crate depends on this crate alone. It holds:
 //!
 //! * **The contracts** — what a backend implements: [`Platform`] (a kind of
-//!   device), [`StreamExecutor`] (one device: memory, streams, events),
-//!   [`Stream`] / [`Event`], [`TransferManager`] (literals to and from
-//!   [`ShapedBuffer`]s), [`ComputationPlacer`] / [`DeviceAssignment`],
-//!   [`Compiler`] and [`Executable`].
+//!   device), the device interface in [`device`] ([`StreamExecutor`]: one
+//!   device, its memory, streams and events; [`Stream`] / [`Event`]),
+//!   [`TransferManager`] (literals to and from [`ShapedBuffer`]s, built on the
+//!   allocations of [`memory`]), [`ComputationPlacer`] / [`DeviceAssignment`],
+//!   [`Compiler`] and [`Executable`]. Modules depend downward only: `device`
+//!   on nothing but errors, `memory` on `device`, transfers and executables on
+//!   both, the registries on the traits they create.
 //! * **The registries** — [`registry`], where a backend crate announces itself with
 //!   `inventory::submit!` and the service finds it by name.
 //! * **Custom calls** — [`custom_call`]: XLA's CPU and GPU custom-call ABIs, the
@@ -23,13 +26,12 @@
 
 pub mod compiler;
 pub mod custom_call;
+pub mod device;
 pub mod executable;
-pub mod executor;
 pub mod memory;
 pub mod placer;
 pub mod platform;
 pub mod registry;
-pub mod stream;
 pub mod transfer;
 
 // The program, re-exported so a backend names one dependency. The paths are the
@@ -52,14 +54,16 @@ pub use native::{NativeType, Scalar};
 pub use shape::{ArrayShape, ElementType, Layout, ProgramShape, Shape};
 
 pub use compiler::{CompileOptions, Compiler};
+pub use device::{
+    DeviceDescription, DeviceMemoryBase, Event, EventStatus, HostCallback, MemoryUsage, Stream,
+    StreamExecutor,
+};
 pub use executable::{Executable, ProfileEvent, ProfileSink, RunOptions};
-pub use executor::{DeviceDescription, MemoryUsage, StreamExecutor};
-pub use memory::{DeviceAllocation, DeviceMemoryBase, ShapedBuffer};
+pub use memory::{DeviceAllocation, ShapedBuffer};
 pub use placer::{ComputationPlacer, DefaultComputationPlacer, DeviceAssignment};
 pub use platform::{Platform, PlatformOptions};
 pub use registry::{
     Availability, CompilerRegistration, ComputationPlacerRegistration, PlatformRegistration,
     TransferManagerRegistration,
 };
-pub use stream::{Event, EventStatus, HostCallback, Stream};
 pub use transfer::{GenericTransferManager, TransferManager};

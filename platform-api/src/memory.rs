@@ -1,7 +1,6 @@
-//! Device memory: raw handles, owned allocations, and [`ShapedBuffer`]s.
+//! Owned device memory: allocations and [`ShapedBuffer`]s, above the device
+//! interface ([`crate::device`], where the plain [`DeviceMemoryBase`] handle is).
 //!
-//! * [`DeviceMemoryBase`] is a plain (address, size) pair, `Copy`, with no
-//!   ownership: what a kernel, a copy or a custom call is handed.
 //! * [`DeviceAllocation`] owns one allocation and frees it through its executor
 //!   when the last `Arc` to it is dropped. Buffers are shared with `Arc` so a
 //!   result can alias an argument (a program that returns its parameter) without
@@ -12,42 +11,11 @@
 //!   one device pointer (8 bytes, little-endian) per element pointing at the
 //!   element's node. Custom calls receive these tables as their tuple operands.
 
+pub use crate::device::DeviceMemoryBase;
+use crate::device::StreamExecutor;
 use crate::error::{Error, Result};
-use crate::executor::StreamExecutor;
 use crate::shape::Shape;
-use std::ffi::c_void;
 use std::sync::Arc;
-
-/// A region of device memory: an address in the device's address space and a size.
-/// Holds no ownership; whoever hands one out says how long it stays valid.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct DeviceMemoryBase {
-    pub opaque: *mut c_void,
-    pub size: usize,
-}
-
-// SAFETY: the handle is an address, not a borrow; synchronising access to the bytes
-// it names is the job of streams and events, as on every device runtime.
-unsafe impl Send for DeviceMemoryBase {}
-// SAFETY: as above.
-unsafe impl Sync for DeviceMemoryBase {}
-
-impl DeviceMemoryBase {
-    pub const NULL: DeviceMemoryBase = DeviceMemoryBase {
-        opaque: std::ptr::null_mut(),
-        size: 0,
-    };
-    pub fn new(opaque: *mut c_void, size: usize) -> Self {
-        DeviceMemoryBase { opaque, size }
-    }
-    pub fn is_null(&self) -> bool {
-        self.opaque.is_null()
-    }
-    /// The address as an integer (what an index table stores).
-    pub fn addr(&self) -> u64 {
-        self.opaque as usize as u64
-    }
-}
 
 /// One allocation on one device, freed through its executor when dropped.
 pub struct DeviceAllocation {

@@ -1,7 +1,7 @@
 //! [`Platform`]: a kind of device, and the devices of that kind on this machine.
 
+use crate::device::StreamExecutor;
 use crate::error::Result;
-use crate::executor::StreamExecutor;
 use std::sync::Arc;
 
 /// A kind of device ("Interpreter", "Host", "CUDA") and its devices.

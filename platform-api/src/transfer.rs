@@ -7,12 +7,12 @@
 //! a [`Stream`]'s copies and serves any platform whose memory is byte-addressable
 //! (all of ours).
 
+use crate::device::Stream;
+use crate::device::StreamExecutor;
 use crate::error::{Error, Result};
-use crate::executor::StreamExecutor;
 use crate::literal::Literal;
 use crate::memory::{preorder_subshapes, ShapedBuffer};
 use crate::shape::Shape;
-use crate::stream::Stream;
 
 // The byte reorderings moved to the program crate; kept here by name for backends.
 pub use hlo_ir::literal::layout::{

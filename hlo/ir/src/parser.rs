@@ -41,6 +41,15 @@ pub fn parse_module(text: &str) -> Result<HloModule> {
     Ok(module)
 }
 
+// The text layer gives the value types their `parse`, so `shape` and
+// `literal` know nothing of text.
+impl Shape {
+    /// Parses HLO shape text: `f32[2,3]{1,0}`, `(s32[], pred[4])`, `token[]`.
+    pub fn parse(text: &str) -> Result<Shape> {
+        parse_shape(text)
+    }
+}
+
 /// Parses a shape on its own (`f32[2,3]{1,0}`, `(s32[], pred[])`).
 pub fn parse_shape(text: &str) -> Result<Shape> {
     let mut p = Parser::new(text)?;

@@ -433,10 +433,6 @@ impl Shape {
             Shape::Token => Shape::Token,
         }
     }
-    /// Parses HLO shape text: `f32[2,3]{1,0}`, `(s32[], pred[4])`, `token[]`.
-    pub fn parse(text: &str) -> Result<Shape> {
-        crate::parser::parse_shape(text)
-    }
 }
 
 fn write_joined<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> fmt::Result {
