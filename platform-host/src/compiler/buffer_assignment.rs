@@ -310,35 +310,87 @@ pub fn while_invariant_leaves(module: &HloModule, body: platform_api::hlo::CompI
         .unwrap_or_default()
 }
 
-/// Assigns buffers for `comp`. `scratch_bytes[i]` is the scratch instruction `i`
-/// needs while it runs (0 for none).
+/// Assigns buffers for `comp` under calling convention `mode`; `nested` says
+/// what each instruction's nested sequence or fusion plan needs (scratch bytes,
+/// in-place operands). The steps, in order: the values each instruction's
+/// leaves are, their liveness, where results want to be, buffers (merging
+/// in-place results into dying operands), how results reach the caller,
+/// scratch, packing the arena, and the slices of every leaf.
 pub fn assign(
     module: &HloModule,
     comp: &HloComputation,
     mode: SequenceMode,
     nested: &NestedNeeds<'_>,
 ) -> Result<BufferAssignment> {
-    let scratch_bytes = nested.scratch_bytes;
-    let n = comp.instructions.len();
-    let end = n; // the position of "after the last instruction"
-    let mut values: Vec<Value> = Vec::new();
-    let mut buffers: Vec<Buffer> = Vec::new();
-    let mut leaves: Vec<Vec<usize>> = Vec::with_capacity(n);
-    let mut constants: Vec<(usize, Arc<ConstantBytes>)> = Vec::new();
+    let mut a = Assigner::new(module, comp, mode);
+    a.define_values()?;
+    a.compute_liveness();
+    a.want_results_in_place();
+    a.form_buffers(nested);
+    let routes = a.route_results();
+    let scratch = a.add_scratch(nested.scratch_bytes);
+    let temp_bytes = pack_arena(&mut a.buffers);
+    Ok(a.into_assignment(routes, &scratch, temp_bytes))
+}
 
-    // Parameter leaves, numbered in parameter order.
-    let params = comp.parameters();
-    let mut param_leaf_base = vec![0usize; n];
-    let mut parameter_leaf_bytes = Vec::new();
-    for &p in &params {
-        param_leaf_base[p.index()] = parameter_leaf_bytes.len();
-        parameter_leaf_bytes.extend(leaf_bytes(&comp.instr(p).shape));
+/// The state of one computation's buffer assignment, step by step (see
+/// [`assign`]).
+struct Assigner<'a> {
+    module: &'a HloModule,
+    comp: &'a HloComputation,
+    mode: SequenceMode,
+    values: Vec<Value>,
+    buffers: Vec<Buffer>,
+    /// Per instruction, the value of each of its array leaves.
+    leaves: Vec<Vec<usize>>,
+    /// Constant leaves, in the order their values pin them.
+    constants: Vec<Arc<ConstantBytes>>,
+    /// Per parameter instruction, the number of its first parameter leaf.
+    param_leaf_base: Vec<usize>,
+    parameter_leaf_bytes: Vec<usize>,
+    output_leaf_bytes: Vec<usize>,
+}
+
+/// How results that did not land where they belong reach the caller.
+struct ResultRoutes {
+    output_sources: Vec<OutputSource>,
+    /// (source buffer, destination) copies after the last instruction.
+    copies: Vec<(usize, Pin)>,
+    /// (parameter buffer, staging buffer): copies run before `copies`, so the
+    /// copies into a `while` body's parameter buffers cannot clobber a source.
+    staged: Vec<(usize, usize)>,
+}
+
+impl<'a> Assigner<'a> {
+    fn new(module: &'a HloModule, comp: &'a HloComputation, mode: SequenceMode) -> Self {
+        let n = comp.instructions.len();
+        let mut param_leaf_base = vec![0usize; n];
+        let mut parameter_leaf_bytes = Vec::new();
+        for p in comp.parameters() {
+            param_leaf_base[p.index()] = parameter_leaf_bytes.len();
+            parameter_leaf_bytes.extend(leaf_bytes(&comp.instr(p).shape));
+        }
+        Assigner {
+            module,
+            comp,
+            mode,
+            values: Vec::new(),
+            buffers: Vec::new(),
+            leaves: Vec::with_capacity(n),
+            constants: Vec::new(),
+            param_leaf_base,
+            parameter_leaf_bytes,
+            output_leaf_bytes: leaf_bytes(&comp.root_instr().shape),
+        }
     }
-    let root = comp.root_instr();
-    let output_leaf_bytes = leaf_bytes(&root.shape);
 
-    let new_value = |values: &mut Vec<Value>, def: usize, size: usize, pin: Option<Pin>| {
-        values.push(Value {
+    /// The position of "after the last instruction".
+    fn end(&self) -> usize {
+        self.comp.instructions.len()
+    }
+
+    fn new_value(&mut self, def: usize, size: usize, pin: Option<Pin>) -> usize {
+        self.values.push(Value {
             def,
             size,
             last_use: def,
@@ -346,43 +398,72 @@ pub fn assign(
             wanted: None,
             buffer: usize::MAX,
         });
-        values.len() - 1
-    };
+        self.values.len() - 1
+    }
 
-    // 1. The values each instruction's leaves are.
-    for (i, instr) in comp.instructions.iter().enumerate() {
-        let operand_leaves = |k: usize| -> Result<&Vec<usize>> {
+    /// Step 1: the values each instruction's leaves are.
+    fn define_values(&mut self) -> Result<()> {
+        let comp = self.comp;
+        for (i, instr) in comp.instructions.iter().enumerate() {
+            let mine = self.leaf_values(i, instr)?;
+            let sizes = leaf_bytes(&instr.shape);
+            if mine.len() != sizes.len() {
+                return Err(Error::invalid_argument(format!(
+                    "%{} of shape {} has {} array leaves but its operands provide {}",
+                    instr.name,
+                    instr.shape,
+                    sizes.len(),
+                    mine.len()
+                )));
+            }
+            if is_alias(&instr.op) {
+                for (&v, &want) in mine.iter().zip(&sizes) {
+                    if self.values[v].size != want {
+                        return Err(Error::invalid_argument(format!(
+                            "%{} ({}) changes the byte size of its operand: {} to {}",
+                            instr.name,
+                            instr.opcode(),
+                            self.values[v].size,
+                            want
+                        )));
+                    }
+                }
+            }
+            self.leaves.push(mine);
+        }
+        Ok(())
+    }
+
+    /// The values of instruction `i`'s leaves: new ones for what it computes,
+    /// its operands' for what it only renames.
+    fn leaf_values(&mut self, i: usize, instr: &HloInstruction) -> Result<Vec<usize>> {
+        let operand_leaves = |leaves: &[Vec<usize>], k: usize| -> Result<Vec<usize>> {
             let id = instr.operand(k)?;
-            leaves.get(id.index()).ok_or_else(|| {
+            leaves.get(id.index()).cloned().ok_or_else(|| {
                 Error::invalid_argument(format!("%{} uses an operand defined after it", instr.name))
             })
         };
-        let mine: Vec<usize> = match &instr.op {
-            Op::Parameter { .. } => leaf_bytes(&instr.shape)
-                .into_iter()
-                .enumerate()
-                .map(|(k, size)| {
-                    new_value(
-                        &mut values,
-                        i,
-                        size,
-                        Some(Pin::Param(param_leaf_base[i] + k)),
-                    )
-                })
-                .collect(),
+        Ok(match &instr.op {
+            Op::Parameter { .. } => {
+                let base = self.param_leaf_base[i];
+                leaf_bytes(&instr.shape)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, size)| self.new_value(i, size, Some(Pin::Param(base + k))))
+                    .collect()
+            }
             Op::Constant { literal } => {
-                let leaves_of = literal.clone().flatten_leaves();
                 let mut ids = Vec::new();
-                for leaf in leaves_of {
+                for leaf in literal.clone().flatten_leaves() {
                     let bytes = leaf.bytes()?;
-                    constants.push((i, Arc::new(ConstantBytes::new(bytes))));
-                    let c = constants.len() - 1;
-                    ids.push(new_value(&mut values, i, bytes.len(), Some(Pin::Const(c))));
+                    self.constants.push(Arc::new(ConstantBytes::new(bytes)));
+                    let c = self.constants.len() - 1;
+                    ids.push(self.new_value(i, bytes.len(), Some(Pin::Const(c))));
                 }
                 ids
             }
             Op::GetTupleElement { index } => {
-                let operand_shape = &comp.instr(instr.operand(0)?).shape;
+                let operand_shape = &self.comp.instr(instr.operand(0)?).shape;
                 let elements = operand_shape.tuple_shapes();
                 let start: usize = elements.iter().take(*index).map(leaf_count).sum();
                 let count = elements.get(*index).map(leaf_count).ok_or_else(|| {
@@ -391,7 +472,7 @@ pub fn assign(
                         instr.name
                     ))
                 })?;
-                operand_leaves(0)?
+                operand_leaves(&self.leaves, 0)?
                     .get(start..start + count)
                     .ok_or_else(|| Error::internal(format!("%{}: leaf range", instr.name)))?
                     .to_vec()
@@ -399,7 +480,7 @@ pub fn assign(
             Op::Tuple => {
                 let mut all = Vec::new();
                 for k in 0..instr.operands.len() {
-                    all.extend(operand_leaves(k)?.iter().copied());
+                    all.extend(operand_leaves(&self.leaves, k)?);
                 }
                 all
             }
@@ -407,274 +488,395 @@ pub fn assign(
             | Op::Copy
             | Op::OptimizationBarrier
             | Op::AddDependency
-            | Op::AllReduceDone => operand_leaves(0)?.clone(),
+            | Op::AllReduceDone => operand_leaves(&self.leaves, 0)?,
             Op::AfterAll => Vec::new(),
             Op::While { body, .. } => {
                 // Loop-invariant state (the body returns its parameter's leaf
                 // unchanged, so never writes it) is the initial value itself:
                 // no copy, even when that value is read-only.
-                let invariant = while_invariant_leaves(module, *body);
-                let init = operand_leaves(0)?.clone();
+                let invariant = while_invariant_leaves(self.module, *body);
+                let init = operand_leaves(&self.leaves, 0)?;
                 leaf_bytes(&instr.shape)
                     .into_iter()
                     .enumerate()
                     .map(|(k, size)| match (invariant.get(k), init.get(k)) {
                         (Some(true), Some(&v)) => v,
-                        _ => new_value(&mut values, i, size, None),
+                        _ => self.new_value(i, size, None),
                     })
                     .collect()
             }
             _ => leaf_bytes(&instr.shape)
                 .into_iter()
-                .map(|size| new_value(&mut values, i, size, None))
+                .map(|size| self.new_value(i, size, None))
                 .collect(),
-        };
-        if mine.len() != leaf_count(&instr.shape) {
-            return Err(Error::invalid_argument(format!(
-                "%{} of shape {} has {} array leaves but its operands provide {}",
-                instr.name,
-                instr.shape,
-                leaf_count(&instr.shape),
-                mine.len()
-            )));
-        }
-        if is_alias(&instr.op) {
-            for (k, &v) in mine.iter().enumerate() {
-                let want = leaf_bytes(&instr.shape)[k];
-                if values[v].size != want {
-                    return Err(Error::invalid_argument(format!(
-                        "%{} ({}) changes the byte size of its operand: {} to {}",
-                        instr.name,
-                        instr.opcode(),
-                        values[v].size,
-                        want
-                    )));
+        })
+    }
+
+    /// Step 2: each value lives to its last direct or aliased reader; results
+    /// to the end.
+    fn compute_liveness(&mut self) {
+        for (i, instr) in self.comp.instructions.iter().enumerate() {
+            if is_alias(&instr.op) {
+                continue;
+            }
+            for o in instr.operands.iter() {
+                for &v in &self.leaves[o.index()] {
+                    self.values[v].last_use = self.values[v].last_use.max(i);
                 }
             }
         }
-        leaves.push(mine);
+        let end = self.end();
+        for &v in &self.leaves[self.comp.root.index()] {
+            self.values[v].last_use = end;
+        }
     }
 
-    // 2. Liveness.
-    for (i, instr) in comp.instructions.iter().enumerate() {
-        if is_alias(&instr.op) {
-            continue;
-        }
-        for o in instr.operands.iter() {
-            for &v in &leaves[o.index()] {
-                values[v].last_use = values[v].last_use.max(i);
+    /// Step 3: where results want to be (their output leaf, or in a `while`
+    /// body the loop state's parameter leaf).
+    fn want_results_in_place(&mut self) {
+        let root_leaves = self.leaves[self.comp.root.index()].clone();
+        for (k, &v) in root_leaves.iter().enumerate() {
+            let value = &mut self.values[v];
+            if value.pin.is_some() || value.wanted.is_some() {
+                continue;
             }
+            value.wanted = Some(match self.mode.outputs {
+                OutputMode::Separate { .. } => Pin::Out(k),
+                OutputMode::IntoParams => Pin::Param(k),
+            });
         }
     }
-    let root_leaves = leaves[comp.root.index()].clone();
-    for &v in &root_leaves {
-        values[v].last_use = end;
-    }
 
-    // 3. Where results want to be.
-    for (k, &v) in root_leaves.iter().enumerate() {
-        if values[v].pin.is_some() || values[v].wanted.is_some() {
-            continue;
+    /// Whether buffers computed before a result may live in its output buffer.
+    fn absorb(&self) -> bool {
+        match self.mode.outputs {
+            OutputMode::Separate { absorb, .. } => absorb,
+            OutputMode::IntoParams => true,
         }
-        values[v].wanted = Some(match mode.outputs {
-            OutputMode::Separate { .. } => Pin::Out(k),
-            OutputMode::IntoParams => Pin::Param(k),
-        });
     }
-    let absorb = match mode.outputs {
-        OutputMode::Separate { absorb, .. } => absorb,
-        OutputMode::IntoParams => true,
-    };
 
-    // 4. Buffers, merging in-place results into their operands' buffers.
-    let writable = |pin: Option<Pin>| match pin {
-        None => true,
-        Some(Pin::Param(_)) => mode.params_writable,
-        Some(Pin::Out(_)) => absorb,
-        Some(Pin::Const(_)) => false,
-    };
-    let new_buffer = |buffers: &mut Vec<Buffer>, v: &Value, pin: Option<Pin>| {
-        buffers.push(Buffer {
-            size: v.size,
-            start: v.def,
-            end: v.last_use,
+    /// Whether a buffer with this pin may be written by the computation.
+    fn writable(&self, pin: Option<Pin>) -> bool {
+        match pin {
+            None => true,
+            Some(Pin::Param(_)) => self.mode.params_writable,
+            Some(Pin::Out(_)) => self.absorb(),
+            Some(Pin::Const(_)) => false,
+        }
+    }
+
+    fn new_buffer(&mut self, v: usize, pin: Option<Pin>) -> usize {
+        let value = &self.values[v];
+        self.buffers.push(Buffer {
+            size: value.size,
+            start: value.def,
+            end: value.last_use,
             pin,
             last_merge: None,
             offset: 0,
         });
-        buffers.len() - 1
-    };
-    let mut defined_at: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (vi, v) in values.iter().enumerate() {
-        defined_at[v.def].push(vi);
+        self.buffers.len() - 1
     }
-    for (i, instr) in comp.instructions.iter().enumerate() {
-        if is_alias(&instr.op) {
-            continue;
+
+    /// Step 4: buffers, merging in-place results into their operands' buffers.
+    fn form_buffers(&mut self, nested: &NestedNeeds<'_>) {
+        let comp = self.comp;
+        let n = comp.instructions.len();
+        let mut defined_at: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (vi, v) in self.values.iter().enumerate() {
+            defined_at[v.def].push(vi);
         }
-        let mine = &defined_at[i];
-        // Parameters and constants get their pinned buffers.
-        if matches!(instr.op, Op::Parameter { .. } | Op::Constant { .. }) {
-            for &v in mine {
-                let pin = values[v].pin;
-                let b = new_buffer(&mut buffers, &values[v], pin);
-                values[v].buffer = b;
-            }
-            continue;
-        }
-        let candidates = in_place_candidates(comp, instr, &nested.fusion_in_place[i]);
-        for (leaf, &v) in leaves[i].iter().enumerate() {
-            if values[v].def != i || values[v].buffer != usize::MAX {
+        for (i, instr) in comp.instructions.iter().enumerate() {
+            if is_alias(&instr.op) {
                 continue;
             }
-            let wanted = values[v].wanted;
-            let mut merged = false;
-            for c in candidates.iter().filter(|c| c.result_leaf == leaf) {
-                let Some(operand) = instr.operands.get(c.operand) else {
-                    continue;
-                };
-                let Some(&x) = leaves[operand.index()].get(c.operand_leaf) else {
-                    continue;
-                };
-                let b = values[x].buffer;
-                if b == usize::MAX {
-                    continue;
+            // Parameters and constants get their pinned buffers.
+            if matches!(instr.op, Op::Parameter { .. } | Op::Constant { .. }) {
+                for &v in &defined_at[i] {
+                    let b = self.new_buffer(v, self.values[v].pin);
+                    self.values[v].buffer = b;
                 }
-                let buf = &buffers[b];
-                let pins_agree = match (buf.pin, wanted) {
-                    (None, None) => true,
-                    (None, Some(Pin::Out(_))) => absorb,
-                    (None, Some(_)) => false,
-                    (Some(p), None) => writable(Some(p)),
-                    (Some(p), Some(q)) => p == q && writable(Some(p)),
-                };
-                let used_elsewhere = !c.elementwise
-                    && instr.operands.iter().enumerate().any(|(j, o)| {
-                        leaves[o.index()].iter().enumerate().any(|(l, &y)| {
-                            (j != c.operand || l != c.operand_leaf) && values[y].buffer == b
-                        })
-                    });
-                if buf.end == i
-                    && buf.size == values[v].size
-                    && buf.last_merge != Some(i)
-                    && pins_agree
-                    && !used_elsewhere
-                {
-                    let buf = &mut buffers[b];
-                    buf.end = buf.end.max(values[v].last_use);
-                    buf.last_merge = Some(i);
-                    if buf.pin.is_none() {
-                        buf.pin = wanted;
-                    }
-                    values[v].buffer = b;
-                    merged = true;
-                    break;
-                }
+                continue;
             }
-            if !merged {
-                let pin = match wanted {
-                    Some(Pin::Out(k)) => Some(Pin::Out(k)),
-                    _ => None,
-                };
-                let b = new_buffer(&mut buffers, &values[v], pin);
-                buffers[b].last_merge = Some(i);
-                values[v].buffer = b;
-            }
-        }
-    }
-
-    // 5. Results that did not land where they belong.
-    let mut output_sources = vec![OutputSource::Written; root_leaves.len()];
-    let mut pending_copies: Vec<(usize, Pin)> = Vec::new(); // (source buffer, destination)
-    let mut staged: Vec<(usize, usize)> = Vec::new(); // (param buffer, staging buffer) for phase A
-    for (k, &v) in root_leaves.iter().enumerate() {
-        let b = values[v].buffer;
-        match mode.outputs {
-            OutputMode::Separate { alias_results, .. } => {
-                if buffers[b].pin == Some(Pin::Out(k)) {
+            let fusion_in_place = nested.fusion_in_place.get(i).map_or(&[][..], Vec::as_slice);
+            let candidates = in_place_candidates(comp, instr, fusion_in_place);
+            for leaf in 0..self.leaves[i].len() {
+                let v = self.leaves[i][leaf];
+                if self.values[v].def != i || self.values[v].buffer != usize::MAX {
                     continue;
                 }
-                if alias_results {
-                    match buffers[b].pin {
-                        Some(Pin::Param(j)) => {
-                            output_sources[k] = OutputSource::Parameter(j);
-                            continue;
-                        }
-                        Some(Pin::Out(m)) => {
-                            output_sources[k] = OutputSource::SameAs(m);
-                            continue;
-                        }
-                        _ => {}
-                    }
-                }
-                pending_copies.push((b, Pin::Out(k)));
-            }
-            OutputMode::IntoParams => {
-                if buffers[b].pin == Some(Pin::Param(k)) {
-                    continue;
-                }
-                match buffers[b].pin {
-                    Some(Pin::Param(_)) => {
-                        // Another parameter's buffer: stage it in a temp first, so
-                        // the copies into parameter buffers cannot clobber it.
-                        let stage = buffers.len();
-                        buffers.push(Buffer {
-                            size: buffers[b].size,
-                            start: end,
-                            end: end + 1,
-                            pin: None,
-                            last_merge: None,
-                            offset: 0,
-                        });
-                        staged.push((b, stage));
-                        pending_copies.push((stage, Pin::Param(k)));
-                    }
-                    None => {
-                        // Move the whole buffer into the loop state if the state's
-                        // own buffer is dead before this one starts.
-                        let target = buffers.iter().position(|t| t.pin == Some(Pin::Param(k)));
-                        match target {
-                            Some(t)
-                                if buffers[t].end < buffers[b].start
-                                    && buffers[t].size == buffers[b].size =>
-                            {
-                                let end_b = buffers[b].end;
-                                buffers[t].end = buffers[t].end.max(end_b);
-                                for val in values.iter_mut() {
-                                    if val.buffer == b {
-                                        val.buffer = t;
-                                    }
-                                }
-                                // `b` is now empty; give it no space.
-                                buffers[b].size = 0;
-                                buffers[b].pin = Some(Pin::Param(k));
-                            }
-                            _ => pending_copies.push((b, Pin::Param(k))),
-                        }
-                    }
-                    Some(_) => pending_copies.push((b, Pin::Param(k))),
+                let merged = candidates
+                    .iter()
+                    .filter(|c| c.result_leaf == leaf)
+                    .any(|c| self.merge_into_operand(i, instr, v, c));
+                if !merged {
+                    let pin = match self.values[v].wanted {
+                        Some(Pin::Out(k)) => Some(Pin::Out(k)),
+                        _ => None,
+                    };
+                    let b = self.new_buffer(v, pin);
+                    self.buffers[b].last_merge = Some(i);
+                    self.values[v].buffer = b;
                 }
             }
         }
     }
 
-    // 6. Scratch space.
-    let mut scratch_buffer = vec![None; n];
-    for (i, &bytes) in scratch_bytes.iter().enumerate().take(n) {
-        if bytes > 0 {
-            buffers.push(Buffer {
-                size: bytes,
-                start: i,
-                end: i,
-                pin: None,
-                last_merge: None,
-                offset: 0,
+    /// Puts value `v` (a result leaf of instruction `i`) in the buffer of the
+    /// operand leaf `c` names, if that buffer dies here, fits, is writable for
+    /// what `v` wants to be, and no other operand of `i` reads it (unless the
+    /// instruction is elementwise, reading each element before writing it).
+    fn merge_into_operand(
+        &mut self,
+        i: usize,
+        instr: &HloInstruction,
+        v: usize,
+        c: &InPlace,
+    ) -> bool {
+        let Some(operand) = instr.operands.get(c.operand) else {
+            return false;
+        };
+        let Some(&x) = self.leaves[operand.index()].get(c.operand_leaf) else {
+            return false;
+        };
+        let b = self.values[x].buffer;
+        if b == usize::MAX {
+            return false;
+        }
+        let wanted = self.values[v].wanted;
+        let buf = &self.buffers[b];
+        let pins_agree = match (buf.pin, wanted) {
+            (None, None) => true,
+            (None, Some(Pin::Out(_))) => self.absorb(),
+            (None, Some(_)) => false,
+            (Some(p), None) => self.writable(Some(p)),
+            (Some(p), Some(q)) => p == q && self.writable(Some(p)),
+        };
+        let used_elsewhere = !c.elementwise
+            && instr.operands.iter().enumerate().any(|(j, o)| {
+                self.leaves[o.index()].iter().enumerate().any(|(l, &y)| {
+                    (j != c.operand || l != c.operand_leaf) && self.values[y].buffer == b
+                })
             });
-            scratch_buffer[i] = Some(buffers.len() - 1);
+        if buf.end != i
+            || buf.size != self.values[v].size
+            || buf.last_merge == Some(i)
+            || !pins_agree
+            || used_elsewhere
+        {
+            return false;
+        }
+        let last_use = self.values[v].last_use;
+        let buf = &mut self.buffers[b];
+        buf.end = buf.end.max(last_use);
+        buf.last_merge = Some(i);
+        if buf.pin.is_none() {
+            buf.pin = wanted;
+        }
+        self.values[v].buffer = b;
+        true
+    }
+
+    /// Step 5: results that did not land where they belong are returned as
+    /// another buffer (the entry computation), moved, or copied at the end.
+    fn route_results(&mut self) -> ResultRoutes {
+        let root_leaves = self.leaves[self.comp.root.index()].clone();
+        let mut routes = ResultRoutes {
+            output_sources: vec![OutputSource::Written; root_leaves.len()],
+            copies: Vec::new(),
+            staged: Vec::new(),
+        };
+        for (k, &v) in root_leaves.iter().enumerate() {
+            let b = self.values[v].buffer;
+            match self.mode.outputs {
+                OutputMode::Separate { alias_results, .. } => {
+                    self.route_separate(k, b, alias_results, &mut routes)
+                }
+                OutputMode::IntoParams => self.route_into_params(k, b, &mut routes),
+            }
+        }
+        routes
+    }
+
+    fn route_separate(&self, k: usize, b: usize, alias_results: bool, routes: &mut ResultRoutes) {
+        let pin = self.buffers[b].pin;
+        if pin == Some(Pin::Out(k)) {
+            return;
+        }
+        if alias_results {
+            match pin {
+                Some(Pin::Param(j)) => {
+                    routes.output_sources[k] = OutputSource::Parameter(j);
+                    return;
+                }
+                Some(Pin::Out(m)) => {
+                    routes.output_sources[k] = OutputSource::SameAs(m);
+                    return;
+                }
+                _ => {}
+            }
+        }
+        routes.copies.push((b, Pin::Out(k)));
+    }
+
+    fn route_into_params(&mut self, k: usize, b: usize, routes: &mut ResultRoutes) {
+        match self.buffers[b].pin {
+            Some(Pin::Param(j)) if j == k => {}
+            Some(Pin::Param(_)) => {
+                // Another parameter's buffer: stage it in a temp first, so the
+                // copies into parameter buffers cannot clobber it.
+                let end = self.end();
+                let stage = self.buffers.len();
+                self.buffers.push(Buffer {
+                    size: self.buffers[b].size,
+                    start: end,
+                    end: end + 1,
+                    pin: None,
+                    last_merge: None,
+                    offset: 0,
+                });
+                routes.staged.push((b, stage));
+                routes.copies.push((stage, Pin::Param(k)));
+            }
+            None => {
+                // Move the whole buffer into the loop state if the state's own
+                // buffer is dead before this one starts.
+                let target = self
+                    .buffers
+                    .iter()
+                    .position(|t| t.pin == Some(Pin::Param(k)));
+                match target {
+                    Some(t)
+                        if self.buffers[t].end < self.buffers[b].start
+                            && self.buffers[t].size == self.buffers[b].size =>
+                    {
+                        let end_b = self.buffers[b].end;
+                        self.buffers[t].end = self.buffers[t].end.max(end_b);
+                        for val in self.values.iter_mut() {
+                            if val.buffer == b {
+                                val.buffer = t;
+                            }
+                        }
+                        // `b` is now empty; give it no space.
+                        self.buffers[b].size = 0;
+                        self.buffers[b].pin = Some(Pin::Param(k));
+                    }
+                    _ => routes.copies.push((b, Pin::Param(k))),
+                }
+            }
+            Some(_) => routes.copies.push((b, Pin::Param(k))),
         }
     }
 
-    // 7. Pack the temp arena.
+    /// Step 6: a buffer for each instruction's scratch, live while it runs.
+    fn add_scratch(&mut self, scratch_bytes: &[usize]) -> Vec<Option<usize>> {
+        let n = self.comp.instructions.len();
+        let mut scratch_buffer = vec![None; n];
+        for (i, &bytes) in scratch_bytes.iter().enumerate().take(n) {
+            if bytes > 0 {
+                self.buffers.push(Buffer {
+                    size: bytes,
+                    start: i,
+                    end: i,
+                    pin: None,
+                    last_merge: None,
+                    offset: 0,
+                });
+                scratch_buffer[i] = Some(self.buffers.len() - 1);
+            }
+        }
+        scratch_buffer
+    }
+
+    /// Step 8: the allocation table and every leaf's slice.
+    fn into_assignment(
+        self,
+        routes: ResultRoutes,
+        scratch_buffer: &[Option<usize>],
+        temp_bytes: usize,
+    ) -> BufferAssignment {
+        let mut allocations = vec![Allocation::Temp];
+        let param_alloc = allocations.len();
+        for leaf in 0..self.parameter_leaf_bytes.len() {
+            allocations.push(Allocation::Parameter { leaf });
+        }
+        let out_alloc = allocations.len();
+        for leaf in 0..self.output_leaf_bytes.len() {
+            allocations.push(Allocation::Output { leaf });
+        }
+        let const_alloc = allocations.len();
+        for bytes in &self.constants {
+            allocations.push(Allocation::Constant(bytes.clone()));
+        }
+        let slice_of_pin = |pin: Pin, size: usize| -> BufferSlice {
+            let allocation = match pin {
+                Pin::Param(k) => param_alloc + k,
+                Pin::Out(k) => out_alloc + k,
+                Pin::Const(c) => const_alloc + c,
+            };
+            BufferSlice {
+                allocation: allocation as u32,
+                offset: 0,
+                size,
+            }
+        };
+        let buffers = &self.buffers;
+        let buffer_slice = |b: usize, size: usize| -> BufferSlice {
+            match buffers[b].pin {
+                Some(pin) => slice_of_pin(pin, size),
+                None => BufferSlice {
+                    allocation: 0,
+                    offset: buffers[b].offset,
+                    size,
+                },
+            }
+        };
+        let values = &self.values;
+        let leaf_slices: Vec<Vec<BufferSlice>> = self
+            .leaves
+            .iter()
+            .map(|ls| {
+                ls.iter()
+                    .map(|&v| buffer_slice(values[v].buffer, values[v].size))
+                    .collect()
+            })
+            .collect();
+        let scratch = scratch_buffer
+            .iter()
+            .map(|b| b.map(|b| buffer_slice(b, buffers[b].size)))
+            .collect();
+        let mut final_copies = Vec::new();
+        for (from, stage) in routes.staged {
+            let size = buffers[from].size;
+            final_copies.push(FinalCopy {
+                src: buffer_slice(from, size),
+                dst: buffer_slice(stage, size),
+            });
+        }
+        for (from, to) in routes.copies {
+            let size = buffers[from].size;
+            final_copies.push(FinalCopy {
+                src: buffer_slice(from, size),
+                dst: slice_of_pin(to, size),
+            });
+        }
+        BufferAssignment {
+            allocations,
+            temp_bytes,
+            leaf_slices,
+            scratch,
+            final_copies,
+            output_sources: routes.output_sources,
+            parameter_leaf_bytes: self.parameter_leaf_bytes,
+            output_leaf_bytes: self.output_leaf_bytes,
+        }
+    }
+}
+
+/// Step 7: packs every unpinned buffer into the temp arena (largest first, each
+/// at the lowest aligned offset no buffer live at the same time occupies);
+/// returns the arena's size.
+fn pack_arena(buffers: &mut [Buffer]) -> usize {
     let mut order: Vec<usize> = (0..buffers.len())
         .filter(|&b| buffers[b].pin.is_none() && buffers[b].size > 0)
         .collect();
@@ -705,80 +907,7 @@ pub fn assign(
         temp_bytes = temp_bytes.max(offset + size);
         placed.push(b);
     }
-
-    // 8. Allocations and slices.
-    let mut allocations = vec![Allocation::Temp];
-    let param_alloc = allocations.len();
-    for leaf in 0..parameter_leaf_bytes.len() {
-        allocations.push(Allocation::Parameter { leaf });
-    }
-    let out_alloc = allocations.len();
-    for leaf in 0..output_leaf_bytes.len() {
-        allocations.push(Allocation::Output { leaf });
-    }
-    let const_alloc = allocations.len();
-    for (_, bytes) in &constants {
-        allocations.push(Allocation::Constant(bytes.clone()));
-    }
-    let slice_of_pin = |pin: Pin, size: usize| -> BufferSlice {
-        let allocation = match pin {
-            Pin::Param(k) => param_alloc + k,
-            Pin::Out(k) => out_alloc + k,
-            Pin::Const(c) => const_alloc + c,
-        };
-        BufferSlice {
-            allocation: allocation as u32,
-            offset: 0,
-            size,
-        }
-    };
-    let buffer_slice = |b: usize, size: usize| -> BufferSlice {
-        match buffers[b].pin {
-            Some(pin) => slice_of_pin(pin, size),
-            None => BufferSlice {
-                allocation: 0,
-                offset: buffers[b].offset,
-                size,
-            },
-        }
-    };
-    let leaf_slices: Vec<Vec<BufferSlice>> = leaves
-        .iter()
-        .map(|ls| {
-            ls.iter()
-                .map(|&v| buffer_slice(values[v].buffer, values[v].size))
-                .collect()
-        })
-        .collect();
-    let scratch = scratch_buffer
-        .iter()
-        .map(|b| b.map(|b| buffer_slice(b, buffers[b].size)))
-        .collect();
-    let mut final_copies = Vec::new();
-    for (from, stage) in staged {
-        let size = buffers[from].size;
-        final_copies.push(FinalCopy {
-            src: buffer_slice(from, size),
-            dst: buffer_slice(stage, size),
-        });
-    }
-    for (from, to) in pending_copies {
-        let size = buffers[from].size;
-        final_copies.push(FinalCopy {
-            src: buffer_slice(from, size),
-            dst: slice_of_pin(to, size),
-        });
-    }
-    Ok(BufferAssignment {
-        allocations,
-        temp_bytes,
-        leaf_slices,
-        scratch,
-        final_copies,
-        output_sources,
-        parameter_leaf_bytes,
-        output_leaf_bytes,
-    })
+    temp_bytes
 }
 
 /// The array leaves of a constant, for callers that need them as literals.
