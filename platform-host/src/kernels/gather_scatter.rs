@@ -12,10 +12,10 @@
 //! others through the [`ScalarProgram`] evaluator.
 
 use super::data_movement::read_index;
-use super::scalar_ops::{typed_combiner, CombinerVisitor};
 use super::scalar_program::{binary_reducer, ScalarProgram};
 use super::strided::{unflatten, StridedCopy};
 use crate::compiler::lower::LowerCtx;
+use crate::elementwise_ops::{typed_combiner, CombinerVisitor};
 use crate::fusion::BlockProducer;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, Thunk};

@@ -18,10 +18,10 @@
 //! argmax, ...) runs through the [`ScalarProgram`] evaluator, one element at a
 //! time, in the same walk.
 
-use super::scalar_ops::{typed_combiner, CombinerVisitor};
 use super::scalar_program::{binary_reducer, load_register, Register, ScalarProgram};
 use super::strided::unflatten;
 use crate::compiler::lower::LowerCtx;
+use crate::elementwise_ops::{typed_combiner, CombinerVisitor};
 use crate::runtime::pool::{compute_pool, parallel_for};
 use crate::thunk::{thunk, BufferSlice, Thunk};
 use platform_api::hlo::{BinaryOp, InstrId, Op};

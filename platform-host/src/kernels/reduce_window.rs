@@ -14,10 +14,10 @@
 //!   channel dimension of an NHWC pooling) the fold runs over whole rows of it.
 //! * **general**: any reducer through the [`ScalarProgram`] evaluator.
 
-use super::scalar_ops::{typed_combiner, CombinerVisitor};
 use super::scalar_program::{binary_reducer, load_register, Register, ScalarProgram};
 use super::strided::unflatten;
 use crate::compiler::lower::LowerCtx;
+use crate::elementwise_ops::{typed_combiner, CombinerVisitor};
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, Thunk};
 use platform_api::hlo::{BinaryOp, InstrId, Op, Window, WindowDim};

@@ -16,8 +16,8 @@
 //!   are not strict weak orders (NaN under a partial float order): the order it
 //!   produces is then unspecified, as in XLA, but it always finishes.
 
-use super::scalar_ops::Float;
 use super::scalar_program::ScalarProgram;
+use super::types::Float;
 use crate::compiler::lower::LowerCtx;
 use crate::thunk::{thunk, BufferSlice, Thunk};
 use platform_api::hlo::{CompId, ComparisonDirection, ComparisonType, HloComputation, InstrId, Op};
