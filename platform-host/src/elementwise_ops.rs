@@ -1422,4 +1422,188 @@ mod tests {
         assert!(binary(BinaryOp::Atan2, ElementType::S32, ElementType::S32).is_err());
         assert!(unary(UnaryOp::Exp, ElementType::F32, ElementType::F64).is_err());
     }
+
+    /// Runs `k` over byte views of its operands into a fresh result.
+    fn call<R: bytemuck::Pod + Default>(k: &Kernel, args: &[&[u8]], n: usize) -> Vec<R> {
+        let mut out = vec![R::default(); n];
+        let args: Vec<Arg> = args.iter().map(|a| Arg::Ptr(a.as_ptr())).collect();
+        // SAFETY: every operand holds `n` elements of its type.
+        unsafe { k.call(&args, out.as_mut_ptr().cast(), n) };
+        out
+    }
+
+    fn bytes<T: bytemuck::Pod>(v: &[T]) -> &[u8] {
+        bytemuck::cast_slice(v)
+    }
+
+    #[test]
+    fn integer_division_shifts_and_power_edge_cases() {
+        let (a, b) = ([7i32, 7, i32::MIN, -7], [2i32, 0, -1, 2]);
+        let div = binary(BinaryOp::Divide, ElementType::S32, ElementType::S32).unwrap();
+        assert_eq!(
+            call::<i32>(&div, &[bytes(&a), bytes(&b)], 4),
+            [3, -1, i32::MIN, -3]
+        );
+        let rem = binary(BinaryOp::Remainder, ElementType::S32, ElementType::S32).unwrap();
+        assert_eq!(call::<i32>(&rem, &[bytes(&a), bytes(&b)], 4), [1, 7, 0, -1]);
+        let div = binary(BinaryOp::Divide, ElementType::U8, ElementType::U8).unwrap();
+        assert_eq!(call::<u8>(&div, &[&[9, 9], &[0, 4]], 2), [255, 2]);
+        let shl = binary(BinaryOp::ShiftLeft, ElementType::S8, ElementType::S8).unwrap();
+        assert_eq!(
+            call::<i8>(&shl, &[bytes(&[1i8, 1, 1]), bytes(&[3i8, 8, -1])], 3),
+            [8, 0, 0]
+        );
+        let sra = binary(
+            BinaryOp::ShiftRightArithmetic,
+            ElementType::S8,
+            ElementType::S8,
+        );
+        let got = call::<i8>(
+            &sra.unwrap(),
+            &[bytes(&[-16i8, -16, 16]), bytes(&[2i8, 9, 9])],
+            3,
+        );
+        assert_eq!(got, [-4, -1, 0]);
+        let pow = binary(BinaryOp::Power, ElementType::S32, ElementType::S32).unwrap();
+        let (x, y) = ([3i32, 2, 1, -1, 5, 0], [4i32, 10, -3, -3, -1, 0]);
+        // XLA CPU's answers: 1^-3 = 1, (-1)^-3 = -1, 5^-1 = 0, 0^0 = 1.
+        assert_eq!(
+            call::<i32>(&pow, &[bytes(&x), bytes(&y)], 6),
+            [81, 1024, 1, -1, 0, 1]
+        );
+    }
+
+    #[test]
+    fn total_order_compare() {
+        let a = [-0.0f32, -f32::NAN, 1.0, f32::NEG_INFINITY];
+        let b = [0.0f32, f32::NEG_INFINITY, f32::NAN, -1.0];
+        let lt = compare(
+            ComparisonDirection::Lt,
+            Some(ComparisonType::TotalOrder),
+            ElementType::F32,
+        )
+        .unwrap();
+        assert_eq!(call::<u8>(&lt, &[bytes(&a), bytes(&b)], 4), [1, 1, 1, 1]);
+        let plain = compare(ComparisonDirection::Lt, None, ElementType::F32).unwrap();
+        assert_eq!(call::<u8>(&plain, &[bytes(&a), bytes(&b)], 4), [0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn conversions_saturate_and_round() {
+        let x = [300.0f32, -300.0, f32::NAN, 2.7, -2.7];
+        let f = convert(ElementType::F32, ElementType::S8).unwrap();
+        assert_eq!(call::<i8>(&f, &[bytes(&x)], 5), [127, -128, 0, 2, -2]);
+        let f = convert(ElementType::F32, ElementType::Pred).unwrap();
+        let x = [0.0f32, -0.0, f32::NAN, 0.5];
+        assert_eq!(call::<u8>(&f, &[bytes(&x)], 4), [0, 0, 1, 1]);
+        let f = convert(ElementType::S32, ElementType::S8).unwrap();
+        assert_eq!(call::<i8>(&f, &[bytes(&[300i32, -129])], 2), [44, 127]);
+        let f = convert(ElementType::F32, ElementType::F16).unwrap();
+        let got = call::<half::f16>(&f, &[bytes(&[1.0f32 + 1.0 / 4096.0, 70000.0])], 2);
+        assert_eq!(got[0], half::f16::ONE);
+        assert!(got[1].is_infinite());
+        let f = convert(ElementType::C64, ElementType::F32).unwrap();
+        assert_eq!(
+            call::<f32>(&f, &[bytes(&[Complex32::new(2.5, -1.0)])], 1),
+            [2.5]
+        );
+    }
+
+    #[test]
+    fn reduce_precision_rounds_like_bf16() {
+        let f = reduce_precision(ElementType::F32, 8, 7).unwrap();
+        let x = [
+            1.0f32 + 1.0 / 256.0,
+            1.0 + 3.0 / 256.0,
+            f32::MAX,
+            1e-39,
+            0.1,
+            -3.75,
+        ];
+        let got = call::<f32>(&f, &[bytes(&x)], x.len());
+        // Ties to even; past the largest bf16 is infinite; same exponent
+        // width, so subnormals are rounded, not flushed.
+        assert_eq!(got[..2], [1.0, 1.0 + 4.0 / 256.0]);
+        assert!(got[2].is_infinite());
+        for (x, y) in x[3..].iter().zip(&got[3..]) {
+            assert_eq!(*y, half::bf16::from_f32(*x).to_f32());
+        }
+        assert!(reduce_precision(ElementType::F32, 0, 7).is_err());
+    }
+
+    /// Writing over an operand gives what a separate destination gets, for
+    /// kernels whose result replaces an operand of another type too (a `pred`
+    /// over an `s8` operand, a byte result over a select's predicate).
+    #[test]
+    fn in_place_matches_out_of_place() {
+        let n = 3000;
+        let ints: Vec<i8> = (0..n).map(|i| (i * 37 % 251) as i8).collect();
+        let others: Vec<i8> = (0..n).map(|i| (i * 11 % 253) as i8).collect();
+        let floats: Vec<f32> = (0..n).map(|i| i as f32 * 0.37 - 500.0).collect();
+        let reversed: Vec<f32> = floats.iter().rev().copied().collect();
+        let cases: Vec<(Kernel, Vec<Vec<u8>>, usize)> = vec![
+            (
+                compare(ComparisonDirection::Lt, None, ElementType::S8).unwrap(),
+                vec![bytes(&ints).to_vec(), bytes(&others).to_vec()],
+                0,
+            ),
+            (
+                compare(ComparisonDirection::Ge, None, ElementType::S8).unwrap(),
+                vec![bytes(&ints).to_vec(), bytes(&others).to_vec()],
+                1,
+            ),
+            (
+                select(ElementType::S8).unwrap(),
+                vec![
+                    ints.iter().map(|v| (v & 1) as u8).collect(),
+                    bytes(&ints).to_vec(),
+                    bytes(&others).to_vec(),
+                ],
+                0,
+            ),
+            (
+                binary(BinaryOp::Subtract, ElementType::F32, ElementType::F32).unwrap(),
+                vec![bytes(&floats).to_vec(), bytes(&reversed).to_vec()],
+                1,
+            ),
+            (
+                unary(UnaryOp::Expm1, ElementType::F32, ElementType::F32).unwrap(),
+                vec![bytes(&floats).to_vec()],
+                0,
+            ),
+            (
+                convert(ElementType::F32, ElementType::S32).unwrap(),
+                vec![bytes(&floats).to_vec()],
+                0,
+            ),
+            (
+                fused_multiply_add(Contraction::SubtractProduct, ElementType::F32).unwrap(),
+                vec![bytes(&floats).to_vec(); 3],
+                2,
+            ),
+        ];
+        // 8-byte aligned copies, so that every element type is aligned.
+        let aligned = |b: &[u8]| -> Vec<u64> {
+            let mut v = vec![0u64; b.len().div_ceil(8)];
+            bytemuck::cast_slice_mut::<u64, u8>(&mut v)[..b.len()].copy_from_slice(b);
+            v
+        };
+        for (k, (kernel, args, over)) in cases.iter().enumerate() {
+            let args: Vec<Vec<u64>> = args.iter().map(|a| aligned(a)).collect();
+            let width = args[*over].len() * 8 / n;
+            let mut want = vec![0u64; args[*over].len()];
+            let ptrs: Vec<Arg> = args.iter().map(|a| Arg::Ptr(a.as_ptr().cast())).collect();
+            // SAFETY: `n` elements each, a separate destination.
+            unsafe { kernel.call(&ptrs, want.as_mut_ptr().cast(), n) };
+            let mut buf = args[*over].clone();
+            let ptrs: Vec<Arg> = (0..args.len())
+                .map(|j| Arg::Ptr(if j == *over { &buf } else { &args[j] }.as_ptr().cast()))
+                .collect();
+            // SAFETY: as above; the destination is operand `over`.
+            unsafe { kernel.call(&ptrs, buf.as_mut_ptr().cast(), n) };
+            let (got, want): (&[u8], &[u8]) =
+                (bytemuck::cast_slice(&buf), bytemuck::cast_slice(&want));
+            assert_eq!(got[..n * width], want[..n * width], "case {k}");
+        }
+    }
 }
