@@ -10,6 +10,9 @@
 //!   by liveness, lowering to thunks.
 //! * [`thunk`]: the compiled form: [`thunk::Thunk`]s over [`thunk::BufferSlice`]s
 //!   of an execution's allocations, grouped in [`thunk::ThunkSequence`]s.
+//! * [`elementwise_ops`]: the single op table: how every elementwise op
+//!   computes, for standalone elementwise thunks, fusions and scalar programs
+//!   alike (so an op gives the same bits whether fusion grouped it or not).
 //! * [`kernels`]: one module per op family; each lowers an instruction to a
 //!   thunk with typed inner loops. `dot` and `convolution` run on the Host's
 //!   own blocked GEMM ([`kernels::gemm`]).
@@ -21,12 +24,13 @@
 //! * [`executable`]: argument checks, result allocation, enqueueing.
 //! * [`runner`]: compile HLO text and run it on literals (tests, tools).
 //! * [`vmath`]: multiversioned elementwise slice kernels (exact arithmetic,
-//!   vectorized transcendentals) used by the elementwise kernels.
+//!   vectorized transcendentals) that the op table calls.
 //!
 //! The crate registers itself with `inventory`: linking it is enough for the
 //! registry to find "Host" (or "cpu").
 
 pub mod compiler;
+pub mod elementwise_ops;
 pub mod executable;
 pub mod fusion;
 pub mod kernels;

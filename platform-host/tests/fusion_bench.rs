@@ -19,18 +19,9 @@ use platform_host::runner::HostRunner;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 fn arg(spec: &serde_json::Value, rng: &mut Rng) -> Literal {
     let dims: Vec<usize> = spec["shape"]

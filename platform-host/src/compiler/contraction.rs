@@ -10,12 +10,17 @@
 //! `custom-call` to [`FMA_TARGET`] whose operands are the multiply's two
 //! operands and the add's other operand, and whose `backend_config` says how
 //! they combine; the multiply is left without uses and dead-code elimination
-//! removes it. The elementwise kernels run it as one fused multiply-add per
-//! element. `fp_contract=off` (a compile debug option) turns the rewrite off.
+//! removes it. The `backend_config` string is only the instruction's form
+//! between passes: consumers read it once, through [`fused_multiply_add`],
+//! and carry the typed [`Contraction`] from there (the op table's
+//! `elementwise_ops::fused_multiply_add` runs it, one fused multiply-add per
+//! element). `fp_contract=off` (a compile debug option) turns the rewrite off.
 
-use platform_api::hlo::{BackendConfig, CustomCallApiVersion, CustomCallAttrs, InstrId, Op};
+use platform_api::hlo::{
+    BackendConfig, CustomCallApiVersion, CustomCallAttrs, HloInstruction, InstrId, Op,
+};
 use platform_api::semantics::contraction::{contraction_candidate, Contraction};
-use platform_api::{CompileOptions, HloModule, Result};
+use platform_api::{CompileOptions, Error, HloModule, Result};
 
 /// The internal custom-call target of a contracted multiply-add.
 pub const FMA_TARGET: &str = "__host$fused_multiply_add";
@@ -26,7 +31,7 @@ pub fn enabled(options: &CompileOptions) -> Result<bool> {
 }
 
 /// The `backend_config` spelling of a contraction.
-pub fn config_of(how: Contraction) -> &'static str {
+fn config_of(how: Contraction) -> &'static str {
     match how {
         Contraction::Add => "add",
         Contraction::SubtractFromProduct => "subtract_from_product",
@@ -35,13 +40,34 @@ pub fn config_of(how: Contraction) -> &'static str {
 }
 
 /// The contraction a `backend_config` names.
-pub fn contraction_of(config: &str) -> Option<Contraction> {
+fn contraction_of(config: &str) -> Option<Contraction> {
     match config {
         "add" => Some(Contraction::Add),
         "subtract_from_product" => Some(Contraction::SubtractFromProduct),
         "subtract_product" => Some(Contraction::SubtractProduct),
         _ => None,
     }
+}
+
+/// Whether `instr` is a contracted multiply-add (the custom call to
+/// [`FMA_TARGET`]), without decoding it.
+pub fn is_fused_multiply_add(instr: &HloInstruction) -> bool {
+    matches!(&instr.op, Op::CustomCall(attrs) if attrs.target == FMA_TARGET)
+}
+
+/// The contraction of a contracted multiply-add: `Ok(None)` for any other
+/// instruction, an error for one whose `backend_config` names none.
+pub fn fused_multiply_add(instr: &HloInstruction) -> Result<Option<Contraction>> {
+    if !is_fused_multiply_add(instr) {
+        return Ok(None);
+    }
+    let config = instr.backend_config.as_ref().map(BackendConfig::as_str);
+    config.and_then(contraction_of).map(Some).ok_or_else(|| {
+        Error::internal(format!(
+            "%{}: a fused multiply-add whose backend_config names no contraction",
+            instr.name
+        ))
+    })
 }
 
 /// Rewrites every contracting add/subtract of every computation.

@@ -11,11 +11,11 @@
 //! afterwards; with chunked rows, row reductions leave one partial value per
 //! chunk, combined (with the outer-domain steps that follow) afterwards.
 
-use super::ops::{self, Arg};
 use super::program::{
     BlockProgram, Home, LeafPlan, Mode, Reducer, SlotDom, Source, Step, ROW_CALL_MIN,
 };
 use super::view::gather;
+use crate::elementwise_ops::{self as ops, Arg};
 use crate::kernels::scalar_program::{load_register, Register, ScalarEval};
 use crate::lowering::BlockProducer;
 use crate::runtime::pool::compute_pool;

@@ -14,7 +14,7 @@
 //! The Host does not generate machine code. A fused computation is compiled
 //! into a [`program::BlockProgram`]: the fusion's elements are evaluated in
 //! cache-sized blocks, each HLO instruction becoming one slice kernel call per
-//! block ([`ops`]), so dispatch costs are paid per block and intermediates
+//! block ([`crate::elementwise_ops`]), so dispatch costs are paid per block and intermediates
 //! stay in registers of a few KiB instead of going to memory. Leaves are read
 //! through [`view::View`]s (contiguous, splat, repeated rows, strided or
 //! general index maps), reductions are folded per row or accumulated per
@@ -44,7 +44,6 @@
 
 pub mod exec;
 pub mod graph;
-pub mod ops;
 pub mod program;
 pub mod view;
 

@@ -33,12 +33,13 @@
 //! domain may depend on a reduction).
 
 use super::graph::{FusedGraph, Operand};
-use super::ops;
 use super::view::{Movement, View};
-use crate::compiler::contraction::{config_of, contraction_of, FMA_TARGET};
+use crate::compiler::contraction;
+use crate::elementwise_ops as ops;
 use crate::kernels::scalar_program::{binary_reducer, ScalarProgram};
 use crate::thunk::ConstantBytes;
 use platform_api::hlo::{BinaryOp, ComparisonDirection, ComparisonType, Op, UnaryOp};
+use platform_api::semantics::contraction::Contraction;
 use platform_api::{ElementType, Error, Result, Shape};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -88,7 +89,7 @@ pub struct Leaf {
 }
 
 /// An elementwise operation.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ElemOp {
     Unary(UnaryOp),
     Binary(BinaryOp),
@@ -100,9 +101,23 @@ pub enum ElemOp {
     Reinterpret,
     ReducePrecision(u32, u32),
     /// XLA CPU's contraction of a multiply into an add/subtract (the Host's
-    /// internal `custom-call`, see `compiler::contraction`): how, as
-    /// `compiler::contraction::config_of` spells it.
-    FusedMultiplyAdd(&'static str),
+    /// internal `custom-call`, decoded by `compiler::contraction`).
+    FusedMultiplyAdd(Contraction),
+}
+
+// By hand: `Contraction` (a shared semantics type) does not implement `Hash`.
+impl std::hash::Hash for ElemOp {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        std::mem::discriminant(self).hash(h);
+        match self {
+            ElemOp::Unary(op) => op.hash(h),
+            ElemOp::Binary(op) => op.hash(h),
+            ElemOp::Compare(d, t) => (d, t).hash(h),
+            ElemOp::ReducePrecision(e, m) => (e, m).hash(h),
+            ElemOp::FusedMultiplyAdd(how) => (*how as u8).hash(h),
+            ElemOp::Select | ElemOp::Clamp | ElemOp::Convert | ElemOp::Reinterpret => {}
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -693,14 +708,9 @@ impl<'g, 'a> Builder<'g, 'a> {
                     count,
                 ))
             }
-            Op::CustomCall(attrs) if attrs.target == FMA_TARGET => {
-                let how = instr
-                    .backend_config
-                    .as_ref()
-                    .and_then(|c| contraction_of(c.as_str()))
-                    .ok_or_else(|| {
-                        self.unsupported("a fused multiply-add without its contraction")
-                    })?;
+            Op::CustomCall(_) if contraction::is_fused_multiply_add(instr) => {
+                let how = contraction::fused_multiply_add(instr)?
+                    .ok_or_else(|| self.unsupported("a fused multiply-add"))?;
                 if ops.len() != 3 {
                     return Err(self.unsupported("arity"));
                 }
@@ -709,7 +719,7 @@ impl<'g, 'a> Builder<'g, 'a> {
                     self.operand(ops[1])?,
                     self.operand(ops[2])?,
                 ];
-                one(self.op(ElemOp::FusedMultiplyAdd(config_of(how)), args, ty, count))
+                one(self.op(ElemOp::FusedMultiplyAdd(how), args, ty, count))
             }
             other => Err(self.unsupported(format!(
                 "{} inside a block-evaluated fusion",
@@ -1113,11 +1123,7 @@ fn kernel_for(op: &ElemOp, arg_types: &[ElementType], ty: ElementType) -> Result
         ElemOp::Convert => ops::convert(first, ty),
         ElemOp::Reinterpret => ops::copy(ty.byte_size()),
         ElemOp::ReducePrecision(e, m) => ops::reduce_precision(ty, *e, *m),
-        ElemOp::FusedMultiplyAdd(how) => {
-            let how =
-                contraction_of(how).ok_or_else(|| Error::internal(format!("contraction {how}")))?;
-            ops::fused_multiply_add(how, ty)
-        }
+        ElemOp::FusedMultiplyAdd(how) => ops::fused_multiply_add(*how, ty),
     }
 }
 

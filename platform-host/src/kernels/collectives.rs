@@ -16,9 +16,9 @@
 //! contributions in rank order with the reducer (typed for `add`/`max`/...,
 //! the vectorized scalar evaluator otherwise).
 
-use super::scalar_ops::{self, BinaryFn};
 use super::scalar_program::{binary_reducer, ScalarProgram};
 use super::strided::StridedCopy;
+use crate::elementwise_ops::{self as ops, Arg, Kernel};
 use crate::lowering::LowerCtx;
 use crate::runtime::rendezvous::{exchange, RendezvousKey};
 use crate::thunk::{thunk, BufferSlice, ExecuteContext, RunState, Thunk};
@@ -101,7 +101,7 @@ fn read_leaves(ctx: &ExecuteContext<'_>, leaves: &[BufferSlice]) -> Vec<u8> {
 
 /// Combines contributions elementwise with a reducer.
 enum Reducer {
-    Typed(BinaryFn),
+    Typed(Kernel),
     General(Arc<ScalarProgram>),
 }
 
@@ -109,7 +109,7 @@ impl Reducer {
     fn new(ctx: &LowerCtx<'_>, comp: CompId, ty: platform_api::ElementType) -> Result<Reducer> {
         if let Some((op, t)) = binary_reducer(ctx.module, comp) {
             if t == ty {
-                return Ok(Reducer::Typed(scalar_ops::binary_fn(op, t, t)?));
+                return Ok(Reducer::Typed(ops::accumulate(op, t)?));
             }
         }
         let p = ScalarProgram::compile(ctx.module, comp)?;
@@ -124,7 +124,12 @@ impl Reducer {
     /// `acc = reduce(acc, x)` over `n` elements.
     fn apply(&self, acc: &mut [u8], x: &[u8], n: usize) {
         match self {
-            Reducer::Typed(f) => f(acc.as_ptr(), x.as_ptr(), acc.as_mut_ptr(), n),
+            Reducer::Typed(k) => {
+                let dst = acc.as_mut_ptr();
+                // SAFETY: `acc` and `x` hold `n` elements of the reducer's
+                // type; the destination is exactly the first operand.
+                unsafe { k.call(&[Arg::Ptr(dst.cast_const()), Arg::Ptr(x.as_ptr())], dst, n) }
+            }
             Reducer::General(p) => {
                 let r = p.output_register(0);
                 let copy = acc.to_vec();

@@ -19,8 +19,8 @@
 use super::denormal::MaybeFlushable;
 use super::dot::{gemm_c128, gemm_c64, GemmKernel};
 use super::gemm::{Strided, StridedMut};
-use super::scalar_ops;
 use super::strided::StridedCopy;
+use crate::elementwise_ops::{self as ops, Arg, Kernel};
 use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, Thunk};
@@ -64,7 +64,7 @@ impl ConvPlan {
 /// A permutation into canonical order (and conversion), unless already there.
 struct Canonical {
     copy: Option<StridedCopy>,
-    convert: Option<scalar_ops::UnaryFn>,
+    convert: Option<Kernel>,
     elements: usize,
     in_width: usize,
 }
@@ -85,7 +85,7 @@ impl Canonical {
                 )
             }),
             convert: if shape.element_type != compute {
-                Some(scalar_ops::convert_fn(shape.element_type, compute)?)
+                Some(ops::convert(shape.element_type, compute)?)
             } else {
                 None
             },
@@ -129,7 +129,9 @@ impl Canonical {
         buf.clear();
         buf.resize(self.elements, T::zeroed());
         match &self.convert {
-            Some(f) => f(from, buf.as_mut_ptr().cast(), self.elements),
+            // SAFETY: `from` holds `elements` values of the operand's type,
+            // `buf` room for as many of the compute type.
+            Some(k) => unsafe { k.call(&[Arg::Ptr(from)], buf.as_mut_ptr().cast(), self.elements) },
             // SAFETY: `from` holds `elements` values of T.
             None => unsafe {
                 std::ptr::copy_nonoverlapping(from.cast::<T>(), buf.as_mut_ptr(), self.elements)
@@ -225,7 +227,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         &StridedCopy::row_major(&result.dims),
     );
     let finish = if compute != out_ty {
-        Some(scalar_ops::convert_fn(compute, out_ty)?)
+        Some(ops::convert(compute, out_ty)?)
     } else {
         None
     };
@@ -265,7 +267,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
 struct PostProcess {
     identity: bool,
     copy: StridedCopy,
-    finish: Option<scalar_ops::UnaryFn>,
+    finish: Option<Kernel>,
     elements: usize,
 }
 
@@ -303,11 +305,14 @@ fn conv_thunk<T: MaybeFlushable + Send + Sync>(
                     // SAFETY: the plan permutes the canonical output into the result.
                     unsafe { post.copy.run(o as *const u8, po) }
                 }
-                Some(f) => {
+                Some(k) => {
                     let mut permuted: Vec<T> = vec![T::zeroed(); post.elements];
-                    // SAFETY: as above, into a compute-type buffer first.
-                    unsafe { post.copy.run(o as *const u8, permuted.as_mut_ptr().cast()) };
-                    f(permuted.as_ptr().cast(), po, post.elements);
+                    // SAFETY: as above, into a compute-type buffer first, then
+                    // converted from it into the result.
+                    unsafe {
+                        post.copy.run(o as *const u8, permuted.as_mut_ptr().cast());
+                        k.call(&[Arg::Ptr(permuted.as_ptr().cast())], po, post.elements);
+                    }
                 }
             }
         }

@@ -29,7 +29,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         return super::sort::lower(ctx, id);
     }
     if attrs.target == crate::compiler::contraction::FMA_TARGET {
-        return super::elementwise::lower_fused_multiply_add(ctx, id);
+        return super::elementwise::lower(ctx, id);
     }
     let call = HostCustomCall::prepare(PLATFORM_NAME, instr)?;
     let mut operands: Vec<(Shape, Vec<BufferSlice>)> = Vec::new();

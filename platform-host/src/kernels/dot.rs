@@ -17,8 +17,9 @@
 
 use super::denormal::MaybeFlushable;
 use super::gemm::{Strided, StridedMut};
-use super::scalar_ops::{self, Int};
 use super::strided::{unflatten, StridedCopy};
+use super::types::Int;
+use crate::elementwise_ops::{self as ops, Arg, Kernel};
 use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, ExecuteContext, Thunk};
@@ -148,7 +149,7 @@ struct OperandView {
     cs: isize,
     /// Set when the operand must first be copied (and converted) into a
     /// canonical row-major buffer of the compute type.
-    canonicalize: Option<(StridedCopy, Option<scalar_ops::UnaryFn>)>,
+    canonicalize: Option<(StridedCopy, Option<Kernel>)>,
     elements: usize,
 }
 
@@ -241,7 +242,7 @@ fn plan_canonical(
         &StridedCopy::row_major(&dims),
     );
     let convert = if shape.element_type != compute {
-        Some(scalar_ops::convert_fn(shape.element_type, compute)?)
+        Some(ops::convert(shape.element_type, compute)?)
     } else {
         None
     };
@@ -295,9 +296,9 @@ impl OperandView {
             copy.run(src, base);
             match convert {
                 None => base,
-                Some(f) => {
+                Some(k) => {
                     let dst = base.add(staged_bytes.next_multiple_of(8));
-                    f(base, dst, n);
+                    k.call(&[Arg::Ptr(base.cast_const())], dst, n);
                     dst
                 }
             }
@@ -397,7 +398,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     )?;
     let out = ctx.result_slice(id)?;
     let finish = if compute != out_ty {
-        Some(scalar_ops::convert_fn(compute, out_ty)?)
+        Some(ops::convert(compute, out_ty)?)
     } else {
         None
     };
@@ -478,7 +479,7 @@ fn gemm_thunk<T: MaybeFlushable + Send + Sync>(
     b: OperandView,
     out: BufferSlice,
     (a_width, b_width, _): (usize, usize, usize),
-    finish: Option<scalar_ops::UnaryFn>,
+    finish: Option<Kernel>,
     gemm: GemmKernel<T>,
 ) -> Box<dyn Thunk> {
     let gemm_flushes = gemm.flushes_subnormals;
@@ -543,8 +544,10 @@ fn gemm_thunk<T: MaybeFlushable + Send + Sync>(
                 (0..s.nb).for_each(one);
             }
         }
-        if let Some(f) = &finish {
-            f(pc as *const u8, ctx.ptr(out), total);
+        if let Some(k) = &finish {
+            // SAFETY: `pc` holds `total` compute-type elements, distinct from
+            // the result's `total` elements.
+            unsafe { k.call(&[Arg::Ptr(pc as *const u8)], ctx.ptr(out), total) };
         }
         Ok(())
     })

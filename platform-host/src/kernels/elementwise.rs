@@ -1,129 +1,157 @@
-//! Elementwise ops: unary, binary, compare, select, clamp, convert,
-//! bitcast-convert, reduce-precision.
+//! Elementwise ops as thunks: unary, binary, compare, select, clamp, convert,
+//! bitcast-convert, reduce-precision and the contracted multiply-add.
 //!
-//! Each thunk holds one typed kernel function from [`scalar_ops`] chosen at
-//! compile time, and runs it over contiguous chunks of the flat arrays, in
-//! parallel on the compute pool when the array is large. A result may share
-//! memory with an operand (buffer assignment's in-place reuse): the kernels read
-//! element `i` before writing it, through raw pointers.
+//! Each thunk holds one kernel of the op table ([`crate::elementwise_ops`]),
+//! the same one a fusion would run, chosen at compile time, and runs it over
+//! contiguous chunks of the flat arrays, in parallel on the compute pool when
+//! the array is large. A rank-0 predicate of `select` or rank-0 bounds of
+//! `clamp` on a larger result are passed as scalars. A result may share
+//! memory with an operand (buffer assignment's in-place reuse): the table's
+//! kernels allow a destination that is exactly an operand.
 
-use super::scalar_ops;
-use super::types::Pred;
+use crate::compiler::contraction;
+use crate::elementwise_ops::{self as ops, Arg, Kernel};
 use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
-use crate::thunk::{thunk, Thunk};
-use crate::{with_float, with_int};
+use crate::thunk::{thunk, BufferSlice, Thunk};
 use platform_api::hlo::{InstrId, Op};
-use platform_api::{ElementType, Error, Result};
-use std::sync::Arc;
+use platform_api::semantics::contraction::Contraction;
+use platform_api::{ElementType, Error, HloInstruction, Result};
 
 /// Elements per parallel task: large enough that a task outweighs its hand-off.
 pub const ELEMENTWISE_GRAIN: usize = 1 << 15;
 
-pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
-    let instr = ctx.instr(id);
-    let result = ctx.result_array(instr)?;
-    let out = ctx.result_slice(id)?;
-    let n = result.element_count();
-    let out_size = result.element_type.byte_size();
-    let name = instr.name.clone();
-    let category = instr.opcode().name();
-    match &instr.op {
-        Op::Unary(_) | Op::Convert | Op::ReducePrecision { .. } => {
-            let a_shape = ctx.operand_array(instr, 0)?;
-            check_same_count(instr, a_shape.element_count(), n)?;
-            let f = match &instr.op {
-                Op::Unary(op) => {
-                    scalar_ops::unary_fn(*op, a_shape.element_type, result.element_type)
-                }
-                Op::Convert => scalar_ops::convert_fn(a_shape.element_type, result.element_type),
-                Op::ReducePrecision {
-                    exponent_bits,
-                    mantissa_bits,
-                } => scalar_ops::reduce_precision_fn(
-                    a_shape.element_type,
-                    *exponent_bits,
-                    *mantissa_bits,
-                ),
-                _ => unreachable!("matched above"),
-            }
-            .map_err(|e| e.context(format_args!("%{name}")))?;
-            let a = ctx.operand_slice(instr, 0)?;
-            let in_size = a_shape.element_type.byte_size();
-            Ok(thunk(name, category, move |ctx| {
-                let (pa, po) = (ctx.ptr(a) as usize, ctx.ptr(out) as usize);
-                parallel_for(n, ELEMENTWISE_GRAIN, |s, e| {
-                    f(
-                        (pa + s * in_size) as *const u8,
-                        (po + s * out_size) as *mut u8,
-                        e - s,
-                    )
-                });
-                Ok(())
-            }))
-        }
-        Op::Binary(_) | Op::Compare { .. } => {
-            let a_shape = ctx.operand_array(instr, 0)?;
-            let b_shape = ctx.operand_array(instr, 1)?;
-            check_same_count(instr, a_shape.element_count(), n)?;
-            check_same_count(instr, b_shape.element_count(), n)?;
-            let f = match &instr.op {
-                Op::Binary(op) => {
-                    scalar_ops::binary_fn(*op, a_shape.element_type, result.element_type)
-                }
-                Op::Compare {
-                    direction,
-                    compare_type,
-                } => scalar_ops::compare_fn(*direction, *compare_type, a_shape.element_type),
-                _ => unreachable!("matched above"),
-            }
-            .map_err(|e| e.context(format_args!("%{name}")))?;
-            let (a, b) = (ctx.operand_slice(instr, 0)?, ctx.operand_slice(instr, 1)?);
-            let in_a = a_shape.element_type.byte_size();
-            let in_b = b_shape.element_type.byte_size();
-            Ok(thunk(name, category, move |ctx| {
-                let (pa, pb, po) = (
-                    ctx.ptr(a) as usize,
-                    ctx.ptr(b) as usize,
-                    ctx.ptr(out) as usize,
-                );
-                parallel_for(n, ELEMENTWISE_GRAIN, |s, e| {
-                    f(
-                        (pa + s * in_a) as *const u8,
-                        (pb + s * in_b) as *const u8,
-                        (po + s * out_size) as *mut u8,
-                        e - s,
-                    )
-                });
-                Ok(())
-            }))
-        }
-        Op::BitcastConvert => {
-            let a_shape = ctx.operand_array(instr, 0)?;
-            if a_shape.byte_size() != result.byte_size() {
-                return Err(Error::invalid_argument(format!(
-                    "bitcast-convert %{name} changes the byte size: {a_shape} to {result}"
-                )));
-            }
-            // Row-major little-endian bytes are the same whatever the element
-            // widths: the reinterpretation is a copy.
-            let a = ctx.operand_slice(instr, 0)?;
-            Ok(thunk(name, category, move |ctx| {
-                let (src, dst) = (ctx.ptr(a), ctx.ptr(out));
-                if src != dst {
-                    // SAFETY: both slices hold `out.size` bytes.
-                    unsafe { std::ptr::copy(src, dst, out.size) };
-                }
-                Ok(())
-            }))
-        }
-        Op::Select => lower_select(ctx, id),
-        Op::Clamp => lower_clamp(ctx, id),
-        _ => Err(Error::internal(format!("%{name} is not elementwise"))),
-    }
+/// Most operands of an elementwise op (select, clamp, fused multiply-add).
+const MAX_ARITY: usize = 3;
+
+/// One operand of an elementwise thunk.
+#[derive(Clone, Copy)]
+struct Input {
+    slice: BufferSlice,
+    width: usize,
+    /// A rank-0 operand used for every element.
+    scalar: bool,
 }
 
-fn check_same_count(instr: &platform_api::HloInstruction, got: usize, want: usize) -> Result<()> {
+pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    if matches!(instr.op, Op::BitcastConvert) {
+        return lower_bitcast_convert(ctx, id);
+    }
+    let name = &instr.name;
+    let result = ctx.result_array(instr)?;
+    let ty = result.element_type;
+    let opcode = instr.opcode().name();
+    let operand_type = |k: usize| ctx.operand_array(instr, k).map(|a| a.element_type);
+    // The element type each operand must have, where the op fixes it.
+    let (kernel, want, category): (Result<Kernel>, Vec<Option<ElementType>>, &'static str) =
+        match &instr.op {
+            Op::Unary(op) => (ops::unary(*op, operand_type(0)?, ty), vec![None], opcode),
+            Op::Convert => (ops::convert(operand_type(0)?, ty), vec![None], opcode),
+            Op::ReducePrecision {
+                exponent_bits,
+                mantissa_bits,
+            } => (
+                ops::reduce_precision(ty, *exponent_bits, *mantissa_bits),
+                vec![Some(ty)],
+                opcode,
+            ),
+            Op::Binary(op) => {
+                let a = operand_type(0)?;
+                (ops::binary(*op, a, ty), vec![Some(a), Some(a)], opcode)
+            }
+            Op::Compare {
+                direction,
+                compare_type,
+            } => {
+                let a = operand_type(0)?;
+                let k = ops::compare(*direction, *compare_type, a);
+                (k, vec![Some(a), Some(a)], opcode)
+            }
+            Op::Select => (
+                ops::select(ty),
+                vec![Some(ElementType::Pred), Some(ty), Some(ty)],
+                opcode,
+            ),
+            Op::Clamp => (ops::clamp(ty), vec![Some(ty); 3], opcode),
+            Op::CustomCall(_) => {
+                let how = contraction::fused_multiply_add(instr)?.ok_or_else(|| {
+                    Error::internal(format!("%{name} is not a fused multiply-add"))
+                })?;
+                let category = match how {
+                    Contraction::Add => "add",
+                    Contraction::SubtractFromProduct | Contraction::SubtractProduct => "subtract",
+                };
+                (
+                    ops::fused_multiply_add(how, ty),
+                    vec![Some(ty); 3],
+                    category,
+                )
+            }
+            _ => return Err(Error::internal(format!("%{name} is not elementwise"))),
+        };
+    let kernel = kernel.map_err(|e| e.context(format_args!("%{name}")))?;
+    if instr.operands.len() != want.len() || kernel.arity() != want.len() {
+        return Err(Error::invalid_argument(format!(
+            "%{name}: {} operands, {} expected",
+            instr.operands.len(),
+            want.len()
+        )));
+    }
+    let n = result.element_count();
+    let mut inputs = [None; MAX_ARITY];
+    for (k, want) in want.iter().enumerate() {
+        let shape = ctx.operand_array(instr, k)?;
+        if want.is_some_and(|t| t != shape.element_type) {
+            return Err(Error::invalid_argument(format!(
+                "%{name}: operand {k} is {shape}, not of element type {}",
+                want.map_or(ty, |t| t)
+            )));
+        }
+        let broadcast_scalar = matches!(
+            (&instr.op, k),
+            (Op::Select, 0) | (Op::Clamp, 0) | (Op::Clamp, 2)
+        ) && shape.rank() == 0
+            && result.rank() > 0;
+        if !broadcast_scalar {
+            check_same_count(instr, shape.element_count(), n)?;
+        }
+        inputs[k] = Some(Input {
+            slice: ctx.operand_slice(instr, k)?,
+            width: shape.element_type.byte_size(),
+            scalar: broadcast_scalar,
+        });
+    }
+    let inputs: Vec<Input> = inputs.into_iter().flatten().collect();
+    let out = ctx.result_slice(id)?;
+    let out_width = ty.byte_size();
+    Ok(thunk(name.clone(), category, move |ctx| {
+        let mut bases = [(0usize, 0usize, false); MAX_ARITY];
+        for (b, i) in bases.iter_mut().zip(&inputs) {
+            *b = (ctx.ptr(i.slice) as usize, i.width, i.scalar);
+        }
+        let po = ctx.ptr(out) as usize;
+        let arity = inputs.len();
+        parallel_for(n, ELEMENTWISE_GRAIN, |s, e| {
+            let mut args = [Arg::Scalar(std::ptr::null()); MAX_ARITY];
+            for (a, &(p, w, scalar)) in args.iter_mut().zip(&bases[..arity]) {
+                *a = if scalar {
+                    Arg::Scalar(p as *const u8)
+                } else {
+                    Arg::Ptr((p + s * w) as *const u8)
+                };
+            }
+            // SAFETY: chunk `s..e` of operands and a result of `n` elements
+            // of the kernel's types (checked above); a scalar operand holds
+            // one; buffer assignment makes the result disjoint from every
+            // operand or exactly one of them.
+            unsafe { kernel.call(&args[..arity], (po + s * out_width) as *mut u8, e - s) }
+        });
+        Ok(())
+    }))
+}
+
+fn check_same_count(instr: &HloInstruction, got: usize, want: usize) -> Result<()> {
     if got != want {
         return Err(Error::invalid_argument(format!(
             "%{}: operand has {got} elements but the result has {want}",
@@ -133,244 +161,26 @@ fn check_same_count(instr: &platform_api::HloInstruction, got: usize, want: usiz
     Ok(())
 }
 
-fn lower_select(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
+fn lower_bitcast_convert(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let instr = ctx.instr(id);
+    let name = instr.name.clone();
     let result = ctx.result_array(instr)?;
-    let n = result.element_count();
-    let pred_shape = ctx.operand_array(instr, 0)?;
-    if !pred_shape.element_type.is_pred() {
+    let a_shape = ctx.operand_array(instr, 0)?;
+    if a_shape.byte_size() != result.byte_size() {
         return Err(Error::invalid_argument(format!(
-            "select %{}: the predicate must be pred, not {}",
-            instr.name, pred_shape
+            "bitcast-convert %{name} changes the byte size: {a_shape} to {result}"
         )));
     }
-    let pred_is_scalar = pred_shape.rank() == 0 && result.rank() > 0;
-    if !pred_is_scalar {
-        check_same_count(instr, pred_shape.element_count(), n)?;
-    }
-    check_same_count(instr, ctx.operand_array(instr, 1)?.element_count(), n)?;
-    check_same_count(instr, ctx.operand_array(instr, 2)?.element_count(), n)?;
-    let (p, t, f) = (
-        ctx.operand_slice(instr, 0)?,
-        ctx.operand_slice(instr, 1)?,
-        ctx.operand_slice(instr, 2)?,
-    );
+    // Row-major little-endian bytes are the same whatever the element widths:
+    // the reinterpretation is a copy.
+    let a = ctx.operand_slice(instr, 0)?;
     let out = ctx.result_slice(id)?;
-    let width = result.element_type.byte_size();
-    let kernel: Arc<dyn Fn(usize, usize, usize, usize, usize) + Send + Sync> = crate::with_width!(
-        width,
-        W => Arc::new(move |p: usize, t: usize, f: usize, o: usize, len: usize| {
-            let (p, t, f, o) = (p as *const Pred, t as *const W, f as *const W, o as *mut W);
-            for i in 0..len {
-                // SAFETY: the thunk passes chunk pointers valid for `len`
-                // elements; element `i` is read before it is written.
-                unsafe {
-                    let v = if (*p.add(i)).0 != 0 { t.add(i).read() } else { f.add(i).read() };
-                    o.add(i).write(v);
-                }
-            }
-        }),
-        _ => return Err(Error::unimplemented(format!("select of {width}-byte elements")))
-    );
-    Ok(thunk(instr.name.clone(), "select", move |ctx| {
-        let (pp, pt, pf, po) = (ctx.ptr(p), ctx.ptr(t), ctx.ptr(f), ctx.ptr(out));
-        if pred_is_scalar {
-            // SAFETY: a one-byte predicate; the chosen operand and the result
-            // hold `out.size` bytes (`copy` allows them to be the same).
-            unsafe {
-                let src = if *pp != 0 { pt } else { pf };
-                if src != po {
-                    std::ptr::copy(src, po, out.size);
-                }
-            }
-            return Ok(());
+    Ok(thunk(name, "bitcast-convert", move |ctx| {
+        let (src, dst) = (ctx.ptr(a), ctx.ptr(out));
+        if src != dst {
+            // SAFETY: both slices hold `out.size` bytes.
+            unsafe { std::ptr::copy(src, dst, out.size) };
         }
-        let (pp, pt, pf, po) = (pp as usize, pt as usize, pf as usize, po as usize);
-        parallel_for(n, super::elementwise::ELEMENTWISE_GRAIN, |s, e| {
-            kernel(
-                pp + s,
-                pt + s * width,
-                pf + s * width,
-                po + s * width,
-                e - s,
-            )
-        });
         Ok(())
     }))
-}
-
-/// `clamp(lo, x, hi)` kernel: pointers and whether `lo`/`hi` are scalars.
-type ClampFn = Arc<dyn Fn(usize, bool, usize, usize, bool, usize, usize) + Send + Sync>;
-
-fn clamp_kernel<T: bytemuck::Pod>(
-    max: impl Fn(T, T) -> T + Send + Sync + 'static,
-    min: impl Fn(T, T) -> T + Send + Sync + 'static,
-) -> ClampFn {
-    Arc::new(move |lo, lo_scalar, x, hi, hi_scalar, o, len| {
-        let (lo, x, hi, o) = (lo as *const T, x as *const T, hi as *const T, o as *mut T);
-        for i in 0..len {
-            // SAFETY: chunk pointers valid for `len` elements (scalar bounds for
-            // one); element `i` is read before it is written.
-            unsafe {
-                let l = lo.add(if lo_scalar { 0 } else { i }).read();
-                let h = hi.add(if hi_scalar { 0 } else { i }).read();
-                o.add(i).write(min(max(x.add(i).read(), l), h));
-            }
-        }
-    })
-}
-
-fn lower_clamp(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
-    use scalar_ops::Float;
-    let instr = ctx.instr(id);
-    let result = ctx.result_array(instr)?;
-    let n = result.element_count();
-    let ty = result.element_type;
-    let lo_scalar = ctx.operand_array(instr, 0)?.rank() == 0 && result.rank() > 0;
-    let hi_scalar = ctx.operand_array(instr, 2)?.rank() == 0 && result.rank() > 0;
-    check_same_count(instr, ctx.operand_array(instr, 1)?.element_count(), n)?;
-    let kernel: ClampFn = with_float!(ty, T => clamp_kernel::<T>(|a, b| a.max_nan(b), |a, b| a.min_nan(b)),
-    _ => with_int!(ty, T => clamp_kernel::<T>(Ord::max, Ord::min),
-        _ => match ty {
-            ElementType::Pred => clamp_kernel::<Pred>(|a, b| Pred(a.0.max(b.0)), |a, b| Pred(a.0.min(b.0))),
-            _ => return Err(Error::unimplemented(format!("clamp %{} of {ty}", instr.name))),
-        }));
-    let (lo, x, hi) = (
-        ctx.operand_slice(instr, 0)?,
-        ctx.operand_slice(instr, 1)?,
-        ctx.operand_slice(instr, 2)?,
-    );
-    let out = ctx.result_slice(id)?;
-    let w = ty.byte_size();
-    Ok(thunk(instr.name.clone(), "clamp", move |ctx| {
-        let (pl, px, ph, po) = (
-            ctx.ptr(lo) as usize,
-            ctx.ptr(x) as usize,
-            ctx.ptr(hi) as usize,
-            ctx.ptr(out) as usize,
-        );
-        parallel_for(n, ELEMENTWISE_GRAIN, |s, e| {
-            kernel(
-                if lo_scalar { pl } else { pl + s * w },
-                lo_scalar,
-                px + s * w,
-                if hi_scalar { ph } else { ph + s * w },
-                hi_scalar,
-                po + s * w,
-                e - s,
-            )
-        });
-        Ok(())
-    }))
-}
-
-/// Element types a fused multiply-add runs on.
-pub trait FmaElement: Copy + std::ops::Neg<Output = Self> {}
-impl FmaElement for f32 {}
-impl FmaElement for f64 {}
-
-/// `out[i] = fma(±a[i], b[i], ±c[i])`, one rounding.
-///
-/// # Safety
-/// Pointers valid for `n` elements; `out` may equal any input.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn fma_loop<T: FmaElement, F: Fn(T, T, T) -> T>(
-    fma: &F,
-    negate_a: bool,
-    negate_c: bool,
-    a: *const T,
-    b: *const T,
-    c: *const T,
-    out: *mut T,
-    n: usize,
-) {
-    for i in 0..n {
-        // SAFETY: the caller's contract; element `i` is read before written.
-        unsafe {
-            let (x, y, z) = (a.add(i).read(), b.add(i).read(), c.add(i).read());
-            let x = if negate_a { -x } else { x };
-            let z = if negate_c { -z } else { z };
-            out.add(i).write(fma(x, y, z));
-        }
-    }
-}
-
-crate::multiversion!(unsafe fn fma_simd<T: FmaElement, F: Fn(T, T, T) -> T>(fma: &F, negate_a: bool, negate_c: bool, a: *const T, b: *const T, c: *const T, out: *mut T, n: usize) => fma_loop);
-
-/// The Host's contracted multiply-add (see `compiler::contraction`).
-pub fn lower_fused_multiply_add(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
-    use crate::compiler::contraction::contraction_of;
-    use platform_api::semantics::contraction::Contraction;
-    let instr = ctx.instr(id);
-    let result = ctx.result_array(instr)?;
-    let n = result.element_count();
-    for k in 0..3 {
-        let a = ctx.operand_array(instr, k)?;
-        if a.element_type != result.element_type || a.element_count() != n {
-            return Err(Error::invalid_argument(format!(
-                "fused multiply-add %{}: operand {k} is {a}, result {result}",
-                instr.name
-            )));
-        }
-    }
-    let how = instr
-        .backend_config
-        .as_ref()
-        .and_then(|c| contraction_of(c.as_str()))
-        .ok_or_else(|| Error::internal(format!("%{}: unknown contraction", instr.name)))?;
-    let (negate_a, negate_c) = match how {
-        Contraction::Add => (false, false),
-        Contraction::SubtractFromProduct => (false, true),
-        Contraction::SubtractProduct => (true, false),
-    };
-    let (a, b, c) = (
-        ctx.operand_slice(instr, 0)?,
-        ctx.operand_slice(instr, 1)?,
-        ctx.operand_slice(instr, 2)?,
-    );
-    let out = ctx.result_slice(id)?;
-    let ty = result.element_type;
-    let w = ty.byte_size();
-    let name = instr.name.clone();
-    let category = match how {
-        Contraction::Add => "add",
-        _ => "subtract",
-    };
-    macro_rules! make {
-        ($T:ty, $f:expr) => {
-            Ok(thunk(name, category, move |ctx| {
-                let (pa, pb, pc, po) = (
-                    ctx.ptr(a) as usize,
-                    ctx.ptr(b) as usize,
-                    ctx.ptr(c) as usize,
-                    ctx.ptr(out) as usize,
-                );
-                parallel_for(n, ELEMENTWISE_GRAIN, |s, e| {
-                    // SAFETY: chunk s..e of four arrays of `n` elements.
-                    unsafe {
-                        fma_simd(
-                            &$f,
-                            negate_a,
-                            negate_c,
-                            (pa + s * w) as *const $T,
-                            (pb + s * w) as *const $T,
-                            (pc + s * w) as *const $T,
-                            (po + s * w) as *mut $T,
-                            e - s,
-                        )
-                    }
-                });
-                Ok(())
-            }))
-        };
-    }
-    match ty {
-        ElementType::F32 => make!(f32, |x: f32, y: f32, z: f32| x.mul_add(y, z)),
-        ElementType::F64 => make!(f64, |x: f64, y: f64, z: f64| x.mul_add(y, z)),
-        _ => Err(Error::unimplemented(format!(
-            "fused multiply-add %{} of {ty}",
-            instr.name
-        ))),
-    }
 }

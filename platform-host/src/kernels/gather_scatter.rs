@@ -12,9 +12,9 @@
 //! others through the [`ScalarProgram`] evaluator.
 
 use super::data_movement::read_index;
-use super::scalar_ops::{typed_combiner, CombinerVisitor};
 use super::scalar_program::{binary_reducer, ScalarProgram};
 use super::strided::{unflatten, StridedCopy};
+use crate::elementwise_ops::{typed_combiner, CombinerVisitor};
 use crate::lowering::BlockProducer;
 use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;

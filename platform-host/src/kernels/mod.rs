@@ -4,7 +4,7 @@
 //! Every family exposes `lower(ctx: &LowerCtx, id: InstrId) -> Result<Box<dyn
 //! Thunk>>` (control flow also takes its compiled nested sequences). Lowering
 //! runs once per compile: it checks the instruction's shapes and attributes,
-//! picks typed inner loops ([`scalar_ops`], [`types`]) and precomputes index
+//! picks typed inner loops ([`crate::elementwise_ops`], [`types`]) and precomputes index
 //! arithmetic, and returns a thunk that at run time only resolves its buffer
 //! slices and runs. Large work is split over the shared compute pool
 //! ([`crate::runtime::pool::parallel_for`]).
@@ -29,7 +29,6 @@ pub mod misc;
 pub mod reduce;
 pub mod reduce_window;
 pub mod rng;
-pub mod scalar_ops;
 pub mod scalar_program;
 pub mod simd;
 pub mod sort;

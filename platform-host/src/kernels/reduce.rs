@@ -18,9 +18,9 @@
 //! argmax, ...) runs through the [`ScalarProgram`] evaluator, one element at a
 //! time, in the same walk.
 
-use super::scalar_ops::{typed_combiner, CombinerVisitor};
 use super::scalar_program::{binary_reducer, load_register, Register, ScalarProgram};
 use super::strided::unflatten;
+use crate::elementwise_ops::{typed_combiner, CombinerVisitor};
 use crate::lowering::LowerCtx;
 use crate::runtime::pool::{compute_pool, parallel_for};
 use crate::thunk::{thunk, BufferSlice, Thunk};

@@ -14,9 +14,9 @@
 //!   channel dimension of an NHWC pooling) the fold runs over whole rows of it.
 //! * **general**: any reducer through the [`ScalarProgram`] evaluator.
 
-use super::scalar_ops::{typed_combiner, CombinerVisitor};
 use super::scalar_program::{binary_reducer, load_register, Register, ScalarProgram};
 use super::strided::unflatten;
+use crate::elementwise_ops::{typed_combiner, CombinerVisitor};
 use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, Thunk};

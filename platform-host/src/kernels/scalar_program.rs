@@ -4,13 +4,15 @@
 //! A [`ScalarProgram`] is compiled once from a computation whose parameters and
 //! result are scalars (or tuples of scalars): every value gets a 16-byte
 //! register, constants are written into the register template at compile time,
-//! and each instruction becomes a step that calls the same typed kernel
-//! functions the array kernels use ([`super::scalar_ops`]) with a length of one.
+//! and each instruction becomes a step that calls the op table's kernel for it
+//! ([`crate::elementwise_ops`], the same one elementwise thunks and fusions
+//! run) with a length of one.
 //! Evaluating is then a short loop of indirect calls with no allocation, which
 //! is the general path of kernels whose fast paths recognise common
 //! subcomputations ([`binary_reducer`]) and skip it.
 
-use super::scalar_ops::{self, BinaryFn, UnaryFn};
+use crate::compiler::contraction;
+use crate::elementwise_ops::{self as ops, Arg, Kernel};
 use platform_api::hlo::analysis::combiner::binary_combiner;
 use platform_api::hlo::{BinaryOp, CompId, HloComputation, InstrId, Op};
 use platform_api::{ElementType, Error, HloModule, Result, Shape};
@@ -19,53 +21,10 @@ use platform_api::{ElementType, Error, HloModule, Result, Shape};
 pub type Register = [u64; 2];
 
 enum Step {
-    Unary(UnaryFn, u16, u16),
-    Binary(BinaryFn, u16, u16, u16),
-    /// select(pred, on_true, on_false) → dst
-    Select(u16, u16, u16, u16),
-    /// clamp(lo, x, hi) → dst, as max then min.
-    Clamp(BinaryFn, BinaryFn, u16, u16, u16, u16),
+    /// `dst = kernel(args[..kernel.arity()])`: an elementwise op of the op
+    /// table.
+    Op(Kernel, [u16; 3], u16),
     Copy(u16, u16),
-    /// Contracted multiply-add: fma(a, b, c) → dst with the given signs.
-    Fma(FmaFn, u16, u16, u16, u16),
-}
-
-/// `out[i] = fma(±a[i], b[i], ±c[i])` over `n` elements.
-type FmaFn = std::sync::Arc<dyn Fn(*const u8, *const u8, *const u8, *mut u8, usize) + Send + Sync>;
-
-fn fma_fn(ty: ElementType, negate_a: bool, negate_c: bool) -> Option<FmaFn> {
-    fn make<T: Copy + std::ops::Neg<Output = T> + 'static>(
-        negate_a: bool,
-        negate_c: bool,
-        f: fn(T, T, T) -> T,
-    ) -> FmaFn {
-        std::sync::Arc::new(
-            move |a: *const u8, b: *const u8, c: *const u8, out: *mut u8, n: usize| {
-                let (a, b, c, out) = (a.cast::<T>(), b.cast::<T>(), c.cast::<T>(), out.cast::<T>());
-                for i in 0..n {
-                    // SAFETY: the evaluator passes register buffers of `n` elements.
-                    unsafe {
-                        let x = if negate_a {
-                            -a.add(i).read()
-                        } else {
-                            a.add(i).read()
-                        };
-                        let z = if negate_c {
-                            -c.add(i).read()
-                        } else {
-                            c.add(i).read()
-                        };
-                        out.add(i).write(f(x, b.add(i).read(), z));
-                    }
-                }
-            },
-        )
-    }
-    match ty {
-        ElementType::F32 => Some(make::<f32>(negate_a, negate_c, f32::mul_add)),
-        ElementType::F64 => Some(make::<f64>(negate_a, negate_c, f64::mul_add)),
-        _ => None,
-    }
 }
 
 /// A compiled scalar computation.
@@ -175,84 +134,67 @@ impl ScalarProgram {
                     scalar_type(&instr.shape, &what)?;
                     vec![single(0)?]
                 }
-                Op::Unary(_) | Op::Convert | Op::BitcastConvert | Op::ReducePrecision { .. } => {
+                Op::BitcastConvert => {
                     let (a, in_ty) = single(0)?;
                     let out_ty = scalar_type(&instr.shape, &what)?;
-                    let f = match &instr.op {
-                        Op::Unary(op) => scalar_ops::unary_fn(*op, in_ty, out_ty)?,
-                        Op::Convert => scalar_ops::convert_fn(in_ty, out_ty)?,
-                        Op::BitcastConvert if in_ty.byte_size() == out_ty.byte_size() => {
-                            let d = new_reg(&mut template)?;
-                            steps.push(Step::Copy(a, d));
-                            regs.push(vec![(d, out_ty)]);
-                            continue;
-                        }
+                    if in_ty.byte_size() != out_ty.byte_size() {
+                        return Err(Error::unimplemented(format!(
+                            "{what}: bitcast-convert between widths in a scalar subcomputation"
+                        )));
+                    }
+                    let d = new_reg(&mut template)?;
+                    steps.push(Step::Copy(a, d));
+                    vec![(d, out_ty)]
+                }
+                Op::Unary(_)
+                | Op::Convert
+                | Op::ReducePrecision { .. }
+                | Op::Binary(_)
+                | Op::Compare { .. }
+                | Op::Select
+                | Op::Clamp
+                | Op::CustomCall(_) => {
+                    let out_ty = scalar_type(&instr.shape, &what)?;
+                    let mut args = [0u16; 3];
+                    let mut types = [out_ty; 3];
+                    if instr.operands.len() > args.len() {
+                        return Err(Error::unimplemented(format!("{what}: arity")));
+                    }
+                    for k in 0..instr.operands.len() {
+                        (args[k], types[k]) = single(k)?;
+                    }
+                    let kernel = match &instr.op {
+                        Op::Unary(op) => ops::unary(*op, types[0], out_ty),
+                        Op::Convert => ops::convert(types[0], out_ty),
                         Op::ReducePrecision {
                             exponent_bits,
                             mantissa_bits,
-                        } => {
-                            scalar_ops::reduce_precision_fn(in_ty, *exponent_bits, *mantissa_bits)?
-                        }
-                        _ => {
-                            return Err(Error::unimplemented(format!(
-                                "{what}: bitcast-convert between widths in a scalar subcomputation"
-                            )))
-                        }
-                    };
-                    let d = new_reg(&mut template)?;
-                    steps.push(Step::Unary(f, a, d));
-                    vec![(d, out_ty)]
-                }
-                Op::Binary(_) | Op::Compare { .. } => {
-                    let ((a, ty), (b, _)) = (single(0)?, single(1)?);
-                    let out_ty = scalar_type(&instr.shape, &what)?;
-                    let f = match &instr.op {
-                        Op::Binary(op) => scalar_ops::binary_fn(*op, ty, out_ty)?,
+                        } => ops::reduce_precision(types[0], *exponent_bits, *mantissa_bits),
+                        Op::Binary(op) => ops::binary(*op, types[0], out_ty),
                         Op::Compare {
                             direction,
                             compare_type,
-                        } => scalar_ops::compare_fn(*direction, *compare_type, ty)?,
-                        _ => unreachable!("matched above"),
-                    };
+                        } => ops::compare(*direction, *compare_type, types[0]),
+                        Op::Select => ops::select(out_ty),
+                        Op::Clamp => ops::clamp(out_ty),
+                        _ => match contraction::fused_multiply_add(instr)? {
+                            Some(how) => ops::fused_multiply_add(how, out_ty),
+                            None => Err(Error::unimplemented(format!(
+                                "{what}: custom-call is not supported in scalar subcomputations"
+                            ))),
+                        },
+                    }
+                    .map_err(|e| e.context(&what))?;
+                    if kernel.arity() != instr.operands.len() {
+                        return Err(Error::invalid_argument(format!(
+                            "{what}: {} operands, {} expected",
+                            instr.operands.len(),
+                            kernel.arity()
+                        )));
+                    }
                     let d = new_reg(&mut template)?;
-                    steps.push(Step::Binary(f, a, b, d));
+                    steps.push(Step::Op(kernel, args, d));
                     vec![(d, out_ty)]
-                }
-                Op::Select => {
-                    let ((p, _), (t, ty), (f, _)) = (single(0)?, single(1)?, single(2)?);
-                    let d = new_reg(&mut template)?;
-                    steps.push(Step::Select(p, t, f, d));
-                    vec![(d, ty)]
-                }
-                Op::Clamp => {
-                    let ((lo, ty), (x, _), (hi, _)) = (single(0)?, single(1)?, single(2)?);
-                    let max = scalar_ops::binary_fn(BinaryOp::Maximum, ty, ty)?;
-                    let min = scalar_ops::binary_fn(BinaryOp::Minimum, ty, ty)?;
-                    let d = new_reg(&mut template)?;
-                    steps.push(Step::Clamp(max, min, lo, x, hi, d));
-                    vec![(d, ty)]
-                }
-                Op::CustomCall(attrs)
-                    if attrs.target == crate::compiler::contraction::FMA_TARGET =>
-                {
-                    use platform_api::semantics::contraction::Contraction;
-                    let ((a, ty), (b, _), (c, _)) = (single(0)?, single(1)?, single(2)?);
-                    let how = instr
-                        .backend_config
-                        .as_ref()
-                        .and_then(|cfg| crate::compiler::contraction::contraction_of(cfg.as_str()))
-                        .ok_or_else(|| Error::internal(format!("{what}: unknown contraction")))?;
-                    let (na, nc) = match how {
-                        Contraction::Add => (false, false),
-                        Contraction::SubtractFromProduct => (false, true),
-                        Contraction::SubtractProduct => (true, false),
-                    };
-                    let f = fma_fn(ty, na, nc).ok_or_else(|| {
-                        Error::unimplemented(format!("{what}: fused multiply-add of {ty}"))
-                    })?;
-                    let d = new_reg(&mut template)?;
-                    steps.push(Step::Fma(f, a, b, c, d));
-                    vec![(d, ty)]
                 }
                 other => {
                     return Err(Error::unimplemented(format!(
@@ -353,47 +295,18 @@ impl ScalarProgram {
             };
             for step in &self.steps {
                 match step {
-                    Step::Unary(f, a, d) => f(ptr(&mut bufs, *a), ptr(&mut bufs, *d), len),
-                    Step::Binary(f, a, b, d) => f(
-                        ptr(&mut bufs, *a),
-                        ptr(&mut bufs, *b),
-                        ptr(&mut bufs, *d),
-                        len,
-                    ),
-                    Step::Select(p, t, f, d) => {
-                        let w = self.reg_types[*d as usize].byte_size();
-                        let (pp, pt, pf, pd) = (
-                            ptr(&mut bufs, *p),
-                            ptr(&mut bufs, *t),
-                            ptr(&mut bufs, *f),
-                            ptr(&mut bufs, *d),
-                        );
-                        for i in 0..len {
-                            // SAFETY: block buffers hold `len` elements of
-                            // width `w` (16 bytes per register slot at most).
-                            unsafe {
-                                let src = if *pp.add(i) != 0 { pt } else { pf };
-                                std::ptr::copy(src.add(i * w), pd.add(i * w), w);
-                            }
+                    Step::Op(kernel, regs, d) => {
+                        let arity = kernel.arity();
+                        let mut args = [Arg::Scalar(std::ptr::null()); 3];
+                        for (arg, &r) in args.iter_mut().zip(&regs[..arity]) {
+                            *arg = Arg::Ptr(ptr(&mut bufs, r).cast_const());
                         }
+                        let dst = ptr(&mut bufs, *d);
+                        // SAFETY: block buffers hold `len` elements of their
+                        // register's type; the destination register is
+                        // distinct from every operand's.
+                        unsafe { kernel.call(&args[..arity], dst, len) }
                     }
-                    Step::Clamp(max, min, lo, x, hi, d) => {
-                        let (pl, px, ph, pd) = (
-                            ptr(&mut bufs, *lo),
-                            ptr(&mut bufs, *x),
-                            ptr(&mut bufs, *hi),
-                            ptr(&mut bufs, *d),
-                        );
-                        max(px, pl, pd, len);
-                        min(pd, ph, pd, len);
-                    }
-                    Step::Fma(f, a, b, c, d) => f(
-                        ptr(&mut bufs, *a),
-                        ptr(&mut bufs, *b),
-                        ptr(&mut bufs, *c),
-                        ptr(&mut bufs, *d),
-                        len,
-                    ),
                     Step::Copy(a, d) => {
                         let w = self.reg_types[*d as usize].byte_size();
                         let (pa, pd) = (ptr(&mut bufs, *a), ptr(&mut bufs, *d));
@@ -461,24 +374,20 @@ impl ScalarEval<'_> {
         let reg = |r: u16| -> *mut u8 { base.wrapping_add(r as usize).cast::<u8>() };
         for step in &self.program.steps {
             match step {
-                Step::Unary(f, a, d) => f(reg(*a), reg(*d), 1),
-                Step::Binary(f, a, b, d) => f(reg(*a), reg(*b), reg(*d), 1),
-                Step::Select(p, t, f, d) => {
-                    // SAFETY: registers are valid 16-byte slots.
-                    unsafe {
-                        let chosen = if *reg(*p) != 0 { *t } else { *f };
-                        std::ptr::copy(reg(chosen), reg(*d), 16);
+                Step::Op(kernel, regs, d) => {
+                    let arity = kernel.arity();
+                    let mut args = [Arg::Scalar(std::ptr::null()); 3];
+                    for (arg, &r) in args.iter_mut().zip(&regs[..arity]) {
+                        *arg = Arg::Ptr(reg(r).cast_const());
                     }
-                }
-                Step::Clamp(max, min, lo, x, hi, d) => {
-                    max(reg(*x), reg(*lo), reg(*d), 1);
-                    min(reg(*d), reg(*hi), reg(*d), 1);
+                    // SAFETY: registers are 16-byte slots holding one element
+                    // of their type; the destination is a register of its own.
+                    unsafe { kernel.call(&args[..arity], reg(*d), 1) }
                 }
                 Step::Copy(a, d) => {
-                    // SAFETY: as above.
+                    // SAFETY: registers are valid 16-byte slots.
                     unsafe { std::ptr::copy(reg(*a), reg(*d), 16) };
                 }
-                Step::Fma(f, a, b, c, d) => f(reg(*a), reg(*b), reg(*c), reg(*d), 1),
             }
         }
     }

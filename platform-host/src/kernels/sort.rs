@@ -16,8 +16,8 @@
 //!   are not strict weak orders (NaN under a partial float order): the order it
 //!   produces is then unspecified, as in XLA, but it always finishes.
 
-use super::scalar_ops::Float;
 use super::scalar_program::ScalarProgram;
+use super::types::Float;
 use crate::lowering::LowerCtx;
 use crate::thunk::{thunk, BufferSlice, Thunk};
 use platform_api::hlo::analysis::sort_comparator::module_key_comparison;

@@ -6,8 +6,15 @@
 //! * [`with_width!`] binds a plain-old-data type of the element's byte width,
 //!   for kernels that only move elements (transpose, slice, gather): one
 //!   instantiation per width instead of per type.
+//! * [`with_float!`], [`with_int!`], [`with_real!`] bind the real float, the
+//!   integer, or either kind of type.
+//! * [`Float`] and [`Int`]: the shared semantics as methods, for kernels with
+//!   typed loops of their own (sort keys, integer GEMM). What an elementwise
+//!   op computes is the op table's ([`crate::elementwise_ops`]).
 
 use bytemuck::{Pod, Zeroable};
+use platform_api::semantics::float::{self as fs, FloatSemantics};
+use platform_api::semantics::int::{self as is, IntSemantics};
 
 /// A `pred` element: one byte, 0 or 1 when written by a kernel (any non-zero
 /// byte reads as true). The shared semantics' type, so conversions and
@@ -133,4 +140,119 @@ macro_rules! with_width {
             _ => $other,
         }
     }};
+}
+
+/// Float element types, with the shared semantics as methods.
+pub trait Float: FloatSemantics + Pod + Send + Sync + 'static {
+    /// An integer whose order is IEEE totalOrder.
+    #[inline(always)]
+    fn total_order_key(self) -> i64 {
+        fs::total_order_key(self)
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        fs::is_nan(self)
+    }
+    /// Whether the value is ±0.
+    #[inline(always)]
+    fn is_zero(self) -> bool {
+        fs::eq(self, Self::from_bits_u64(0))
+    }
+    /// +0.
+    #[inline(always)]
+    fn positive_zero() -> Self {
+        Self::from_bits_u64(0)
+    }
+}
+impl<T: FloatSemantics + Pod + Send + Sync + 'static> Float for T {}
+
+/// Integer element types, with the shared semantics' wrapping arithmetic as
+/// methods.
+pub trait Int: IntSemantics + Pod + Ord + Send + Sync + 'static {
+    #[inline(always)]
+    fn wadd(self, o: Self) -> Self {
+        is::add(self, o)
+    }
+    #[inline(always)]
+    fn wmul(self, o: Self) -> Self {
+        is::multiply(self, o)
+    }
+}
+impl<T: IntSemantics + Pod + Ord + Send + Sync + 'static> Int for T {}
+
+/// Evaluates `$body` with `$T` bound to the Rust type of a real float type.
+#[macro_export]
+macro_rules! with_float {
+    ($ty:expr, $T:ident => $body:expr, _ => $other:expr) => {
+        match $ty {
+            platform_api::ElementType::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            platform_api::ElementType::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
+            platform_api::ElementType::F32 => {
+                type $T = f32;
+                $body
+            }
+            platform_api::ElementType::F64 => {
+                type $T = f64;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
+/// Evaluates `$body` with `$T` bound to the Rust type of an integer type.
+#[macro_export]
+macro_rules! with_int {
+    ($ty:expr, $T:ident => $body:expr, _ => $other:expr) => {
+        match $ty {
+            platform_api::ElementType::S8 => {
+                type $T = i8;
+                $body
+            }
+            platform_api::ElementType::S16 => {
+                type $T = i16;
+                $body
+            }
+            platform_api::ElementType::S32 => {
+                type $T = i32;
+                $body
+            }
+            platform_api::ElementType::S64 => {
+                type $T = i64;
+                $body
+            }
+            platform_api::ElementType::U8 => {
+                type $T = u8;
+                $body
+            }
+            platform_api::ElementType::U16 => {
+                type $T = u16;
+                $body
+            }
+            platform_api::ElementType::U32 => {
+                type $T = u32;
+                $body
+            }
+            platform_api::ElementType::U64 => {
+                type $T = u64;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+
+/// Evaluates `$body` with `$T` bound to any real numeric type (integers and
+/// floats; not pred, not complex).
+#[macro_export]
+macro_rules! with_real {
+    ($ty:expr, $T:ident => $body:expr, _ => $other:expr) => {
+        $crate::with_int!($ty, $T => $body, _ => $crate::with_float!($ty, $T => $body, _ => $other))
+    };
 }

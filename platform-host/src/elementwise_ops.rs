@@ -1,25 +1,52 @@
-//! The slice kernels a block program calls: one elementwise HLO op over `n`
-//! elements, or one reduction step.
+//! The Host's single op table: how each elementwise HLO op computes, for
+//! every element type it is defined on.
 //!
-//! This file is the only place that says *how* an op runs over a slice. The
-//! ops `crate::vmath` implements (every `f32`/`f64` op and the vectorised
-//! transcendentals, integer ops, compares, clamps, selects, conversions,
-//! XLA's contracted multiply-add) call its runtime-dispatched AVX-512 / AVX2 /
-//! baseline kernels; the rest (`f16`/`bf16` arithmetic, complex numbers,
-//! `pred` logic, `reduce-precision`) are tight loops over
-//! `platform_api::semantics`' typed element functions. Row folds are compiled
-//! per ISA level with `vmath`'s dispatcher.
+//! Every path that evaluates an elementwise op takes its kernel from here:
+//! standalone elementwise thunks (`kernels::elementwise`), fusion block
+//! programs (`fusion::program`), scalar programs (reducers, comparators,
+//! `map` bodies: `kernels::scalar_program`), all-reduce combiners
+//! (`kernels::collectives`), the operand and result conversions of `dot` and
+//! `convolution`, and the typed reducers of reduce, reduce-window and scatter
+//! ([`typed_combiner`], [`fold`]). An op therefore gives the same bits
+//! whether fusion grouped it or not (`tests/op_table.rs` checks this for every
+//! op and element type).
+//!
+//! # What each op computes
+//! The shared semantics (`platform_api::semantics`), as in the interpreter.
+//! Where `crate::vmath` has a runtime-dispatched AVX-512 / AVX2 / baseline
+//! kernel computing the same function (exact arithmetic, compares, clamps,
+//! selects, conversions, integer ops, XLA's contracted multiply-add), that
+//! kernel runs; the rest (`f16`/`bf16` arithmetic, complex numbers, `pred`
+//! logic, `reduce-precision`) are tight loops over the semantics' typed
+//! element functions.
+//!
+//! The transcendental functions of `f32`/`f64` are where a choice is made,
+//! once, here (`vmath_unary_matches_xla`):
+//! * `exp`, `log`, `tanh`, `logistic` run `vmath`'s vectorised polynomials,
+//!   because XLA CPU replaces them by its own vectorised approximations as
+//!   well (`exp` with arguments whose result is subnormal or zero clamped
+//!   out of the vector kernel and given the C library's correctly rounded
+//!   value: those take the CPU's slow microcode path).
+//! * `sin`, `cos`, `tan`, `expm1`, `log1p`, `cbrt`, `erf`, `power` and
+//!   `atan2` come from the C library (through the semantics), because XLA
+//!   CPU calls the C library for them: programs that amplify rounding (the
+//!   conformance case `fori_loop`) then match XLA bit for bit. `vmath`'s
+//!   polynomials for them are within a few ULP, not equal (about 7% of
+//!   `expm1` and 20% of `erf` results differ), so taking them anywhere,
+//!   even only for unfused ops, would make an op's bits depend on whether
+//!   fusion grouped it.
+//!
+//! Row folds ([`Fold`]) are compiled per ISA level with `vmath`'s dispatcher.
 //!
 //! # Contract of every kernel
-//! A [`Kernel`] is chosen once, when a fusion is planned, for one op and its
-//! element types; calling it runs the op over `n` elements: operand `k` is
-//! read from `args[k]`, the result is written to `dst`. A destination may be
-//! the very same memory as an operand (an accumulator updated in place, an
-//! output written over the input it is computed from), but never a partial
-//! overlap; kernels read element `i` of every operand before writing element
-//! `i`. Results are bit-exact with the shared semantics (and so with the
-//! interpreter and the unfused Host kernels, up to the few ULP the C math
-//! library may differ by on transcendentals).
+//! A [`Kernel`] is chosen once, when a thunk or a fusion is planned, for one
+//! op and its element types; calling it runs the op over `n` elements:
+//! operand `k` is read from `args[k]`, the result is written to `dst`. A
+//! destination may be the very same memory as an operand (an accumulator
+//! updated in place, an output written over the input it is computed from,
+//! a `pred` result over a byte operand of a compare or a select's predicate),
+//! but never a partial overlap; kernels read element `i` of every operand
+//! before writing element `i`.
 //!
 //! [`Fold`] reduces a contiguous run to one value (row reductions); it may
 //! reassociate (64 partial accumulators, so float sums vectorise), as XLA
@@ -51,10 +78,12 @@ pub enum Arg {
 
 type KernelFn = dyn Fn(&[Arg], *mut u8, usize) + Send + Sync;
 
-/// One elementwise op over slices (see the module contract).
+/// One elementwise op over slices (see the module contract); cloning shares
+/// the kernel.
+#[derive(Clone)]
 pub struct Kernel {
     arity: usize,
-    f: Box<KernelFn>,
+    f: std::sync::Arc<KernelFn>,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -67,7 +96,7 @@ impl Kernel {
     fn new(arity: usize, f: impl Fn(&[Arg], *mut u8, usize) + Send + Sync + 'static) -> Kernel {
         Kernel {
             arity,
-            f: Box::new(f),
+            f: std::sync::Arc::new(f),
         }
     }
 
@@ -624,78 +653,102 @@ pub fn unary(op: UnaryOp, ty: ElementType, result: ElementType) -> Result<Kernel
     }), _ => Err(undefined(op.name(), ty)))))
 }
 
-/// A binary op whose result has its operands' type (everything but
-/// `complex`), handed to a builder generic over the element function.
-trait SameTypeBinary {
+/// Receives the typed element function of a binary op whose result has its
+/// operands' type (everything but `complex`): a builder generic over it.
+pub(crate) trait CombinerVisitor {
     type Out;
-    fn build<T: Copy + Send + Sync + 'static>(
-        self,
-        f: impl Fn(T, T) -> T + Copy + Send + Sync + 'static,
-    ) -> Self::Out;
+    fn visit<T, F>(self, f: F) -> Self::Out
+    where
+        T: bytemuck::Pod + Send + Sync + 'static,
+        F: Fn(T, T) -> T + Copy + Send + Sync + 'static;
 }
 
-fn with_same_type_binary<B: SameTypeBinary>(op: BinaryOp, ty: ElementType, b: B) -> Result<B::Out> {
+fn with_same_type_binary<B: CombinerVisitor>(
+    op: BinaryOp,
+    ty: ElementType,
+    b: B,
+) -> Result<B::Out> {
     use BinaryOp::*;
     if ty == ElementType::Pred {
         return match op {
-            And | Multiply | Minimum => Ok(b.build::<u8>(|x, y| x & y)),
-            Or | Add | Maximum => Ok(b.build::<u8>(|x, y| x | y)),
-            Xor => Ok(b.build::<u8>(|x, y| x ^ y)),
+            And | Multiply | Minimum => Ok(b.visit::<u8, _>(|x, y| x & y)),
+            Or | Add | Maximum => Ok(b.visit::<u8, _>(|x, y| x | y)),
+            Xor => Ok(b.visit::<u8, _>(|x, y| x ^ y)),
             _ => Err(undefined(op.name(), ty)),
         };
     }
     match (ty, op) {
-        (ElementType::F32, Maximum) => return Ok(b.build::<f32>(select_minmax!(f32).0)),
-        (ElementType::F32, Minimum) => return Ok(b.build::<f32>(select_minmax!(f32).1)),
-        (ElementType::F64, Maximum) => return Ok(b.build::<f64>(select_minmax!(f64).0)),
-        (ElementType::F64, Minimum) => return Ok(b.build::<f64>(select_minmax!(f64).1)),
+        (ElementType::F32, Maximum) => return Ok(b.visit::<f32, _>(select_minmax!(f32).0)),
+        (ElementType::F32, Minimum) => return Ok(b.visit::<f32, _>(select_minmax!(f32).1)),
+        (ElementType::F64, Maximum) => return Ok(b.visit::<f64, _>(select_minmax!(f64).0)),
+        (ElementType::F64, Minimum) => return Ok(b.visit::<f64, _>(select_minmax!(f64).1)),
         _ => {}
     }
     float_type!(ty, T => Ok(match op {
-        Add => b.build::<T>(float::add),
-        Subtract => b.build::<T>(float::subtract),
-        Multiply => b.build::<T>(float::multiply),
-        Divide => b.build::<T>(float::divide),
-        Remainder => b.build::<T>(float::remainder),
-        Maximum => b.build::<T>(float::maximum),
-        Minimum => b.build::<T>(float::minimum),
-        Power => b.build::<T>(float::power),
-        Atan2 => b.build::<T>(float::atan2),
+        Add => b.visit::<T, _>(float::add),
+        Subtract => b.visit::<T, _>(float::subtract),
+        Multiply => b.visit::<T, _>(float::multiply),
+        Divide => b.visit::<T, _>(float::divide),
+        Remainder => b.visit::<T, _>(float::remainder),
+        Maximum => b.visit::<T, _>(float::maximum),
+        Minimum => b.visit::<T, _>(float::minimum),
+        Power => b.visit::<T, _>(float::power),
+        Atan2 => b.visit::<T, _>(float::atan2),
         _ => return Err(undefined(op.name(), ty)),
     }), _ => int_type!(ty, T => Ok(match op {
-        Add => b.build::<T>(int::add),
-        Subtract => b.build::<T>(int::subtract),
-        Multiply => b.build::<T>(int::multiply),
-        Divide => b.build::<T>(int::divide),
-        Remainder => b.build::<T>(int::remainder),
-        Maximum => b.build::<T>(int::maximum),
-        Minimum => b.build::<T>(int::minimum),
-        And => b.build::<T>(int::and),
-        Or => b.build::<T>(int::or),
-        Xor => b.build::<T>(int::xor),
-        ShiftLeft => b.build::<T>(int::shift_left),
-        ShiftRightLogical => b.build::<T>(int::shift_right_logical),
-        ShiftRightArithmetic => b.build::<T>(int::shift_right_arithmetic),
-        Power => b.build::<T>(int::power),
+        Add => b.visit::<T, _>(int::add),
+        Subtract => b.visit::<T, _>(int::subtract),
+        Multiply => b.visit::<T, _>(int::multiply),
+        Divide => b.visit::<T, _>(int::divide),
+        Remainder => b.visit::<T, _>(int::remainder),
+        Maximum => b.visit::<T, _>(int::maximum),
+        Minimum => b.visit::<T, _>(int::minimum),
+        And => b.visit::<T, _>(int::and),
+        Or => b.visit::<T, _>(int::or),
+        Xor => b.visit::<T, _>(int::xor),
+        ShiftLeft => b.visit::<T, _>(int::shift_left),
+        ShiftRightLogical => b.visit::<T, _>(int::shift_right_logical),
+        ShiftRightArithmetic => b.visit::<T, _>(int::shift_right_arithmetic),
+        Power => b.visit::<T, _>(int::power),
         Atan2 | Complex => return Err(undefined(op.name(), ty)),
     }), _ => complex_type!(ty, T => Ok(match op {
-        Add => b.build::<T>(complex::add),
-        Subtract => b.build::<T>(complex::subtract),
-        Multiply => b.build::<T>(complex::multiply),
-        Divide => b.build::<T>(complex::divide),
-        Power => b.build::<T>(complex::power),
-        Atan2 => b.build::<T>(complex::atan2),
+        Add => b.visit::<T, _>(complex::add),
+        Subtract => b.visit::<T, _>(complex::subtract),
+        Multiply => b.visit::<T, _>(complex::multiply),
+        Divide => b.visit::<T, _>(complex::divide),
+        Power => b.visit::<T, _>(complex::power),
+        Atan2 => b.visit::<T, _>(complex::atan2),
         _ => return Err(undefined(op.name(), ty)),
     }), _ => Err(undefined(op.name(), ty)))))
 }
 
+/// The element function of a reducer or scatter combiner that is the single
+/// binary op `op` on `ty`, handed to `visitor` with its Rust type; `None` when
+/// the typed reduction kernels must not take it (they reorder: only `add`,
+/// `multiply`, `maximum`, `minimum` and the bitwise ops, on real and `pred`
+/// types), and callers run the combiner through the scalar evaluator. The
+/// functions are [`binary`]'s, so reduce, reduce-window, scatter and fused
+/// reductions compute what the elementwise op does.
+pub(crate) fn typed_combiner<V: CombinerVisitor>(
+    op: BinaryOp,
+    ty: ElementType,
+    visitor: V,
+) -> Option<V::Out> {
+    use BinaryOp::*;
+    if ty.is_complex() || !matches!(op, Add | Multiply | Maximum | Minimum | And | Or | Xor) {
+        return None;
+    }
+    with_same_type_binary(op, ty, visitor).ok()
+}
+
 struct MapBuilder;
-impl SameTypeBinary for MapBuilder {
+impl CombinerVisitor for MapBuilder {
     type Out = Kernel;
-    fn build<T: Copy + Send + Sync + 'static>(
-        self,
-        f: impl Fn(T, T) -> T + Copy + Send + Sync + 'static,
-    ) -> Kernel {
+    fn visit<T, F>(self, f: F) -> Kernel
+    where
+        T: bytemuck::Pod + Send + Sync + 'static,
+        F: Fn(T, T) -> T + Copy + Send + Sync + 'static,
+    {
         k2::<T, T, T>(f)
     }
 }
@@ -728,8 +781,60 @@ pub fn binary(op: BinaryOp, ty: ElementType, result: ElementType) -> Result<Kern
     with_same_type_binary(op, ty, MapBuilder)
 }
 
+/// `k` (whose operands and result are all one byte wide), with every operand
+/// that is exactly the destination copied aside first, chunk by chunk: a
+/// compare of byte operands and a select's predicate read their operands as
+/// slices of another type than the destination's (`i8` into `pred`, `pred`
+/// into `u8`), which the vectorised kernels take only when distinct from it.
+fn bytewise_detached(k: Kernel) -> Kernel {
+    const CHUNK: usize = 1024;
+    let arity = k.arity;
+    Kernel::new(arity, move |args, dst, n| {
+        let aliased = |a: &Arg| matches!(a, Arg::Ptr(p) if std::ptr::eq(*p, dst));
+        if !args.iter().any(aliased) {
+            return (k.f)(args, dst, n);
+        }
+        let mut copies = [[0u8; CHUNK]; 3];
+        let mut chunk = [Arg::Scalar(std::ptr::null()); 3];
+        let mut start = 0;
+        while start < n {
+            let len = CHUNK.min(n - start);
+            for ((slot, copy), &arg) in chunk.iter_mut().zip(&mut copies).zip(args) {
+                *slot = match arg {
+                    Arg::Ptr(p) if std::ptr::eq(p, dst) => {
+                        // SAFETY: `Kernel::call`'s contract: `n` bytes at `p`.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(p.add(start), copy.as_mut_ptr(), len)
+                        };
+                        Arg::Ptr(copy.as_ptr())
+                    }
+                    // SAFETY: as above (one byte per element).
+                    Arg::Ptr(p) => Arg::Ptr(unsafe { p.add(start) }),
+                    scalar => scalar,
+                };
+            }
+            // SAFETY: as above.
+            (k.f)(&chunk[..arity], unsafe { dst.add(start) }, len);
+            start += len;
+        }
+    })
+}
+
 /// `compare(a, b)` into `pred` bytes.
 pub fn compare(
+    direction: ComparisonDirection,
+    compare_type: Option<ComparisonType>,
+    ty: ElementType,
+) -> Result<Kernel> {
+    let k = compare_kernel(direction, compare_type, ty)?;
+    Ok(if ty.byte_size() == 1 {
+        bytewise_detached(k)
+    } else {
+        k
+    })
+}
+
+fn compare_kernel(
     direction: ComparisonDirection,
     compare_type: Option<ComparisonType>,
     ty: ElementType,
@@ -750,7 +855,7 @@ pub fn compare(
     let total_order = compare_type == Some(ComparisonType::TotalOrder);
     let fast = vfloat!(ty, V, T => Kernel::new(2, move |args, dst, n| {
         // SAFETY: `Kernel::call`'s contract; a `pred` destination never
-        // aliases a float operand.
+        // aliases a float operand, nor a byte operand (`bytewise_detached`).
         unsafe {
             let (a, b) = (operand::<T>(args[0], std::ptr::null_mut(), n), operand::<T>(args[1], std::ptr::null_mut(), n));
             checked(V::compare(direction, total_order, a, b, out::<u8>(dst, n)))
@@ -843,11 +948,20 @@ pub fn index_gen(ty: ElementType) -> IndexGen {
 
 /// `select(pred, on_true, on_false)` on elements of type `ty`.
 pub fn select(ty: ElementType) -> Result<Kernel> {
+    let k = select_kernel(ty)?;
+    Ok(if ty.byte_size() == 1 {
+        bytewise_detached(k)
+    } else {
+        k
+    })
+}
+
+fn select_kernel(ty: ElementType) -> Result<Kernel> {
     macro_rules! vselect {
         ($W:ty) => {
             Ok(Kernel::new(3, move |args, dst, n| {
                 // SAFETY: `Kernel::call`'s contract; the predicate never
-                // aliases the destination.
+                // aliases the destination (`bytewise_detached`).
                 unsafe {
                     let p = operand::<u8>(args[0], std::ptr::null_mut(), n);
                     let (t, f) = (
@@ -984,6 +1098,11 @@ pub fn copy(width: usize) -> Result<Kernel> {
 
 /// `reduce-precision` to the given widths.
 pub fn reduce_precision(ty: ElementType, exponent_bits: u32, mantissa_bits: u32) -> Result<Kernel> {
+    if exponent_bits < 1 {
+        return Err(Error::invalid_argument(
+            "reduce-precision needs at least one exponent bit",
+        ));
+    }
     float_type!(ty, T => Ok(k1::<T, T>(move |v| float::reduce_precision(v, exponent_bits, mantissa_bits))),
         _ => Err(undefined("reduce-precision", ty)))
 }
@@ -1063,12 +1182,13 @@ unsafe fn fold_run<T: Copy>(xs: *const T, n: usize, init: Option<T>, f: impl Fn(
 }
 
 struct FoldBuilder;
-impl SameTypeBinary for FoldBuilder {
+impl CombinerVisitor for FoldBuilder {
     type Out = Fold;
-    fn build<T: Copy + Send + Sync + 'static>(
-        self,
-        f: impl Fn(T, T) -> T + Copy + Send + Sync + 'static,
-    ) -> Fold {
+    fn visit<T, F>(self, f: F) -> Fold
+    where
+        T: bytemuck::Pod + Send + Sync + 'static,
+        F: Fn(T, T) -> T + Copy + Send + Sync + 'static,
+    {
         Fold {
             width: std::mem::size_of::<T>(),
             f: Box::new(move |xs, n, init, out| {
@@ -1301,5 +1421,189 @@ mod tests {
         assert!(unary(UnaryOp::Not, ElementType::F32, ElementType::F32).is_err());
         assert!(binary(BinaryOp::Atan2, ElementType::S32, ElementType::S32).is_err());
         assert!(unary(UnaryOp::Exp, ElementType::F32, ElementType::F64).is_err());
+    }
+
+    /// Runs `k` over byte views of its operands into a fresh result.
+    fn call<R: bytemuck::Pod + Default>(k: &Kernel, args: &[&[u8]], n: usize) -> Vec<R> {
+        let mut out = vec![R::default(); n];
+        let args: Vec<Arg> = args.iter().map(|a| Arg::Ptr(a.as_ptr())).collect();
+        // SAFETY: every operand holds `n` elements of its type.
+        unsafe { k.call(&args, out.as_mut_ptr().cast(), n) };
+        out
+    }
+
+    fn bytes<T: bytemuck::Pod>(v: &[T]) -> &[u8] {
+        bytemuck::cast_slice(v)
+    }
+
+    #[test]
+    fn integer_division_shifts_and_power_edge_cases() {
+        let (a, b) = ([7i32, 7, i32::MIN, -7], [2i32, 0, -1, 2]);
+        let div = binary(BinaryOp::Divide, ElementType::S32, ElementType::S32).unwrap();
+        assert_eq!(
+            call::<i32>(&div, &[bytes(&a), bytes(&b)], 4),
+            [3, -1, i32::MIN, -3]
+        );
+        let rem = binary(BinaryOp::Remainder, ElementType::S32, ElementType::S32).unwrap();
+        assert_eq!(call::<i32>(&rem, &[bytes(&a), bytes(&b)], 4), [1, 7, 0, -1]);
+        let div = binary(BinaryOp::Divide, ElementType::U8, ElementType::U8).unwrap();
+        assert_eq!(call::<u8>(&div, &[&[9, 9], &[0, 4]], 2), [255, 2]);
+        let shl = binary(BinaryOp::ShiftLeft, ElementType::S8, ElementType::S8).unwrap();
+        assert_eq!(
+            call::<i8>(&shl, &[bytes(&[1i8, 1, 1]), bytes(&[3i8, 8, -1])], 3),
+            [8, 0, 0]
+        );
+        let sra = binary(
+            BinaryOp::ShiftRightArithmetic,
+            ElementType::S8,
+            ElementType::S8,
+        );
+        let got = call::<i8>(
+            &sra.unwrap(),
+            &[bytes(&[-16i8, -16, 16]), bytes(&[2i8, 9, 9])],
+            3,
+        );
+        assert_eq!(got, [-4, -1, 0]);
+        let pow = binary(BinaryOp::Power, ElementType::S32, ElementType::S32).unwrap();
+        let (x, y) = ([3i32, 2, 1, -1, 5, 0], [4i32, 10, -3, -3, -1, 0]);
+        // XLA CPU's answers: 1^-3 = 1, (-1)^-3 = -1, 5^-1 = 0, 0^0 = 1.
+        assert_eq!(
+            call::<i32>(&pow, &[bytes(&x), bytes(&y)], 6),
+            [81, 1024, 1, -1, 0, 1]
+        );
+    }
+
+    #[test]
+    fn total_order_compare() {
+        let a = [-0.0f32, -f32::NAN, 1.0, f32::NEG_INFINITY];
+        let b = [0.0f32, f32::NEG_INFINITY, f32::NAN, -1.0];
+        let lt = compare(
+            ComparisonDirection::Lt,
+            Some(ComparisonType::TotalOrder),
+            ElementType::F32,
+        )
+        .unwrap();
+        assert_eq!(call::<u8>(&lt, &[bytes(&a), bytes(&b)], 4), [1, 1, 1, 1]);
+        let plain = compare(ComparisonDirection::Lt, None, ElementType::F32).unwrap();
+        assert_eq!(call::<u8>(&plain, &[bytes(&a), bytes(&b)], 4), [0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn conversions_saturate_and_round() {
+        let x = [300.0f32, -300.0, f32::NAN, 2.7, -2.7];
+        let f = convert(ElementType::F32, ElementType::S8).unwrap();
+        assert_eq!(call::<i8>(&f, &[bytes(&x)], 5), [127, -128, 0, 2, -2]);
+        let f = convert(ElementType::F32, ElementType::Pred).unwrap();
+        let x = [0.0f32, -0.0, f32::NAN, 0.5];
+        assert_eq!(call::<u8>(&f, &[bytes(&x)], 4), [0, 0, 1, 1]);
+        let f = convert(ElementType::S32, ElementType::S8).unwrap();
+        assert_eq!(call::<i8>(&f, &[bytes(&[300i32, -129])], 2), [44, 127]);
+        let f = convert(ElementType::F32, ElementType::F16).unwrap();
+        let got = call::<half::f16>(&f, &[bytes(&[1.0f32 + 1.0 / 4096.0, 70000.0])], 2);
+        assert_eq!(got[0], half::f16::ONE);
+        assert!(got[1].is_infinite());
+        let f = convert(ElementType::C64, ElementType::F32).unwrap();
+        assert_eq!(
+            call::<f32>(&f, &[bytes(&[Complex32::new(2.5, -1.0)])], 1),
+            [2.5]
+        );
+    }
+
+    #[test]
+    fn reduce_precision_rounds_like_bf16() {
+        let f = reduce_precision(ElementType::F32, 8, 7).unwrap();
+        let x = [
+            1.0f32 + 1.0 / 256.0,
+            1.0 + 3.0 / 256.0,
+            f32::MAX,
+            1e-39,
+            0.1,
+            -3.75,
+        ];
+        let got = call::<f32>(&f, &[bytes(&x)], x.len());
+        // Ties to even; past the largest bf16 is infinite; same exponent
+        // width, so subnormals are rounded, not flushed.
+        assert_eq!(got[..2], [1.0, 1.0 + 4.0 / 256.0]);
+        assert!(got[2].is_infinite());
+        for (x, y) in x[3..].iter().zip(&got[3..]) {
+            assert_eq!(*y, half::bf16::from_f32(*x).to_f32());
+        }
+        assert!(reduce_precision(ElementType::F32, 0, 7).is_err());
+    }
+
+    /// Writing over an operand gives what a separate destination gets, for
+    /// kernels whose result replaces an operand of another type too (a `pred`
+    /// over an `s8` operand, a byte result over a select's predicate).
+    #[test]
+    fn in_place_matches_out_of_place() {
+        let n = 3000;
+        let ints: Vec<i8> = (0..n).map(|i| (i * 37 % 251) as i8).collect();
+        let others: Vec<i8> = (0..n).map(|i| (i * 11 % 253) as i8).collect();
+        let floats: Vec<f32> = (0..n).map(|i| i as f32 * 0.37 - 500.0).collect();
+        let reversed: Vec<f32> = floats.iter().rev().copied().collect();
+        let cases: Vec<(Kernel, Vec<Vec<u8>>, usize)> = vec![
+            (
+                compare(ComparisonDirection::Lt, None, ElementType::S8).unwrap(),
+                vec![bytes(&ints).to_vec(), bytes(&others).to_vec()],
+                0,
+            ),
+            (
+                compare(ComparisonDirection::Ge, None, ElementType::S8).unwrap(),
+                vec![bytes(&ints).to_vec(), bytes(&others).to_vec()],
+                1,
+            ),
+            (
+                select(ElementType::S8).unwrap(),
+                vec![
+                    ints.iter().map(|v| (v & 1) as u8).collect(),
+                    bytes(&ints).to_vec(),
+                    bytes(&others).to_vec(),
+                ],
+                0,
+            ),
+            (
+                binary(BinaryOp::Subtract, ElementType::F32, ElementType::F32).unwrap(),
+                vec![bytes(&floats).to_vec(), bytes(&reversed).to_vec()],
+                1,
+            ),
+            (
+                unary(UnaryOp::Expm1, ElementType::F32, ElementType::F32).unwrap(),
+                vec![bytes(&floats).to_vec()],
+                0,
+            ),
+            (
+                convert(ElementType::F32, ElementType::S32).unwrap(),
+                vec![bytes(&floats).to_vec()],
+                0,
+            ),
+            (
+                fused_multiply_add(Contraction::SubtractProduct, ElementType::F32).unwrap(),
+                vec![bytes(&floats).to_vec(); 3],
+                2,
+            ),
+        ];
+        // 8-byte aligned copies, so that every element type is aligned.
+        let aligned = |b: &[u8]| -> Vec<u64> {
+            let mut v = vec![0u64; b.len().div_ceil(8)];
+            bytemuck::cast_slice_mut::<u64, u8>(&mut v)[..b.len()].copy_from_slice(b);
+            v
+        };
+        for (k, (kernel, args, over)) in cases.iter().enumerate() {
+            let args: Vec<Vec<u64>> = args.iter().map(|a| aligned(a)).collect();
+            let width = args[*over].len() * 8 / n;
+            let mut want = vec![0u64; args[*over].len()];
+            let ptrs: Vec<Arg> = args.iter().map(|a| Arg::Ptr(a.as_ptr().cast())).collect();
+            // SAFETY: `n` elements each, a separate destination.
+            unsafe { kernel.call(&ptrs, want.as_mut_ptr().cast(), n) };
+            let mut buf = args[*over].clone();
+            let ptrs: Vec<Arg> = (0..args.len())
+                .map(|j| Arg::Ptr(if j == *over { &buf } else { &args[j] }.as_ptr().cast()))
+                .collect();
+            // SAFETY: as above; the destination is operand `over`.
+            unsafe { kernel.call(&ptrs, buf.as_mut_ptr().cast(), n) };
+            let (got, want): (&[u8], &[u8]) =
+                (bytemuck::cast_slice(&buf), bytemuck::cast_slice(&want));
+            assert_eq!(got[..n * width], want[..n * width], "case {k}");
+        }
     }
 }
