@@ -175,38 +175,61 @@ unsafe fn scalar<T: Copy>(p: *const u8) -> T {
 
 /// The loops: the destination is a slice and every operand lane reads a slice
 /// that does not overlap it (or the destination itself), so LLVM vectorises
-/// without runtime alias checks.
+/// without runtime alias checks. They are compiled for AVX2 as well
+/// ([`crate::multiversion!`]): the types `vmath` lacks (`f16`, `bf16`,
+/// complex, `pred`) vectorise 8-wide there.
+///
+/// # Safety
+/// None beyond the types' (`unsafe` for `multiversion!`).
 #[inline(always)]
-fn run1<A: Copy, R: Copy>(a: impl Lane<A, R>, out: &mut [R], f: impl Fn(A) -> R) {
+unsafe fn run1_loop<A: Copy, R: Copy, L: Lane<A, R>, F: Fn(A) -> R>(a: L, out: &mut [R], f: F) {
     for (i, o) in out.iter_mut().enumerate() {
         *o = f(a.at(i, *o));
     }
 }
 
+/// # Safety
+/// As [`run1_loop`].
 #[inline(always)]
-fn run2<A: Copy, B: Copy, R: Copy>(
-    a: impl Lane<A, R>,
-    b: impl Lane<B, R>,
+unsafe fn run2_loop<A: Copy, B: Copy, R: Copy, LA: Lane<A, R>, LB: Lane<B, R>, F: Fn(A, B) -> R>(
+    a: LA,
+    b: LB,
     out: &mut [R],
-    f: impl Fn(A, B) -> R,
+    f: F,
 ) {
     for (i, o) in out.iter_mut().enumerate() {
         *o = f(a.at(i, *o), b.at(i, *o));
     }
 }
 
+/// # Safety
+/// As [`run1_loop`].
 #[inline(always)]
-fn run3<A: Copy, B: Copy, C: Copy, R: Copy>(
-    a: impl Lane<A, R>,
-    b: impl Lane<B, R>,
-    c: impl Lane<C, R>,
+#[allow(clippy::many_single_char_names)]
+unsafe fn run3_loop<
+    A: Copy,
+    B: Copy,
+    C: Copy,
+    R: Copy,
+    LA: Lane<A, R>,
+    LB: Lane<B, R>,
+    LC: Lane<C, R>,
+    F: Fn(A, B, C) -> R,
+>(
+    a: LA,
+    b: LB,
+    c: LC,
     out: &mut [R],
-    f: impl Fn(A, B, C) -> R,
+    f: F,
 ) {
     for (i, o) in out.iter_mut().enumerate() {
         *o = f(a.at(i, *o), b.at(i, *o), c.at(i, *o));
     }
 }
+
+crate::multiversion!(unsafe fn run1<A: Copy, R: Copy, L: Lane<A, R>, F: Fn(A) -> R>(a: L, out: &mut [R], f: F) => run1_loop);
+crate::multiversion!(unsafe fn run2<A: Copy, B: Copy, R: Copy, LA: Lane<A, R>, LB: Lane<B, R>, F: Fn(A, B) -> R>(a: LA, b: LB, out: &mut [R], f: F) => run2_loop);
+crate::multiversion!(unsafe fn run3<A: Copy, B: Copy, C: Copy, R: Copy, LA: Lane<A, R>, LB: Lane<B, R>, LC: Lane<C, R>, F: Fn(A, B, C) -> R>(a: LA, b: LB, c: LC, out: &mut [R], f: F) => run3_loop);
 
 /// The form of one operand of a call whose destination is `dst`.
 #[derive(Clone, Copy)]
@@ -265,7 +288,8 @@ fn k1<A: Copy + 'static, R: Copy + 'static>(
         lane!(args[0], A, R, dst, n, a => {
             // SAFETY: `n` result elements.
             let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<R>(), n) };
-            run1(a, out, f)
+            // SAFETY: no requirement beyond the types.
+            unsafe { run1(a, out, f) }
         })
     })
 }
@@ -281,7 +305,8 @@ fn k2<A: Copy + 'static, B: Copy + 'static, R: Copy + 'static>(
         lane!(args[0], A, R, dst, n, a => lane!(args[1], B, R, dst, n, b => {
             // SAFETY: `n` result elements.
             let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<R>(), n) };
-            run2(a, b, out, f)
+            // SAFETY: no requirement beyond the types.
+            unsafe { run2(a, b, out, f) }
         }))
     })
 }
@@ -293,7 +318,8 @@ fn k3<A: Copy + 'static, B: Copy + 'static, C: Copy + 'static, R: Copy + 'static
         lane!(args[0], A, R, dst, n, a => lane!(args[1], B, R, dst, n, b => lane!(args[2], C, R, dst, n, c => {
             // SAFETY: `n` result elements.
             let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<R>(), n) };
-            run3(a, b, c, out, f)
+            // SAFETY: no requirement beyond the types.
+            unsafe { run3(a, b, c, out, f) }
         })))
     })
 }
