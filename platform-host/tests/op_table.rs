@@ -595,3 +595,83 @@ fn reducers() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked >= 60, "only {checked} reducers checked");
 }
+
+/// Compile-time folding computes with the same table: an op applied to a
+/// constant gives, folded, the bits it gives at run time on a parameter.
+#[test]
+fn folding_matches_run_time() {
+    // The folder takes results of up to 1024 elements.
+    const FOLDED: usize = 1024;
+    let (mut checked, mut failures) = (0, Vec::new());
+    let cases = UnaryOp::ALL
+        .iter()
+        .map(|&u| (Op::Unary(u), 1))
+        .chain(BinaryOp::ALL.iter().map(|&b| (Op::Binary(b), 2)));
+    for (op, arity) in cases {
+        for ty in TYPES {
+            let result = match &op {
+                Op::Unary(u) => platform_api::semantics::unary_result_type(*u, ty),
+                Op::Binary(b) => platform_api::semantics::binary_result_type(*b, ty),
+                _ => unreachable!("only unary and binary cases"),
+            };
+            let Ok(result) = result else { continue };
+            let name = op.opcode().name();
+            let params: String = (0..arity)
+                .map(|k| format!("  x{k} = {ty}[{FOLDED}] parameter({k})\n"))
+                .collect();
+            let operands: Vec<String> = (0..arity).map(|k| format!("x{k}")).collect();
+            let text = format!(
+                "HloModule m\nENTRY main {{\n{params}  ROOT r = {result}[{FOLDED}] {name}({})\n}}\n",
+                operands.join(", ")
+            );
+            let module = HloModule::parse(&text).unwrap();
+            if platform_api::hlo::verifier::verify_module(&module).is_err() {
+                // Defined by the semantics but not by HLO's shape rules
+                // (`abs` of an unsigned integer).
+                continue;
+            }
+            let shapes = module.computation(module.entry).program_shape().parameters;
+            let width = ty.byte_size();
+            let args: Vec<Literal> = (0..arity)
+                .map(|k| {
+                    let bytes = &input(ty, k, 40 + k as u64)[..FOLDED * width];
+                    Literal::from_bytes(shapes[k].clone(), bytes).unwrap()
+                })
+                .collect();
+            // The same program with the arguments as constants.
+            let mut constant = module.clone();
+            let entry = constant.entry.index();
+            for (k, arg) in args.iter().enumerate() {
+                constant.computations[entry].instructions[k].op = Op::Constant {
+                    literal: arg.clone(),
+                };
+            }
+            let optimized = optimize(constant.clone(), &CompileOptions::default())
+                .unwrap_or_else(|e| panic!("{name} {ty}: {e}"));
+            let root = optimized.computation(optimized.entry).root_instr();
+            if !matches!(root.op, Op::Constant { .. }) {
+                failures.push(format!("{name} {ty}: not folded ({})", root.opcode()));
+                continue;
+            }
+            let folded = HostRunner::compile_module(constant)
+                .and_then(|r| r.run(&[]))
+                .unwrap_or_else(|e| panic!("{name} {ty} folded: {e}"));
+            let run = HostRunner::compile_module(module)
+                .and_then(|r| r.run(&args))
+                .unwrap_or_else(|e| panic!("{name} {ty} at run time: {e}"));
+            let (g, w) = (folded.bytes().unwrap(), run.bytes().unwrap());
+            if g != w {
+                let width = result.byte_size();
+                let i = first_difference(g, w, width);
+                failures.push(format!(
+                    "{name} {ty}: folded and run differ, first at {i}: {:02x?} vs {:02x?}",
+                    &g[i * width..(i + 1) * width],
+                    &w[i * width..(i + 1) * width]
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 100, "only {checked} ops checked");
+}

@@ -31,16 +31,47 @@ use hlo_ir::shape::Shape;
 use hlo_ir::shape_inference::{infer_shape, NoComputations};
 use hlo_ir::{HloModule, InstrId, Op};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Folds small constant expressions.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ConstantFolding {
     max_elements: usize,
+    elementwise: Option<Arc<dyn ElementwiseEvaluator>>,
+}
+
+/// How a backend computes elementwise ops, for constant folding.
+///
+/// A backend whose kernels round some ops differently from the reference
+/// semantics (a vectorised `exp` within an ulp of the C library's) hands its
+/// own kernels to [`ConstantFolding::with_elementwise`], so a folded constant
+/// holds the bits the backend computes for the same op at run time: folding
+/// never changes a program's numbers.
+///
+/// Called from the thread running the pass.
+pub trait ElementwiseEvaluator: Send + Sync {
+    /// The value of elementwise `op` (unary, binary, compare, select, clamp,
+    /// convert, reduce-precision) on `operands`, for an instruction of shape
+    /// `shape`, as the backend computes it; `None` to use the reference
+    /// evaluator.
+    fn evaluate(&self, op: &Op, operands: &[&Literal], shape: &Shape) -> Option<Result<Literal>>;
+}
+
+impl std::fmt::Debug for ConstantFolding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConstantFolding")
+            .field("max_elements", &self.max_elements)
+            .field("backend_elementwise", &self.elementwise.is_some())
+            .finish()
+    }
 }
 
 impl Default for ConstantFolding {
     fn default() -> Self {
-        ConstantFolding { max_elements: 1024 }
+        ConstantFolding {
+            max_elements: 1024,
+            elementwise: None,
+        }
     }
 }
 
@@ -51,7 +82,17 @@ impl ConstantFolding {
 
     /// Folds only results with at most `max_elements` elements.
     pub fn with_max_elements(max_elements: usize) -> Self {
-        ConstantFolding { max_elements }
+        ConstantFolding {
+            max_elements,
+            ..Self::default()
+        }
+    }
+
+    /// Folds elementwise ops with a backend's own kernels (see
+    /// [`ElementwiseEvaluator`]).
+    pub fn with_elementwise(mut self, elementwise: Arc<dyn ElementwiseEvaluator>) -> Self {
+        self.elementwise = Some(elementwise);
+        self
     }
 
     pub fn max_elements(&self) -> usize {
@@ -147,7 +188,15 @@ impl HloPass for ConstantFolding {
                     continue;
                 }
                 let instr = ed.instr(id);
-                let Ok(result) = evaluate(&instr.op, &values, &instr.shape) else {
+                let backend = self
+                    .elementwise
+                    .as_ref()
+                    .and_then(|e| e.evaluate(&instr.op, &values, &instr.shape));
+                let result = match backend {
+                    Some(value) => value.and_then(|v| with_shape(v, &instr.op, &instr.shape)),
+                    None => evaluate(&instr.op, &values, &instr.shape),
+                };
+                let Ok(result) = result else {
                     continue;
                 };
                 let (name, shape) = (instr.name.clone(), instr.shape.clone());
@@ -226,8 +275,12 @@ fn evaluate(op: &Op, values: &[&Literal], shape: &Shape) -> Result<Literal> {
         }
         _ => evaluate_array_op(op, values, shape)?,
     };
-    // The result takes the instruction's declared shape (with its layout); the
-    // bytes are the logical row-major values either way.
+    with_shape(result, op, shape)
+}
+
+/// `result` with the instruction's declared shape (with its layout); the bytes
+/// are the logical row-major values either way.
+fn with_shape(result: Literal, op: &Op, shape: &Shape) -> Result<Literal> {
     let array = shape.array_or_err()?;
     let got = result.array_shape()?;
     if got.element_type != array.element_type || got.dims != array.dims {

@@ -47,7 +47,7 @@ mod simplify;
 
 pub use cse::{CommonSubexpressionElimination, ComputationDeduplication};
 pub use dce::DeadCodeElimination;
-pub use fold::ConstantFolding;
+pub use fold::{ConstantFolding, ElementwiseEvaluator};
 pub use inline::CallInliner;
 pub use layout::LayoutNormalization;
 pub use simplify::{AlgebraicSimplifier, SimplifierOptions};
@@ -55,6 +55,7 @@ pub use simplify::{AlgebraicSimplifier, SimplifierOptions};
 use hlo_ir::error::Result;
 use hlo_ir::verifier::verify_module;
 use hlo_ir::HloModule;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The number of elements of an array with these dimensions, or `None` if it
@@ -252,6 +253,17 @@ impl HloPass for Pipeline {
 ///    merges with an equal one, two reductions merge once their reducers are
 ///    one computation, ...).
 pub fn standard_pipeline() -> Pipeline {
+    standard_pipeline_with(None)
+}
+
+/// [`standard_pipeline`], with constant folding computing elementwise ops with
+/// a backend's own kernels when `elementwise` is given (see
+/// [`ElementwiseEvaluator`]).
+pub fn standard_pipeline_with(elementwise: Option<Arc<dyn ElementwiseEvaluator>>) -> Pipeline {
+    let folding = match elementwise {
+        Some(e) => ConstantFolding::new().with_elementwise(e),
+        None => ConstantFolding::new(),
+    };
     let mut pipeline = Pipeline::new("standard");
     pipeline
         .add_pass(LayoutNormalization::new())
@@ -261,7 +273,7 @@ pub fn standard_pipeline() -> Pipeline {
             8,
             vec![
                 Box::new(AlgebraicSimplifier::new()),
-                Box::new(ConstantFolding::new()),
+                Box::new(folding),
                 Box::new(ComputationDeduplication::new()),
                 Box::new(CommonSubexpressionElimination::new()),
                 Box::new(DeadCodeElimination::new()),

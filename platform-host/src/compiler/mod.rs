@@ -1,7 +1,8 @@
 //! [`HostCompiler`]: HLO passes, then lowering to a thunk sequence.
 //!
 //! * HLO passes: the verifier, then `platform_api::passes::standard_pipeline`
-//!   (layout normalization, call inlining, simplification, folding, CSE, DCE).
+//!   (layout normalization, call inlining, simplification, folding, CSE, DCE),
+//!   folding elementwise ops with the Host's own op table ([`folding`]).
 //! * [`fusion_pass`]: the Host's fusion decisions, after the standard pipeline.
 //! * [`contraction`]: XLA CPU's floating-point contraction (a multiply fused into
 //!   the add that is its only use), decided on the optimized module.
@@ -12,6 +13,7 @@
 
 pub mod buffer_assignment;
 pub mod contraction;
+pub mod folding;
 #[path = "passes/fusion.rs"]
 pub mod fusion_pass;
 pub mod lower;
@@ -71,7 +73,7 @@ pub fn optimize(module: HloModule, options: &CompileOptions) -> Result<HloModule
     let strategy = Strategy::from_options(options)?;
     platform_api::hlo::verifier::verify_module(&module)?;
     let mut module = module;
-    passes::standard_pipeline().run(&mut module)?;
+    passes::standard_pipeline_with(Some(Arc::new(folding::HostFolding))).run(&mut module)?;
     fusion_pass::run(module, strategy)
 }
 

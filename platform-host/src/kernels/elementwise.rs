@@ -33,6 +33,51 @@ struct Input {
     scalar: bool,
 }
 
+/// The op table's kernel for elementwise `op` (not the contracted multiply-add)
+/// with operands of `operand_types` and a result of element type `ty`, and the
+/// element type each operand must have where the op fixes it. `None` when `op`
+/// is not an elementwise op of the table.
+pub fn table_kernel(
+    op: &Op,
+    operand_types: &[ElementType],
+    ty: ElementType,
+) -> Option<(Result<Kernel>, Vec<Option<ElementType>>)> {
+    let operand_type = |k: usize| -> Result<ElementType> {
+        operand_types.get(k).copied().ok_or_else(|| {
+            Error::invalid_argument(format!("{}: operand {k} is missing", op.opcode()))
+        })
+    };
+    let first = match operand_type(0) {
+        Ok(t) => t,
+        Err(e) => return Some((Err(e), Vec::new())),
+    };
+    Some(match op {
+        Op::Unary(u) => (ops::unary(*u, first, ty), vec![None]),
+        Op::Convert => (ops::convert(first, ty), vec![None]),
+        Op::ReducePrecision {
+            exponent_bits,
+            mantissa_bits,
+        } => (
+            ops::reduce_precision(ty, *exponent_bits, *mantissa_bits),
+            vec![Some(ty)],
+        ),
+        Op::Binary(b) => (ops::binary(*b, first, ty), vec![Some(first), Some(first)]),
+        Op::Compare {
+            direction,
+            compare_type,
+        } => (
+            ops::compare(*direction, *compare_type, first),
+            vec![Some(first), Some(first)],
+        ),
+        Op::Select => (
+            ops::select(ty),
+            vec![Some(ElementType::Pred), Some(ty), Some(ty)],
+        ),
+        Op::Clamp => (ops::clamp(ty), vec![Some(ty); 3]),
+        _ => return None,
+    })
+}
+
 pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let instr = ctx.instr(id);
     if matches!(instr.op, Op::BitcastConvert) {
@@ -42,38 +87,8 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let result = ctx.result_array(instr)?;
     let ty = result.element_type;
     let opcode = instr.opcode().name();
-    let operand_type = |k: usize| ctx.operand_array(instr, k).map(|a| a.element_type);
-    // The element type each operand must have, where the op fixes it.
     let (kernel, want, category): (Result<Kernel>, Vec<Option<ElementType>>, &'static str) =
         match &instr.op {
-            Op::Unary(op) => (ops::unary(*op, operand_type(0)?, ty), vec![None], opcode),
-            Op::Convert => (ops::convert(operand_type(0)?, ty), vec![None], opcode),
-            Op::ReducePrecision {
-                exponent_bits,
-                mantissa_bits,
-            } => (
-                ops::reduce_precision(ty, *exponent_bits, *mantissa_bits),
-                vec![Some(ty)],
-                opcode,
-            ),
-            Op::Binary(op) => {
-                let a = operand_type(0)?;
-                (ops::binary(*op, a, ty), vec![Some(a), Some(a)], opcode)
-            }
-            Op::Compare {
-                direction,
-                compare_type,
-            } => {
-                let a = operand_type(0)?;
-                let k = ops::compare(*direction, *compare_type, a);
-                (k, vec![Some(a), Some(a)], opcode)
-            }
-            Op::Select => (
-                ops::select(ty),
-                vec![Some(ElementType::Pred), Some(ty), Some(ty)],
-                opcode,
-            ),
-            Op::Clamp => (ops::clamp(ty), vec![Some(ty); 3], opcode),
             Op::CustomCall(_) => {
                 let how = contraction::fused_multiply_add(instr)?.ok_or_else(|| {
                     Error::internal(format!("%{name} is not a fused multiply-add"))
@@ -88,7 +103,15 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                     category,
                 )
             }
-            _ => return Err(Error::internal(format!("%{name} is not elementwise"))),
+            op => {
+                let operand_types = (0..instr.operands.len())
+                    .map(|k| ctx.operand_array(instr, k).map(|a| a.element_type))
+                    .collect::<Result<Vec<_>>>()?;
+                let Some((kernel, want)) = table_kernel(op, &operand_types, ty) else {
+                    return Err(Error::internal(format!("%{name} is not elementwise")));
+                };
+                (kernel, want, opcode)
+            }
         };
     let kernel = kernel.map_err(|e| e.context(format_args!("%{name}")))?;
     if instr.operands.len() != want.len() || kernel.arity() != want.len() {
