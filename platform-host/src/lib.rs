@@ -32,6 +32,7 @@
 pub mod compiler;
 pub mod elementwise_ops;
 pub mod executable;
+pub mod fma;
 pub mod fusion;
 pub mod kernels;
 pub mod lowering;

@@ -212,9 +212,7 @@ pub fn in_place_candidates(
                 elementwise: false,
             })
             .collect(),
-        Op::CustomCall(attrs) if attrs.target == crate::compiler::contraction::FMA_TARGET => {
-            elementwise(&all)
-        }
+        Op::CustomCall(attrs) if attrs.target == crate::fma::FMA_TARGET => elementwise(&all),
         Op::Fusion { .. } => fusion_in_place
             .iter()
             .copied()

@@ -9,13 +9,13 @@
 //!    ([`crate::kernels::lower`]), with a [`LowerCtx`] that hands it its
 //!    operands' and results' slices; then append the final copies.
 
-use super::buffer_assignment::{self, NestedNeeds, OutputMode, SequenceMode};
-use crate::fusion;
+use super::buffer_assignment::{self, NestedNeeds, SequenceMode};
+use super::nested::{self, compile_nested, Nested};
 use crate::kernels;
 use crate::lowering::{BlockProducer, LowerCtx};
 use crate::thunk::{thunk, BufferSlice, Thunk, ThunkSequence};
-use platform_api::hlo::{CompId, HloInstruction, InstrId, Op};
-use platform_api::{CompileOptions, Error, HloModule, Result, Shape};
+use platform_api::hlo::{CompId, InstrId, Op};
+use platform_api::{CompileOptions, Error, HloModule, Result};
 
 /// A gather that runs inside the fusion after it, as the producer of that
 /// fusion's operand `operand` (see [`BlockProducer`]).
@@ -83,37 +83,6 @@ fn fused_gathers(ctx: &LowerCtx<'_>, nested: &[Option<Nested>]) -> Vec<Option<Fu
     fused
 }
 
-/// Nested sequences an instruction runs, compiled before its computation's
-/// buffers are assigned.
-pub enum Nested {
-    While {
-        condition: ThunkSequence,
-        body: ThunkSequence,
-    },
-    Conditional {
-        branches: Vec<ThunkSequence>,
-    },
-    Call {
-        callee: ThunkSequence,
-    },
-    Fusion(fusion::FusionPlan),
-}
-
-impl Nested {
-    /// Scratch the instruction needs for the nested arena(s) (they never run at
-    /// the same time, so they share it).
-    pub fn scratch_bytes(&self) -> usize {
-        match self {
-            Nested::While { condition, body } => condition.temp_bytes.max(body.temp_bytes),
-            Nested::Conditional { branches } => {
-                branches.iter().map(|b| b.temp_bytes).max().unwrap_or(0)
-            }
-            Nested::Call { callee } => callee.temp_bytes,
-            Nested::Fusion(plan) => plan.scratch_bytes(),
-        }
-    }
-}
-
 /// Compiles computation `comp_id` of `module` to a thunk sequence with calling
 /// convention `mode`.
 pub fn compile_computation(
@@ -139,8 +108,8 @@ pub fn compile_computation(
         if let Some(p) = &plan {
             scratch_bytes[i] = p.scratch_bytes();
         }
-        if let Some(Nested::Fusion(p)) = &plan {
-            fusion_in_place[i] = p.in_place_operands().to_vec();
+        if let Some(p) = &plan {
+            fusion_in_place[i] = p.fusion_in_place().to_vec();
         }
         nested.push(plan);
     }
@@ -174,11 +143,10 @@ pub fn compile_computation(
         }
         thunks.push(match (plan, fused[i].take()) {
             (Some(Nested::Fusion(plan)), Some(g)) => {
-                kernels::control_flow::lower_fusion_with_producer(
-                    &ctx, id, plan, g.operand, g.producer,
-                )?
+                nested::lower_fusion_with_producer(&ctx, id, plan, g.operand, g.producer)?
             }
-            (plan, _) => kernels::lower(&ctx, id, plan)?,
+            (Some(plan), _) => nested::lower_nested(&ctx, id, plan)?,
+            (None, _) => kernels::lower(&ctx, id)?,
         });
     }
     if !assignment.final_copies.is_empty() {
@@ -208,56 +176,4 @@ pub fn compile_computation(
         output_sources: assignment.output_sources,
         profile_thunks,
     })
-}
-
-/// The calling convention of a `while` condition, a branch or a called
-/// computation: read-only parameters, results into the caller's buffers.
-pub const NESTED_MODE: SequenceMode = SequenceMode {
-    params_writable: false,
-    outputs: OutputMode::Separate {
-        absorb: true,
-        alias_results: false,
-    },
-};
-
-/// The calling convention of a `while` body: it may overwrite the loop state,
-/// and leaves its results in it.
-pub const WHILE_BODY_MODE: SequenceMode = SequenceMode {
-    params_writable: true,
-    outputs: OutputMode::IntoParams,
-};
-
-fn compile_nested(
-    module: &HloModule,
-    instr: &HloInstruction,
-    options: &CompileOptions,
-) -> Result<Option<Nested>> {
-    Ok(Some(match &instr.op {
-        Op::While { condition, body } => {
-            let condition_comp = module.computation(*condition);
-            let pred = Shape::scalar(platform_api::ElementType::Pred);
-            if !condition_comp.root_instr().shape.compatible(&pred) {
-                return Err(Error::invalid_argument(format!(
-                    "while condition {} returns {}, not pred[]",
-                    condition_comp.name,
-                    condition_comp.root_instr().shape
-                )));
-            }
-            Nested::While {
-                condition: compile_computation(module, *condition, NESTED_MODE, options, true)?,
-                body: compile_computation(module, *body, WHILE_BODY_MODE, options, true)?,
-            }
-        }
-        Op::Conditional { branches } => Nested::Conditional {
-            branches: branches
-                .iter()
-                .map(|b| compile_computation(module, *b, NESTED_MODE, options, true))
-                .collect::<Result<_>>()?,
-        },
-        Op::Call { to_apply } => Nested::Call {
-            callee: compile_computation(module, *to_apply, NESTED_MODE, options, true)?,
-        },
-        Op::Fusion { .. } => Nested::Fusion(fusion::plan(module, instr, options)?),
-        _ => return Ok(None),
-    }))
 }

@@ -8,8 +8,8 @@
 //!   the add that is its only use), decided on the optimized module.
 //! * [`buffer_assignment`]: where every value lives (liveness-packed arena,
 //!   in-place reuse, results written in place).
-//! * [`lower`]: computation → [`crate::thunk::ThunkSequence`], nested sequences
-//!   for control flow and fusions.
+//! * [`lower`]: computation → [`crate::thunk::ThunkSequence`]; [`nested`]: the
+//!   nested sequences of control flow and of fusions no block program covers.
 
 pub mod buffer_assignment;
 pub mod contraction;
@@ -17,6 +17,7 @@ pub mod folding;
 #[path = "passes/fusion.rs"]
 pub mod fusion_pass;
 pub mod lower;
+pub mod nested;
 
 use crate::executable::HostExecutable;
 use crate::fusion::Strategy;

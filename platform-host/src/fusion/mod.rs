@@ -1,9 +1,10 @@
-//! Fusion execution: the one place that decides how a `fusion` instruction runs.
+//! Block programs: how a `fusion` instruction runs as one pass over blocks.
 //!
 //! # Interface (what the compiler relies on)
-//! * [`plan`] compiles a fusion instruction once, before its computation's
-//!   buffers are assigned; [`FusionPlan::scratch_bytes`] says how much scratch
-//!   the instruction needs while it runs.
+//! * [`plan`] compiles a fusion instruction to a block program once, before
+//!   its computation's buffers are assigned, or says why it cannot;
+//!   [`FusionPlan::scratch_bytes`] says how much scratch the instruction needs
+//!   while it runs.
 //! * [`FusionPlan::into_thunk`] makes the thunk, given the fusion's operand
 //!   leaf slices, result leaf slices and scratch slice.
 //! * [`FusionPlan::in_place_operands`] names the operands the fusion's result
@@ -24,10 +25,11 @@
 //!
 //! A fusion the block evaluator does not support (a `dot`, `scatter`,
 //! `dynamic-slice`, `pad`, ... inside it: XLA's `kCustom` and some of its
-//! `kLoop` fusions) falls back to running the fused computation like any
-//! other computation, as a nested thunk sequence whose temporaries live in the
-//! fusion's scratch: correct for every fusion, but every intermediate is
-//! materialised.
+//! `kLoop` fusions) is the compiler's to run otherwise: it compiles the fused
+//! computation like any other computation, as a nested thunk sequence whose
+//! temporaries live in the fusion's scratch (`compiler::nested`): correct for
+//! every fusion, but every intermediate is materialised. This module knows
+//! nothing of that fallback, so it never calls back into the compiler.
 //!
 //! [`graph`] presents a fusion's instructions to the compiler of block
 //! programs; the fusion pass (`compiler::passes::fusion`) uses it to ask
@@ -36,36 +38,19 @@
 //! # In place
 //! A block program may write its result over a parameter read only at the
 //! result's own positions, with a single output written by the last step of
-//! each block ([`program::BlockProgram::in_place_params`]). The fallback
-//! offers in-place writing only for operands that reach the root through
-//! same-shaped elementwise instructions alone (and a root that is
-//! elementwise): element `i` of the result then depends on element `i` of the
-//! operand and nothing else.
+//! each block ([`program::BlockProgram::in_place_params`]).
 
 pub mod exec;
 pub mod graph;
 pub mod program;
 pub mod view;
 
-use crate::compiler::buffer_assignment::{OutputMode, SequenceMode};
-use crate::compiler::lower::compile_computation;
 use crate::lowering::BlockProducer;
-use crate::thunk::{BufferSlice, Thunk, ThunkSequence};
+use crate::thunk::{BufferSlice, Thunk};
 use platform_api::hlo::{CompId, HloInstruction, Op};
 use platform_api::{CompileOptions, Error, HloModule, Result};
 use program::BlockProgram;
 use std::sync::Arc;
-
-/// The calling convention of a fused computation: read-only parameters; the
-/// result may be the same memory as an operand (in-place fusion), so only the
-/// root instruction writes it.
-const FUSED_MODE: SequenceMode = SequenceMode {
-    params_writable: false,
-    outputs: OutputMode::Separate {
-        absorb: false,
-        alias_results: false,
-    },
-};
 
 /// How fusions run: a compile option (`host_fusion`), so it is part of what
 /// a compilation cache keys on.
@@ -111,15 +96,10 @@ impl Strategy {
     }
 }
 
-enum PlanKind {
-    Block(Arc<BlockProgram>),
-    Sequence(ThunkSequence),
-}
-
-/// A fusion compiled before buffer assignment.
+/// A fusion compiled to a block program, before buffer assignment.
 pub struct FusionPlan {
     name: String,
-    kind: PlanKind,
+    program: Arc<BlockProgram>,
     /// Operands the result may be written over (see the module docs).
     in_place: Vec<usize>,
 }
@@ -133,15 +113,7 @@ impl FusionPlan {
 
     /// Scratch the fusion needs for its temporaries.
     pub fn scratch_bytes(&self) -> usize {
-        match &self.kind {
-            PlanKind::Block(p) => p.scratch_bytes,
-            PlanKind::Sequence(s) => s.temp_bytes,
-        }
-    }
-
-    /// Whether the fusion runs as a block program (for tests and tools).
-    pub fn is_block_program(&self) -> bool {
-        matches!(self.kind, PlanKind::Block(_))
+        self.program.scratch_bytes
     }
 
     /// Whether operand `k` may be computed block by block by a
@@ -149,15 +121,11 @@ impl FusionPlan {
     /// program reads it only at each block's own positions (never in a
     /// uniform, row or column step), and only in the per-block steps.
     pub fn accepts_producer_for(&self, k: usize) -> bool {
-        match &self.kind {
-            PlanKind::Block(p) => {
-                p.in_place_params.contains(&k)
-                    && p.finalize.is_empty()
-                    && p.col_steps.is_empty()
-                    && p.rows * p.row_len > 1
-            }
-            PlanKind::Sequence(_) => false,
-        }
+        let p = &self.program;
+        p.in_place_params.contains(&k)
+            && p.finalize.is_empty()
+            && p.col_steps.is_empty()
+            && p.rows * p.row_len > 1
     }
 
     /// The thunk that runs the fusion with these buffers, computing operand
@@ -197,16 +165,13 @@ impl FusionPlan {
         scratch: Option<BufferSlice>,
         producer: Option<Box<dyn BlockProducer>>,
     ) -> Result<Box<dyn Thunk>> {
-        let (want_params, want_results) = match &self.kind {
-            PlanKind::Block(p) => (
-                p.param_bytes.clone(),
-                p.outputs
-                    .iter()
-                    .map(|o| o.count * o.ty.byte_size())
-                    .collect::<Vec<_>>(),
-            ),
-            PlanKind::Sequence(s) => (s.parameter_leaf_bytes.clone(), s.output_leaf_bytes.clone()),
-        };
+        let p = &self.program;
+        let want_params = p.param_bytes.clone();
+        let want_results: Vec<usize> = p
+            .outputs
+            .iter()
+            .map(|o| o.count * o.ty.byte_size())
+            .collect();
         let fits = |got: &[BufferSlice], want: &[usize]| {
             got.len() == want.len() && got.iter().zip(want).all(|(g, &w)| g.size >= w)
         };
@@ -227,23 +192,14 @@ impl FusionPlan {
                 self.name
             )));
         }
-        Ok(match self.kind {
-            PlanKind::Block(program) => Box::new(exec::BlockFusion {
-                name: self.name,
-                program,
-                operands,
-                results,
-                scratch,
-                producer,
-            }),
-            PlanKind::Sequence(sequence) => Box::new(SequenceFusion {
-                name: self.name,
-                sequence,
-                operands,
-                results,
-                scratch,
-            }),
-        })
+        Ok(Box::new(exec::BlockFusion {
+            name: self.name,
+            program: self.program,
+            operands,
+            results,
+            scratch,
+            producer,
+        }))
     }
 }
 
@@ -284,7 +240,9 @@ fn block_program(
     Ok(program)
 }
 
-/// Compiles fusion instruction `instr`.
+/// Compiles fusion instruction `instr` to a block program. An error says why
+/// it cannot run as one (the compiler then runs the fused computation as a
+/// nested sequence).
 pub fn plan(
     module: &HloModule,
     instr: &HloInstruction,
@@ -294,105 +252,18 @@ pub fn plan(
         return Err(Error::internal(format!("%{} is not a fusion", instr.name)));
     };
     let strategy = Strategy::from_options(options)?;
-    let (kind, in_place) = match block_program(module, *calls, instr, strategy) {
-        Ok(program) => {
-            let in_place = program
-                .in_place_params
-                .iter()
-                .copied()
-                .filter(|&k| k < instr.operands.len())
-                .collect();
-            (PlanKind::Block(Arc::new(program)), in_place)
-        }
-        Err(e) => {
-            tracing::debug!("%{}: fused computation runs unfused: {e}", instr.name);
-            let sequence = compile_computation(module, *calls, FUSED_MODE, options, false)?;
-            (
-                PlanKind::Sequence(sequence),
-                sequence_in_place_operands(module, *calls, instr),
-            )
-        }
-    };
+    let program = block_program(module, *calls, instr, strategy)?;
+    let in_place = program
+        .in_place_params
+        .iter()
+        .copied()
+        .filter(|&k| k < instr.operands.len())
+        .collect();
     Ok(FusionPlan {
         name: instr.name.clone(),
-        kind,
+        program: Arc::new(program),
         in_place,
     })
-}
-
-/// The fallback's in-place operands (see the module doc).
-fn sequence_in_place_operands(
-    module: &HloModule,
-    fused: CompId,
-    instr: &HloInstruction,
-) -> Vec<usize> {
-    let Some(comp) = module.computations.get(fused.index()) else {
-        return Vec::new();
-    };
-    let root = comp.root_instr();
-    if !root.op.is_elementwise() || matches!(root.op, Op::Copy) || !root.shape.is_array() {
-        return Vec::new();
-    }
-    // For each instruction: does every path from it to the root go through
-    // same-shaped elementwise instructions only? Computed from the root down.
-    let n = comp.instructions.len();
-    let users = comp.users();
-    let mut elementwise_to_root = vec![false; n];
-    for i in (0..n).rev() {
-        let id = platform_api::hlo::InstrId(i as u32);
-        if id == comp.root {
-            elementwise_to_root[i] = true;
-            continue;
-        }
-        let me = comp.instr(id);
-        let uses = &users[i];
-        elementwise_to_root[i] = !uses.is_empty()
-            && uses.iter().all(|&u| {
-                let user = comp.instr(u);
-                elementwise_to_root[u.index()]
-                    && user.op.is_elementwise()
-                    && !matches!(user.op, Op::Copy)
-                    && user.shape.dims() == me.shape.dims()
-            });
-    }
-    comp.parameters()
-        .into_iter()
-        .filter_map(|p| match comp.instr(p).op {
-            Op::Parameter { number } if elementwise_to_root[p.index()] => Some(number),
-            _ => None,
-        })
-        .filter(|&number| number < instr.operands.len())
-        .collect()
-}
-
-/// A fusion run as a nested thunk sequence.
-struct SequenceFusion {
-    name: String,
-    sequence: ThunkSequence,
-    operands: Vec<BufferSlice>,
-    results: Vec<BufferSlice>,
-    scratch: Option<BufferSlice>,
-}
-
-impl Thunk for SequenceFusion {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn category(&self) -> &str {
-        "fusion"
-    }
-    fn execute(&self, ctx: &crate::thunk::ExecuteContext<'_>) -> Result<()> {
-        let params: Vec<*mut u8> = self.operands.iter().map(|s| ctx.ptr(*s)).collect();
-        let outputs: Vec<*mut u8> = self.results.iter().map(|s| ctx.ptr(*s)).collect();
-        let temp = self
-            .scratch
-            .map(|s| ctx.ptr(s))
-            .unwrap_or(std::ptr::NonNull::<u64>::dangling().as_ptr().cast());
-        // SAFETY: the slices come from the enclosing sequence's buffer
-        // assignment, sized for this fusion's operands, results and arena; the
-        // nested sequence only writes its results and its arena.
-        unsafe { self.sequence.run(ctx.run, &params, &outputs, temp) }
-    }
 }
 
 /// Why fusion `instr` would not run as a block program (`Ok` when it would).

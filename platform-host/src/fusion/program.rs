@@ -34,8 +34,8 @@
 
 use super::graph::{FusedGraph, Operand};
 use super::view::{Movement, View};
-use crate::compiler::contraction;
 use crate::elementwise_ops as ops;
+use crate::fma;
 use crate::kernels::scalar_program::{binary_reducer, ScalarProgram};
 use crate::thunk::ConstantBytes;
 use platform_api::hlo::{BinaryOp, ComparisonDirection, ComparisonType, Op, UnaryOp};
@@ -708,8 +708,8 @@ impl<'g, 'a> Builder<'g, 'a> {
                     count,
                 ))
             }
-            Op::CustomCall(_) if contraction::is_fused_multiply_add(instr) => {
-                let how = contraction::fused_multiply_add(instr)?
+            Op::CustomCall(_) if fma::is_fused_multiply_add(instr) => {
+                let how = fma::fused_multiply_add(instr)?
                     .ok_or_else(|| self.unsupported("a fused multiply-add"))?;
                 if ops.len() != 3 {
                     return Err(self.unsupported("arity"));

@@ -28,7 +28,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     if attrs.target == "TopK" {
         return super::sort::lower(ctx, id);
     }
-    if attrs.target == crate::compiler::contraction::FMA_TARGET {
+    if attrs.target == crate::fma::FMA_TARGET {
         return super::elementwise::lower(ctx, id);
     }
     let call = HostCustomCall::prepare(PLATFORM_NAME, instr)?;

@@ -9,8 +9,8 @@
 //! memory with an operand (buffer assignment's in-place reuse): the table's
 //! kernels allow a destination that is exactly an operand.
 
-use crate::compiler::contraction;
 use crate::elementwise_ops::{self as ops, Arg, Kernel};
+use crate::fma;
 use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, Thunk};
@@ -90,7 +90,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let (kernel, want, category): (Result<Kernel>, Vec<Option<ElementType>>, &'static str) =
         match &instr.op {
             Op::CustomCall(_) => {
-                let how = contraction::fused_multiply_add(instr)?.ok_or_else(|| {
+                let how = fma::fused_multiply_add(instr)?.ok_or_else(|| {
                     Error::internal(format!("%{name} is not a fused multiply-add"))
                 })?;
                 let category = match how {

@@ -2,7 +2,8 @@
 //!
 //! # Interface
 //! Every family exposes `lower(ctx: &LowerCtx, id: InstrId) -> Result<Box<dyn
-//! Thunk>>` (control flow also takes its compiled nested sequences). Lowering
+//! Thunk>>`. Control flow and fusions are not kernels: the compiler lowers
+//! them (`compiler::nested`, [`crate::fusion`]). Lowering
 //! runs once per compile: it checks the instruction's shapes and attributes,
 //! picks typed inner loops ([`crate::elementwise_ops`], [`types`]) and precomputes index
 //! arithmetic, and returns a thunk that at run time only resolves its buffer
@@ -14,7 +15,6 @@
 
 pub mod batch_norm;
 pub mod collectives;
-pub mod control_flow;
 pub mod convolution;
 pub mod custom_call;
 pub mod data_movement;
@@ -35,7 +35,6 @@ pub mod sort;
 pub mod strided;
 pub mod types;
 
-use crate::compiler::lower::Nested;
 use crate::lowering::LowerCtx;
 use crate::thunk::Thunk;
 use platform_api::hlo::{InstrId, Op};
@@ -43,11 +42,8 @@ use platform_api::{Error, Result};
 
 /// Lowers instruction `id` (which defines values: not a parameter, constant or
 /// alias) to its thunk.
-pub fn lower(ctx: &LowerCtx<'_>, id: InstrId, nested: Option<Nested>) -> Result<Box<dyn Thunk>> {
+pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let instr = ctx.instr(id);
-    if let Some(nested) = nested {
-        return control_flow::lower(ctx, id, nested);
-    }
     let result = match &instr.op {
         Op::Unary(_)
         | Op::Binary(_)

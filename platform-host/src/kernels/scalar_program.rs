@@ -11,8 +11,8 @@
 //! is the general path of kernels whose fast paths recognise common
 //! subcomputations ([`binary_reducer`]) and skip it.
 
-use crate::compiler::contraction;
 use crate::elementwise_ops::{self as ops, Arg, Kernel};
+use crate::fma;
 use platform_api::hlo::analysis::combiner::binary_combiner;
 use platform_api::hlo::{BinaryOp, CompId, HloComputation, InstrId, Op};
 use platform_api::{ElementType, Error, HloModule, Result, Shape};
@@ -177,7 +177,7 @@ impl ScalarProgram {
                         } => ops::compare(*direction, *compare_type, types[0]),
                         Op::Select => ops::select(out_ty),
                         Op::Clamp => ops::clamp(out_ty),
-                        _ => match contraction::fused_multiply_add(instr)? {
+                        _ => match fma::fused_multiply_add(instr)? {
                             Some(how) => ops::fused_multiply_add(how, out_ty),
                             None => Err(Error::unimplemented(format!(
                                 "{what}: custom-call is not supported in scalar subcomputations"

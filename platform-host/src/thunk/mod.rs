@@ -28,6 +28,8 @@
 //! [`ExecuteContext::output`] (or raw pointers from [`ExecuteContext::ptr`] when a
 //! result may share memory with an operand, see `compiler::buffer_assignment`).
 
+pub mod nested;
+
 use platform_api::{DeviceAssignment, Error, ProfileSink, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -1,17 +1,14 @@
-//! `while`, `conditional` and `call`: thunks that run nested sequences.
+//! Thunks that run nested sequences: `while`, `conditional`, `call`, and a
+//! fused computation run as a sequence (a fusion no block program covers).
 //!
 //! The nested sequences' arenas live in the instruction's scratch slice (they
 //! never run at the same time). A `while` keeps its loop state in its own result
 //! buffers: the initial value is copied in unless buffer assignment already put
 //! it there (the operand died at the loop), the condition reads the state, and
-//! the body overwrites it (see `WHILE_BODY_MODE`).
+//! the body overwrites it (the compiler's `WHILE_BODY_MODE`). The compiler
+//! builds these from the sequences it compiled (`compiler::nested`).
 
-use crate::compiler::lower::Nested;
-use crate::fusion::FusionPlan;
-use crate::lowering::BlockProducer;
-use crate::lowering::LowerCtx;
-use crate::thunk::{BufferSlice, ExecuteContext, Thunk, ThunkSequence};
-use platform_api::hlo::InstrId;
+use super::{BufferSlice, ExecuteContext, Thunk, ThunkSequence};
 use platform_api::{Error, Result};
 
 fn scratch_ptr(ctx: &ExecuteContext<'_>, scratch: Option<BufferSlice>) -> *mut u8 {
@@ -24,99 +21,13 @@ fn ptrs(ctx: &ExecuteContext<'_>, slices: &[BufferSlice]) -> Vec<*mut u8> {
     slices.iter().map(|s| ctx.ptr(*s)).collect()
 }
 
-/// Lowers a control-flow instruction whose nested sequences were compiled.
-pub fn lower(ctx: &LowerCtx<'_>, id: InstrId, nested: Nested) -> Result<Box<dyn Thunk>> {
-    let instr = ctx.instr(id);
-    let name = instr.name.clone();
-    let scratch = ctx.scratch(id);
-    let results = ctx.result_leaves(id).to_vec();
-    match nested {
-        Nested::While { condition, body } => {
-            let init = ctx.operand_leaves(instr, 0)?.to_vec();
-            Ok(Box::new(WhileThunk {
-                name,
-                condition,
-                body,
-                init,
-                state: results,
-                scratch,
-            }))
-        }
-        Nested::Conditional { branches } => {
-            let selector = ctx.operand_slice(instr, 0)?;
-            let selector_is_pred = ctx.operand_array(instr, 0)?.element_type.is_pred();
-            let mut branch_operands = Vec::new();
-            for k in 0..branches.len() {
-                branch_operands.push(ctx.operand_leaves(instr, k + 1)?.to_vec());
-            }
-            Ok(Box::new(ConditionalThunk {
-                name,
-                selector,
-                selector_is_pred,
-                branches,
-                branch_operands,
-                results,
-                scratch,
-            }))
-        }
-        Nested::Call { callee } => {
-            let mut operands = Vec::new();
-            for k in 0..instr.operands.len() {
-                operands.extend_from_slice(ctx.operand_leaves(instr, k)?);
-            }
-            Ok(Box::new(ConditionalThunk {
-                name,
-                selector: BufferSlice {
-                    allocation: 0,
-                    offset: 0,
-                    size: 0,
-                },
-                selector_is_pred: false,
-                branches: vec![callee],
-                branch_operands: vec![operands],
-                results,
-                scratch,
-            }))
-        }
-        Nested::Fusion(plan) => plan.into_thunk(fusion_operands(ctx, id)?, results, scratch),
-    }
-}
-
-/// Every array leaf of fusion `id`'s operands, in order.
-fn fusion_operands(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Vec<BufferSlice>> {
-    let instr = ctx.instr(id);
-    let mut operands = Vec::new();
-    for k in 0..instr.operands.len() {
-        operands.extend_from_slice(ctx.operand_leaves(instr, k)?);
-    }
-    Ok(operands)
-}
-
-/// Lowers fusion `id` with its operand `k` computed block by block by
-/// `producer` (see [`crate::lowering::BlockProducer`]).
-pub fn lower_fusion_with_producer(
-    ctx: &LowerCtx<'_>,
-    id: InstrId,
-    plan: FusionPlan,
-    k: usize,
-    producer: Box<dyn BlockProducer>,
-) -> Result<Box<dyn Thunk>> {
-    plan.into_thunk_with_producer(
-        fusion_operands(ctx, id)?,
-        ctx.result_leaves(id).to_vec(),
-        ctx.scratch(id),
-        k,
-        producer,
-    )
-}
-
-struct WhileThunk {
-    name: String,
-    condition: ThunkSequence,
-    body: ThunkSequence,
-    init: Vec<BufferSlice>,
-    state: Vec<BufferSlice>,
-    scratch: Option<BufferSlice>,
+pub struct WhileThunk {
+    pub name: String,
+    pub condition: ThunkSequence,
+    pub body: ThunkSequence,
+    pub init: Vec<BufferSlice>,
+    pub state: Vec<BufferSlice>,
+    pub scratch: Option<BufferSlice>,
 }
 
 impl Thunk for WhileThunk {
@@ -164,14 +75,14 @@ impl Thunk for WhileThunk {
     }
 }
 
-struct ConditionalThunk {
-    name: String,
-    selector: BufferSlice,
-    selector_is_pred: bool,
-    branches: Vec<ThunkSequence>,
-    branch_operands: Vec<Vec<BufferSlice>>,
-    results: Vec<BufferSlice>,
-    scratch: Option<BufferSlice>,
+pub struct ConditionalThunk {
+    pub name: String,
+    pub selector: BufferSlice,
+    pub selector_is_pred: bool,
+    pub branches: Vec<ThunkSequence>,
+    pub branch_operands: Vec<Vec<BufferSlice>>,
+    pub results: Vec<BufferSlice>,
+    pub scratch: Option<BufferSlice>,
 }
 
 impl Thunk for ConditionalThunk {
@@ -216,5 +127,35 @@ impl Thunk for ConditionalThunk {
         unsafe {
             self.branches[branch].run(ctx.run, &params, &outputs, scratch_ptr(ctx, self.scratch))
         }
+    }
+}
+
+/// A fused computation run as a nested thunk sequence.
+pub struct SequenceFusion {
+    pub name: String,
+    pub sequence: ThunkSequence,
+    pub operands: Vec<BufferSlice>,
+    pub results: Vec<BufferSlice>,
+    pub scratch: Option<BufferSlice>,
+}
+
+impl Thunk for SequenceFusion {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn category(&self) -> &str {
+        "fusion"
+    }
+    fn execute(&self, ctx: &ExecuteContext<'_>) -> Result<()> {
+        let params: Vec<*mut u8> = self.operands.iter().map(|s| ctx.ptr(*s)).collect();
+        let outputs: Vec<*mut u8> = self.results.iter().map(|s| ctx.ptr(*s)).collect();
+        let temp = self
+            .scratch
+            .map(|s| ctx.ptr(s))
+            .unwrap_or(std::ptr::NonNull::<u64>::dangling().as_ptr().cast());
+        // SAFETY: the slices come from the enclosing sequence's buffer
+        // assignment, sized for this fusion's operands, results and arena; the
+        // nested sequence only writes its results and its arena.
+        unsafe { self.sequence.run(ctx.run, &params, &outputs, temp) }
     }
 }
