@@ -38,7 +38,9 @@ use crate::elementwise_ops as ops;
 use crate::fma;
 use crate::kernels::scalar_program::{binary_reducer, ScalarProgram};
 use crate::thunk::ConstantBytes;
-use platform_api::hlo::{BinaryOp, ComparisonDirection, ComparisonType, Op, UnaryOp};
+use platform_api::hlo::{
+    BinaryOp, ComparisonDirection, ComparisonType, HloInstruction, Op, UnaryOp,
+};
 use platform_api::semantics::contraction::Contraction;
 use platform_api::{ElementType, Error, Result, Shape};
 use std::collections::HashMap;
@@ -183,6 +185,26 @@ struct ReduceSpec {
 enum Value {
     One(ExprId),
     Many(Vec<ExprId>),
+}
+
+/// A node being lowered: its instruction, operands and array result.
+struct Site<'a> {
+    instr: &'a HloInstruction,
+    ops: Vec<Operand>,
+    ty: ElementType,
+    dims: Vec<usize>,
+    count: usize,
+}
+
+/// A reduce's input dimensions, split into kept and reduced ones.
+struct ReduceShape {
+    in_dims: Vec<usize>,
+    kept_dims: Vec<usize>,
+    red_dims: Vec<usize>,
+    /// Elements of the kept dimensions (the results).
+    kept: usize,
+    /// Elements of the reduced dimensions (combined into each result).
+    red: usize,
 }
 
 struct Builder<'g, 'a> {
@@ -402,16 +424,7 @@ impl<'g, 'a> Builder<'g, 'a> {
         let mut memo = HashMap::new();
         let words = self.evaluate(e, &mut memo)?;
         let bytes: &[u8] = bytemuck::cast_slice(&words);
-        self.constants.push(Arc::new(ConstantBytes::new(
-            &bytes[..count * ty.byte_size()],
-        )));
-        self.constant_counts.push(count);
-        let c = self.leaf(
-            Source::Constant(self.constants.len() - 1),
-            View::identity(),
-            ty,
-            count,
-        )?;
+        let c = self.constant_leaf(&bytes[..count * ty.byte_size()], ty, count)?;
         self.folded.insert(e, c);
         Ok(Some(c))
     }
@@ -526,201 +539,66 @@ impl<'g, 'a> Builder<'g, 'a> {
         Ok(e)
     }
 
+    /// Lowers graph node `i` (its operands already lowered).
     fn node(&mut self, i: usize) -> Result<Value> {
-        let node = &self.graph.nodes[i];
-        let instr = node.instr;
-        let ops = node.operands.clone();
-        let operand_shape = |k: usize| -> Result<(ElementType, Vec<usize>)> {
-            match ops.get(k) {
-                Some(Operand::Node(n)) => {
-                    array_dims(&self.graph.nodes[*n].instr.shape, "an operand")
-                }
-                Some(Operand::Param(p)) => array_dims(
-                    self.graph
-                        .params
-                        .get(*p)
-                        .ok_or_else(|| Error::internal("param"))?,
-                    "a parameter",
-                ),
-                None => Err(Error::invalid_argument(format!(
-                    "%{}: missing operand {k}",
-                    instr.name
-                ))),
-            }
-        };
-        if let Op::Reduce {
-            dimensions,
-            to_apply,
-        } = &instr.op
-        {
-            return self.reduce(i, dimensions, *to_apply);
-        }
-        if let Op::GetTupleElement { index } = &instr.op {
-            return match ops.first() {
-                Some(Operand::Node(n)) => match &self.values[*n] {
-                    Some(Value::Many(v)) => {
-                        v.get(*index).map(|&e| Value::One(e)).ok_or_else(|| {
-                            Error::invalid_argument(format!("%{}: index out of range", instr.name))
-                        })
-                    }
-                    _ => Err(self.unsupported("get-tuple-element of a non-tuple")),
-                },
-                _ => Err(self.unsupported("get-tuple-element of a parameter")),
-            };
+        let instr = self.graph.nodes[i].instr;
+        match &instr.op {
+            Op::Reduce {
+                dimensions,
+                to_apply,
+            } => return self.reduce(i, dimensions, *to_apply),
+            Op::GetTupleElement { index } => return self.get_tuple_element(i, *index),
+            _ => {}
         }
         let (ty, dims) = array_dims(&instr.shape, &format!("%{}", instr.name))?;
-        let count: usize = dims.iter().product();
-        let one = |r: Result<ExprId>| r.map(Value::One);
-        let mut memo = HashMap::new();
+        let s = Site {
+            instr,
+            ops: self.graph.nodes[i].operands.clone(),
+            ty,
+            count: dims.iter().product(),
+            dims,
+        };
         match &instr.op {
-            Op::Constant { literal } => {
-                let bytes = literal.bytes()?;
-                if bytes.len() != count * ty.byte_size() {
-                    return Err(Error::invalid_argument(format!(
-                        "%{}: constant of the wrong size",
-                        instr.name
-                    )));
-                }
-                self.constants.push(Arc::new(ConstantBytes::new(bytes)));
-                self.constant_counts.push(count);
-                let c = self.constants.len() - 1;
-                one(self.leaf(Source::Constant(c), View::identity(), ty, count))
-            }
-            Op::Iota { dimension } => {
-                if *dimension >= dims.len() {
-                    return Err(Error::invalid_argument(format!(
-                        "%{}: iota dimension",
-                        instr.name
-                    )));
-                }
-                one(self.leaf(Source::Index, View::iota(&dims, *dimension), ty, count))
-            }
-            Op::Reshape | Op::Copy => {
-                let e = self.operand(ops[0])?;
-                if self.count(e) != count {
-                    return Err(Error::invalid_argument(format!(
-                        "%{}: reshape changes the element count",
-                        instr.name
-                    )));
-                }
-                Ok(Value::One(e))
-            }
-            Op::Broadcast { dimensions } => {
-                let (_, od) = operand_shape(0)?;
-                let e = self.operand(ops[0])?;
-                one(self.movement(
-                    e,
-                    &od,
-                    &Movement::Broadcast {
-                        result: &dims,
-                        dims: dimensions,
-                    },
-                    count,
-                    &mut memo,
-                ))
-            }
-            Op::Transpose { dimensions } => {
-                let (_, od) = operand_shape(0)?;
-                let e = self.operand(ops[0])?;
-                one(self.movement(e, &od, &Movement::Transpose(dimensions), count, &mut memo))
-            }
+            Op::Constant { literal } => self.constant_node(&s, literal.bytes()?),
+            Op::Iota { dimension } => self.iota_node(&s, *dimension),
+            Op::Reshape | Op::Copy => self.reshape_node(&s),
+            Op::Broadcast { dimensions } => self.moved_node(
+                &s,
+                &Movement::Broadcast {
+                    result: &s.dims,
+                    dims: dimensions,
+                },
+            ),
+            Op::Transpose { dimensions } => self.moved_node(&s, &Movement::Transpose(dimensions)),
             Op::Slice { slice } => {
-                let (_, od) = operand_shape(0)?;
-                let e = self.operand(ops[0])?;
-                let s: Vec<(usize, usize, usize)> =
+                let slice: Vec<(usize, usize, usize)> =
                     slice.iter().map(|d| (d.start, d.limit, d.stride)).collect();
-                one(self.movement(e, &od, &Movement::Slice(&s), count, &mut memo))
+                self.moved_node(&s, &Movement::Slice(&slice))
             }
-            Op::Reverse { dimensions } => {
-                let (_, od) = operand_shape(0)?;
-                let e = self.operand(ops[0])?;
-                one(self.movement(e, &od, &Movement::Reverse(dimensions), count, &mut memo))
-            }
-            Op::Unary(u) => {
-                let a = self.operand(ops[0])?;
-                one(self.op(ElemOp::Unary(*u), vec![a], ty, count))
-            }
-            Op::Binary(b) => {
-                let (x, y) = (
-                    self.operand(ops[0])?,
-                    self.operand(*ops.get(1).ok_or_else(|| self.unsupported("arity"))?)?,
-                );
-                one(self.op(ElemOp::Binary(*b), vec![x, y], ty, count))
-            }
+            Op::Reverse { dimensions } => self.moved_node(&s, &Movement::Reverse(dimensions)),
+            Op::Unary(u) => self.elementwise_node(&s, ElemOp::Unary(*u), 1),
+            Op::Binary(b) => self.elementwise_node(&s, ElemOp::Binary(*b), 2),
             Op::Compare {
                 direction,
                 compare_type,
-            } => {
-                let (x, y) = (
-                    self.operand(ops[0])?,
-                    self.operand(*ops.get(1).ok_or_else(|| self.unsupported("arity"))?)?,
-                );
-                one(self.op(
-                    ElemOp::Compare(*direction, *compare_type),
-                    vec![x, y],
-                    ty,
-                    count,
-                ))
-            }
-            Op::Select | Op::Clamp => {
-                if ops.len() != 3 {
-                    return Err(self.unsupported("arity"));
-                }
-                let (a, b, c) = (ops[0], ops[1], ops[2]);
-                let args = vec![
-                    self.operand_as(a, &dims)?,
-                    self.operand_as(b, &dims)?,
-                    self.operand_as(c, &dims)?,
-                ];
-                let op = if matches!(instr.op, Op::Select) {
-                    ElemOp::Select
-                } else {
-                    ElemOp::Clamp
-                };
-                one(self.op(op, args, ty, count))
-            }
-            Op::Convert => {
-                let a = self.operand(ops[0])?;
-                if self.ty(a) == ty {
-                    return Ok(Value::One(a));
-                }
-                one(self.op(ElemOp::Convert, vec![a], ty, count))
-            }
-            Op::BitcastConvert => {
-                let a = self.operand(ops[0])?;
-                if self.ty(a).byte_size() != ty.byte_size() || self.count(a) != count {
-                    return Err(self.unsupported("bitcast-convert between element widths"));
-                }
-                if self.ty(a) == ty {
-                    return Ok(Value::One(a));
-                }
-                one(self.op(ElemOp::Reinterpret, vec![a], ty, count))
-            }
+            } => self.elementwise_node(&s, ElemOp::Compare(*direction, *compare_type), 2),
             Op::ReducePrecision {
                 exponent_bits,
                 mantissa_bits,
-            } => {
-                let a = self.operand(ops[0])?;
-                one(self.op(
-                    ElemOp::ReducePrecision(*exponent_bits, *mantissa_bits),
-                    vec![a],
-                    ty,
-                    count,
-                ))
-            }
+            } => self.elementwise_node(
+                &s,
+                ElemOp::ReducePrecision(*exponent_bits, *mantissa_bits),
+                1,
+            ),
+            Op::Select => self.ternary_node(&s, ElemOp::Select, true),
+            Op::Clamp => self.ternary_node(&s, ElemOp::Clamp, true),
             Op::CustomCall(_) if fma::is_fused_multiply_add(instr) => {
                 let how = fma::fused_multiply_add(instr)?
                     .ok_or_else(|| self.unsupported("a fused multiply-add"))?;
-                if ops.len() != 3 {
-                    return Err(self.unsupported("arity"));
-                }
-                let args = vec![
-                    self.operand(ops[0])?,
-                    self.operand(ops[1])?,
-                    self.operand(ops[2])?,
-                ];
-                one(self.op(ElemOp::FusedMultiplyAdd(how), args, ty, count))
+                self.ternary_node(&s, ElemOp::FusedMultiplyAdd(how), false)
             }
+            Op::Convert => self.convert_node(&s),
+            Op::BitcastConvert => self.bitcast_convert_node(&s),
             other => Err(self.unsupported(format!(
                 "{} inside a block-evaluated fusion",
                 other.opcode()
@@ -728,6 +606,146 @@ impl<'g, 'a> Builder<'g, 'a> {
         }
     }
 
+    /// The shape of a node's operand.
+    fn operand_shape(&self, op: Operand) -> Result<&Shape> {
+        match op {
+            Operand::Node(n) => Ok(&self.graph.nodes[n].instr.shape),
+            Operand::Param(p) => self
+                .graph
+                .params
+                .get(p)
+                .ok_or_else(|| Error::internal("param")),
+        }
+    }
+
+    /// The array dimensions of operand `k` of the node at `s`.
+    fn operand_dims(&self, s: &Site<'_>, k: usize) -> Result<Vec<usize>> {
+        let op = *s.ops.get(k).ok_or_else(|| {
+            Error::invalid_argument(format!("%{}: missing operand {k}", s.instr.name))
+        })?;
+        let what = match op {
+            Operand::Node(_) => "an operand",
+            Operand::Param(_) => "a parameter",
+        };
+        Ok(array_dims(self.operand_shape(op)?, what)?.1)
+    }
+
+    fn get_tuple_element(&self, i: usize, index: usize) -> Result<Value> {
+        let node = &self.graph.nodes[i];
+        match node.operands.first() {
+            Some(Operand::Node(n)) => match &self.values[*n] {
+                Some(Value::Many(v)) => v.get(index).map(|&e| Value::One(e)).ok_or_else(|| {
+                    Error::invalid_argument(format!("%{}: index out of range", node.instr.name))
+                }),
+                _ => Err(self.unsupported("get-tuple-element of a non-tuple")),
+            },
+            _ => Err(self.unsupported("get-tuple-element of a parameter")),
+        }
+    }
+
+    /// A new constant holding `bytes` (`count` elements of `ty`), read as a
+    /// leaf.
+    fn constant_leaf(&mut self, bytes: &[u8], ty: ElementType, count: usize) -> Result<ExprId> {
+        self.constants.push(Arc::new(ConstantBytes::new(bytes)));
+        self.constant_counts.push(count);
+        let c = self.constants.len() - 1;
+        self.leaf(Source::Constant(c), View::identity(), ty, count)
+    }
+
+    fn constant_node(&mut self, s: &Site<'_>, bytes: &[u8]) -> Result<Value> {
+        if bytes.len() != s.count * s.ty.byte_size() {
+            return Err(Error::invalid_argument(format!(
+                "%{}: constant of the wrong size",
+                s.instr.name
+            )));
+        }
+        self.constant_leaf(bytes, s.ty, s.count).map(Value::One)
+    }
+
+    fn iota_node(&mut self, s: &Site<'_>, dimension: usize) -> Result<Value> {
+        if dimension >= s.dims.len() {
+            return Err(Error::invalid_argument(format!(
+                "%{}: iota dimension",
+                s.instr.name
+            )));
+        }
+        let view = View::iota(&s.dims, dimension);
+        self.leaf(Source::Index, view, s.ty, s.count)
+            .map(Value::One)
+    }
+
+    /// A reshape or copy: the same elements in the same order.
+    fn reshape_node(&mut self, s: &Site<'_>) -> Result<Value> {
+        let e = self.operand(s.ops[0])?;
+        if self.count(e) != s.count {
+            return Err(Error::invalid_argument(format!(
+                "%{}: reshape changes the element count",
+                s.instr.name
+            )));
+        }
+        Ok(Value::One(e))
+    }
+
+    /// A data movement op: `movement` of operand 0.
+    fn moved_node(&mut self, s: &Site<'_>, movement: &Movement<'_>) -> Result<Value> {
+        let od = self.operand_dims(s, 0)?;
+        let e = self.operand(s.ops[0])?;
+        let mut memo = HashMap::new();
+        self.movement(e, &od, movement, s.count, &mut memo)
+            .map(Value::One)
+    }
+
+    /// `op` of the node's first `arity` operands.
+    fn elementwise_node(&mut self, s: &Site<'_>, op: ElemOp, arity: usize) -> Result<Value> {
+        let mut args = Vec::with_capacity(arity);
+        args.push(self.operand(s.ops[0])?);
+        for k in 1..arity {
+            let o = *s.ops.get(k).ok_or_else(|| self.unsupported("arity"))?;
+            args.push(self.operand(o)?);
+        }
+        self.op(op, args, s.ty, s.count).map(Value::One)
+    }
+
+    /// `op` of exactly three operands; with `broadcast_scalars`, scalar
+    /// operands of a non-scalar result are broadcast (select, clamp).
+    fn ternary_node(&mut self, s: &Site<'_>, op: ElemOp, broadcast_scalars: bool) -> Result<Value> {
+        if s.ops.len() != 3 {
+            return Err(self.unsupported("arity"));
+        }
+        let mut args = Vec::with_capacity(3);
+        for &o in &s.ops {
+            args.push(if broadcast_scalars {
+                self.operand_as(o, &s.dims)?
+            } else {
+                self.operand(o)?
+            });
+        }
+        self.op(op, args, s.ty, s.count).map(Value::One)
+    }
+
+    fn convert_node(&mut self, s: &Site<'_>) -> Result<Value> {
+        let a = self.operand(s.ops[0])?;
+        if self.ty(a) == s.ty {
+            return Ok(Value::One(a));
+        }
+        self.op(ElemOp::Convert, vec![a], s.ty, s.count)
+            .map(Value::One)
+    }
+
+    fn bitcast_convert_node(&mut self, s: &Site<'_>) -> Result<Value> {
+        let a = self.operand(s.ops[0])?;
+        if self.ty(a).byte_size() != s.ty.byte_size() || self.count(a) != s.count {
+            return Err(self.unsupported("bitcast-convert between element widths"));
+        }
+        if self.ty(a) == s.ty {
+            return Ok(Value::One(a));
+        }
+        self.op(ElemOp::Reinterpret, vec![a], s.ty, s.count)
+            .map(Value::One)
+    }
+
+    /// Lowers reduce node `i`: a row or column reduction fixing the fusion's
+    /// domain, or (over size-1 dimensions only) an elementwise op.
     fn reduce(
         &mut self,
         i: usize,
@@ -743,34 +761,91 @@ impl<'g, 'a> Builder<'g, 'a> {
                 instr.name
             )));
         }
-        let k = ops.len() / 2;
-        let in_shape = match ops[0] {
-            Operand::Node(n) => self.graph.nodes[n].instr.shape.clone(),
-            Operand::Param(p) => self
-                .graph
-                .params
-                .get(p)
-                .cloned()
-                .ok_or_else(|| Error::internal("param"))?,
+        let shape = self.reduce_shape(instr, ops[0], dimensions)?;
+        let (mut inputs, inits, types) = self.reduce_inputs(instr, &ops, shape.kept * shape.red)?;
+        // Reducing only size-1 dimensions: `reducer(init, x)` elementwise.
+        if shape.red == 1 {
+            if let Some(v) = self.reduce_size_one(to_apply, &ops, &inputs, &types, shape.kept)? {
+                return Ok(v);
+            }
+        }
+        let col = self.reduce_orientation(&shape)?;
+        let (rows, row_len) = if col {
+            (shape.red, shape.kept)
+        } else {
+            (shape.kept, shape.red)
         };
-        let (_, in_dims) = array_dims(&in_shape, "a reduce input")?;
+        self.domain = Some((rows, row_len));
+        self.reduce_in_row_order(&mut inputs, &shape, col)?;
+        let spec = ReduceSpec {
+            col,
+            operands: inputs,
+            inits,
+            types,
+            to_apply,
+        };
+        let results = self.reduce_results(spec, rows, row_len)?;
+        // The result's shape must list the kept dimensions (count check).
+        let out_count: usize = match &instr.shape {
+            Shape::Array(a) => a.element_count(),
+            Shape::Tuple(t) => t.first().map(|s| s.element_count()).unwrap_or(0),
+            _ => 0,
+        };
+        if out_count != shape.kept {
+            return Err(Error::invalid_argument(format!(
+                "%{}: reduce result size",
+                instr.name
+            )));
+        }
+        Ok(if results.len() == 1 && instr.shape.is_array() {
+            Value::One(results[0])
+        } else {
+            Value::Many(results)
+        })
+    }
+
+    /// The dimensions of a reduce's first input, split by `dimensions`.
+    fn reduce_shape(
+        &self,
+        instr: &HloInstruction,
+        input: Operand,
+        dimensions: &[usize],
+    ) -> Result<ReduceShape> {
+        let (_, in_dims) = array_dims(self.operand_shape(input)?, "a reduce input")?;
         if dimensions.iter().any(|&d| d >= in_dims.len()) {
             return Err(Error::invalid_argument(format!(
                 "%{}: reduce dimension out of range",
                 instr.name
             )));
         }
-        let reduced = |d: usize| dimensions.contains(&d);
-        let kept_dims: Vec<usize> = (0..in_dims.len()).filter(|&d| !reduced(d)).collect();
-        let red_dims: Vec<usize> = (0..in_dims.len()).filter(|&d| reduced(d)).collect();
-        let kept: usize = kept_dims.iter().map(|&d| in_dims[d]).product();
-        let red: usize = red_dims.iter().map(|&d| in_dims[d]).product();
+        let (red_dims, kept_dims): (Vec<usize>, Vec<usize>) =
+            (0..in_dims.len()).partition(|d| dimensions.contains(d));
+        let kept = kept_dims.iter().map(|&d| in_dims[d]).product();
+        let red = red_dims.iter().map(|&d| in_dims[d]).product();
+        Ok(ReduceShape {
+            in_dims,
+            kept_dims,
+            red_dims,
+            kept,
+            red,
+        })
+    }
+
+    /// A reduce's inputs (each of `count` elements), its inits (scalar
+    /// leaves) and their types.
+    fn reduce_inputs(
+        &mut self,
+        instr: &HloInstruction,
+        ops: &[Operand],
+        count: usize,
+    ) -> Result<(Vec<ExprId>, Vec<Leaf>, Vec<ElementType>)> {
+        let k = ops.len() / 2;
         let mut inputs = Vec::with_capacity(k);
         let mut inits = Vec::with_capacity(k);
         let mut types = Vec::with_capacity(k);
         for j in 0..k {
             let x = self.operand(ops[j])?;
-            if self.count(x) != kept * red {
+            if self.count(x) != count {
                 return Err(Error::invalid_argument(format!(
                     "%{}: reduce inputs differ in size",
                     instr.name
@@ -790,48 +865,58 @@ impl<'g, 'a> Builder<'g, 'a> {
             }
             types.push(self.ty(init));
         }
-        let simple = if k == 1 {
+        Ok((inputs, inits, types))
+    }
+
+    /// A reduce over size-1 dimensions only (`count` results) whose reducer
+    /// is one binary op: `op(init, x)` elementwise. `None` for any other
+    /// reducer.
+    fn reduce_size_one(
+        &mut self,
+        to_apply: platform_api::hlo::CompId,
+        ops: &[Operand],
+        inputs: &[ExprId],
+        types: &[ElementType],
+        count: usize,
+    ) -> Result<Option<Value>> {
+        let simple = if inputs.len() == 1 {
             binary_reducer(self.graph.module, to_apply)
         } else {
             None
         };
-        let simple_op = match simple {
-            Some((op, ty)) if ty == types[0] && self.ty(inputs[0]) == ty => Some(op),
-            _ => None,
+        let op = match simple {
+            Some((op, ty)) if ty == types[0] && self.ty(inputs[0]) == ty => op,
+            _ => return Ok(None),
         };
-        // Reducing only size-1 dimensions: `reducer(init, x)` elementwise.
-        if red == 1 {
-            if let Some(op) = simple_op {
-                let init = self.operand(ops[1])?;
-                let count = kept;
-                let mut memo = HashMap::new();
-                let splat = self.movement(
-                    init,
-                    &[],
-                    &Movement::Broadcast {
-                        result: &[count],
-                        dims: &[],
-                    },
-                    count,
-                    &mut memo,
-                )?;
-                return Ok(Value::One(self.op(
-                    ElemOp::Binary(op),
-                    vec![splat, inputs[0]],
-                    types[0],
-                    count,
-                )?));
-            }
-        }
+        let init = self.operand(ops[1])?;
+        let mut memo = HashMap::new();
+        let splat = self.movement(
+            init,
+            &[],
+            &Movement::Broadcast {
+                result: &[count],
+                dims: &[],
+            },
+            count,
+            &mut memo,
+        )?;
+        let e = self.op(ElemOp::Binary(op), vec![splat, inputs[0]], types[0], count)?;
+        Ok(Some(Value::One(e)))
+    }
+
+    /// Whether a reduce of `shape` is a column reduction (otherwise a row
+    /// reduction), given the domain earlier reductions fixed.
+    fn reduce_orientation(&self, shape: &ReduceShape) -> Result<bool> {
+        let (kept, red) = (shape.kept, shape.red);
         // Does the operand's order already put reduced dims last (row) or
         // first (column)? Size-1 dimensions do not count.
-        let sig: Vec<bool> = (0..in_dims.len())
-            .filter(|&d| in_dims[d] != 1)
-            .map(reduced)
+        let sig: Vec<bool> = (0..shape.in_dims.len())
+            .filter(|&d| shape.in_dims[d] != 1)
+            .map(|d| shape.red_dims.contains(&d))
             .collect();
         let natural_row = sig.windows(2).all(|w| !w[0] || w[1]);
         let natural_col = sig.windows(2).all(|w| w[0] || !w[1]);
-        let col = match self.domain {
+        Ok(match self.domain {
             _ if self.rows_only => {
                 if let Some((rows, row_len)) = self.domain {
                     if kept != rows || red != row_len {
@@ -856,16 +941,27 @@ impl<'g, 'a> Builder<'g, 'a> {
                     )));
                 }
             }
-        };
-        let (rows, row_len) = if col { (red, kept) } else { (kept, red) };
-        self.domain = Some((rows, row_len));
-        let perm: Vec<usize> = if col {
-            red_dims.iter().chain(&kept_dims).copied().collect()
+        })
+    }
+
+    /// Reads a reduce's `inputs` through a transposed view when their
+    /// dimensions are not in row order (kept, reduced; for a column
+    /// reduction reduced, kept), and checks they can be reduced.
+    fn reduce_in_row_order(
+        &mut self,
+        inputs: &mut [ExprId],
+        shape: &ReduceShape,
+        col: bool,
+    ) -> Result<()> {
+        let (first, last) = if col {
+            (&shape.red_dims, &shape.kept_dims)
         } else {
-            kept_dims.iter().chain(&red_dims).copied().collect()
+            (&shape.kept_dims, &shape.red_dims)
         };
+        let perm: Vec<usize> = first.iter().chain(last).copied().collect();
         let identity = perm.iter().enumerate().all(|(a, &b)| a == b)
-            || View::identity().apply(&in_dims, &Movement::Transpose(&perm))? == View::identity();
+            || View::identity().apply(&shape.in_dims, &Movement::Transpose(&perm))?
+                == View::identity();
         if !identity {
             for x in inputs.iter_mut() {
                 if self.exprs[*x].dom != Dom::Any {
@@ -876,66 +972,43 @@ impl<'g, 'a> Builder<'g, 'a> {
                 let mut memo = HashMap::new();
                 *x = self.movement(
                     *x,
-                    &in_dims,
+                    &shape.in_dims,
                     &Movement::Transpose(&perm),
-                    kept * red,
+                    shape.kept * shape.red,
                     &mut memo,
                 )?;
             }
         }
-        for &x in &inputs {
+        for &x in inputs.iter() {
             match self.exprs[x].dom {
                 Dom::Any | Dom::Full => {}
                 _ => return Err(self.unsupported("a reduction of a reduction's result")),
             }
         }
-        let r = self.reduces.len();
-        self.reduces.push(ReduceSpec {
-            col,
-            operands: inputs,
-            inits,
-            types: types.clone(),
-            to_apply,
-        });
-        let results = (0..k)
-            .map(|j| {
-                let (kind, dom) = if col {
-                    (
-                        Kind::ColResult {
-                            reduce: r,
-                            index: j,
-                        },
-                        Dom::Col,
-                    )
+        Ok(())
+    }
+
+    /// Records reduction `spec` over `rows × row_len` elements: its results'
+    /// expressions (per row, or per column for a column reduction).
+    fn reduce_results(
+        &mut self,
+        spec: ReduceSpec,
+        rows: usize,
+        row_len: usize,
+    ) -> Result<Vec<ExprId>> {
+        let reduce = self.reduces.len();
+        let (col, types) = (spec.col, spec.types.clone());
+        self.reduces.push(spec);
+        (0..types.len())
+            .map(|index| {
+                let (kind, dom, count) = if col {
+                    (Kind::ColResult { reduce, index }, Dom::Col, row_len)
                 } else {
-                    (
-                        Kind::RowResult {
-                            reduce: r,
-                            index: j,
-                        },
-                        Dom::Outer,
-                    )
+                    (Kind::RowResult { reduce, index }, Dom::Outer, rows)
                 };
-                self.add(kind, types[j], if col { row_len } else { rows }, dom, false)
+                self.add(kind, types[index], count, dom, false)
             })
-            .collect::<Result<Vec<_>>>()?;
-        // The result's shape must list the kept dimensions (count check).
-        let out_count: usize = match &instr.shape {
-            Shape::Array(a) => a.element_count(),
-            Shape::Tuple(t) => t.first().map(|s| s.element_count()).unwrap_or(0),
-            _ => 0,
-        };
-        if out_count != kept {
-            return Err(Error::invalid_argument(format!(
-                "%{}: reduce result size",
-                instr.name
-            )));
-        }
-        Ok(if k == 1 && instr.shape.is_array() {
-            Value::One(results[0])
-        } else {
-            Value::Many(results)
-        })
+            .collect()
     }
 }
 
@@ -1151,7 +1224,94 @@ struct Scheduler<'b, 'g, 'a> {
     param_scattered: Vec<bool>,
 }
 
-impl Scheduler<'_, '_, '_> {
+impl<'b, 'g, 'a> Scheduler<'b, 'g, 'a> {
+    /// Schedules `outputs` over `rows × row_len` elements, with rows whole
+    /// or (`chunked`) in chunks.
+    fn run(
+        b: &'b Builder<'g, 'a>,
+        outputs: &[ExprId],
+        rows: usize,
+        row_len: usize,
+        chunked: bool,
+    ) -> Result<Self> {
+        let mut s = Scheduler {
+            b,
+            rows,
+            row_len,
+            chunked,
+            slots: Vec::new(),
+            writes: Vec::new(),
+            instances: HashMap::new(),
+            uniform_steps: Vec::new(),
+            steps: Vec::new(),
+            finalize: Vec::new(),
+            leaves: Vec::new(),
+            leaf_ids: HashMap::new(),
+            reduce_results: vec![None; b.reduces.len()],
+            col_results: vec![None; b.reduces.len()],
+            col_steps: Vec::new(),
+            needs_whole_rows: false,
+            origin_instances: HashMap::new(),
+            param_scattered: vec![false; b.graph.params.len()],
+        };
+        for (k, &e) in outputs.iter().enumerate() {
+            s.output(k, e)?;
+        }
+        Ok(s)
+    }
+
+    /// Homes every slot not written into an output in the register file:
+    /// a linear scan over uniform, block, finalize and column steps, reusing
+    /// a register once its slot's last reader has run. Returns the register
+    /// file's size in bytes.
+    fn allocate_registers(&mut self, caps: &Capacities) -> usize {
+        let order: Vec<&Step> = self
+            .uniform_steps
+            .iter()
+            .chain(&self.steps)
+            .chain(&self.finalize)
+            .chain(&self.col_steps)
+            .collect();
+        let n_slots = self.slots.len();
+        let last_use = last_uses(&order, n_slots);
+        let mut free: Vec<(usize, usize)> = Vec::new(); // (bytes, offset)
+        let mut regfile_bytes = 0usize;
+        let mut assigned = vec![false; n_slots];
+        for (i, step) in order.iter().enumerate() {
+            let (_, writes) = step_slots(step);
+            for s in writes {
+                if assigned[s] || matches!(self.slots[s].home, Home::Output(_)) {
+                    assigned[s] = true;
+                    continue;
+                }
+                let need = caps.slot_bytes(&self.slots[s]);
+                let offset = match free.iter().position(|&(b, _)| b == need) {
+                    Some(p) => free.swap_remove(p).1,
+                    None => {
+                        regfile_bytes += need;
+                        regfile_bytes - need
+                    }
+                };
+                self.slots[s].home = Home::Register(offset);
+                assigned[s] = true;
+            }
+            // Free the registers whose last use is this step (uniform slots live
+            // for the whole task).
+            for s in 0..n_slots {
+                if assigned[s]
+                    && last_use[s] == i
+                    && self.slots[s].dom != SlotDom::Uniform
+                    && i >= self.uniform_steps.len()
+                {
+                    if let Home::Register(off) = self.slots[s].home {
+                        free.push((caps.slot_bytes(&self.slots[s]), off));
+                    }
+                }
+            }
+        }
+        regfile_bytes
+    }
+
     fn new_slot(&mut self, ty: ElementType, dom: SlotDom, writes: bool) -> usize {
         self.slots.push(Slot {
             ty,
@@ -1386,8 +1546,7 @@ impl Scheduler<'_, '_, '_> {
     }
 }
 
-/// Last step index (over uniform, block and finalize steps in that order)
-/// reading each slot.
+/// The slots a step reads and the slots it writes.
 fn step_slots(step: &Step) -> (Vec<usize>, Vec<usize>) {
     match step {
         Step::Load { slot, .. } => (vec![], vec![*slot]),
@@ -1403,132 +1562,8 @@ fn step_slots(step: &Step) -> (Vec<usize>, Vec<usize>) {
     }
 }
 
-/// Marks the error of a column reduction whose result is used in the fusion.
-const COLUMN_RESULT_USED: &str = "a column reduction's result is used inside the fusion";
-
-/// Compiles a fused graph into a block program.
-pub fn compile(graph: &FusedGraph<'_>) -> Result<BlockProgram> {
-    match compile_with(graph, false) {
-        Err(e) if e.message().contains(COLUMN_RESULT_USED) => compile_with(graph, true),
-        other => other,
-    }
-}
-
-fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram> {
-    let mut b = Builder {
-        rows_only,
-        folded: HashMap::new(),
-        graph,
-        exprs: Vec::new(),
-        intern: HashMap::new(),
-        reduces: Vec::new(),
-        domain: None,
-        constants: Vec::new(),
-        constant_counts: Vec::new(),
-        values: Vec::with_capacity(graph.nodes.len()),
-        current: None,
-    };
-    for i in 0..graph.nodes.len() {
-        b.current = Some(i);
-        let v = b.node(i)?;
-        b.values.push(Some(v));
-    }
-    b.current = None;
-    // Outputs, with tuple-valued nodes (variadic reduce roots) expanded.
-    let mut outputs: Vec<ExprId> = Vec::new();
-    for &o in &graph.outputs {
-        match o {
-            Operand::Node(n) => match &b.values[n] {
-                Some(Value::One(e)) => outputs.push(*e),
-                Some(Value::Many(es)) => outputs.extend(es.iter().copied()),
-                None => return Err(Error::internal("fused output undefined")),
-            },
-            Operand::Param(_) => outputs.push(b.operand(o)?),
-        }
-    }
-    if outputs.is_empty() {
-        return Err(b.unsupported("a fusion without outputs"));
-    }
-    let (rows, row_len) = match b.domain {
-        Some(d) => d,
-        None => (1, b.count(outputs[0])),
-    };
-    let total = rows * row_len;
-    let block = if b.reduces.is_empty() {
-        ELEMENTWISE_BLOCK
-    } else {
-        BLOCK
-    };
-    let chunked_possible = row_len > block;
-    // First pass: schedule assuming whole rows fit; learn whether a
-    // reduction is broadcast back (then rows must be whole).
-    let build = |chunked: bool| -> Result<Scheduler<'_, '_, '_>> {
-        let mut s = Scheduler {
-            b: &b,
-            rows,
-            row_len,
-            chunked,
-            slots: Vec::new(),
-            writes: Vec::new(),
-            instances: HashMap::new(),
-            uniform_steps: Vec::new(),
-            steps: Vec::new(),
-            finalize: Vec::new(),
-            leaves: Vec::new(),
-            leaf_ids: HashMap::new(),
-            reduce_results: vec![None; b.reduces.len()],
-            col_results: vec![None; b.reduces.len()],
-            col_steps: Vec::new(),
-            needs_whole_rows: false,
-            origin_instances: HashMap::new(),
-            param_scattered: vec![false; graph.params.len()],
-        };
-        for (k, &e) in outputs.iter().enumerate() {
-            s.output(k, e)?;
-        }
-        Ok(s)
-    };
-    let mut sched = build(false)?;
-    let has_col = b.reduces.iter().any(|r| r.col);
-    let mode = if row_len <= block {
-        Mode::Rows {
-            rows_per_block: (block / row_len.max(1)).clamp(1, rows.max(1)),
-        }
-    } else if sched.needs_whole_rows || has_col {
-        if row_len > MAX_ROW {
-            return Err(b.unsupported(format!(
-                "rows of {row_len} elements are too long to hold whole in a block"
-            )));
-        }
-        Mode::Rows { rows_per_block: 1 }
-    } else {
-        debug_assert!(chunked_possible);
-        let chunks_per_row = row_len.div_ceil(block);
-        sched = build(true)?;
-        Mode::Chunks {
-            chunk_len: row_len.div_ceil(chunks_per_row),
-            chunks_per_row,
-        }
-    };
-    let (cap_full, cap_rows, units) = match mode {
-        Mode::Rows { rows_per_block } => (rows_per_block * row_len, rows_per_block, rows),
-        Mode::Chunks {
-            chunk_len,
-            chunks_per_row,
-        } => (chunk_len, rows.clamp(1, block), rows * chunks_per_row),
-    };
-    let cap_cols = row_len.clamp(1, block);
-    let cap_uniform = cap_full.max(cap_rows).max(cap_cols).max(1);
-
-    // Registers: linear scan over uniform, block and finalize steps.
-    let order: Vec<&Step> = sched
-        .uniform_steps
-        .iter()
-        .chain(&sched.steps)
-        .chain(&sched.finalize)
-        .chain(&sched.col_steps)
-        .collect();
-    let n_slots = sched.slots.len();
+/// The index in `order` of the last step reading or writing each slot.
+fn last_uses(order: &[&Step], n_slots: usize) -> Vec<usize> {
     let mut last_use = vec![0usize; n_slots];
     for (i, step) in order.iter().enumerate() {
         let (reads, writes) = step_slots(step);
@@ -1543,104 +1578,40 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
             last_use[*src] = last_use[*src].max(last_use[*slot]);
         }
     }
-    let bytes_of = |slot: &Slot| -> usize {
-        let elems = match slot.dom {
-            SlotDom::Full => cap_full,
-            SlotDom::Outer => cap_rows,
-            SlotDom::Col => cap_cols,
-            SlotDom::Uniform => cap_uniform,
-        };
-        (elems * slot.width).div_ceil(64).max(1) * 64
-    };
-    let mut free: Vec<(usize, usize)> = Vec::new(); // (bytes, offset)
-    let mut regfile_bytes = 0usize;
-    let mut assigned = vec![false; n_slots];
-    for (i, step) in order.iter().enumerate() {
-        let (_, writes) = step_slots(step);
-        for s in writes {
-            if assigned[s] || matches!(sched.slots[s].home, Home::Output(_)) {
-                assigned[s] = true;
-                continue;
-            }
-            let need = bytes_of(&sched.slots[s]);
-            let offset = match free.iter().position(|&(b, _)| b == need) {
-                Some(p) => free.swap_remove(p).1,
-                None => {
-                    regfile_bytes += need;
-                    regfile_bytes - need
-                }
-            };
-            sched.slots[s].home = Home::Register(offset);
-            assigned[s] = true;
-        }
-        // Free the registers whose last use is this step (uniform slots live
-        // for the whole task).
-        for s in 0..n_slots {
-            if assigned[s]
-                && last_use[s] == i
-                && sched.slots[s].dom != SlotDom::Uniform
-                && i >= sched.uniform_steps.len()
-            {
-                if let Home::Register(off) = sched.slots[s].home {
-                    free.push((bytes_of(&sched.slots[s]), off));
-                }
-            }
-        }
-    }
+    last_use
+}
 
-    // Reductions: reducers and scratch for partial values.
-    let work = total.max(rows) * (sched.steps.len() + sched.finalize.len()).max(1);
-    let n_tasks = if units == 0 {
-        0
-    } else {
-        (work / TASK_WORK).clamp(1, MAX_TASKS).min(units)
-    };
-    let mut scratch_bytes = 0usize;
-    let mut reduces = Vec::with_capacity(b.reduces.len());
-    for spec in &b.reduces {
-        let reducer = match (
-            spec.types.len(),
-            binary_reducer(graph.module, spec.to_apply),
-        ) {
-            (1, Some((op, ty))) if ty == spec.types[0] => Reducer::Simple {
-                op,
-                fold: ops::fold(op, ty)?,
-                accumulate: ops::accumulate(op, ty)?,
-            },
-            _ => Reducer::Program(Arc::new(ScalarProgram::compile(
-                graph.module,
-                spec.to_apply,
-            )?)),
-        };
-        if let Reducer::Program(p) = &reducer {
-            if p.param_count() != 2 * spec.types.len() || p.output_types() != spec.types {
-                return Err(b.unsupported("a reducer whose signature does not match its reduce"));
-            }
-        }
-        let mut inits = Vec::new();
-        for (leaf, &ty) in spec.inits.iter().zip(&spec.types) {
-            inits.push(sched.leaf_plan(leaf, ty)?);
-        }
-        let mut partials = Vec::new();
-        for &ty in &spec.types {
-            let per = if spec.col {
-                n_tasks * row_len
-            } else if matches!(mode, Mode::Chunks { .. }) {
-                units
-            } else {
-                0
-            };
-            partials.push(scratch_bytes);
-            scratch_bytes += (per * ty.byte_size()).div_ceil(64) * 64;
-        }
-        reduces.push(ReducePlan {
-            col: spec.col,
-            types: spec.types.clone(),
-            inits,
-            reducer,
-            partials,
-        });
+/// Marks the error of a column reduction whose result is used in the fusion.
+const COLUMN_RESULT_USED: &str = "a column reduction's result is used inside the fusion";
+
+/// Compiles a fused graph into a block program.
+pub fn compile(graph: &FusedGraph<'_>) -> Result<BlockProgram> {
+    match compile_with(graph, false) {
+        Err(e) if e.message().contains(COLUMN_RESULT_USED) => compile_with(graph, true),
+        other => other,
     }
+}
+
+fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram> {
+    let mut b = Builder::new(graph, rows_only);
+    b.build_nodes()?;
+    let outputs = b.outputs()?;
+    let (rows, row_len) = match b.domain {
+        Some(d) => d,
+        None => (1, b.count(outputs[0])),
+    };
+    let block = if b.reduces.is_empty() {
+        ELEMENTWISE_BLOCK
+    } else {
+        BLOCK
+    };
+    let (mut sched, mode) = schedule(&b, &outputs, rows, row_len, block)?;
+    let caps = Capacities::new(mode, rows, row_len, block);
+    let regfile_bytes = sched.allocate_registers(&caps);
+    let total = rows * row_len;
+    let work = total.max(rows) * (sched.steps.len() + sched.finalize.len()).max(1);
+    let n_tasks = task_count(work, caps.units);
+    let (reduces, scratch_bytes) = reduce_plans(&b, &mut sched, mode, n_tasks, caps.units)?;
     let out_plans = outputs
         .iter()
         .map(|&e| OutputPlan {
@@ -1654,62 +1625,21 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
         .filter(|&(_, &n)| n > 1)
         .map(|(&o, _)| o)
         .collect();
-    // In place: one full-domain output, written by the last step of a block.
-    let single_full_output = outputs.len() == 1
-        && matches!(mode, Mode::Rows { .. } | Mode::Chunks { .. })
-        && sched.finalize.is_empty()
-        && sched.col_steps.is_empty()
-        && matches!(sched.steps.last(), Some(Step::Op { slot, .. }) if sched.slots[*slot].home == Home::Output(0) && sched.slots[*slot].dom == SlotDom::Full);
-    let in_place_params = if single_full_output {
-        (0..graph.params.len())
-            .filter(|&k| {
-                !sched.param_scattered[k]
-                    && graph.params[k].element_count() == total
-                    && graph.params[k].element_type() == Some(out_plans[0].ty)
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-    // Prefetching pays where a block's compute passes leave the memory idle;
-    // a reduction or a short chain is one streaming pass the hardware
-    // prefetcher already keeps fed, and extra fetches only compete with it
-    // (reduce_4096x4096 ran 4.4 -> 8.0 ms with them).
-    let op_steps = sched
-        .steps
-        .iter()
-        .filter(|s| matches!(s, Step::Op { .. }))
-        .count();
-    let fetch_ahead = if b.reduces.is_empty() && op_steps >= FETCH_AHEAD_MIN_OPS {
-        sched
-            .steps
-            .iter()
-            .filter_map(|s| match s {
-                Step::Load { slot, leaf, .. } if sched.leaves[*leaf].index.is_none() => {
-                    Some(FetchLeaf {
-                        leaf: *leaf,
-                        dom: sched.slots[*slot].dom,
-                    })
-                }
-                _ => None,
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let in_place_params = in_place_params(graph, &sched, mode, &out_plans);
+    let fetch_ahead = fetch_ahead(&b, &sched);
     Ok(BlockProgram {
         name: graph.name.clone(),
         rows,
         row_len,
         mode,
-        cap_full,
-        cap_rows,
+        cap_full: caps.full,
+        cap_rows: caps.rows,
         slots: sched.slots,
         uniform_steps: sched.uniform_steps,
         steps: sched.steps,
         finalize: sched.finalize,
         col_steps: sched.col_steps,
-        cap_cols,
+        cap_cols: caps.cols,
         leaves: sched.leaves,
         constants: b.constants.clone(),
         reduces,
@@ -1726,4 +1656,254 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
         duplicated,
         in_place_params,
     })
+}
+
+impl<'g, 'a> Builder<'g, 'a> {
+    fn new(graph: &'g FusedGraph<'a>, rows_only: bool) -> Self {
+        Builder {
+            rows_only,
+            folded: HashMap::new(),
+            graph,
+            exprs: Vec::new(),
+            intern: HashMap::new(),
+            reduces: Vec::new(),
+            domain: None,
+            constants: Vec::new(),
+            constant_counts: Vec::new(),
+            values: Vec::with_capacity(graph.nodes.len()),
+            current: None,
+        }
+    }
+
+    /// Lowers every node of the graph, in order.
+    fn build_nodes(&mut self) -> Result<()> {
+        for i in 0..self.graph.nodes.len() {
+            self.current = Some(i);
+            let v = self.node(i)?;
+            self.values.push(Some(v));
+        }
+        self.current = None;
+        Ok(())
+    }
+
+    /// The fusion's outputs, with tuple-valued nodes (variadic reduce roots)
+    /// expanded.
+    fn outputs(&mut self) -> Result<Vec<ExprId>> {
+        let mut outputs: Vec<ExprId> = Vec::new();
+        for &o in &self.graph.outputs {
+            match o {
+                Operand::Node(n) => match &self.values[n] {
+                    Some(Value::One(e)) => outputs.push(*e),
+                    Some(Value::Many(es)) => outputs.extend(es.iter().copied()),
+                    None => return Err(Error::internal("fused output undefined")),
+                },
+                Operand::Param(_) => outputs.push(self.operand(o)?),
+            }
+        }
+        if outputs.is_empty() {
+            return Err(self.unsupported("a fusion without outputs"));
+        }
+        Ok(outputs)
+    }
+}
+
+/// Schedules the outputs over `rows × row_len` and chooses how blocks of
+/// `block` elements cover them.
+fn schedule<'b, 'g, 'a>(
+    b: &'b Builder<'g, 'a>,
+    outputs: &[ExprId],
+    rows: usize,
+    row_len: usize,
+    block: usize,
+) -> Result<(Scheduler<'b, 'g, 'a>, Mode)> {
+    // First pass: schedule assuming whole rows fit; learn whether a
+    // reduction is broadcast back (then rows must be whole).
+    let sched = Scheduler::run(b, outputs, rows, row_len, false)?;
+    let has_col = b.reduces.iter().any(|r| r.col);
+    if row_len <= block {
+        let rows_per_block = (block / row_len.max(1)).clamp(1, rows.max(1));
+        Ok((sched, Mode::Rows { rows_per_block }))
+    } else if sched.needs_whole_rows || has_col {
+        if row_len > MAX_ROW {
+            return Err(b.unsupported(format!(
+                "rows of {row_len} elements are too long to hold whole in a block"
+            )));
+        }
+        Ok((sched, Mode::Rows { rows_per_block: 1 }))
+    } else {
+        let chunks_per_row = row_len.div_ceil(block);
+        let sched = Scheduler::run(b, outputs, rows, row_len, true)?;
+        let mode = Mode::Chunks {
+            chunk_len: row_len.div_ceil(chunks_per_row),
+            chunks_per_row,
+        };
+        Ok((sched, mode))
+    }
+}
+
+/// Elements a register of each slot domain holds, and the units (rows, or
+/// chunks of rows) the full domain is split into.
+struct Capacities {
+    full: usize,
+    rows: usize,
+    cols: usize,
+    uniform: usize,
+    units: usize,
+}
+
+impl Capacities {
+    fn new(mode: Mode, rows: usize, row_len: usize, block: usize) -> Self {
+        let (full, cap_rows, units) = match mode {
+            Mode::Rows { rows_per_block } => (rows_per_block * row_len, rows_per_block, rows),
+            Mode::Chunks {
+                chunk_len,
+                chunks_per_row,
+            } => (chunk_len, rows.clamp(1, block), rows * chunks_per_row),
+        };
+        let cols = row_len.clamp(1, block);
+        Capacities {
+            full,
+            rows: cap_rows,
+            cols,
+            uniform: full.max(cap_rows).max(cols).max(1),
+            units,
+        }
+    }
+
+    /// Bytes of a slot's register (whole cache lines).
+    fn slot_bytes(&self, slot: &Slot) -> usize {
+        let elems = match slot.dom {
+            SlotDom::Full => self.full,
+            SlotDom::Outer => self.rows,
+            SlotDom::Col => self.cols,
+            SlotDom::Uniform => self.uniform,
+        };
+        (elems * slot.width).div_ceil(64).max(1) * 64
+    }
+}
+
+/// Parallel tasks for `work` element-steps over `units` rows or chunks.
+fn task_count(work: usize, units: usize) -> usize {
+    if units == 0 {
+        0
+    } else {
+        (work / TASK_WORK).clamp(1, MAX_TASKS).min(units)
+    }
+}
+
+/// The combiner of a reduction: typed folds for one binary op, the scalar
+/// evaluator otherwise.
+fn reducer(b: &Builder<'_, '_>, spec: &ReduceSpec) -> Result<Reducer> {
+    let module = b.graph.module;
+    let reducer = match (spec.types.len(), binary_reducer(module, spec.to_apply)) {
+        (1, Some((op, ty))) if ty == spec.types[0] => Reducer::Simple {
+            op,
+            fold: ops::fold(op, ty)?,
+            accumulate: ops::accumulate(op, ty)?,
+        },
+        _ => Reducer::Program(Arc::new(ScalarProgram::compile(module, spec.to_apply)?)),
+    };
+    if let Reducer::Program(p) = &reducer {
+        if p.param_count() != 2 * spec.types.len() || p.output_types() != spec.types {
+            return Err(b.unsupported("a reducer whose signature does not match its reduce"));
+        }
+    }
+    Ok(reducer)
+}
+
+/// Reductions: reducers, init leaves and scratch for partial values; with
+/// the scratch's size in bytes.
+fn reduce_plans(
+    b: &Builder<'_, '_>,
+    sched: &mut Scheduler<'_, '_, '_>,
+    mode: Mode,
+    n_tasks: usize,
+    units: usize,
+) -> Result<(Vec<ReducePlan>, usize)> {
+    let mut scratch_bytes = 0usize;
+    let mut reduces = Vec::with_capacity(b.reduces.len());
+    for spec in &b.reduces {
+        let reducer = reducer(b, spec)?;
+        let mut inits = Vec::new();
+        for (leaf, &ty) in spec.inits.iter().zip(&spec.types) {
+            inits.push(sched.leaf_plan(leaf, ty)?);
+        }
+        let mut partials = Vec::new();
+        for &ty in &spec.types {
+            let per = if spec.col {
+                n_tasks * sched.row_len
+            } else if matches!(mode, Mode::Chunks { .. }) {
+                units
+            } else {
+                0
+            };
+            partials.push(scratch_bytes);
+            scratch_bytes += (per * ty.byte_size()).div_ceil(64) * 64;
+        }
+        reduces.push(ReducePlan {
+            col: spec.col,
+            types: spec.types.clone(),
+            inits,
+            reducer,
+            partials,
+        });
+    }
+    Ok((reduces, scratch_bytes))
+}
+
+/// Parameters whose buffer the single full-domain output may be written
+/// over (see [`BlockProgram::in_place_params`]).
+fn in_place_params(
+    graph: &FusedGraph<'_>,
+    sched: &Scheduler<'_, '_, '_>,
+    mode: Mode,
+    outputs: &[OutputPlan],
+) -> Vec<usize> {
+    // In place: one full-domain output, written by the last step of a block.
+    let single_full_output = outputs.len() == 1
+        && matches!(mode, Mode::Rows { .. } | Mode::Chunks { .. })
+        && sched.finalize.is_empty()
+        && sched.col_steps.is_empty()
+        && matches!(sched.steps.last(), Some(Step::Op { slot, .. }) if sched.slots[*slot].home == Home::Output(0) && sched.slots[*slot].dom == SlotDom::Full);
+    if !single_full_output {
+        return Vec::new();
+    }
+    let total = sched.rows * sched.row_len;
+    (0..graph.params.len())
+        .filter(|&k| {
+            !sched.param_scattered[k]
+                && graph.params[k].element_count() == total
+                && graph.params[k].element_type() == Some(outputs[0].ty)
+        })
+        .collect()
+}
+
+/// The leaves each block fetches ahead for the next one (see
+/// [`BlockProgram::fetch_ahead`]).
+fn fetch_ahead(b: &Builder<'_, '_>, sched: &Scheduler<'_, '_, '_>) -> Vec<FetchLeaf> {
+    // Prefetching pays where a block's compute passes leave the memory idle;
+    // a reduction or a short chain is one streaming pass the hardware
+    // prefetcher already keeps fed, and extra fetches only compete with it
+    // (reduce_4096x4096 ran 4.4 -> 8.0 ms with them).
+    let op_steps = sched
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Op { .. }))
+        .count();
+    if !b.reduces.is_empty() || op_steps < FETCH_AHEAD_MIN_OPS {
+        return Vec::new();
+    }
+    sched
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Load { slot, leaf, .. } if sched.leaves[*leaf].index.is_none() => {
+                Some(FetchLeaf {
+                    leaf: *leaf,
+                    dom: sched.slots[*slot].dom,
+                })
+            }
+            _ => None,
+        })
+        .collect()
 }
