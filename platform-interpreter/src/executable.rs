@@ -55,14 +55,6 @@ impl EvalHooks for InterpreterHooks {
     }
 }
 
-/// A run context whose custom calls go to this platform's registry.
-pub fn run_context(profile: Option<Arc<ProfileSink>>) -> RunContext {
-    RunContext {
-        hooks: Some(Arc::new(InterpreterHooks { profile })),
-        ..RunContext::default()
-    }
-}
-
 struct Program {
     prepared: PreparedModule,
     /// Replicas and partitions the program was compiled for (used when a run has

@@ -24,7 +24,7 @@ pub mod platform;
 pub mod stream;
 
 pub use compiler::InterpreterCompiler;
-pub use executable::{run_context, InterpreterExecutable};
+pub use executable::InterpreterExecutable;
 pub use executor::InterpreterExecutor;
 pub use platform::{InterpreterPlatform, PLATFORM_NAME};
 

@@ -266,13 +266,6 @@ fn evaluate(op: &Op, values: &[&Literal], shape: &Shape) -> Result<Literal> {
             .get(*index)
             .cloned()
             .ok_or_else(|| Error::invalid_argument(format!("no tuple element {index}")))?,
-        // Generators are computed when a user folds (`generate`), not folded.
-        Op::Iota { .. } | Op::Broadcast { .. } => {
-            return Err(Error::unimplemented(format!(
-                "constant folding of {}",
-                op.opcode()
-            )))
-        }
         _ => evaluate_array_op(op, values, shape)?,
     };
     with_shape(result, op, shape)
