@@ -237,7 +237,7 @@ fn reduce_paths_agree_and_fold_left_to_right() {
 }
 
 /// A subcomputation evaluator for a reducer the scalar program cannot compile
-/// (it goes through a rank-1 value): it knows the reducer adds, and counts calls.
+/// (it slices a two-element value): it knows the reducer adds, and counts calls.
 struct CountingAdder<'m> {
     module: &'m HloModule,
     calls: usize,
@@ -261,8 +261,9 @@ fn uncompilable_reducers_fall_back_to_calls() {
 add {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
-  v = f32[1] broadcast(a), dimensions={}
-  w = f32[] reshape(v)
+  v = f32[2] broadcast(a), dimensions={}
+  s = f32[1] slice(v), slice={[0:1]}
+  w = f32[] reshape(s)
   ROOT r = f32[] add(w, b)
 }
 ENTRY e {

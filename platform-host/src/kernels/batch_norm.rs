@@ -231,7 +231,6 @@ fn map(
     Ok(thunk(instr.name.clone(), "map", move |ctx| {
         let ins: Vec<usize> = inputs.iter().map(|s| ctx.ptr(*s) as usize).collect();
         let po = ctx.ptr(out) as usize;
-        let register = program.output_register(0);
         parallel_for(n, 1 << 13, |s, e| {
             let params: Vec<*const u8> = ins
                 .iter()
@@ -240,9 +239,7 @@ fn map(
                 .collect();
             // SAFETY: each operand holds `n` elements; this task reads and
             // writes positions s..e.
-            unsafe {
-                program.eval_batch(&params, e - s, register, (po + s * out_width) as *mut u8)
-            };
+            unsafe { program.eval_batch(&params, e - s, 0, (po + s * out_width) as *mut u8) };
         });
         Ok(())
     }))

@@ -131,10 +131,9 @@ impl Reducer {
                 unsafe { k.call(&[Arg::Ptr(dst.cast_const()), Arg::Ptr(x.as_ptr())], dst, n) }
             }
             Reducer::General(p) => {
-                let r = p.output_register(0);
                 let copy = acc.to_vec();
                 // SAFETY: both inputs hold `n` elements; `acc` has room for `n`.
-                unsafe { p.eval_batch(&[copy.as_ptr(), x.as_ptr()], n, r, acc.as_mut_ptr()) };
+                unsafe { p.eval_batch(&[copy.as_ptr(), x.as_ptr()], n, 0, acc.as_mut_ptr()) };
             }
         }
     }

@@ -1,12 +1,15 @@
 //! A small evaluator for scalar subcomputations: reducers, comparators, scatter
 //! combiners, `map` bodies, select-and-scatter's select and scatter.
 //!
-//! A [`ScalarProgram`] is compiled once from a computation whose parameters and
-//! result are scalars (or tuples of scalars): every value gets a 16-byte
-//! register, constants are written into the register template at compile time,
-//! and each instruction becomes a step that calls the op table's kernel for it
+//! The shared front end (`hlo::analysis::scalar_program`, which the reference
+//! evaluator uses too) turns a computation whose parameters and result are
+//! scalars (or tuples of scalars) into typed register steps: it inlines calls,
+//! drops dead code and decides what compiles. This module only executes them:
+//! every register is a 16-byte slot, constants are written into the register
+//! template at compile time, and each step calls the op table's kernel for it
 //! ([`crate::elementwise_ops`], the same one elementwise thunks and fusions
-//! run) with a length of one.
+//! run) with a length of one. The Host's FMA custom call enters through the
+//! front end's extension hook.
 //! Evaluating is then a short loop of indirect calls with no allocation, which
 //! is the general path of kernels whose fast paths recognise common
 //! subcomputations ([`binary_reducer`]) and skip it.
@@ -14,8 +17,10 @@
 use crate::elementwise_ops::{self as ops, Arg, Kernel};
 use crate::fma;
 use platform_api::hlo::analysis::combiner::binary_combiner;
-use platform_api::hlo::{BinaryOp, CompId, HloComputation, InstrId, Op};
-use platform_api::{ElementType, Error, HloModule, Result, Shape};
+use platform_api::hlo::analysis::scalar_program::{self as front, Leaf, ScalarExtension, ScalarOp};
+use platform_api::hlo::{BinaryOp, CompId, HloInstruction, InstrId};
+use platform_api::semantics::contraction::Contraction;
+use platform_api::{ElementType, Error, HloModule, Result};
 
 /// One register: room for any element type (c128 is 16 bytes), 8-byte aligned.
 pub type Register = [u64; 2];
@@ -32,198 +37,120 @@ pub struct ScalarProgram {
     steps: Vec<Step>,
     template: Vec<Register>,
     /// Register of each parameter leaf, in parameter order (tuple parameters
-    /// flattened).
+    /// flattened); parameter leaf `i` is register `i`.
     params: Vec<(u16, ElementType)>,
     /// Register of each result leaf.
     outputs: Vec<(u16, ElementType)>,
     /// Element type held by each register.
     reg_types: Vec<ElementType>,
-    /// Registers of each instruction's leaves, by instruction index.
-    instr_regs: Vec<Vec<(u16, ElementType)>>,
 }
 
-fn scalar_type(shape: &Shape, what: &str) -> Result<ElementType> {
-    match shape {
-        Shape::Array(a) if a.element_count() == 1 => Ok(a.element_type),
-        _ => Err(Error::unimplemented(format!(
-            "{what} has shape {shape}; subcomputations must work on scalars"
-        ))),
+/// The custom calls the Host runs inside scalar programs: its fused
+/// multiply-add.
+struct HostCustomCalls;
+
+impl ScalarExtension for HostCustomCalls {
+    type Op = Contraction;
+    fn custom_call(
+        &self,
+        instr: &HloInstruction,
+        _: &[ElementType],
+    ) -> Result<Option<Contraction>> {
+        fma::fused_multiply_add(instr)
     }
+}
+
+fn register(r: u32) -> Result<u16> {
+    u16::try_from(r)
+        .map_err(|_| Error::unimplemented("subcomputation too large for the scalar evaluator"))
+}
+
+fn leaf(l: &Leaf) -> Result<(u16, ElementType)> {
+    Ok((register(l.reg)?, l.ty))
 }
 
 impl ScalarProgram {
     /// Compiles computation `comp` of `module`.
     pub fn compile(module: &HloModule, comp: CompId) -> Result<ScalarProgram> {
-        let comp = module
-            .computations
-            .get(comp.index())
-            .ok_or_else(|| Error::invalid_argument(format!("no computation #{}", comp.0)))?;
-        Self::compile_computation(comp)
+        Self::lower(front::ScalarProgram::compile(
+            module,
+            comp,
+            &HostCustomCalls,
+        )?)
     }
 
-    fn compile_computation(comp: &HloComputation) -> Result<ScalarProgram> {
-        let mut template: Vec<Register> = Vec::new();
-        let mut regs: Vec<Vec<(u16, ElementType)>> = Vec::with_capacity(comp.instructions.len());
-        let mut steps = Vec::new();
-        let new_reg = |template: &mut Vec<Register>| -> Result<u16> {
-            template.push([0; 2]);
-            u16::try_from(template.len() - 1).map_err(|_| {
-                Error::unimplemented("subcomputation too large for the scalar evaluator")
-            })
-        };
-        let mut params: Vec<(usize, Vec<(u16, ElementType)>)> = Vec::new();
-        for instr in &comp.instructions {
-            let what = format!("%{} in {}", instr.name, comp.name);
-            let operand = |k: usize| -> Result<&Vec<(u16, ElementType)>> {
-                let id: InstrId = instr.operand(k)?;
-                regs.get(id.index())
-                    .ok_or_else(|| Error::invalid_argument(format!("{what}: operand order")))
-            };
-            let single = |k: usize| -> Result<(u16, ElementType)> {
-                match operand(k)?.as_slice() {
-                    [one] => Ok(*one),
-                    _ => Err(Error::unimplemented(format!(
-                        "{what}: operand {k} is not a scalar"
-                    ))),
-                }
-            };
-            let mine: Vec<(u16, ElementType)> = match &instr.op {
-                Op::Parameter { number } => {
-                    let mut leaves = Vec::new();
-                    for (_, leaf) in instr.shape.leaves() {
-                        let ty = scalar_type(&Shape::Array(leaf.clone()), &what)?;
-                        leaves.push((new_reg(&mut template)?, ty));
-                    }
-                    params.push((*number, leaves.clone()));
-                    leaves
-                }
-                Op::Constant { literal } => {
-                    let ty = scalar_type(literal.shape(), &what)?;
-                    let r = new_reg(&mut template)?;
-                    let bytes = literal.bytes()?;
-                    let slot: &mut [u8] = bytemuck::cast_slice_mut(&mut template[r as usize]);
-                    slot[..bytes.len()].copy_from_slice(bytes);
-                    vec![(r, ty)]
-                }
-                Op::Tuple => {
-                    let mut all = Vec::new();
-                    for k in 0..instr.operands.len() {
-                        all.extend(operand(k)?.iter().copied());
-                    }
-                    all
-                }
-                Op::GetTupleElement { index } => {
-                    let src = operand(0)?;
-                    let op_shape = &comp.instr(instr.operand(0)?).shape;
-                    let start: usize = op_shape
-                        .tuple_shapes()
-                        .iter()
-                        .take(*index)
-                        .map(|s| s.leaves().len())
-                        .sum();
-                    let count = op_shape
-                        .tuple_shapes()
-                        .get(*index)
-                        .map(|s| s.leaves().len())
-                        .unwrap_or(0);
-                    src.get(start..start + count)
-                        .ok_or_else(|| Error::invalid_argument(format!("{what}: bad tuple index")))?
-                        .to_vec()
-                }
-                Op::Reshape | Op::Copy | Op::Broadcast { .. } | Op::OptimizationBarrier => {
-                    scalar_type(&instr.shape, &what)?;
-                    vec![single(0)?]
-                }
-                Op::BitcastConvert => {
-                    let (a, in_ty) = single(0)?;
-                    let out_ty = scalar_type(&instr.shape, &what)?;
-                    if in_ty.byte_size() != out_ty.byte_size() {
-                        return Err(Error::unimplemented(format!(
-                            "{what}: bitcast-convert between widths in a scalar subcomputation"
-                        )));
-                    }
-                    let d = new_reg(&mut template)?;
-                    steps.push(Step::Copy(a, d));
-                    vec![(d, out_ty)]
-                }
-                Op::Unary(_)
-                | Op::Convert
-                | Op::ReducePrecision { .. }
-                | Op::Binary(_)
-                | Op::Compare { .. }
-                | Op::Select
-                | Op::Clamp
-                | Op::CustomCall(_) => {
-                    let out_ty = scalar_type(&instr.shape, &what)?;
-                    let mut args = [0u16; 3];
-                    let mut types = [out_ty; 3];
-                    if instr.operands.len() > args.len() {
-                        return Err(Error::unimplemented(format!("{what}: arity")));
-                    }
-                    for k in 0..instr.operands.len() {
-                        (args[k], types[k]) = single(k)?;
-                    }
-                    let kernel = match &instr.op {
-                        Op::Unary(op) => ops::unary(*op, types[0], out_ty),
-                        Op::Convert => ops::convert(types[0], out_ty),
-                        Op::ReducePrecision {
-                            exponent_bits,
-                            mantissa_bits,
-                        } => ops::reduce_precision(types[0], *exponent_bits, *mantissa_bits),
-                        Op::Binary(op) => ops::binary(*op, types[0], out_ty),
-                        Op::Compare {
-                            direction,
-                            compare_type,
-                        } => ops::compare(*direction, *compare_type, types[0]),
-                        Op::Select => ops::select(out_ty),
-                        Op::Clamp => ops::clamp(out_ty),
-                        _ => match fma::fused_multiply_add(instr)? {
-                            Some(how) => ops::fused_multiply_add(how, out_ty),
-                            None => Err(Error::unimplemented(format!(
-                                "{what}: custom-call is not supported in scalar subcomputations"
-                            ))),
-                        },
-                    }
-                    .map_err(|e| e.context(&what))?;
-                    if kernel.arity() != instr.operands.len() {
-                        return Err(Error::invalid_argument(format!(
-                            "{what}: {} operands, {} expected",
-                            instr.operands.len(),
-                            kernel.arity()
-                        )));
-                    }
-                    let d = new_reg(&mut template)?;
-                    steps.push(Step::Op(kernel, args, d));
-                    vec![(d, out_ty)]
-                }
-                other => {
-                    return Err(Error::unimplemented(format!(
-                        "{what}: {} is not supported in scalar subcomputations",
-                        other.opcode()
-                    )))
-                }
-            };
-            regs.push(mine);
+    /// Compiles the expression rooted at `root` in computation `comp` as a
+    /// program whose parameters are the leaves of the computation's parameter
+    /// `param` (a sort key pulled out of a comparator).
+    pub fn compile_expression(
+        module: &HloModule,
+        comp: CompId,
+        root: InstrId,
+        param: usize,
+    ) -> Result<ScalarProgram> {
+        Self::lower(front::ScalarProgram::compile_expression(
+            module,
+            comp,
+            root,
+            param,
+            &HostCustomCalls,
+        )?)
+    }
+
+    /// Gives each front-end step its op-table kernel.
+    fn lower(program: front::ScalarProgram<Contraction>) -> Result<ScalarProgram> {
+        let mut template: Vec<Register> = vec![[0; 2]; program.num_regs()];
+        for (r, value) in &program.constants {
+            let slot: &mut [u8] = bytemuck::cast_slice_mut(&mut template[*r as usize]);
+            value.write_bytes(&mut slot[..value.element_type().byte_size()]);
         }
-        params.sort_by_key(|(n, _)| *n);
-        let params = params.into_iter().flat_map(|(_, l)| l).collect();
-        let outputs = regs
-            .get(comp.root.index())
-            .cloned()
-            .ok_or_else(|| Error::invalid_argument(format!("{}: no root", comp.name)))?;
-        let mut reg_types = vec![ElementType::U8; template.len()];
-        for leaves in &regs {
-            for &(r, t) in leaves {
-                reg_types[r as usize] = t;
+        let types = &program.reg_types;
+        let mut steps = Vec::with_capacity(program.steps.len());
+        for step in &program.steps {
+            let out_ty = types[step.out as usize];
+            let arg_ty = |k: usize| step.args().get(k).map_or(out_ty, |&r| types[r as usize]);
+            let d = register(step.out)?;
+            let kernel = match &step.op {
+                ScalarOp::Unary(op) => ops::unary(*op, arg_ty(0), out_ty),
+                ScalarOp::Convert => ops::convert(arg_ty(0), out_ty),
+                ScalarOp::ReducePrecision {
+                    exponent_bits,
+                    mantissa_bits,
+                } => ops::reduce_precision(arg_ty(0), *exponent_bits, *mantissa_bits),
+                ScalarOp::Binary(op) => ops::binary(*op, arg_ty(0), out_ty),
+                ScalarOp::Compare {
+                    direction,
+                    compare_type,
+                } => ops::compare(*direction, *compare_type, arg_ty(0)),
+                ScalarOp::Select => ops::select(out_ty),
+                ScalarOp::Clamp => ops::clamp(out_ty),
+                ScalarOp::Extension(how) => ops::fused_multiply_add(*how, out_ty),
+                ScalarOp::BitcastConvert => {
+                    steps.push(Step::Copy(register(step.args()[0])?, d));
+                    continue;
+                }
             }
+            .map_err(|e| e.context(format!("in computation %{}", program.name)))?;
+            if kernel.arity() != step.args().len() {
+                return Err(Error::internal(format!(
+                    "%{}: a step with {} operands got a kernel of arity {}",
+                    program.name,
+                    step.args().len(),
+                    kernel.arity()
+                )));
+            }
+            let mut args = [0u16; 3];
+            for (a, &r) in args.iter_mut().zip(step.args()) {
+                *a = register(r)?;
+            }
+            steps.push(Step::Op(kernel, args, d));
         }
         Ok(ScalarProgram {
             steps,
             template,
-            params,
-            outputs,
-            reg_types,
-            instr_regs: regs,
+            params: program.params.iter().map(leaf).collect::<Result<_>>()?,
+            outputs: program.outputs.iter().map(leaf).collect::<Result<_>>()?,
+            reg_types: program.reg_types,
         })
     }
 
@@ -244,29 +171,22 @@ impl ScalarProgram {
         self.params.iter().map(|(_, t)| *t).collect()
     }
 
-    /// The registers holding instruction `index`'s leaves.
-    pub fn instruction_registers(&self, index: usize) -> &[(u16, ElementType)] {
-        self.instr_regs.get(index).map(Vec::as_slice).unwrap_or(&[])
-    }
-
     /// Evaluates the program on `n` elements at once: parameter leaf `i` reads
     /// `params[i]` (`n` contiguous elements; null for an unused parameter,
-    /// which then reads as zeros), and the values of `register` (of
-    /// [`Self::instruction_registers`] or an output) are written to `out`.
-    /// Works in blocks so the per-register buffers stay in cache.
+    /// which then reads as zeros), and the values of result leaf `output` are
+    /// written to `out`. Works in blocks so the per-register buffers stay in
+    /// cache.
     ///
     /// # Safety
     /// Every non-null `params[i]` must hold `n` elements of that parameter's
-    /// type, and `out` room for `n` elements of the register's type.
-    pub unsafe fn eval_batch(&self, params: &[*const u8], n: usize, register: u16, out: *mut u8) {
+    /// type, and `out` room for `n` elements of the result leaf's type;
+    /// `output` must be below the number of result leaves.
+    pub unsafe fn eval_batch(&self, params: &[*const u8], n: usize, output: usize, out: *mut u8) {
         const BLOCK: usize = 2048;
+        let register = self.outputs[output].0;
         let mut bufs: Vec<Vec<Register>> = vec![vec![[0; 2]; BLOCK]; self.template.len()];
         // Constants: broadcast the template value into each element slot.
-        let is_param = |r: usize| self.params.iter().any(|&(p, _)| p as usize == r);
-        for (r, value) in self.template.iter().enumerate() {
-            if is_param(r) {
-                continue;
-            }
+        for (r, value) in self.template.iter().enumerate().skip(self.params.len()) {
             let w = self.reg_types[r].byte_size();
             let bytes: &[u8] = bytemuck::cast_slice(std::slice::from_ref(value));
             let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut bufs[r]);

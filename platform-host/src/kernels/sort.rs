@@ -29,41 +29,44 @@ use std::sync::Arc;
 const RADIX_MIN: usize = 4096;
 
 /// A comparator recognised as a key comparison.
-#[derive(Clone, Debug)]
 struct KeyComparator {
     /// The operand whose values the key is computed from.
     operand: usize,
-    /// Register of the key in the comparator program, and its type.
-    register: u16,
+    /// The key expression as a program of one element of that operand.
+    key: ScalarProgram,
     key_type: ElementType,
     descending: bool,
     total_order: bool,
 }
 
-/// The comparator as a key comparison (the shared analysis), with the key's
-/// register in the compiled comparator: both parameters of the key operand are
-/// loaded with the same element when keys are computed, so the key expression
-/// on either side of the compare computes that element's key.
-fn key_comparator(
-    module: &HloModule,
-    comp_id: CompId,
-    program: &ScalarProgram,
-) -> Option<KeyComparator> {
-    let comparison = module_key_comparison(module, comp_id, program.param_count() / 2)?;
+/// The comparator as a key comparison (the shared analysis), with the key
+/// expression compiled on its own.
+fn key_comparator(module: &HloModule, comp_id: CompId, n_ops: usize) -> Option<KeyComparator> {
+    let comparison = module_key_comparison(module, comp_id, n_ops)?;
     // `compare(f(rhs), f(lhs))` orders the other way round.
     let descending = match comparison.direction {
         ComparisonDirection::Lt => comparison.swapped,
         ComparisonDirection::Gt => !comparison.swapped,
         _ => return None,
     };
-    let &[(register, key_type)] = program.instruction_registers(comparison.key.index()) else {
+    let key = ScalarProgram::compile_expression(
+        module,
+        comp_id,
+        comparison.key,
+        comparison.key_parameter,
+    )
+    .ok()?;
+    let &[key_type] = key.output_types().as_slice() else {
         return None;
     };
+    if key.param_count() != 1 {
+        return None;
+    }
     let total_order =
         comparison.compare_type == Some(ComparisonType::TotalOrder) || !key_type.is_float();
     Some(KeyComparator {
         operand: comparison.operand,
-        register,
+        key,
         key_type,
         descending,
         total_order,
@@ -342,7 +345,7 @@ fn sort(
             2 * n_ops
         )));
     }
-    let key = key_comparator(ctx.module, comparator, &program);
+    let key = key_comparator(ctx.module, comparator, n_ops);
     let n = dims.get(dimension).copied().unwrap_or(1);
     let inner: usize = dims.iter().skip(dimension + 1).product();
     let outer: usize = dims.iter().take(dimension).product();
@@ -353,13 +356,11 @@ fn sort(
         // Keys for the whole operand, when the comparator is a key comparison.
         let keys: Option<Vec<u64>> = match &key {
             Some(k) => {
-                let mut params = vec![std::ptr::null::<u8>(); 2 * n_ops];
-                params[2 * k.operand] = ins[k.operand] as *const u8;
-                params[2 * k.operand + 1] = ins[k.operand] as *const u8;
+                let params = [ins[k.operand] as *const u8];
                 let mut raw = vec![0u8; total * k.key_type.byte_size()];
                 // SAFETY: the key operand holds `total` elements; `raw` has room
                 // for as many keys.
-                unsafe { program.eval_batch(&params, total, k.register, raw.as_mut_ptr()) };
+                unsafe { k.key.eval_batch(&params, total, 0, raw.as_mut_ptr()) };
                 sortable_keys(k.key_type, &raw, k.descending, !k.total_order)
             }
             None => None,

@@ -5,16 +5,17 @@
 //! argument and result, which is far too slow for a 16M-element reduction or a
 //! 1M-element sort. Nearly every such computation is a handful of scalar
 //! parameters, constants and elementwise ops, so [`ScalarProgram`] compiles it
-//! once into a straight-line list of steps over registers of [`Scalar`]s and
-//! evaluates each step with the shared semantics functions
-//! (`hlo_semantics`), the same ones the interpreter's elementwise ops
+//! once into a straight-line list of steps over registers of [`Scalar`]s (the
+//! shared front end, `hlo_ir::analysis::scalar_program`, which the Host's
+//! scalar programs use too) and evaluates each step with the shared semantics
+//! functions (`hlo_semantics`), the same ones the interpreter's elementwise ops
 //! use — so a compiled computation computes bit for bit what calling it would.
 //!
 //! What compiles: `parameter`, `constant`, every unary and binary elementwise op,
 //! `compare`, `select`, `clamp`, `convert`, `bitcast-convert`,
 //! `reduce-precision`, the identities on scalars (`copy`, `reshape`, `bitcast`,
-//! `broadcast` to rank 0), `tuple` / `get-tuple-element`, and `call` (inlined),
-//! all on rank-0 values. Anything else makes [`ScalarProgram::compile`] return
+//! `broadcast`), `tuple` / `get-tuple-element`, and `call` (inlined), all on
+//! one-element values; the front end's error names whatever else stops it. Then [`ScalarProgram::compile`] returns
 //! `None`, and kernels fall back to [`CallComputation::call`] through
 //! [`Subcomputation`].
 //!
@@ -25,72 +26,28 @@
 use super::util::Element;
 use super::CallComputation;
 use hlo_ir::analysis;
-use hlo_ir::{
-    BinaryOp, CompId, ComparisonDirection, ComparisonType, HloComputation, InstrId, Op, UnaryOp,
-};
+use hlo_ir::analysis::scalar_program::{self as front, ComputationSource, ScalarOp};
+use hlo_ir::{BinaryOp, CompId, HloComputation, InstrId};
 use hlo_ir::{ElementType, Error, Literal, Result, Scalar, Shape};
 use hlo_semantics as semantics;
 use std::cell::RefCell;
 
-type Reg = u32;
+/// The kernels' computations, as the shared front end looks them up.
+struct Source<'a>(&'a dyn CallComputation);
 
-/// One step of a compiled program: computes register `out` from other registers.
-#[derive(Clone, Debug)]
-enum Step {
-    Unary {
-        op: UnaryOp,
-        x: Reg,
-        ty: ElementType,
-    },
-    Binary {
-        op: BinaryOp,
-        a: Reg,
-        b: Reg,
-    },
-    Compare {
-        direction: ComparisonDirection,
-        compare_type: Option<ComparisonType>,
-        a: Reg,
-        b: Reg,
-    },
-    Select {
-        pred: Reg,
-        on_true: Reg,
-        on_false: Reg,
-    },
-    Clamp {
-        min: Reg,
-        x: Reg,
-        max: Reg,
-    },
-    Convert {
-        x: Reg,
-        to: ElementType,
-    },
-    BitcastConvert {
-        x: Reg,
-        to: ElementType,
-    },
-    ReducePrecision {
-        x: Reg,
-        exponent_bits: u32,
-        mantissa_bits: u32,
-    },
+impl ComputationSource for Source<'_> {
+    fn computation(&self, id: CompId) -> Option<&HloComputation> {
+        Some(self.0.computation(id))
+    }
 }
 
-/// A scalar computation compiled to straight-line steps.
-///
-/// Registers `0..num_params` hold the arguments, then come the constants
-/// (loaded once per [`Frame`]), then one register per step in order.
+/// A scalar computation compiled to straight-line steps (the shared front
+/// end's [`front::ScalarProgram`]), run on registers of [`Scalar`]s.
 #[derive(Clone, Debug)]
 pub struct ScalarProgram {
-    name: String,
+    program: front::ScalarProgram,
     param_types: Vec<ElementType>,
-    constants: Vec<(Reg, Scalar)>,
-    steps: Vec<(Reg, Step)>,
-    outputs: Vec<Reg>,
     output_types: Vec<ElementType>,
-    num_regs: usize,
 }
 
 /// Working registers for running a [`ScalarProgram`] many times without
@@ -100,24 +57,6 @@ pub struct Frame {
     regs: Vec<Scalar>,
 }
 
-/// A value during compilation: one register, or a tuple of registers.
-#[derive(Clone, Debug)]
-enum Value {
-    Scalar(Reg, ElementType),
-    Tuple(Vec<(Reg, ElementType)>),
-}
-
-struct Compiler<'a> {
-    calls: &'a dyn CallComputation,
-    constants: Vec<(Reg, Scalar)>,
-    steps: Vec<(Reg, Step)>,
-    next_reg: Reg,
-    depth: usize,
-}
-
-/// Nested `call`s are inlined up to this depth (a cycle would be a malformed module).
-const MAX_INLINE_DEPTH: usize = 16;
-
 fn scalar_type(shape: &Shape) -> Option<ElementType> {
     match shape {
         Shape::Array(a) if a.dims.is_empty() => Some(a.element_type),
@@ -125,213 +64,22 @@ fn scalar_type(shape: &Shape) -> Option<ElementType> {
     }
 }
 
-impl Compiler<'_> {
-    fn reg(&mut self) -> Reg {
-        let r = self.next_reg;
-        self.next_reg += 1;
-        r
-    }
-
-    fn push(&mut self, step: Step) -> Reg {
-        let r = self.reg();
-        self.steps.push((r, step));
-        r
-    }
-
-    /// Compiles the cone of `root` in `comp`, with parameter `n` bound to
-    /// `params[n]` (`None`: that parameter may not be used). Returns the root's value.
-    fn compile_cone(
-        &mut self,
-        comp: &HloComputation,
-        root: InstrId,
-        params: &[Option<(Reg, ElementType)>],
-    ) -> Option<Value> {
-        let count = comp.instructions.len();
-        if root.index() >= count {
-            return None;
-        }
-        // Only instructions the root depends on are compiled (reducers written by
-        // frontends sometimes carry dead code).
-        let mut live = vec![false; count];
-        live[root.index()] = true;
-        for i in (0..count).rev() {
-            if live[i] {
-                for op in &comp.instructions[i].operands {
-                    *live.get_mut(op.index())? = true;
-                }
-            }
-        }
-        let mut values: Vec<Option<Value>> = vec![None; count];
-        for i in 0..count {
-            if !live[i] {
-                continue;
-            }
-            let instr = &comp.instructions[i];
-            let operand = |k: usize| -> Option<(Reg, ElementType)> {
-                match values.get(instr.operands.get(k)?.index())?.as_ref()? {
-                    Value::Scalar(r, t) => Some((*r, *t)),
-                    Value::Tuple(_) => None,
-                }
-            };
-            let ty = scalar_type(&instr.shape);
-            let value = match &instr.op {
-                Op::Parameter { number } => {
-                    let (reg, pty) = (*params.get(*number)?)?;
-                    if Some(pty) != ty {
-                        return None;
-                    }
-                    Value::Scalar(reg, pty)
-                }
-                Op::Constant { literal } => {
-                    let t = ty?;
-                    let v = literal.get(0).ok()?;
-                    if v.element_type() != t || literal.element_count() != 1 {
-                        return None;
-                    }
-                    let r = self.reg();
-                    self.constants.push((r, v));
-                    Value::Scalar(r, t)
-                }
-                Op::Unary(op) => {
-                    let (x, _) = operand(0)?;
-                    let t = ty?;
-                    Value::Scalar(self.push(Step::Unary { op: *op, x, ty: t }), t)
-                }
-                Op::Binary(op) => {
-                    let (a, _) = operand(0)?;
-                    let (b, _) = operand(1)?;
-                    Value::Scalar(self.push(Step::Binary { op: *op, a, b }), ty?)
-                }
-                Op::Compare {
-                    direction,
-                    compare_type,
-                } => {
-                    let (a, _) = operand(0)?;
-                    let (b, _) = operand(1)?;
-                    let step = Step::Compare {
-                        direction: *direction,
-                        compare_type: *compare_type,
-                        a,
-                        b,
-                    };
-                    Value::Scalar(self.push(step), ty?)
-                }
-                Op::Select => {
-                    let (pred, pt) = operand(0)?;
-                    let (on_true, _) = operand(1)?;
-                    let (on_false, _) = operand(2)?;
-                    if pt != ElementType::Pred {
-                        return None;
-                    }
-                    let step = Step::Select {
-                        pred,
-                        on_true,
-                        on_false,
-                    };
-                    Value::Scalar(self.push(step), ty?)
-                }
-                Op::Clamp => {
-                    let (min, _) = operand(0)?;
-                    let (x, _) = operand(1)?;
-                    let (max, _) = operand(2)?;
-                    Value::Scalar(self.push(Step::Clamp { min, x, max }), ty?)
-                }
-                Op::Convert => {
-                    let (x, _) = operand(0)?;
-                    let to = ty?;
-                    Value::Scalar(self.push(Step::Convert { x, to }), to)
-                }
-                Op::BitcastConvert => {
-                    let (x, from) = operand(0)?;
-                    let to = ty?;
-                    if from.byte_size() != to.byte_size() {
-                        return None;
-                    }
-                    Value::Scalar(self.push(Step::BitcastConvert { x, to }), to)
-                }
-                Op::ReducePrecision {
-                    exponent_bits,
-                    mantissa_bits,
-                } => {
-                    let (x, _) = operand(0)?;
-                    let step = Step::ReducePrecision {
-                        x,
-                        exponent_bits: *exponent_bits,
-                        mantissa_bits: *mantissa_bits,
-                    };
-                    Value::Scalar(self.push(step), ty?)
-                }
-                Op::Copy | Op::Reshape | Op::Bitcast | Op::OptimizationBarrier => {
-                    let (x, t) = operand(0)?;
-                    if ty != Some(t) {
-                        return None;
-                    }
-                    Value::Scalar(x, t)
-                }
-                Op::Broadcast { dimensions } if dimensions.is_empty() => {
-                    let (x, t) = operand(0)?;
-                    if ty != Some(t) {
-                        return None;
-                    }
-                    Value::Scalar(x, t)
-                }
-                Op::Tuple => {
-                    let elements = (0..instr.operands.len())
-                        .map(operand)
-                        .collect::<Option<Vec<_>>>()?;
-                    Value::Tuple(elements)
-                }
-                Op::GetTupleElement { index } => {
-                    match values.get(instr.operands.first()?.index())?.as_ref()? {
-                        Value::Tuple(elements) => {
-                            let (r, t) = *elements.get(*index)?;
-                            Value::Scalar(r, t)
-                        }
-                        Value::Scalar(..) => return None,
-                    }
-                }
-                Op::Call { to_apply } => {
-                    if self.depth >= MAX_INLINE_DEPTH {
-                        return None;
-                    }
-                    let args = (0..instr.operands.len())
-                        .map(|k| operand(k).map(Some))
-                        .collect::<Option<Vec<_>>>()?;
-                    let callee = self.calls.computation(*to_apply);
-                    self.depth += 1;
-                    let result = self.compile_cone(callee, callee.root, &args);
-                    self.depth -= 1;
-                    result?
-                }
-                _ => return None,
-            };
-            values[i] = Some(value);
-        }
-        values[root.index()].take()
-    }
-}
-
 impl ScalarProgram {
-    /// Compiles computation `id`, whose parameters and result must all be scalars
-    /// (the result may be a tuple of scalars). `None` if it uses anything the
-    /// program cannot express.
-    pub fn compile(calls: &dyn CallComputation, id: CompId) -> Option<ScalarProgram> {
-        let comp = calls.computation(id);
-        let params = comp.parameters();
-        let mut param_types = Vec::with_capacity(params.len());
-        for (n, &p) in params.iter().enumerate() {
-            match comp.instr(p).op {
-                Op::Parameter { number } if number == n => {}
-                _ => return None,
-            }
-            param_types.push(scalar_type(&comp.instr(p).shape)?);
+    fn new(program: front::ScalarProgram) -> ScalarProgram {
+        ScalarProgram {
+            param_types: program.param_types(),
+            output_types: program.output_types(),
+            program,
         }
-        let bound: Vec<Option<(Reg, ElementType)>> = param_types
-            .iter()
-            .enumerate()
-            .map(|(n, &t)| Some((n as Reg, t)))
-            .collect();
-        Self::compile_with(calls, comp, comp.root, param_types, &bound)
+    }
+
+    /// Compiles computation `id`, whose parameters and result must all be
+    /// scalars or tuples of scalars. `None` if it uses anything the program
+    /// cannot express (the kernel then calls the computation instead).
+    pub fn compile(calls: &dyn CallComputation, id: CompId) -> Option<ScalarProgram> {
+        front::ScalarProgram::compile(&Source(calls), id, &())
+            .ok()
+            .map(Self::new)
     }
 
     /// Compiles the expression rooted at `root` of computation `id` as a program
@@ -343,45 +91,12 @@ impl ScalarProgram {
         root: InstrId,
         param: usize,
     ) -> Option<ScalarProgram> {
-        let comp = calls.computation(id);
-        let params = comp.parameters();
-        let mut bound = vec![None; params.len()];
-        let p = *params.get(param)?;
-        let ty = scalar_type(&comp.instr(p).shape)?;
-        *bound.get_mut(param)? = Some((0, ty));
-        Self::compile_with(calls, comp, root, vec![ty], &bound)
+        front::ScalarProgram::compile_expression(&Source(calls), id, root, param, &())
+            .ok()
+            .map(Self::new)
     }
 
-    fn compile_with(
-        calls: &dyn CallComputation,
-        comp: &HloComputation,
-        root: InstrId,
-        param_types: Vec<ElementType>,
-        bound: &[Option<(Reg, ElementType)>],
-    ) -> Option<ScalarProgram> {
-        let mut compiler = Compiler {
-            calls,
-            constants: Vec::new(),
-            steps: Vec::new(),
-            next_reg: param_types.len() as Reg,
-            depth: 0,
-        };
-        let outputs = match compiler.compile_cone(comp, root, bound)? {
-            Value::Scalar(r, t) => vec![(r, t)],
-            Value::Tuple(elements) => elements,
-        };
-        Some(ScalarProgram {
-            name: comp.name.clone(),
-            param_types,
-            constants: compiler.constants,
-            steps: compiler.steps,
-            outputs: outputs.iter().map(|&(r, _)| r).collect(),
-            output_types: outputs.iter().map(|&(_, t)| t).collect(),
-            num_regs: compiler.next_reg as usize,
-        })
-    }
-
-    /// Element types of the parameters, in parameter order.
+    /// Element types of the parameter leaves, in parameter order.
     pub fn param_types(&self) -> &[ElementType] {
         &self.param_types
     }
@@ -393,19 +108,19 @@ impl ScalarProgram {
 
     /// Registers ready for [`run`](Self::run), with the constants loaded.
     pub fn frame(&self) -> Frame {
-        let mut regs = vec![Scalar::Pred(false); self.num_regs];
-        for &(r, v) in &self.constants {
+        let mut regs = vec![Scalar::Pred(false); self.program.num_regs()];
+        for &(r, v) in &self.program.constants {
             regs[r as usize] = v;
         }
         Frame { regs }
     }
 
-    /// Runs the program on `args` (one per parameter, of the parameter's type),
+    /// Runs the program on `args` (one per parameter leaf, of the leaf's type),
     /// writing the results into `out` (one per output).
     pub fn run(&self, frame: &mut Frame, args: &[Scalar], out: &mut [Scalar]) -> Result<()> {
         self.execute(frame, args)?;
-        for (o, &r) in out.iter_mut().zip(&self.outputs) {
-            *o = frame.regs[r as usize];
+        for (o, leaf) in out.iter_mut().zip(&self.program.outputs) {
+            *o = frame.regs[leaf.reg as usize];
         }
         Ok(())
     }
@@ -413,72 +128,72 @@ impl ScalarProgram {
     /// Runs a program with exactly one output and returns it.
     pub fn run1(&self, frame: &mut Frame, args: &[Scalar]) -> Result<Scalar> {
         self.execute(frame, args)?;
-        Ok(frame.regs[self.outputs[0] as usize])
+        let leaf = self
+            .program
+            .outputs
+            .first()
+            .ok_or_else(|| Error::internal(format!("%{} has no result", self.program.name)))?;
+        Ok(frame.regs[leaf.reg as usize])
     }
 
     fn execute(&self, frame: &mut Frame, args: &[Scalar]) -> Result<()> {
-        if args.len() != self.param_types.len() || frame.regs.len() != self.num_regs {
+        let program = &self.program;
+        if args.len() != program.params.len() || frame.regs.len() != program.num_regs() {
             return Err(Error::internal(format!(
                 "computation %{} takes {} scalar arguments, got {}",
-                self.name,
-                self.param_types.len(),
+                program.name,
+                program.params.len(),
                 args.len()
             )));
         }
         let regs = &mut frame.regs;
         regs[..args.len()].copy_from_slice(args);
-        for &(out, ref step) in &self.steps {
-            let r = |x: Reg| regs[x as usize];
-            let value = match *step {
-                Step::Unary { op, x, ty } => semantics::unary_scalar(op, r(x), ty),
-                Step::Binary { op, a, b } => semantics::binary_scalar(op, r(a), r(b)),
-                Step::Compare {
+        for step in &program.steps {
+            let arg = |k: usize| regs[step.args()[k] as usize];
+            let to = program.reg_types[step.out as usize];
+            let value = match step.op {
+                ScalarOp::Unary(op) => semantics::unary_scalar(op, arg(0), to),
+                ScalarOp::Binary(op) => semantics::binary_scalar(op, arg(0), arg(1)),
+                ScalarOp::Compare {
                     direction,
                     compare_type,
-                    a,
-                    b,
-                } => {
-                    semantics::compare_scalar(direction, compare_type, r(a), r(b)).map(Scalar::Pred)
-                }
-                Step::Select {
-                    pred,
-                    on_true,
-                    on_false,
-                } => match r(pred) {
-                    Scalar::Pred(true) => Ok(r(on_true)),
-                    Scalar::Pred(false) => Ok(r(on_false)),
+                } => semantics::compare_scalar(direction, compare_type, arg(0), arg(1))
+                    .map(Scalar::Pred),
+                ScalarOp::Select => match arg(0) {
+                    Scalar::Pred(true) => Ok(arg(1)),
+                    Scalar::Pred(false) => Ok(arg(2)),
                     other => Err(Error::invalid_argument(format!(
                         "select predicate must be pred, got {}",
                         other.element_type()
                     ))),
                 },
-                Step::Clamp { min, x, max } => semantics::clamp(
-                    &Literal::from_scalar(r(min)),
-                    &Literal::from_scalar(r(x)),
-                    &Literal::from_scalar(r(max)),
+                ScalarOp::Clamp => semantics::clamp(
+                    &Literal::from_scalar(arg(0)),
+                    &Literal::from_scalar(arg(1)),
+                    &Literal::from_scalar(arg(2)),
                 )
                 .and_then(|l| l.get(0)),
-                Step::Convert { x, to } => Ok(semantics::convert_scalar(r(x), to)),
-                Step::BitcastConvert { x, to } => {
-                    let v = r(x);
+                ScalarOp::Convert => Ok(semantics::convert_scalar(arg(0), to)),
+                ScalarOp::BitcastConvert => {
+                    let v = arg(0);
                     let size = to.byte_size();
                     let mut bytes = [0u8; 16];
                     v.write_bytes(&mut bytes[..size]);
                     Ok(Scalar::from_bytes(to, &bytes[..size]))
                 }
-                Step::ReducePrecision {
-                    x,
+                ScalarOp::ReducePrecision {
                     exponent_bits,
                     mantissa_bits,
                 } => semantics::reduce_precision(
-                    &Literal::from_scalar(r(x)),
+                    &Literal::from_scalar(arg(0)),
                     exponent_bits,
                     mantissa_bits,
                 )
                 .and_then(|l| l.get(0)),
+                ScalarOp::Extension(never) => match never {},
             };
-            regs[out as usize] =
-                value.map_err(|e| e.context(format!("in computation %{}", self.name)))?;
+            regs[step.out as usize] =
+                value.map_err(|e| e.context(format!("in computation %{}", program.name)))?;
         }
         Ok(())
     }

@@ -11,6 +11,8 @@
 //!
 //! * [`combiner`] — scalar computations that are one binary op of their two
 //!   parameters, or that return a parameter (reducers, scatter combiners).
+//! * [`scalar_program`] — small scalar computations (reducers, comparators,
+//!   combiners) as straight-line register programs; backends only execute the steps.
 //! * [`sort_comparator`] — comparators of the form `compare(f(lhs), f(rhs))`.
 //! * [`convolution`] — a convolution's sizes in canonical order, checked.
 //! * [`window`] — the output size of a sliding window.
@@ -20,5 +22,6 @@
 
 pub mod combiner;
 pub mod convolution;
+pub mod scalar_program;
 pub mod sort_comparator;
 pub mod window;
