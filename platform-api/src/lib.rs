@@ -28,6 +28,7 @@ pub mod compiler;
 pub mod custom_call;
 pub mod device;
 pub mod executable;
+pub mod kit;
 pub mod memory;
 pub mod placer;
 pub mod platform;

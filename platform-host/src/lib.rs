@@ -60,7 +60,7 @@ fn probe() -> Availability {
 }
 
 fn create(options: &PlatformOptions) -> Result<Arc<dyn Platform>> {
-    Ok(Arc::new(HostPlatform::new(options)?))
+    Ok(Arc::new(crate::runtime::platform::create(options)?))
 }
 
 fn create_compiler() -> Arc<dyn Compiler> {

@@ -4,7 +4,7 @@
 
 use crate::compiler::{compile_module, optimize};
 use crate::executable::HostExecutable;
-use crate::runtime::{HostPlatform, HostTransferManager};
+use crate::runtime::HostTransferManager;
 use platform_api::{
     CompileOptions, Executable, HloModule, Literal, Platform, PlatformOptions, ProfileSink, Result,
     RunOptions, ShapedBuffer, Stream, StreamExecutor, TransferManager,
@@ -38,7 +38,7 @@ impl HostRunner {
 
     /// [`HostRunner::compile_module`] with compile options.
     pub fn compile_module_with(module: HloModule, options: &CompileOptions) -> Result<Self> {
-        let platform = HostPlatform::new(&PlatformOptions::default())?;
+        let platform = crate::runtime::platform::create(&PlatformOptions::default())?;
         let executor = platform.executor(0)?;
         let optimized = optimize(module, options)?;
         let executable = Arc::new(compile_module(optimized, options)?);

@@ -7,7 +7,7 @@ use platform_api::{
     PlatformOptions, ProfileSink, RunOptions, ShapedBuffer, Stream, TransferManager,
 };
 use platform_host::runner::{run_hlo, HostRunner};
-use platform_host::{HostCompiler, HostPlatform, HostTransferManager};
+use platform_host::{HostCompiler, HostTransferManager};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
@@ -293,7 +293,7 @@ fn run_replicated(
     replicas: usize,
     args: impl Fn(usize) -> Vec<Literal>,
 ) -> Vec<Literal> {
-    let platform = HostPlatform::new(&PlatformOptions {
+    let platform = platform_host::runtime::platform::create(&PlatformOptions {
         device_count: Some(replicas),
     })
     .unwrap();

@@ -4,14 +4,13 @@
 
 use platform_api::registry;
 use platform_api::{Code, EventStatus, Platform, PlatformOptions, Stream, StreamExecutor};
-use platform_host::HostPlatform;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 fn executor() -> Arc<dyn StreamExecutor> {
-    HostPlatform::new(&PlatformOptions::default())
+    platform_host::runtime::platform::create(&PlatformOptions::default())
         .unwrap()
         .executor(0)
         .unwrap()

@@ -16,9 +16,9 @@
 //!
 //! `run_backend` builds the evaluator's `PreparedModule` (use
 //! counts, liveness, prebuilt constants), checking the structure the evaluator
-//! depends on, and wraps it in an [`InterpreterExecutable`].
+//! depends on, and wraps it in an [`crate::InterpreterExecutable`].
 
-use crate::executable::InterpreterExecutable;
+use crate::executable::InterpreterProgram;
 use crate::platform::PLATFORM_NAME;
 use platform_api::{
     CompileOptions, Compiler, Error, Executable, HloModule, Result, StreamExecutor,
@@ -54,7 +54,9 @@ impl Compiler for InterpreterCompiler {
     ) -> Result<Arc<dyn Executable>> {
         check_executor(executor)?;
         check_custom_calls(&module)?;
-        Ok(Arc::new(InterpreterExecutable::new(module, options)?))
+        Ok(Arc::new(
+            InterpreterProgram::new(module, options)?.into_executable(),
+        ))
     }
 }
 

@@ -5,27 +5,23 @@
 //! `platform_api::evaluator`) like any other backend, so a program's numbers on
 //! a real backend can be checked against it by platform name. Everything that
 //! computes lives in the evaluator; this crate holds only what a platform is:
-//! * [`platform`]: the platform, with any number of devices;
-//! * [`executor`]: a device — 64-byte-aligned host allocations with a ledger of
-//!   live bytes;
-//! * [`stream`]: streams and events that run their work inline;
+//! * [`platform`]: the platform, with any number of devices, made of the
+//!   platform kit (`platform_api::kit`: host memory with a ledger, inline
+//!   streams and events);
 //! * [`compiler`]: the verifier and the evaluation plan, no number-changing pass;
-//! * [`executable`]: argument checks, reading and writing device buffers, and the
-//!   hooks through which the evaluator reaches this platform's custom calls and
-//!   the run's profile.
+//! * [`executable`]: the evaluator as the kit's `LiteralProgram` (the kit checks
+//!   arguments and moves buffers), and the hooks through which the evaluator
+//!   reaches this platform's custom calls and the run's profile.
 //!
 //! Linking this crate registers the platform, its compiler and its transfer
 //! manager with `platform_api`'s registries.
 
 pub mod compiler;
 pub mod executable;
-pub mod executor;
 pub mod platform;
-pub mod stream;
 
 pub use compiler::InterpreterCompiler;
-pub use executable::InterpreterExecutable;
-pub use executor::InterpreterExecutor;
+pub use executable::{InterpreterExecutable, InterpreterProgram};
 pub use platform::{InterpreterPlatform, PLATFORM_NAME};
 
 use platform_api::{
@@ -52,7 +48,7 @@ inventory::submit! {
         aliases: &[],
         priority: 40,
         probe,
-        create: InterpreterPlatform::create,
+        create: platform::create,
     }
 }
 

@@ -1,59 +1,36 @@
-//! [`InterpreterPlatform`]: any number of interpreter devices on one host.
+//! [`InterpreterPlatform`]: any number of interpreter devices on one host,
+//! made of the platform kit: host memory with a ledger, inline streams, and
+//! copies checked against the ledger (a reference backend reports a wild copy
+//! instead of making it).
 
-use crate::executor::InterpreterExecutor;
-use platform_api::{Error, Platform, PlatformOptions, Result, StreamExecutor};
+use platform_api::kit::{HostDeviceConfig, HostDevices};
+use platform_api::{DeviceDescription, Platform, PlatformOptions, Result};
 use std::sync::Arc;
 
 /// The registered name of the platform (also its id).
 pub const PLATFORM_NAME: &str = "Interpreter";
 
-/// The interpreter platform. Devices are cheap (host memory and a ledger), so
-/// they are all created up front.
-pub struct InterpreterPlatform {
-    executors: Vec<Arc<InterpreterExecutor>>,
-}
+/// The interpreter platform: devices are cheap, so all are created up front.
+pub type InterpreterPlatform = HostDevices;
 
-impl InterpreterPlatform {
-    /// A platform with `device_count` devices.
-    pub fn new(device_count: usize) -> Result<Self> {
-        if device_count == 0 {
-            return Err(Error::invalid_argument(
-                "the interpreter platform needs at least one device",
-            ));
-        }
-        Ok(InterpreterPlatform {
-            executors: (0..device_count)
-                .map(|i| Arc::new(InterpreterExecutor::new(PLATFORM_NAME, i)))
-                .collect(),
-        })
-    }
-
-    /// Creates the platform as the registry does: `options.device_count`, default 1.
-    pub fn create(options: &PlatformOptions) -> Result<Arc<dyn Platform>> {
-        Ok(Arc::new(InterpreterPlatform::new(
-            options.device_count.unwrap_or(1),
-        )?))
+fn describe(_ordinal: usize) -> DeviceDescription {
+    DeviceDescription {
+        name: "Interpreter".to_string(),
+        memory_bytes: 0,
+        core_count: 1,
+        details: vec!["evaluates HLO one instruction at a time on host memory".to_string()],
     }
 }
 
-impl Platform for InterpreterPlatform {
-    fn id(&self) -> &'static str {
-        PLATFORM_NAME
-    }
+/// A platform with `device_count` devices (0 is an error).
+pub fn new(device_count: usize) -> Result<InterpreterPlatform> {
+    HostDevices::new(
+        HostDeviceConfig::inline(PLATFORM_NAME, describe),
+        device_count,
+    )
+}
 
-    fn device_count(&self) -> usize {
-        self.executors.len()
-    }
-
-    fn executor(&self, ordinal: usize) -> Result<Arc<dyn StreamExecutor>> {
-        self.executors
-            .get(ordinal)
-            .map(|e| e.clone() as Arc<dyn StreamExecutor>)
-            .ok_or_else(|| {
-                Error::out_of_range(format!(
-                    "interpreter device {ordinal} does not exist; this platform has {} device(s)",
-                    self.executors.len()
-                ))
-            })
-    }
+/// Creates the platform as the registry does: `options.device_count`, default 1.
+pub fn create(options: &PlatformOptions) -> Result<Arc<dyn Platform>> {
+    Ok(Arc::new(new(options.device_count.unwrap_or(1))?))
 }

@@ -6,7 +6,7 @@ mod support;
 
 use platform_api::evaluator::RunContext;
 use platform_api::{CompileOptions, Literal};
-use platform_interpreter::InterpreterExecutable;
+use platform_interpreter::InterpreterProgram;
 use support::{f32s, parse};
 
 const MODULE: &str = r#"HloModule m
@@ -25,7 +25,7 @@ fn run(fp_contract: Option<&str>) -> Vec<f32> {
     if let Some(v) = fp_contract {
         options.debug_options.push(("fp_contract".into(), v.into()));
     }
-    let exe = InterpreterExecutable::new(parse(MODULE), &options).unwrap();
+    let exe = InterpreterProgram::new(parse(MODULE), &options).unwrap();
     let x = 1.0f32 + 2f32.powi(-12);
     let out = exe
         .evaluate_literals(
@@ -67,7 +67,7 @@ ENTRY e {
   ROOT t = (f32[1], f32[1]) tuple(d, sq)
 }
 "#;
-    let exe = InterpreterExecutable::new(parse(text), &CompileOptions::default()).unwrap();
+    let exe = InterpreterProgram::new(parse(text), &CompileOptions::default()).unwrap();
     let x = 1.0f32 + 2f32.powi(-12);
     let out = exe
         .evaluate_literals(
@@ -84,7 +84,7 @@ fn bad_option_value_is_an_error() {
     options
         .debug_options
         .push(("fp_contract".into(), "sometimes".into()));
-    let err = InterpreterExecutable::new(parse(MODULE), &options)
+    let err = InterpreterProgram::new(parse(MODULE), &options)
         .err()
         .unwrap();
     assert!(err.message().contains("fp_contract"), "{}", err.message());

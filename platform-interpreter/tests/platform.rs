@@ -55,7 +55,13 @@ fn allocations_are_aligned_and_accounted() {
         ),
         (0, 0, 128)
     );
-    assert!(ex.allocate(0).unwrap().is_null());
+    // An empty allocation is a non-null address of no bytes, counted until freed.
+    let empty = ex.allocate(0).unwrap();
+    assert!(!empty.is_null() && empty.size == 0);
+    assert_eq!(ex.memory_usage().live_allocations, 1);
+    // SAFETY: allocated above, unused.
+    unsafe { ex.deallocate(empty) };
+    assert_eq!(ex.memory_usage().live_allocations, 0);
 }
 
 #[test]

@@ -24,6 +24,8 @@
 // Linking a backend crate is what registers it (see the module docs).
 #[cfg(feature = "cuda")]
 use platform_cuda as _;
+#[cfg(feature = "example")]
+use example_backend as _;
 #[cfg(feature = "host")]
 use platform_host as _;
 #[cfg(feature = "interpreter")]

@@ -1,412 +1,78 @@
-//! [`HostExecutor`]: one host "device": aligned heap memory with accounting, and
-//! the streams and events on it.
-//!
-//! # Deferred frees
-//! A buffer may be dropped while stream work that uses it is still queued (a
-//! transfer whose destination is discarded because the execution it fed was
-//! rejected, a result dropped before the stream ran). Freeing it at once would
-//! let that work write freed memory. So `deallocate` notes, for every stream
-//! of the device with unfinished work, how many items had been enqueued, and
-//! frees the memory only once each of those streams has finished that many
-//! items (checked whenever a stream finishes an item and on every
-//! deallocation). With no unfinished work anywhere the memory is freed at once.
-//!
-//! # Block cache
-//! Fresh memory is zero-filled, which for a large block means the operating
-//! system maps and faults in every page on first touch (several milliseconds
-//! per hundred megabytes) and unmaps it again on free. Executions allocate the
-//! same result sizes run after run, so freed blocks of at least
-//! [`CACHED_MIN_BYTES`] are kept (up to [`CACHE_LIMIT_BYTES`] in all, oldest
-//! evicted first) and handed out again for a request of the same size class
-//! (sizes rounded up to a sixteenth of their power of two). A reused block
-//! holds the bytes it last held: memory is never uninitialised, but only fresh
-//! memory is zero. Cached blocks are not counted as in use.
+//! The Host's device: the kit's [`HostDevice`] with threaded streams, copies
+//! of a megabyte or more split over the compute pool, and a description of
+//! this machine's CPU.
 
-use super::stream::{HostEvent, HostStream, StreamShared};
+use super::pool;
 use crate::PLATFORM_NAME;
-use platform_api::{
-    DeviceDescription, DeviceMemoryBase, Error, Event, MemoryUsage, Result, Stream, StreamExecutor,
-};
-use std::alloc::Layout;
-use std::any::Any;
-use std::sync::{Arc, Mutex, Weak};
+use platform_api::kit::{HostDevice, HostDeviceConfig, StreamMode};
+use platform_api::DeviceDescription;
 
-/// Alignment of every host allocation: a cache line, and enough for any SIMD load.
-pub const ALIGNMENT: usize = 64;
+/// One host device (the kit's device, configured for the Host).
+pub type HostExecutor = HostDevice;
 
-/// Blocks smaller than this go straight back to the system allocator.
-pub const CACHED_MIN_BYTES: usize = 64 << 10;
-
-/// Most bytes the block cache of one device keeps.
-pub const CACHE_LIMIT_BYTES: usize = 1 << 30;
-
-/// The bytes actually reserved for a request of `size` bytes: large requests
-/// round up to a size class (a sixteenth of their power of two, at least a
-/// page) so that blocks of nearly equal sizes are interchangeable.
-fn reserved_bytes(size: usize) -> usize {
-    if size < CACHED_MIN_BYTES {
-        return size;
-    }
-    let step = (size.next_power_of_two() / 16).max(4096);
-    size.div_ceil(step).saturating_mul(step)
-}
-
-/// A free waiting for streams to get past the work enqueued before it.
-struct PendingFree {
-    ptr: usize,
-    size: usize,
-    waits: Vec<(Weak<StreamShared>, u64)>,
-}
-
-/// A device's memory accounting and its deferred frees, shared with its
-/// streams.
-#[derive(Default)]
-pub struct MemoryState {
-    usage: Mutex<MemoryUsage>,
-    pending: Mutex<Vec<PendingFree>>,
-    cache: Mutex<BlockCache>,
-}
-
-/// Freed large blocks kept for reuse: (reserved bytes, address), oldest first.
-#[derive(Default)]
-struct BlockCache {
-    blocks: Vec<(usize, usize)>,
-    bytes: usize,
-}
-
-impl BlockCache {
-    /// A kept block of exactly `reserved` bytes, the most recently freed
-    /// (warmest in cache) first.
-    fn take(&mut self, reserved: usize) -> Option<usize> {
-        let i = self.blocks.iter().rposition(|&(r, _)| r == reserved)?;
-        let (_, ptr) = self.blocks.remove(i);
-        self.bytes -= reserved;
-        Some(ptr)
-    }
-
-    /// Keeps a block; returns the blocks evicted to stay under the limit (the
-    /// block itself when it alone exceeds it).
-    fn put(&mut self, reserved: usize, ptr: usize) -> Vec<(usize, usize)> {
-        if reserved > CACHE_LIMIT_BYTES {
-            return vec![(reserved, ptr)];
-        }
-        let mut evicted = Vec::new();
-        while self.bytes + reserved > CACHE_LIMIT_BYTES && !self.blocks.is_empty() {
-            let (r, p) = self.blocks.remove(0);
-            self.bytes -= r;
-            evicted.push((r, p));
-        }
-        self.blocks.push((reserved, ptr));
-        self.bytes += reserved;
-        evicted
+/// The Host's device configuration.
+pub fn config() -> HostDeviceConfig {
+    HostDeviceConfig {
+        platform_id: PLATFORM_NAME,
+        describe,
+        streams: StreamMode::Threaded,
+        // Kernels and transfers address sub-ranges and other devices' buffers
+        // through the same pointers; the range lookup would only cost time.
+        strict_ranges: false,
+        copy: parallel_copy,
     }
 }
 
-impl MemoryState {
-    fn layout(size: usize) -> Result<Layout> {
-        Layout::from_size_align(size, ALIGNMENT).map_err(|_| {
-            Error::resource_exhausted(format!("cannot allocate {size} bytes on the host"))
-        })
-    }
-
-    /// Returns a block of `reserved` bytes to the system allocator.
-    fn release(ptr: usize, reserved: usize) {
-        if let Ok(layout) = Self::layout(reserved) {
-            // SAFETY: `ptr` came from `alloc_zeroed` with this layout and is
-            // released exactly once (it left the pending list and the cache, or
-            // never entered them).
-            unsafe { std::alloc::dealloc(ptr as *mut u8, layout) };
+fn describe(ordinal: usize) -> DeviceDescription {
+    let mut details = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    for (feature, present) in [
+        ("avx2", std::arch::is_x86_feature_detected!("avx2")),
+        ("fma", std::arch::is_x86_feature_detected!("fma")),
+        ("avx512f", std::arch::is_x86_feature_detected!("avx512f")),
+    ] {
+        if present {
+            details.push(feature.to_string());
         }
     }
-
-    /// A block of `reserved` bytes: a cached one, else fresh zeroed memory.
-    fn obtain(&self, reserved: usize) -> *mut u8 {
-        if reserved >= CACHED_MIN_BYTES {
-            if let Some(p) = self.cache.lock().ok().and_then(|mut c| c.take(reserved)) {
-                return p as *mut u8;
-            }
-        }
-        match Self::layout(reserved) {
-            // SAFETY: `reserved` is non-zero (callers handle empty requests).
-            Ok(layout) => unsafe { std::alloc::alloc_zeroed(layout) },
-            Err(_) => std::ptr::null_mut(),
-        }
-    }
-
-    fn free_now(&self, ptr: usize, size: usize) {
-        if size > 0 {
-            let reserved = reserved_bytes(size);
-            if reserved >= CACHED_MIN_BYTES {
-                let evicted = match self.cache.lock() {
-                    Ok(mut c) => c.put(reserved, ptr),
-                    Err(_) => vec![(reserved, ptr)],
-                };
-                for (r, p) in evicted {
-                    Self::release(p, r);
-                }
-            } else {
-                Self::release(ptr, reserved);
-            }
-        }
-        if let Ok(mut u) = self.usage.lock() {
-            u.bytes_in_use = u.bytes_in_use.saturating_sub(size as u64);
-            u.live_allocations = u.live_allocations.saturating_sub(1);
-        }
-    }
-
-    /// Frees every pending buffer whose streams have moved past it. Frees under
-    /// the pending list's lock, so whoever takes that lock next sees the
-    /// accounting already updated.
-    pub(crate) fn process_deferred_frees(&self) {
-        let Ok(mut pending) = self.pending.lock() else {
-            return;
-        };
-        if pending.is_empty() {
-            return;
-        }
-        let (ready, waiting): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut *pending).into_iter().partition(|p| {
-                p.waits.iter().all(|(stream, ticket)| {
-                    stream.upgrade().is_none_or(|s| s.progress().1 >= *ticket)
-                })
-            });
-        *pending = waiting;
-        for p in ready {
-            self.free_now(p.ptr, p.size);
-        }
+    let cores = pool::core_count();
+    DeviceDescription {
+        name: format!("Host CPU ({cores} cores), device {ordinal}"),
+        memory_bytes: 0,
+        core_count: cores,
+        details,
     }
 }
 
-impl Drop for MemoryState {
-    fn drop(&mut self) {
-        // Streams hold their executor alive, so none is left: free everything.
-        let pending = self
-            .pending
-            .get_mut()
-            .map(std::mem::take)
-            .unwrap_or_default();
-        for p in pending {
-            self.free_now(p.ptr, p.size);
-        }
-        if let Ok(cache) = self.cache.get_mut() {
-            for (r, p) in std::mem::take(&mut cache.blocks) {
-                Self::release(p, r);
-            }
-            cache.bytes = 0;
-        }
+/// Copies of at least this many bytes are split over the compute pool: one
+/// core does not saturate memory bandwidth, and results of several megabytes
+/// come back to the host after every execution.
+const PARALLEL_COPY_MIN: usize = 1 << 20;
+
+/// `copy_nonoverlapping` of `len` bytes, split into cache-line-aligned chunks
+/// on the compute pool when it is large.
+///
+/// # Safety
+/// As `std::ptr::copy_nonoverlapping`: `src` readable and `dst` writable for
+/// `len` bytes, not overlapping.
+unsafe fn parallel_copy(src: *const u8, dst: *mut u8, len: usize) {
+    if len < PARALLEL_COPY_MIN {
+        // SAFETY: forwarded.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+        return;
     }
-}
-
-/// One host device.
-pub struct HostExecutor {
-    ordinal: usize,
-    memory: Arc<MemoryState>,
-    /// The streams created on this device, for `synchronize_all_activity` and
-    /// deferred frees.
-    streams: Mutex<Vec<Weak<StreamShared>>>,
-}
-
-impl HostExecutor {
-    pub fn new(ordinal: usize) -> Self {
-        HostExecutor {
-            ordinal,
-            memory: Arc::new(MemoryState::default()),
-            streams: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// A non-null, suitably aligned address standing for an empty allocation.
-    fn empty_address() -> *mut u8 {
-        std::ptr::without_provenance_mut(ALIGNMENT)
-    }
-}
-
-impl StreamExecutor for HostExecutor {
-    fn platform_id(&self) -> &'static str {
-        PLATFORM_NAME
-    }
-
-    fn ordinal(&self) -> usize {
-        self.ordinal
-    }
-
-    fn description(&self) -> DeviceDescription {
-        let mut details = Vec::new();
-        #[cfg(target_arch = "x86_64")]
-        for (feature, present) in [
-            ("avx2", std::arch::is_x86_feature_detected!("avx2")),
-            ("fma", std::arch::is_x86_feature_detected!("fma")),
-            ("avx512f", std::arch::is_x86_feature_detected!("avx512f")),
-        ] {
-            if present {
-                details.push(feature.to_string());
-            }
-        }
-        let cores = super::pool::core_count();
-        DeviceDescription {
-            name: format!("Host CPU ({cores} cores), device {}", self.ordinal),
-            memory_bytes: 0,
-            core_count: cores,
-            details,
-        }
-    }
-
-    fn allocate(&self, size: usize) -> Result<DeviceMemoryBase> {
-        let ptr = if size == 0 {
-            Self::empty_address()
-        } else {
-            let reserved = reserved_bytes(size);
-            MemoryState::layout(reserved)?;
-            let p = self.memory.obtain(reserved);
-            if p.is_null() {
-                return Err(Error::resource_exhausted(format!(
-                    "host device {}: out of memory allocating {size} bytes",
-                    self.ordinal
-                )));
-            }
-            p
-        };
-        if let Ok(mut u) = self.memory.usage.lock() {
-            u.bytes_in_use += size as u64;
-            u.peak_bytes_in_use = u.peak_bytes_in_use.max(u.bytes_in_use);
-            u.live_allocations += 1;
-        }
-        Ok(DeviceMemoryBase::new(ptr.cast(), size))
-    }
-
-    unsafe fn deallocate(&self, mem: DeviceMemoryBase) {
-        if mem.is_null() {
-            return;
-        }
-        let live: Vec<Arc<StreamShared>> = match self.streams.lock() {
-            Ok(s) => s.iter().filter_map(Weak::upgrade).collect(),
-            Err(_) => Vec::new(),
-        };
-        let waits: Vec<(Weak<StreamShared>, u64)> = live
-            .iter()
-            .filter_map(|s| {
-                let (enqueued, completed) = s.progress();
-                (completed < enqueued).then(|| (Arc::downgrade(s), enqueued))
-            })
-            .collect();
-        drop(live);
-        if waits.is_empty() {
-            self.memory.free_now(mem.opaque as usize, mem.size);
-            return;
-        }
-        if let Ok(mut pending) = self.memory.pending.lock() {
-            pending.push(PendingFree {
-                ptr: mem.opaque as usize,
-                size: mem.size,
-                waits,
-            });
-        }
-        // A stream may have finished between the snapshot and the push.
-        self.memory.process_deferred_frees();
-    }
-
-    fn create_stream(self: Arc<Self>) -> Result<Arc<dyn Stream>> {
-        let stream = HostStream::new(self.clone(), self.memory.clone())?;
-        if let Ok(mut streams) = self.streams.lock() {
-            streams.retain(|w| w.strong_count() > 0);
-            streams.push(Arc::downgrade(stream.shared()));
-        }
-        Ok(Arc::new(stream))
-    }
-
-    fn create_event(self: Arc<Self>) -> Result<Arc<dyn Event>> {
-        Ok(Arc::new(HostEvent::new()))
-    }
-
-    fn synchronize_all_activity(&self) -> Result<()> {
-        let streams: Vec<Arc<StreamShared>> = match self.streams.lock() {
-            Ok(s) => s.iter().filter_map(Weak::upgrade).collect(),
-            Err(_) => return Err(Error::internal("stream list lock poisoned")),
-        };
-        for s in streams {
-            s.wait_idle();
-        }
-        Ok(())
-    }
-
-    fn memory_usage(&self) -> MemoryUsage {
-        self.memory.process_deferred_frees();
-        self.memory.usage.lock().map(|u| *u).unwrap_or_default()
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn size_classes_cover_the_request() {
-        for size in [
-            1usize,
-            100,
-            65535,
-            65536,
-            65537,
-            1 << 20,
-            (1 << 20) + 1,
-            3_000_001,
-        ] {
-            let r = reserved_bytes(size);
-            assert!(r >= size, "{size}");
-            if size >= CACHED_MIN_BYTES {
-                assert!(r - size <= size / 8 + 4096, "{size} -> {r}");
-                assert_eq!(r % 4096, 0);
-            } else {
-                assert_eq!(r, size);
-            }
-        }
-    }
-
-    #[test]
-    fn freed_large_blocks_are_reused_and_accounted() {
-        let exec = HostExecutor::new(0);
-        let size = 1 << 20;
-        let a = exec.allocate(size).unwrap();
-        // Fresh memory is zero.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(a.opaque.cast::<u8>(), size) };
-        assert!(bytes.iter().all(|&b| b == 0));
-        bytes.fill(7);
-        let addr = a.opaque;
-        unsafe { exec.deallocate(a) };
-        assert_eq!(exec.memory_usage().bytes_in_use, 0);
-        assert_eq!(exec.memory_usage().live_allocations, 0);
-        // Same size class: the same block, still holding its last bytes.
-        let b = exec.allocate(size - 100).unwrap();
-        assert_eq!(b.opaque, addr);
-        assert_eq!(exec.memory_usage().bytes_in_use, (size - 100) as u64);
-        // A different class does not take it.
-        let c = exec.allocate(4 * size).unwrap();
-        assert_ne!(c.opaque, addr);
+    const CHUNK: usize = 256 << 10;
+    let (s, d) = (src as usize, dst as usize);
+    pool::parallel_for(len.div_ceil(CHUNK), 1, |from, to| {
+        let start = from * CHUNK;
+        let end = (to * CHUNK).min(len);
+        // SAFETY: disjoint sub-ranges of the caller's ranges.
         unsafe {
-            exec.deallocate(b);
-            exec.deallocate(c);
-        }
-        assert_eq!(exec.memory_usage().live_allocations, 0);
-    }
-
-    #[test]
-    fn cache_evicts_oldest_beyond_its_limit() {
-        let mut cache = BlockCache::default();
-        let big = CACHE_LIMIT_BYTES / 2;
-        assert!(cache.put(big, 1).is_empty());
-        assert!(cache.put(big, 2).is_empty());
-        assert_eq!(cache.put(big, 3), vec![(big, 1)]);
-        assert_eq!(
-            cache.put(CACHE_LIMIT_BYTES + 1, 4),
-            vec![(CACHE_LIMIT_BYTES + 1, 4)]
-        );
-        assert_eq!(cache.take(big), Some(3));
-        assert_eq!(cache.take(big), Some(2));
-        assert_eq!(cache.take(big), None);
-        assert_eq!(cache.bytes, 0);
-    }
+            std::ptr::copy_nonoverlapping(
+                (s + start) as *const u8,
+                (d + start) as *mut u8,
+                end - start,
+            )
+        };
+    });
 }

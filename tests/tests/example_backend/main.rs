@@ -1,12 +1,13 @@
 //! A new backend plugs in without touching any other crate.
 //!
-//! [`backend`] is platform "Example", written only against `platform_api`'s
-//! public contracts and registered with `inventory::submit!`. It lives in this
-//! test binary, so it is linked (and registered) here and nowhere else. These
-//! tests find it the way users do — through the registry and the service — and
-//! check that it compiles, caches, runs and fails as the contracts say.
+//! `backend` is platform "Example" (the `example-backend` crate in
+//! `examples/backend`), written only against `platform_api`'s public contracts
+//! and registered with `inventory::submit!`; linking it here registers it.
+//! These tests find it the way users do — through the registry and the
+//! service — and check that it compiles, caches, runs and fails as the
+//! contracts say.
 
-mod backend;
+use example_backend as backend;
 
 use platform_api::hlo::builder::HloBuilder;
 use platform_api::{

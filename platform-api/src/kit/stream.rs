@@ -1,22 +1,52 @@
-//! [`HostStream`] (a worker thread running an ordered queue) and [`HostEvent`].
+//! [`HostStream`] (an ordered queue of work, run by its own thread or inline
+//! in the caller) and [`HostEvent`].
 //!
-//! Each stream owns one thread. Enqueue methods push a work item and return; the
-//! thread pops items in order and runs them. The first error an item returns is
+//! A threaded stream owns one thread: enqueue methods push a work item and
+//! return; the thread pops items in order and runs them. An inline stream runs
+//! each item in the enqueueing call (simple, deterministic, and what a
+//! reference backend wants). Either way the first error an item returns is
 //! kept in the stream; while it is kept, later items are skipped (their event
 //! markers complete with [`EventStatus::Error`]), until
-//! [`Stream::block_host_until_done`] returns the error and clears it.
+//! [`Stream::block_host_until_done`] returns the error and clears it. A panic
+//! inside an item becomes an `Internal` error of the stream.
 //!
-//! Dropping the last handle to a stream lets its thread finish what is queued and
-//! exit; the drop waits for that unless it happens on the stream's own thread.
+//! Dropping the last handle to a threaded stream lets its thread finish what is
+//! queued and exit; the drop waits for that unless it happens on the stream's
+//! own thread.
 
-use super::executor::MemoryState;
-use platform_api::{
+use super::memory::HostMemory;
+use crate::{
     DeviceMemoryBase, Error, Event, EventStatus, HostCallback, Result, Stream, StreamExecutor,
 };
 use std::any::Any;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+
+/// How a device's streams run their work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamMode {
+    /// In the enqueueing call.
+    Inline,
+    /// On a thread of the stream's own, in order; enqueueing returns at once.
+    Threaded,
+}
+
+/// Copies `len` bytes between non-overlapping host ranges (a backend may pass
+/// a parallel copy for large transfers).
+///
+/// # Safety
+/// As `std::ptr::copy_nonoverlapping`.
+pub type CopyFn = unsafe fn(src: *const u8, dst: *mut u8, len: usize);
+
+/// The plain [`CopyFn`].
+///
+/// # Safety
+/// As `std::ptr::copy_nonoverlapping`.
+pub unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
+    // SAFETY: forwarded.
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, len) }
+}
 
 /// One queued work item. `skipped` is true when the stream is in error: the item
 /// must not do its work, only release what it holds (event markers mark failure).
@@ -39,7 +69,7 @@ struct QueueState {
 pub struct StreamShared {
     state: Mutex<QueueState>,
     /// The executor's memory, whose deferred frees may wait on this stream.
-    memory: Arc<MemoryState>,
+    memory: Arc<HostMemory>,
     /// Signalled when an item is queued or shutdown is requested.
     work_ready: Condvar,
     /// Signalled when `outstanding` drops to zero.
@@ -88,31 +118,51 @@ impl StreamShared {
                     st = self.work_ready.wait(st).unwrap_or_else(|e| e.into_inner());
                 }
             };
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| item(skipped)))
-                .unwrap_or_else(|panic| {
-                    let what = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown panic".to_string());
-                    Err(Error::internal(format!(
-                        "work on a host stream panicked: {what}"
-                    )))
-                });
-            let mut st = self.lock();
-            if let Err(e) = result {
-                if st.error.is_none() && !skipped {
-                    st.error = Some(e);
-                }
-            }
-            st.outstanding -= 1;
-            st.completed += 1;
-            if st.outstanding == 0 {
-                self.idle.notify_all();
-            }
-            drop(st);
-            self.memory.process_deferred_frees();
+            self.run_item(item, skipped);
         }
+    }
+
+    /// Runs an item inline: counted as enqueued and finished like a queued one.
+    fn run_inline(&self, item: WorkItem) -> Result<()> {
+        let skipped = {
+            let mut st = self.lock();
+            if st.shutdown {
+                return Err(Error::failed_precondition("the stream has been shut down"));
+            }
+            st.outstanding += 1;
+            st.enqueued += 1;
+            st.error.is_some()
+        };
+        self.run_item(item, skipped);
+        Ok(())
+    }
+
+    /// Runs one item, keeps its error, and marks it finished.
+    fn run_item(&self, item: WorkItem, skipped: bool) {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| item(skipped)))
+            .unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".to_string());
+                Err(Error::internal(format!(
+                    "work on a stream panicked: {what}"
+                )))
+            });
+        let mut st = self.lock();
+        if let Err(e) = result {
+            if st.error.is_none() && !skipped {
+                st.error = Some(e);
+            }
+        }
+        st.outstanding -= 1;
+        st.completed += 1;
+        if st.outstanding == 0 {
+            self.idle.notify_all();
+        }
+        drop(st);
+        self.memory.process_deferred_frees();
     }
 
     /// (items ever enqueued, items finished).
@@ -122,72 +172,64 @@ impl StreamShared {
     }
 }
 
-/// A stream of a host device: an ordered queue run by its own thread.
+/// A stream of a host-memory device: an ordered queue, run by its own thread
+/// or inline.
 pub struct HostStream {
     executor: Arc<dyn StreamExecutor>,
     shared: Arc<StreamShared>,
+    /// The worker thread (threaded streams only).
     worker: Mutex<Option<JoinHandle<()>>>,
-    worker_id: std::thread::ThreadId,
+    worker_id: Option<std::thread::ThreadId>,
+    /// Checks that copy ranges lie in the device's live allocations.
+    strict: bool,
+    copy: CopyFn,
 }
 
 /// Carries a raw destination pointer into a work item.
-/// Copies of at least this many bytes are split over the compute pool: one
-/// core does not saturate memory bandwidth, and results of several megabytes
-/// come back to the host after every execution.
-const PARALLEL_COPY_MIN: usize = 1 << 20;
-
-/// `copy_nonoverlapping` of `len` bytes, split into cache-line-aligned chunks
-/// on the compute pool when it is large.
-///
-/// # Safety
-/// As `std::ptr::copy_nonoverlapping`: `src` readable and `dst` writable for
-/// `len` bytes, not overlapping.
-unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
-    if len < PARALLEL_COPY_MIN {
-        // SAFETY: forwarded.
-        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
-        return;
-    }
-    const CHUNK: usize = 256 << 10;
-    let (s, d) = (src as usize, dst as usize);
-    super::pool::parallel_for(len.div_ceil(CHUNK), 1, |from, to| {
-        let start = from * CHUNK;
-        let end = (to * CHUNK).min(len);
-        // SAFETY: disjoint sub-ranges of the caller's ranges.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                (s + start) as *const u8,
-                (d + start) as *mut u8,
-                end - start,
-            )
-        };
-    });
-}
-
 struct SendPtr(*mut u8);
 // SAFETY: the pointer is only dereferenced by the work item, under the contract of
 // `memcpy_device_to_host` (the caller keeps the destination valid and untouched).
 unsafe impl Send for SendPtr {}
 
 impl HostStream {
-    pub(crate) fn new(executor: Arc<dyn StreamExecutor>, memory: Arc<MemoryState>) -> Result<Self> {
+    pub(crate) fn new(
+        executor: Arc<dyn StreamExecutor>,
+        memory: Arc<HostMemory>,
+        mode: StreamMode,
+        strict: bool,
+        copy: CopyFn,
+    ) -> Result<Self> {
         let shared = Arc::new(StreamShared {
             state: Mutex::new(QueueState::default()),
             memory,
             work_ready: Condvar::new(),
             idle: Condvar::new(),
         });
-        let for_worker = shared.clone();
-        let handle = std::thread::Builder::new()
-            .name(format!("host-stream-{}", executor.ordinal()))
-            .spawn(move || for_worker.worker_loop())
-            .map_err(|e| Error::resource_exhausted(format!("cannot start a stream thread: {e}")))?;
-        let worker_id = handle.thread().id();
+        let (worker, worker_id) = match mode {
+            StreamMode::Inline => (None, None),
+            StreamMode::Threaded => {
+                let for_worker = shared.clone();
+                let handle = std::thread::Builder::new()
+                    .name(format!(
+                        "{}-stream-{}",
+                        executor.platform_id().to_lowercase(),
+                        executor.ordinal()
+                    ))
+                    .spawn(move || for_worker.worker_loop())
+                    .map_err(|e| {
+                        Error::resource_exhausted(format!("cannot start a stream thread: {e}"))
+                    })?;
+                let id = handle.thread().id();
+                (Some(handle), Some(id))
+            }
+        };
         Ok(HostStream {
             executor,
             shared,
-            worker: Mutex::new(Some(handle)),
+            worker: Mutex::new(worker),
             worker_id,
+            strict,
+            copy,
         })
     }
 
@@ -195,9 +237,16 @@ impl HostStream {
         &self.shared
     }
 
+    fn push(&self, item: WorkItem) -> Result<()> {
+        match self.worker_id {
+            Some(_) => self.shared.push(item),
+            None => self.shared.run_inline(item),
+        }
+    }
+
     /// Enqueues a work item that runs unless the stream is in error.
     pub fn enqueue(&self, work: impl FnOnce() -> Result<()> + Send + 'static) -> Result<()> {
-        self.shared.push(Box::new(
+        self.push(Box::new(
             move |skipped| {
                 if skipped {
                     Ok(())
@@ -208,25 +257,34 @@ impl HostStream {
         ))
     }
 
-    /// Whether the caller is this stream's worker thread.
+    /// Whether the caller is this stream's worker thread (never, for an inline
+    /// stream).
     pub fn is_worker_thread(&self) -> bool {
-        std::thread::current().id() == self.worker_id
+        self.worker_id == Some(std::thread::current().id())
     }
-}
 
-fn check_range(what: &str, mem: &DeviceMemoryBase, len: usize) -> Result<()> {
-    if len > mem.size {
-        return Err(Error::invalid_argument(format!(
-            "{what}: {len} bytes do not fit a buffer of {} bytes",
-            mem.size
-        )));
+    fn check_range(&self, what: &str, mem: &DeviceMemoryBase, len: usize) -> Result<()> {
+        if len > mem.size {
+            return Err(Error::invalid_argument(format!(
+                "{what}: {len} bytes do not fit a buffer of {} bytes",
+                mem.size
+            )));
+        }
+        if len > 0 && mem.is_null() {
+            return Err(Error::invalid_argument(format!(
+                "{what}: null device buffer"
+            )));
+        }
+        if self.strict && !self.shared.memory.owns(mem.opaque as usize, len) {
+            return Err(Error::invalid_argument(format!(
+                "{what}: {:p} (+{len} bytes) is not live memory of {} device {}",
+                mem.opaque,
+                self.executor.platform_id(),
+                self.executor.ordinal()
+            )));
+        }
+        Ok(())
     }
-    if len > 0 && mem.is_null() {
-        return Err(Error::invalid_argument(format!(
-            "{what}: null device buffer"
-        )));
-    }
-    Ok(())
 }
 
 impl Stream for HostStream {
@@ -235,13 +293,14 @@ impl Stream for HostStream {
     }
 
     fn memcpy_host_to_device(&self, dst: DeviceMemoryBase, src: &[u8]) -> Result<()> {
-        check_range("host-to-device copy", &dst, src.len())?;
+        self.check_range("host-to-device copy", &dst, src.len())?;
         let staged = src.to_vec();
+        let copy = self.copy;
         self.enqueue(move || {
             let dst = dst;
             // SAFETY: `dst` holds at least `staged.len()` bytes (checked above) and
             // stream ordering keeps other users of it away while this runs.
-            unsafe { copy_bytes(staged.as_ptr(), dst.opaque.cast(), staged.len()) };
+            unsafe { copy(staged.as_ptr(), dst.opaque.cast(), staged.len()) };
             Ok(())
         })
     }
@@ -252,13 +311,14 @@ impl Stream for HostStream {
         src: DeviceMemoryBase,
         len: usize,
     ) -> Result<()> {
-        check_range("device-to-host copy", &src, len)?;
+        self.check_range("device-to-host copy", &src, len)?;
         let dst = SendPtr(dst);
+        let copy = self.copy;
         self.enqueue(move || {
             let (dst, src) = (dst, src);
             // SAFETY: the caller keeps `dst` valid for `len` bytes until the stream
             // has run this copy; `src` holds at least `len` bytes.
-            unsafe { copy_bytes(src.opaque.cast::<u8>(), dst.0, len) };
+            unsafe { copy(src.opaque.cast::<u8>(), dst.0, len) };
             Ok(())
         })
     }
@@ -269,8 +329,8 @@ impl Stream for HostStream {
         src: DeviceMemoryBase,
         len: usize,
     ) -> Result<()> {
-        check_range("device-to-device copy (source)", &src, len)?;
-        check_range("device-to-device copy (destination)", &dst, len)?;
+        self.check_range("device-to-device copy (source)", &src, len)?;
+        self.check_range("device-to-device copy (destination)", &dst, len)?;
         self.enqueue(move || {
             let (dst, src) = (dst, src);
             // SAFETY: both buffers hold `len` bytes; `copy` tolerates overlap.
@@ -286,7 +346,7 @@ impl Stream for HostStream {
     fn record_event(&self, event: &Arc<dyn Event>) -> Result<()> {
         let event = host_event(event)?;
         let generation = event.arm();
-        self.shared.push(Box::new(move |skipped| {
+        self.push(Box::new(move |skipped| {
             event.fire(
                 generation,
                 if skipped {
@@ -316,7 +376,9 @@ impl Stream for HostStream {
             ));
         }
         let mut st = self.shared.lock();
-        while st.outstanding > 0 {
+        // An inline stream has run everything already, except perhaps the item
+        // this call is made from, which must not wait for itself.
+        while st.outstanding > 0 && self.worker_id.is_some() {
             st = self.shared.idle.wait(st).unwrap_or_else(|e| e.into_inner());
         }
         match st.error.take() {
@@ -350,7 +412,7 @@ impl Drop for HostStream {
 fn host_event(event: &Arc<dyn Event>) -> Result<HostEventHandle> {
     if event.as_any().downcast_ref::<HostEvent>().is_none() {
         return Err(Error::invalid_argument(
-            "the event was not created by a Host executor",
+            "the event was not created by a host-memory device of the kit",
         ));
     }
     Ok(HostEventHandle(event.clone()))
