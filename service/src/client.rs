@@ -297,7 +297,47 @@ impl LocalClient {
         }
     }
 
-    /// A client for the platform `name` (see [`Backend::new`]).
+    /// A client for the platform `name` (see [`Backend::new`]): `None` picks the
+    /// highest-priority available platform; names and aliases match without
+    /// regard to case.
+    ///
+    /// ```
+    /// use service::LocalClient;
+    /// use platform_api::{CompileOptions, Literal};
+    ///
+    /// let client = LocalClient::for_platform(Some("interpreter"))?;
+    /// let compiled = client.compile_text(
+    ///     "HloModule axpy
+    ///      ENTRY e {
+    ///        a = f32[] parameter(0)
+    ///        x = f32[3] parameter(1)
+    ///        y = f32[3] parameter(2)
+    ///        aa = f32[3] broadcast(a), dimensions={}
+    ///        ax = f32[3] multiply(aa, x)
+    ///        ROOT r = f32[3] add(ax, y)
+    ///      }",
+    ///     &CompileOptions::default(),
+    /// )?;
+    /// let out = client.execute(
+    ///     &compiled.executable,
+    ///     &[
+    ///         Literal::scalar(2f32),
+    ///         Literal::vector(&[1f32, 2.0, 3.0]),
+    ///         Literal::vector(&[10f32, 20.0, 30.0]),
+    ///     ],
+    /// )?;
+    /// assert_eq!(out.data::<f32>()?, &[12.0, 24.0, 36.0]);
+    /// # Ok::<(), platform_api::Error>(())
+    /// ```
+    ///
+    /// A name nobody registered is `NotFound`, and the message lists the
+    /// registered platforms:
+    ///
+    /// ```
+    /// let err = service::LocalClient::for_platform(Some("no-such-device")).unwrap_err();
+    /// assert_eq!(err.code(), platform_api::Code::NotFound);
+    /// assert!(err.message().contains("Interpreter"));
+    /// ```
     pub fn for_platform(name: Option<&str>) -> Result<LocalClient> {
         Ok(LocalClient::new(Arc::new(Backend::new(name)?)))
     }
@@ -403,7 +443,22 @@ impl LocalClient {
         self.cache.clear()
     }
 
-    /// Runs `exe` on host values and returns its result.
+    /// Runs `exe` on host values and returns its result. Arguments are checked
+    /// against the parameters first; a mismatch names both shapes:
+    ///
+    /// ```
+    /// use platform_api::{CompileOptions, Literal};
+    /// let client = service::LocalClient::for_platform(Some("interpreter"))?;
+    /// let neg = client.compile_text(
+    ///     "HloModule n ENTRY e { x = f32[2] parameter(0) ROOT r = f32[2] negate(x) }",
+    ///     &CompileOptions::default(),
+    /// )?;
+    /// let err = client
+    ///     .execute(&neg.executable, &[Literal::vector(&[1f32, 2.0, 3.0])])
+    ///     .unwrap_err();
+    /// assert!(err.message().contains("f32[3]") && err.message().contains("f32[2]"), "{err}");
+    /// # Ok::<(), platform_api::Error>(())
+    /// ```
     pub fn execute(&self, exe: &LoadedExecutable, args: &[Literal]) -> Result<Literal> {
         Ok(self
             .execute_with(exe, args, &ExecuteOptions::default())?

@@ -22,10 +22,10 @@
 //! The `hlorun` binary (`src/bin/hlorun.rs`) is the command line over all of it.
 
 // Linking a backend crate is what registers it (see the module docs).
-#[cfg(feature = "cuda")]
-use platform_cuda as _;
 #[cfg(feature = "example")]
 use example_backend as _;
+#[cfg(feature = "cuda")]
+use platform_cuda as _;
 #[cfg(feature = "host")]
 use platform_host as _;
 #[cfg(feature = "interpreter")]
