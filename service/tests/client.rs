@@ -12,7 +12,6 @@ mod common;
 use common::NAME;
 use platform_api::{CompileOptions, Literal, PlatformOptions, ProfileSink};
 use service::{AsyncClient, Backend, ExecuteOptions, LocalClient};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 const ADD_MUL: &str = r#"
@@ -343,15 +342,16 @@ fn streams_are_reused() {
         .executable;
     let args = [Literal::vector(&[1.0f32; 4]), Literal::vector(&[1.0f32; 4])];
     client.execute(&exe, &args).unwrap();
-    let before = common::STREAMS_CREATED.load(Ordering::SeqCst);
+    let device = client.backend().executor(0).unwrap().clone();
+    let before = common::streams_created(&device);
+    assert!(before >= 1);
     for _ in 0..5 {
         client.execute(&exe, &args).unwrap();
     }
-    // Sequential runs on one client borrow the pooled stream (other tests may
-    // create streams meanwhile, but not five per run of this loop).
-    let created = common::STREAMS_CREATED.load(Ordering::SeqCst) - before;
-    assert!(
-        created < 5,
+    // Sequential runs on one client borrow the pooled stream.
+    let created = common::streams_created(&device) - before;
+    assert_eq!(
+        created, 0,
         "{created} streams created for 5 sequential runs"
     );
 }

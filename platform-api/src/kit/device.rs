@@ -14,6 +14,7 @@ use crate::{
     StreamExecutor,
 };
 use std::any::Any;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 /// What makes one backend's host-memory device its own.
@@ -53,6 +54,7 @@ pub struct HostDevice {
     /// The streams created on this device, for `synchronize_all_activity` and
     /// deferred frees.
     streams: Mutex<Vec<Weak<StreamShared>>>,
+    streams_created: AtomicU64,
 }
 
 impl HostDevice {
@@ -62,7 +64,14 @@ impl HostDevice {
             ordinal,
             memory: Arc::new(HostMemory::default()),
             streams: Mutex::new(Vec::new()),
+            streams_created: AtomicU64::new(0),
         }
+    }
+
+    /// How many streams were ever created on this device (clients pool
+    /// streams; this shows whether they do).
+    pub fn streams_created(&self) -> u64 {
+        self.streams_created.load(Ordering::Relaxed)
     }
 
     /// The device's allocations.
@@ -118,6 +127,7 @@ impl StreamExecutor for HostDevice {
         let c = &self.config;
         let (mode, strict, copy) = (c.streams, c.strict_ranges, c.copy);
         let stream = HostStream::new(self.clone(), self.memory.clone(), mode, strict, copy)?;
+        self.streams_created.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut streams) = self.streams.lock() {
             streams.retain(|w| w.strong_count() > 0);
             streams.push(Arc::downgrade(stream.shared()));

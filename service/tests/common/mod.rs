@@ -6,8 +6,9 @@
 //! execution saw. It is registered with `inventory::submit!` exactly as a
 //! backend crate registers itself, so it is found by name through the registry.
 //!
-//! Memory is host memory (64-byte aligned). Streams run every operation at once
-//! on the calling thread and keep the first error until
+//! Devices, memory, streams and the executable's plumbing are the platform
+//! kit's (`platform_api::kit`): host memory with a ledger, streams that run
+//! every operation at once on the calling thread and keep the first error until
 //! `block_host_until_done`. The executable evaluates a handful of ops on `f32`
 //! arrays (parameter, constant, add, subtract, multiply, maximum, tuple,
 //! get-tuple-element, replica-id) and reports one profile span per instruction.
@@ -16,16 +17,16 @@
 #![allow(dead_code)]
 
 use platform_api::hlo::{BinaryOp, Op};
+use platform_api::kit::{
+    HostDevice, HostDeviceConfig, HostDevices, LiteralExecutable, LiteralProgram,
+};
 use platform_api::registry::{
     Availability, CompilerRegistration, PlatformRegistration, TransferManagerRegistration,
 };
 use platform_api::{
-    CompileOptions, Compiler, DeviceDescription, DeviceMemoryBase, Error, Event, EventStatus,
-    Executable, GenericTransferManager, HloModule, HostCallback, Literal, MemoryUsage, Platform,
-    PlatformOptions, Result, RunOptions, ShapedBuffer, Stream, StreamExecutor, TransferManager,
+    CompileOptions, Compiler, DeviceDescription, Error, Executable, GenericTransferManager,
+    HloModule, Literal, Platform, PlatformOptions, Result, RunOptions, StreamExecutor,
 };
-use std::any::Any;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -70,8 +71,6 @@ pub fn compiles_of(module: &str) -> usize {
         .filter(|m| *m == module)
         .count()
 }
-/// Streams created in this process.
-pub static STREAMS_CREATED: AtomicUsize = AtomicUsize::new(0);
 /// (module name, replica, run id) of every execution in this process.
 pub static RUNS: Mutex<Vec<(String, usize, u64)>> = Mutex::new(Vec::new());
 
@@ -91,198 +90,28 @@ platform_api::inventory::submit! {
     TransferManagerRegistration { platform: NAME, create: || Arc::new(GenericTransferManager::new(NAME)) }
 }
 
+fn describe(_ordinal: usize) -> DeviceDescription {
+    DeviceDescription {
+        name: NAME.into(),
+        ..DeviceDescription::default()
+    }
+}
+
+/// Devices of the platform kit: host memory with a ledger, inline streams.
 fn create_platform(options: &PlatformOptions) -> Result<Arc<dyn Platform>> {
-    let count = options.device_count.unwrap_or(1);
-    Ok(Arc::new(TestPlatform {
-        executors: (0..count)
-            .map(|ordinal| {
-                Arc::new(TestExecutor {
-                    ordinal,
-                    usage: Mutex::new(MemoryUsage::default()),
-                })
-            })
-            .collect(),
-    }))
+    let config = HostDeviceConfig::inline(NAME, describe);
+    Ok(Arc::new(HostDevices::new(
+        config,
+        options.device_count.unwrap_or(1),
+    )?))
 }
 
-struct TestPlatform {
-    executors: Vec<Arc<TestExecutor>>,
-}
-
-impl Platform for TestPlatform {
-    fn id(&self) -> &'static str {
-        NAME
-    }
-    fn device_count(&self) -> usize {
-        self.executors.len()
-    }
-    fn executor(&self, ordinal: usize) -> Result<Arc<dyn StreamExecutor>> {
-        self.executors
-            .get(ordinal)
-            .map(|e| e.clone() as Arc<dyn StreamExecutor>)
-            .ok_or_else(|| Error::out_of_range(format!("no device {ordinal}")))
-    }
-}
-
-pub struct TestExecutor {
-    ordinal: usize,
-    usage: Mutex<MemoryUsage>,
-}
-
-const ALIGN: usize = 64;
-
-impl StreamExecutor for TestExecutor {
-    fn platform_id(&self) -> &'static str {
-        NAME
-    }
-    fn ordinal(&self) -> usize {
-        self.ordinal
-    }
-    fn description(&self) -> DeviceDescription {
-        DeviceDescription {
-            name: NAME.into(),
-            ..DeviceDescription::default()
-        }
-    }
-    fn allocate(&self, size: usize) -> Result<DeviceMemoryBase> {
-        if size == 0 {
-            return Ok(DeviceMemoryBase::NULL);
-        }
-        let layout = std::alloc::Layout::from_size_align(size, ALIGN)
-            .map_err(|e| Error::resource_exhausted(e.to_string()))?;
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            return Err(Error::resource_exhausted(format!("{size} bytes")));
-        }
-        let mut u = self.usage.lock().unwrap();
-        u.bytes_in_use += size as u64;
-        u.peak_bytes_in_use = u.peak_bytes_in_use.max(u.bytes_in_use);
-        u.live_allocations += 1;
-        Ok(DeviceMemoryBase::new(ptr.cast(), size))
-    }
-    unsafe fn deallocate(&self, mem: DeviceMemoryBase) {
-        if mem.is_null() {
-            return;
-        }
-        let layout = std::alloc::Layout::from_size_align(mem.size, ALIGN).unwrap();
-        // SAFETY: the caller passes memory from `allocate` with this size.
-        unsafe { std::alloc::dealloc(mem.opaque.cast(), layout) };
-        let mut u = self.usage.lock().unwrap();
-        u.bytes_in_use -= mem.size as u64;
-        u.live_allocations -= 1;
-    }
-    fn create_stream(self: Arc<Self>) -> Result<Arc<dyn Stream>> {
-        STREAMS_CREATED.fetch_add(1, Ordering::SeqCst);
-        Ok(Arc::new(TestStream {
-            executor: self,
-            error: Mutex::new(None),
-        }))
-    }
-    fn create_event(self: Arc<Self>) -> Result<Arc<dyn Event>> {
-        Ok(Arc::new(TestEvent))
-    }
-    fn synchronize_all_activity(&self) -> Result<()> {
-        Ok(())
-    }
-    fn memory_usage(&self) -> MemoryUsage {
-        *self.usage.lock().unwrap()
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-struct TestStream {
-    executor: Arc<TestExecutor>,
-    error: Mutex<Option<Error>>,
-}
-
-impl TestStream {
-    fn run(&self, work: impl FnOnce() -> Result<()>) -> Result<()> {
-        let mut error = self.error.lock().unwrap();
-        if error.is_none() {
-            if let Err(e) = work() {
-                *error = Some(e);
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Stream for TestStream {
-    fn executor(&self) -> Arc<dyn StreamExecutor> {
-        self.executor.clone()
-    }
-    fn memcpy_host_to_device(&self, dst: DeviceMemoryBase, src: &[u8]) -> Result<()> {
-        if dst.size < src.len() {
-            return Err(Error::invalid_argument("copy larger than its destination"));
-        }
-        self.run(|| {
-            // SAFETY: `dst` holds at least `src.len()` bytes (checked above).
-            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.opaque.cast(), src.len()) };
-            Ok(())
-        })
-    }
-    unsafe fn memcpy_device_to_host(
-        &self,
-        dst: *mut u8,
-        src: DeviceMemoryBase,
-        len: usize,
-    ) -> Result<()> {
-        if src.size < len {
-            return Err(Error::invalid_argument("copy larger than its source"));
-        }
-        self.run(|| {
-            // SAFETY: the caller guarantees `dst` is valid for `len` bytes.
-            unsafe { std::ptr::copy_nonoverlapping(src.opaque.cast::<u8>(), dst, len) };
-            Ok(())
-        })
-    }
-    fn memcpy_device_to_device(
-        &self,
-        dst: DeviceMemoryBase,
-        src: DeviceMemoryBase,
-        len: usize,
-    ) -> Result<()> {
-        self.run(|| {
-            // SAFETY: both regions come from this device and hold `len` bytes.
-            unsafe { std::ptr::copy(src.opaque.cast::<u8>(), dst.opaque.cast::<u8>(), len) };
-            Ok(())
-        })
-    }
-    fn host_callback(&self, callback: HostCallback) -> Result<()> {
-        self.run(callback)
-    }
-    fn record_event(&self, _event: &Arc<dyn Event>) -> Result<()> {
-        Ok(())
-    }
-    fn wait_for_event(&self, _event: &Arc<dyn Event>) -> Result<()> {
-        Ok(())
-    }
-    fn block_host_until_done(&self) -> Result<()> {
-        match self.error.lock().unwrap().take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-struct TestEvent;
-
-impl Event for TestEvent {
-    fn status(&self) -> EventStatus {
-        EventStatus::Complete
-    }
-    fn synchronize(&self) -> Result<()> {
-        Ok(())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
+/// Streams ever created on `executor` (a device of this platform).
+pub fn streams_created(executor: &Arc<dyn StreamExecutor>) -> u64 {
+    executor
+        .as_any()
+        .downcast_ref::<HostDevice>()
+        .map_or(0, HostDevice::streams_created)
 }
 
 struct TestCompiler;
@@ -306,15 +135,18 @@ impl Compiler for TestCompiler {
         _: &CompileOptions,
     ) -> Result<Arc<dyn Executable>> {
         COMPILED.lock().unwrap().push(module.name.clone());
-        Ok(Arc::new(TestExecutable { module }))
+        Ok(Arc::new(LiteralExecutable::new(
+            NAME,
+            TestProgram { module },
+        )))
     }
 }
 
-struct TestExecutable {
+struct TestProgram {
     module: HloModule,
 }
 
-impl TestExecutable {
+impl TestProgram {
     fn evaluate(&self, options: &RunOptions, args: Vec<Literal>) -> Result<Literal> {
         let entry = self.module.entry();
         let mut values: Vec<Option<Literal>> = vec![None; entry.instructions.len()];
@@ -380,30 +212,17 @@ impl TestExecutable {
     }
 }
 
-impl Executable for TestExecutable {
+impl LiteralProgram for TestProgram {
     fn module(&self) -> &HloModule {
         &self.module
     }
-    fn execute_async_on_stream(
-        &self,
-        options: &RunOptions,
-        arguments: &[&ShapedBuffer],
-    ) -> Result<ShapedBuffer> {
+    fn run(&self, arguments: Vec<Literal>, options: &RunOptions) -> Result<Literal> {
         RUNS.lock()
             .unwrap()
             .push((self.module.name.clone(), options.replica, options.run_id));
         if self.module.name == "gated" {
             wait_at_gate()?;
         }
-        let tm = GenericTransferManager::new(NAME);
-        let args = arguments
-            .iter()
-            .map(|b| tm.transfer_literal_from_device(&options.stream, b))
-            .collect::<Result<Vec<_>>>()?;
-        let result = self.evaluate(options, args)?;
-        let shape = tm.device_shape(result.shape());
-        let out = tm.allocate(&options.stream, &shape)?;
-        tm.transfer_literal_to_device(&options.stream, &result, &out)?;
-        Ok(out)
+        self.evaluate(options, arguments)
     }
 }
