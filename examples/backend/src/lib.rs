@@ -17,24 +17,28 @@
 //! backend type. Linking the crate (`use example_backend as _;`, or `hlorun`
 //! built with `--features example`) is what registers it.
 //!
-//! The program evaluates a small op subset — parameter, constant, the
-//! elementwise ops (through `platform_api::semantics`, the one definition of
-//! their numbers every backend shares), broadcast, reshape, tuple,
-//! get-tuple-element and 2-D f32 dot — and the compiler refuses anything else
-//! with `Unimplemented` naming the op, *at compile time*: a user learns that a
-//! program cannot run before any data is moved.
+//! The backend implements a core set of about thirty ops ([`OPS`],
+//! [`MOVEMENT_OPS`], on [`TYPES`]) and declares it in
+//! `Compiler::supported_ops`; the framework's legalization rewrites every other
+//! op of a program into those before `run_backend` (calls and fusions inlined,
+//! `subtract` into `add` and `negate` into `multiply`, `maximum` into `compare`
+//! and `select`, half floats through f32, ...), or fails *at compile time* with
+//! one `Unimplemented` error naming every op it could not rewrite. The ops are
+//! computed by the shared evaluator's per-op functions, which is where a real
+//! backend puts its kernels.
 
+use platform_api::evaluator::kernels::{self, CallComputation};
+use platform_api::evaluator::{array_ops, ops::slicing};
 use platform_api::hlo::verifier::verify_module;
-use platform_api::hlo::{DotDimensionNumbers, Op};
-use platform_api::index::{for_each_index, linear_index};
+use platform_api::hlo::{CompId, HloComputation, HloInstruction, Op};
 use platform_api::kit::{HostDeviceConfig, HostDevices, LiteralExecutable, LiteralProgram};
 use platform_api::registry::{
     Availability, CompilerRegistration, PlatformRegistration, TransferManagerRegistration,
 };
 use platform_api::{
-    inventory, semantics, CompileOptions, Compiler, DeviceDescription, ElementType, Error,
-    Executable, GenericTransferManager, HloModule, Literal, Platform, PlatformOptions, Result,
-    RunOptions, Shape, StreamExecutor,
+    inventory, CompileOptions, Compiler, DeviceDescription, ElementType, Error, Executable,
+    GenericTransferManager, HloModule, Literal, OpSupport, Opcode, Platform, PlatformOptions,
+    Result, RunOptions, Scalar, StreamExecutor,
 };
 use std::sync::Arc;
 
@@ -88,49 +92,71 @@ fn create_platform(_options: &PlatformOptions) -> Result<Arc<dyn Platform>> {
 
 // ---------------------------------------------------------------- compiler
 
-/// "Compiling" is checking: every instruction must be one the executable can
-/// evaluate, so an unsupported program fails here, naming the op.
+/// The ops this backend runs (besides `parameter`, `constant`, `tuple` and
+/// `get-tuple-element`, which every backend has). Legalization rewrites every
+/// other op of a program into these before `run_backend` sees it, or fails at
+/// compile time naming all it could not.
+pub const OPS: &[Opcode] = &[
+    Opcode::Add,
+    Opcode::Multiply,
+    Opcode::Divide,
+    Opcode::Compare,
+    Opcode::Select,
+    Opcode::Exp,
+    Opcode::Log,
+    Opcode::Sqrt,
+    Opcode::Tanh,
+    Opcode::Sin,
+    Opcode::Cos,
+    Opcode::And,
+    Opcode::Or,
+    Opcode::Xor,
+    Opcode::ShiftLeft,
+    Opcode::ShiftRightLogical,
+    Opcode::ShiftRightArithmetic,
+    Opcode::Dot,
+    Opcode::Reduce,
+    Opcode::While,
+    Opcode::Conditional,
+    Opcode::Scatter,
+];
+
+/// Data movement, which works on any element type.
+pub const MOVEMENT_OPS: &[Opcode] = &[
+    Opcode::Convert,
+    Opcode::Broadcast,
+    Opcode::Reshape,
+    Opcode::Transpose,
+    Opcode::Slice,
+    Opcode::Concatenate,
+    Opcode::Iota,
+    Opcode::DynamicSlice,
+    Opcode::DynamicUpdateSlice,
+    Opcode::Gather,
+];
+
+/// The element types [`OPS`] compute on.
+pub const TYPES: &[ElementType] = &[
+    ElementType::Pred,
+    ElementType::S8,
+    ElementType::S32,
+    ElementType::S64,
+    ElementType::U8,
+    ElementType::U32,
+    ElementType::U64,
+    ElementType::F32,
+    ElementType::F64,
+];
+
+/// "Compiling" is legalizing (by the provided `Compiler::compile`) and
+/// wrapping the module in an [`ExampleProgram`].
 pub struct ExampleCompiler;
-
-fn the_2d_f32_matmul() -> DotDimensionNumbers {
-    DotDimensionNumbers {
-        lhs_contracting_dims: vec![1],
-        rhs_contracting_dims: vec![0],
-        ..Default::default()
-    }
-}
-
-fn check_supported(module: &HloModule) -> Result<()> {
-    for instr in &module.entry().instructions {
-        let supported = match &instr.op {
-            Op::Parameter { .. } | Op::Constant { .. } | Op::Unary(_) | Op::Binary(_) => true,
-            Op::Compare { .. } | Op::Select | Op::Clamp | Op::Convert => true,
-            Op::Broadcast { .. } | Op::Reshape | Op::Tuple | Op::GetTupleElement { .. } => true,
-            Op::Dot { dnums, .. } => {
-                *dnums == the_2d_f32_matmul()
-                    && instr.shape.element_type() == Some(ElementType::F32)
-                    && instr.shape.rank() == 2
-            }
-            _ => false,
-        };
-        if !supported {
-            let what = match instr.op {
-                Op::Dot { .. } => "dot other than a 2-D f32 matrix product".to_string(),
-                _ => instr.opcode().to_string(),
-            };
-            return Err(Error::unimplemented(format!(
-                "the Example platform does not implement {what} (%{})",
-                instr.name
-            )));
-        }
-    }
-    Ok(())
-}
 
 impl Compiler for ExampleCompiler {
     fn platform_id(&self) -> &'static str {
         PLATFORM_NAME
     }
+
     fn run_hlo_passes(
         &self,
         module: HloModule,
@@ -140,13 +166,17 @@ impl Compiler for ExampleCompiler {
         verify_module(&module)?; // no optimisations: the HLO runs as written
         Ok(module)
     }
+
+    fn supported_ops(&self) -> Option<OpSupport> {
+        Some(OpSupport::new().ops(OPS).types(TYPES).any_type(MOVEMENT_OPS))
+    }
+
     fn run_backend(
         &self,
         module: HloModule,
         _: &Arc<dyn StreamExecutor>,
         _: &CompileOptions,
     ) -> Result<Arc<dyn Executable>> {
-        check_supported(&module)?;
         Ok(Arc::new(LiteralExecutable::new(
             PLATFORM_NAME,
             ExampleProgram { module },
@@ -156,8 +186,12 @@ impl Compiler for ExampleCompiler {
 
 // ---------------------------------------------------------------- program
 
-/// A checked module, evaluated on literals (the kit reads the arguments from
-/// the buffers and writes the result back).
+/// A legalized module, evaluated on literals (the kit reads the arguments
+/// from the buffers and writes the result back).
+///
+/// Each op is computed by the shared evaluator's per-op functions
+/// (`platform_api::evaluator`): this is the part a real backend replaces with
+/// its kernels or generated code.
 pub struct ExampleProgram {
     module: HloModule,
 }
@@ -167,97 +201,143 @@ impl LiteralProgram for ExampleProgram {
         &self.module
     }
 
-    fn run(&self, arguments: Vec<Literal>, _: &RunOptions) -> Result<Literal> {
-        evaluate(&self.module, arguments)
+    fn run(&self, arguments: Vec<Literal>, options: &RunOptions) -> Result<Literal> {
+        let mut run = Run {
+            module: &self.module,
+            while_step_limit: options.while_step_limit,
+            depth: 0,
+        };
+        run.eval(self.module.entry(), arguments)
     }
 }
 
-/// Evaluates the entry computation, one instruction at a time, in order.
-fn evaluate(module: &HloModule, args: Vec<Literal>) -> Result<Literal> {
-    let comp = module.entry();
-    let mut values: Vec<Literal> = Vec::with_capacity(comp.instructions.len());
-    for instr in &comp.instructions {
-        let operand = |i: usize| -> Result<&Literal> {
-            values
-                .get(instr.operand(i)?.index())
-                .ok_or_else(|| Error::internal("operand after user"))
+/// One execution: evaluates computations, recursing into loop bodies,
+/// branches and the computations kernels call.
+struct Run<'m> {
+    module: &'m HloModule,
+    while_step_limit: Option<u64>,
+    depth: usize,
+}
+
+/// Computations nest at most this deep (a malformed module could recurse).
+const MAX_DEPTH: usize = 256;
+
+impl Run<'_> {
+    fn eval(&mut self, comp: &HloComputation, args: Vec<Literal>) -> Result<Literal> {
+        if self.depth >= MAX_DEPTH {
+            return Err(Error::resource_exhausted(format!(
+                "Example: computations nested deeper than {MAX_DEPTH}"
+            )));
+        }
+        self.depth += 1;
+        let result = self.instructions(comp, args);
+        self.depth -= 1;
+        result
+    }
+
+    fn instructions(&mut self, comp: &HloComputation, args: Vec<Literal>) -> Result<Literal> {
+        let mut values: Vec<Literal> = Vec::with_capacity(comp.instructions.len());
+        for instr in &comp.instructions {
+            let operands = instr
+                .operands
+                .iter()
+                .map(|id| values.get(id.index()))
+                .collect::<Option<Vec<&Literal>>>()
+                .ok_or_else(|| Error::internal("an operand follows its user"))?;
+            let value = self
+                .instruction(instr, &operands, &args)
+                .map_err(|e| e.context(format!("%{} in {}", instr.name, comp.name)))?;
+            values.push(value);
+        }
+        values
+            .into_iter()
+            .nth(comp.root.index())
+            .ok_or_else(|| Error::internal("no root value"))
+    }
+
+    fn instruction(
+        &mut self,
+        instr: &HloInstruction,
+        operands: &[&Literal],
+        args: &[Literal],
+    ) -> Result<Literal> {
+        let operand = |i: usize| {
+            operands
+                .get(i)
+                .copied()
+                .ok_or_else(|| Error::invalid_argument(format!("operand {i} is missing")))
         };
-        let value = match &instr.op {
+        Ok(match &instr.op {
             Op::Parameter { number } => args
                 .get(*number)
                 .cloned()
                 .ok_or_else(|| Error::internal("missing argument"))?,
             Op::Constant { literal } => literal.clone(),
-            Op::Unary(op) => semantics::unary(*op, operand(0)?, &instr.shape)?,
-            Op::Binary(op) => semantics::binary(*op, operand(0)?, operand(1)?, &instr.shape)?,
-            Op::Compare {
-                direction,
-                compare_type,
-            } => semantics::compare(*direction, *compare_type, operand(0)?, operand(1)?)?,
-            Op::Select => semantics::select(operand(0)?, operand(1)?, operand(2)?)?,
-            Op::Clamp => semantics::clamp(operand(0)?, operand(1)?, operand(2)?)?,
-            Op::Convert => semantics::convert(
-                operand(0)?,
-                instr.shape.element_type().unwrap_or(ElementType::F32),
-            )?,
-            Op::Reshape => operand(0)?.reshape(instr.shape.dims())?,
-            Op::Broadcast { dimensions } => broadcast(operand(0)?, &instr.shape, dimensions)?,
-            Op::Tuple => Literal::tuple(
-                (0..instr.operands.len())
-                    .map(|i| operand(i).cloned())
-                    .collect::<Result<_>>()?,
-            ),
+            Op::Tuple => Literal::tuple(operands.iter().map(|l| (*l).clone()).collect()),
             Op::GetTupleElement { index } => operand(0)?
                 .tuple_elements()
                 .get(*index)
                 .cloned()
-                .ok_or_else(|| Error::internal("tuple index out of range"))?,
-            Op::Dot { .. } => matmul(operand(0)?, operand(1)?)?,
-            _ => {
-                return Err(Error::unimplemented(format!(
-                    "Example: {} (%{})",
-                    instr.opcode(),
-                    instr.name
-                )))
+                .ok_or_else(|| Error::invalid_argument("tuple index out of range"))?,
+            Op::While { condition, body } => self.while_loop(*condition, *body, operand(0)?)?,
+            Op::Conditional { branches } => {
+                let index = match operand(0)?.get(0)? {
+                    // A pred selects branch 0 when true, 1 when false.
+                    Scalar::Pred(p) => usize::from(!p),
+                    // An out-of-range index runs the last branch, as in XLA.
+                    s => usize::try_from(s.to_i64().unwrap_or(-1)).unwrap_or(usize::MAX),
+                };
+                let k = index.min(branches.len().saturating_sub(1));
+                let branch = branches
+                    .get(k)
+                    .ok_or_else(|| Error::invalid_argument("conditional without branches"))?;
+                let arg = operand(k + 1)?.clone();
+                self.eval(self.module.computation(*branch), vec![arg])?
             }
-        };
-        values.push(value);
+            Op::DynamicUpdateSlice => {
+                let starts: Vec<&Literal> = operands.iter().skip(2).copied().collect();
+                slicing::dynamic_update_slice(operand(0)?.clone(), operand(1)?, &starts)?
+            }
+            op if array_ops::is_array_op(op) => {
+                array_ops::evaluate_array_op(op, operands, &instr.shape)?
+            }
+            op => match kernels::kernel_for(op.opcode()) {
+                Some(kernel) => kernel(instr, operands, self)?,
+                None => {
+                    return Err(Error::unimplemented(format!(
+                        "the Example platform does not implement {}",
+                        op.opcode()
+                    )))
+                }
+            },
+        })
     }
-    values
-        .into_iter()
-        .nth(comp.root.index())
-        .ok_or_else(|| Error::internal("no root value"))
+
+    fn while_loop(&mut self, condition: CompId, body: CompId, init: &Literal) -> Result<Literal> {
+        let (condition, body) = (self.module.computation(condition), self.module.computation(body));
+        let mut state = init.clone();
+        let mut steps = 0u64;
+        while self.eval(condition, vec![state.clone()])?.get(0)? == Scalar::Pred(true) {
+            steps += 1;
+            if self.while_step_limit.is_some_and(|limit| steps > limit) {
+                return Err(Error::resource_exhausted(format!(
+                    "while loop ran more than {steps} steps (the run's step limit)"
+                )));
+            }
+            state = self.eval(body, vec![state])?;
+        }
+        Ok(state)
+    }
 }
 
-/// Result element at `index` is operand element at `index[dimensions[i]]`
-/// along each operand dimension `i`; elements are copied as raw bytes.
-fn broadcast(x: &Literal, shape: &Shape, dimensions: &[usize]) -> Result<Literal> {
-    let (src, dims) = (x.bytes()?, x.dims());
-    let width = shape.element_type().map_or(1, |t| t.byte_size());
-    let strides = platform_api::shape::row_major_strides(dims);
-    let mut out = Vec::with_capacity(shape.element_count() * width);
-    let mut at = vec![0usize; dims.len()];
-    for_each_index(shape.dims(), |index| {
-        for (a, &d) in at.iter_mut().zip(dimensions) {
-            *a = index[d];
-        }
-        let from = linear_index(&at, &strides) * width;
-        out.extend_from_slice(&src[from..from + width]);
-    });
-    Literal::from_bytes(shape.without_layout(), &out)
-}
-
-/// `[m, k] x [k, n] -> [m, n]` in f32, accumulating along k in order.
-fn matmul(a: &Literal, b: &Literal) -> Result<Literal> {
-    let (&[m, k], &[_, n]) = (a.dims(), b.dims()) else {
-        return Err(Error::internal("matmul operands must be 2-D"));
-    };
-    let (a, b) = (a.data::<f32>()?, b.data::<f32>()?);
-    let mut c = vec![0f32; m * n];
-    for i in 0..m {
-        for j in 0..n {
-            c[i * n + j] = (0..k).fold(0.0, |acc, p| acc + a[i * k + p] * b[p * n + j]);
-        }
+/// Kernels (dot, reduce, scatter, gather) call subcomputations through this.
+impl CallComputation for Run<'_> {
+    fn computation(&self, id: CompId) -> &HloComputation {
+        self.module.computation(id)
     }
-    Literal::from_slice(&[m, n], &c)
+
+    fn call(&mut self, id: CompId, args: &[Literal]) -> Result<Literal> {
+        let comp = self.module.computation(id);
+        self.eval(comp, args.to_vec())
+    }
 }
