@@ -43,12 +43,13 @@ mod dce;
 mod fold;
 mod inline;
 mod layout;
+pub mod legalize;
 mod simplify;
 
 pub use cse::{CommonSubexpressionElimination, ComputationDeduplication};
 pub use dce::DeadCodeElimination;
 pub use fold::{ConstantFolding, ElementwiseEvaluator};
-pub use inline::CallInliner;
+pub use inline::{CallInliner, FusionInliner};
 pub use layout::LayoutNormalization;
 pub use simplify::{AlgebraicSimplifier, SimplifierOptions};
 
