@@ -337,3 +337,72 @@ fn malformed_modules_give_errors_not_panics() {
     let _ = legalize(&module, &core_support());
     let _ = HloModule::parse("HloModule m\nENTRY e { ROOT p = f32[] parameter(0) }");
 }
+
+#[test]
+fn pad_without_interior_padding() {
+    for (ty, config) in [
+        ("f32", "1_2x0_3"),
+        ("s32", "-1_2x2_-1"),
+        ("f32", "0_0x-2_-1"),
+    ] {
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  x = {ty}[4,5] parameter(0)\n  v = {ty}[] parameter(1)\n  ROOT p = {ty}[?] pad(x, v), padding={config}\n}}\n"
+        );
+        // Let the parser's shape inference be checked by writing the shape out.
+        let dims: Vec<i64> = config
+            .split('x')
+            .zip([4i64, 5])
+            .map(|(c, n)| {
+                let (lo, hi) = c.split_once('_').expect("lo_hi");
+                n + lo.parse::<i64>().expect("lo") + hi.parse::<i64>().expect("hi")
+            })
+            .collect();
+        let text = text.replace("[?]", &format!("[{},{}]", dims[0], dims[1]));
+        check(&text, Opcode::Pad, 0.0);
+    }
+}
+
+#[test]
+fn reduce_window_sums_pools_and_scans() {
+    let reducer = |name: &str, op: &str, ty: &str| {
+        format!("{name} {{\n  a = {ty}[] parameter(0)\n  b = {ty}[] parameter(1)\n  ROOT r = {ty}[] {op}(a, b)\n}}\n")
+    };
+    // (reducer op, type, init, input dims, window, result dims)
+    let cases = [
+        ("add", "f32", "0", "4,6", "size=2x3 stride=1x2", "3,2"),
+        (
+            "maximum",
+            "f32",
+            "-inf",
+            "1,6,6,2",
+            "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0",
+            "1,3,3,2",
+        ),
+        ("add", "f32", "0", "3,8", "size=1x8 pad=0_0x7_0", "3,8"),
+        ("multiply", "s32", "1", "2,5", "size=1x5 pad=0_0x4_0", "2,5"),
+        (
+            "maximum",
+            "s32",
+            "-2147483648",
+            "7",
+            "size=3 stride=2 pad=1_1 rhs_dilate=2",
+            "3",
+        ),
+        ("add", "f64", "0", "5", "size=2 stride=3", "2"),
+    ];
+    for (op, ty, init, dims, window, out) in cases {
+        let text = format!(
+            "HloModule m\n{}ENTRY e {{\n  x = {ty}[{dims}] parameter(0)\n  i = {ty}[] constant({init})\n  ROOT w = {ty}[{out}] reduce-window(x, i), window={{{window}}}, to_apply=red\n}}\n",
+            reducer("red", op, ty)
+        );
+        check(&text, Opcode::ReduceWindow, 0.0);
+    }
+    // A non-identity init with padding is declined and reported, not
+    // expanded inexactly.
+    let text = format!(
+        "HloModule m\n{}ENTRY e {{\n  x = f32[6] parameter(0)\n  i = f32[] constant(1)\n  ROOT w = f32[6] reduce-window(x, i), window={{size=3 pad=1_1}}, to_apply=red\n}}\n",
+        reducer("red", "add", "f32")
+    );
+    let err = legalize(&parse(&text), &core_support()).expect_err("init 1 is not neutral for add");
+    assert!(err.message().contains("reduce-window [f32]"), "{err}");
+}

@@ -33,11 +33,12 @@ mod half;
 mod minmax;
 mod simple;
 mod transcendental;
+mod window;
 
 use crate::{CallInliner, FusionInliner, HloPass, LayoutNormalization};
 use hlo_ir::error::{Error, Result};
 use hlo_ir::rewrite::{
-    effectful_computations, remove_unreachable_computations, ComputationEditor, NameGen,
+    effectful_computations, remove_unreachable_computations, CallGraph, ComputationEditor, NameGen,
 };
 use hlo_ir::shape::{ElementType, Shape};
 use hlo_ir::{HloComputation, HloInstruction, HloModule, InstrId, Op, Opcode};
@@ -199,6 +200,12 @@ pub trait Expander: Sync {
     /// Adds the expansion of `id` to the computation and returns the
     /// instruction that replaces it (the driver rewires users and removes `id`).
     fn expand(&self, b: &mut Emitter<'_, '_>, id: InstrId) -> Result<InstrId>;
+    /// Whether the expansion handles this particular instruction (its
+    /// attributes, its called computations); an instruction it declines is left
+    /// for the error report.
+    fn applies(&self, _b: &Emitter<'_, '_>, _id: InstrId) -> bool {
+        true
+    }
 }
 
 /// Every expander, in the order they are tried.
@@ -215,6 +222,8 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &simple::IsFiniteExpander,
         &transcendental::RsqrtExpander,
         &transcendental::TanExpander,
+        &window::PadExpander,
+        &window::ReduceWindowExpander,
     ]
 }
 
@@ -267,9 +276,20 @@ impl Legalizer<'_> {
 pub struct Emitter<'e, 'a> {
     ed: &'e mut ComputationEditor<'a>,
     origin: InstrId,
+    /// The module, for reading called computations (the computation being
+    /// edited is taken out of it meanwhile).
+    module: &'e HloModule,
 }
 
 impl Emitter<'_, '_> {
+    /// The module's computation `id` (a reducer, say).
+    pub fn computation(&self, id: hlo_ir::CompId) -> Result<&HloComputation> {
+        self.module
+            .computations
+            .get(id.index())
+            .ok_or_else(|| Error::invalid_argument(format!("no computation #{}", id.0)))
+    }
+
     pub fn instr(&self, id: InstrId) -> &HloInstruction {
         self.ed.instr(id)
     }
@@ -446,43 +466,73 @@ fn sweep(module: &mut HloModule, legalizer: &mut Legalizer<'_>) -> Result<bool> 
     let effectful = effectful_computations(module);
     let mut names = NameGen::for_instructions(module);
     let mut changed = false;
-    for comp in module.computations.iter_mut() {
-        let mut ed = ComputationEditor::new(comp, &mut names);
-        let mut i = 0;
-        while i < ed.len() {
-            if ed.len() > MAX_INSTRUCTIONS {
-                return Err(Error::resource_exhausted(
-                    "legalization grew a computation past 4M instructions",
-                ));
-            }
-            let id = InstrId(i as u32);
-            i += 1;
-            let instr = ed.instr(id);
-            let key = (instr.opcode(), instruction_types(instr, ed.computation()));
-            if legalizer.support.supports(key.0, &key.1) {
-                continue;
-            }
-            // Dead instructions (replaced earlier in this sweep) need no work.
-            if ed.user_count(id) == 0 && ed.root() != id {
-                continue;
-            }
-            let Some(e) = legalizer.expander_for(&key, 0) else {
-                continue;
-            };
-            let expander = expanders()[e];
-            let mut b = Emitter {
-                ed: &mut ed,
-                origin: id,
-            };
-            let new = expander
-                .expand(&mut b, id)
-                .map_err(|err| err.context(format_args!("legalizing with {}", expander.name())))?;
-            ed.replace_all_uses(id, new)?;
-            ed.remove(id);
-            changed = true;
-        }
-        ed.finish(&effectful)?;
+    // Callers first: an expander may read a called computation as written (a
+    // reducer's root op), before that computation's own ops are expanded.
+    let mut order = CallGraph::build(module).post_order_all(module)?;
+    order.reverse();
+    for c in order.into_iter().map(|c| c.index()) {
+        // Take the computation out so expanders can read the others (a
+        // reducer) while it is edited.
+        let placeholder = HloComputation {
+            name: String::new(),
+            instructions: Vec::new(),
+            root: InstrId(0),
+        };
+        let mut comp = std::mem::replace(&mut module.computations[c], placeholder);
+        let result = sweep_computation(&mut comp, module, &mut names, legalizer, &effectful);
+        module.computations[c] = comp;
+        changed |= result?;
     }
+    Ok(changed)
+}
+
+fn sweep_computation(
+    comp: &mut HloComputation,
+    module: &HloModule,
+    names: &mut NameGen,
+    legalizer: &mut Legalizer<'_>,
+    effectful: &[bool],
+) -> Result<bool> {
+    let mut changed = false;
+    let mut ed = ComputationEditor::new(comp, names);
+    let mut i = 0;
+    while i < ed.len() {
+        if ed.len() > MAX_INSTRUCTIONS {
+            return Err(Error::resource_exhausted(
+                "legalization grew a computation past 4M instructions",
+            ));
+        }
+        let id = InstrId(i as u32);
+        i += 1;
+        let instr = ed.instr(id);
+        let key = (instr.opcode(), instruction_types(instr, ed.computation()));
+        if legalizer.support.supports(key.0, &key.1) {
+            continue;
+        }
+        // Dead instructions (replaced earlier in this sweep) need no work.
+        if ed.user_count(id) == 0 && ed.root() != id {
+            continue;
+        }
+        let Some(e) = legalizer.expander_for(&key, 0) else {
+            continue;
+        };
+        let expander = expanders()[e];
+        let mut b = Emitter {
+            ed: &mut ed,
+            origin: id,
+            module,
+        };
+        if !expander.applies(&b, id) {
+            continue;
+        }
+        let new = expander
+            .expand(&mut b, id)
+            .map_err(|err| err.context(format_args!("legalizing with {}", expander.name())))?;
+        ed.replace_all_uses(id, new)?;
+        ed.remove(id);
+        changed = true;
+    }
+    ed.finish(effectful)?;
     Ok(changed)
 }
 
