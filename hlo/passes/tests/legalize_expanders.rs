@@ -265,7 +265,7 @@ ENTRY e {
   b = f32[8] cbrt(a)
   p = s32[8] popcnt(y)
   f = c64[8] fft(c), fft_type=FFT, fft_length={8}
-  e = f32[8] exponential-minus-one(x)
+  e = f32[8] atan2(x, x)
   s = f32[8] subtract(a, e)
   ROOT t = (f32[8], s32[8], c64[8], f32[8]) tuple(b, p, f, s)
 }
@@ -279,7 +279,7 @@ ENTRY e {
         "cbrt [f32]: 2 instruction(s)",
         "popcnt [s32]",
         "fft [c64]",
-        "exponential-minus-one [f32]",
+        "atan2 [f32]",
     ] {
         assert!(msg.contains(needle), "{needle} missing from: {msg}");
     }
@@ -405,4 +405,59 @@ fn reduce_window_sums_pools_and_scans() {
     );
     let err = legalize(&parse(&text), &core_support()).expect_err("init 1 is not neutral for add");
     assert!(err.message().contains("reduce-window [f32]"), "{err}");
+}
+
+#[test]
+fn integer_remainder_and_rounding_are_exact() {
+    for ty in ["s32", "u32", "s64", "u8", "s8"] {
+        check(&elementwise("remainder", ty, ty, 2), Opcode::Remainder, 0.0);
+    }
+    for op in ["floor", "ceil", "round-nearest-even", "round-nearest-afz"] {
+        for ty in ["f32", "f64", "f16", "bf16"] {
+            check(&elementwise(op, ty, ty, 1), opcode(op), 0.0);
+        }
+    }
+}
+
+/// Inputs spanning tiny to large magnitudes of both signs, and the specials.
+fn wide_inputs() -> Vec<Literal> {
+    let mut rng = Rng(11);
+    let mut v: Vec<f32> = (0..200)
+        .map(|_| {
+            let mag = 10f32.powf(rng.below(16_000) as f32 / 1000.0 - 12.0);
+            if rng.below(2) == 0 {
+                mag
+            } else {
+                -mag.min(0.999_999)
+            }
+        })
+        .collect();
+    v.extend([
+        0.0,
+        -0.0,
+        -1.0,
+        -2.0,
+        1e-30,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        88.0,
+        89.0,
+        -104.0,
+    ]);
+    vec![Literal::vector(&v)]
+}
+
+#[test]
+fn log1p_and_expm1_within_4_ulp() {
+    for op in ["log-plus-one", "exponential-minus-one"] {
+        let text = elementwise(op, "f32", "f32", 1).replace("[64]", "[211]");
+        check_with(
+            &text,
+            &core_support(),
+            &[opcode(op)],
+            4.0,
+            Some(wide_inputs()),
+        );
+    }
 }

@@ -31,6 +31,8 @@
 
 mod half;
 mod minmax;
+mod remainder;
+mod rounding;
 mod simple;
 mod transcendental;
 mod window;
@@ -222,6 +224,10 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &simple::IsFiniteExpander,
         &transcendental::RsqrtExpander,
         &transcendental::TanExpander,
+        &remainder::IntRemainderExpander,
+        &rounding::RoundingExpander,
+        &transcendental::Log1pExpander,
+        &transcendental::Expm1Expander,
         &window::PadExpander,
         &window::ReduceWindowExpander,
     ]

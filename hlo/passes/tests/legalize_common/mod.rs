@@ -87,6 +87,18 @@ fn float_and_ulp(s: &Scalar) -> Option<(f64, f64)> {
 
 /// `Ok` if `got` matches `want` as the module docs say.
 pub fn close(want: &Literal, got: &Literal, ulps: f64) -> Result<(), String> {
+    close_or_within(want, got, ulps, 0.0, 0.0)
+}
+
+/// [`close`], also accepting finite floats with `|got - want| <= atol + rtol *
+/// |want|` (a conformance case's own tolerance).
+pub fn close_or_within(
+    want: &Literal,
+    got: &Literal,
+    ulps: f64,
+    rtol: f64,
+    atol: f64,
+) -> Result<(), String> {
     if !want.shape().compatible(got.shape()) {
         return Err(format!(
             "shapes differ: {} vs {}",
@@ -106,12 +118,13 @@ pub fn close(want: &Literal, got: &Literal, ulps: f64) -> Result<(), String> {
                     (x.is_nan() && y.is_nan())
                         || (x == y && x.is_sign_negative() == y.is_sign_negative())
                         || (ulps > 0.0 && x.is_finite() && (x - y).abs() <= ulps * ulp)
+                        || (x.is_finite() && (x - y).abs() <= atol + rtol * x.abs())
                 }
                 _ => a == b,
             };
             if !ok {
                 return Err(format!(
-                    "leaf {leaf} element {k}: want {a:?}, got {b:?} (tolerance {ulps} ulp)"
+                    "leaf {leaf} element {k}: want {a:?}, got {b:?} (tolerance {ulps} ulp, rtol {rtol}, atol {atol})"
                 ));
             }
         }
