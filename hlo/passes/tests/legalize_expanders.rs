@@ -353,8 +353,9 @@ fn pad_without_interior_padding() {
             .split('x')
             .zip([4i64, 5])
             .map(|(c, n)| {
-                let (lo, hi) = c.split_once('_').expect("lo_hi");
-                n + lo.parse::<i64>().expect("lo") + hi.parse::<i64>().expect("hi")
+                let p: Vec<i64> = c.split('_').map(|v| v.parse().expect("number")).collect();
+                let interior = p.get(2).copied().unwrap_or(0) * (n - 1);
+                n + p[0] + p[1] + interior
             })
             .collect();
         let text = text.replace("[?]", &format!("[{},{}]", dims[0], dims[1]));
@@ -459,5 +460,15 @@ fn log1p_and_expm1_within_4_ulp() {
             4.0,
             Some(wide_inputs()),
         );
+    }
+}
+
+#[test]
+fn reverse_along_any_dimensions() {
+    for (ty, dims) in [("f32", "0"), ("s32", "1"), ("f64", "0,1"), ("pred", "1,0")] {
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  x = {ty}[3,5] parameter(0)\n  ROOT r = {ty}[3,5] reverse(x), dimensions={{{dims}}}\n}}\n"
+        );
+        check(&text, Opcode::Reverse, 0.0);
     }
 }

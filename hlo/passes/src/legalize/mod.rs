@@ -229,6 +229,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &transcendental::Log1pExpander,
         &transcendental::Expm1Expander,
         &window::PadExpander,
+        &window::ReverseExpander,
         &window::ReduceWindowExpander,
     ]
 }

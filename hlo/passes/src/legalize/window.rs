@@ -1,8 +1,13 @@
 //! `pad` and `reduce-window` from slices, concatenations and `reduce`.
 //!
-//! * `pad` without interior padding: negative edges become a `slice`, positive
-//!   ones a `concatenate` with broadcast blocks of the padding value. Exact
-//!   (only data movement).
+//! * `pad`: interior padding of `k` along a dimension of `n` is a new axis
+//!   after it, concatenated with a `k`-wide broadcast block of the padding value,
+//!   reshaped back (`n * (k + 1)`) and sliced to drop the last `k`; then
+//!   negative edges become a `slice`, positive ones a `concatenate` with
+//!   broadcast blocks. Exact (only data movement).
+//! * `reverse`: one size-1 `slice` per index along each reversed dimension,
+//!   concatenated in the opposite order (dimensions up to [`MAX_REVERSE`]).
+//!   Exact.
 //! * `reduce-window` (one input, no base dilation): every window offset `k` is
 //!   a strided `slice` of the (padded) input holding, for every output, its
 //!   `k`-th window element; the slices are stacked along a new last dimension
@@ -28,7 +33,11 @@ use hlo_ir::{InstrId, Op, Opcode, PadDim, SliceDim};
 /// The most elements a `reduce-window` expansion may stack.
 pub const MAX_STACK: usize = 1 << 24;
 
-/// `pad` → `slice` + `concatenate` of broadcast blocks.
+/// The longest dimension [`ReverseExpander`] unrolls.
+pub const MAX_REVERSE: usize = 4096;
+
+/// `pad` → `slice` + `concatenate` of broadcast blocks (+ `reshape` for
+/// interior padding).
 pub struct PadExpander;
 
 impl Expander for PadExpander {
@@ -42,11 +51,9 @@ impl Expander for PadExpander {
                 (Opcode::Slice, vec![t]),
                 (Opcode::Concatenate, vec![t]),
                 (Opcode::Broadcast, vec![t]),
+                (Opcode::Reshape, vec![t]),
             ]
         })
-    }
-    fn applies(&self, b: &Emitter<'_, '_>, id: InstrId) -> bool {
-        matches!(&b.instr(id).op, Op::Pad { config } if config.iter().all(|d| d.interior == 0))
     }
     fn expand(&self, b: &mut Emitter<'_, '_>, id: InstrId) -> Result<InstrId> {
         let Op::Pad { config } = b.instr(id).op.clone() else {
@@ -57,16 +64,60 @@ impl Expander for PadExpander {
     }
 }
 
-/// `x` padded with the scalar `v` by `config` (no interior padding).
+/// `x` padded with the scalar `v` by `config`.
 fn pad_with(b: &mut Emitter<'_, '_>, x: InstrId, v: InstrId, config: &[PadDim]) -> Result<InstrId> {
-    let (t, dims) = b.array(x)?;
-    if config.len() != dims.len() || config.iter().any(|d| d.interior != 0) {
-        return Err(Error::invalid_argument(
-            "pad: the configuration does not fit the operand",
-        ));
+    let (t, mut dims) = b.array(x)?;
+    if config.len() != dims.len() {
+        return Err(Error::invalid_argument(format!(
+            "pad: {} padding dimensions for an operand of rank {}",
+            config.len(),
+            dims.len()
+        )));
     }
     let crop = |p: i64| usize::try_from(-p).unwrap_or(0);
     let mut cur = x;
+    // Interior padding first, as `pad` defines it; the edges apply to the
+    // interior-padded array.
+    for (dim, p) in config.iter().enumerate() {
+        let (n, k) = (dims[dim], p.interior);
+        if k == 0 || n == 0 {
+            continue;
+        }
+        let overflow = || Error::invalid_argument("pad: interior padding overflows");
+        let mut with_axis = dims.clone();
+        with_axis.insert(dim + 1, 1);
+        let r = b.add(Shape::array(t, with_axis.clone()), Op::Reshape, vec![cur]);
+        with_axis[dim + 1] = k;
+        let block = b.add(
+            Shape::array(t, with_axis.clone()),
+            Op::Broadcast { dimensions: vec![] },
+            vec![v],
+        );
+        with_axis[dim + 1] = k.checked_add(1).ok_or_else(overflow)?;
+        let joined = b.add(
+            Shape::array(t, with_axis),
+            Op::Concatenate { dimension: dim + 1 },
+            vec![r, block],
+        );
+        let mut flat = dims.clone();
+        flat[dim] = n.checked_mul(k + 1).ok_or_else(overflow)?;
+        let flat_id = b.add(Shape::array(t, flat.clone()), Op::Reshape, vec![joined]);
+        let slice: Vec<SliceDim> = flat
+            .iter()
+            .enumerate()
+            .map(|(d, &len)| SliceDim {
+                start: 0,
+                limit: if d == dim { len - k } else { len },
+                stride: 1,
+            })
+            .collect();
+        dims[dim] = flat[dim] - k;
+        cur = b.add(
+            Shape::array(t, dims.clone()),
+            Op::Slice { slice },
+            vec![flat_id],
+        );
+    }
     // Negative padding crops.
     if config.iter().any(|d| d.low < 0 || d.high < 0) {
         let mut slice = Vec::with_capacity(dims.len());
@@ -118,6 +169,70 @@ fn pad_with(b: &mut Emitter<'_, '_>, x: InstrId, v: InstrId, config: &[PadDim]) 
         );
     }
     Ok(cur)
+}
+
+/// `reverse` → size-1 slices concatenated in reverse order.
+pub struct ReverseExpander;
+
+impl Expander for ReverseExpander {
+    fn name(&self) -> &'static str {
+        "reverse"
+    }
+    fn plan(&self, op: Opcode, types: &[ElementType]) -> Option<Vec<Emitted>> {
+        let t = single(types)?;
+        (op == Opcode::Reverse)
+            .then(|| vec![(Opcode::Slice, vec![t]), (Opcode::Concatenate, vec![t])])
+    }
+    fn applies(&self, b: &Emitter<'_, '_>, id: InstrId) -> bool {
+        let dims = b.instr(id).shape.dims();
+        matches!(&b.instr(id).op, Op::Reverse { dimensions }
+            if dimensions.iter().all(|&d| dims.get(d).is_some_and(|&n| n <= MAX_REVERSE)))
+    }
+    fn expand(&self, b: &mut Emitter<'_, '_>, id: InstrId) -> Result<InstrId> {
+        let Op::Reverse { dimensions } = b.instr(id).op.clone() else {
+            return Err(Error::internal("reverse expander on another op"));
+        };
+        let mut cur = b.operand(0)?;
+        let (t, dims) = b.array(cur)?;
+        for dim in dimensions {
+            let n = *dims
+                .get(dim)
+                .ok_or_else(|| Error::invalid_argument("reverse: a dimension out of range"))?;
+            if n <= 1 {
+                continue;
+            }
+            let mut one = dims.clone();
+            one[dim] = 1;
+            let pieces: Vec<InstrId> = (0..n)
+                .rev()
+                .map(|i| {
+                    let slice = dims
+                        .iter()
+                        .enumerate()
+                        .map(|(d, &len)| match d == dim {
+                            true => SliceDim {
+                                start: i,
+                                limit: i + 1,
+                                stride: 1,
+                            },
+                            false => SliceDim {
+                                start: 0,
+                                limit: len,
+                                stride: 1,
+                            },
+                        })
+                        .collect();
+                    b.add(Shape::array(t, one.clone()), Op::Slice { slice }, vec![cur])
+                })
+                .collect();
+            cur = b.add(
+                Shape::array(t, dims.clone()),
+                Op::Concatenate { dimension: dim },
+                pieces,
+            );
+        }
+        Ok(cur)
+    }
 }
 
 /// `reduce-window` → slices stacked and reduced.
