@@ -263,22 +263,22 @@ ENTRY e {
   c = c64[8] parameter(2)
   a = f32[8] cbrt(x)
   b = f32[8] cbrt(a)
-  p = s32[8] popcnt(y)
+  p = f32[8] reduce-precision(x), exponent_bits=5, mantissa_bits=10
   f = c64[8] fft(c), fft_type=FFT, fft_length={8}
   e = f32[8] atan2(x, x)
   s = f32[8] subtract(a, e)
-  ROOT t = (f32[8], s32[8], c64[8], f32[8]) tuple(b, p, f, s)
+  ROOT t = (f32[8], f32[8], c64[8], f32[8]) tuple(b, p, f, s)
 }
 ";
     let module = parse(text);
-    let err =
-        legalize(&module, &core_support()).expect_err("cbrt, popcnt, fft are not legalizable");
+    let err = legalize(&module, &core_support())
+        .expect_err("cbrt, reduce-precision, fft, atan2 are not legalizable");
     assert_eq!(err.code(), Code::Unimplemented, "{err}");
     let msg = err.message();
     for needle in [
         "cbrt [f32]: 2 instruction(s)",
-        "popcnt [s32]",
         "fft [c64]",
+        "reduce-precision [f32]",
         "atan2 [f32]",
     ] {
         assert!(msg.contains(needle), "{needle} missing from: {msg}");
@@ -409,9 +409,14 @@ fn reduce_window_sums_pools_and_scans() {
 }
 
 #[test]
-fn integer_remainder_and_rounding_are_exact() {
+fn integer_bit_ops_remainder_and_rounding_are_exact() {
     for ty in ["s32", "u32", "s64", "u8", "s8"] {
         check(&elementwise("remainder", ty, ty, 2), Opcode::Remainder, 0.0);
+    }
+    for op in ["popcnt", "count-leading-zeros"] {
+        for ty in ["s8", "u8", "s32", "u32", "s64", "u64"] {
+            check(&elementwise(op, ty, ty, 1), opcode(op), 0.0);
+        }
     }
     for op in ["floor", "ceil", "round-nearest-even", "round-nearest-afz"] {
         for ty in ["f32", "f64", "f16", "bf16"] {

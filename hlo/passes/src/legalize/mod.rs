@@ -29,6 +29,7 @@
 //!   `fusion`, ...) are checked by opcode only: their element types are those of
 //!   the computations they run, which are checked instruction by instruction.
 
+mod bits;
 mod half;
 mod minmax;
 mod remainder;
@@ -225,6 +226,8 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &transcendental::RsqrtExpander,
         &transcendental::TanExpander,
         &remainder::IntRemainderExpander,
+        &bits::PopcntExpander,
+        &bits::ClzExpander,
         &rounding::RoundingExpander,
         &transcendental::Log1pExpander,
         &transcendental::Expm1Expander,
