@@ -60,6 +60,8 @@ pub use device::{
     StreamExecutor,
 };
 pub use executable::{Executable, ProfileEvent, ProfileSink, RunOptions};
+pub use hlo_ir::Opcode;
+pub use hlo_passes::legalize::{legalize, Legalize, OpSupport, Unlegalized};
 pub use memory::{DeviceAllocation, ShapedBuffer};
 pub use placer::{ComputationPlacer, DefaultComputationPlacer, DeviceAssignment};
 pub use platform::{Platform, PlatformOptions};

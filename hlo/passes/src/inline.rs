@@ -6,7 +6,9 @@
 //! parameters bound to the operands, computes the same bits. Inlining lets
 //! simplification, CSE and fusion see across the former boundaries.
 //!
-//! Only `call` is inlined. The computations other ops call (`to_apply` of
+//! [`CallInliner`] inlines only `call`; [`FusionInliner`] (for backends
+//! without a fusion emitter, see `legalize`) does the same to `fusion`.
+//! Otherwise The computations other ops call (`to_apply` of
 //! `reduce`, `map`, `sort`; `while` bodies; `conditional` branches; fusions) are
 //! left as they are, but `call`s inside them are inlined too.
 //!
@@ -30,7 +32,7 @@ use hlo_ir::rewrite::{
     unshare_owned_computations, CallGraph, ComputationEditor, NameGen,
 };
 use hlo_ir::shape::Shape;
-use hlo_ir::{HloComputation, HloModule, InstrId, Op};
+use hlo_ir::{CompId, HloComputation, HloModule, InstrId, Op};
 
 /// Inlines every `call` reachable from the entry.
 #[derive(Clone, Debug, Default)]
@@ -42,47 +44,95 @@ impl CallInliner {
     }
 }
 
+/// The computation a `call` runs (the op [`CallInliner`] inlines).
+fn called_by_call(op: &Op) -> Option<CompId> {
+    match op {
+        Op::Call { to_apply } => Some(*to_apply),
+        _ => None,
+    }
+}
+
+/// The fused computation of a `fusion` (the op [`FusionInliner`] inlines).
+fn called_by_fusion(op: &Op) -> Option<CompId> {
+    match op {
+        Op::Fusion { calls, .. } => Some(*calls),
+        _ => None,
+    }
+}
+
 impl HloPass for CallInliner {
     fn name(&self) -> &str {
         "call-inliner"
     }
 
     fn run(&mut self, module: &mut HloModule) -> Result<bool> {
-        hlo_ir::rewrite::check_references(module)?;
-        let order = CallGraph::build(module).post_order(module)?;
-        let has_call = |comp: &HloComputation| {
-            comp.instructions
-                .iter()
-                .any(|i| matches!(i.op, Op::Call { .. }))
-        };
-        if !order.iter().any(|c| has_call(module.computation(*c))) {
-            return Ok(false);
-        }
-        let effectful = effectful_computations(module);
-        let mut names = NameGen::for_instructions(module);
-        for c in order {
-            if !has_call(module.computation(c)) {
-                continue;
-            }
-            // Take the caller out of the module so its callees can be read while
-            // it is edited (a computation never calls itself: the call graph is
-            // acyclic, or `post_order` would have failed).
-            let placeholder = HloComputation {
-                name: String::new(),
-                instructions: Vec::new(),
-                root: InstrId(0),
-            };
-            let mut caller = std::mem::replace(&mut module.computations[c.index()], placeholder);
-            let result = inline_calls_in(&mut caller, module, &mut names, &effectful);
-            module.computations[c.index()] = caller;
-            result?;
-        }
-        remove_unreachable_computations(module)?;
-        // A callee inlined twice leaves two fusions calling one fused
-        // computation; each gets its own again.
-        unshare_owned_computations(module)?;
-        Ok(true)
+        inline_all(module, called_by_call)
     }
+}
+
+/// Inlines every `fusion`: replaces it by the instructions of its fused
+/// computation, with the fused parameters bound to the fusion's operands.
+///
+/// A fusion, whatever its kind (`kLoop`, `kInput`, `kOutput`, `kCustom`), means
+/// exactly "run this computation on these operands"; the kind only tells a code
+/// generator how XLA meant to emit it. So inlining is exact, and it is what a
+/// backend without a fusion emitter needs: XLA-optimized modules are mostly
+/// fusions. It is the same rewrite as [`CallInliner`]'s (layouts and control
+/// edges handled the same way); fusions nested in fused computations are
+/// inlined first.
+#[derive(Clone, Debug, Default)]
+pub struct FusionInliner;
+
+impl FusionInliner {
+    pub fn new() -> Self {
+        FusionInliner
+    }
+}
+
+impl HloPass for FusionInliner {
+    fn name(&self) -> &str {
+        "fusion-inliner"
+    }
+
+    fn run(&mut self, module: &mut HloModule) -> Result<bool> {
+        inline_all(module, called_by_fusion)
+    }
+}
+
+/// Inlines every instruction for which `callee` names a computation, callees
+/// first; returns whether anything was inlined.
+fn inline_all(module: &mut HloModule, callee: fn(&Op) -> Option<CompId>) -> Result<bool> {
+    hlo_ir::rewrite::check_references(module)?;
+    let order = CallGraph::build(module).post_order(module)?;
+    let has_call =
+        |comp: &HloComputation| comp.instructions.iter().any(|i| callee(&i.op).is_some());
+    if !order.iter().any(|c| has_call(module.computation(*c))) {
+        return Ok(false);
+    }
+    let effectful = effectful_computations(module);
+    let mut names = NameGen::for_instructions(module);
+    for c in order {
+        if !has_call(module.computation(c)) {
+            continue;
+        }
+        // Take the caller out of the module so its callees can be read while
+        // it is edited (a computation never calls itself: the call graph is
+        // acyclic, or `post_order` would have failed).
+        let placeholder = HloComputation {
+            name: String::new(),
+            instructions: Vec::new(),
+            root: InstrId(0),
+        };
+        let mut caller = std::mem::replace(&mut module.computations[c.index()], placeholder);
+        let result = inline_calls_in(&mut caller, module, &mut names, &effectful, callee);
+        module.computations[c.index()] = caller;
+        result?;
+    }
+    remove_unreachable_computations(module)?;
+    // A callee inlined twice leaves two fusions calling one fused
+    // computation; each gets its own again.
+    unshare_owned_computations(module)?;
+    Ok(true)
 }
 
 /// Inlines the `call`s of one computation whose callees contain no `call`s.
@@ -91,12 +141,13 @@ fn inline_calls_in(
     module: &HloModule,
     names: &mut NameGen,
     effectful: &[bool],
+    callee_of: fn(&Op) -> Option<CompId>,
 ) -> Result<()> {
     let mut ed = ComputationEditor::new(caller, names);
     let original = ed.len();
     for i in 0..original {
         let id = InstrId(i as u32);
-        let Op::Call { to_apply } = ed.instr(id).op else {
+        let Some(to_apply) = callee_of(&ed.instr(id).op) else {
             continue;
         };
         let callee = module.computations.get(to_apply.index()).ok_or_else(|| {

@@ -35,20 +35,28 @@
 //!   after every pass, and recording how long each pass took.
 //! * The passes: [`CallInliner`], [`DeadCodeElimination`],
 //!   [`CommonSubexpressionElimination`], [`ComputationDeduplication`],
-//!   [`AlgebraicSimplifier`], [`ConstantFolding`], [`LayoutNormalization`].
+//!   [`AlgebraicSimplifier`], [`ConstantFolding`], [`LayoutNormalization`],
+//!   [`FusionInliner`].
 //! * [`standard_pipeline`]: the order a backend should run them in.
+//! * [`legalize`]: rewriting a module into the ops a backend declares
+//!   ([`legalize::OpSupport`]), with [`FusionInliner`] and per-op expanders.
+//!   The one exception to the bit-identity contract: a few expanders (`tan`,
+//!   `log-plus-one`, ...) are within a stated tolerance, and some are exact only
+//!   up to NaN sign/payload; each says so. Legalization runs only for a backend
+//!   that asks for it.
 
 mod cse;
 mod dce;
 mod fold;
 mod inline;
 mod layout;
+pub mod legalize;
 mod simplify;
 
 pub use cse::{CommonSubexpressionElimination, ComputationDeduplication};
 pub use dce::DeadCodeElimination;
 pub use fold::{ConstantFolding, ElementwiseEvaluator};
-pub use inline::CallInliner;
+pub use inline::{CallInliner, FusionInliner};
 pub use layout::LayoutNormalization;
 pub use simplify::{AlgebraicSimplifier, SimplifierOptions};
 

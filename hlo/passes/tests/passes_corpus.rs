@@ -52,15 +52,6 @@ fn has_layout(shape: &Shape) -> bool {
     }
 }
 
-/// The case's arguments, `arg0.npy`, `arg1.npy`, ... in order.
-fn case_args(dir: &Path) -> Vec<Literal> {
-    (0..)
-        .map(|i| dir.join(format!("arg{i}.npy")))
-        .take_while(|f| f.exists())
-        .map(|f| Literal::read_npy(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display())))
-        .collect()
-}
-
 fn pipelined(file: &Path) -> Result<(HloModule, HloModule), String> {
     let text = std::fs::read_to_string(file).map_err(|e| format!("read: {e}"))?;
     let module = HloModule::parse(&text).map_err(|e| format!("parse: {e}"))?;
@@ -78,7 +69,7 @@ fn standard_pipeline_keeps_corpus_results_bit_identical() {
     let mut not_evaluable = Vec::new();
     let mut contraction_differs = Vec::new();
     for file in corpus_files() {
-        let args = case_args(file.parent().expect("case directory"));
+        let args = passes_common::case_args(file.parent().expect("case directory"));
         let (before, after) = match pipelined(&file) {
             Ok(pair) => pair,
             Err(e) => {

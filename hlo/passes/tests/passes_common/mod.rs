@@ -329,3 +329,12 @@ pub fn entry_opcodes(module: &HloModule) -> Vec<Opcode> {
 pub fn root_opcode(module: &HloModule) -> Opcode {
     module.entry().root_instr().opcode()
 }
+
+/// The case's arguments, `arg0.npy`, `arg1.npy`, ... in order.
+pub fn case_args(dir: &std::path::Path) -> Vec<Literal> {
+    (0..)
+        .map(|i| dir.join(format!("arg{i}.npy")))
+        .take_while(|f| f.exists())
+        .map(|f| Literal::read_npy(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display())))
+        .collect()
+}

@@ -1,0 +1,479 @@
+//! Each expander against the evaluator: a one-op module is legalized to the
+//! core op set (`legalize_common::core_support`), must verify and be fully
+//! legal, and must compute what the original computes on random inputs (with
+//! many special values: signed zeros, infinities, NaNs, denormals, integer
+//! extremes), to the tolerance the expander's docs state.
+
+mod legalize_common;
+mod passes_common;
+
+use hlo_ir::error::Code;
+use hlo_ir::verifier::verify_module;
+use hlo_ir::{HloModule, Literal, Opcode, Shape};
+use hlo_passes::legalize::{legalize, unlegalized, OpSupport};
+use legalize_common::{close, core_support};
+use passes_common::{count, evaluate, parse, random_literal, Rng};
+
+/// Legalizes `text` to `support`, checks the result is legal, valid and lacks
+/// `gone`, and compares both modules on `inputs` (or random inputs when `None`).
+fn check_with(
+    text: &str,
+    support: &OpSupport,
+    gone: &[Opcode],
+    ulps: f64,
+    inputs: Option<Vec<Literal>>,
+) {
+    let before = parse(text);
+    let after = legalize(&before, support).unwrap_or_else(|e| panic!("legalize: {e}\n{before}"));
+    verify_module(&after).unwrap_or_else(|e| panic!("invalid after legalize: {e}\n{after}"));
+    assert!(unlegalized(&after, support).is_empty(), "{after}");
+    for &op in gone {
+        assert_eq!(count(&after, op), 0, "{op:?} left:\n{after}");
+    }
+    let runs: Vec<Vec<Literal>> = match inputs {
+        Some(args) => vec![args],
+        None => {
+            let params = before.entry_program_shape().parameters;
+            (1..=4u64)
+                .map(|seed| {
+                    let mut rng = Rng(0x5DEE_CE66_D1CE_4E5B ^ seed.wrapping_mul(0x9E37_79B9));
+                    params.iter().map(|p| random_literal(p, &mut rng)).collect()
+                })
+                .collect()
+        }
+    };
+    for args in runs {
+        let want = evaluate(&before, &args).unwrap_or_else(|e| panic!("evaluate before: {e}"));
+        let got =
+            evaluate(&after, &args).unwrap_or_else(|e| panic!("evaluate after: {e}\n{after}"));
+        if let Err(why) = close(&want, &got, ulps) {
+            panic!("{why}\nargs: {args:?}\nbefore:\n{before}\nafter:\n{after}");
+        }
+    }
+}
+
+fn check(text: &str, gone: Opcode, ulps: f64) {
+    check_with(text, &core_support(), &[gone], ulps, None)
+}
+
+/// A module applying `op` to `arity` parameters of type `ty` (64 elements),
+/// with result type `result`.
+fn elementwise(op: &str, ty: &str, result: &str, arity: usize) -> String {
+    let params: Vec<String> = (0..arity)
+        .map(|i| format!("p{i} = {ty}[64] parameter({i})"))
+        .collect();
+    let names: Vec<String> = (0..arity).map(|i| format!("p{i}")).collect();
+    format!(
+        "HloModule m\nENTRY e {{\n  {}\n  ROOT r = {result}[64] {op}({})\n}}\n",
+        params.join("\n  "),
+        names.join(", ")
+    )
+}
+
+fn opcode(name: &str) -> Opcode {
+    Opcode::from_name(name).unwrap_or_else(|| panic!("no opcode {name}"))
+}
+
+#[test]
+fn exact_elementwise_expansions() {
+    let cases: &[(&str, &[&str], usize)] = &[
+        ("subtract", &["f32", "f64", "s32", "u8", "s64"], 2),
+        ("negate", &["f32", "f64", "s32", "u32", "s8"], 1),
+        ("not", &["pred", "s32", "u8"], 1),
+        ("abs", &["f32", "f64", "s32", "s8"], 1),
+        ("sign", &["f32", "f64", "s32", "s8"], 1),
+        ("maximum", &["f32", "f64", "s32", "u32", "pred", "s8"], 2),
+        ("minimum", &["f32", "f64", "s32", "u32", "pred", "s64"], 2),
+        ("rsqrt", &["f32", "f64"], 1),
+    ];
+    for &(op, types, arity) in cases {
+        for ty in types {
+            check(&elementwise(op, ty, ty, arity), opcode(op), 0.0);
+        }
+    }
+    for ty in ["f32", "f64"] {
+        check(
+            &elementwise("is-finite", ty, "pred", 1),
+            Opcode::IsFinite,
+            0.0,
+        );
+    }
+}
+
+#[test]
+fn clamp_with_scalar_and_array_bounds() {
+    for ty in ["f32", "s32", "u8", "f64"] {
+        check(&elementwise("clamp", ty, ty, 3), Opcode::Clamp, 0.0);
+        let scalar_bounds = format!(
+            "HloModule m\nENTRY e {{\n  lo = {ty}[] parameter(0)\n  x = {ty}[64] parameter(1)\n  hi = {ty}[] parameter(2)\n  ROOT r = {ty}[64] clamp(lo, x, hi)\n}}\n"
+        );
+        check(&scalar_bounds, Opcode::Clamp, 0.0);
+    }
+}
+
+#[test]
+fn half_types_compute_through_f32() {
+    let cases: &[(&str, usize, &str)] = &[
+        ("add", 2, ""),
+        ("subtract", 2, ""),
+        ("multiply", 2, ""),
+        ("divide", 2, ""),
+        ("sqrt", 1, ""),
+        ("exponential", 1, ""),
+        ("tanh", 1, ""),
+        ("maximum", 2, ""),
+        ("negate", 1, ""),
+        ("abs", 1, ""),
+        ("rsqrt", 1, ""),
+        ("clamp", 3, ""),
+        ("compare", 2, ", direction=LT"),
+    ];
+    for &(op, arity, attrs) in cases {
+        for ty in ["f16", "bf16"] {
+            let result = if op == "compare" { "pred" } else { ty };
+            let text = elementwise(op, ty, result, arity).replace(")\n}", &format!("){attrs}\n}}"));
+            let module = parse(&text);
+            let after = legalize(&module, &core_support()).unwrap_or_else(|e| panic!("{e}"));
+            // Nothing of the half type is computed any more, only converted.
+            for i in &after.entry().instructions {
+                let half = matches!(i.shape.element_type(), Some(t) if t.bit_width() == 16);
+                assert!(
+                    !half || matches!(i.opcode(), Opcode::Convert | Opcode::Parameter),
+                    "%{} computes in a half type:\n{after}",
+                    i.name
+                );
+            }
+            check_with(&text, &core_support(), &[], 0.0, None);
+        }
+    }
+    // `select` with an f16 value and a pred predicate.
+    let select = "HloModule m\nENTRY e {\n  p = pred[64] parameter(0)\n  a = f16[64] parameter(1)\n  b = f16[64] parameter(2)\n  ROOT r = f16[64] select(p, a, b)\n}\n";
+    check_with(select, &core_support(), &[], 0.0, None);
+}
+
+/// Inputs in `[-1.4, 1.4]` (away from tan's poles) and the special values.
+fn tan_inputs() -> Vec<Literal> {
+    let mut rng = Rng(7);
+    let mut v: Vec<f32> = (0..60)
+        .map(|_| (rng.below(2_800_001) as f32 / 1e6) - 1.4)
+        .collect();
+    v.extend([0.0, -0.0, f32::INFINITY, f32::NAN]);
+    vec![Literal::vector(&v)]
+}
+
+#[test]
+fn tan_is_sine_over_cosine_within_4_ulp() {
+    let text = elementwise("tan", "f32", "f32", 1);
+    check_with(
+        &text,
+        &core_support(),
+        &[Opcode::Tan],
+        4.0,
+        Some(tan_inputs()),
+    );
+}
+
+#[test]
+fn fusions_and_calls_are_inlined() {
+    let text = "HloModule m
+fused_inner {
+  q0 = f32[8] parameter(0)
+  ROOT n = f32[8] multiply(q0, q0)
+}
+fused {
+  p0 = f32[8] parameter(0)
+  p1 = f32[8] parameter(1)
+  s = f32[8] subtract(p0, p1)
+  ROOT g = f32[8] fusion(s), kind=kLoop, calls=fused_inner
+}
+callee {
+  c0 = f32[8] parameter(0)
+  ROOT m = f32[8] maximum(c0, c0)
+}
+ENTRY e {
+  a = f32[8] parameter(0)
+  b = f32[8] parameter(1)
+  f = f32[8] fusion(a, b), kind=kLoop, calls=fused
+  ROOT c = f32[8] call(f), to_apply=callee
+}
+";
+    check(text, Opcode::Fusion, 0.0);
+    let after = legalize(&parse(text), &core_support()).expect("legal");
+    assert_eq!(
+        after.computations.len(),
+        1,
+        "fused computations are gone:\n{after}"
+    );
+    assert_eq!(count(&after, Opcode::Call), 0);
+    // A backend that runs fusions itself keeps them.
+    let keeps = core_support().ops(&[
+        Opcode::Fusion,
+        Opcode::Subtract,
+        Opcode::Maximum,
+        Opcode::Call,
+    ]);
+    let kept = legalize(&parse(text), &keeps).expect("legal");
+    assert_eq!(count(&kept, Opcode::Fusion), 2, "{kept}");
+}
+
+#[test]
+fn expansions_inside_reducers_and_loops() {
+    // `maximum` in a reducer and `subtract` in a while body are expanded where
+    // they are.
+    let text = "HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+cond {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  bs = (s32[], f32[4]) parameter(0)
+  bi = s32[] get-tuple-element(bs), index=0
+  v = f32[4] get-tuple-element(bs), index=1
+  one = s32[] constant(1)
+  i2 = s32[] add(bi, one)
+  v2 = f32[4] subtract(v, v)
+  ROOT t = (s32[], f32[4]) tuple(i2, v2)
+}
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  init = f32[] constant(-inf)
+  r = f32[4] reduce(x, init), dimensions={1}, to_apply=max
+  z = s32[] constant(0)
+  t0 = (s32[], f32[4]) tuple(z, r)
+  w = (s32[], f32[4]) while(t0), condition=cond, body=body
+  ROOT o = f32[4] get-tuple-element(w), index=1
+}
+";
+    check(text, Opcode::Maximum, 0.0);
+}
+
+#[test]
+fn everything_that_cannot_be_legalized_is_reported_at_once() {
+    let text = "HloModule m
+ENTRY e {
+  x = f32[8] parameter(0)
+  y = s32[8] parameter(1)
+  c = c64[8] parameter(2)
+  a = f32[8] cbrt(x)
+  b = f32[8] cbrt(a)
+  p = f32[8] reduce-precision(x), exponent_bits=5, mantissa_bits=10
+  f = c64[8] fft(c), fft_type=FFT, fft_length={8}
+  e = f32[8] atan2(x, x)
+  s = f32[8] subtract(a, e)
+  ROOT t = (f32[8], f32[8], c64[8], f32[8]) tuple(b, p, f, s)
+}
+";
+    let module = parse(text);
+    let err = legalize(&module, &core_support())
+        .expect_err("cbrt, reduce-precision, fft, atan2 are not legalizable");
+    assert_eq!(err.code(), Code::Unimplemented, "{err}");
+    let msg = err.message();
+    for needle in [
+        "cbrt [f32]: 2 instruction(s)",
+        "fft [c64]",
+        "reduce-precision [f32]",
+        "atan2 [f32]",
+    ] {
+        assert!(msg.contains(needle), "{needle} missing from: {msg}");
+    }
+    // `subtract` was legalizable, so it is not reported.
+    assert!(!msg.contains("subtract"), "{msg}");
+    assert_eq!(
+        unlegalized(&module, &core_support()).len(),
+        5,
+        "before: subtract too"
+    );
+}
+
+#[test]
+fn nothing_declared_reports_every_op_and_structural_ops_need_no_declaration() {
+    let text = elementwise("add", "f32", "f32", 2);
+    let err = legalize(&parse(&text), &OpSupport::new()).expect_err("add is not declared");
+    assert!(err.message().contains("add [f32]"), "{err}");
+    let only_structure = "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  c = f32[] constant(1)\n  t = (f32[2], f32[]) tuple(p, c)\n  ROOT g = f32[2] get-tuple-element(t), index=0\n}\n";
+    legalize(&parse(only_structure), &OpSupport::new()).expect("structural ops are always legal");
+}
+
+#[test]
+fn per_op_type_exceptions() {
+    use hlo_ir::shape::ElementType as T;
+    let s = OpSupport::new()
+        .ops(&[Opcode::Add])
+        .types(&[T::F32])
+        .op_types(Opcode::Convert, &[T::F16, T::F32]);
+    assert!(s.supports(Opcode::Add, &[T::F32]));
+    assert!(!s.supports(Opcode::Add, &[T::F16]));
+    assert!(s.supports(Opcode::Convert, &[T::F16, T::F32]));
+    assert!(!s.supports(Opcode::Convert, &[T::F32, T::S32]));
+    assert!(!s.supports(Opcode::Multiply, &[T::F32]));
+    // f16 add through f32 with just these two declarations.
+    let text = elementwise("add", "f16", "f16", 2);
+    check_with(&text, &s, &[], 0.0, None);
+    let after = legalize(&parse(&text), &s).expect("legal");
+    assert_eq!(count(&after, Opcode::Convert), 3, "{after}");
+}
+
+#[test]
+fn malformed_modules_give_errors_not_panics() {
+    // An operand list too short for the op: the expander must fail cleanly.
+    let mut module = parse(&elementwise("subtract", "f32", "f32", 2));
+    let root = module.entry().root;
+    let entry = module.entry;
+    module.computations[entry.index()].instructions[root.index()]
+        .operands
+        .pop();
+    let _ = legalize(&module, &core_support());
+    // A tuple where an array is expected.
+    let mut module = parse(&elementwise("negate", "f32", "f32", 1));
+    let root = module.entry().root;
+    module.computations[entry.index()].instructions[root.index()].shape = Shape::tuple(vec![]);
+    let _ = legalize(&module, &core_support());
+    let _ = HloModule::parse("HloModule m\nENTRY e { ROOT p = f32[] parameter(0) }");
+}
+
+#[test]
+fn pad_without_interior_padding() {
+    for (ty, config) in [
+        ("f32", "1_2x0_3"),
+        ("s32", "-1_2x2_-1"),
+        ("f32", "0_0x-2_-1"),
+    ] {
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  x = {ty}[4,5] parameter(0)\n  v = {ty}[] parameter(1)\n  ROOT p = {ty}[?] pad(x, v), padding={config}\n}}\n"
+        );
+        // Let the parser's shape inference be checked by writing the shape out.
+        let dims: Vec<i64> = config
+            .split('x')
+            .zip([4i64, 5])
+            .map(|(c, n)| {
+                let p: Vec<i64> = c.split('_').map(|v| v.parse().expect("number")).collect();
+                let interior = p.get(2).copied().unwrap_or(0) * (n - 1);
+                n + p[0] + p[1] + interior
+            })
+            .collect();
+        let text = text.replace("[?]", &format!("[{},{}]", dims[0], dims[1]));
+        check(&text, Opcode::Pad, 0.0);
+    }
+}
+
+#[test]
+fn reduce_window_sums_pools_and_scans() {
+    let reducer = |name: &str, op: &str, ty: &str| {
+        format!("{name} {{\n  a = {ty}[] parameter(0)\n  b = {ty}[] parameter(1)\n  ROOT r = {ty}[] {op}(a, b)\n}}\n")
+    };
+    // (reducer op, type, init, input dims, window, result dims)
+    let cases = [
+        ("add", "f32", "0", "4,6", "size=2x3 stride=1x2", "3,2"),
+        (
+            "maximum",
+            "f32",
+            "-inf",
+            "1,6,6,2",
+            "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0",
+            "1,3,3,2",
+        ),
+        ("add", "f32", "0", "3,8", "size=1x8 pad=0_0x7_0", "3,8"),
+        ("multiply", "s32", "1", "2,5", "size=1x5 pad=0_0x4_0", "2,5"),
+        (
+            "maximum",
+            "s32",
+            "-2147483648",
+            "7",
+            "size=3 stride=2 pad=1_1 rhs_dilate=2",
+            "3",
+        ),
+        ("add", "f64", "0", "5", "size=2 stride=3", "2"),
+    ];
+    for (op, ty, init, dims, window, out) in cases {
+        let text = format!(
+            "HloModule m\n{}ENTRY e {{\n  x = {ty}[{dims}] parameter(0)\n  i = {ty}[] constant({init})\n  ROOT w = {ty}[{out}] reduce-window(x, i), window={{{window}}}, to_apply=red\n}}\n",
+            reducer("red", op, ty)
+        );
+        check(&text, Opcode::ReduceWindow, 0.0);
+    }
+    // A non-identity init with padding is declined and reported, not
+    // expanded inexactly.
+    let text = format!(
+        "HloModule m\n{}ENTRY e {{\n  x = f32[6] parameter(0)\n  i = f32[] constant(1)\n  ROOT w = f32[6] reduce-window(x, i), window={{size=3 pad=1_1}}, to_apply=red\n}}\n",
+        reducer("red", "add", "f32")
+    );
+    let err = legalize(&parse(&text), &core_support()).expect_err("init 1 is not neutral for add");
+    assert!(err.message().contains("reduce-window [f32]"), "{err}");
+}
+
+#[test]
+fn integer_bit_ops_remainder_and_rounding_are_exact() {
+    for ty in ["s32", "u32", "s64", "u8", "s8"] {
+        check(&elementwise("remainder", ty, ty, 2), Opcode::Remainder, 0.0);
+    }
+    for op in ["popcnt", "count-leading-zeros"] {
+        for ty in ["s8", "u8", "s32", "u32", "s64", "u64"] {
+            check(&elementwise(op, ty, ty, 1), opcode(op), 0.0);
+        }
+    }
+    for op in ["floor", "ceil", "round-nearest-even", "round-nearest-afz"] {
+        for ty in ["f32", "f64", "f16", "bf16"] {
+            check(&elementwise(op, ty, ty, 1), opcode(op), 0.0);
+        }
+    }
+}
+
+/// Inputs spanning tiny to large magnitudes of both signs, and the specials.
+fn wide_inputs() -> Vec<Literal> {
+    let mut rng = Rng(11);
+    let mut v: Vec<f32> = (0..200)
+        .map(|_| {
+            let mag = 10f32.powf(rng.below(16_000) as f32 / 1000.0 - 12.0);
+            if rng.below(2) == 0 {
+                mag
+            } else {
+                -mag.min(0.999_999)
+            }
+        })
+        .collect();
+    v.extend([
+        0.0,
+        -0.0,
+        -1.0,
+        -2.0,
+        1e-30,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        88.0,
+        89.0,
+        -104.0,
+    ]);
+    vec![Literal::vector(&v)]
+}
+
+#[test]
+fn log1p_and_expm1_within_4_ulp() {
+    for op in ["log-plus-one", "exponential-minus-one"] {
+        let text = elementwise(op, "f32", "f32", 1).replace("[64]", "[211]");
+        check_with(
+            &text,
+            &core_support(),
+            &[opcode(op)],
+            4.0,
+            Some(wide_inputs()),
+        );
+    }
+}
+
+#[test]
+fn reverse_along_any_dimensions() {
+    for (ty, dims) in [("f32", "0"), ("s32", "1"), ("f64", "0,1"), ("pred", "1,0")] {
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  x = {ty}[3,5] parameter(0)\n  ROOT r = {ty}[3,5] reverse(x), dimensions={{{dims}}}\n}}\n"
+        );
+        check(&text, Opcode::Reverse, 0.0);
+    }
+}
