@@ -187,8 +187,9 @@ const RESTRICTED_ATTEMPTS: u64 = 500;
 /// called computations, are caught on the finished module, whose dead
 /// instructions are removed first. A program still using other ops is
 /// regenerated from the next seed derived from `seed` (the same `seed` and
-/// `ops` always give the same program). Errors: an unknown opcode name, or no
-/// program found (the set is too small for any step).
+/// `ops` always give the same program), as is one that computes nothing
+/// (parameters alone). Errors: an unknown opcode name, or no program found
+/// (the set is too small for any step).
 pub fn generate_with_ops(seed: u64, ops: &[&str]) -> Result<Program> {
     use platform_api::hlo::Opcode;
     use platform_api::passes::HloPass;
@@ -203,7 +204,10 @@ pub fn generate_with_ops(seed: u64, ops: &[&str]) -> Result<Program> {
         let derived = seed.wrapping_add(attempt.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let mut program = generate_in(derived, Some(allowed.clone()))?;
         platform_api::passes::DeadCodeElimination::new().run(&mut program.module)?;
-        if opcodes_of(&program.module).is_subset(&allowed) {
+        let used = opcodes_of(&program.module);
+        // A program of parameters alone tests nothing: it must compute.
+        let computes = used.iter().any(|op| !ALWAYS_ALLOWED.contains(op));
+        if computes && used.is_subset(&allowed) {
             program.seed = seed;
             return Ok(program);
         }
@@ -1581,6 +1585,11 @@ mod tests {
             platform_api::hlo::verifier::verify_module(&p.module)
                 .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
             let ops = opcodes_of(&p.module);
+            assert!(
+                ops.iter().any(|op| !ALWAYS_ALLOWED.contains(op)),
+                "seed {seed} computes nothing:\n{}",
+                p.module.to_text()
+            );
             for op in &ops {
                 assert!(
                     SMALL.contains(op) || ALWAYS_ALLOWED.contains(op),
