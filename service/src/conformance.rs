@@ -314,6 +314,9 @@ pub struct Report {
     pub platform: &'static str,
     /// Sorted by case, then form.
     pub results: Vec<CaseResult>,
+    /// The platform's gaps that matched no case run, as `case (form)`: normal
+    /// for a partial corpus, a misspelt or stale gap for the full one.
+    pub unmatched_gaps: Vec<String>,
 }
 
 impl Report {
@@ -568,9 +571,19 @@ pub fn run_corpus(platform: &str, corpora: &[PathBuf]) -> Result<Report> {
         }
     }
     results.sort_by(|a, b| a.case.cmp(&b.case).then(a.form.cmp(&b.form)));
+    let unmatched_gaps = gaps
+        .iter()
+        .filter(|g| {
+            !results
+                .iter()
+                .any(|r| r.case == g.case && g.form.is_none_or(|f| f == r.form.name()))
+        })
+        .map(|g| format!("{} ({})", g.case, g.form.unwrap_or("both forms")))
+        .collect();
     Ok(Report {
         platform: canonical,
         results,
+        unmatched_gaps,
     })
 }
 

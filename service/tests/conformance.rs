@@ -24,6 +24,9 @@ platform_api::inventory::submit! {
 platform_api::inventory::submit! {
     ConformanceGap { platform: NAME, case: "add_mul", form: Some("module"), reason: "stale gap" }
 }
+platform_api::inventory::submit! {
+    ConformanceGap { platform: NAME, case: "no_such_case", form: None, reason: "misspelt" }
+}
 
 fn temp_dir(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("conformance-{}-{test}", std::process::id()));
@@ -176,6 +179,7 @@ fn every_status_on_a_platform_with_few_ops_and_its_own_gaps() {
     }
     assert!(!report.ok());
     assert_eq!(report.count("known-gap"), 2);
+    assert_eq!(report.unmatched_gaps, ["no_such_case (both forms)"]);
     let summary = report.summary();
     assert!(
         summary.contains("1 pass") && summary.contains("1 gap-now-passes"),
@@ -193,6 +197,11 @@ fn gaps_of_one_platform_do_not_apply_to_another() {
             assert_eq!(status(&report, case, form), &Status::Pass, "{case} {form}");
         }
     }
+    assert!(
+        report.unmatched_gaps.is_empty(),
+        "{:?}",
+        report.unmatched_gaps
+    );
     assert!(matches!(
         status(&report, "wrong_want", Form::Module),
         Status::Wrong { .. }
