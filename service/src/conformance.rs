@@ -367,7 +367,8 @@ impl Report {
 /// `dynamic-slice`), also in the `Debug` spelling some backends print
 /// (`DynamicSlice`). Opcodes that are also English words (`and`, `map`,
 /// `while`, ...) count only where the message marks them as an op: quoted,
-/// after "op"/"opcode"/"instruction", or followed by `(%`.
+/// after "op", "opcode", "instruction", "implement" or "support(s)", or
+/// followed by `(%` or `(instruction` (as the Host and the evaluator say it).
 pub fn ops_named_in(message: &str) -> Vec<String> {
     const ENGLISH: &[&str] = &[
         "and",
@@ -411,8 +412,12 @@ pub fn ops_named_in(message: &str) -> Vec<String> {
         let name = kebab(word);
         if let Some(op) = Opcode::from_name(&name) {
             let marked = before.ends_with(['`', '"', '\''])
-                || matches!(previous, "op" | "opcode" | "instruction")
-                || after.trim_start().starts_with("(%");
+                || matches!(
+                    previous,
+                    "op" | "opcode" | "instruction" | "implement" | "support" | "supports"
+                )
+                || after.trim_start().starts_with("(%")
+                || after.trim_start().starts_with("(instruction");
             if (marked || !ENGLISH.contains(&op.name())) && !out.iter().any(|o| o == op.name()) {
                 out.push(op.name().to_string());
             }
@@ -607,6 +612,14 @@ mod tests {
             ["iota", "while"]
         );
         assert!(ops_named_in("this and that are not supported").is_empty());
+        assert_eq!(
+            ops_named_in("the Host platform does not support sort (instruction %s)"),
+            ["sort"]
+        );
+        assert_eq!(
+            ops_named_in("the interpreter does not implement while (instruction %w)"),
+            ["while"]
+        );
     }
 
     #[test]
