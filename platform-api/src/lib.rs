@@ -66,7 +66,7 @@ pub use memory::{DeviceAllocation, ShapedBuffer};
 pub use placer::{ComputationPlacer, DefaultComputationPlacer, DeviceAssignment};
 pub use platform::{Platform, PlatformOptions};
 pub use registry::{
-    Availability, CompilerRegistration, ComputationPlacerRegistration, PlatformRegistration,
-    TransferManagerRegistration,
+    Availability, CompilerRegistration, ComputationPlacerRegistration, ConformanceGap,
+    PlatformRegistration, TransferManagerRegistration,
 };
 pub use transfer::{GenericTransferManager, TransferManager};

@@ -15,7 +15,8 @@ use std::sync::Arc;
 /// All methods are callable from any thread.
 pub trait Platform: Send + Sync {
     /// The registered name; also the key compilers and transfer managers are
-    /// registered under.
+    /// registered under. The registry refuses an instance whose id is not
+    /// exactly its registration's name (it would run with another's pieces).
     fn id(&self) -> &'static str;
 
     /// Devices this platform instance exposes.

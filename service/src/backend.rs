@@ -7,9 +7,9 @@
 //! backend type: the registry is the only way in, so a backend crate that links
 //! is a backend that works.
 //!
-//! Resolution happens once, in [`Backend::new`], so that a missing piece (a
-//! platform whose crate registered no compiler, say) fails there with the
-//! registry's message rather than halfway through a run.
+//! Resolution happens once, in [`Backend::new`], so that missing pieces (a
+//! platform whose crate registered no compiler, say) fail there, all named in
+//! the registry's one message, rather than halfway through a run.
 
 use platform_api::registry;
 use platform_api::{
@@ -67,9 +67,12 @@ impl Backend {
     /// manager and placer are looked up under the platform's id.
     pub fn from_platform(platform: Arc<dyn Platform>) -> Result<Backend> {
         let id = platform.id();
-        let compiler = registry::compiler(id)?;
-        let transfer_manager = registry::transfer_manager(id)?;
-        let placer = registry::computation_placer(id)?;
+        // All pieces at once: a backend missing several learns of all of them.
+        let registry::Components {
+            compiler,
+            transfer_manager,
+            placer,
+        } = registry::components(id)?;
         let executors = platform.executors()?;
         if executors.is_empty() {
             return Err(Error::failed_precondition(format!(

@@ -44,6 +44,9 @@ pub struct LeafComparison {
     pub mismatches: usize,
     /// Why the leaf fails, for the first failing element (or a shape mismatch).
     pub first_failure: Option<String>,
+    /// The row-major index of the first failing element; `None` when the leaf
+    /// passes or its shape is wrong.
+    pub first_failing_element: Option<usize>,
 }
 
 impl LeafComparison {
@@ -114,6 +117,7 @@ pub fn compare_arrays(
         max_rel_error: 0.0,
         mismatches: 0,
         first_failure: None,
+        first_failing_element: None,
     };
     if !got.shape().compatible(want.shape()) {
         report.mismatches = want.element_count();
@@ -165,6 +169,7 @@ pub fn compare_arrays(
             report.mismatches += 1;
             if report.first_failure.is_none() {
                 report.first_failure = Some(why);
+                report.first_failing_element = Some(i);
             }
         }
     }

@@ -18,6 +18,9 @@
 //! * [`random`] — seeded random arguments and bench spec files.
 //! * [`compare`] — result-against-reference comparison, as the conformance
 //!   corpus defines it.
+//! * [`conformance`] — the conformance corpus on a platform by name: a status
+//!   per case and form (pass, unsupported ops, first wrong element, error
+//!   code), with the gaps each backend registers for itself.
 //!
 //! The `hlorun` binary (`src/bin/hlorun.rs`) is the command line over all of it.
 
@@ -36,6 +39,7 @@ pub mod backend;
 pub mod cache;
 pub mod client;
 pub mod compare;
+pub mod conformance;
 pub mod process;
 pub mod profile;
 pub mod random;

@@ -99,6 +99,16 @@ fn platforms_lists_every_registered_platform() {
         assert!(line.contains(&listing.priority.to_string()), "{line}");
         let available = line.contains("available") && !line.contains("unavailable");
         assert_eq!(available, listing.availability.is_available(), "{line}");
+        assert_eq!(
+            line.contains("registration problems"),
+            !listing.problems.is_empty(),
+            "{line}"
+        );
+    }
+    // Every problem in the registrations is printed (CUDA, for one, registers
+    // no compiler yet).
+    for problem in platform_api::registry::problems() {
+        assert!(out.contains(&problem), "{problem} missing from:\n{out}");
     }
 }
 

@@ -1,11 +1,11 @@
-//! Cross-platform test support: loading conformance cases, running a program on a
-//! platform through the `platform_api` contracts, and comparing results.
+//! Cross-platform test support: the conformance corpus' location, running a
+//! program on a platform through the `platform_api` contracts, and comparing
+//! results.
 //!
-//! A conformance case is a folder of `tests/conformance/` (see its README):
-//! `module.hlo` and `optimized.hlo` (the same program before and after XLA's
-//! passes), `argN.npy` inputs, `outN.npy` expected outputs (a tuple result
-//! flattened to its leaves), and `case.json` with the tolerances. [`compare`]
-//! implements the README's rule: integers and `bool` exactly; floats with the
+//! Loading and running conformance cases is `service::conformance` (a library
+//! and `hlorun conformance`); this crate keeps the corpus itself
+//! (`tests/conformance/`, see its README). [`compare`] implements the README's
+//! rule for the differential test: integers and `bool` exactly; floats with the
 //! same NaNs and infinities and `|got - want| <= atol + rtol * |want|` elsewhere.
 //!
 //! [`run_program`] drives a platform the way any client of the contracts would
@@ -21,114 +21,12 @@ pub mod differential;
 pub mod random_program;
 
 use platform_api::registry;
-use platform_api::{
-    CompileOptions, ElementType, Error, HloModule, Literal, Result, RunOptions, Scalar,
-};
-use std::fmt;
+use platform_api::{CompileOptions, ElementType, HloModule, Literal, Result, RunOptions, Scalar};
 use std::path::{Path, PathBuf};
 
 /// The corpus folder inside this crate.
 pub fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance")
-}
-
-/// Which of a case's two programs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Variant {
-    /// `module.hlo`: as JAX lowered it.
-    Module,
-    /// `optimized.hlo`: after XLA CPU's passes (fusions, layouts, bitcasts).
-    Optimized,
-}
-
-impl Variant {
-    pub const ALL: [Variant; 2] = [Variant::Module, Variant::Optimized];
-    pub fn file_name(self) -> &'static str {
-        match self {
-            Variant::Module => "module.hlo",
-            Variant::Optimized => "optimized.hlo",
-        }
-    }
-}
-
-impl fmt::Display for Variant {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Variant::Module => "module",
-            Variant::Optimized => "optimized",
-        })
-    }
-}
-
-/// One conformance case, loaded.
-pub struct Case {
-    pub name: String,
-    pub dir: PathBuf,
-    pub rtol: f64,
-    pub atol: f64,
-    pub args: Vec<Literal>,
-    pub outputs: Vec<Literal>,
-}
-
-impl Case {
-    /// The HLO text of one variant.
-    pub fn program(&self, variant: Variant) -> Result<String> {
-        Ok(std::fs::read_to_string(self.dir.join(variant.file_name()))?)
-    }
-}
-
-/// Names of every case in the corpus, sorted.
-pub fn case_names() -> Result<Vec<String>> {
-    let mut names = Vec::new();
-    for entry in std::fs::read_dir(corpus_dir())? {
-        let entry = entry?;
-        if entry.path().join("case.json").is_file() {
-            names.push(entry.file_name().to_string_lossy().into_owned());
-        }
-    }
-    names.sort();
-    Ok(names)
-}
-
-/// Reads the numbered `.npy` files `prefix0.npy`, `prefix1.npy`, ... until one is missing.
-fn read_numbered(dir: &Path, prefix: &str) -> Result<Vec<Literal>> {
-    let mut out = Vec::new();
-    loop {
-        let path = dir.join(format!("{prefix}{}.npy", out.len()));
-        if !path.is_file() {
-            return Ok(out);
-        }
-        out.push(Literal::read_npy(&path).map_err(|e| e.context(path.display()))?);
-    }
-}
-
-/// Loads a case by folder name.
-pub fn load_case(name: &str) -> Result<Case> {
-    let dir = corpus_dir().join(name);
-    let json_path = dir.join("case.json");
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json_path)?)
-        .map_err(|e| Error::invalid_argument(format!("{}: {e}", json_path.display())))?;
-    let tolerance = |key: &str| {
-        json[key].as_f64().ok_or_else(|| {
-            Error::invalid_argument(format!("{}: no number \"{key}\"", json_path.display()))
-        })
-    };
-    let case = Case {
-        name: name.to_string(),
-        rtol: tolerance("rtol")?,
-        atol: tolerance("atol")?,
-        args: read_numbered(&dir, "arg")?,
-        outputs: read_numbered(&dir, "out")?,
-        dir,
-    };
-    let declared = json["outputs"].as_array().map_or(0, Vec::len);
-    if declared != case.outputs.len() {
-        return Err(Error::invalid_argument(format!(
-            "case {name}: case.json lists {declared} outputs but {} outN.npy files exist",
-            case.outputs.len()
-        )));
-    }
-    Ok(case)
 }
 
 /// Compiles `module` for device 0 of the named platform, runs it on `args` and
@@ -153,28 +51,6 @@ pub fn run_program(
     Ok(transfer
         .transfer_literal_from_device(&stream, &result)?
         .flatten_leaves())
-}
-
-/// Runs one variant of a case on a platform and compares every output.
-pub fn check_case(
-    platform_name: &str,
-    case: &Case,
-    variant: Variant,
-) -> std::result::Result<(), String> {
-    let text = case.program(variant).map_err(|e| e.to_string())?;
-    let module = HloModule::parse(&text).map_err(|e| format!("parse: {e}"))?;
-    let got = run_program(platform_name, module, &case.args).map_err(|e| e.to_string())?;
-    if got.len() != case.outputs.len() {
-        return Err(format!(
-            "{} outputs, expected {}",
-            got.len(),
-            case.outputs.len()
-        ));
-    }
-    for (i, (g, w)) in got.iter().zip(&case.outputs).enumerate() {
-        compare(g, w, case.rtol, case.atol).map_err(|e| format!("output {i}: {e}"))?;
-    }
-    Ok(())
 }
 
 /// The real and imaginary parts of an element as `f64` (imaginary 0 for reals).

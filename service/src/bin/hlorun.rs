@@ -1,4 +1,4 @@
-//! `hlorun`: run, compare, benchmark and parse HLO programs on any registered
+//! `hlorun`: run, compare, benchmark, parse and conformance-check HLO programs on any
 //! platform.
 //!
 //! Every subcommand is a thin layer over the `service` library: resolve a
@@ -49,6 +49,8 @@ enum Command {
     Bench(BenchArgs),
     /// Parse a module and print its canonical text.
     Parse(ParseArgs),
+    /// Run a conformance corpus on a platform: a status per case and program form.
+    Conformance(ConformanceArgs),
 }
 
 /// What every subcommand that runs a module takes.
@@ -129,6 +131,19 @@ struct ParseArgs {
     verify: bool,
 }
 
+#[derive(Args)]
+struct ConformanceArgs {
+    /// Platform name or alias (case-insensitive).
+    #[arg(long, short = 'p')]
+    platform: Option<String>,
+    /// Corpus folder of case folders (repeatable; default: the repository's tests/conformance).
+    #[arg(long, value_name = "DIR")]
+    corpus: Vec<PathBuf>,
+    /// Print one JSON object per line (case, form, status, detail, ...) instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
 fn main() -> ExitCode {
     // Results come back as fresh multi-megabyte literals every run: keep freed
     // memory instead of faulting it in again (see `service::process`).
@@ -157,6 +172,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare(args),
         Command::Bench(args) => bench(args),
         Command::Parse(args) => parse(args),
+        Command::Conformance(args) => conformance(args),
     };
     match outcome {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
@@ -352,7 +368,7 @@ fn platforms() -> Result<Outcome> {
         "STATUS".to_string(),
     ]];
     for p in &listing {
-        let (devices, status) = match &p.availability {
+        let (devices, mut status) = match &p.availability {
             Availability::Available { devices } => {
                 let mark = if default == Some(p.name) {
                     " (default)"
@@ -363,6 +379,9 @@ fn platforms() -> Result<Outcome> {
             }
             Availability::Unavailable(why) => ("-".to_string(), format!("unavailable: {why}")),
         };
+        if !p.problems.is_empty() {
+            status.push_str(" [registration problems: see below]");
+        }
         let aliases = if p.aliases.is_empty() {
             "-".to_string()
         } else {
@@ -376,14 +395,33 @@ fn platforms() -> Result<Outcome> {
             status,
         ]);
     }
-    let mut widths = [0usize; 5];
-    for row in &rows {
+    let mut text = table(&rows);
+    if listing.is_empty() {
+        text.push_str("(no platform is registered: no backend crate is linked into this build)\n");
+    }
+    // Mistakes in the registrations (shared names, missing pieces, pieces for
+    // a platform that does not exist) would otherwise go unnoticed until used.
+    let problems = registry::problems();
+    if !problems.is_empty() {
+        text.push_str("\nproblems in the registrations:\n");
+        for p in &problems {
+            text.push_str(&format!("  - {p}\n"));
+        }
+    }
+    print_out(&text)?;
+    Ok(Outcome::Success)
+}
+
+/// Rows as aligned columns (the last column unpadded), one line each.
+fn table<const N: usize>(rows: &[[String; N]]) -> String {
+    let mut widths = [0usize; N];
+    for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.len());
         }
     }
     let mut text = String::new();
-    for row in &rows {
+    for row in rows {
         let cells: Vec<String> = row
             .iter()
             .zip(widths)
@@ -399,11 +437,60 @@ fn platforms() -> Result<Outcome> {
         text.push_str(cells.join("  ").trim_end());
         text.push('\n');
     }
-    if listing.is_empty() {
-        text.push_str("(no platform is registered: no backend crate is linked into this build)\n");
+    text
+}
+
+fn conformance(args: ConformanceArgs) -> Result<Outcome> {
+    let corpora = if args.corpus.is_empty() {
+        vec![service::conformance::default_corpus()?]
+    } else {
+        args.corpus
+    };
+    let platform = resolve_platform_name(args.platform.as_deref())?;
+    let report = service::conformance::run_corpus(platform, &corpora)?;
+    let mut text = String::new();
+    if args.json {
+        for r in &report.results {
+            text.push_str(&r.to_json(report.platform).to_string());
+            text.push('\n');
+        }
+    } else {
+        let mut rows = vec![[
+            "CASE".to_string(),
+            "FORM".to_string(),
+            "STATUS".to_string(),
+            "DETAIL".to_string(),
+        ]];
+        for r in &report.results {
+            // One line per row, however long the backend's message.
+            let detail = r.status.detail().replace('\n', " ");
+            rows.push([
+                r.case.clone(),
+                r.form.to_string(),
+                r.status.label().to_string(),
+                detail,
+            ]);
+        }
+        text = table(&rows);
+        text.push_str(&format!("\n{}\n", report.summary()));
+    }
+    if !report.unmatched_gaps.is_empty() {
+        // Normal for a partial corpus, so a note rather than a failure.
+        eprintln!(
+            "hlorun: note: {}'s gaps for {} matched no case run",
+            report.platform,
+            report.unmatched_gaps.join(", ")
+        );
     }
     print_out(&text)?;
-    Ok(Outcome::Success)
+    if report.ok() {
+        if args.json {
+            eprintln!("hlorun: {}", report.summary());
+        }
+        Ok(Outcome::Success)
+    } else {
+        Ok(Outcome::Failure(report.summary()))
+    }
 }
 
 fn run(args: RunArgs) -> Result<Outcome> {

@@ -21,6 +21,14 @@
 //! values made so far, converting, reshaping or broadcasting them as needed (or
 //! making a fresh parameter). The result is a tuple of up to three values.
 //!
+//! # Restricting the opcodes
+//!
+//! [`generate_with_ops`] makes programs that use only a given set of opcodes,
+//! for a backend that implements few ops: every operation's result is checked
+//! against the set as it is made and a step needing another op is skipped; the
+//! finished module (dead code removed) is checked again, and regenerated from a
+//! derived seed if anything else slipped in (called computations, say).
+//!
 //! # Why every value carries an error bound
 //!
 //! Two correct backends may legitimately disagree: reductions and dots
@@ -160,9 +168,74 @@ impl OutputCheck {
 
 /// Generates the program for `seed`. An error is a bug in the generator.
 pub fn generate(seed: u64) -> Result<Program> {
+    generate_in(seed, None)
+}
+
+/// Opcodes every restricted program may use whatever the set: entry
+/// parameters, and the tuple that returns several outputs.
+pub const ALWAYS_ALLOWED: [&str; 2] = ["parameter", "tuple"];
+
+/// How many programs [`generate_with_ops`] tries before giving up.
+const RESTRICTED_ATTEMPTS: u64 = 500;
+
+/// Generates a program for `seed` that uses only the opcodes in `ops` (HLO
+/// spellings: `"add"`, `"broadcast"`; plus [`ALWAYS_ALLOWED`]), for a backend
+/// that implements few ops.
+///
+/// Each step's result is checked as it is made, and a step needing another op
+/// is skipped; the operations a step makes before it fails, and anything in
+/// called computations, are caught on the finished module, whose dead
+/// instructions are removed first. A program still using other ops is
+/// regenerated from the next seed derived from `seed` (the same `seed` and
+/// `ops` always give the same program), as is one that computes nothing
+/// (parameters alone). Errors: an unknown opcode name, or no program found
+/// (the set is too small for any step).
+pub fn generate_with_ops(seed: u64, ops: &[&str]) -> Result<Program> {
+    use platform_api::hlo::Opcode;
+    use platform_api::passes::HloPass;
+    let mut allowed = std::collections::BTreeSet::new();
+    for op in ops.iter().chain(&ALWAYS_ALLOWED) {
+        let known = Opcode::from_name(op)
+            .ok_or_else(|| Error::invalid_argument(format!("\"{op}\" is not an HLO opcode")))?;
+        allowed.insert(known.name());
+    }
+    let allowed = std::sync::Arc::new(allowed);
+    for attempt in 0..RESTRICTED_ATTEMPTS {
+        let derived = seed.wrapping_add(attempt.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut program = generate_in(derived, Some(allowed.clone()))?;
+        platform_api::passes::DeadCodeElimination::new().run(&mut program.module)?;
+        let used = opcodes_of(&program.module);
+        // A program of parameters alone tests nothing: it must compute.
+        let computes = used.iter().any(|op| !ALWAYS_ALLOWED.contains(op));
+        if computes && used.is_subset(&allowed) {
+            program.seed = seed;
+            return Ok(program);
+        }
+    }
+    Err(Error::not_found(format!(
+        "no program using only {ops:?} in {RESTRICTED_ATTEMPTS} attempts from seed {seed}; \
+         allow more opcodes (most steps need broadcast, convert or constant too)"
+    )))
+}
+
+/// Every opcode a module uses, in every computation.
+pub fn opcodes_of(module: &HloModule) -> std::collections::BTreeSet<&'static str> {
+    module
+        .computations
+        .iter()
+        .flat_map(|c| c.instructions.iter().map(|i| i.opcode().name()))
+        .collect()
+}
+
+fn generate_in(
+    seed: u64,
+    allowed: Option<std::sync::Arc<std::collections::BTreeSet<&'static str>>>,
+) -> Result<Program> {
+    let mut ctx = Ctx::new(&format!("difftest_{seed}"));
+    ctx.allowed = allowed;
     let mut g = Gen {
         rng: Rng::new(seed),
-        ctx: Ctx::new(&format!("difftest_{seed}")),
+        ctx,
         pool: Vec::new(),
         uses: Vec::new(),
         args: Vec::new(),
@@ -268,7 +341,12 @@ impl Gen {
         while done < steps && attempts < steps * 4 {
             attempts += 1;
             let kind = STEPS[self.rng.weighted(&weights)].0;
-            if let Some(v) = self.step(kind)? {
+            // A step outside the allowed opcodes is skipped, not a bug.
+            let made = match self.step(kind) {
+                Err(e) if not_allowed(&e) => None,
+                other => other?,
+            };
+            if let Some(v) = made {
                 self.push(v);
                 self.features.push(kind);
                 done += 1;
@@ -1483,6 +1561,59 @@ mod tests {
             let leaves = sig.result.leaves().len();
             assert_eq!(leaves, p.outputs.len(), "seed {seed}");
         }
+    }
+
+    /// What a backend implementing few ops might support.
+    const SMALL: [&str; 10] = [
+        "add",
+        "multiply",
+        "subtract",
+        "maximum",
+        "negate",
+        "abs",
+        "constant",
+        "broadcast",
+        "convert",
+        "reshape",
+    ];
+
+    #[test]
+    fn restricted_programs_use_only_the_given_ops() {
+        let mut used = std::collections::BTreeSet::new();
+        for seed in 0..40 {
+            let p = generate_with_ops(seed, &SMALL).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            platform_api::hlo::verifier::verify_module(&p.module)
+                .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            let ops = opcodes_of(&p.module);
+            assert!(
+                ops.iter().any(|op| !ALWAYS_ALLOWED.contains(op)),
+                "seed {seed} computes nothing:\n{}",
+                p.module.to_text()
+            );
+            for op in &ops {
+                assert!(
+                    SMALL.contains(op) || ALWAYS_ALLOWED.contains(op),
+                    "seed {seed} uses {op}:\n{}",
+                    p.module.to_text()
+                );
+            }
+            let sig = p.module.entry_program_shape();
+            assert_eq!(sig.parameters.len(), p.args.len(), "seed {seed}");
+            assert_eq!(sig.result.leaves().len(), p.outputs.len(), "seed {seed}");
+            let again = generate_with_ops(seed, &SMALL).unwrap();
+            assert_eq!(p.module.to_text(), again.module.to_text(), "seed {seed}");
+            used.extend(ops);
+        }
+        // Not only parameters: the programs compute with the allowed ops.
+        for op in ["add", "multiply", "negate"] {
+            assert!(used.contains(op), "no program used {op}: {used:?}");
+        }
+    }
+
+    #[test]
+    fn restricted_generation_rejects_unknown_opcodes() {
+        let err = generate_with_ops(0, &["add", "fused-multiply-add"]).unwrap_err();
+        assert!(err.message().contains("fused-multiply-add"), "{err}");
     }
 
     #[test]

@@ -201,16 +201,35 @@ fn interval_mul(a: &Props, b: &Props) -> (f64, f64) {
 
 pub(super) struct Ctx {
     pub(super) b: HloBuilder,
+    /// The opcodes this context may emit (`None`: any). Checked where every
+    /// operation's result passes, [`Ctx::val`], so a step that needs another
+    /// op fails with [`not_allowed`] and is skipped (see `generate_with_ops`).
+    pub(super) allowed: Option<std::sync::Arc<std::collections::BTreeSet<&'static str>>>,
+}
+
+/// The message prefix of a step's failure to stay within the allowed opcodes:
+/// not a generator bug, a step to skip.
+pub(super) const NOT_ALLOWED: &str = "opcode outside the allowed set: ";
+
+pub(super) fn not_allowed(e: &Error) -> bool {
+    e.message().starts_with(NOT_ALLOWED)
 }
 
 impl Ctx {
     pub(super) fn new(name: &str) -> Ctx {
         Ctx {
             b: HloBuilder::new(name),
+            allowed: None,
         }
     }
 
     pub(super) fn val(&self, v: Value, p: Props) -> Result<Val> {
+        if let Some(allowed) = &self.allowed {
+            let op = self.b.instruction(v)?.opcode().name();
+            if !allowed.contains(op) {
+                return Err(Error::failed_precondition(format!("{NOT_ALLOWED}{op}")));
+            }
+        }
         let shape = self.b.shape(v)?;
         let ty = shape
             .element_type()

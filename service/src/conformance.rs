@@ -1,0 +1,651 @@
+//! The conformance corpus as a product: run corpus folders on a platform by
+//! name and say, per case and per form, what happened.
+//!
+//! A corpus is a folder of cases (`tests/conformance/README.md` describes one):
+//! each case folder holds `module.hlo` and `optimized.hlo` (the same program
+//! before and after XLA's passes — the two *forms*), `argN.npy` inputs,
+//! `outN.npy` expected outputs (a tuple result flattened to its leaves) and
+//! `case.json` with the tolerances. Results are compared by
+//! [`crate::compare`], the corpus' rule.
+//!
+//! # Why a status and not a string
+//!
+//! A backend author needs to know *why* a case fails, and a tool needs to
+//! count: so every run ends in a [`Status`] that keeps the error code. An
+//! `Unimplemented` error becomes [`Status::Unsupported`] with the op names its
+//! message names (what to implement next), a wrong value becomes
+//! [`Status::Wrong`] with the first mismatching element (where to look), any
+//! other error [`Status::Error`] with its code. Loading problems of a case are
+//! statuses too, so one bad folder never hides the rest of the corpus.
+//!
+//! # Gaps live with their backend
+//!
+//! A backend that knowingly fails a case registers a
+//! [`platform_api::registry::ConformanceGap`] in its own crate
+//! (`inventory::submit!`), so the list travels with the code it describes. A
+//! failing case with a gap is [`Status::KnownGap`]; a gap whose case passes is
+//! [`Status::GapNowPasses`], which counts as a failure so the list always says
+//! exactly what does not work yet.
+//!
+//! Programs run through [`LocalClient`], exactly as users run them; this module
+//! never panics and reports every problem as a status or an `Error`.
+
+use crate::compare::{compare_arrays, Tolerance};
+use crate::LocalClient;
+use platform_api::hlo::Opcode;
+use platform_api::registry::{self, ConformanceGap};
+use platform_api::{Code, CompileOptions, Error, HloModule, Literal, Result};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The repository's corpus, as seen when this crate was compiled. A binary
+/// moved away from its checkout will not find it; callers then ask for a
+/// corpus folder (see [`default_corpus`]).
+pub const DEFAULT_CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/conformance");
+
+/// The repository's corpus folder, or an error asking for one.
+pub fn default_corpus() -> Result<PathBuf> {
+    let path = Path::new(DEFAULT_CORPUS);
+    if path.is_dir() {
+        Ok(path.canonicalize().unwrap_or_else(|_| path.to_path_buf()))
+    } else {
+        Err(Error::not_found(format!(
+            "the default conformance corpus {DEFAULT_CORPUS} does not exist (this build's \
+             source checkout has moved or been removed); name a corpus folder with --corpus DIR"
+        )))
+    }
+}
+
+/// Which of a case's two programs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Form {
+    /// `module.hlo`: as JAX lowered it.
+    Module,
+    /// `optimized.hlo`: after XLA CPU's passes (fusions, layouts, bitcasts).
+    Optimized,
+}
+
+impl Form {
+    pub const ALL: [Form; 2] = [Form::Module, Form::Optimized];
+
+    /// `"module"` or `"optimized"`, as gaps and reports spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::Module => "module",
+            Form::Optimized => "optimized",
+        }
+    }
+
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Form::Module => "module.hlo",
+            Form::Optimized => "optimized.hlo",
+        }
+    }
+}
+
+impl fmt::Display for Form {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One case, loaded.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// The folder's name.
+    pub name: String,
+    pub dir: PathBuf,
+    pub tolerance: Tolerance,
+    pub args: Vec<Literal>,
+    pub outputs: Vec<Literal>,
+}
+
+impl Case {
+    /// Loads the case in `dir`; errors name the file at fault.
+    pub fn load(dir: &Path) -> Result<Case> {
+        let json_path = dir.join("case.json");
+        let text = std::fs::read_to_string(&json_path)
+            .map_err(|e| Error::from(e).context(json_path.display()))?;
+        let json: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| Error::invalid_argument(format!("{}: {e}", json_path.display())))?;
+        let number = |key: &str| {
+            json[key].as_f64().ok_or_else(|| {
+                Error::invalid_argument(format!("{}: no number \"{key}\"", json_path.display()))
+            })
+        };
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| dir.display().to_string());
+        let case = Case {
+            tolerance: Tolerance {
+                rtol: number("rtol")?,
+                atol: number("atol")?,
+            },
+            args: read_numbered(dir, "arg")?,
+            outputs: read_numbered(dir, "out")?,
+            dir: dir.to_path_buf(),
+            name,
+        };
+        let declared = json["outputs"].as_array().map_or(0, Vec::len);
+        if declared != case.outputs.len() {
+            return Err(Error::invalid_argument(format!(
+                "{}: lists {declared} outputs but {} outN.npy files exist",
+                json_path.display(),
+                case.outputs.len()
+            )));
+        }
+        Ok(case)
+    }
+
+    /// The HLO text of one form.
+    pub fn program(&self, form: Form) -> Result<String> {
+        let path = self.dir.join(form.file_name());
+        std::fs::read_to_string(&path).map_err(|e| Error::from(e).context(path.display()))
+    }
+}
+
+/// Reads `prefix0.npy`, `prefix1.npy`, ... until one is missing.
+fn read_numbered(dir: &Path, prefix: &str) -> Result<Vec<Literal>> {
+    let mut out = Vec::new();
+    loop {
+        let path = dir.join(format!("{prefix}{}.npy", out.len()));
+        if !path.is_file() {
+            return Ok(out);
+        }
+        out.push(Literal::read_npy(&path).map_err(|e| e.context(path.display()))?);
+    }
+}
+
+/// The case folders of a corpus (sub-folders holding a `case.json`), sorted by
+/// name. A corpus without cases is an error: a mistyped path must not pass.
+pub fn case_dirs(corpus: &Path) -> Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(corpus)
+        .map_err(|e| Error::from(e).context(format!("corpus folder {}", corpus.display())))?;
+    let mut dirs = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.join("case.json").is_file() {
+            dirs.push(path);
+        }
+    }
+    if dirs.is_empty() {
+        return Err(Error::not_found(format!(
+            "corpus folder {} holds no case (a case is a folder with a case.json)",
+            corpus.display()
+        )));
+    }
+    dirs.sort();
+    Ok(dirs)
+}
+
+/// How one form of one case came out.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Status {
+    Pass,
+    /// The platform said `Unimplemented`; `ops` are the op names its message
+    /// names (empty when it names none).
+    Unsupported {
+        ops: Vec<String>,
+        message: String,
+    },
+    /// The program ran but a value differs. `element` is the row-major index of
+    /// the first mismatch, `None` when the output's shape (or the number of
+    /// outputs) is wrong; then `got` / `want` describe those.
+    Wrong {
+        output: usize,
+        element: Option<usize>,
+        got: String,
+        want: String,
+        mismatches: usize,
+    },
+    /// Any other error, with its code.
+    Error {
+        code: Code,
+        message: String,
+    },
+    /// Fails, as a registered gap says it does; `observed` is what happened.
+    KnownGap {
+        reason: String,
+        observed: String,
+    },
+    /// A registered gap, but the case passes: the gap must be removed.
+    GapNowPasses {
+        reason: String,
+    },
+}
+
+impl Status {
+    /// A short label: `pass`, `unsupported`, `wrong`, `error`, `known-gap`,
+    /// `gap-now-passes`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Unsupported { .. } => "unsupported",
+            Status::Wrong { .. } => "wrong",
+            Status::Error { .. } => "error",
+            Status::KnownGap { .. } => "known-gap",
+            Status::GapNowPasses { .. } => "gap-now-passes",
+        }
+    }
+
+    /// Passes, or fails as registered.
+    pub fn is_ok(&self) -> bool {
+        matches!(self, Status::Pass | Status::KnownGap { .. })
+    }
+
+    /// One line saying what happened, for people.
+    pub fn detail(&self) -> String {
+        match self {
+            Status::Pass => String::new(),
+            Status::Unsupported { ops, message } if ops.is_empty() => message.clone(),
+            Status::Unsupported { ops, message } => format!("{}: {message}", ops.join(", ")),
+            Status::Wrong {
+                output,
+                element: Some(element),
+                got,
+                want,
+                mismatches,
+            } => format!(
+                "output {output}: {mismatches} element(s) differ; first at element {element}: got {got}, want {want}"
+            ),
+            Status::Wrong {
+                output, got, want, ..
+            } => format!("output {output}: got {got}, want {want}"),
+            Status::Error { code, message } => format!("{code:?}: {message}"),
+            Status::KnownGap { reason, observed } => format!("{reason} ({observed})"),
+            Status::GapNowPasses { reason } => format!(
+                "passes, but a gap is registered for it ({reason}): remove the gap"
+            ),
+        }
+    }
+}
+
+/// One row of a report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CaseResult {
+    pub case: String,
+    pub form: Form,
+    pub status: Status,
+}
+
+impl CaseResult {
+    /// The row as one JSON object: `case`, `form`, `status` (the label) and
+    /// `detail`, plus the status' own fields (`ops`; `output`, `element`,
+    /// `got`, `want`; `code`; `reason`).
+    pub fn to_json(&self, platform: &str) -> serde_json::Value {
+        let mut row = serde_json::json!({
+            "platform": platform,
+            "case": self.case,
+            "form": self.form.name(),
+            "status": self.status.label(),
+            "detail": self.status.detail(),
+        });
+        let extra = match &self.status {
+            Status::Unsupported { ops, .. } => serde_json::json!({ "ops": ops }),
+            Status::Wrong {
+                output,
+                element,
+                got,
+                want,
+                mismatches,
+            } => serde_json::json!({
+                "output": output, "element": element, "got": got, "want": want,
+                "mismatches": mismatches,
+            }),
+            Status::Error { code, .. } => serde_json::json!({ "code": format!("{code:?}") }),
+            Status::KnownGap { reason, .. } | Status::GapNowPasses { reason } => {
+                serde_json::json!({ "reason": reason })
+            }
+            Status::Pass => serde_json::json!({}),
+        };
+        if let (Some(row), serde_json::Value::Object(extra)) = (row.as_object_mut(), extra) {
+            row.extend(extra);
+        }
+        row
+    }
+}
+
+/// Every case and form of one run on one platform.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The platform's canonical name.
+    pub platform: &'static str,
+    /// Sorted by case, then form.
+    pub results: Vec<CaseResult>,
+    /// The platform's gaps that matched no case run, as `case (form)`: normal
+    /// for a partial corpus, a misspelt or stale gap for the full one.
+    pub unmatched_gaps: Vec<String>,
+}
+
+impl Report {
+    /// Everything passes or is a registered gap.
+    pub fn ok(&self) -> bool {
+        self.results.iter().all(|r| r.status.is_ok())
+    }
+
+    /// How many results have this label.
+    pub fn count(&self, label: &str) -> usize {
+        self.results
+            .iter()
+            .filter(|r| r.status.label() == label)
+            .count()
+    }
+
+    /// `"Interpreter: 86 of 86 runs: 84 pass, 2 known-gap"` (labels with a
+    /// count of zero left out).
+    pub fn summary(&self) -> String {
+        let labels = [
+            "pass",
+            "known-gap",
+            "unsupported",
+            "wrong",
+            "error",
+            "gap-now-passes",
+        ];
+        let counts: Vec<String> = labels
+            .iter()
+            .map(|l| (l, self.count(l)))
+            .filter(|(_, n)| *n > 0)
+            .map(|(l, n)| format!("{n} {l}"))
+            .collect();
+        format!(
+            "{}: {} run(s): {}",
+            self.platform,
+            self.results.len(),
+            if counts.is_empty() {
+                "nothing ran".to_string()
+            } else {
+                counts.join(", ")
+            }
+        )
+    }
+}
+
+/// Op names a message names: words that are HLO opcodes (`negate`,
+/// `dynamic-slice`), also in the `Debug` spelling some backends print
+/// (`DynamicSlice`). Opcodes that are also English words (`and`, `map`,
+/// `while`, ...) count only where the message marks them as an op: quoted,
+/// after "op", "opcode", "instruction", "implement" or "support(s)", or
+/// followed by `(%` or `(instruction` (as the Host and the evaluator say it).
+pub fn ops_named_in(message: &str) -> Vec<String> {
+    const ENGLISH: &[&str] = &[
+        "and",
+        "or",
+        "not",
+        "map",
+        "sort",
+        "copy",
+        "call",
+        "while",
+        "select",
+        "send",
+        "recv",
+        "domain",
+        "reduce",
+        "convert",
+        "gather",
+        "scatter",
+        "pad",
+        "slice",
+        "clamp",
+        "power",
+        "tuple",
+        "constant",
+        "parameter",
+        "fusion",
+        "after-all",
+        "compare",
+    ];
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    let mut out: Vec<String> = Vec::new();
+    let mut previous = "";
+    let mut rest = message;
+    let mut offset = 0;
+    while let Some(start) = rest.find(is_word) {
+        let len = rest[start..]
+            .find(|c| !is_word(c))
+            .unwrap_or(rest.len() - start);
+        let word = rest[start..start + len].trim_matches('-');
+        let (before, after) = (&message[..offset + start], &rest[start + len..]);
+        let name = kebab(word);
+        if let Some(op) = Opcode::from_name(&name) {
+            let marked = before.ends_with(['`', '"', '\''])
+                || matches!(
+                    previous,
+                    "op" | "opcode" | "instruction" | "implement" | "support" | "supports"
+                )
+                || after.trim_start().starts_with("(%")
+                || after.trim_start().starts_with("(instruction");
+            if (marked || !ENGLISH.contains(&op.name())) && !out.iter().any(|o| o == op.name()) {
+                out.push(op.name().to_string());
+            }
+        }
+        previous = &rest[start..start + len];
+        offset += start + len;
+        rest = &rest[start + len..];
+    }
+    out
+}
+
+/// `DynamicSlice` → `dynamic-slice`; lower-case words unchanged.
+fn kebab(word: &str) -> String {
+    if !word.starts_with(|c: char| c.is_ascii_uppercase()) || word.contains('-') {
+        return word.to_string();
+    }
+    let mut out = String::new();
+    for (i, c) in word.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('-');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// The status of an error.
+fn error_status(e: &Error) -> Status {
+    match e.code() {
+        Code::Unimplemented => Status::Unsupported {
+            ops: ops_named_in(e.message()),
+            message: e.message().to_string(),
+        },
+        code => Status::Error {
+            code,
+            message: e.message().to_string(),
+        },
+    }
+}
+
+/// Runs one form of a case on `client` and compares every output. Gaps are
+/// not consulted (see [`with_gap`]).
+pub fn run_case(client: &LocalClient, case: &Case, form: Form) -> Status {
+    let got = case
+        .program(form)
+        .and_then(|text| HloModule::parse(&text))
+        .and_then(|module| client.compile(&module, &CompileOptions::default()))
+        .and_then(|compiled| client.execute(&compiled.executable, &case.args));
+    match got {
+        Ok(result) => compare_outputs(result.flatten_leaves(), case),
+        Err(e) => error_status(&e),
+    }
+}
+
+/// Compares the result's leaves with the case's expected outputs.
+fn compare_outputs(got: Vec<Literal>, case: &Case) -> Status {
+    if got.len() != case.outputs.len() {
+        return Status::Wrong {
+            output: got.len().min(case.outputs.len()),
+            element: None,
+            got: format!("{} output(s)", got.len()),
+            want: format!("{} output(s)", case.outputs.len()),
+            mismatches: 0,
+        };
+    }
+    for (i, (g, w)) in got.iter().zip(&case.outputs).enumerate() {
+        let leaf = match compare_arrays(i, g, w, case.tolerance) {
+            Ok(leaf) => leaf,
+            Err(e) => return error_status(&e),
+        };
+        if leaf.ok() {
+            continue;
+        }
+        let element = leaf.first_failing_element;
+        let (got, want) = match element {
+            Some(e) => (
+                g.get(e).map(|s| s.to_string()).unwrap_or_default(),
+                w.get(e).map(|s| s.to_string()).unwrap_or_default(),
+            ),
+            None => (
+                g.shape().without_layout().to_string(),
+                w.shape().without_layout().to_string(),
+            ),
+        };
+        return Status::Wrong {
+            output: i,
+            element,
+            got,
+            want,
+            mismatches: leaf.mismatches,
+        };
+    }
+    Status::Pass
+}
+
+/// Applies the gap registered for a result, if any: a failure becomes a
+/// [`Status::KnownGap`], a pass a [`Status::GapNowPasses`].
+pub fn with_gap(status: Status, gap: Option<&ConformanceGap>) -> Status {
+    match (gap, status) {
+        (None, status) => status,
+        (Some(g), Status::Pass) => Status::GapNowPasses {
+            reason: g.reason.to_string(),
+        },
+        (Some(g), status) => Status::KnownGap {
+            reason: g.reason.to_string(),
+            observed: format!("{}: {}", status.label(), status.detail()),
+        },
+    }
+}
+
+/// The gap among `gaps` covering this case and form.
+fn gap_for<'a>(gaps: &[&'a ConformanceGap], case: &str, form: Form) -> Option<&'a ConformanceGap> {
+    gaps.iter()
+        .copied()
+        .find(|g| g.case == case && g.form.is_none_or(|f| f == form.name()))
+}
+
+/// Runs every case and form of the corpus folders on the platform answering
+/// to `platform` (a name or alias, any case), applying the gaps its crate
+/// registered. Fails only when the platform cannot be used or a corpus folder
+/// cannot be read; a case that cannot be loaded is an `Error` status.
+pub fn run_corpus(platform: &str, corpora: &[PathBuf]) -> Result<Report> {
+    if corpora.is_empty() {
+        return Err(Error::invalid_argument("no corpus folder given"));
+    }
+    let mut dirs = Vec::new();
+    for corpus in corpora {
+        dirs.extend(case_dirs(corpus)?);
+    }
+    let client = LocalClient::for_platform(Some(platform))?;
+    let canonical = client.platform_name();
+    let gaps = registry::conformance_gaps(canonical);
+    let mut results = Vec::new();
+    for dir in dirs {
+        let loaded = Case::load(&dir);
+        let name = match &loaded {
+            Ok(case) => case.name.clone(),
+            Err(_) => dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        };
+        for form in Form::ALL {
+            let status = match &loaded {
+                Ok(case) => run_case(&client, case, form),
+                Err(e) => Status::Error {
+                    code: e.code(),
+                    message: format!("cannot load the case: {}", e.message()),
+                },
+            };
+            results.push(CaseResult {
+                case: name.clone(),
+                form,
+                status: with_gap(status, gap_for(&gaps, &name, form)),
+            });
+        }
+    }
+    results.sort_by(|a, b| a.case.cmp(&b.case).then(a.form.cmp(&b.form)));
+    let unmatched_gaps = gaps
+        .iter()
+        .filter(|g| {
+            !results
+                .iter()
+                .any(|r| r.case == g.case && g.form.is_none_or(|f| f == r.form.name()))
+        })
+        .map(|g| format!("{} ({})", g.case, g.form.unwrap_or("both forms")))
+        .collect();
+    Ok(Report {
+        platform: canonical,
+        results,
+        unmatched_gaps,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ops_are_found_in_backend_messages() {
+        assert_eq!(
+            ops_named_in("op negate (%n) is not supported by X"),
+            ["negate"]
+        );
+        assert_eq!(ops_named_in("DynamicSlice in %ds"), ["dynamic-slice"]);
+        assert_eq!(
+            ops_named_in("fft and `sort` of f16 are not implemented"),
+            ["fft", "sort"]
+        );
+        assert_eq!(
+            ops_named_in("iota of f16; while (%w) too"),
+            ["iota", "while"]
+        );
+        assert!(ops_named_in("this and that are not supported").is_empty());
+        assert_eq!(
+            ops_named_in("the Host platform does not support sort (instruction %s)"),
+            ["sort"]
+        );
+        assert_eq!(
+            ops_named_in("the interpreter does not implement while (instruction %w)"),
+            ["while"]
+        );
+    }
+
+    #[test]
+    fn gaps_turn_failures_into_known_gaps_and_passes_into_flags() {
+        let gap = ConformanceGap {
+            platform: "P",
+            case: "c",
+            form: Some("optimized"),
+            reason: "why",
+        };
+        let gaps = [&gap];
+        assert!(gap_for(&gaps, "c", Form::Module).is_none());
+        let g = gap_for(&gaps, "c", Form::Optimized);
+        assert_eq!(
+            with_gap(Status::Pass, g),
+            Status::GapNowPasses {
+                reason: "why".into()
+            }
+        );
+        let failed = Status::Error {
+            code: Code::Internal,
+            message: "boom".into(),
+        };
+        let known = with_gap(failed, g);
+        assert!(known.is_ok(), "{known:?}");
+        assert!(known.detail().contains("boom"), "{known:?}");
+        assert!(!with_gap(Status::Pass, g).is_ok());
+    }
+}
