@@ -12,6 +12,7 @@ use platform_api::registry;
 use service::conformance::run_corpus;
 
 // Linking a backend registers it (and its gaps).
+use example_backend as _;
 use platform_host as _;
 use platform_interpreter as _;
 

@@ -176,11 +176,15 @@ ENTRY e {
   m = f32[3,2] maximum(c, t)
   ROOT s = f32[3,2] subtract(m, t)
 }";
-    let compiled = client.compile_text(text, &CompileOptions::default()).unwrap();
+    let compiled = client
+        .compile_text(text, &CompileOptions::default())
+        .unwrap();
     let x = Literal::from_slice(&[2, 3], &[-2f32, -0.5, 0.0, 0.5, 2.0, f32::NAN]).unwrap();
     let got = client.execute(&compiled.executable, &[x.clone()]).unwrap();
     let reference = LocalClient::for_platform(Some("interpreter")).unwrap();
-    let exe = reference.compile_text(text, &CompileOptions::default()).unwrap();
+    let exe = reference
+        .compile_text(text, &CompileOptions::default())
+        .unwrap();
     let want = reference.execute(&exe.executable, &[x]).unwrap();
     assert_eq!(got.to_string(), want.to_string());
 
