@@ -10,7 +10,7 @@
 //! | `Stream` / `Event` | the kit's inline streams and events | enqueue on a device queue |
 //! | `TransferManager` | `GenericTransferManager` (shared) | the same, unless memory is not byte-addressable |
 //! | [`Compiler`] | checks ops | generates code |
-//! | `Executable` | the kit's `LiteralExecutable` around [`ExampleProgram`] | launches the generated code |
+//! | `Executable` | the kit's `LiteralExecutable` and `OpByOpProgram` around [`ExampleKernels`] | launches the generated code |
 //!
 //! The registrations right below the constants (`inventory::submit!`) are the
 //! only way anything finds the backend: the registry and the service name no
@@ -30,8 +30,10 @@
 use platform_api::evaluator::kernels::{self, CallComputation};
 use platform_api::evaluator::{array_ops, ops::slicing};
 use platform_api::hlo::verifier::verify_module;
-use platform_api::hlo::{CompId, HloComputation, HloInstruction, Op};
-use platform_api::kit::{HostDeviceConfig, HostDevices, LiteralExecutable, LiteralProgram};
+use platform_api::hlo::{HloInstruction, Op};
+use platform_api::kit::{
+    HostDeviceConfig, HostDevices, LiteralExecutable, OpByOpProgram, OpKernels,
+};
 use platform_api::registry::{
     Availability, CompilerRegistration, ConformanceGap, PlatformRegistration,
     TransferManagerRegistration,
@@ -39,7 +41,7 @@ use platform_api::registry::{
 use platform_api::{
     inventory, CompileOptions, Compiler, DeviceDescription, ElementType, Error, Executable,
     GenericTransferManager, HloModule, Literal, OpSupport, Opcode, Platform, PlatformOptions,
-    Result, RunOptions, Scalar, StreamExecutor,
+    Result, StreamExecutor,
 };
 use std::sync::Arc;
 
@@ -210,7 +212,7 @@ pub const TYPES: &[ElementType] = &[
 ];
 
 /// "Compiling" is legalizing (by the provided `Compiler::compile`) and
-/// wrapping the module in an [`ExampleProgram`].
+/// wrapping the module in the kit's `OpByOpProgram` with [`ExampleKernels`].
 pub struct ExampleCompiler;
 
 impl Compiler for ExampleCompiler {
@@ -243,170 +245,44 @@ impl Compiler for ExampleCompiler {
         _: &Arc<dyn StreamExecutor>,
         _: &CompileOptions,
     ) -> Result<Arc<dyn Executable>> {
-        Ok(Arc::new(LiteralExecutable::new(
-            PLATFORM_NAME,
-            ExampleProgram { module },
-        )))
+        let program = OpByOpProgram::new(module, ExampleKernels);
+        Ok(Arc::new(LiteralExecutable::new(PLATFORM_NAME, program)))
     }
 }
 
 // ---------------------------------------------------------------- program
 
-/// A legalized module, evaluated on literals (the kit reads the arguments
-/// from the buffers and writes the result back).
-///
-/// Each op is computed by the shared evaluator's per-op functions
-/// (`platform_api::evaluator`): this is the part a real backend replaces with
-/// its kernels or generated code.
-pub struct ExampleProgram {
-    module: HloModule,
-}
+/// How the Example computes each op: with the shared evaluator's per-op
+/// functions (`platform_api::evaluator`). This is the part a real backend
+/// replaces with its kernels or generated code; the kit's `OpByOpProgram`
+/// does the rest (parameters, tuples, loops, branches, subcomputations).
+pub struct ExampleKernels;
 
-impl LiteralProgram for ExampleProgram {
-    fn module(&self) -> &HloModule {
-        &self.module
-    }
-
-    fn run(&self, arguments: Vec<Literal>, options: &RunOptions) -> Result<Literal> {
-        let mut run = Run {
-            module: &self.module,
-            while_step_limit: options.while_step_limit,
-            depth: 0,
-        };
-        run.eval(self.module.entry(), arguments)
-    }
-}
-
-/// One execution: evaluates computations, recursing into loop bodies,
-/// branches and the computations kernels call.
-struct Run<'m> {
-    module: &'m HloModule,
-    while_step_limit: Option<u64>,
-    depth: usize,
-}
-
-/// Computations nest at most this deep (a malformed module could recurse).
-const MAX_DEPTH: usize = 256;
-
-impl Run<'_> {
-    fn eval(&mut self, comp: &HloComputation, args: Vec<Literal>) -> Result<Literal> {
-        if self.depth >= MAX_DEPTH {
-            return Err(Error::resource_exhausted(format!(
-                "Example: computations nested deeper than {MAX_DEPTH}"
-            )));
-        }
-        self.depth += 1;
-        let result = self.instructions(comp, args);
-        self.depth -= 1;
-        result
-    }
-
-    fn instructions(&mut self, comp: &HloComputation, args: Vec<Literal>) -> Result<Literal> {
-        let mut values: Vec<Literal> = Vec::with_capacity(comp.instructions.len());
-        for instr in &comp.instructions {
-            let operands = instr
-                .operands
-                .iter()
-                .map(|id| values.get(id.index()))
-                .collect::<Option<Vec<&Literal>>>()
-                .ok_or_else(|| Error::internal("an operand follows its user"))?;
-            let value = self
-                .instruction(instr, &operands, &args)
-                .map_err(|e| e.context(format!("%{} in {}", instr.name, comp.name)))?;
-            values.push(value);
-        }
-        values
-            .into_iter()
-            .nth(comp.root.index())
-            .ok_or_else(|| Error::internal("no root value"))
-    }
-
-    fn instruction(
-        &mut self,
+impl OpKernels for ExampleKernels {
+    fn compute(
+        &self,
         instr: &HloInstruction,
         operands: &[&Literal],
-        args: &[Literal],
+        calls: &mut dyn CallComputation,
     ) -> Result<Literal> {
-        let operand = |i: usize| {
-            operands
-                .get(i)
-                .copied()
-                .ok_or_else(|| Error::invalid_argument(format!("operand {i} is missing")))
-        };
-        Ok(match &instr.op {
-            Op::Parameter { number } => args
-                .get(*number)
-                .cloned()
-                .ok_or_else(|| Error::internal("missing argument"))?,
-            Op::Constant { literal } => literal.clone(),
-            Op::Tuple => Literal::tuple(operands.iter().map(|l| (*l).clone()).collect()),
-            Op::GetTupleElement { index } => operand(0)?
-                .tuple_elements()
-                .get(*index)
-                .cloned()
-                .ok_or_else(|| Error::invalid_argument("tuple index out of range"))?,
-            Op::While { condition, body } => self.while_loop(*condition, *body, operand(0)?)?,
-            Op::Conditional { branches } => {
-                let index = match operand(0)?.get(0)? {
-                    // A pred selects branch 0 when true, 1 when false.
-                    Scalar::Pred(p) => usize::from(!p),
-                    // An out-of-range index runs the last branch, as in XLA.
-                    s => usize::try_from(s.to_i64().unwrap_or(-1)).unwrap_or(usize::MAX),
-                };
-                let k = index.min(branches.len().saturating_sub(1));
-                let branch = branches
-                    .get(k)
-                    .ok_or_else(|| Error::invalid_argument("conditional without branches"))?;
-                let arg = operand(k + 1)?.clone();
-                self.eval(self.module.computation(*branch), vec![arg])?
-            }
+        match &instr.op {
             Op::DynamicUpdateSlice => {
-                let starts: Vec<&Literal> = operands.iter().skip(2).copied().collect();
-                slicing::dynamic_update_slice(operand(0)?.clone(), operand(1)?, &starts)?
+                let (operand, update) = match operands {
+                    [operand, update, ..] => (*operand, *update),
+                    _ => return Err(Error::invalid_argument("dynamic-update-slice operands")),
+                };
+                slicing::dynamic_update_slice(operand.clone(), update, &operands[2..])
             }
             op if array_ops::is_array_op(op) => {
-                array_ops::evaluate_array_op(op, operands, &instr.shape)?
+                array_ops::evaluate_array_op(op, operands, &instr.shape)
             }
             op => match kernels::kernel_for(op.opcode()) {
-                Some(kernel) => kernel(instr, operands, self)?,
-                None => {
-                    return Err(Error::unimplemented(format!(
-                        "the Example platform does not implement {}",
-                        op.opcode()
-                    )))
-                }
+                Some(kernel) => kernel(instr, operands, calls),
+                None => Err(Error::unimplemented(format!(
+                    "the Example platform does not implement {}",
+                    op.opcode()
+                ))),
             },
-        })
-    }
-
-    fn while_loop(&mut self, condition: CompId, body: CompId, init: &Literal) -> Result<Literal> {
-        let (condition, body) = (
-            self.module.computation(condition),
-            self.module.computation(body),
-        );
-        let mut state = init.clone();
-        let mut steps = 0u64;
-        while self.eval(condition, vec![state.clone()])?.get(0)? == Scalar::Pred(true) {
-            steps += 1;
-            if self.while_step_limit.is_some_and(|limit| steps > limit) {
-                return Err(Error::resource_exhausted(format!(
-                    "while loop ran more than {steps} steps (the run's step limit)"
-                )));
-            }
-            state = self.eval(body, vec![state])?;
         }
-        Ok(state)
-    }
-}
-
-/// Kernels (dot, reduce, scatter, gather) call subcomputations through this.
-impl CallComputation for Run<'_> {
-    fn computation(&self, id: CompId) -> &HloComputation {
-        self.module.computation(id)
-    }
-
-    fn call(&mut self, id: CompId, args: &[Literal]) -> Result<Literal> {
-        let comp = self.module.computation(id);
-        self.eval(comp, args.to_vec())
     }
 }

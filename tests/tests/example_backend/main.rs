@@ -180,7 +180,9 @@ ENTRY e {
         .compile_text(text, &CompileOptions::default())
         .unwrap();
     let x = Literal::from_slice(&[2, 3], &[-2f32, -0.5, 0.0, 0.5, 2.0, f32::NAN]).unwrap();
-    let got = client.execute(&compiled.executable, std::slice::from_ref(&x)).unwrap();
+    let got = client
+        .execute(&compiled.executable, std::slice::from_ref(&x))
+        .unwrap();
     let reference = LocalClient::for_platform(Some("interpreter")).unwrap();
     let exe = reference
         .compile_text(text, &CompileOptions::default())

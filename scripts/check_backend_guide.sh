@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Checks docs/writing-a-backend.md the way a hardware team would use it: the
+# out-of-tree backend "Toy" (scripts/backend_guide_check, written by following
+# the guide) is copied to a temporary folder outside this repository, built
+# against this checkout, and must stay under 150 lines of its own and run the
+# conformance corpus (pass, or fail only on ops legalization reports, or on
+# the one gap it lists). Reuses this checkout's target directory, so after
+# `cargo test --workspace` it builds only the Toy crate.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cp -r "$repo/scripts/backend_guide_check/." "$tmp/"
+sed -i "s|@REPO@|$repo|g" "$tmp/Cargo.toml"
+cp "$repo/Cargo.lock" "$tmp/"
+lines=$(grep -c '' "$tmp/src/lib.rs")
+if [ "$lines" -ge 150 ]; then
+  echo "the Toy backend has $lines lines of its own; the guide promises under 150" >&2
+  exit 1
+fi
+echo "Toy backend: $lines lines"
+CORPUS_DIR="$repo/tests/conformance" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}" \
+  cargo test --manifest-path "$tmp/Cargo.toml" -- --nocapture
