@@ -19,5 +19,17 @@ if [ "$lines" -ge 150 ]; then
   exit 1
 fi
 echo "Toy backend: $lines lines"
-CORPUS_DIR="$repo/tests/conformance" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}" \
-  cargo test --manifest-path "$tmp/Cargo.toml" -- --nocapture
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
+CORPUS_DIR="$repo/tests/conformance" cargo test --manifest-path "$tmp/Cargo.toml" -- --nocapture
+# The guide's checklist, with the two-line `toyrun` binary (hlorun + Toy).
+toyrun() { cargo run -q --manifest-path "$tmp/Cargo.toml" --bin toyrun -- "$@"; }
+toyrun platforms | grep -E '^Toy +.*available'
+toyrun run "$repo/examples/softmax.hlo" --platform toy
+# Exit status 1: Toy fails what it cannot run (its gap list lives in its test).
+toyrun conformance --platform toy --corpus "$repo/tests/conformance" --json >"$tmp/report.jsonl" || true
+passes=$(grep -c '"status": *"pass"' "$tmp/report.jsonl" || true)
+echo "toyrun conformance: $passes runs pass"
+if [ "${passes:-0}" -lt 60 ]; then
+  echo "expected at least 60 passing runs of the corpus on Toy" >&2
+  exit 1
+fi

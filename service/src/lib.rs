@@ -22,7 +22,9 @@
 //!   per case and form (pass, unsupported ops, first wrong element, error
 //!   code), with the gaps each backend registers for itself.
 //!
-//! The `hlorun` binary (`src/bin/hlorun.rs`) is the command line over all of it.
+//! * [`cli`] — the `hlorun` command line over all of it, as a library function
+//!   so a backend crate can ship `hlorun` with its own platform linked
+//!   (`src/bin/hlorun.rs` is that function with the in-tree backends).
 
 // Linking a backend crate is what registers it (see the module docs).
 #[cfg(feature = "example")]
@@ -37,6 +39,7 @@ use platform_interpreter as _;
 pub mod async_client;
 pub mod backend;
 pub mod cache;
+pub mod cli;
 pub mod client;
 pub mod compare;
 pub mod conformance;

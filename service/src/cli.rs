@@ -1,0 +1,767 @@
+//! `hlorun`: run, compare, benchmark, parse and conformance-check HLO programs on any
+//! platform.
+//!
+//! The command line lives in the library so a backend crate outside this
+//! repository gets the whole tool with its own platform linked: a binary of
+//! two lines, `use my_backend as _;` and `fn main() -> ExitCode {
+//! service::cli::main() }`.
+//!
+//! Every subcommand is a thin layer over the `service` library: resolve a
+//! [`Backend`] by name, compile through a [`LocalClient`], run. What this file
+//! adds is the user's side of it: reading HLO text and `.npy` files, choosing
+//! arguments, printing results, and turning every failure into one line on
+//! stderr and exit status 1 (usage errors included; `--help` exits 0). A panic
+//! would be a bug.
+
+use crate::random::{random_arguments, ArgsSpec, ValueRange};
+use crate::{
+    compare_results, profile, resolve_platform_name, Backend, ExecuteOptions, LoadedExecutable,
+    LocalClient, Tolerance,
+};
+use clap::{Args, Parser, Subcommand};
+use platform_api::registry::{self, Availability};
+use platform_api::{
+    CompileOptions, Error, HloModule, Literal, PlatformOptions, ProfileSink, Result, Shape,
+};
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+#[command(
+    name = "hlorun",
+    version,
+    about = "Run HLO programs on any registered platform",
+    after_help = "The platform defaults to $HLORUN_PLATFORM, else the highest-priority available one. \
+                  RUST_LOG=debug turns on logging."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the registered platforms: name, aliases, priority, devices, availability.
+    Platforms,
+    /// Run a module on arguments from .npy files and print or save its results.
+    Run(RunArgs),
+    /// Run a module on a platform and on a reference platform and compare the results.
+    Compare(CompareArgs),
+    /// Time a module's compilation and executions.
+    Bench(BenchArgs),
+    /// Parse a module and print its canonical text.
+    Parse(ParseArgs),
+    /// Run a conformance corpus on a platform: a status per case and program form.
+    Conformance(ConformanceArgs),
+}
+
+/// What every subcommand that runs a module takes.
+#[derive(Args)]
+struct ProgramArgs {
+    /// HLO text file (`-` reads standard input).
+    module: String,
+    /// Arguments as .npy files, in parameter order.
+    args: Vec<PathBuf>,
+    /// Platform name or alias (case-insensitive).
+    #[arg(long, short = 'p')]
+    platform: Option<String>,
+    /// Shared library whose exported symbols serve as custom-call targets (repeatable).
+    #[arg(long = "custom-call-lib", value_name = "PATH")]
+    custom_call_libs: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    #[command(flatten)]
+    program: ProgramArgs,
+    /// Write results to DIR/out0.npy, out1.npy, ... (tuples flattened) instead of printing them.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Write a Chrome trace (open in Perfetto or chrome://tracing) of the execution.
+    #[arg(long, value_name = "TRACE.json")]
+    profile: Option<PathBuf>,
+    /// Replicas to run (default: the module's replica_count, else 1); each gets the same arguments.
+    #[arg(long)]
+    replicas: Option<usize>,
+    /// Seed for the program's `rng` instructions.
+    #[arg(long, default_value_t = 0)]
+    rng_seed: u64,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    #[command(flatten)]
+    program: ProgramArgs,
+    /// The platform to check against.
+    #[arg(long, default_value = "interpreter")]
+    reference: String,
+    /// Relative tolerance (default: the case.json beside the module, else 1e-4).
+    #[arg(long)]
+    rtol: Option<f64>,
+    /// Absolute tolerance (default: the case.json beside the module, else 1e-5).
+    #[arg(long)]
+    atol: Option<f64>,
+    /// Seed for random arguments (used when no .npy files are given).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    #[command(flatten)]
+    program: ProgramArgs,
+    /// Timed executions (after one warm-up).
+    #[arg(long, conflicts_with = "seconds")]
+    iters: Option<usize>,
+    /// Time budget for the timed executions, at least one runs (default 1).
+    #[arg(long)]
+    seconds: Option<f64>,
+    /// Print one JSON line instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Seed for random arguments (used when no .npy files are given).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+#[derive(Args)]
+struct ParseArgs {
+    /// HLO text file (`-` reads standard input).
+    module: String,
+    /// Also run the verifier (shape checks) on the parsed module.
+    #[arg(long)]
+    verify: bool,
+}
+
+#[derive(Args)]
+struct ConformanceArgs {
+    /// Platform name or alias (case-insensitive).
+    #[arg(long, short = 'p')]
+    platform: Option<String>,
+    /// Corpus folder of case folders (repeatable; default: the repository's tests/conformance).
+    #[arg(long, value_name = "DIR")]
+    corpus: Vec<PathBuf>,
+    /// Print one JSON object per line (case, form, status, detail, ...) instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `hlorun` on this process's arguments. Every error is one line on
+/// stderr and exit status 1.
+pub fn main() -> ExitCode {
+    // Results come back as fresh multi-megabyte literals every run: keep freed
+    // memory instead of faulting it in again (see `crate::process`).
+    crate::process::retain_freed_memory();
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init();
+    }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let outcome = match cli.command {
+        Command::Platforms => platforms(),
+        Command::Run(args) => run(args),
+        Command::Compare(args) => compare(args),
+        Command::Bench(args) => bench(args),
+        Command::Parse(args) => parse(args),
+        Command::Conformance(args) => conformance(args),
+    };
+    match outcome {
+        Ok(Outcome::Success) => ExitCode::SUCCESS,
+        Ok(Outcome::Failure(message)) => {
+            eprintln!("hlorun: {message}");
+            ExitCode::FAILURE
+        }
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hlorun: error: {}", e.message());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// How a subcommand that ran to the end came out.
+enum Outcome {
+    Success,
+    /// A clean "no" (a comparison that found differences): exit 1 with this line.
+    Failure(String),
+}
+
+const BROKEN_PIPE: &str = "standard output was closed";
+
+fn is_broken_pipe(e: &Error) -> bool {
+    e.message() == BROKEN_PIPE
+}
+
+/// Writes to standard output; a reader that went away (`| head`) ends the
+/// program quietly rather than with a panic.
+fn print_out(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::BrokenPipe => Error::unavailable(BROKEN_PIPE),
+            _ => Error::from(e).context("writing to standard output"),
+        })
+}
+
+// ---------------------------------------------------------------------------
+// Inputs
+
+/// Reads and parses a module; errors name the file (and the parser's line:column).
+fn load_module(source: &str) -> Result<(HloModule, String)> {
+    let (text, name) = if source == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| Error::from(e).context("reading the module from standard input"))?;
+        (text, "<stdin>".to_string())
+    } else {
+        let text = std::fs::read_to_string(source).map_err(|e| Error::from(e).context(source))?;
+        (text, source.to_string())
+    };
+    let module = HloModule::parse(&text).map_err(|e| e.context(&name))?;
+    Ok((module, name))
+}
+
+fn load_custom_call_libraries(paths: &[PathBuf]) -> Result<()> {
+    for path in paths {
+        platform_api::custom_call::load_library(path)
+            .map_err(|e| e.context(format!("custom-call library {}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// `%name: shape` for each parameter, for messages about argument counts.
+fn signature(exe: &LoadedExecutable) -> String {
+    let params: Vec<String> = exe
+        .parameters()
+        .iter()
+        .map(|p| format!("%{}: {}", p.name, p.shape.without_layout()))
+        .collect();
+    format!("({})", params.join(", "))
+}
+
+/// Reads the .npy arguments and checks them against the parameters, naming the
+/// file that does not fit.
+fn load_arguments(
+    paths: &[PathBuf],
+    exe: &LoadedExecutable,
+    module_name: &str,
+) -> Result<Vec<Literal>> {
+    let params = exe.parameters();
+    if paths.len() != params.len() {
+        return Err(Error::invalid_argument(format!(
+            "{module_name}: the module takes {} argument(s) {} but {} .npy file(s) were given",
+            params.len(),
+            signature(exe),
+            paths.len()
+        )));
+    }
+    paths
+        .iter()
+        .zip(params)
+        .enumerate()
+        .map(|(i, (path, param))| {
+            let literal = Literal::read_npy(path)?;
+            if !literal.shape().compatible(&param.shape) {
+                return Err(Error::invalid_argument(format!(
+                    "{}: holds {} but parameter {i} (%{}) expects {}",
+                    path.display(),
+                    literal.shape().without_layout(),
+                    param.name,
+                    param.shape.without_layout()
+                )));
+            }
+            Ok(literal)
+        })
+        .collect()
+}
+
+/// The spec file beside a module (`NAME.json` for `NAME.hlo`), if there is one.
+fn spec_path(module: &str) -> Option<PathBuf> {
+    let path = Path::new(module);
+    if module == "-" || path.extension().is_none_or(|e| e != "hlo") {
+        return None;
+    }
+    let spec = path.with_extension("json");
+    spec.is_file().then_some(spec)
+}
+
+/// The .npy arguments if given, else seeded random ones (ranges from the spec
+/// file beside the module when there is one).
+fn arguments_or_random(
+    program: &ProgramArgs,
+    exe: &LoadedExecutable,
+    module_name: &str,
+    seed: u64,
+) -> Result<Vec<Literal>> {
+    if !program.args.is_empty() || exe.parameters().is_empty() {
+        return load_arguments(&program.args, exe, module_name);
+    }
+    let shapes: Vec<Shape> = exe.parameters().iter().map(|p| p.shape.clone()).collect();
+    let ranges: Vec<Option<ValueRange>> = match spec_path(&program.module) {
+        Some(path) => {
+            let source = path.display().to_string();
+            ArgsSpec::read(&path)?.ranges_for(&shapes, &source)?
+        }
+        None => Vec::new(),
+    };
+    random_arguments(&shapes, seed, &ranges)
+}
+
+/// Compile options from the module's header, with an optional replica override.
+fn compile_options(module: &HloModule, replicas: Option<usize>) -> CompileOptions {
+    CompileOptions {
+        replica_count: replicas.or(module.config.replica_count).unwrap_or(1).max(1),
+        num_partitions: module.config.num_partitions.unwrap_or(1).max(1),
+        ..CompileOptions::default()
+    }
+}
+
+/// A client for `platform`; one with enough devices when the program spans several.
+fn client_for(platform: Option<&str>, devices: usize) -> Result<LocalClient> {
+    let backend = if devices > 1 {
+        Backend::with_options(
+            platform,
+            &PlatformOptions {
+                device_count: Some(devices),
+            },
+        )?
+    } else {
+        Backend::new(platform)?
+    };
+    Ok(LocalClient::new(Arc::new(backend)))
+}
+
+fn compile(
+    client: &LocalClient,
+    module: &HloModule,
+    options: &CompileOptions,
+    name: &str,
+) -> Result<Arc<LoadedExecutable>> {
+    let compiled = client
+        .compile(module, options)
+        .map_err(|e| e.context(name))?;
+    Ok(compiled.executable)
+}
+
+// ---------------------------------------------------------------------------
+// Subcommands
+
+fn platforms() -> Result<Outcome> {
+    let listing = registry::list_platforms()?;
+    let default = registry::default_platform_name().ok();
+    let mut rows = vec![[
+        "NAME".to_string(),
+        "ALIASES".to_string(),
+        "PRIORITY".to_string(),
+        "DEVICES".to_string(),
+        "STATUS".to_string(),
+    ]];
+    for p in &listing {
+        let (devices, mut status) = match &p.availability {
+            Availability::Available { devices } => {
+                let mark = if default == Some(p.name) {
+                    " (default)"
+                } else {
+                    ""
+                };
+                (devices.to_string(), format!("available{mark}"))
+            }
+            Availability::Unavailable(why) => ("-".to_string(), format!("unavailable: {why}")),
+        };
+        if !p.problems.is_empty() {
+            status.push_str(" [registration problems: see below]");
+        }
+        let aliases = if p.aliases.is_empty() {
+            "-".to_string()
+        } else {
+            p.aliases.join(",")
+        };
+        rows.push([
+            p.name.to_string(),
+            aliases,
+            p.priority.to_string(),
+            devices,
+            status,
+        ]);
+    }
+    let mut text = table(&rows);
+    if listing.is_empty() {
+        text.push_str("(no platform is registered: no backend crate is linked into this build)\n");
+    }
+    // Mistakes in the registrations (shared names, missing pieces, pieces for
+    // a platform that does not exist) would otherwise go unnoticed until used.
+    let problems = registry::problems();
+    if !problems.is_empty() {
+        text.push_str("\nproblems in the registrations:\n");
+        for p in &problems {
+            text.push_str(&format!("  - {p}\n"));
+        }
+    }
+    print_out(&text)?;
+    Ok(Outcome::Success)
+}
+
+/// Rows as aligned columns (the last column unpadded), one line each.
+fn table<const N: usize>(rows: &[[String; N]]) -> String {
+    let mut widths = [0usize; N];
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let mut text = String::new();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .enumerate()
+            .map(|(i, (cell, w))| {
+                if i + 1 == row.len() {
+                    cell.clone()
+                } else {
+                    format!("{cell:<w$}")
+                }
+            })
+            .collect();
+        text.push_str(cells.join("  ").trim_end());
+        text.push('\n');
+    }
+    text
+}
+
+fn conformance(args: ConformanceArgs) -> Result<Outcome> {
+    let corpora = if args.corpus.is_empty() {
+        vec![crate::conformance::default_corpus()?]
+    } else {
+        args.corpus
+    };
+    let platform = resolve_platform_name(args.platform.as_deref())?;
+    let report = crate::conformance::run_corpus(platform, &corpora)?;
+    let mut text = String::new();
+    if args.json {
+        for r in &report.results {
+            text.push_str(&r.to_json(report.platform).to_string());
+            text.push('\n');
+        }
+    } else {
+        let mut rows = vec![[
+            "CASE".to_string(),
+            "FORM".to_string(),
+            "STATUS".to_string(),
+            "DETAIL".to_string(),
+        ]];
+        for r in &report.results {
+            // One line per row, however long the backend's message.
+            let detail = r.status.detail().replace('\n', " ");
+            rows.push([
+                r.case.clone(),
+                r.form.to_string(),
+                r.status.label().to_string(),
+                detail,
+            ]);
+        }
+        text = table(&rows);
+        text.push_str(&format!("\n{}\n", report.summary()));
+    }
+    if !report.unmatched_gaps.is_empty() {
+        // Normal for a partial corpus, so a note rather than a failure.
+        eprintln!(
+            "hlorun: note: {}'s gaps for {} matched no case run",
+            report.platform,
+            report.unmatched_gaps.join(", ")
+        );
+    }
+    print_out(&text)?;
+    if report.ok() {
+        if args.json {
+            eprintln!("hlorun: {}", report.summary());
+        }
+        Ok(Outcome::Success)
+    } else {
+        Ok(Outcome::Failure(report.summary()))
+    }
+}
+
+fn run(args: RunArgs) -> Result<Outcome> {
+    let (module, name) = load_module(&args.program.module)?;
+    load_custom_call_libraries(&args.program.custom_call_libs)?;
+    let options = compile_options(&module, args.replicas);
+    let instances = options.replica_count * options.num_partitions;
+    let client = client_for(args.program.platform.as_deref(), instances)?;
+    let exe = compile(&client, &module, &options, &name)?;
+    let arguments = load_arguments(&args.program.args, &exe, &name)?;
+
+    let sink = args.profile.as_ref().map(|_| Arc::new(ProfileSink::new()));
+    let run_options = ExecuteOptions {
+        profile: sink.clone(),
+        rng_seed: args.rng_seed,
+        ..ExecuteOptions::default()
+    };
+    let on = |e: Error| e.context(&name);
+    let started = Instant::now();
+    let results: Vec<Literal> = if instances > 1 {
+        let per_instance = vec![arguments; instances];
+        client
+            .execute_replicated(&exe, &per_instance, &run_options)
+            .map_err(on)?
+    } else {
+        vec![
+            client
+                .execute_with(&exe, &arguments, &run_options)
+                .map_err(on)?
+                .result,
+        ]
+    };
+    let wall = started.elapsed();
+
+    if let (Some(path), Some(sink)) = (&args.profile, &sink) {
+        let events = sink.events();
+        profile::write_chrome_trace(path, &events, client.platform_name())?;
+        let spans = events
+            .iter()
+            .filter(|e| e.category != "execute" && e.category != "transfer")
+            .count();
+        eprintln!(
+            "hlorun: wrote {} ({} event(s), {spans} from the backend; {:.3} ms with transfers)",
+            path.display(),
+            events.len(),
+            wall.as_secs_f64() * 1e3
+        );
+    }
+    for (replica, result) in results.into_iter().enumerate() {
+        match &args.out {
+            Some(dir) => {
+                let dir = if instances > 1 {
+                    dir.join(format!("replica{replica}"))
+                } else {
+                    dir.clone()
+                };
+                std::fs::create_dir_all(&dir).map_err(|e| Error::from(e).context(dir.display()))?;
+                let mut written = String::new();
+                for (i, leaf) in result.flatten_leaves().into_iter().enumerate() {
+                    let path = dir.join(format!("out{i}.npy"));
+                    leaf.write_npy(&path)?;
+                    written.push_str(&format!(
+                        "{}: {}\n",
+                        path.display(),
+                        leaf.shape().without_layout()
+                    ));
+                }
+                print_out(&written)?;
+            }
+            None if instances > 1 => print_out(&format!("replica {replica}: {result}\n"))?,
+            None => print_out(&format!("{result}\n"))?,
+        }
+    }
+    Ok(Outcome::Success)
+}
+
+/// `rtol` and `atol` from a conformance `case.json` beside the module.
+fn case_tolerance(module: &str) -> Option<Tolerance> {
+    if module == "-" {
+        return None;
+    }
+    let case = Path::new(module).parent()?.join("case.json");
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(case).ok()?).ok()?;
+    Some(Tolerance {
+        rtol: value.get("rtol")?.as_f64()?,
+        atol: value.get("atol")?.as_f64()?,
+    })
+}
+
+fn compare(args: CompareArgs) -> Result<Outcome> {
+    for (flag, value) in [("--rtol", args.rtol), ("--atol", args.atol)] {
+        if let Some(v) = value {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(Error::invalid_argument(format!(
+                    "{flag} must be a non-negative number, not {v}"
+                )));
+            }
+        }
+    }
+    let (module, name) = load_module(&args.program.module)?;
+    load_custom_call_libraries(&args.program.custom_call_libs)?;
+    let options = compile_options(&module, None);
+    let instances = options.replica_count * options.num_partitions;
+    let platform = resolve_platform_name(args.program.platform.as_deref())?;
+    let reference = resolve_platform_name(Some(&args.reference))?;
+    let tested = client_for(Some(platform), instances)?;
+    let checker = client_for(Some(reference), instances)?;
+    let tested_exe = compile(&tested, &module, &options, &name)?;
+    let reference_exe = compile(&checker, &module, &options, &name)?;
+    let arguments = arguments_or_random(&args.program, &reference_exe, &name, args.seed)?;
+
+    let execute = |client: &LocalClient, exe: &LoadedExecutable| -> Result<Vec<Literal>> {
+        let on = |e: Error| e.context(&name);
+        if instances > 1 {
+            let per_instance = vec![arguments.clone(); instances];
+            client
+                .execute_replicated(exe, &per_instance, &ExecuteOptions::default())
+                .map_err(on)
+        } else {
+            Ok(vec![client.execute(exe, &arguments).map_err(on)?])
+        }
+    };
+    let got = execute(&tested, &tested_exe)?;
+    let want = execute(&checker, &reference_exe)?;
+
+    let fallback = case_tolerance(&args.program.module).unwrap_or_default();
+    let tolerance = Tolerance {
+        rtol: args.rtol.unwrap_or(fallback.rtol),
+        atol: args.atol.unwrap_or(fallback.atol),
+    };
+    let mut text = format!(
+        "{name}: {platform} against {reference} (rtol {:e}, atol {:e})\n",
+        tolerance.rtol, tolerance.atol
+    );
+    let (mut outputs, mut failed) = (0, 0);
+    for (replica, (g, w)) in got.iter().zip(&want).enumerate() {
+        let reports = compare_results(g, w, tolerance).map_err(|e| e.context(&name))?;
+        for report in reports {
+            outputs += 1;
+            failed += usize::from(!report.ok());
+            if instances > 1 {
+                text.push_str(&format!("replica {replica} "));
+            }
+            text.push_str(&format!("{report}\n"));
+        }
+    }
+    print_out(&text)?;
+    if failed > 0 {
+        return Ok(Outcome::Failure(format!(
+            "{name}: {failed} of {outputs} output(s) of {platform} differ from {reference}"
+        )));
+    }
+    Ok(Outcome::Success)
+}
+
+fn bench(args: BenchArgs) -> Result<Outcome> {
+    let (module, name) = load_module(&args.program.module)?;
+    load_custom_call_libraries(&args.program.custom_call_libs)?;
+    if let Some(s) = args.seconds {
+        if !(s.is_finite() && s >= 0.0) {
+            return Err(Error::invalid_argument(format!(
+                "--seconds must be a non-negative number, not {s}"
+            )));
+        }
+    }
+    let options = compile_options(&module, None);
+    if options.replica_count * options.num_partitions > 1 {
+        return Err(Error::unimplemented(format!(
+            "{name}: bench runs single-device programs; this one has {} replica(s) x {} partition(s)",
+            options.replica_count, options.num_partitions
+        )));
+    }
+    let client = client_for(args.program.platform.as_deref(), 1)?;
+    let compiled = client
+        .compile(&module, &options)
+        .map_err(|e| e.context(&name))?;
+    let compile_time = compiled.elapsed;
+    let exe = compiled.executable;
+    let arguments = arguments_or_random(&args.program, &exe, &name, args.seed)?;
+    let buffers = arguments
+        .iter()
+        .enumerate()
+        .map(|(i, lit)| client.to_device_for(&exe, i, lit, 0))
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<_> = buffers.iter().collect();
+    let on = |e: Error| e.context(&name);
+    let run_once = || -> Result<Duration> {
+        let start = Instant::now();
+        let out = client
+            .execute_buffers(&exe, &refs, &ExecuteOptions::default())
+            .map_err(on)?;
+        // As jax hands a result to NumPy: the Host platform adopts the
+        // result's memory rather than copying it; other platforms copy.
+        let result = client.into_literal(out.result).map_err(on)?;
+        let elapsed = start.elapsed();
+        drop(result);
+        Ok(elapsed)
+    };
+
+    run_once()?; // warm-up
+    let mut times = Vec::new();
+    match args.iters {
+        Some(n) => {
+            for _ in 0..n.max(1) {
+                times.push(run_once()?);
+            }
+        }
+        None => {
+            let budget = Duration::from_secs_f64(args.seconds.unwrap_or(1.0));
+            let start = Instant::now();
+            while times.is_empty() || start.elapsed() < budget {
+                times.push(run_once()?);
+            }
+        }
+    }
+    times.sort_unstable();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let median = if times.len() % 2 == 1 {
+        ms(times[times.len() / 2])
+    } else {
+        (ms(times[times.len() / 2 - 1]) + ms(times[times.len() / 2])) / 2.0
+    };
+    let min = ms(times[0]);
+    let peak_bytes = exe.peak_memory_bytes().unwrap_or_else(|| {
+        client.backend().executors()[0]
+            .memory_usage()
+            .peak_bytes_in_use
+    });
+
+    let text = if args.json {
+        // Written field by field to keep the documented key order (a JSON
+        // object built by serde_json would sort its keys).
+        let fields = [
+            ("platform", serde_json::json!(client.platform_name())),
+            ("compile_ms", serde_json::json!(ms(compile_time))),
+            ("execute_ms_median", serde_json::json!(median)),
+            ("execute_ms_min", serde_json::json!(min)),
+            ("iters", serde_json::json!(times.len())),
+            ("peak_bytes", serde_json::json!(peak_bytes)),
+        ];
+        let body: Vec<String> = fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+        format!("{{{}}}", body.join(","))
+    } else {
+        format!(
+            "{name} on {}: compile {:.3} ms; execute median {median:.3} ms, min {min:.3} ms over {} iteration(s); peak memory {peak_bytes} bytes",
+            client.platform_name(),
+            ms(compile_time),
+            times.len()
+        )
+    };
+    print_out(&format!("{text}\n"))?;
+    Ok(Outcome::Success)
+}
+
+fn parse(args: ParseArgs) -> Result<Outcome> {
+    let (module, name) = load_module(&args.module)?;
+    if args.verify {
+        platform_api::hlo::verifier::verify_module(&module).map_err(|e| e.context(name))?;
+    }
+    let mut text = module.to_text();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    print_out(&text)?;
+    Ok(Outcome::Success)
+}
