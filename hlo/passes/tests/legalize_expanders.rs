@@ -344,6 +344,9 @@ fn pad_without_interior_padding() {
         ("f32", "1_2x0_3"),
         ("s32", "-1_2x2_-1"),
         ("f32", "0_0x-2_-1"),
+        // A negative edge cropping into the other edge's padding.
+        ("f32", "3_-5x0_0"),
+        ("s32", "-6_3x1_1"),
     ] {
         let text = format!(
             "HloModule m\nENTRY e {{\n  x = {ty}[4,5] parameter(0)\n  v = {ty}[] parameter(1)\n  ROOT p = {ty}[?] pad(x, v), padding={config}\n}}\n"

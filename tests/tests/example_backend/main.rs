@@ -265,3 +265,43 @@ fn streams_keep_errors_until_asked_and_events_complete() {
     unsafe { executor.deallocate(mem) };
     assert_eq!(executor.memory_usage().live_allocations, 0);
 }
+
+/// Random programs of every op family, on the Example (through legalization)
+/// against the Interpreter: each either matches, or fails to compile with
+/// legalization's `Unimplemented` naming the ops it lacks. A mismatch or any
+/// other error is a bug in an expander (or in the Example). `EXAMPLE_SEEDS`
+/// runs more.
+#[test]
+fn legalized_random_programs_match_the_interpreter() {
+    use std::time::Duration;
+    use tests::differential::{differ, Failure};
+    let seeds: u64 = std::env::var("EXAMPLE_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(150);
+    let (mut matched, mut unsupported) = (0, 0);
+    let mut problems = Vec::new();
+    for seed in 0..seeds {
+        let program = tests::random_program::generate(seed).expect("the generator works");
+        let outcome = differ(
+            "Example",
+            &program.module,
+            &program.args,
+            &program.outputs,
+            Duration::from_secs(60),
+        );
+        match outcome {
+            // The reference itself rejected the program: nothing to compare.
+            Err(_) => {}
+            Ok(Ok(())) => matched += 1,
+            Ok(Err(Failure::Error(e))) if e.contains("no expander can rewrite") => unsupported += 1,
+            Ok(Err(failure)) => problems.push(format!("seed {seed}: {failure}")),
+        }
+    }
+    println!("Example on {seeds} random programs: {matched} match, {unsupported} not legalizable");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(
+        matched >= seeds as usize / 2,
+        "only {matched} of {seeds} random programs legalized and ran"
+    );
+}

@@ -118,25 +118,6 @@ fn pad_with(b: &mut Emitter<'_, '_>, x: InstrId, v: InstrId, config: &[PadDim]) 
             vec![flat_id],
         );
     }
-    // Negative padding crops.
-    if config.iter().any(|d| d.low < 0 || d.high < 0) {
-        let mut slice = Vec::with_capacity(dims.len());
-        let mut out = Vec::with_capacity(dims.len());
-        for (d, p) in dims.iter().zip(config) {
-            let start = crop(p.low);
-            let limit = d
-                .checked_sub(crop(p.high))
-                .filter(|&l| l >= start)
-                .ok_or_else(|| Error::invalid_argument("pad crops more than the operand has"))?;
-            slice.push(SliceDim {
-                start,
-                limit,
-                stride: 1,
-            });
-            out.push(limit - start);
-        }
-        cur = b.add(Shape::array(t, out), Op::Slice { slice }, vec![cur]);
-    }
     for (dim, p) in config.iter().enumerate() {
         let (lo, hi) = (p.low.max(0) as usize, p.high.max(0) as usize);
         if lo == 0 && hi == 0 {
@@ -167,6 +148,27 @@ fn pad_with(b: &mut Emitter<'_, '_>, x: InstrId, v: InstrId, config: &[PadDim]) 
             Op::Concatenate { dimension: dim },
             parts,
         );
+    }
+    // Negative padding crops, after the positive edges: a negative high may
+    // crop into the low padding (`2_-2` on an empty dimension is valid).
+    if config.iter().any(|d| d.low < 0 || d.high < 0) {
+        let (_, padded) = b.array(cur)?;
+        let mut slice = Vec::with_capacity(padded.len());
+        let mut out = Vec::with_capacity(padded.len());
+        for (&d, p) in padded.iter().zip(config) {
+            let start = crop(p.low);
+            let limit = d
+                .checked_sub(crop(p.high))
+                .filter(|&l| l >= start)
+                .ok_or_else(|| Error::invalid_argument("pad crops more than the operand has"))?;
+            slice.push(SliceDim {
+                start,
+                limit,
+                stride: 1,
+            });
+            out.push(limit - start);
+        }
+        cur = b.add(Shape::array(t, out), Op::Slice { slice }, vec![cur]);
     }
     Ok(cur)
 }
