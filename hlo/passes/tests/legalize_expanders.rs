@@ -477,3 +477,82 @@ fn reverse_along_any_dimensions() {
         check(&text, Opcode::Reverse, 0.0);
     }
 }
+
+/// Finite inputs in `[-2, 2]` (integers in `[-3, 3]`) for each parameter.
+fn finite_inputs(module: &HloModule, seed: u64) -> Vec<Literal> {
+    let mut rng = Rng(seed);
+    module
+        .entry_program_shape()
+        .parameters
+        .iter()
+        .map(|p| {
+            let n = p.element_count();
+            let lit = match p.element_type() {
+                Some(hlo_ir::shape::ElementType::F32) => Literal::vector(
+                    &(0..n)
+                        .map(|_| rng.below(4001) as f32 / 1000.0 - 2.0)
+                        .collect::<Vec<f32>>(),
+                ),
+                _ => Literal::vector(
+                    &(0..n)
+                        .map(|_| rng.below(7) as i32 - 3)
+                        .collect::<Vec<i32>>(),
+                ),
+            };
+            lit.reshape(p.dims()).expect("same element count")
+        })
+        .collect()
+}
+
+#[test]
+fn convolution_as_dots_within_float_tolerance() {
+    let cases = [
+        (
+            "f32[2,9,9,3]",
+            "f32[3,3,3,5]",
+            "f32[2,9,9,5]",
+            "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f",
+        ),
+        (
+            "f32[1,4,9,10]",
+            "f32[6,4,3,2]",
+            "f32[1,6,4,5]",
+            "window={size=3x2 stride=2x2 pad=1_0x0_1 rhs_dilate=1x2}, dim_labels=bf01_oi01->bf01",
+        ),
+        (
+            "f32[2,6,6,8]",
+            "f32[3,3,2,8]",
+            "f32[2,4,4,8]",
+            "window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=4",
+        ),
+        (
+            "f32[1,5,2]",
+            "f32[2,2,3]",
+            "f32[1,10,3]",
+            "window={size=2 pad=1_1 lhs_dilate=2}, dim_labels=b0f_0io->b0f",
+        ),
+        (
+            "s32[2,7,3]",
+            "s32[3,3,4]",
+            "s32[2,3,4]",
+            "window={size=3 stride=2}, dim_labels=b0f_0io->b0f",
+        ),
+    ];
+    for (lhs, rhs, out, attrs) in cases {
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  x = {lhs} parameter(0)\n  k = {rhs} parameter(1)\n  ROOT c = {out} convolution(x, k), {attrs}\n}}\n"
+        );
+        let before = parse(&text);
+        let after = legalize(&before, &core_support()).unwrap_or_else(|e| panic!("{e}\n{before}"));
+        verify_module(&after).unwrap_or_else(|e| panic!("{e}\n{after}"));
+        assert_eq!(count(&after, Opcode::Convolution), 0);
+        for seed in 1..=3 {
+            let args = finite_inputs(&before, seed);
+            let want = evaluate(&before, &args).expect("evaluate before");
+            let got = evaluate(&after, &args).expect("evaluate after");
+            // Integers exactly; floats to a reordered sum's tolerance.
+            legalize_common::close_or_within(&want, &got, 0.0, 1e-5, 1e-5)
+                .unwrap_or_else(|why| panic!("{why}\n{before}\n{after}"));
+        }
+    }
+}

@@ -30,6 +30,7 @@
 //!   the computations they run, which are checked instruction by instruction.
 
 mod bits;
+mod convolution;
 mod half;
 mod minmax;
 mod remainder;
@@ -234,6 +235,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &window::PadExpander,
         &window::ReverseExpander,
         &window::ReduceWindowExpander,
+        &convolution::ConvolutionExpander,
     ]
 }
 
@@ -605,6 +607,11 @@ pub(crate) fn tys(types: &[ElementType]) -> Vec<ElementType> {
     v.sort();
     v.dedup();
     v
+}
+
+/// A plan of `ops`, each on type `t` alone.
+pub(crate) fn all_of_type(t: ElementType, ops: &[Opcode]) -> Vec<Emitted> {
+    ops.iter().map(|&o| (o, vec![t])).collect()
 }
 
 /// The single element type of an elementwise instruction whose operands and
