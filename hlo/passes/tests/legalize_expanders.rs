@@ -146,6 +146,11 @@ fn half_types_compute_through_f32() {
             check_with(&text, &core_support(), &[], 0.0, None);
         }
     }
+    // A dot accumulates in f32 and rounds once either way.
+    for ty in ["f16", "bf16"] {
+        let dot = format!("HloModule m\nENTRY e {{\n  a = {ty}[4,32] parameter(0)\n  b = {ty}[32,3] parameter(1)\n  ROOT d = {ty}[4,3] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}\n");
+        check_with(&dot, &core_support(), &[], 0.0, None);
+    }
     // `select` with an f16 value and a pred predicate.
     let select = "HloModule m\nENTRY e {\n  p = pred[64] parameter(0)\n  a = f16[64] parameter(1)\n  b = f16[64] parameter(2)\n  ROOT r = f16[64] select(p, a, b)\n}\n";
     check_with(select, &core_support(), &[], 0.0, None);
