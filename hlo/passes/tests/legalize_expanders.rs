@@ -561,3 +561,33 @@ fn convolution_as_dots_within_float_tolerance() {
         }
     }
 }
+
+#[test]
+fn integer_bits_to_float_up_to_nan() {
+    use hlo_ir::shape::ElementType as T;
+    for (int, float, it, ft) in [
+        ("u32", "f32", T::U32, T::F32),
+        ("s32", "f32", T::S32, T::F32),
+        ("u64", "f64", T::U64, T::F64),
+        ("s64", "f64", T::S64, T::F64),
+    ] {
+        let text = elementwise("bitcast-convert", int, float, 1);
+        check(&text, Opcode::BitcastConvert, 0.0);
+        // Random integers are mostly huge or tiny floats: also the bits of
+        // random floats (zeros, denormals, infinities, NaNs, ordinary values).
+        for seed in 1..=3 {
+            let mut rng = Rng(seed);
+            let floats = random_literal(&Shape::array(ft, vec![64]), &mut rng);
+            let bits =
+                Literal::from_bytes(Shape::array(it, vec![64]), floats.bytes().expect("array"))
+                    .expect("same size");
+            check_with(
+                &text,
+                &core_support(),
+                &[Opcode::BitcastConvert],
+                0.0,
+                Some(vec![bits]),
+            );
+        }
+    }
+}

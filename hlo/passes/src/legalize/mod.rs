@@ -29,6 +29,7 @@
 //!   `fusion`, ...) are checked by opcode only: their element types are those of
 //!   the computations they run, which are checked instruction by instruction.
 
+mod bitcast;
 mod bits;
 mod convolution;
 mod half;
@@ -229,6 +230,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &remainder::IntRemainderExpander,
         &bits::PopcntExpander,
         &bits::ClzExpander,
+        &bitcast::BitsToFloatExpander,
         &rounding::RoundingExpander,
         &transcendental::Log1pExpander,
         &transcendental::Expm1Expander,
