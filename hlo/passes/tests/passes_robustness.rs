@@ -5,9 +5,11 @@
 
 use hlo_ir::{CompId, HloModule, InstrId, Op};
 use hlo_ir::{ElementType, Shape};
+use hlo_passes::legalize::{Legalize, OpSupport};
 use hlo_passes::{
     standard_pipeline, AlgebraicSimplifier, CallInliner, CommonSubexpressionElimination,
-    ComputationDeduplication, ConstantFolding, DeadCodeElimination, HloPass, LayoutNormalization,
+    ComputationDeduplication, ConstantFolding, DeadCodeElimination, FusionInliner, HloPass,
+    LayoutNormalization,
 };
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -130,6 +132,48 @@ fn mutate(m: &mut HloModule, rng: &mut Rng) {
     }
 }
 
+/// A backend of a few ops and types (see `legalize_common` for the fuller one).
+fn small_backend() -> OpSupport {
+    use hlo_ir::Opcode::*;
+    OpSupport::new()
+        .ops(&[
+            Add,
+            Multiply,
+            Divide,
+            Compare,
+            Select,
+            Exp,
+            Log,
+            Sqrt,
+            Sin,
+            Cos,
+            And,
+            Or,
+            Xor,
+            ShiftLeft,
+            ShiftRightLogical,
+            Dot,
+            Reduce,
+            While,
+            Conditional,
+        ])
+        .types(&[
+            ElementType::Pred,
+            ElementType::S32,
+            ElementType::U32,
+            ElementType::F32,
+        ])
+        .any_type(&[
+            Convert,
+            Broadcast,
+            Reshape,
+            Transpose,
+            Slice,
+            Concatenate,
+            Iota,
+        ])
+}
+
 #[test]
 fn damaged_programs_never_make_a_pass_panic() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
@@ -146,6 +190,9 @@ fn damaged_programs_never_make_a_pass_panic() {
                 Box::new(ComputationDeduplication::new()),
                 Box::new(CommonSubexpressionElimination::new()),
                 Box::new(DeadCodeElimination::new()),
+                Box::new(FusionInliner::new()),
+                // Legalization to a small op set, so most expanders run.
+                Box::new(Legalize::new(small_backend())),
             ];
             for mut pass in passes {
                 let mut m = damaged.clone();
@@ -171,5 +218,5 @@ fn damaged_programs_never_make_a_pass_panic() {
             );
         }
     }
-    assert!(runs > 700);
+    assert!(runs > 900);
 }

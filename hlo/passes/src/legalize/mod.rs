@@ -403,6 +403,9 @@ pub fn legalize_as_far_as_possible(
     module: &mut HloModule,
     support: &OpSupport,
 ) -> Result<(bool, Vec<Unlegalized>)> {
+    // A malformed module gets an error here rather than an out-of-range index
+    // in an expander.
+    hlo_ir::rewrite::check_references(module)?;
     let lacks = |m: &HloModule, ops: &[Opcode]| {
         ops.iter().any(|&op| {
             !support.supports(op, &[])
