@@ -3,9 +3,11 @@
 //! attributes) go through every pass, which may fail with an error but never
 //! panic.
 
+mod legalize_common;
+
 use hlo_ir::{CompId, HloModule, InstrId, Op};
 use hlo_ir::{ElementType, Shape};
-use hlo_passes::legalize::{Legalize, OpSupport};
+use hlo_passes::legalize::Legalize;
 use hlo_passes::{
     standard_pipeline, AlgebraicSimplifier, CallInliner, CommonSubexpressionElimination,
     ComputationDeduplication, ConstantFolding, DeadCodeElimination, FusionInliner, HloPass,
@@ -132,48 +134,6 @@ fn mutate(m: &mut HloModule, rng: &mut Rng) {
     }
 }
 
-/// A backend of a few ops and types (see `legalize_common` for the fuller one).
-fn small_backend() -> OpSupport {
-    use hlo_ir::Opcode::*;
-    OpSupport::new()
-        .ops(&[
-            Add,
-            Multiply,
-            Divide,
-            Compare,
-            Select,
-            Exp,
-            Log,
-            Sqrt,
-            Sin,
-            Cos,
-            And,
-            Or,
-            Xor,
-            ShiftLeft,
-            ShiftRightLogical,
-            Dot,
-            Reduce,
-            While,
-            Conditional,
-        ])
-        .types(&[
-            ElementType::Pred,
-            ElementType::S32,
-            ElementType::U32,
-            ElementType::F32,
-        ])
-        .any_type(&[
-            Convert,
-            Broadcast,
-            Reshape,
-            Transpose,
-            Slice,
-            Concatenate,
-            Iota,
-        ])
-}
-
 #[test]
 fn damaged_programs_never_make_a_pass_panic() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
@@ -192,7 +152,7 @@ fn damaged_programs_never_make_a_pass_panic() {
                 Box::new(DeadCodeElimination::new()),
                 Box::new(FusionInliner::new()),
                 // Legalization to a small op set, so most expanders run.
-                Box::new(Legalize::new(small_backend())),
+                Box::new(Legalize::new(legalize_common::core_support())),
             ];
             for mut pass in passes {
                 let mut m = damaged.clone();
