@@ -591,3 +591,15 @@ fn integer_bits_to_float_up_to_nan() {
         }
     }
 }
+
+#[test]
+fn batch_norm_inference_in_f64_is_exact() {
+    for (ty, feature) in [("f32", 1), ("f64", 0), ("f32", 2), ("f16", 1)] {
+        let dims = [3usize, 4, 5];
+        let n = dims[feature];
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  x = {ty}[3,4,5] parameter(0)\n  s = {ty}[{n}] parameter(1)\n  o = {ty}[{n}] parameter(2)\n  m = {ty}[{n}] parameter(3)\n  v = {ty}[{n}] parameter(4)\n  ROOT y = {ty}[3,4,5] batch-norm-inference(x, s, o, m, v), epsilon=0.001, feature_index={feature}\n}}\n"
+        );
+        check(&text, Opcode::BatchNormInference, 0.0);
+    }
+}

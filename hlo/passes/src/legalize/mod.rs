@@ -29,6 +29,7 @@
 //!   `fusion`, ...) are checked by opcode only: their element types are those of
 //!   the computations they run, which are checked instruction by instruction.
 
+mod batchnorm;
 mod bitcast;
 mod bits;
 mod convolution;
@@ -238,6 +239,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &window::ReverseExpander,
         &window::ReduceWindowExpander,
         &convolution::ConvolutionExpander,
+        &batchnorm::BatchNormInferenceExpander,
     ]
 }
 
