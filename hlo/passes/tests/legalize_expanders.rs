@@ -603,3 +603,14 @@ fn batch_norm_inference_in_f64_is_exact() {
         check(&text, Opcode::BatchNormInference, 0.0);
     }
 }
+
+#[test]
+fn batch_norm_training_in_f64_is_exact() {
+    for (ty, feature) in [("f32", 1), ("f64", 0), ("f32", 2), ("f16", 1)] {
+        let n = [3usize, 4, 5][feature];
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  x = {ty}[3,4,5] parameter(0)\n  s = {ty}[{n}] parameter(1)\n  o = {ty}[{n}] parameter(2)\n  ROOT y = ({ty}[3,4,5], {ty}[{n}], {ty}[{n}]) batch-norm-training(x, s, o), epsilon=0.001, feature_index={feature}\n}}\n"
+        );
+        check(&text, Opcode::BatchNormTraining, 0.0);
+    }
+}

@@ -240,6 +240,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &window::ReduceWindowExpander,
         &convolution::ConvolutionExpander,
         &batchnorm::BatchNormInferenceExpander,
+        &batchnorm::BatchNormTrainingExpander,
     ]
 }
 
@@ -295,9 +296,59 @@ pub struct Emitter<'e, 'a> {
     /// The module, for reading called computations (the computation being
     /// edited is taken out of it meanwhile).
     module: &'e HloModule,
+    /// Computations expansions created (reducers), appended to the module
+    /// after this computation's sweep, in order.
+    created: &'e mut Vec<HloComputation>,
 }
 
 impl Emitter<'_, '_> {
+    /// A new scalar reducer computing `op` of its two parameters of type `ty`
+    /// (created once per expansion that asks; appended to the module after
+    /// the sweep of the current computation, so later sweeps legalize it too).
+    pub fn binary_reducer(
+        &mut self,
+        op: hlo_ir::opcode::BinaryOp,
+        ty: ElementType,
+    ) -> hlo_ir::CompId {
+        let id = hlo_ir::CompId((self.module.computations.len() + self.created.len()) as u32);
+        // Fresh names: unique against the module and earlier new computations
+        // (the names this sweep adds all end in `.legal…`, these do not).
+        let mut names = NameGen::for_instructions(self.module);
+        let mut comp_names = NameGen::for_computations(self.module);
+        for c in self.created.iter() {
+            comp_names.reserve(&c.name);
+            for i in &c.instructions {
+                names.reserve(&i.name);
+            }
+        }
+        let base = format!("{}.reducer", self.ed.instr(self.origin).name);
+        let scalar = Shape::scalar(ty);
+        let p0 = HloInstruction::new(
+            names.fresh(&format!("{base}.lhs")),
+            scalar.clone(),
+            Op::Parameter { number: 0 },
+            vec![],
+        );
+        let p1 = HloInstruction::new(
+            names.fresh(&format!("{base}.rhs")),
+            scalar.clone(),
+            Op::Parameter { number: 1 },
+            vec![],
+        );
+        let r = HloInstruction::new(
+            names.fresh(&format!("{base}.op")),
+            scalar,
+            Op::Binary(op),
+            vec![InstrId(0), InstrId(1)],
+        );
+        self.created.push(HloComputation {
+            name: comp_names.fresh(&base),
+            instructions: vec![p0, p1, r],
+            root: InstrId(2),
+        });
+        id
+    }
+
     /// The module's computation `id` (a reducer, say).
     pub fn computation(&self, id: hlo_ir::CompId) -> Result<&HloComputation> {
         self.module
@@ -498,9 +549,18 @@ fn sweep(module: &mut HloModule, legalizer: &mut Legalizer<'_>) -> Result<bool> 
             root: InstrId(0),
         };
         let mut comp = std::mem::replace(&mut module.computations[c], placeholder);
-        let result = sweep_computation(&mut comp, module, &mut names, legalizer, &effectful);
+        let mut created = Vec::new();
+        let result = sweep_computation(
+            &mut comp,
+            module,
+            &mut names,
+            legalizer,
+            &effectful,
+            &mut created,
+        );
         module.computations[c] = comp;
         changed |= result?;
+        module.computations.extend(created);
     }
     Ok(changed)
 }
@@ -511,6 +571,7 @@ fn sweep_computation(
     names: &mut NameGen,
     legalizer: &mut Legalizer<'_>,
     effectful: &[bool],
+    created: &mut Vec<HloComputation>,
 ) -> Result<bool> {
     let mut changed = false;
     let mut ed = ComputationEditor::new(comp, names);
@@ -540,6 +601,7 @@ fn sweep_computation(
             ed: &mut ed,
             origin: id,
             module,
+            created,
         };
         if !expander.applies(&b, id) {
             continue;
