@@ -415,7 +415,7 @@ fn reduce_window_sums_pools_and_scans() {
 
 #[test]
 fn integer_bit_ops_remainder_and_rounding_are_exact() {
-    for ty in ["s32", "u32", "s64", "u8", "s8"] {
+    for ty in ["s32", "u32", "s64", "u8", "s8", "f32", "f64", "f16"] {
         check(&elementwise("remainder", ty, ty, 2), Opcode::Remainder, 0.0);
     }
     for op in ["popcnt", "count-leading-zeros"] {

@@ -33,6 +33,7 @@ mod batchnorm;
 mod bitcast;
 mod bits;
 mod convolution;
+mod fmod;
 mod half;
 mod minmax;
 mod remainder;
@@ -229,6 +230,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &transcendental::RsqrtExpander,
         &transcendental::TanExpander,
         &remainder::IntRemainderExpander,
+        &fmod::FloatRemainderExpander,
         &bits::PopcntExpander,
         &bits::ClzExpander,
         &bitcast::BitsToFloatExpander,
@@ -255,7 +257,11 @@ struct Legalizer<'s> {
 
 impl Legalizer<'_> {
     fn legal_or_legalizable(&mut self, key: &Emitted, depth: usize) -> bool {
-        self.support.supports(key.0, &key.1) || self.expander_for(key, depth).is_some()
+        // `call` and `fusion` are inlined by the module-level steps of every
+        // round.
+        matches!(key.0, Opcode::Call | Opcode::Fusion)
+            || self.support.supports(key.0, &key.1)
+            || self.expander_for(key, depth).is_some()
     }
 
     /// The first expander whose plan is entirely legal or legalizable.
@@ -311,16 +317,7 @@ impl Emitter<'_, '_> {
         ty: ElementType,
     ) -> hlo_ir::CompId {
         let id = hlo_ir::CompId((self.module.computations.len() + self.created.len()) as u32);
-        // Fresh names: unique against the module and earlier new computations
-        // (the names this sweep adds all end in `.legal…`, these do not).
-        let mut names = NameGen::for_instructions(self.module);
-        let mut comp_names = NameGen::for_computations(self.module);
-        for c in self.created.iter() {
-            comp_names.reserve(&c.name);
-            for i in &c.instructions {
-                names.reserve(&i.name);
-            }
-        }
+        let (mut names, mut comp_names) = self.namers();
         let base = format!("{}.reducer", self.ed.instr(self.origin).name);
         let scalar = Shape::scalar(ty);
         let p0 = HloInstruction::new(
@@ -347,6 +344,48 @@ impl Emitter<'_, '_> {
             root: InstrId(2),
         });
         id
+    }
+
+    /// Name generators for new computations' instructions and the
+    /// computations themselves: unique against the module, the computation
+    /// being edited (taken out of the module meanwhile) and earlier new
+    /// computations. (Instructions this sweep adds are named `….legal…`.)
+    fn namers(&self) -> (NameGen, NameGen) {
+        let mut names = NameGen::for_instructions(self.module);
+        let mut comp_names = NameGen::for_computations(self.module);
+        let current = self.ed.computation();
+        comp_names.reserve(&current.name);
+        for i in &current.instructions {
+            names.reserve(&i.name);
+        }
+        for c in self.created.iter() {
+            comp_names.reserve(&c.name);
+            for i in &c.instructions {
+                names.reserve(&i.name);
+            }
+        }
+        (names, comp_names)
+    }
+
+    /// Adds a computation built with [`hlo_ir::builder::HloBuilder`] (and the
+    /// computations it calls) to the module, with fresh names, and returns its
+    /// id. Like [`binary_reducer`](Self::binary_reducer)'s, it joins the module
+    /// after the current computation's sweep.
+    pub fn attach(&mut self, built: &hlo_ir::builder::Computation) -> Result<hlo_ir::CompId> {
+        let offset = self.module.computations.len() + self.created.len();
+        let src = built.module();
+        let (mut names, mut comp_names) = self.namers();
+        let shift = |c: hlo_ir::CompId| hlo_ir::CompId((c.index() + offset) as u32);
+        for comp in &src.computations {
+            let mut copy = comp.clone();
+            copy.name = comp_names.fresh(&comp.name);
+            for instr in &mut copy.instructions {
+                instr.name = names.fresh(&instr.name);
+                instr.op.map_called(shift);
+            }
+            self.created.push(copy);
+        }
+        Ok(shift(src.entry))
     }
 
     /// The module's computation `id` (a reducer, say).
@@ -471,22 +510,23 @@ pub fn legalize_as_far_as_possible(
     if lacks(module, &[Opcode::Copy, Opcode::Bitcast]) {
         changed |= LayoutNormalization::new().run(module)?;
     }
-    if lacks(module, &[Opcode::Call]) {
-        changed |= CallInliner::new().run(module)?;
-    }
-    if lacks(module, &[Opcode::Fusion]) {
-        changed |= FusionInliner::new().run(module)?;
-    }
     let mut legalizer = Legalizer {
         support,
         memo: BTreeMap::new(),
     };
-    // One sweep normally suffices (see the module docs); more are a safeguard
-    // against an expander whose output needs another visit.
-    for _ in 0..4 {
-        let swept = sweep(module, &mut legalizer)?;
-        changed |= swept;
-        if !swept {
+    // One round normally suffices (see the module docs); more rounds legalize
+    // what expansions added: computations they created, `call`s to them.
+    for _ in 0..8 {
+        let mut round = false;
+        if lacks(module, &[Opcode::Call]) {
+            round |= CallInliner::new().run(module)?;
+        }
+        if lacks(module, &[Opcode::Fusion]) {
+            round |= FusionInliner::new().run(module)?;
+        }
+        round |= sweep(module, &mut legalizer)?;
+        changed |= round;
+        if !round {
             break;
         }
     }
