@@ -614,3 +614,39 @@ fn batch_norm_training_in_f64_is_exact() {
         check(&text, Opcode::BatchNormTraining, 0.0);
     }
 }
+
+#[test]
+fn float_to_integer_bits_exact_except_nan() {
+    use hlo_ir::shape::ElementType as T;
+    for (float, int, ft) in [
+        ("f32", "s32", T::F32),
+        ("f32", "u32", T::F32),
+        ("f64", "s64", T::F64),
+        ("f64", "u64", T::F64),
+    ] {
+        let text = elementwise("bitcast-convert", float, int, 1);
+        for seed in 1..=4 {
+            // Random floats rich in zeros, denormals, infinities and extremes;
+            // NaN lanes become 1.5 (a NaN's bits are not reproduced).
+            let mut rng = Rng(seed);
+            let lit = random_literal(&Shape::array(ft, vec![64]), &mut rng);
+            let scalars = lit.scalars().expect("array");
+            let mut clean = Literal::zeros(lit.shape());
+            for (k, s) in scalars.into_iter().enumerate() {
+                let s = match s {
+                    hlo_ir::Scalar::F32(v) if v.is_nan() => hlo_ir::Scalar::F32(1.5),
+                    hlo_ir::Scalar::F64(v) if v.is_nan() => hlo_ir::Scalar::F64(1.5),
+                    s => s,
+                };
+                clean.set(k, s).expect("in range");
+            }
+            check_with(
+                &text,
+                &core_support(),
+                &[Opcode::BitcastConvert],
+                0.0,
+                Some(vec![clean]),
+            );
+        }
+    }
+}

@@ -10,8 +10,17 @@
 //! bit. Every product is exact (the exact result is representable, gradual
 //! underflow included), so finite values, ±0 and ±inf come out bit for bit;
 //! `E` all ones with `M != 0` gives a NaN, but not its payload or sign ("up
-//! to NaN"). The other direction (float → integer bits) has no expander: a
-//! NaN's bits cannot be recovered arithmetically.
+//! to NaN").
+//!
+//! The other direction, float → integer bits ([`FloatToBitsExpander`]): the
+//! sign from `x < 0` (and `1 / x < 0` for `-0`); for finite nonzero `|x|` the
+//! exponent by binary search — `v` scaled by `2^-(2^i)` while `>= 2^(2^i)`,
+//! or by `2^(2^i)` while the product stays `< 2`, from the largest step down,
+//! so `v` ends in `[1, 2)` with every scaling exact — then `M = (v - 1) * 2^m`
+//! (or `|x| * 2^m * 2^(bias - 1)` for denormals), all exact integers, and the
+//! fields put together with shifts and `or`. Exact for every value but NaN: a
+//! NaN's sign and payload cannot be observed arithmetically, so every NaN
+//! becomes the canonical quiet NaN's bits (`0x7fc00000`).
 
 use super::{tys, Emitted, Emitter, Expander};
 use hlo_ir::attrs::ComparisonDirection as Dir;
@@ -34,18 +43,20 @@ fn layout(int: ElementType, float: ElementType) -> Option<(u32, u32)> {
     }
 }
 
+/// The `(integer, float)` types of a same-width `bitcast-convert` key.
+fn bitcast_pair(op: Opcode, types: &[ElementType]) -> Option<(ElementType, ElementType)> {
+    let [i, f] = types else {
+        return None;
+    };
+    (op == Opcode::BitcastConvert && layout(*i, *f).is_some()).then_some((*i, *f))
+}
+
 impl Expander for BitsToFloatExpander {
     fn name(&self) -> &'static str {
         "bitcast-convert integer to float"
     }
     fn plan(&self, op: Opcode, types: &[ElementType]) -> Option<Vec<Emitted>> {
-        let [i, f] = types else {
-            return None;
-        };
-        if op != Opcode::BitcastConvert || layout(*i, *f).is_none() {
-            return None;
-        }
-        let (i, f) = (*i, *f);
+        let (i, f) = bitcast_pair(op, types)?;
         let mut plan = super::all_of_type(i, &[Opcode::ShiftRightLogical, Opcode::And, Opcode::Or]);
         plan.extend(super::all_of_type(f, &[Opcode::Multiply, Opcode::Negate]));
         plan.extend([
@@ -57,24 +68,10 @@ impl Expander for BitsToFloatExpander {
         Some(plan)
     }
     fn applies(&self, b: &Emitter<'_, '_>, id: InstrId) -> bool {
-        // Integer to float (the types alone do not say which way), and a
-        // same-width bitcast-convert changes no dimension.
-        let Ok(x) = b.instr(id).operand(0) else {
-            return false;
-        };
-        let from_int = matches!(b.instr(x).shape.element_type(), Some(t) if t.is_integer());
-        from_int && b.instr(x).shape.dims() == b.instr(id).shape.dims()
+        converts_from(b, id, ElementType::is_integer)
     }
     fn expand(&self, b: &mut Emitter<'_, '_>, id: InstrId) -> Result<InstrId> {
-        let x = b.operand(0)?;
-        let (i, _) = b.array(x)?;
-        let f = b
-            .instr(id)
-            .shape
-            .element_type()
-            .ok_or_else(|| Error::invalid_argument("bitcast-convert to a tuple"))?;
-        let (ebits, mbits) =
-            layout(i, f).ok_or_else(|| Error::internal("bitcast-convert of another width"))?;
+        let (x, i, f, (ebits, mbits)) = operands(b, id)?;
         let int = |b: &mut Emitter<'_, '_>, v: u64| -> Result<InstrId> {
             b.splat(x, Scalar::from_bytes(i, &v.to_le_bytes()[..i.byte_size()]))
         };
@@ -134,6 +131,164 @@ impl Expander for BitsToFloatExpander {
         let negated = b.unary(UnaryOp::Negate, magnitude)?;
         b.select(negative, negated, magnitude)
     }
+}
+
+/// `bitcast-convert` from `f32`/`f64` to a same-width integer.
+pub struct FloatToBitsExpander;
+
+impl Expander for FloatToBitsExpander {
+    fn name(&self) -> &'static str {
+        "bitcast-convert float to integer"
+    }
+    fn plan(&self, op: Opcode, types: &[ElementType]) -> Option<Vec<Emitted>> {
+        // The same types as the other direction; `applies` tells them apart.
+        let (i, f) = bitcast_pair(op, types)?;
+        let mut plan = super::all_of_type(i, &[Opcode::ShiftLeft, Opcode::Or, Opcode::Add]);
+        plan.extend(super::all_of_type(
+            f,
+            &[
+                Opcode::Multiply,
+                Opcode::Divide,
+                Opcode::Subtract,
+                Opcode::Abs,
+            ],
+        ));
+        plan.extend(super::all_of_type(
+            ElementType::Pred,
+            &[Opcode::And, Opcode::Or],
+        ));
+        plan.extend([
+            (Opcode::Compare, tys(&[f, ElementType::Pred])),
+            (Opcode::Select, tys(&[f, ElementType::Pred])),
+            (Opcode::Select, tys(&[i, ElementType::Pred])),
+            (Opcode::Convert, tys(&[i, f])),
+        ]);
+        Some(plan)
+    }
+    fn applies(&self, b: &Emitter<'_, '_>, id: InstrId) -> bool {
+        converts_from(b, id, ElementType::is_float)
+    }
+    fn expand(&self, b: &mut Emitter<'_, '_>, id: InstrId) -> Result<InstrId> {
+        let (x, f, i, (ebits, mbits)) = operands(b, id)?;
+        let bias = (1i32 << (ebits - 1)) - 1;
+        let float = |b: &mut Emitter<'_, '_>, v: f64| -> Result<InstrId> {
+            let s = super::scalar_of(f, v)?;
+            b.splat(x, s)
+        };
+        let int = |b: &mut Emitter<'_, '_>, v: i64| -> Result<InstrId> {
+            b.splat(x, Scalar::from_bytes(i, &v.to_le_bytes()[..i.byte_size()]))
+        };
+        // `v * 2^n`, in two steps where `2^n` itself overflows the type.
+        let times_pow2 = |b: &mut Emitter<'_, '_>, v: InstrId, n: i32| -> Result<InstrId> {
+            if n.abs() <= bias {
+                let p = float(b, f64::from(n).exp2())?;
+                return b.binary(BinaryOp::Multiply, v, p);
+            }
+            let p = float(b, f64::from(n / 2).exp2())?;
+            let half = b.binary(BinaryOp::Multiply, v, p)?;
+            let q = float(b, f64::from(n - n / 2).exp2())?;
+            b.binary(BinaryOp::Multiply, half, q)
+        };
+        let zero = float(b, 0.0)?;
+        let one = float(b, 1.0)?;
+        let two = float(b, 2.0)?;
+        let a = b.unary(UnaryOp::Abs, x)?;
+        // Binary search for k = floor(log2 |x|), v = |x| / 2^k in [1, 2).
+        let mut v = a;
+        let mut k = int(b, 0)?;
+        for step in (0..ebits - 1).rev().map(|e| 1i32 << e) {
+            let limit = float(b, f64::from(step).exp2())?;
+            let big = b.compare(v, limit, Dir::Ge, false)?;
+            let scaled = times_pow2(b, v, -step)?;
+            v = b.select(big, scaled, v)?;
+            let inc = int(b, i64::from(step))?;
+            let zero_i = int(b, 0)?;
+            let add = b.select(big, inc, zero_i)?;
+            k = b.binary(BinaryOp::Add, k, add)?;
+        }
+        for step in (0..ebits).rev().map(|e| 1i32 << e) {
+            let scaled = times_pow2(b, v, step)?;
+            let small = b.compare(scaled, two, Dir::Lt, false)?;
+            v = b.select(small, scaled, v)?;
+            let dec = int(b, -i64::from(step))?;
+            let zero_i = int(b, 0)?;
+            let add = b.select(small, dec, zero_i)?;
+            k = b.binary(BinaryOp::Add, k, add)?;
+        }
+        // Normal: E = k + bias >= 1, M = (v - 1) * 2^m.
+        let biased = int(b, i64::from(bias))?;
+        let e_normal = b.binary(BinaryOp::Add, k, biased)?;
+        let frac = b.binary(BinaryOp::Subtract, v, one)?;
+        let frac = times_pow2(b, frac, mbits as i32)?;
+        let m_normal = b.like(frac, i, Op::Convert, vec![frac])?;
+        // Denormal (|x| < 2^(1 - bias)): E = 0, M = |x| * 2^m * 2^(bias - 1).
+        let d = times_pow2(b, a, mbits as i32)?;
+        let d = times_pow2(b, d, bias - 1)?;
+        let m_denormal = b.like(d, i, Op::Convert, vec![d])?;
+        let min_normal = float(b, f64::from(1 - bias).exp2())?;
+        let denormal = b.compare(a, min_normal, Dir::Lt, false)?;
+        let zero_i = int(b, 0)?;
+        let e = b.select(denormal, zero_i, e_normal)?;
+        let m = b.select(denormal, m_denormal, m_normal)?;
+        // Infinity and NaN: E all ones, M zero or the quiet bit.
+        let inf = float(b, f64::INFINITY)?;
+        let is_inf = b.compare(a, inf, Dir::Eq, false)?;
+        let is_nan = b.compare(x, x, Dir::Ne, false)?;
+        let special = b.binary(BinaryOp::Or, is_inf, is_nan)?;
+        let all_ones = int(b, (1i64 << ebits) - 1)?;
+        let e = b.select(special, all_ones, e)?;
+        let quiet = int(b, 1i64 << (mbits - 1))?;
+        let m_special = b.select(is_nan, quiet, zero_i)?;
+        let m = b.select(special, m_special, m)?;
+        // Sign: x < 0, or x == -0 (1 / -0 = -inf); a NaN counts as positive.
+        let below = b.compare(x, zero, Dir::Lt, false)?;
+        let is_zero = b.compare(x, zero, Dir::Eq, false)?;
+        let recip = b.binary(BinaryOp::Divide, one, x)?;
+        let neg_recip = b.compare(recip, zero, Dir::Lt, false)?;
+        let neg_zero = b.binary(BinaryOp::And, is_zero, neg_recip)?;
+        let negative = b.binary(BinaryOp::Or, below, neg_zero)?;
+        let one_i = int(b, 1)?;
+        let s = b.select(negative, one_i, zero_i)?;
+        let sign_shift = int(b, i64::from(ebits + mbits))?;
+        let s = b.binary(BinaryOp::ShiftLeft, s, sign_shift)?;
+        let e_shift = int(b, i64::from(mbits))?;
+        let e = b.binary(BinaryOp::ShiftLeft, e, e_shift)?;
+        let se = b.binary(BinaryOp::Or, s, e)?;
+        b.binary(BinaryOp::Or, se, m)
+    }
+}
+
+/// Whether `id` is a shape-preserving `bitcast-convert` whose operand's type
+/// passes `from` (the two directions share their types; this tells them
+/// apart).
+fn converts_from(b: &Emitter<'_, '_>, id: InstrId, from: fn(ElementType) -> bool) -> bool {
+    let Ok(x) = b.instr(id).operand(0) else {
+        return false;
+    };
+    let from_ok = matches!(b.instr(x).shape.element_type(), Some(t) if from(t));
+    from_ok && b.instr(x).shape.dims() == b.instr(id).shape.dims()
+}
+
+/// The operand, its type, the result type and the float's `(exponent,
+/// mantissa)` bits of the `bitcast-convert` being expanded.
+fn operands(
+    b: &Emitter<'_, '_>,
+    id: InstrId,
+) -> Result<(InstrId, ElementType, ElementType, (u32, u32))> {
+    let x = b.operand(0)?;
+    let (from, _) = b.array(x)?;
+    let to = b
+        .instr(id)
+        .shape
+        .element_type()
+        .ok_or_else(|| Error::invalid_argument("bitcast-convert to a tuple"))?;
+    let (i, f) = if from.is_float() {
+        (to, from)
+    } else {
+        (from, to)
+    };
+    let bits = layout(i, f).ok_or_else(|| Error::internal("bitcast-convert of another width"))?;
+    Ok((x, from, to, bits))
 }
 
 /// Bit `bit` of the non-negative integer `v` (0 or 1).

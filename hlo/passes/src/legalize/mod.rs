@@ -234,6 +234,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &bits::PopcntExpander,
         &bits::ClzExpander,
         &bitcast::BitsToFloatExpander,
+        &bitcast::FloatToBitsExpander,
         &rounding::RoundingExpander,
         &transcendental::Log1pExpander,
         &transcendental::Expm1Expander,
@@ -251,8 +252,8 @@ const MAX_PLAN_DEPTH: usize = 8;
 
 struct Legalizer<'s> {
     support: &'s OpSupport,
-    /// Memo: which expander (index) legalizes `(op, types)`, if any.
-    memo: BTreeMap<Emitted, Option<usize>>,
+    /// Memo: the expanders (indices) that can legalize `(op, types)`.
+    memo: BTreeMap<Emitted, Vec<usize>>,
 }
 
 impl Legalizer<'_> {
@@ -261,18 +262,21 @@ impl Legalizer<'_> {
         // round.
         matches!(key.0, Opcode::Call | Opcode::Fusion)
             || self.support.supports(key.0, &key.1)
-            || self.expander_for(key, depth).is_some()
+            || !self.candidates(key, depth).is_empty()
     }
 
-    /// The first expander whose plan is entirely legal or legalizable.
-    fn expander_for(&mut self, key: &Emitted, depth: usize) -> Option<usize> {
-        if let Some(&m) = self.memo.get(key) {
-            return m;
+    /// The expanders whose plans are entirely legal or legalizable, in
+    /// order (several can apply to one key: the two `bitcast-convert`
+    /// directions share their types; each instruction takes the first whose
+    /// [`Expander::applies`] accepts it).
+    fn candidates(&mut self, key: &Emitted, depth: usize) -> Vec<usize> {
+        if let Some(m) = self.memo.get(key) {
+            return m.clone();
         }
         if depth >= MAX_PLAN_DEPTH {
-            return None;
+            return Vec::new();
         }
-        let mut found = None;
+        let mut found = Vec::new();
         for (i, e) in expanders().iter().enumerate() {
             let Some(plan) = e.plan(key.0, &key.1) else {
                 continue;
@@ -281,14 +285,13 @@ impl Legalizer<'_> {
                 .iter()
                 .all(|k| k != key && self.legal_or_legalizable(k, depth + 1))
             {
-                found = Some(i);
-                break;
+                found.push(i);
             }
         }
         // Only answers reached from the top are complete (a depth cut-off below
         // may have hidden a route), so only those are remembered.
         if depth == 0 {
-            self.memo.insert(key.clone(), found);
+            self.memo.insert(key.clone(), found.clone());
         }
         found
     }
@@ -633,19 +636,20 @@ fn sweep_computation(
         if ed.user_count(id) == 0 && ed.root() != id {
             continue;
         }
-        let Some(e) = legalizer.expander_for(&key, 0) else {
-            continue;
-        };
-        let expander = expanders()[e];
         let mut b = Emitter {
             ed: &mut ed,
             origin: id,
             module,
             created,
         };
-        if !expander.applies(&b, id) {
+        let chosen = legalizer
+            .candidates(&key, 0)
+            .into_iter()
+            .map(|e| expanders()[e])
+            .find(|e| e.applies(&b, id));
+        let Some(expander) = chosen else {
             continue;
-        }
+        };
         let new = expander
             .expand(&mut b, id)
             .map_err(|err| err.context(format_args!("legalizing with {}", expander.name())))?;
