@@ -268,7 +268,7 @@ ENTRY e {
   c = c64[8] parameter(2)
   a = f32[8] cbrt(x)
   b = f32[8] cbrt(a)
-  p = f32[8] reduce-precision(x), exponent_bits=5, mantissa_bits=10
+  p = f32[8] exponential-minus-one(x)
   f = c64[8] fft(c), fft_type=FFT, fft_length={8}
   e = f32[8] atan2(x, x)
   s = f32[8] subtract(a, e)
@@ -276,16 +276,10 @@ ENTRY e {
 }
 ";
     let module = parse(text);
-    let err = legalize(&module, &core_support())
-        .expect_err("cbrt, reduce-precision, fft, atan2 are not legalizable");
+    let err = legalize(&module, &core_support()).expect_err("cbrt, fft, atan2 are not legalizable");
     assert_eq!(err.code(), Code::Unimplemented, "{err}");
     let msg = err.message();
-    for needle in [
-        "cbrt [f32]: 2 instruction(s)",
-        "fft [c64]",
-        "reduce-precision [f32]",
-        "atan2 [f32]",
-    ] {
+    for needle in ["cbrt [f32]: 2 instruction(s)", "fft [c64]", "atan2 [f32]"] {
         assert!(msg.contains(needle), "{needle} missing from: {msg}");
     }
     // `subtract` was legalizable, so it is not reported.
@@ -648,5 +642,27 @@ fn float_to_integer_bits_exact_except_nan() {
                 Some(vec![clean]),
             );
         }
+    }
+}
+
+#[test]
+fn reduce_precision_on_the_bits_is_exact() {
+    // A backend with bitcast-convert, and the core set, which expands it too
+    // (NaN lanes select the operand itself, so both are exact).
+    let with_bitcast = core_support().any_type(&[Opcode::BitcastConvert]);
+    for (ty, e, m) in [
+        ("f32", 5, 10),
+        ("f32", 8, 7),
+        ("f32", 8, 0),
+        ("f32", 1, 1),
+        ("f64", 8, 23),
+        ("f64", 11, 52),
+        ("f64", 5, 3),
+    ] {
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  x = {ty}[64] parameter(0)\n  ROOT r = {ty}[64] reduce-precision(x), exponent_bits={e}, mantissa_bits={m}\n}}\n"
+        );
+        check_with(&text, &with_bitcast, &[Opcode::ReducePrecision], 0.0, None);
+        check(&text, Opcode::ReducePrecision, 0.0);
     }
 }

@@ -36,6 +36,7 @@ mod convolution;
 mod fmod;
 mod half;
 mod minmax;
+mod precision;
 mod remainder;
 mod rounding;
 mod simple;
@@ -235,6 +236,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &bits::ClzExpander,
         &bitcast::BitsToFloatExpander,
         &bitcast::FloatToBitsExpander,
+        &precision::ReducePrecisionExpander,
         &rounding::RoundingExpander,
         &transcendental::Log1pExpander,
         &transcendental::Expm1Expander,
