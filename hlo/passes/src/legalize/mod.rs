@@ -10,24 +10,36 @@
 //!
 //! # Design
 //!
-//! * Module-level steps first, each only when the backend lacks the op: `call`s
-//!   and `fusion`s are inlined ([`crate::CallInliner`], [`crate::FusionInliner`]);
-//!   `copy` and `bitcast` are removed by [`crate::LayoutNormalization`].
-//! * Then per-instruction [`Expander`]s, one per file. An expander says, from
-//!   the opcode and element types alone, which `(opcode, types)` its expansion
-//!   would emit ([`Expander::plan`]); it is used only when every one of those is
-//!   itself legal or legalizable (checked recursively to a bounded depth). So an
+//! * Module-level steps, each only when the backend lacks the op: `copy` and
+//!   `bitcast` are removed by [`crate::LayoutNormalization`] (once, first);
+//!   `call`s and `fusion`s are inlined ([`crate::CallInliner`],
+//!   [`crate::FusionInliner`]) at the start of every round.
+//! * Then a sweep of per-instruction [`Expander`]s (one per file), callers
+//!   before callees so an expander can read a called computation as written
+//!   (a reducer's root op). An expander says, from the opcode and element
+//!   types alone, which `(opcode, types)` its expansion would emit
+//!   ([`Expander::plan`]); it is a candidate only when every one of those is
+//!   itself legal or legalizable (checked recursively to a bounded depth;
+//!   `call`/`fusion` count as legalizable, the next round inlines them). So an
 //!   expander never turns one unsupported op into another unsupported one, the
 //!   error names the op the user wrote, and chains work (`clamp` → `maximum` +
-//!   `minimum` → `compare` + `select`). Instructions an expansion adds are
-//!   visited in the same sweep, so one sweep reaches the fixed point; the sweep
-//!   repeats (bounded) only as a safeguard.
+//!   `minimum` → `compare` + `select`). Each instruction takes the first
+//!   candidate whose [`Expander::applies`] accepts its attributes. Instructions
+//!   an expansion adds are visited in the same sweep.
+//! * An expansion may create computations (a reducer, loop bodies built with
+//!   `HloBuilder`, `call`ed); they join the module after the sweep of the
+//!   computation being edited, and the next round inlines and legalizes them.
+//!   Rounds repeat until one changes nothing (at most 8).
 //! * Expansions are exact under the evaluator's semantics unless the expander's
-//!   docs state a tolerance (`rsqrt`, `tan`: one extra rounding).
+//!   docs state a tolerance (`tan`, `log-plus-one`, `exponential-minus-one`,
+//!   `convolution`'s summation order) or "up to NaN" (a NaN's sign or payload
+//!   may differ; NaN-ness never does).
 //! * Structural ops (`parameter`, `constant`, `tuple`, `get-tuple-element`) need
 //!   no declaration. Control flow and calls (`while`, `conditional`, `call`,
 //!   `fusion`, ...) are checked by opcode only: their element types are those of
 //!   the computations they run, which are checked instruction by instruction.
+//! * Malformed modules (dangling references) are refused up front with an
+//!   error; expanders check the attributes they index with.
 
 mod batchnorm;
 mod bitcast;
