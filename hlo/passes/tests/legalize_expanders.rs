@@ -264,30 +264,37 @@ fn everything_that_cannot_be_legalized_is_reported_at_once() {
     let text = "HloModule m
 ENTRY e {
   x = f32[8] parameter(0)
-  y = s32[8] parameter(1)
-  c = c64[8] parameter(2)
-  a = f32[8] cbrt(x)
-  b = f32[8] cbrt(a)
-  p = f32[8] exponential-minus-one(x)
+  c = c64[8] parameter(1)
+  a = f32[8] erf(x)
+  b = f32[8] erf(a)
+  p = f32[8] power(x, a)
   f = c64[8] fft(c), fft_type=FFT, fft_length={8}
-  e = f32[8] atan2(x, x)
-  s = f32[8] subtract(a, e)
-  ROOT t = (f32[8], f32[8], c64[8], f32[8]) tuple(b, p, f, s)
+  e = f32[8] exponential-minus-one(x)
+  s = f32[8] subtract(b, e)
+  ROOT t = (f32[8], f32[8], c64[8]) tuple(s, p, f)
 }
 ";
     let module = parse(text);
-    let err = legalize(&module, &core_support()).expect_err("cbrt, fft, atan2 are not legalizable");
+    let err = legalize(&module, &core_support()).expect_err("erf, power, fft are not legalizable");
     assert_eq!(err.code(), Code::Unimplemented, "{err}");
     let msg = err.message();
-    for needle in ["cbrt [f32]: 2 instruction(s)", "fft [c64]", "atan2 [f32]"] {
+    for needle in [
+        "erf [f32]: 2 instruction(s), e.g. %a",
+        "fft [c64]: 1 instruction(s), e.g. %f",
+        "power [f32]",
+    ] {
         assert!(msg.contains(needle), "{needle} missing from: {msg}");
     }
-    // `subtract` was legalizable, so it is not reported.
-    assert!(!msg.contains("subtract"), "{msg}");
+    // `subtract` and `exponential-minus-one` were legalizable: not reported.
+    assert!(
+        !msg.contains("subtract") && !msg.contains("exponential"),
+        "{msg}"
+    );
+    assert!(msg.contains("lacks 3 operation(s)"), "{msg}");
     assert_eq!(
         unlegalized(&module, &core_support()).len(),
         5,
-        "before: subtract too"
+        "before: subtract and expm1 too"
     );
 }
 
@@ -665,4 +672,45 @@ fn reduce_precision_on_the_bits_is_exact() {
         check_with(&text, &with_bitcast, &[Opcode::ReducePrecision], 0.0, None);
         check(&text, Opcode::ReducePrecision, 0.0);
     }
+}
+
+#[test]
+fn cbrt_and_atan2_within_4_ulp() {
+    let text = elementwise("cbrt", "f32", "f32", 1).replace("[64]", "[211]");
+    check_with(
+        &text,
+        &core_support(),
+        &[Opcode::Cbrt],
+        4.0,
+        Some(wide_inputs()),
+    );
+    let text = elementwise("cbrt", "f64", "f64", 1);
+    check_with(&text, &core_support(), &[Opcode::Cbrt], 4.0, None);
+    // atan2 on every pair of the wide inputs' first 40 values, both orders.
+    let [v] = &wide_inputs()[..] else {
+        panic!("one input")
+    };
+    let vals: Vec<f32> = v.data::<f32>().expect("f32").to_vec();
+    let pick: Vec<f32> = vals
+        .iter()
+        .copied()
+        .take(30)
+        .chain(vals.iter().copied().skip(200))
+        .collect();
+    let (mut ys, mut xs) = (Vec::new(), Vec::new());
+    for &a in &pick {
+        for &c in &pick {
+            ys.push(a);
+            xs.push(c);
+        }
+    }
+    let n = ys.len();
+    let text = format!("HloModule m\nENTRY e {{\n  y = f32[{n}] parameter(0)\n  x = f32[{n}] parameter(1)\n  ROOT r = f32[{n}] atan2(y, x)\n}}\n");
+    check_with(
+        &text,
+        &core_support(),
+        &[Opcode::Atan2],
+        4.0,
+        Some(vec![Literal::vector(&ys), Literal::vector(&xs)]),
+    );
 }

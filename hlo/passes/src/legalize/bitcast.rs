@@ -240,13 +240,8 @@ impl Expander for FloatToBitsExpander {
         let quiet = int(b, 1i64 << (mbits - 1))?;
         let m_special = b.select(is_nan, quiet, zero_i)?;
         let m = b.select(special, m_special, m)?;
-        // Sign: x < 0, or x == -0 (1 / -0 = -inf); a NaN counts as positive.
-        let below = b.compare(x, zero, Dir::Lt, false)?;
-        let is_zero = b.compare(x, zero, Dir::Eq, false)?;
-        let recip = b.binary(BinaryOp::Divide, one, x)?;
-        let neg_recip = b.compare(recip, zero, Dir::Lt, false)?;
-        let neg_zero = b.binary(BinaryOp::And, is_zero, neg_recip)?;
-        let negative = b.binary(BinaryOp::Or, below, neg_zero)?;
+        // Sign: x < 0, or x == -0; a NaN counts as positive.
+        let negative = super::transcendental::negative_or_minus_zero(b, x, zero, one)?;
         let one_i = int(b, 1)?;
         let s = b.select(negative, one_i, zero_i)?;
         let sign_shift = int(b, i64::from(ebits + mbits))?;

@@ -252,6 +252,8 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &rounding::RoundingExpander,
         &transcendental::Log1pExpander,
         &transcendental::Expm1Expander,
+        &transcendental::CbrtExpander,
+        &transcendental::Atan2Expander,
         &window::PadExpander,
         &window::ReverseExpander,
         &window::ReduceWindowExpander,
