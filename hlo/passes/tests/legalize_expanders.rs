@@ -263,15 +263,15 @@ ENTRY e {
 fn everything_that_cannot_be_legalized_is_reported_at_once() {
     let text = "HloModule m
 ENTRY e {
-  x = f32[8] parameter(0)
+  x = f64[8] parameter(0)
   c = c64[8] parameter(1)
-  a = f32[8] erf(x)
-  b = f32[8] erf(a)
-  p = f32[8] power(x, a)
+  a = f64[8] erf(x)
+  b = f64[8] erf(a)
+  p = f64[8] power(x, a)
   f = c64[8] fft(c), fft_type=FFT, fft_length={8}
-  e = f32[8] exponential-minus-one(x)
-  s = f32[8] subtract(b, e)
-  ROOT t = (f32[8], f32[8], c64[8]) tuple(s, p, f)
+  e = f64[8] exponential-minus-one(x)
+  s = f64[8] subtract(b, e)
+  ROOT t = (f64[8], f64[8], c64[8]) tuple(s, p, f)
 }
 ";
     let module = parse(text);
@@ -279,9 +279,9 @@ ENTRY e {
     assert_eq!(err.code(), Code::Unimplemented, "{err}");
     let msg = err.message();
     for needle in [
-        "erf [f32]: 2 instruction(s), e.g. %a",
+        "erf [f64]: 2 instruction(s), e.g. %a",
         "fft [c64]: 1 instruction(s), e.g. %f",
-        "power [f32]",
+        "power [f64]",
     ] {
         assert!(msg.contains(needle), "{needle} missing from: {msg}");
     }
@@ -697,20 +697,68 @@ fn cbrt_and_atan2_within_4_ulp() {
         .take(30)
         .chain(vals.iter().copied().skip(200))
         .collect();
-    let (mut ys, mut xs) = (Vec::new(), Vec::new());
-    for &a in &pick {
-        for &c in &pick {
-            ys.push(a);
-            xs.push(c);
-        }
-    }
-    let n = ys.len();
-    let text = format!("HloModule m\nENTRY e {{\n  y = f32[{n}] parameter(0)\n  x = f32[{n}] parameter(1)\n  ROOT r = f32[{n}] atan2(y, x)\n}}\n");
+    check_all_pairs("atan2", &pick, Opcode::Atan2, 4.0);
+}
+
+#[test]
+fn erf_and_power_through_f64_within_1_ulp() {
+    let text = elementwise("erf", "f32", "f32", 1).replace("[64]", "[211]");
     check_with(
         &text,
         &core_support(),
-        &[Opcode::Atan2],
-        4.0,
-        Some(vec![Literal::vector(&ys), Literal::vector(&xs)]),
+        &[Opcode::Erf],
+        1.0,
+        Some(wide_inputs()),
     );
+    check_with(
+        &elementwise("erf", "f32", "f32", 1),
+        &core_support(),
+        &[Opcode::Erf],
+        1.0,
+        None,
+    );
+    check_with(
+        &elementwise("power", "f32", "f32", 2),
+        &core_support(),
+        &[Opcode::Power],
+        1.0,
+        None,
+    );
+    // Every pair of a set of bases and exponents with the special values.
+    let vals = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        2.0,
+        -2.0,
+        0.5,
+        -0.5,
+        3.0,
+        -3.0,
+        1e-3,
+        1e20,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        2.5,
+        -7.0,
+        1e-40,
+    ];
+    check_all_pairs("power", &vals, Opcode::Power, 1.0);
+}
+
+/// Checks the f32 binary `op` on every pair of `vals` (both orders).
+fn check_all_pairs(op: &str, vals: &[f32], gone: Opcode, ulps: f64) {
+    let (mut lhs, mut rhs) = (Vec::new(), Vec::new());
+    for &a in vals {
+        for &c in vals {
+            lhs.push(a);
+            rhs.push(c);
+        }
+    }
+    let n = lhs.len();
+    let text = format!("HloModule m\nENTRY e {{\n  a = f32[{n}] parameter(0)\n  b = f32[{n}] parameter(1)\n  ROOT r = f32[{n}] {op}(a, b)\n}}\n");
+    let args = vec![Literal::vector(&lhs), Literal::vector(&rhs)];
+    check_with(&text, &core_support(), &[gone], ulps, Some(args));
 }

@@ -52,6 +52,7 @@ mod precision;
 mod remainder;
 mod rounding;
 mod simple;
+mod special;
 mod transcendental;
 mod window;
 
@@ -254,6 +255,8 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &transcendental::Expm1Expander,
         &transcendental::CbrtExpander,
         &transcendental::Atan2Expander,
+        &special::ErfExpander,
+        &special::PowerExpander,
         &window::PadExpander,
         &window::ReverseExpander,
         &window::ReduceWindowExpander,
