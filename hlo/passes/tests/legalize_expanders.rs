@@ -762,3 +762,44 @@ fn check_all_pairs(op: &str, vals: &[f32], gone: Opcode, ulps: f64) {
     let args = vec![Literal::vector(&lhs), Literal::vector(&rhs)];
     check_with(&text, &core_support(), &[gone], ulps, Some(args));
 }
+
+#[test]
+fn sort_as_a_transposition_network_is_exact() {
+    // Keys in total order (a strict weak order even with NaNs and zeros).
+    let single = "HloModule m
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT, type=TOTALORDER
+}
+ENTRY e {
+  x = f32[7,11] parameter(0)
+  ROOT s = f32[7,11] sort(x), dimensions={1}, is_stable=true, to_apply=cmp
+}
+";
+    check(single, Opcode::Sort, 0.0);
+    // Argsort-like: small integer keys (many ties: stability decides) carry
+    // a second operand; descending with a constant in the comparator.
+    let pairs = "HloModule m
+cmp2 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  c = f32[] parameter(2)
+  d = f32[] parameter(3)
+  three = s32[] constant(3)
+  ma = s32[] and(a, three)
+  mb = s32[] and(b, three)
+  ROOT gt = pred[] compare(ma, mb), direction=GT
+}
+ENTRY e {
+  k = s32[12,4] parameter(0)
+  v = f32[12,4] parameter(1)
+  ROOT s = (s32[12,4], f32[12,4]) sort(k, v), dimensions={0}, is_stable=true, to_apply=cmp2
+}
+";
+    check(pairs, Opcode::Sort, 0.0);
+    for n in [1, 2, 5] {
+        let text = single.replace("f32[7,11]", &format!("f32[3,{n}]"));
+        check(&text, Opcode::Sort, 0.0);
+    }
+}

@@ -52,6 +52,7 @@ mod precision;
 mod remainder;
 mod rounding;
 mod simple;
+mod sort;
 mod special;
 mod transcendental;
 mod window;
@@ -257,6 +258,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &transcendental::Atan2Expander,
         &special::ErfExpander,
         &special::PowerExpander,
+        &sort::SortExpander,
         &window::PadExpander,
         &window::ReverseExpander,
         &window::ReduceWindowExpander,
