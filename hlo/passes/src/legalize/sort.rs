@@ -25,21 +25,16 @@ pub const MAX_SORT: usize = 256;
 /// See the module docs.
 pub struct SortExpander;
 
-/// Whether a comparator op can be applied elementwise to arrays.
+/// Whether a comparator op can be applied elementwise to arrays: the
+/// elementwise ops (and `bitcast-convert`), parameters, constants, and the
+/// scalar-to-scalar `broadcast`/`reshape` that are identities here.
 fn elementwise(op: &Op) -> bool {
-    matches!(
-        op,
-        Op::Parameter { .. }
-            | Op::Constant { .. }
-            | Op::Unary(_)
-            | Op::Binary(_)
-            | Op::Compare { .. }
-            | Op::Select
-            | Op::Clamp
-            | Op::Convert
-            | Op::BitcastConvert
-    ) || matches!(op, Op::Broadcast { dimensions } if dimensions.is_empty())
-        || matches!(op, Op::Reshape)
+    op.is_elementwise()
+        || matches!(
+            op,
+            Op::Parameter { .. } | Op::Constant { .. } | Op::BitcastConvert | Op::Reshape
+        )
+        || matches!(op, Op::Broadcast { dimensions } if dimensions.is_empty())
 }
 
 impl Expander for SortExpander {
@@ -252,7 +247,7 @@ fn apply_elementwise(
                 let c = b.add(instr.shape.clone(), instr.op.clone(), vec![]);
                 b.add(shape, Op::Broadcast { dimensions: vec![] }, vec![c])
             }
-            Op::Broadcast { .. } | Op::Reshape => *operands
+            Op::Broadcast { .. } | Op::Reshape | Op::Copy => *operands
                 .first()
                 .ok_or_else(|| Error::invalid_argument("comparator broadcast without operand"))?,
             op => b.add(shape, op.clone(), operands),
