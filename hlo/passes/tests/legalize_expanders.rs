@@ -803,3 +803,18 @@ ENTRY e {
         check(&text, Opcode::Sort, 0.0);
     }
 }
+
+#[test]
+fn topk_through_a_stable_sort_is_exact() {
+    for (ty, largest) in [
+        ("f32", "true"),
+        ("f32", "false"),
+        ("s32", "true"),
+        ("u8", "false"),
+    ] {
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  x = {ty}[4,9] parameter(0)\n  ROOT t = ({ty}[4,3], s32[4,3]) topk(x), k=3, largest={largest}\n}}\n"
+        );
+        check(&text, Opcode::TopK, 0.0);
+    }
+}

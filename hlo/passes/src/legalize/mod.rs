@@ -259,6 +259,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &special::ErfExpander,
         &special::PowerExpander,
         &sort::SortExpander,
+        &sort::TopKExpander,
         &window::PadExpander,
         &window::ReverseExpander,
         &window::ReduceWindowExpander,

@@ -258,3 +258,94 @@ fn apply_elementwise(
         .copied()
         .ok_or_else(|| Error::invalid_argument("comparator root out of range"))
 }
+
+/// `topk(x)` → `sort((x, iota))` along the last dimension, then the first `k`
+/// of both. The comparator orders values in total order (descending for
+/// `largest`), and the sort is stable, so ties keep ascending indices — the
+/// evaluator's `topk` exactly.
+pub struct TopKExpander;
+
+impl Expander for TopKExpander {
+    fn name(&self) -> &'static str {
+        "topk"
+    }
+    fn plan(&self, op: Opcode, types: &[ElementType]) -> Option<Vec<Emitted>> {
+        if op != Opcode::TopK || types.iter().any(|t| t.is_complex() || t.is_pred()) {
+            return None;
+        }
+        let mut plan = super::all_of_type(ElementType::S32, &[Opcode::Iota, Opcode::Slice]);
+        plan.push((Opcode::Sort, types.to_vec()));
+        for &t in types {
+            plan.push((Opcode::Slice, vec![t]));
+        }
+        Some(plan)
+    }
+    fn expand(&self, b: &mut Emitter<'_, '_>, id: InstrId) -> Result<InstrId> {
+        use hlo_ir::attrs::{ComparisonDirection as Dir, ComparisonType};
+        let Op::TopK { k, largest } = b.instr(id).op else {
+            return Err(Error::internal("topk expander on another op"));
+        };
+        let x = b.operand(0)?;
+        let (t, dims) = b.array(x)?;
+        let last = dims
+            .len()
+            .checked_sub(1)
+            .ok_or_else(|| Error::invalid_argument("topk of a scalar"))?;
+        if k > dims[last] {
+            return Err(Error::invalid_argument("topk: k exceeds the dimension"));
+        }
+        // The comparator: values in total order (integers in their own).
+        let mut cb = hlo_ir::builder::HloBuilder::new("topk_compare");
+        let a = cb.parameter(0, Shape::scalar(t), "a")?;
+        let c = cb.parameter(1, Shape::scalar(t), "b")?;
+        cb.parameter(2, Shape::scalar(ElementType::S32), "i")?;
+        cb.parameter(3, Shape::scalar(ElementType::S32), "j")?;
+        let direction = if largest { Dir::Gt } else { Dir::Lt };
+        let cmp = if t.is_float() {
+            cb.compare_with_type(a, c, direction, ComparisonType::TotalOrder)?
+        } else {
+            cb.compare(a, c, direction)?
+        };
+        let comparator = b.attach(&cb.build_computation(cmp)?)?;
+        let iota = b.add(
+            Shape::array(ElementType::S32, dims.clone()),
+            Op::Iota { dimension: last },
+            vec![],
+        );
+        let sorted_shape = Shape::tuple(vec![
+            Shape::array(t, dims.clone()),
+            Shape::array(ElementType::S32, dims.clone()),
+        ]);
+        let sorted = b.add(
+            sorted_shape,
+            Op::Sort {
+                dimension: last,
+                is_stable: true,
+                comparator,
+            },
+            vec![x, iota],
+        );
+        let mut out = Vec::with_capacity(2);
+        for (index, ty) in [(0, t), (1, ElementType::S32)] {
+            let full = b.add(
+                Shape::array(ty, dims.clone()),
+                Op::GetTupleElement { index },
+                vec![sorted],
+            );
+            let mut top = dims.clone();
+            top[last] = k;
+            let slice = dims
+                .iter()
+                .enumerate()
+                .map(|(d, &len)| SliceDim {
+                    start: 0,
+                    limit: if d == last { k } else { len },
+                    stride: 1,
+                })
+                .collect();
+            out.push(b.add(Shape::array(ty, top), Op::Slice { slice }, vec![full]));
+        }
+        let shape = b.instr(id).shape.clone();
+        Ok(b.add(shape, Op::Tuple, out))
+    }
+}
