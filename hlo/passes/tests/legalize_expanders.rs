@@ -345,16 +345,18 @@ fn malformed_modules_give_errors_not_panics() {
 }
 
 #[test]
-fn pad_without_interior_padding() {
+fn pad_with_edges_and_interior() {
     for (ty, config) in [
         ("f32", "1_2x0_3"),
         ("s32", "-1_2x2_-1"),
         ("f32", "0_0x-2_-1"),
+        ("f32", "1_1_2x0_0_1"),
+        ("u8", "-2_0_3x1_-3_1"),
     ] {
         let text = format!(
             "HloModule m\nENTRY e {{\n  x = {ty}[4,5] parameter(0)\n  v = {ty}[] parameter(1)\n  ROOT p = {ty}[?] pad(x, v), padding={config}\n}}\n"
         );
-        // Let the parser's shape inference be checked by writing the shape out.
+        // The result shape, written out: lo + hi + n + interior * (n - 1).
         let dims: Vec<i64> = config
             .split('x')
             .zip([4i64, 5])
@@ -816,5 +818,42 @@ fn topk_through_a_stable_sort_is_exact() {
             "HloModule m\nENTRY e {{\n  x = {ty}[4,9] parameter(0)\n  ROOT t = ({ty}[4,3], s32[4,3]) topk(x), k=3, largest={largest}\n}}\n"
         );
         check(&text, Opcode::TopK, 0.0);
+    }
+}
+
+#[test]
+fn xla_topk_custom_call_becomes_topk() {
+    let call = "HloModule m
+gt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT g = pred[] compare(a, b), direction=GT, type=TOTALORDER
+}
+ENTRY e {
+  x = f32[5,10] parameter(0)
+  ROOT t = (f32[5,4], s32[5,4]) custom-call(x), custom_call_target=\"TopK\", called_computations={gt}
+}
+";
+    let op = "HloModule m\nENTRY e {\n  x = f32[5,10] parameter(0)\n  ROOT t = (f32[5,4], s32[5,4]) topk(x), k=4, largest=true\n}\n";
+    let after = legalize(&parse(call), &core_support()).unwrap_or_else(|e| panic!("{e}"));
+    verify_module(&after).unwrap_or_else(|e| panic!("{e}\n{after}"));
+    assert_eq!(
+        count(&after, Opcode::CustomCall) + count(&after, Opcode::TopK),
+        0,
+        "{after}"
+    );
+    // The evaluator has no custom-call targets: compare with the op it stands for.
+    let reference = parse(op);
+    for seed in 1..=3 {
+        let mut rng = Rng(seed);
+        let args = vec![random_literal(
+            &Shape::array(hlo_ir::shape::ElementType::F32, vec![5, 10]),
+            &mut rng,
+        )];
+        let want = evaluate(&reference, &args).expect("topk evaluates");
+        let got = evaluate(&after, &args).expect("legalized evaluates");
+        legalize_common::close(&want, &got, 0.0).unwrap_or_else(|why| panic!("{why}\n{after}"));
     }
 }

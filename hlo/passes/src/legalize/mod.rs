@@ -260,6 +260,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &special::PowerExpander,
         &sort::SortExpander,
         &sort::TopKExpander,
+        &sort::TopKCustomCallExpander,
         &window::PadExpander,
         &window::ReverseExpander,
         &window::ReduceWindowExpander,

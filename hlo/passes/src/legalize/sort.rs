@@ -349,3 +349,40 @@ impl Expander for TopKExpander {
         Ok(b.add(shape, Op::Tuple, out))
     }
 }
+
+/// XLA's `TopK` custom call → the `topk` op (largest first in total order,
+/// ties by index: what the target computes, whatever comparator XLA attached),
+/// which [`TopKExpander`] legalizes in turn. A custom call's element types
+/// are not part of its key, so the plan lists nothing; the `topk` it emits is
+/// checked like any other instruction.
+pub struct TopKCustomCallExpander;
+
+impl Expander for TopKCustomCallExpander {
+    fn name(&self) -> &'static str {
+        "TopK custom call"
+    }
+    fn plan(&self, op: Opcode, _types: &[ElementType]) -> Option<Vec<Emitted>> {
+        (op == Opcode::CustomCall).then(Vec::new)
+    }
+    fn applies(&self, b: &Emitter<'_, '_>, id: InstrId) -> bool {
+        let instr = b.instr(id);
+        let Op::CustomCall(attrs) = &instr.op else {
+            return false;
+        };
+        let leaves = instr.shape.tuple_shapes();
+        attrs.target == "TopK"
+            && instr.operands.len() == 1
+            && leaves.len() == 2
+            && leaves.iter().all(|l| l.is_array() && l.rank() >= 1)
+    }
+    fn expand(&self, b: &mut Emitter<'_, '_>, id: InstrId) -> Result<InstrId> {
+        let shape = b.instr(id).shape.clone();
+        let k = shape
+            .tuple_shapes()
+            .first()
+            .and_then(|v| v.dims().last().copied())
+            .ok_or_else(|| Error::invalid_argument("TopK: the result is not (values, indices)"))?;
+        let x = b.operand(0)?;
+        Ok(b.add(shape, Op::TopK { k, largest: true }, vec![x]))
+    }
+}
