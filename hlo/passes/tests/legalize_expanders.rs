@@ -857,3 +857,20 @@ ENTRY e {
         legalize_common::close(&want, &got, 0.0).unwrap_or_else(|why| panic!("{why}\n{after}"));
     }
 }
+
+#[test]
+fn the_pass_reports_changes_truthfully() {
+    // Already legal: nothing to do, and the pass says so.
+    let legal = elementwise("add", "f32", "f32", 2);
+    let (_, changed) = passes_common::run(
+        &mut hlo_passes::legalize::Legalize::new(core_support()),
+        &parse(&legal),
+    );
+    assert!(!changed);
+    // An expansion changes the module, and `run` checks the flag and numerics.
+    let (_, changed) = passes_common::run(
+        &mut hlo_passes::legalize::Legalize::new(core_support()),
+        &parse(&elementwise("maximum", "f32", "f32", 2)),
+    );
+    assert!(changed);
+}

@@ -680,7 +680,9 @@ fn sweep_computation(
         ed.remove(id);
         changed = true;
     }
-    ed.finish(effectful)?;
+    // `finish` also drops dead instructions: that is a change too (the pass
+    // contract: `false` only for an untouched module).
+    changed |= ed.finish(effectful)?;
     Ok(changed)
 }
 
