@@ -116,3 +116,123 @@ pub trait Compiler: Send + Sync {
         self.run_backend(legal, executor, options)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The provided `compile`: legalization runs between `run_hlo_passes` and
+    //! `run_backend` exactly when the backend declares its ops.
+    use super::*;
+    use crate::device::{DeviceDescription, DeviceMemoryBase, Event, MemoryUsage, Stream};
+    use crate::error::Error;
+    use hlo_ir::shape::ElementType;
+    use hlo_ir::Opcode;
+    use std::any::Any;
+    use std::sync::Mutex;
+
+    /// A device that is never used: the test compiler stops before running.
+    struct NoDevice;
+
+    impl StreamExecutor for NoDevice {
+        fn platform_id(&self) -> &'static str {
+            "none"
+        }
+        fn ordinal(&self) -> usize {
+            0
+        }
+        fn description(&self) -> DeviceDescription {
+            DeviceDescription::default()
+        }
+        fn allocate(&self, _size: usize) -> Result<DeviceMemoryBase> {
+            Err(Error::unimplemented("no memory"))
+        }
+        unsafe fn deallocate(&self, _mem: DeviceMemoryBase) {}
+        fn create_stream(self: Arc<Self>) -> Result<Arc<dyn Stream>> {
+            Err(Error::unimplemented("no streams"))
+        }
+        fn create_event(self: Arc<Self>) -> Result<Arc<dyn Event>> {
+            Err(Error::unimplemented("no events"))
+        }
+        fn synchronize_all_activity(&self) -> Result<()> {
+            Ok(())
+        }
+        fn memory_usage(&self) -> MemoryUsage {
+            MemoryUsage::default()
+        }
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    /// Records the module `run_backend` receives, then fails (no executable
+    /// is needed to see what the backend was given).
+    struct Recording {
+        support: Option<OpSupport>,
+        seen: Mutex<Option<HloModule>>,
+    }
+
+    impl Compiler for Recording {
+        fn platform_id(&self) -> &'static str {
+            "none"
+        }
+        fn run_hlo_passes(
+            &self,
+            module: HloModule,
+            _: &Arc<dyn StreamExecutor>,
+            _: &CompileOptions,
+        ) -> Result<HloModule> {
+            Ok(module)
+        }
+        fn run_backend(
+            &self,
+            module: HloModule,
+            _: &Arc<dyn StreamExecutor>,
+            _: &CompileOptions,
+        ) -> Result<Arc<dyn Executable>> {
+            *self.seen.lock().map_err(|_| Error::internal("poisoned"))? = Some(module);
+            Err(Error::internal("recorded"))
+        }
+        fn supported_ops(&self) -> Option<OpSupport> {
+            self.support.clone()
+        }
+    }
+
+    const TEXT: &str = "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n  ROOT m = f32[4] maximum(a, b)\n}\n";
+
+    fn opcodes(m: &HloModule) -> Vec<Opcode> {
+        m.entry().instructions.iter().map(|i| i.opcode()).collect()
+    }
+
+    fn compile_with(
+        support: Option<OpSupport>,
+    ) -> (Result<Arc<dyn Executable>>, Option<HloModule>) {
+        let compiler = Recording {
+            support,
+            seen: Mutex::new(None),
+        };
+        let device: Arc<dyn StreamExecutor> = Arc::new(NoDevice);
+        let module = HloModule::parse(TEXT).expect("parses");
+        let result = compiler.compile(module, &device, &CompileOptions::default());
+        let seen = compiler.seen.lock().expect("not poisoned").take();
+        (result, seen)
+    }
+
+    #[test]
+    fn backends_get_only_the_ops_they_declare() {
+        let (_, seen) = compile_with(None);
+        assert!(opcodes(&seen.expect("backend ran")).contains(&Opcode::Maximum));
+        let core = OpSupport::new()
+            .ops(&[Opcode::Compare, Opcode::Select])
+            .types(&[ElementType::F32, ElementType::Pred]);
+        let (_, seen) = compile_with(Some(core));
+        let seen = opcodes(&seen.expect("backend ran"));
+        assert!(!seen.contains(&Opcode::Maximum), "{seen:?}");
+        assert!(seen.contains(&Opcode::Select), "{seen:?}");
+        // Nothing can make `maximum` out of `add` alone: the backend never runs.
+        let useless = OpSupport::new().ops(&[Opcode::Add]);
+        let (result, seen) = compile_with(Some(useless));
+        let err = result.err().expect("legalization fails");
+        assert_eq!(err.code(), crate::Code::Unimplemented, "{err}");
+        assert!(err.message().contains("maximum [f32]"), "{err}");
+        assert!(seen.is_none());
+    }
+}

@@ -3,11 +3,15 @@
 //! attributes) go through every pass, which may fail with an error but never
 //! panic.
 
+mod legalize_common;
+
 use hlo_ir::{CompId, HloModule, InstrId, Op};
 use hlo_ir::{ElementType, Shape};
+use hlo_passes::legalize::Legalize;
 use hlo_passes::{
     standard_pipeline, AlgebraicSimplifier, CallInliner, CommonSubexpressionElimination,
-    ComputationDeduplication, ConstantFolding, DeadCodeElimination, HloPass, LayoutNormalization,
+    ComputationDeduplication, ConstantFolding, DeadCodeElimination, FusionInliner, HloPass,
+    LayoutNormalization,
 };
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -146,6 +150,9 @@ fn damaged_programs_never_make_a_pass_panic() {
                 Box::new(ComputationDeduplication::new()),
                 Box::new(CommonSubexpressionElimination::new()),
                 Box::new(DeadCodeElimination::new()),
+                Box::new(FusionInliner::new()),
+                // Legalization to a small op set, so most expanders run.
+                Box::new(Legalize::new(legalize_common::core_support())),
             ];
             for mut pass in passes {
                 let mut m = damaged.clone();
@@ -171,5 +178,5 @@ fn damaged_programs_never_make_a_pass_panic() {
             );
         }
     }
-    assert!(runs > 700);
+    assert!(runs > 900);
 }

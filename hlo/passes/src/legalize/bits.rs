@@ -39,16 +39,16 @@ impl Expander for PopcntExpander {
     fn plan(&self, op: Opcode, types: &[ElementType]) -> Option<Vec<Emitted>> {
         let t = single(types)?;
         (op == Opcode::PopCount && t.is_integer()).then(|| {
-            [
-                Opcode::ShiftRightLogical,
-                Opcode::And,
-                Opcode::Subtract,
-                Opcode::Add,
-                Opcode::Multiply,
-            ]
-            .iter()
-            .map(|&o| (o, vec![t]))
-            .collect()
+            super::all_of_type(
+                t,
+                &[
+                    Opcode::ShiftRightLogical,
+                    Opcode::And,
+                    Opcode::Subtract,
+                    Opcode::Add,
+                    Opcode::Multiply,
+                ],
+            )
         })
     }
     fn expand(&self, b: &mut Emitter<'_, '_>, _id: InstrId) -> Result<InstrId> {
@@ -90,15 +90,15 @@ impl Expander for ClzExpander {
     fn plan(&self, op: Opcode, types: &[ElementType]) -> Option<Vec<Emitted>> {
         let t = single(types)?;
         (op == Opcode::Clz && t.is_integer()).then(|| {
-            [
-                Opcode::ShiftRightLogical,
-                Opcode::Or,
-                Opcode::PopCount,
-                Opcode::Subtract,
-            ]
-            .iter()
-            .map(|&o| (o, vec![t]))
-            .collect()
+            super::all_of_type(
+                t,
+                &[
+                    Opcode::ShiftRightLogical,
+                    Opcode::Or,
+                    Opcode::PopCount,
+                    Opcode::Subtract,
+                ],
+            )
         })
     }
     fn expand(&self, b: &mut Emitter<'_, '_>, _id: InstrId) -> Result<InstrId> {

@@ -8,11 +8,14 @@
 //! exact even against a native half unit: `f32` has more than twice their
 //! precision, so the double rounding is innocuous.
 //!
+//! `dot` is included: XLA CPU (and the evaluator) accumulate half dots in
+//! `f32` and round once, which is exactly the widened dot.
+//!
 //! Not expanded: `exponential-minus-one` and `logistic` (XLA rounds their
 //! intermediate steps to the half type, so one `f32` evaluation differs),
 //! `convert`/`bitcast-convert`/`reduce-precision` (they are about the type
-//! itself), complex parts, and ops with reducers or accumulators (`reduce`,
-//! `dot`, ... whose intermediate precision would change).
+//! itself), complex parts, and ops with reducers (`reduce`, `reduce-window`,
+//! `scatter`, ...: the reducer rounds to the half type at every step).
 
 use super::{tys, Emitted, Emitter, Expander};
 use hlo_ir::error::{Error, Result};
@@ -73,6 +76,7 @@ fn widenable(op: Opcode) -> bool {
             | DynamicUpdateSlice
             | Gather
             | Iota
+            | Dot
     )
 }
 

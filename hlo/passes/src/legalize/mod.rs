@@ -10,31 +10,50 @@
 //!
 //! # Design
 //!
-//! * Module-level steps first, each only when the backend lacks the op: `call`s
-//!   and `fusion`s are inlined ([`crate::CallInliner`], [`crate::FusionInliner`]);
-//!   `copy` and `bitcast` are removed by [`crate::LayoutNormalization`].
-//! * Then per-instruction [`Expander`]s, one per file. An expander says, from
-//!   the opcode and element types alone, which `(opcode, types)` its expansion
-//!   would emit ([`Expander::plan`]); it is used only when every one of those is
-//!   itself legal or legalizable (checked recursively to a bounded depth). So an
+//! * Module-level steps, each only when the backend lacks the op: `copy` and
+//!   `bitcast` are removed by [`crate::LayoutNormalization`] (once, first);
+//!   `call`s and `fusion`s are inlined ([`crate::CallInliner`],
+//!   [`crate::FusionInliner`]) at the start of every round.
+//! * Then a sweep of per-instruction [`Expander`]s (one per file), callers
+//!   before callees so an expander can read a called computation as written
+//!   (a reducer's root op). An expander says, from the opcode and element
+//!   types alone, which `(opcode, types)` its expansion would emit
+//!   ([`Expander::plan`]); it is a candidate only when every one of those is
+//!   itself legal or legalizable (checked recursively to a bounded depth;
+//!   `call`/`fusion` count as legalizable, the next round inlines them). So an
 //!   expander never turns one unsupported op into another unsupported one, the
 //!   error names the op the user wrote, and chains work (`clamp` → `maximum` +
-//!   `minimum` → `compare` + `select`). Instructions an expansion adds are
-//!   visited in the same sweep, so one sweep reaches the fixed point; the sweep
-//!   repeats (bounded) only as a safeguard.
+//!   `minimum` → `compare` + `select`). Each instruction takes the first
+//!   candidate whose [`Expander::applies`] accepts its attributes. Instructions
+//!   an expansion adds are visited in the same sweep.
+//! * An expansion may create computations (a reducer, loop bodies built with
+//!   `HloBuilder`, `call`ed); they join the module after the sweep of the
+//!   computation being edited, and the next round inlines and legalizes them.
+//!   Rounds repeat until one changes nothing (at most 8).
 //! * Expansions are exact under the evaluator's semantics unless the expander's
-//!   docs state a tolerance (`rsqrt`, `tan`: one extra rounding).
+//!   docs state a tolerance (`tan`, `log-plus-one`, `exponential-minus-one`,
+//!   `convolution`'s summation order) or "up to NaN" (a NaN's sign or payload
+//!   may differ; NaN-ness never does).
 //! * Structural ops (`parameter`, `constant`, `tuple`, `get-tuple-element`) need
 //!   no declaration. Control flow and calls (`while`, `conditional`, `call`,
 //!   `fusion`, ...) are checked by opcode only: their element types are those of
 //!   the computations they run, which are checked instruction by instruction.
+//! * Malformed modules (dangling references) are refused up front with an
+//!   error; expanders check the attributes they index with.
 
+mod batchnorm;
+mod bitcast;
 mod bits;
+mod convolution;
+mod fmod;
 mod half;
 mod minmax;
+mod precision;
 mod remainder;
 mod rounding;
 mod simple;
+mod sort;
+mod special;
 mod transcendental;
 mod window;
 
@@ -226,14 +245,28 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &transcendental::RsqrtExpander,
         &transcendental::TanExpander,
         &remainder::IntRemainderExpander,
+        &fmod::FloatRemainderExpander,
         &bits::PopcntExpander,
         &bits::ClzExpander,
+        &bitcast::BitsToFloatExpander,
+        &bitcast::FloatToBitsExpander,
+        &precision::ReducePrecisionExpander,
         &rounding::RoundingExpander,
         &transcendental::Log1pExpander,
         &transcendental::Expm1Expander,
+        &transcendental::CbrtExpander,
+        &transcendental::Atan2Expander,
+        &special::ErfExpander,
+        &special::PowerExpander,
+        &sort::SortExpander,
+        &sort::TopKExpander,
+        &sort::TopKCustomCallExpander,
         &window::PadExpander,
         &window::ReverseExpander,
         &window::ReduceWindowExpander,
+        &convolution::ConvolutionExpander,
+        &batchnorm::BatchNormInferenceExpander,
+        &batchnorm::BatchNormTrainingExpander,
     ]
 }
 
@@ -242,24 +275,31 @@ const MAX_PLAN_DEPTH: usize = 8;
 
 struct Legalizer<'s> {
     support: &'s OpSupport,
-    /// Memo: which expander (index) legalizes `(op, types)`, if any.
-    memo: BTreeMap<Emitted, Option<usize>>,
+    /// Memo: the expanders (indices) that can legalize `(op, types)`.
+    memo: BTreeMap<Emitted, Vec<usize>>,
 }
 
 impl Legalizer<'_> {
     fn legal_or_legalizable(&mut self, key: &Emitted, depth: usize) -> bool {
-        self.support.supports(key.0, &key.1) || self.expander_for(key, depth).is_some()
+        // `call` and `fusion` are inlined by the module-level steps of every
+        // round.
+        matches!(key.0, Opcode::Call | Opcode::Fusion)
+            || self.support.supports(key.0, &key.1)
+            || !self.candidates(key, depth).is_empty()
     }
 
-    /// The first expander whose plan is entirely legal or legalizable.
-    fn expander_for(&mut self, key: &Emitted, depth: usize) -> Option<usize> {
-        if let Some(&m) = self.memo.get(key) {
-            return m;
+    /// The expanders whose plans are entirely legal or legalizable, in
+    /// order (several can apply to one key: the two `bitcast-convert`
+    /// directions share their types; each instruction takes the first whose
+    /// [`Expander::applies`] accepts it).
+    fn candidates(&mut self, key: &Emitted, depth: usize) -> Vec<usize> {
+        if let Some(m) = self.memo.get(key) {
+            return m.clone();
         }
         if depth >= MAX_PLAN_DEPTH {
-            return None;
+            return Vec::new();
         }
-        let mut found = None;
+        let mut found = Vec::new();
         for (i, e) in expanders().iter().enumerate() {
             let Some(plan) = e.plan(key.0, &key.1) else {
                 continue;
@@ -268,14 +308,13 @@ impl Legalizer<'_> {
                 .iter()
                 .all(|k| k != key && self.legal_or_legalizable(k, depth + 1))
             {
-                found = Some(i);
-                break;
+                found.push(i);
             }
         }
         // Only answers reached from the top are complete (a depth cut-off below
         // may have hidden a route), so only those are remembered.
         if depth == 0 {
-            self.memo.insert(key.clone(), found);
+            self.memo.insert(key.clone(), found.clone());
         }
         found
     }
@@ -289,9 +328,92 @@ pub struct Emitter<'e, 'a> {
     /// The module, for reading called computations (the computation being
     /// edited is taken out of it meanwhile).
     module: &'e HloModule,
+    /// Computations expansions created (reducers), appended to the module
+    /// after this computation's sweep, in order.
+    created: &'e mut Vec<HloComputation>,
 }
 
 impl Emitter<'_, '_> {
+    /// A new scalar reducer computing `op` of its two parameters of type `ty`
+    /// (created once per expansion that asks; appended to the module after
+    /// the sweep of the current computation, so later sweeps legalize it too).
+    pub fn binary_reducer(
+        &mut self,
+        op: hlo_ir::opcode::BinaryOp,
+        ty: ElementType,
+    ) -> hlo_ir::CompId {
+        let id = hlo_ir::CompId((self.module.computations.len() + self.created.len()) as u32);
+        let (mut names, mut comp_names) = self.namers();
+        let base = format!("{}.reducer", self.ed.instr(self.origin).name);
+        let scalar = Shape::scalar(ty);
+        let p0 = HloInstruction::new(
+            names.fresh(&format!("{base}.lhs")),
+            scalar.clone(),
+            Op::Parameter { number: 0 },
+            vec![],
+        );
+        let p1 = HloInstruction::new(
+            names.fresh(&format!("{base}.rhs")),
+            scalar.clone(),
+            Op::Parameter { number: 1 },
+            vec![],
+        );
+        let r = HloInstruction::new(
+            names.fresh(&format!("{base}.op")),
+            scalar,
+            Op::Binary(op),
+            vec![InstrId(0), InstrId(1)],
+        );
+        self.created.push(HloComputation {
+            name: comp_names.fresh(&base),
+            instructions: vec![p0, p1, r],
+            root: InstrId(2),
+        });
+        id
+    }
+
+    /// Name generators for new computations' instructions and the
+    /// computations themselves: unique against the module, the computation
+    /// being edited (taken out of the module meanwhile) and earlier new
+    /// computations. (Instructions this sweep adds are named `….legal…`.)
+    fn namers(&self) -> (NameGen, NameGen) {
+        let mut names = NameGen::for_instructions(self.module);
+        let mut comp_names = NameGen::for_computations(self.module);
+        let current = self.ed.computation();
+        comp_names.reserve(&current.name);
+        for i in &current.instructions {
+            names.reserve(&i.name);
+        }
+        for c in self.created.iter() {
+            comp_names.reserve(&c.name);
+            for i in &c.instructions {
+                names.reserve(&i.name);
+            }
+        }
+        (names, comp_names)
+    }
+
+    /// Adds a computation built with [`hlo_ir::builder::HloBuilder`] (and the
+    /// computations it calls) to the module, with fresh names, and returns its
+    /// id. Like [`binary_reducer`](Self::binary_reducer)'s, it joins the module
+    /// after the current computation's sweep.
+    pub fn attach(&mut self, built: &hlo_ir::builder::Computation) -> Result<hlo_ir::CompId> {
+        let offset = self.module.computations.len() + self.created.len();
+        let src = built.module();
+        let (mut names, mut comp_names) = self.namers();
+        let shift = |c: hlo_ir::CompId| hlo_ir::CompId((c.index() + offset) as u32);
+        for comp in &src.computations {
+            let mut copy = comp.clone();
+            copy.name = comp_names.fresh(&comp.name);
+            for instr in &mut copy.instructions {
+                instr.name = names.fresh(&instr.name);
+                instr.op.map_called(shift);
+            }
+            self.created.push(copy);
+        }
+        Ok(shift(src.entry))
+    }
+
     /// The module's computation `id` (a reducer, say).
     pub fn computation(&self, id: hlo_ir::CompId) -> Result<&HloComputation> {
         self.module
@@ -399,6 +521,9 @@ pub fn legalize_as_far_as_possible(
     module: &mut HloModule,
     support: &OpSupport,
 ) -> Result<(bool, Vec<Unlegalized>)> {
+    // A malformed module gets an error here rather than an out-of-range index
+    // in an expander.
+    hlo_ir::rewrite::check_references(module)?;
     let lacks = |m: &HloModule, ops: &[Opcode]| {
         ops.iter().any(|&op| {
             !support.supports(op, &[])
@@ -411,22 +536,23 @@ pub fn legalize_as_far_as_possible(
     if lacks(module, &[Opcode::Copy, Opcode::Bitcast]) {
         changed |= LayoutNormalization::new().run(module)?;
     }
-    if lacks(module, &[Opcode::Call]) {
-        changed |= CallInliner::new().run(module)?;
-    }
-    if lacks(module, &[Opcode::Fusion]) {
-        changed |= FusionInliner::new().run(module)?;
-    }
     let mut legalizer = Legalizer {
         support,
         memo: BTreeMap::new(),
     };
-    // One sweep normally suffices (see the module docs); more are a safeguard
-    // against an expander whose output needs another visit.
-    for _ in 0..4 {
-        let swept = sweep(module, &mut legalizer)?;
-        changed |= swept;
-        if !swept {
+    // One round normally suffices (see the module docs); more rounds legalize
+    // what expansions added: computations they created, `call`s to them.
+    for _ in 0..8 {
+        let mut round = false;
+        if lacks(module, &[Opcode::Call]) {
+            round |= CallInliner::new().run(module)?;
+        }
+        if lacks(module, &[Opcode::Fusion]) {
+            round |= FusionInliner::new().run(module)?;
+        }
+        round |= sweep(module, &mut legalizer)?;
+        changed |= round;
+        if !round {
             break;
         }
     }
@@ -489,9 +615,18 @@ fn sweep(module: &mut HloModule, legalizer: &mut Legalizer<'_>) -> Result<bool> 
             root: InstrId(0),
         };
         let mut comp = std::mem::replace(&mut module.computations[c], placeholder);
-        let result = sweep_computation(&mut comp, module, &mut names, legalizer, &effectful);
+        let mut created = Vec::new();
+        let result = sweep_computation(
+            &mut comp,
+            module,
+            &mut names,
+            legalizer,
+            &effectful,
+            &mut created,
+        );
         module.computations[c] = comp;
         changed |= result?;
+        module.computations.extend(created);
     }
     Ok(changed)
 }
@@ -502,6 +637,7 @@ fn sweep_computation(
     names: &mut NameGen,
     legalizer: &mut Legalizer<'_>,
     effectful: &[bool],
+    created: &mut Vec<HloComputation>,
 ) -> Result<bool> {
     let mut changed = false;
     let mut ed = ComputationEditor::new(comp, names);
@@ -523,18 +659,20 @@ fn sweep_computation(
         if ed.user_count(id) == 0 && ed.root() != id {
             continue;
         }
-        let Some(e) = legalizer.expander_for(&key, 0) else {
-            continue;
-        };
-        let expander = expanders()[e];
         let mut b = Emitter {
             ed: &mut ed,
             origin: id,
             module,
+            created,
         };
-        if !expander.applies(&b, id) {
+        let chosen = legalizer
+            .candidates(&key, 0)
+            .into_iter()
+            .map(|e| expanders()[e])
+            .find(|e| e.applies(&b, id));
+        let Some(expander) = chosen else {
             continue;
-        }
+        };
         let new = expander
             .expand(&mut b, id)
             .map_err(|err| err.context(format_args!("legalizing with {}", expander.name())))?;
@@ -542,7 +680,9 @@ fn sweep_computation(
         ed.remove(id);
         changed = true;
     }
-    ed.finish(effectful)?;
+    // `finish` also drops dead instructions: that is a change too (the pass
+    // contract: `false` only for an untouched module).
+    changed |= ed.finish(effectful)?;
     Ok(changed)
 }
 
@@ -605,6 +745,11 @@ pub(crate) fn tys(types: &[ElementType]) -> Vec<ElementType> {
     v.sort();
     v.dedup();
     v
+}
+
+/// A plan of `ops`, each on type `t` alone.
+pub(crate) fn all_of_type(t: ElementType, ops: &[Opcode]) -> Vec<Emitted> {
+    ops.iter().map(|&o| (o, vec![t])).collect()
 }
 
 /// The single element type of an elementwise instruction whose operands and

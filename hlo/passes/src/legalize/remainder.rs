@@ -4,8 +4,8 @@
 //! and `MIN / -1` is `MIN`; its remainder has the dividend's sign, `x % 0` is
 //! `x` and `MIN % -1` is `0`. The identity `x - (x / y) * y` reproduces all of
 //! these in wrapping arithmetic (`x - (-1 * 0) = x`; `MIN - MIN * -1 = 0`).
-//! Exact. Float `remainder` (C's `fmod`, exact in IEEE) has no exact
-//! expansion through `divide` and is left to the backend.
+//! Exact. Float `remainder` (C's `fmod`) has no exact expansion through
+//! `divide`; `fmod.rs` does it by long division in loops.
 
 use super::{single, Emitted, Emitter, Expander};
 use hlo_ir::error::Result;

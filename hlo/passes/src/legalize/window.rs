@@ -328,22 +328,14 @@ impl Expander for ReduceWindowExpander {
         loop {
             let mut slice = Vec::with_capacity(offset.len());
             for (d, w) in window.dims.iter().enumerate() {
-                let start = offset[d] * w.window_dilation;
-                let limit = match out_dims[d] {
-                    0 => start,
-                    n => start + (n - 1) * w.stride + 1,
-                };
-                if limit > padded_dims[d] {
-                    return Err(Error::invalid_argument(format!(
-                        "%{}: the window runs past the operand",
-                        instr.name
-                    )));
-                }
-                slice.push(SliceDim {
-                    start,
-                    limit,
-                    stride: w.stride,
-                });
+                let dim =
+                    window_slice(offset[d], w, out_dims[d], padded_dims[d]).ok_or_else(|| {
+                        Error::invalid_argument(format!(
+                            "%{}: the window runs past the operand",
+                            instr.name
+                        ))
+                    })?;
+                slice.push(dim);
             }
             let s = b.add(
                 Shape::array(t, out_dims.clone()),
@@ -351,20 +343,7 @@ impl Expander for ReduceWindowExpander {
                 vec![padded],
             );
             slices.push(b.add(Shape::array(t, stack_dims.clone()), Op::Reshape, vec![s]));
-            // Next offset, row-major.
-            let mut d = offset.len();
-            loop {
-                if d == 0 {
-                    break;
-                }
-                d -= 1;
-                offset[d] += 1;
-                if offset[d] < window.dims[d].size {
-                    break;
-                }
-                offset[d] = 0;
-            }
-            if offset.iter().all(|&o| o == 0) {
+            if !next_window_offset(&mut offset, window) {
                 break;
             }
         }
@@ -389,6 +368,39 @@ impl Expander for ReduceWindowExpander {
             vec![stacked, init],
         ))
     }
+}
+
+/// Steps `offset` to the next window position in row-major order; `false`
+/// once every position has been visited.
+pub(super) fn next_window_offset(offset: &mut [usize], window: &hlo_ir::Window) -> bool {
+    for d in (0..offset.len()).rev() {
+        offset[d] += 1;
+        if offset[d] < window.dims.get(d).map_or(0, |w| w.size) {
+            return true;
+        }
+        offset[d] = 0;
+    }
+    false
+}
+
+/// The strided slice of one dimension holding, for each of `out` outputs, the
+/// element at window position `k`; `None` if it runs past `len`.
+pub(super) fn window_slice(
+    k: usize,
+    w: &hlo_ir::WindowDim,
+    out: usize,
+    len: usize,
+) -> Option<SliceDim> {
+    let start = k.checked_mul(w.window_dilation)?;
+    let limit = match out {
+        0 => start,
+        n => start.checked_add((n - 1).checked_mul(w.stride)?)? + 1,
+    };
+    (limit <= len).then_some(SliceDim {
+        start,
+        limit,
+        stride: w.stride,
+    })
 }
 
 /// Whether `init` is a constant identity of `reducer` (see the module docs).
