@@ -90,44 +90,10 @@ macro_rules! gap {
 }
 
 gap!(
-    "conv2d_nhwc",
-    None,
-    "convolution: no expander into dots yet"
-);
-gap!(
-    "conv2d_strided_nchw",
-    None,
-    "convolution: no expander into dots yet"
-);
-gap!(
-    "depthwise_conv",
-    None,
-    "convolution: no expander into dots yet"
-);
-gap!(
     "fft_complex",
     None,
     "fft and complex numbers are not in the core set"
 );
-gap!(
-    "half_precision_math",
-    Some("module"),
-    "an f16 dot: widening it to f32 would change its accumulation"
-);
-gap!(
-    "map_reduce_precision",
-    None,
-    "reduce-precision: no expander yet"
-);
-gap!(
-    "remainder_pow_int",
-    None,
-    "f32 remainder and power: no exact expansion"
-);
-gap!("sort_argsort", None, "sort: no expander yet");
-gap!("special_functions", None, "erf and power: no expansion yet");
-gap!("top_k", None, "top-k (op or custom call): no expander yet");
-gap!("unary_math", None, "atan2 and cbrt: no exact expansion");
 gap!(
     "fori_loop",
     None,

@@ -190,20 +190,20 @@ ENTRY e {
     let want = reference.execute(&exe.executable, &[x]).unwrap();
     assert_eq!(got.to_string(), want.to_string());
 
-    // `cbrt` has no exact expansion and a custom call is opaque: one error
-    // names both, at compile time.
+    // No expander handles `fft`, and a custom call is opaque: one error names
+    // both, at compile time.
     let text = "HloModule gaps
 ENTRY e {
-  x = f32[4] parameter(0)
-  c = f32[4] cbrt(x)
-  ROOT k = f32[4] custom-call(c), custom_call_target=\"my_kernel\"
+  x = c64[4] parameter(0)
+  f = c64[4] fft(x), fft_type=FFT, fft_length={4}
+  ROOT k = c64[4] custom-call(f), custom_call_target=\"my_kernel\"
 }";
     let err = client
         .compile_text(text, &CompileOptions::default())
         .unwrap_err();
     assert_eq!(err.code(), Code::Unimplemented, "{err}");
     assert!(
-        err.message().contains("cbrt") && err.message().contains("custom-call"),
+        err.message().contains("fft") && err.message().contains("custom-call"),
         "{err}"
     );
 }
