@@ -29,6 +29,29 @@ pub fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance")
 }
 
+/// The op × element-type matrix inside this crate (`op_matrix/`, made by
+/// `scripts/gen_op_matrix.py`).
+pub fn op_matrix_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("op_matrix")
+}
+
+/// The names of the registered platforms whose probe says *available*.
+/// Panics if the Interpreter is not among them: every test binary that asks
+/// links it.
+pub fn available_platforms() -> Vec<&'static str> {
+    let platforms: Vec<&'static str> = registry::list_platforms()
+        .expect("the registry lists platforms")
+        .into_iter()
+        .filter(|p| p.availability.is_available())
+        .map(|p| p.name)
+        .collect();
+    assert!(
+        platforms.contains(&"Interpreter"),
+        "the interpreter is linked, so it must be available"
+    );
+    platforms
+}
+
 /// Compiles `module` for device 0 of the named platform, runs it on `args` and
 /// returns the result's array leaves in order (a tuple flattened).
 pub fn run_program(

@@ -9,10 +9,8 @@
 //! reports what its legalization cannot express; every other platform must
 //! pass each case or register a `ConformanceGap` for it in its own crate.
 
-use platform_api::registry;
 use service::conformance::{case_dirs, run_corpus, CaseResult, Form, Report, Status};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 // Linking a backend registers it (and its gaps).
 use example_backend as _;
@@ -28,10 +26,6 @@ const DTYPES: [&str; 11] = [
 /// Platforms allowed to answer `unsupported`: they run a core set and say what
 /// their legalization cannot express.
 const MAY_BE_UNSUPPORTED: [&str; 1] = ["Example"];
-
-fn matrix_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("op_matrix")
-}
 
 /// `("convert_to_f16", "f32")` from `convert_to_f16_f32`.
 fn op_and_dtype(case: &str) -> (&str, &str) {
@@ -104,17 +98,8 @@ fn problem(platform: &str, r: &CaseResult) -> Option<String> {
 
 #[test]
 fn op_matrix_on_every_available_platform() {
-    let platforms: Vec<&'static str> = registry::list_platforms()
-        .expect("the registry lists platforms")
-        .into_iter()
-        .filter(|p| p.availability.is_available())
-        .map(|p| p.name)
-        .collect();
-    assert!(
-        platforms.contains(&"Interpreter"),
-        "the interpreter is linked, so it must be available"
-    );
-    let matrix = matrix_dir();
+    let platforms = tests::available_platforms();
+    let matrix = tests::op_matrix_dir();
     let cases = case_dirs(&matrix).expect("tests/op_matrix holds the generated cases");
     let corpus = tests::corpus_dir();
     let mut problems = Vec::new();
