@@ -227,11 +227,11 @@ binary("sub", lax.sub, NUMERIC + ["c64"])
 binary("mul", lax.mul, NUMERIC + ["c64"], ulps_c64=(4 * ULPS["c64"], 8e3 * 4 * ULPS["c64"]))
 binary("div", lax.div, NUMERIC + ["c64"], ulps_c64=8)
 binary("rem", lax.rem, NUMERIC)
-binary("max", lax.max, NUMERIC + ["pred"])
-binary("min", lax.min, NUMERIC + ["pred"])
+binary("max", lax.max, ALL)
+binary("min", lax.min, ALL)
 binary("pow", lax.pow, TRANS, ulps=8, ulps_c64=64)
 binary("atan2", lax.atan2, FLOATS, ulps=4)
-binary("complex", lax.complex, ["f32"])
+binary("complex", lax.complex, ["f32", "f64"])
 binary("and", lax.bitwise_and, INTS + ["pred"])
 binary("or", lax.bitwise_or, INTS + ["pred"])
 binary("xor", lax.bitwise_xor, INTS + ["pred"])
@@ -258,10 +258,12 @@ def _select(d):
     return lax.select, [p, values(d), second(d)], 0
 
 
-@op("clamp", NUMERIC)
+@op("clamp", ALL)
 def _clamp(d):
     lo = np.array(-2 if d not in ("u8", "u32") else 3, DT[d])
     hi = np.array(5, DT[d])
+    if d == "pred":  # the bounds that change something: x clamped to [false, false]
+        lo, hi = np.array(False), np.array(False)
     return lax.clamp, [lo, values(d), hi], 0
 
 
@@ -401,17 +403,17 @@ def reduction(name, f, dtypes, kind="small"):
 
 
 reduction("reduce_sum", lambda x: lax.reduce_sum_p.bind(x, axes=(1,), out_sharding=None), NUMERIC + ["c64"])
-reduction("reduce_prod", lambda x: lax.reduce_prod_p.bind(x, axes=(0,), out_sharding=None), NUMERIC)
-reduction("reduce_max", lambda x: lax.reduce_max_p.bind(x, axes=(1,), out_sharding=None), NUMERIC, kind="any")
-reduction("reduce_min", lambda x: lax.reduce_min_p.bind(x, axes=(0,), out_sharding=None), NUMERIC, kind="any")
+reduction("reduce_prod", lambda x: lax.reduce_prod_p.bind(x, axes=(0,), out_sharding=None), NUMERIC + ["c64"])
+reduction("reduce_max", lambda x: lax.reduce_max_p.bind(x, axes=(1,), out_sharding=None), ALL, kind="any")
+reduction("reduce_min", lambda x: lax.reduce_min_p.bind(x, axes=(0,), out_sharding=None), ALL, kind="any")
 reduction("reduce_and", lambda x: lax.reduce_and_p.bind(x, axes=(1,)), INTS + ["pred"], kind="any")
 reduction("reduce_or", lambda x: lax.reduce_or_p.bind(x, axes=(1,)), INTS + ["pred"], kind="any")
-reduction("argmax", lambda x: lax.argmax(x, 1, np.int32), NUMERIC, kind="any")
-reduction("argmin", lambda x: lax.argmin(x, 0, np.int32), NUMERIC, kind="any")
+reduction("argmax", lambda x: lax.argmax(x, 1, np.int32), NUMERIC + ["pred"], kind="any")
+reduction("argmin", lambda x: lax.argmin(x, 0, np.int32), NUMERIC + ["pred"], kind="any")
 reduction(
     "reduce_window_sum",
     lambda x: lax.reduce_window(x, np.array(0, x.dtype), lax.add, (2, 3), (1, 2), "VALID"),
-    NUMERIC,
+    NUMERIC + ["c64"],
 )
 reduction(
     "reduce_window_max",
@@ -421,11 +423,11 @@ reduction(
     NUMERIC,
     kind="any",
 )
-reduction("cumsum", lambda x: lax.cumsum(x, axis=1), NUMERIC)
+reduction("cumsum", lambda x: lax.cumsum(x, axis=1), NUMERIC + ["c64"])
 reduction("cummax", lambda x: lax.cummax(x, axis=0), NUMERIC, kind="any")
 
 
-@op("dot_general", NUMERIC + ["c64"])
+@op("dot_general", ALL)
 def _dot(d):
     a = values(d, "small").reshape(2, 3, 4)
     b = second(d, "small").reshape(2, 4, 3)
@@ -433,7 +435,7 @@ def _dot(d):
     return (lambda a, b: lax.dot_general(a, b, dn)), [a, b], 0
 
 
-@op("conv", NUMERIC)
+@op("conv", ALL)
 def _conv_op(d):
     x = values(d, "small").reshape(1, 2, 3, 4)  # NCHW
     k = second(d, "small")[:, :3].reshape(2, 2, 3, 1)[:, :, :2, :]  # OIHW 2x2x2x1
@@ -444,18 +446,18 @@ def _conv_op(d):
     )
 
 
-@op("sort", NUMERIC + ["pred"])
+@op("sort", ALL)
 def _sort(d):
     return (lambda x: lax.sort(x, dimension=1)), [values(d)], 0
 
 
-@op("sort_key_value", NUMERIC)
+@op("sort_key_value", ALL)
 def _sort_kv(d):
     v = np.arange(N, dtype=np.int32).reshape(SHAPE)
     return (lambda k, v: lax.sort((k, v), dimension=0, num_keys=1, is_stable=True)), [values(d), v], 0
 
 
-@op("top_k", NUMERIC)
+@op("top_k", NUMERIC + ["pred"])
 def _top_k(d):
     x = values(d)
     if d in FLOATS:  # NaN ordering in top_k is not specified; keep one NaN-free
@@ -473,7 +475,7 @@ def _ifft(d):
     return (lambda x: jnp.fft.ifft(x)), [values(d, "plain")], 64
 
 
-@op("rfft", ["f32"])
+@op("rfft", ["f32", "f64"])
 def _rfft(d):
     return (lambda x: jnp.fft.rfft(x)), [values(d, "plain")], 64
 

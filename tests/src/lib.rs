@@ -35,6 +35,19 @@ pub fn op_matrix_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("op_matrix")
 }
 
+/// Of a report's unmatched gaps (`"case (form)"`), those whose case is a folder
+/// of neither the corpus nor the op matrix: misspelt or stale. A test that runs
+/// one of the two folders sees the other's gaps unmatched, rightly.
+pub fn stale_gaps(unmatched: &[String]) -> Vec<&String> {
+    unmatched
+        .iter()
+        .filter(|gap| {
+            let case = gap.split(" (").next().unwrap_or(gap);
+            !corpus_dir().join(case).is_dir() && !op_matrix_dir().join(case).is_dir()
+        })
+        .collect()
+}
+
 /// The names of the registered platforms whose probe says *available*.
 /// Panics if the Interpreter is not among them: every test binary that asks
 /// links it.
