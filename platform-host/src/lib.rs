@@ -99,19 +99,3 @@ platform_api::inventory::submit! {
                  it (the case records its result); no fused clamp kernel for complex",
     }
 }
-platform_api::inventory::submit! {
-    platform_api::registry::ConformanceGap {
-        platform: PLATFORM_NAME,
-        case: "dot_general_pred",
-        form: None,
-        reason: "no dot kernel for pred operands (XLA: multiply is and, add is or)",
-    }
-}
-platform_api::inventory::submit! {
-    platform_api::registry::ConformanceGap {
-        platform: PLATFORM_NAME,
-        case: "conv_pred",
-        form: None,
-        reason: "no convolution kernel for pred operands (XLA: multiply is and, add is or)",
-    }
-}
