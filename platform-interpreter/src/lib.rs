@@ -67,7 +67,7 @@ inventory::submit! {
         case: "clamp_c64",
         form: None,
         reason: "clamp of c64: XLA defines no order on complex numbers, yet XLA CPU accepts \
-                 it (the case records its result: by real part, a NaN one going to the upper \
-                 bound); the interpreter refuses it rather than copy an unspecified order",
+                 it (the case's values are clamped by their real part, a NaN one going to the \
+                 upper bound); the interpreter refuses it rather than copy an unspecified order",
     }
 }

@@ -4,9 +4,11 @@
 //!
 //! Loading and running conformance cases is `service::conformance` (a library
 //! and `hlorun conformance`); this crate keeps the corpus itself
-//! (`tests/conformance/`, see its README). [`compare`] implements the README's
-//! rule for the differential test: integers and `bool` exactly; floats with the
-//! same NaNs and infinities and `|got - want| <= atol + rtol * |want|` elsewhere.
+//! (`tests/conformance/`, see its README) and the op × element-type matrix
+//! (`tests/op_matrix/`, one single-op case per op and type). [`compare`]
+//! implements the README's rule for the differential test: integers and `bool`
+//! exactly; floats with the same NaNs and infinities and
+//! `|got - want| <= atol + rtol * |want|` elsewhere.
 //!
 //! [`run_program`] drives a platform the way any client of the contracts would
 //! — registry → platform → executor → stream, compiler, transfer manager,
