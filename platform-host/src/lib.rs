@@ -88,3 +88,14 @@ platform_api::inventory::submit! {
 platform_api::inventory::submit! {
     TransferManagerRegistration { platform: PLATFORM_NAME, create: create_transfer_manager }
 }
+
+// Conformance cases (tests/op_matrix) this platform knowingly fails, and why.
+platform_api::inventory::submit! {
+    platform_api::registry::ConformanceGap {
+        platform: PLATFORM_NAME,
+        case: "clamp_c64",
+        form: None,
+        reason: "clamp of c64: XLA defines no order on complex numbers, yet XLA CPU accepts \
+                 it (the case records its result); no fused clamp kernel for complex",
+    }
+}

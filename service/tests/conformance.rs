@@ -197,8 +197,14 @@ fn gaps_of_one_platform_do_not_apply_to_another() {
             assert_eq!(status(&report, case, form), &Status::Pass, "{case} {form}");
         }
     }
+    // The Interpreter's own gaps (for cases of tests/op_matrix) match nothing
+    // here; the test platform's (`no_such_case`) must not show up at all.
+    let own: Vec<String> = platform_api::registry::conformance_gaps("Interpreter")
+        .iter()
+        .map(|g| format!("{} ({})", g.case, g.form.unwrap_or("both forms")))
+        .collect();
     assert!(
-        report.unmatched_gaps.is_empty(),
+        report.unmatched_gaps.iter().all(|g| own.contains(g)),
         "{:?}",
         report.unmatched_gaps
     );
@@ -330,9 +336,11 @@ fn cli_reports_a_wrong_value_and_exits_1() {
     }
     let table = hlorun(&["conformance", "-p", "interpreter", "--corpus", &dir]);
     assert_eq!(table.status.code(), Some(1));
+    // (After a note on the Interpreter's gaps, which name op-matrix cases.)
     let err = String::from_utf8_lossy(&table.stderr);
     assert!(
-        err.starts_with("hlorun: Interpreter: 2 run(s): 2 wrong"),
+        err.lines()
+            .any(|l| l.starts_with("hlorun: Interpreter: 2 run(s): 2 wrong")),
         "{err}"
     );
 }

@@ -4,9 +4,11 @@
 //!
 //! Loading and running conformance cases is `service::conformance` (a library
 //! and `hlorun conformance`); this crate keeps the corpus itself
-//! (`tests/conformance/`, see its README). [`compare`] implements the README's
-//! rule for the differential test: integers and `bool` exactly; floats with the
-//! same NaNs and infinities and `|got - want| <= atol + rtol * |want|` elsewhere.
+//! (`tests/conformance/`, see its README) and the op × element-type matrix
+//! (`tests/op_matrix/`, one single-op case per op and type). [`compare`]
+//! implements the README's rule for the differential test: integers and `bool`
+//! exactly; floats with the same NaNs and infinities and
+//! `|got - want| <= atol + rtol * |want|` elsewhere.
 //!
 //! [`run_program`] drives a platform the way any client of the contracts would
 //! — registry → platform → executor → stream, compiler, transfer manager,
@@ -27,6 +29,42 @@ use std::path::{Path, PathBuf};
 /// The corpus folder inside this crate.
 pub fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance")
+}
+
+/// The op × element-type matrix inside this crate (`op_matrix/`, made by
+/// `scripts/gen_op_matrix.py`).
+pub fn op_matrix_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("op_matrix")
+}
+
+/// Of a report's unmatched gaps (`"case (form)"`), those whose case is a folder
+/// of neither the corpus nor the op matrix: misspelt or stale. A test that runs
+/// one of the two folders sees the other's gaps unmatched, rightly.
+pub fn stale_gaps(unmatched: &[String]) -> Vec<&String> {
+    unmatched
+        .iter()
+        .filter(|gap| {
+            let case = gap.split(" (").next().unwrap_or(gap);
+            !corpus_dir().join(case).is_dir() && !op_matrix_dir().join(case).is_dir()
+        })
+        .collect()
+}
+
+/// The names of the registered platforms whose probe says *available*.
+/// Panics if the Interpreter is not among them: every test binary that asks
+/// links it.
+pub fn available_platforms() -> Vec<&'static str> {
+    let platforms: Vec<&'static str> = registry::list_platforms()
+        .expect("the registry lists platforms")
+        .into_iter()
+        .filter(|p| p.availability.is_available())
+        .map(|p| p.name)
+        .collect();
+    assert!(
+        platforms.contains(&"Interpreter"),
+        "the interpreter is linked, so it must be available"
+    );
+    platforms
 }
 
 /// Compiles `module` for device 0 of the named platform, runs it on `args` and

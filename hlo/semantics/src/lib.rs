@@ -541,6 +541,12 @@ pub fn clamp(min: &Literal, x: &Literal, max: &Literal) -> Result<Literal> {
     let mut out = Literal::zeros(x.shape());
     let (lo, v, hi) = (min.bytes()?, x.bytes()?, max.bytes()?);
     let output = out.bytes_mut()?;
+    if ty == ElementType::Pred {
+        // Ordered false < true (as `maximum`/`minimum` of pred are `or`/`and`),
+        // stored as bytes 0 and 1: clamp them as u8.
+        kernels::clamp_int::<u8>(view(lo)?, view(v)?, view(hi)?, view_mut(output)?)?;
+        return Ok(out);
+    }
     with_int_type!(ty, T => kernels::clamp_int::<T>(view(lo)?, view(v)?, view(hi)?, view_mut(output)?)?, _ =>
     with_float_type!(ty, T => kernels::clamp_float::<T>(view(lo)?, view(v)?, view(hi)?, view_mut(output)?)?,
     _ => return Err(undefined("clamp", ty))));

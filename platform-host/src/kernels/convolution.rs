@@ -203,6 +203,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let out_ty = result.element_type;
     let compute = match out_ty {
         ElementType::F16 | ElementType::BF16 => ElementType::F32,
+        // XLA's pred dot is an or of ands: an s32 sum of 0/1 products, then
+        // "nonzero" by the final convert (exact below 2^31 terms).
+        ElementType::Pred => ElementType::S32,
         t => t,
     };
     let in_canon = Canonical::new(input, &geometry.input_order, compute)?;
