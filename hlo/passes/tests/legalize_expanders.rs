@@ -266,20 +266,22 @@ ENTRY e {
   x = f32[8] parameter(0)
   y = s32[8] parameter(1)
   c = c64[8] parameter(2)
-  a = f32[8] cbrt(x)
-  b = f32[8] cbrt(a)
+  w = f64[8] parameter(3)
+  a = f64[8] cbrt(w)
+  b = f64[8] cbrt(a)
   p = f32[8] exponential-minus-one(x)
   f = c64[8] fft(c), fft_type=FFT, fft_length={8}
-  e = f32[8] atan2(x, x)
-  s = f32[8] subtract(a, e)
-  ROOT t = (f32[8], f32[8], c64[8], f32[8]) tuple(b, p, f, s)
+  e = f64[8] atan2(w, w)
+  s = f64[8] subtract(a, e)
+  ROOT t = (f64[8], f32[8], c64[8], f64[8]) tuple(b, p, f, s)
 }
 ";
     let module = parse(text);
-    let err = legalize(&module, &core_support()).expect_err("cbrt, fft, atan2 are not legalizable");
+    let err = legalize(&module, &core_support())
+        .expect_err("f64 cbrt, fft, f64 atan2 are not legalizable");
     assert_eq!(err.code(), Code::Unimplemented, "{err}");
     let msg = err.message();
-    for needle in ["cbrt [f32]: 2 instruction(s)", "fft [c64]", "atan2 [f32]"] {
+    for needle in ["cbrt [f64]: 2 instruction(s)", "fft [c64]", "atan2 [f64]"] {
         assert!(msg.contains(needle), "{needle} missing from: {msg}");
     }
     // `subtract` was legalizable, so it is not reported.
@@ -664,5 +666,122 @@ fn reduce_precision_on_the_bits_is_exact() {
         );
         check_with(&text, &with_bitcast, &[Opcode::ReducePrecision], 0.0, None);
         check(&text, Opcode::ReducePrecision, 0.0);
+    }
+}
+
+/// Values for the binary special functions: signed zeros, infinities, NaN,
+/// integers (odd and even, for `power`), `±1`, halves, tiny, denormal and huge
+/// magnitudes.
+fn special_function_values() -> Vec<f32> {
+    let mut v = vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        2.0,
+        -2.0,
+        3.0,
+        -3.0,
+        0.5,
+        -0.5,
+        1.0 / 3.0,
+        -7.0,
+        10.0,
+        -0.1,
+        1e-3,
+        1e-20,
+        -1e-38,
+        1e-45,
+        -1e-45,
+        1e20,
+        -3e38,
+        f32::MAX,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        16_777_216.0,
+        -16_777_215.0,
+        1.000_001,
+        0.999_999,
+        88.7,
+        -104.0,
+        127.5,
+    ];
+    let mut rng = Rng(23);
+    v.extend((0..24).map(|_| {
+        let mag = 10f32.powf(rng.below(8_000) as f32 / 1000.0 - 4.0);
+        if rng.below(2) == 0 {
+            mag
+        } else {
+            -mag
+        }
+    }));
+    v
+}
+
+/// Every pair of [`special_function_values`] as two vectors.
+fn all_pairs() -> (usize, Vec<Literal>) {
+    let v = special_function_values();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for &x in &v {
+        for &y in &v {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    (a.len(), vec![Literal::vector(&a), Literal::vector(&b)])
+}
+
+#[test]
+fn f32_special_functions_within_1_ulp() {
+    for op in ["cbrt", "erf"] {
+        check(&elementwise(op, "f32", "f32", 1), opcode(op), 1.0);
+        let text = elementwise(op, "f32", "f32", 1).replace("[64]", "[211]");
+        check_with(
+            &text,
+            &core_support(),
+            &[opcode(op)],
+            1.0,
+            Some(wide_inputs()),
+        );
+        let v = special_function_values();
+        let text = elementwise(op, "f32", "f32", 1).replace("[64]", &format!("[{}]", v.len()));
+        check_with(
+            &text,
+            &core_support(),
+            &[opcode(op)],
+            1.0,
+            Some(vec![Literal::vector(&v)]),
+        );
+        // Half types go through f32 (one more rounding: still within 1 ulp).
+        for ty in ["f16", "bf16"] {
+            check(&elementwise(op, ty, ty, 1), opcode(op), 1.0);
+        }
+    }
+    for op in ["atan2", "power"] {
+        check(&elementwise(op, "f32", "f32", 2), opcode(op), 1.0);
+        let (n, inputs) = all_pairs();
+        let text = elementwise(op, "f32", "f32", 2).replace("[64]", &format!("[{n}]"));
+        check_with(&text, &core_support(), &[opcode(op)], 1.0, Some(inputs));
+        for ty in ["f16", "bf16"] {
+            check(&elementwise(op, ty, ty, 2), opcode(op), 1.0);
+        }
+    }
+}
+
+#[test]
+fn erf_near_its_saturation_within_1_ulp() {
+    // Around 3.92, where f32 erf reaches 1, and the series' range end 4.
+    let v: Vec<f32> = (0..400).map(|i| 3.0 + i as f32 * 0.005).collect();
+    let neg: Vec<f32> = v.iter().map(|x| -x).collect();
+    for input in [v, neg] {
+        let text = elementwise("erf", "f32", "f32", 1).replace("[64]", "[400]");
+        check_with(
+            &text,
+            &core_support(),
+            &[Opcode::Erf],
+            1.0,
+            Some(vec![Literal::vector(&input)]),
+        );
     }
 }

@@ -52,6 +52,7 @@ mod precision;
 mod remainder;
 mod rounding;
 mod simple;
+mod special;
 mod transcendental;
 mod window;
 
@@ -258,6 +259,10 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &convolution::ConvolutionExpander,
         &batchnorm::BatchNormInferenceExpander,
         &batchnorm::BatchNormTrainingExpander,
+        &special::CbrtExpander,
+        &special::Atan2Expander,
+        &special::ErfExpander,
+        &special::PowerExpander,
     ]
 }
 
