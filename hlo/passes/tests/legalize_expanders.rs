@@ -785,3 +785,146 @@ fn erf_near_its_saturation_within_1_ulp() {
         );
     }
 }
+
+/// A comparator of `2 * n` parameters of `types` comparing parameters
+/// `2 * key` and `2 * key + 1` with `direction` (and `type=TOTALORDER` for
+/// floats, so NaNs are ordered and the order is a strict weak one).
+fn comparator(types: &[&str], key: usize, direction: &str) -> String {
+    let mut lines = Vec::new();
+    for (i, t) in types.iter().enumerate() {
+        lines.push(format!("  l{i} = {t}[] parameter({})", 2 * i));
+        lines.push(format!("  r{i} = {t}[] parameter({})", 2 * i + 1));
+    }
+    let total = if types[key].starts_with('f') {
+        ", type=TOTALORDER"
+    } else {
+        ""
+    };
+    lines.push(format!(
+        "  ROOT c = pred[] compare(l{key}, r{key}), direction={direction}{total}"
+    ));
+    format!("less {{\n{}\n}}\n", lines.join("\n"))
+}
+
+/// A module sorting parameters of `types` and `dims` along `dim`.
+fn sort_module(types: &[&str], dims: &str, dim: usize, key: usize, direction: &str) -> String {
+    let params: Vec<String> = types
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("  p{i} = {t}[{dims}] parameter({i})"))
+        .collect();
+    let names: Vec<String> = (0..types.len()).map(|i| format!("p{i}")).collect();
+    let shapes: Vec<String> = types.iter().map(|t| format!("{t}[{dims}]")).collect();
+    let shape = if types.len() == 1 {
+        shapes[0].clone()
+    } else {
+        format!("({})", shapes.join(", "))
+    };
+    format!(
+        "HloModule m\n{}ENTRY e {{\n{}\n  ROOT s = {shape} sort({}), dimensions={{{dim}}}, is_stable=true, to_apply=less\n}}\n",
+        comparator(types, key, direction),
+        params.join("\n"),
+        names.join(", ")
+    )
+}
+
+#[test]
+fn sort_by_a_network_matches_the_stable_sort() {
+    // One operand, any dimension, both directions, odd and even lengths.
+    for (ty, dims, dim, dir) in [
+        ("f32", "64", 0, "LT"),
+        ("f32", "5,7", 1, "GT"),
+        ("s32", "5,7", 0, "LT"),
+        ("f64", "3,4,5", 1, "LT"),
+        ("u8", "3,4,5", 2, "GT"),
+        ("s32", "1,3", 0, "LT"),
+        ("f32", "9,2", 0, "LT"),
+    ] {
+        check(&sort_module(&[ty], dims, dim, 0, dir), Opcode::Sort, 0.0);
+    }
+    // Keys and values: ties in the keys (small integers, repeated specials)
+    // keep the values' original order; the key may be any operand.
+    for (types, dims, dim, key) in [
+        (&["s32", "f32"][..], "64", 0, 0),
+        (&["f32", "s32"][..], "6,11", 1, 0),
+        (&["f32", "s32", "pred"][..], "11,6", 0, 1),
+        (&["pred", "f64"][..], "4,33", 1, 0),
+    ] {
+        check(&sort_module(types, dims, dim, key, "LT"), Opcode::Sort, 0.0);
+    }
+}
+
+#[test]
+fn sort_with_a_comparator_of_several_ops() {
+    // JAX's float comparator: NaNs made canonical and -0 made +0, then a
+    // total-order compare; ties (±0, NaNs) stay in order.
+    let text = "HloModule m
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ia = s32[] parameter(2)
+  ib = s32[] parameter(3)
+  nan = f32[] constant(nan)
+  zero = f32[] constant(0)
+  a_nan = pred[] compare(a, a), direction=NE
+  a_zero = pred[] compare(a, zero), direction=EQ
+  a1 = f32[] select(a_zero, zero, a)
+  a2 = f32[] select(a_nan, nan, a1)
+  b_nan = pred[] compare(b, b), direction=NE
+  b_zero = pred[] compare(b, zero), direction=EQ
+  b1 = f32[] select(b_zero, zero, b)
+  b2 = f32[] select(b_nan, nan, b1)
+  ROOT lt = pred[] compare(a2, b2), direction=LT, type=TOTALORDER
+}
+ENTRY e {
+  x = f32[4,50] parameter(0)
+  i = s32[4,50] iota(), iota_dimension=1
+  ROOT s = (f32[4,50], s32[4,50]) sort(x, i), dimensions={1}, is_stable=true, to_apply=less
+}
+";
+    check(text, Opcode::Sort, 0.0);
+}
+
+#[test]
+fn sort_with_a_non_elementwise_comparator_is_reported() {
+    // A comparator with a non-scalar intermediate cannot be applied lane by
+    // lane.
+    let text = "HloModule m
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  w = f32[1] broadcast(a), dimensions={}
+  n = f32[] reshape(w)
+  ROOT k = pred[] compare(n, b), direction=LT
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  ROOT s = f32[8] sort(x), dimensions={0}, to_apply=less
+}
+";
+    let err = legalize(&parse(text), &core_support()).expect_err("a call in the comparator");
+    assert_eq!(err.code(), Code::Unimplemented, "{err}");
+    assert!(err.message().contains("sort [f32]"), "{err}");
+}
+
+#[test]
+fn topk_is_a_stable_sort_and_a_slice() {
+    for (ty, dims, k, largest) in [
+        ("f32", "4,10", 3, true),
+        ("f32", "4,10", 10, false),
+        ("s32", "64", 5, true),
+        ("f64", "2,3,7", 1, false),
+        ("u8", "3,20", 20, true),
+    ] {
+        let out: Vec<&str> = dims.rsplit_once(',').map_or(vec![], |(h, _)| vec![h]);
+        let kd = if out.is_empty() {
+            format!("{k}")
+        } else {
+            format!("{},{k}", out[0])
+        };
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  x = {ty}[{dims}] parameter(0)\n  ROOT t = ({ty}[{kd}], s32[{kd}]) topk(x), k={k}, largest={largest}\n}}\n"
+        );
+        check(&text, Opcode::TopK, 0.0);
+    }
+}

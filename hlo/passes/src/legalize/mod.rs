@@ -52,6 +52,7 @@ mod precision;
 mod remainder;
 mod rounding;
 mod simple;
+mod sorting;
 mod special;
 mod transcendental;
 mod window;
@@ -263,6 +264,8 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &special::Atan2Expander,
         &special::ErfExpander,
         &special::PowerExpander,
+        &sorting::SortExpander,
+        &sorting::TopKExpander,
     ]
 }
 
