@@ -11,7 +11,7 @@ use hlo_ir::error::Code;
 use hlo_ir::verifier::verify_module;
 use hlo_ir::{HloModule, Literal, Opcode, Shape};
 use hlo_passes::legalize::{legalize, unlegalized, OpSupport};
-use legalize_common::{close, core_support};
+use legalize_common::{close_or_within, core_support};
 use passes_common::{count, evaluate, parse, random_literal, Rng};
 
 /// Legalizes `text` to `support`, checks the result is legal, valid and lacks
@@ -21,6 +21,18 @@ fn check_with(
     support: &OpSupport,
     gone: &[Opcode],
     ulps: f64,
+    inputs: Option<Vec<Literal>>,
+) {
+    check_within(text, support, gone, ulps, 0.0, inputs)
+}
+
+/// [`check_with`], also accepting floats within `atol` of the original.
+fn check_within(
+    text: &str,
+    support: &OpSupport,
+    gone: &[Opcode],
+    ulps: f64,
+    atol: f64,
     inputs: Option<Vec<Literal>>,
 ) {
     let before = parse(text);
@@ -46,7 +58,7 @@ fn check_with(
         let want = evaluate(&before, &args).unwrap_or_else(|e| panic!("evaluate before: {e}"));
         let got =
             evaluate(&after, &args).unwrap_or_else(|e| panic!("evaluate after: {e}\n{after}"));
-        if let Err(why) = close(&want, &got, ulps) {
+        if let Err(why) = close_or_within(&want, &got, ulps, 0.0, atol) {
             panic!("{why}\nargs: {args:?}\nbefore:\n{before}\nafter:\n{after}");
         }
     }
@@ -926,5 +938,93 @@ fn topk_is_a_stable_sort_and_a_slice() {
             "HloModule m\nENTRY e {{\n  x = {ty}[{dims}] parameter(0)\n  ROOT t = ({ty}[{kd}], s32[{kd}]) topk(x), k={k}, largest={largest}\n}}\n"
         );
         check(&text, Opcode::TopK, 0.0);
+    }
+}
+
+/// A module making complex values of `ty` (`c64`/`c128`) from real
+/// parameters, applying `body` (which defines `z` from `x` and `y`, complex
+/// arrays of 64), and returning the parts of `z`.
+fn complex_module(ty: &str, body: &str) -> String {
+    let p = if ty == "c64" { "f32" } else { "f64" };
+    format!(
+        "HloModule m\nENTRY e {{\n  a = {p}[64] parameter(0)\n  b = {p}[64] parameter(1)\n  c = {p}[64] parameter(2)\n  d = {p}[64] parameter(3)\n  x = {ty}[64] complex(a, b)\n  y = {ty}[64] complex(c, d)\n{body}\n  re = {p}[64] real(z)\n  im = {p}[64] imag(z)\n  ROOT t = ({p}[64], {p}[64]) tuple(re, im)\n}}\n"
+    )
+}
+
+/// Legal for the core set (so no complex value is left: the core set has no
+/// complex type) and exact.
+fn exact_complex(text: &str) {
+    check_with(text, &core_support(), &[], 0.0, None);
+}
+
+#[test]
+fn complex_arithmetic_on_parts_is_exact() {
+    for ty in ["c64", "c128"] {
+        for op in ["add", "subtract", "multiply"] {
+            let body = format!("  z = {ty}[64] {op}(x, y)");
+            exact_complex(&complex_module(ty, &body));
+        }
+        let body = format!("  z = {ty}[64] negate(x)");
+        exact_complex(&complex_module(ty, &body));
+        // Constants, broadcasts, converts from reals and data movement.
+        let p = if ty == "c64" { "f32" } else { "f64" };
+        let body = format!(
+            "  k = {ty}[] constant((0.5, -2))\n  kb = {ty}[64] broadcast(k), dimensions={{}}\n  ca = {ty}[64] convert(a)\n  m = {ty}[64] multiply(kb, ca)\n  r = {ty}[8,8] reshape(m)\n  tr = {ty}[8,8] transpose(r), dimensions={{1,0}}\n  s = {ty}[4,8] slice(tr), slice={{[0:8:2], [0:8]}}\n  s2 = {ty}[4,8] slice(tr), slice={{[1:8:2], [0:8]}}\n  cc = {ty}[8,8] concatenate(s2, s), dimensions={{0}}\n  f = {ty}[64] reshape(cc)\n  z = {ty}[64] add(f, y)\n  unused = {p}[64] real(x)"
+        );
+        exact_complex(&complex_module(ty, &body));
+        let p = if ty == "c64" { "f32" } else { "f64" };
+        let abs = format!(
+            "HloModule m\nENTRY e {{\n  a = {p}[64] parameter(0)\n  b = {p}[64] parameter(1)\n  x = {ty}[64] complex(a, b)\n  ROOT r = {p}[64] abs(x)\n}}\n"
+        );
+        exact_complex(&abs);
+    }
+}
+
+#[test]
+fn complex_parameters_are_reported() {
+    let text = "HloModule m\nENTRY e {\n  p = c64[8] parameter(0)\n  ROOT r = f32[8] real(p)\n}\n";
+    let err = legalize(&parse(text), &core_support()).expect_err("a complex parameter");
+    assert_eq!(err.code(), Code::Unimplemented, "{err}");
+    assert!(err.message().contains("real [f32, c64]"), "{err}");
+    // A complex op on a parameter is left as written, and named.
+    let text = "HloModule m\nENTRY e {\n  p = c64[8] parameter(0)\n  q = c64[8] multiply(p, p)\n  f = c64[8] fft(q), fft_type=FFT, fft_length={8}\n  ROOT r = f32[8] abs(f)\n}\n";
+    let err = legalize(&parse(text), &core_support()).expect_err("a complex parameter");
+    for needle in ["multiply [c64]", "fft [c64]", "abs [f32, c64]"] {
+        assert!(err.message().contains(needle), "{needle}: {err}");
+    }
+    assert!(!err.message().contains("real"), "{err}");
+}
+
+#[test]
+fn fft_as_a_dft_within_1_ulp_or_tiny_absolute_error() {
+    for n in [1usize, 5, 12, 16, 100] {
+        for kind in ["FFT", "IFFT"] {
+            let text = format!(
+                "HloModule m\nENTRY e {{\n  a = f32[{}] parameter(0)\n  b = f32[{}] parameter(1)\n  ra = f32[3,{n}] reshape(a)\n  rb = f32[3,{n}] reshape(b)\n  x = c64[3,{n}] complex(ra, rb)\n  z = c64[3,{n}] fft(x), fft_type={kind}, fft_length={{{n}}}\n  re = f32[3,{n}] real(z)\n  im = f32[3,{n}] imag(z)\n  ROOT t = (f32[3,{n}], f32[3,{n}]) tuple(re, im)\n}}\n",
+                3 * n,
+                3 * n
+            );
+            check_within(
+                &text,
+                &core_support(),
+                &[Opcode::Fft],
+                1.0,
+                1e-9,
+                Some(finite_inputs(&parse(&text), n as u64)),
+            );
+        }
+        let m = n / 2 + 1;
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  a = f32[{}] parameter(0)\n  x = f32[3,{n}] reshape(a)\n  z = c64[3,{m}] fft(x), fft_type=RFFT, fft_length={{{n}}}\n  re = f32[3,{m}] real(z)\n  im = f32[3,{m}] imag(z)\n  ROOT t = (f32[3,{m}], f32[3,{m}]) tuple(re, im)\n}}\n",
+            3 * n
+        );
+        check_within(
+            &text,
+            &core_support(),
+            &[Opcode::Fft],
+            1.0,
+            1e-9,
+            Some(finite_inputs(&parse(&text), n as u64)),
+        );
     }
 }

@@ -44,6 +44,7 @@
 mod batchnorm;
 mod bitcast;
 mod bits;
+mod complex;
 mod convolution;
 mod fmod;
 mod half;
@@ -266,6 +267,11 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &special::PowerExpander,
         &sorting::SortExpander,
         &sorting::TopKExpander,
+        &complex::ComplexPartExpander,
+        &complex::ComplexBridge,
+        &complex::ComplexArithmeticExpander,
+        &complex::ComplexAbsExpander,
+        &complex::FftExpander,
     ]
 }
 
