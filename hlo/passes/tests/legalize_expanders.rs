@@ -1028,3 +1028,64 @@ fn fft_as_a_dft_within_1_ulp_or_tiny_absolute_error() {
         );
     }
 }
+
+/// `select-and-scatter` of an operand `ty[dims]` and a source `ty[sdims]` with
+/// a `select` comparing by `direction` and a `scatter` combining by `combine`.
+fn select_and_scatter_module(
+    ty: &str,
+    dims: &str,
+    sdims: &str,
+    window: &str,
+    direction: &str,
+    combine: &str,
+) -> String {
+    let total = if ty.starts_with('f') {
+        ", type=TOTALORDER"
+    } else {
+        ""
+    };
+    format!(
+        "HloModule m\nsel {{\n  a = {ty}[] parameter(0)\n  b = {ty}[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction={direction}{total}\n}}\nsc {{\n  u = {ty}[] parameter(0)\n  v = {ty}[] parameter(1)\n  ROOT w = {ty}[] {combine}(u, v)\n}}\nENTRY e {{\n  x = {ty}[{dims}] parameter(0)\n  s = {ty}[{sdims}] parameter(1)\n  i = {ty}[] parameter(2)\n  ROOT r = {ty}[{dims}] select-and-scatter(x, s, i), window={{{window}}}, select=sel, scatter=sc\n}}\n"
+    )
+}
+
+#[test]
+fn select_and_scatter_matches_the_evaluator_in_its_order() {
+    for (ty, dims, sdims, window, dir, combine) in [
+        ("f32", "6,8", "3,4", "size=2x2 stride=2x2", "GE", "add"),
+        (
+            "f32",
+            "6,8",
+            "6,8",
+            "size=3x3 stride=1x1 pad=1_1x1_1",
+            "GE",
+            "add",
+        ),
+        // A non-commutative combiner and overlapping windows: the order of
+        // combinations shows.
+        ("f32", "7,5", "3,2", "size=3x3 stride=2x2", "GT", "subtract"),
+        (
+            "s32",
+            "10",
+            "5",
+            "size=3 stride=2 pad=1_1",
+            "LE",
+            "multiply",
+        ),
+        (
+            "f64",
+            "4,5,3",
+            "2,2,3",
+            "size=2x3x1 stride=2x2x1 pad=0_0x0_1x0_0",
+            "GE",
+            "maximum",
+        ),
+        ("u8", "9", "9", "size=4 stride=1 pad=2_1", "GT", "add"),
+    ] {
+        check(
+            &select_and_scatter_module(ty, dims, sdims, window, dir, combine),
+            Opcode::SelectAndScatter,
+            0.0,
+        );
+    }
+}

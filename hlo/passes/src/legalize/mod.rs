@@ -48,10 +48,12 @@ mod complex;
 mod convolution;
 mod fmod;
 mod half;
+mod lanewise;
 mod minmax;
 mod precision;
 mod remainder;
 mod rounding;
+mod scatter;
 mod simple;
 mod sorting;
 mod special;
@@ -272,6 +274,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &complex::ComplexArithmeticExpander,
         &complex::ComplexAbsExpander,
         &complex::FftExpander,
+        &scatter::SelectAndScatterExpander,
     ]
 }
 

@@ -25,7 +25,7 @@
 //! `+0`), stable, so ties keep the lower index first, as XLA (and the
 //! evaluator) order them; then the first `k` of both. Exact.
 
-use super::{tys, Emitted, Emitter, Expander};
+use super::{lanewise, tys, Emitted, Emitter, Expander};
 use hlo_ir::attrs::{ComparisonDirection as Dir, ComparisonType};
 use hlo_ir::builder::{Computation, HloBuilder, Value};
 use hlo_ir::error::{Error, Result};
@@ -36,45 +36,10 @@ use hlo_ir::{HloComputation, InstrId, Literal, Op, Opcode, Scalar};
 /// See the module docs.
 pub struct SortExpander;
 
-/// Whether an instruction of a comparator can be applied to whole arrays
-/// lane by lane.
-fn elementwise(op: &Op) -> bool {
-    matches!(
-        op,
-        Op::Parameter { .. }
-            | Op::Constant { .. }
-            | Op::Unary(_)
-            | Op::Binary(_)
-            | Op::Compare { .. }
-            | Op::Select
-            | Op::Clamp
-            | Op::Convert
-    )
-}
-
-/// Whether `comp` is a comparator of `2 * n` scalar parameters returning a
-/// scalar `pred`, made only of elementwise ops on scalars, each operand
-/// defined before its use.
+/// Whether `comp` is a comparator of `2 * n` parameters that applies lane by
+/// lane and returns `pred`.
 fn vectorizable(comp: &HloComputation, n: usize) -> bool {
-    let mut params = 0;
-    for (i, instr) in comp.instructions.iter().enumerate() {
-        let scalar = matches!(&instr.shape, Shape::Array(a) if a.dims.is_empty());
-        if !scalar || !elementwise(&instr.op) || instr.operands.iter().any(|o| o.index() >= i) {
-            return false;
-        }
-        if let Op::Parameter { number } = instr.op {
-            if number >= 2 * n {
-                return false;
-            }
-            params += 1;
-        }
-    }
-    let root_pred = comp.instructions.get(comp.root.index()).is_some_and(|r| {
-        r.shape
-            .array_or_err()
-            .is_ok_and(|a| a.element_type.is_pred())
-    });
-    params == 2 * n && root_pred
+    lanewise::applies_lanewise(comp, 2 * n).is_some_and(|root| root == ElementType::Pred)
 }
 
 impl Expander for SortExpander {
@@ -158,45 +123,6 @@ impl Expander for SortExpander {
     }
 }
 
-/// The comparator's instructions on arrays of `dims`: `args[p]` stands for
-/// parameter `p`. Returns the `pred` array.
-fn apply_comparator(
-    bb: &mut HloBuilder,
-    comp: &HloComputation,
-    args: &[Value],
-    dims: &[usize],
-) -> Result<Value> {
-    let mut vals: Vec<Value> = Vec::with_capacity(comp.instructions.len());
-    for instr in &comp.instructions {
-        let ty = instr.shape.array_or_err()?.element_type;
-        let v = match &instr.op {
-            Op::Parameter { number } => *args
-                .get(*number)
-                .ok_or_else(|| Error::invalid_argument("comparator parameter out of range"))?,
-            Op::Constant { literal } => {
-                let c = bb.constant(literal.clone())?;
-                bb.broadcast(c, dims)?
-            }
-            op => {
-                let operands = instr
-                    .operands
-                    .iter()
-                    .map(|o| {
-                        vals.get(o.index()).copied().ok_or_else(|| {
-                            Error::invalid_argument("comparator operand used before definition")
-                        })
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                bb.add_op(op.clone(), &operands, Shape::array(ty, dims.to_vec()))?
-            }
-        };
-        vals.push(v);
-    }
-    vals.get(comp.root.index())
-        .copied()
-        .ok_or_else(|| Error::invalid_argument("comparator root out of range"))
-}
-
 /// One phase on `[rows, n]` arrays: compare-exchange the pairs starting at
 /// `start` (0 or 1).
 fn phase(
@@ -224,7 +150,7 @@ fn phase(
         lefts.push(l);
         rights.push(r);
     }
-    let swap = apply_comparator(bb, comp, &args, &half)?;
+    let swap = lanewise::apply(bb, comp, &args, &half)?;
     let mut out = Vec::new();
     for ((&x, l), r) in ops.iter().zip(lefts).zip(rights) {
         let new_l = bb.select(swap, r, l)?;
