@@ -1089,3 +1089,46 @@ fn select_and_scatter_matches_the_evaluator_in_its_order() {
         );
     }
 }
+
+#[test]
+fn map_applies_its_function_lane_wise() {
+    let text = "HloModule m
+f {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  k = s32[] parameter(2)
+  two = f32[] constant(2)
+  p = f32[] multiply(a, two)
+  q = f32[] maximum(p, b)
+  kf = f32[] convert(k)
+  c = pred[] compare(q, kf), direction=LT
+  ROOT r = f32[] select(c, kf, q)
+}
+ENTRY e {
+  x = f32[4,16] parameter(0)
+  y = f32[4,16] parameter(1)
+  z = s32[4,16] parameter(2)
+  ROOT m = f32[4,16] map(x, y, z), dimensions={0,1}, to_apply=f
+}
+";
+    check(text, Opcode::Map, 0.0);
+    // A function with a non-scalar step is not expanded, and is reported.
+    let text = "HloModule m
+g {
+  a = f32[] parameter(0)
+  w = f32[2] broadcast(a), dimensions={}
+  ROOT r = f32[] reduce(w, a), dimensions={0}, to_apply=h
+}
+h {
+  u = f32[] parameter(0)
+  v = f32[] parameter(1)
+  ROOT s = f32[] add(u, v)
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  ROOT m = f32[8] map(x), dimensions={0}, to_apply=g
+}
+";
+    let err = legalize(&parse(text), &core_support()).expect_err("map of a reduce");
+    assert!(err.message().contains("map [f32]"), "{err}");
+}

@@ -8,11 +8,16 @@
 //! every lane exactly as the evaluator computes the scalar computation on that
 //! lane's values. (Both sides of a `select` are computed for every lane; the
 //! ops have no side effects, so that changes nothing.)
+//!
+//! [`MapExpander`]: `map` is exactly this, its function applied to its
+//! operands lane-wise in a new computation the expansion `call`s; its ops are
+//! legalized after inlining like any others. Exact.
 
+use super::{Emitted, Emitter, Expander};
 use hlo_ir::builder::{HloBuilder, Value};
 use hlo_ir::error::{Error, Result};
 use hlo_ir::shape::{ElementType, Shape};
-use hlo_ir::{HloComputation, Op};
+use hlo_ir::{HloComputation, InstrId, Op, Opcode};
 
 /// Whether an instruction can be applied to whole arrays lane by lane.
 fn elementwise(op: &Op) -> bool {
@@ -87,4 +92,57 @@ pub(super) fn apply(
     vals.get(comp.root.index())
         .copied()
         .ok_or_else(|| Error::invalid_argument("root out of range"))
+}
+
+/// `map` → its function on whole arrays; see the module docs.
+pub struct MapExpander;
+
+impl Expander for MapExpander {
+    fn name(&self) -> &'static str {
+        "map"
+    }
+    fn plan(&self, op: Opcode, _types: &[ElementType]) -> Option<Vec<Emitted>> {
+        // What the function computes is legalized after the call is inlined.
+        (op == Opcode::Map).then(|| vec![(Opcode::Call, vec![])])
+    }
+    fn applies(&self, b: &Emitter<'_, '_>, id: InstrId) -> bool {
+        let instr = b.instr(id);
+        let Op::Map { to_apply, .. } = instr.op else {
+            return false;
+        };
+        let Ok((t, dims)) = b.array(id) else {
+            return false;
+        };
+        let Ok(f) = b.computation(to_apply) else {
+            return false;
+        };
+        !instr.operands.is_empty()
+            && instr
+                .operands
+                .iter()
+                .all(|&o| b.array(o).is_ok_and(|(_, d)| d == dims))
+            && applies_lanewise(f, instr.operands.len()) == Some(t)
+    }
+    fn expand(&self, b: &mut Emitter<'_, '_>, id: InstrId) -> Result<InstrId> {
+        let instr = b.instr(id).clone();
+        let Op::Map { to_apply, .. } = instr.op else {
+            return Err(Error::invalid_argument("not a map"));
+        };
+        let f = b.computation(to_apply)?.clone();
+        let (_, dims) = b.array(id)?;
+        let mut bb = HloBuilder::new("map");
+        let mut args = Vec::new();
+        for (i, &o) in instr.operands.iter().enumerate() {
+            let (t, d) = b.array(o)?;
+            args.push(bb.parameter(i, Shape::array(t, d), &format!("operand{i}"))?);
+        }
+        let root = apply(&mut bb, &f, &args, &dims)?;
+        let built = bb.build_computation(root)?;
+        let callee = b.attach(&built)?;
+        Ok(b.add(
+            instr.shape.clone(),
+            Op::Call { to_apply: callee },
+            instr.operands.clone(),
+        ))
+    }
 }

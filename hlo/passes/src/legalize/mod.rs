@@ -275,6 +275,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &complex::ComplexAbsExpander,
         &complex::FftExpander,
         &scatter::SelectAndScatterExpander,
+        &lanewise::MapExpander,
     ]
 }
 
