@@ -1132,3 +1132,30 @@ ENTRY e {
     let err = legalize(&parse(text), &core_support()).expect_err("map of a reduce");
     assert!(err.message().contains("map [f32]"), "{err}");
 }
+
+#[test]
+fn rng_bit_generator_bit_for_bit() {
+    for (alg, n) in [
+        ("rng_three_fry", 2),
+        ("rng_philox", 2),
+        ("rng_philox", 3),
+        ("rng_default", 3),
+    ] {
+        for (ty, dims) in [
+            ("u32", "4,6"),
+            ("u32", "3,5"),
+            ("u32", "5,3,2"),
+            ("u32", ""),
+            ("u64", "7"),
+            ("s32", "9"),
+            ("u8", "2,3"),
+            ("s64", "3,2"),
+            ("u16", "11"),
+        ] {
+            let text = format!(
+                "HloModule m\nENTRY e {{\n  s = u64[{n}] parameter(0)\n  ROOT r = (u64[{n}], {ty}[{dims}]) rng-bit-generator(s), algorithm={alg}\n}}\n"
+            );
+            check(&text, Opcode::RngBitGenerator, 0.0);
+        }
+    }
+}

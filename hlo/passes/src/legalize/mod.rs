@@ -52,6 +52,7 @@ mod lanewise;
 mod minmax;
 mod precision;
 mod remainder;
+mod rng;
 mod rounding;
 mod scatter;
 mod simple;
@@ -276,6 +277,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &complex::FftExpander,
         &scatter::SelectAndScatterExpander,
         &lanewise::MapExpander,
+        &rng::RngBitGeneratorExpander,
     ]
 }
 
