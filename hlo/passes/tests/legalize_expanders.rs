@@ -1159,3 +1159,60 @@ fn rng_bit_generator_bit_for_bit() {
         }
     }
 }
+
+/// `batch` matrices `n x n`: symmetric positive definite ones (`M Mᵀ + n I`)
+/// except that matrix 1 (if any) has a negative diagonal entry.
+fn spd_matrices(batch: usize, n: usize, seed: u64) -> Vec<f64> {
+    let mut rng = Rng(seed);
+    let mut out = Vec::new();
+    for b in 0..batch {
+        let m: Vec<f64> = (0..n * n)
+            .map(|_| rng.below(2001) as f64 / 1000.0 - 1.0)
+            .collect();
+        for i in 0..n {
+            for j in 0..n {
+                let mut v: f64 = (0..n).map(|k| m[i * n + k] * m[j * n + k]).sum();
+                if i == j {
+                    v += n as f64;
+                }
+                if b == 1 && i == j && i == n / 2 {
+                    v = -v;
+                }
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn cholesky_is_the_evaluators_column_loop() {
+    for (ty, n, lower) in [
+        ("f32", 4, true),
+        ("f32", 7, false),
+        ("f64", 5, true),
+        ("f64", 1, false),
+        ("f64", 6, false),
+    ] {
+        let batch = 3;
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  a = {ty}[{batch},{n},{n}] parameter(0)\n  ROOT c = {ty}[{batch},{n},{n}] cholesky(a), lower={lower}\n}}\n"
+        );
+        let values = spd_matrices(batch, n, n as u64);
+        let shape = [batch, n, n];
+        let input = if ty == "f32" {
+            let v: Vec<f32> = values.iter().map(|&x| x as f32).collect();
+            Literal::vector(&v)
+        } else {
+            Literal::vector(&values)
+        };
+        let input = input.reshape(&shape).expect("sizes agree");
+        check_with(
+            &text,
+            &core_support(),
+            &[Opcode::Cholesky],
+            0.0,
+            Some(vec![input]),
+        );
+    }
+}

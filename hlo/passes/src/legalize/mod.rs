@@ -49,6 +49,7 @@ mod convolution;
 mod fmod;
 mod half;
 mod lanewise;
+mod linalg;
 mod minmax;
 mod precision;
 mod remainder;
@@ -278,6 +279,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &scatter::SelectAndScatterExpander,
         &lanewise::MapExpander,
         &rng::RngBitGeneratorExpander,
+        &linalg::CholeskyExpander,
     ]
 }
 
