@@ -1216,3 +1216,35 @@ fn cholesky_is_the_evaluators_column_loop() {
         );
     }
 }
+
+#[test]
+fn triangular_solve_is_the_evaluators_substitution() {
+    for left in [true, false] {
+        for lower in [true, false] {
+            for transpose in ["NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"] {
+                for unit in [false, true] {
+                    let b = if left { "2,5,3" } else { "2,3,5" };
+                    for ty in ["f32", "f64"] {
+                        let text = format!(
+                            "HloModule m\nENTRY e {{\n  a = {ty}[2,5,5] parameter(0)\n  b = {ty}[{b}] parameter(1)\n  ROOT x = {ty}[{b}] triangular-solve(a, b), left_side={left}, lower={lower}, unit_diagonal={unit}, transpose_a={transpose}\n}}\n"
+                        );
+                        // Random values with specials (infinities, NaN, zeros
+                        // of both signs) ...
+                        check(&text, Opcode::TriangularSolve, 0.0);
+                        // ... and finite ones.
+                        if ty == "f32" {
+                            let inputs = finite_inputs(&parse(&text), 5);
+                            check_with(
+                                &text,
+                                &core_support(),
+                                &[Opcode::TriangularSolve],
+                                0.0,
+                                Some(inputs),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -280,6 +280,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &lanewise::MapExpander,
         &rng::RngBitGeneratorExpander,
         &linalg::CholeskyExpander,
+        &linalg::TriangularSolveExpander,
     ]
 }
 
