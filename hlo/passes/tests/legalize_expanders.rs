@@ -1248,3 +1248,51 @@ fn triangular_solve_is_the_evaluators_substitution() {
         }
     }
 }
+
+#[test]
+fn batch_norm_grad_in_f64_is_exact() {
+    for (ty, feature) in [("f32", 1), ("f64", 0), ("f32", 2), ("f16", 1), ("bf16", 0)] {
+        let n = [3usize, 4, 5][feature];
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  x = {ty}[3,4,5] parameter(0)\n  s = {ty}[{n}] parameter(1)\n  m = {ty}[{n}] parameter(2)\n  v = {ty}[{n}] parameter(3)\n  g = {ty}[3,4,5] parameter(4)\n  ROOT y = ({ty}[3,4,5], {ty}[{n}], {ty}[{n}]) batch-norm-grad(x, s, m, v, g), epsilon=0.001, feature_index={feature}\n}}\n"
+        );
+        check(&text, Opcode::BatchNormGrad, 0.0);
+    }
+}
+
+#[test]
+fn batch_norm_grad_of_finite_f64_is_exact() {
+    // Random specials make whole features NaN; finite values show the order
+    // of operations in f64.
+    let mut rng = Rng(77);
+    let mut vector = |n: usize, positive: bool| -> Literal {
+        let v: Vec<f64> = (0..n)
+            .map(|_| {
+                let x = (rng.next() >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0;
+                if positive {
+                    x.abs() + 0.1
+                } else {
+                    x
+                }
+            })
+            .collect();
+        Literal::vector(&v)
+    };
+    let text = "HloModule m\nENTRY e {\n  x = f64[60] parameter(0)\n  s = f64[60] parameter(1)\n  m = f64[60] parameter(2)\n  v = f64[60] parameter(3)\n  g = f64[60] parameter(4)\n  rx = f64[3,4,5] reshape(x)\n  rg = f64[3,4,5] reshape(g)\n  ss = f64[4] slice(s), slice={[0:4]}\n  ms = f64[4] slice(m), slice={[0:4]}\n  vs = f64[4] slice(v), slice={[0:4]}\n  ROOT y = (f64[3,4,5], f64[4], f64[4]) batch-norm-grad(rx, ss, ms, vs, rg), epsilon=0.001, feature_index=1\n}\n";
+    for _ in 0..4 {
+        let inputs = vec![
+            vector(60, false),
+            vector(60, false),
+            vector(60, false),
+            vector(60, true),
+            vector(60, false),
+        ];
+        check_with(
+            text,
+            &core_support(),
+            &[Opcode::BatchNormGrad],
+            0.0,
+            Some(inputs),
+        );
+    }
+}

@@ -42,6 +42,7 @@
 //!   error; expanders check the attributes they index with.
 
 mod batchnorm;
+mod batchnorm_grad;
 mod bitcast;
 mod bits;
 mod complex;
@@ -281,6 +282,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &rng::RngBitGeneratorExpander,
         &linalg::CholeskyExpander,
         &linalg::TriangularSolveExpander,
+        &batchnorm_grad::BatchNormGradExpander,
     ]
 }
 
