@@ -997,6 +997,18 @@ fn complex_parameters_are_reported() {
 
 #[test]
 fn fft_as_a_dft_within_1_ulp_or_tiny_absolute_error() {
+    // Finite inputs: 1 ulp, or an absolute 1e-9 for bins that cancel.
+    let dft_check = |text: &str, seed: usize| {
+        let inputs = finite_inputs(&parse(text), seed as u64);
+        check_within(
+            text,
+            &core_support(),
+            &[Opcode::Fft],
+            1.0,
+            1e-9,
+            Some(inputs),
+        );
+    };
     for n in [1usize, 5, 12, 16, 100] {
         for kind in ["FFT", "IFFT"] {
             let text = format!(
@@ -1004,28 +1016,20 @@ fn fft_as_a_dft_within_1_ulp_or_tiny_absolute_error() {
                 3 * n,
                 3 * n
             );
-            check_within(
-                &text,
-                &core_support(),
-                &[Opcode::Fft],
-                1.0,
-                1e-9,
-                Some(finite_inputs(&parse(&text), n as u64)),
-            );
+            dft_check(&text, n);
         }
         let m = n / 2 + 1;
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  a = f32[{}] parameter(0)\n  b = f32[{}] parameter(1)\n  ra = f32[3,{m}] reshape(a)\n  rb = f32[3,{m}] reshape(b)\n  x = c64[3,{m}] complex(ra, rb)\n  ROOT z = f32[3,{n}] fft(x), fft_type=IRFFT, fft_length={{{n}}}\n}}\n",
+            3 * m,
+            3 * m
+        );
+        dft_check(&text, n);
         let text = format!(
             "HloModule m\nENTRY e {{\n  a = f32[{}] parameter(0)\n  x = f32[3,{n}] reshape(a)\n  z = c64[3,{m}] fft(x), fft_type=RFFT, fft_length={{{n}}}\n  re = f32[3,{m}] real(z)\n  im = f32[3,{m}] imag(z)\n  ROOT t = (f32[3,{m}], f32[3,{m}]) tuple(re, im)\n}}\n",
             3 * n
         );
-        check_within(
-            &text,
-            &core_support(),
-            &[Opcode::Fft],
-            1.0,
-            1e-9,
-            Some(finite_inputs(&parse(&text), n as u64)),
-        );
+        dft_check(&text, n);
     }
 }
 

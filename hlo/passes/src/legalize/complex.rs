@@ -21,7 +21,8 @@
 //! Exactness: `add`, `subtract`, `negate`, `multiply` (`ac - bd`, `ad + bc`)
 //! and `abs` (`max * sqrt(1 + (min/max)^2)`, `min` where that is NaN) are the
 //! evaluator's formulas in the part type, op for op: exact. `fft` (one
-//! dimension; `FFT`, `IFFT`, `RFFT`, lengths up to 1024) is a direct DFT: the
+//! dimension; `FFT`, `IFFT`, `RFFT`, `IRFFT`, lengths up to 1024) is a direct
+//! DFT (`IRFFT`'s with the Hermitian half folded in): the
 //! parts in `f64` times constant `cos`/`sin` matrices (the evaluator's
 //! twiddles, angles from `jk mod n`) with `dot`, `IFFT` divided by `n`, rounded
 //! once to the part type. The evaluator also transforms in `f64` and rounds
@@ -406,15 +407,11 @@ impl Expander for FftExpander {
         };
         let lead_ok = idims[..idims.len() - 1] == odims[..odims.len() - 1];
         let kind_ok = match fft_type {
-            FftType::Fft | FftType::Ifft => it.is_complex() && ot == it && olast == n,
-            FftType::Rfft => part_of(ot) == Some(it) && olast == n / 2 + 1,
-            FftType::Irfft => false,
+            FftType::Fft | FftType::Ifft => it.is_complex() && ot == it && olast == n && ilast == n,
+            FftType::Rfft => part_of(ot) == Some(it) && olast == n / 2 + 1 && ilast == n,
+            FftType::Irfft => part_of(it) == Some(ot) && ilast == n / 2 + 1 && olast == n,
         };
-        (1..=MAX_FFT).contains(&n)
-            && ilast == n
-            && lead_ok
-            && kind_ok
-            && operands_decomposable(b, id)
+        (1..=MAX_FFT).contains(&n) && lead_ok && kind_ok && operands_decomposable(b, id)
     }
     fn expand(&self, b: &mut Emitter<'_, '_>, id: InstrId) -> Result<InstrId> {
         let Op::Fft {
@@ -428,17 +425,20 @@ impl Expander for FftExpander {
             .first()
             .ok_or_else(|| Error::invalid_argument("fft without a length"))?;
         let x = b.operand(0)?;
-        let (c, out_dims) = b.array(id)?;
-        let p = part_of(c).ok_or_else(|| Error::invalid_argument("fft result not complex"))?;
-        let m = *out_dims
-            .last()
-            .ok_or_else(|| Error::invalid_argument("fft of a scalar"))?;
         let wide = |b: &mut Emitter<'_, '_>, v: InstrId| -> Result<InstrId> {
             if b.array(v)?.0 == ElementType::F64 {
                 return Ok(v);
             }
             b.like(v, ElementType::F64, Op::Convert, vec![v])
         };
+        if fft_type == FftType::Irfft {
+            return irfft(b, id, x, n, wide);
+        }
+        let (c, out_dims) = b.array(id)?;
+        let p = part_of(c).ok_or_else(|| Error::invalid_argument("fft result not complex"))?;
+        let m = *out_dims
+            .last()
+            .ok_or_else(|| Error::invalid_argument("fft of a scalar"))?;
         let inverse = fft_type == FftType::Ifft;
         // W = C + i S with S = -sin (forward) or +sin (inverse).
         let sign = if inverse { 1.0 } else { -1.0 };
@@ -478,6 +478,49 @@ impl Expander for FftExpander {
         let (re, im) = (narrow(b, re)?, narrow(b, im)?);
         join(b, id, re, im)
     }
+}
+
+/// IRFFT: `(Xr C + Xi S) / n` over the `n/2 + 1` bins, with the Hermitian
+/// bins above `n/2` folded in (weight 2) and the imaginary parts of the DC and
+/// (even `n`) Nyquist bins ignored, as the evaluator's full inverse does.
+fn irfft(
+    b: &mut Emitter<'_, '_>,
+    id: InstrId,
+    x: InstrId,
+    n: usize,
+    wide: impl Fn(&mut Emitter<'_, '_>, InstrId) -> Result<InstrId>,
+) -> Result<InstrId> {
+    let (p, _) = b.array(id)?;
+    let m = n / 2 + 1;
+    let mut cos = Vec::with_capacity(n * m * 8);
+    let mut sin = Vec::with_capacity(n * m * 8);
+    for k in 0..m {
+        let pair = k != 0 && 2 * k != n;
+        let w = if pair { 2.0 } else { 1.0 };
+        for t in 0..n {
+            let r = (k * t) % n;
+            let angle = 2.0 * std::f64::consts::PI * (r as f64) / (n as f64);
+            cos.extend((w * angle.cos()).to_le_bytes());
+            let s = if pair { -w * angle.sin() } else { 0.0 };
+            sin.extend(s.to_le_bytes());
+        }
+    }
+    let shape = Shape::array(ElementType::F64, vec![m, n]);
+    let cos = Literal::from_bytes(shape.clone(), &cos)?;
+    let sin = Literal::from_bytes(shape.clone(), &sin)?;
+    let cos = b.add(shape.clone(), Op::Constant { literal: cos }, vec![]);
+    let sin = b.add(shape, Op::Constant { literal: sin }, vec![]);
+    let (xr, xi) = (part(b, x, false)?, part(b, x, true)?);
+    let (xr, xi) = (wide(b, xr)?, wide(b, xi)?);
+    let rc = dft(b, xr, cos)?;
+    let is = dft(b, xi, sin)?;
+    let sum = b.binary(BinaryOp::Add, rc, is)?;
+    let nn = b.constant_like(sum, n as f64)?;
+    let out = b.binary(BinaryOp::Divide, sum, nn)?;
+    if p == ElementType::F64 {
+        return Ok(out);
+    }
+    b.like(out, p, Op::Convert, vec![out])
 }
 
 /// `x [..., n]` times `w [n, m]`.
