@@ -1335,3 +1335,48 @@ fn malformed_instructions_for_the_new_expanders_give_errors_not_panics() {
     // Most of them reach legalization (the parser does not check shapes).
     assert!(parsed >= 8, "only {parsed} parsed");
 }
+
+#[test]
+fn multi_dimensional_fft_within_1_ulp_or_tiny_absolute_error() {
+    // (type, input dims, output dims, lengths); complex inputs are built from
+    // two real parameters.
+    for (kind, ind, outd, lengths) in [
+        ("FFT", "2,4,6", "2,4,6", "4,6"),
+        ("IFFT", "3,2,5", "3,2,5", "3,2,5"),
+        ("RFFT", "2,4,6", "2,4,4", "4,6"),
+        ("IRFFT", "2,4,4", "2,4,6", "4,6"),
+        ("IRFFT", "3,5,3", "3,5,5", "3,5,5"),
+    ] {
+        let count: usize = ind
+            .split(',')
+            .map(|d| d.parse::<usize>().unwrap())
+            .product();
+        let real_in = kind == "RFFT";
+        let (out_ty, make) = match kind {
+            "IRFFT" => ("f32", "  x = c64[{ind}] complex(ra, rb)"),
+            "RFFT" => ("c64", "  x = f32[{ind}] reshape(a)"),
+            _ => ("c64", "  x = c64[{ind}] complex(ra, rb)"),
+        };
+        let params = if real_in {
+            format!("  a = f32[{count}] parameter(0)\n")
+        } else {
+            format!("  a = f32[{count}] parameter(0)\n  b = f32[{count}] parameter(1)\n  ra = f32[{ind}] reshape(a)\n  rb = f32[{ind}] reshape(b)\n")
+        };
+        let make = make.replace("{ind}", ind);
+        let tail = if out_ty == "c64" {
+            format!("  z = c64[{outd}] fft(x), fft_type={kind}, fft_length={{{lengths}}}\n  re = f32[{outd}] real(z)\n  im = f32[{outd}] imag(z)\n  ROOT t = (f32[{outd}], f32[{outd}]) tuple(re, im)\n")
+        } else {
+            format!("  ROOT z = f32[{outd}] fft(x), fft_type={kind}, fft_length={{{lengths}}}\n")
+        };
+        let text = format!("HloModule m\nENTRY e {{\n{params}{make}\n{tail}}}\n");
+        let inputs = finite_inputs(&parse(&text), count as u64);
+        check_within(
+            &text,
+            &core_support(),
+            &[Opcode::Fft],
+            1.0,
+            1e-9,
+            Some(inputs),
+        );
+    }
+}

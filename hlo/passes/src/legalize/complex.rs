@@ -20,12 +20,14 @@
 //!
 //! Exactness: `add`, `subtract`, `negate`, `multiply` (`ac - bd`, `ad + bc`)
 //! and `abs` (`max * sqrt(1 + (min/max)^2)`, `min` where that is NaN) are the
-//! evaluator's formulas in the part type, op for op: exact. `fft` (one
-//! dimension; `FFT`, `IFFT`, `RFFT`, `IRFFT`, lengths up to 1024) is a direct
-//! DFT (`IRFFT`'s with the Hermitian half folded in): the
-//! parts in `f64` times constant `cos`/`sin` matrices (the evaluator's
-//! twiddles, angles from `jk mod n`) with `dot`, `IFFT` divided by `n`, rounded
-//! once to the part type. The evaluator also transforms in `f64` and rounds
+//! evaluator's formulas in the part type, op for op: exact. `fft` (1 to 3
+//! dimensions; `FFT`, `IFFT`, `RFFT`, `IRFFT`, lengths up to 1024) is a direct
+//! DFT per transformed dimension (moved last with `transpose`; `RFFT`'s real
+//! one on the last dimension first, `IRFFT`'s with the Hermitian half folded
+//! in on the last dimension last): the parts in `f64` times constant
+//! `cos`/`sin` matrices (the evaluator's twiddles, angles from `jk mod n`) with
+//! `dot`, inverse transforms divided by `n` per dimension, rounded once to the
+//! part type. The evaluator also transforms in `f64` and rounds
 //! once, by another summation order, so for finite inputs results agree to 1
 //! ulp or an absolute `2^-40` times the row's magnitude (bins that cancel to
 //! near zero); with infinities or NaN in a row, which bins are NaN may differ.
@@ -379,6 +381,7 @@ impl Expander for FftExpander {
                 Opcode::Subtract,
                 Opcode::Divide,
                 Opcode::Broadcast,
+                Opcode::Transpose,
             ],
         ));
         plan.push((Opcode::Convert, tys(&[p, ElementType::F64])));
@@ -399,19 +402,36 @@ impl Expander for FftExpander {
         let (Ok((it, idims)), Ok((ot, odims))) = (b.array(x), b.array(id)) else {
             return false;
         };
-        let [n] = fft_length[..] else {
+        let r = fft_length.len();
+        let rank = idims.len();
+        if !(1..=3).contains(&r) || rank < r || odims.len() != rank {
             return false;
-        };
-        let (Some(&ilast), Some(&olast)) = (idims.last(), odims.last()) else {
-            return false;
-        };
-        let lead_ok = idims[..idims.len() - 1] == odims[..odims.len() - 1];
+        }
+        let lead = rank - r;
+        let last = fft_length[r - 1];
+        let half = last / 2 + 1;
+        let (in_tail, out_tail) = (&idims[lead..], &odims[lead..]);
         let kind_ok = match fft_type {
-            FftType::Fft | FftType::Ifft => it.is_complex() && ot == it && olast == n && ilast == n,
-            FftType::Rfft => part_of(ot) == Some(it) && olast == n / 2 + 1 && ilast == n,
-            FftType::Irfft => part_of(it) == Some(ot) && ilast == n / 2 + 1 && olast == n,
+            FftType::Fft | FftType::Ifft => {
+                it.is_complex() && ot == it && in_tail == &fft_length[..] && out_tail == in_tail
+            }
+            FftType::Rfft => {
+                part_of(ot) == Some(it)
+                    && in_tail == &fft_length[..]
+                    && out_tail[..r - 1] == fft_length[..r - 1]
+                    && out_tail[r - 1] == half
+            }
+            FftType::Irfft => {
+                part_of(it) == Some(ot)
+                    && out_tail == &fft_length[..]
+                    && in_tail[..r - 1] == fft_length[..r - 1]
+                    && in_tail[r - 1] == half
+            }
         };
-        (1..=MAX_FFT).contains(&n) && lead_ok && kind_ok && operands_decomposable(b, id)
+        idims[..lead] == odims[..lead]
+            && fft_length.iter().all(|n| (1..=MAX_FFT).contains(n))
+            && kind_ok
+            && operands_decomposable(b, id)
     }
     fn expand(&self, b: &mut Emitter<'_, '_>, id: InstrId) -> Result<InstrId> {
         let Op::Fft {
@@ -421,76 +441,141 @@ impl Expander for FftExpander {
         else {
             return Err(Error::invalid_argument("not an fft"));
         };
-        let n = *fft_length
-            .first()
-            .ok_or_else(|| Error::invalid_argument("fft without a length"))?;
         let x = b.operand(0)?;
-        let wide = |b: &mut Emitter<'_, '_>, v: InstrId| -> Result<InstrId> {
-            if b.array(v)?.0 == ElementType::F64 {
-                return Ok(v);
+        let (_, dims) = b.array(x)?;
+        let (out_type, _) = b.array(id)?;
+        let r = fft_length.len();
+        let lead = dims
+            .len()
+            .checked_sub(r)
+            .filter(|_| r > 0)
+            .ok_or_else(|| Error::invalid_argument("fft lengths do not fit the operand"))?;
+        let last = dims.len() - 1;
+        let n_last = fft_length[r - 1];
+        let (re, im) = match fft_type {
+            FftType::Fft | FftType::Ifft => {
+                let inverse = fft_type == FftType::Ifft;
+                let (xr, xi) = (part(b, x, false)?, part(b, x, true)?);
+                let (mut re, mut im) = (wide(b, xr)?, wide(b, xi)?);
+                for (axis, &n) in (lead..).zip(&fft_length) {
+                    (re, im) = complex_axis(b, re, Some(im), axis, n, inverse)?;
+                }
+                (re, Some(im))
             }
-            b.like(v, ElementType::F64, Op::Convert, vec![v])
+            FftType::Rfft => {
+                let xr = wide(b, x)?;
+                let (cos, sin) = twiddles(n_last, n_last / 2 + 1, -1.0)?;
+                let (cos, sin) = (matrix(b, cos), matrix(b, sin));
+                let (mut re, mut im) = (dft(b, xr, cos)?, dft(b, xr, sin)?);
+                for (axis, &n) in (lead..last).zip(&fft_length) {
+                    (re, im) = complex_axis(b, re, Some(im), axis, n, false)?;
+                }
+                (re, Some(im))
+            }
+            FftType::Irfft => {
+                let (xr, xi) = (part(b, x, false)?, part(b, x, true)?);
+                let (mut re, mut im) = (wide(b, xr)?, wide(b, xi)?);
+                for (axis, &n) in (lead..last).zip(&fft_length) {
+                    (re, im) = complex_axis(b, re, Some(im), axis, n, true)?;
+                }
+                (irfft_last(b, re, im, n_last)?, None)
+            }
         };
-        if fft_type == FftType::Irfft {
-            return irfft(b, id, x, n, wide);
-        }
-        let (c, out_dims) = b.array(id)?;
-        let p = part_of(c).ok_or_else(|| Error::invalid_argument("fft result not complex"))?;
-        let m = *out_dims
-            .last()
-            .ok_or_else(|| Error::invalid_argument("fft of a scalar"))?;
-        let inverse = fft_type == FftType::Ifft;
-        // W = C + i S with S = -sin (forward) or +sin (inverse).
-        let sign = if inverse { 1.0 } else { -1.0 };
-        let (cos, sin) = twiddles(n, m, sign)?;
-        let cos = b.add(cos.shape().clone(), Op::Constant { literal: cos }, vec![]);
-        let sin = b.add(sin.shape().clone(), Op::Constant { literal: sin }, vec![]);
-        let (re, im) = if fft_type == FftType::Rfft {
-            let xr = wide(b, x)?;
-            (dft(b, xr, cos)?, dft(b, xr, sin)?)
-        } else {
-            let (xr, xi) = (part(b, x, false)?, part(b, x, true)?);
-            let (xr, xi) = (wide(b, xr)?, wide(b, xi)?);
-            let rc = dft(b, xr, cos)?;
-            let is = dft(b, xi, sin)?;
-            let rs = dft(b, xr, sin)?;
-            let ic = dft(b, xi, cos)?;
-            (
-                b.binary(BinaryOp::Subtract, rc, is)?,
-                b.binary(BinaryOp::Add, rs, ic)?,
-            )
-        };
-        let (re, im) = if inverse {
-            let nn = b.constant_like(re, n as f64)?;
-            (
-                b.binary(BinaryOp::Divide, re, nn)?,
-                b.binary(BinaryOp::Divide, im, nn)?,
-            )
-        } else {
-            (re, im)
-        };
+        let p = part_of(out_type).unwrap_or(out_type);
         let narrow = |b: &mut Emitter<'_, '_>, v: InstrId| -> Result<InstrId> {
             if p == ElementType::F64 {
                 return Ok(v);
             }
             b.like(v, p, Op::Convert, vec![v])
         };
-        let (re, im) = (narrow(b, re)?, narrow(b, im)?);
-        join(b, id, re, im)
+        let re = narrow(b, re)?;
+        match im {
+            Some(im) => {
+                let im = narrow(b, im)?;
+                join(b, id, re, im)
+            }
+            None => Ok(re),
+        }
     }
 }
 
-/// IRFFT: `(Xr C + Xi S) / n` over the `n/2 + 1` bins, with the Hermitian
-/// bins above `n/2` folded in (weight 2) and the imaginary parts of the DC and
-/// (even `n`) Nyquist bins ignored, as the evaluator's full inverse does.
-fn irfft(
+/// `v` in `f64`.
+fn wide(b: &mut Emitter<'_, '_>, v: InstrId) -> Result<InstrId> {
+    if b.array(v)?.0 == ElementType::F64 {
+        return Ok(v);
+    }
+    b.like(v, ElementType::F64, Op::Convert, vec![v])
+}
+
+/// A constant matrix.
+fn matrix(b: &mut Emitter<'_, '_>, literal: Literal) -> InstrId {
+    b.add(literal.shape().clone(), Op::Constant { literal }, vec![])
+}
+
+/// `x` with dimension `axis` moved last (`back`: the inverse move).
+fn move_axis(b: &mut Emitter<'_, '_>, x: InstrId, axis: usize, back: bool) -> Result<InstrId> {
+    let (t, dims) = b.array(x)?;
+    let rank = dims.len();
+    if axis + 1 == rank {
+        return Ok(x);
+    }
+    let mut perm: Vec<usize> = (0..rank).filter(|&d| d != axis).collect();
+    perm.push(axis);
+    if back {
+        let mut inverse = vec![0; rank];
+        for (i, &p) in perm.iter().enumerate() {
+            inverse[p] = i;
+        }
+        perm = inverse;
+    }
+    let out: Vec<usize> = perm.iter().map(|&p| dims[p]).collect();
+    Ok(b.add(
+        Shape::array(t, out),
+        Op::Transpose { dimensions: perm },
+        vec![x],
+    ))
+}
+
+/// The complex DFT (`inverse`: with `+` and divided by `n`) of `re + i im`
+/// (`f64` parts) along `axis`: `X = x W`, `W = C + i S`.
+fn complex_axis(
     b: &mut Emitter<'_, '_>,
-    id: InstrId,
-    x: InstrId,
+    re: InstrId,
+    im: Option<InstrId>,
+    axis: usize,
     n: usize,
-    wide: impl Fn(&mut Emitter<'_, '_>, InstrId) -> Result<InstrId>,
-) -> Result<InstrId> {
-    let (p, _) = b.array(id)?;
+    inverse: bool,
+) -> Result<(InstrId, InstrId)> {
+    let sign = if inverse { 1.0 } else { -1.0 };
+    let (cos, sin) = twiddles(n, n, sign)?;
+    let (cos, sin) = (matrix(b, cos), matrix(b, sin));
+    let xr = move_axis(b, re, axis, false)?;
+    let rc = dft(b, xr, cos)?;
+    let rs = dft(b, xr, sin)?;
+    let (mut out_re, mut out_im) = (rc, rs);
+    if let Some(im) = im {
+        let xi = move_axis(b, im, axis, false)?;
+        let is = dft(b, xi, sin)?;
+        let ic = dft(b, xi, cos)?;
+        out_re = b.binary(BinaryOp::Subtract, rc, is)?;
+        out_im = b.binary(BinaryOp::Add, rs, ic)?;
+    }
+    if inverse {
+        let nn = b.constant_like(out_re, n as f64)?;
+        out_re = b.binary(BinaryOp::Divide, out_re, nn)?;
+        out_im = b.binary(BinaryOp::Divide, out_im, nn)?;
+    }
+    Ok((
+        move_axis(b, out_re, axis, true)?,
+        move_axis(b, out_im, axis, true)?,
+    ))
+}
+
+/// IRFFT along the last dimension: `(Xr C + Xi S) / n` over the `n/2 + 1`
+/// bins, with the Hermitian bins above `n/2` folded in (weight 2) and the
+/// imaginary parts of the DC and (even `n`) Nyquist bins ignored, as the
+/// evaluator's full inverse does.
+fn irfft_last(b: &mut Emitter<'_, '_>, re: InstrId, im: InstrId, n: usize) -> Result<InstrId> {
     let m = n / 2 + 1;
     let mut cos = Vec::with_capacity(n * m * 8);
     let mut sin = Vec::with_capacity(n * m * 8);
@@ -506,21 +591,13 @@ fn irfft(
         }
     }
     let shape = Shape::array(ElementType::F64, vec![m, n]);
-    let cos = Literal::from_bytes(shape.clone(), &cos)?;
-    let sin = Literal::from_bytes(shape.clone(), &sin)?;
-    let cos = b.add(shape.clone(), Op::Constant { literal: cos }, vec![]);
-    let sin = b.add(shape, Op::Constant { literal: sin }, vec![]);
-    let (xr, xi) = (part(b, x, false)?, part(b, x, true)?);
-    let (xr, xi) = (wide(b, xr)?, wide(b, xi)?);
-    let rc = dft(b, xr, cos)?;
-    let is = dft(b, xi, sin)?;
+    let cos = matrix(b, Literal::from_bytes(shape.clone(), &cos)?);
+    let sin = matrix(b, Literal::from_bytes(shape, &sin)?);
+    let rc = dft(b, re, cos)?;
+    let is = dft(b, im, sin)?;
     let sum = b.binary(BinaryOp::Add, rc, is)?;
     let nn = b.constant_like(sum, n as f64)?;
-    let out = b.binary(BinaryOp::Divide, sum, nn)?;
-    if p == ElementType::F64 {
-        return Ok(out);
-    }
-    b.like(out, p, Op::Convert, vec![out])
+    b.binary(BinaryOp::Divide, sum, nn)
 }
 
 /// `x [..., n]` times `w [n, m]`.
