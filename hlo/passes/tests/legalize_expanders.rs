@@ -279,21 +279,21 @@ ENTRY e {
   y = s32[8] parameter(1)
   c = c64[8] parameter(2)
   w = f64[8] parameter(3)
-  a = f64[8] cbrt(w)
-  b = f64[8] cbrt(a)
+  a = f64[8] erf(w)
+  b = f64[8] erf(a)
   p = f32[8] exponential-minus-one(x)
   f = c64[8] fft(c), fft_type=FFT, fft_length={8}
-  e = f64[8] atan2(w, w)
+  e = f64[8] power(w, w)
   s = f64[8] subtract(a, e)
   ROOT t = (f64[8], f32[8], c64[8], f64[8]) tuple(b, p, f, s)
 }
 ";
     let module = parse(text);
     let err = legalize(&module, &core_support())
-        .expect_err("f64 cbrt, fft, f64 atan2 are not legalizable");
+        .expect_err("f64 erf, fft of a parameter, f64 power are not legalizable");
     assert_eq!(err.code(), Code::Unimplemented, "{err}");
     let msg = err.message();
-    for needle in ["cbrt [f64]: 2 instruction(s)", "fft [c64]", "atan2 [f64]"] {
+    for needle in ["erf [f64]: 2 instruction(s)", "fft [c64]", "power [f64]"] {
         assert!(msg.contains(needle), "{needle} missing from: {msg}");
     }
     // `subtract` was legalizable, so it is not reported.
@@ -1379,4 +1379,70 @@ fn multi_dimensional_fft_within_1_ulp_or_tiny_absolute_error() {
             Some(inputs),
         );
     }
+}
+
+/// `f64` values spanning the exponent range, with the specials.
+fn wide_f64_values() -> Vec<f64> {
+    let mut rng = Rng(41);
+    let mut v: Vec<f64> = (0..300)
+        .map(|_| {
+            let mag = 10f64.powf(rng.below(600_000) as f64 / 1000.0 - 300.0);
+            if rng.below(2) == 0 {
+                mag
+            } else {
+                -mag
+            }
+        })
+        .collect();
+    v.extend([
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        8.0,
+        -27.0,
+        f64::MIN_POSITIVE,
+        5e-324,
+        -5e-324,
+        1e-310,
+        f64::MAX,
+        -f64::MAX,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+    ]);
+    v
+}
+
+#[test]
+fn f64_cbrt_within_2_ulp_and_atan2_within_4_ulp() {
+    let v = wide_f64_values();
+    let n = v.len();
+    let text = elementwise("cbrt", "f64", "f64", 1).replace("[64]", &format!("[{n}]"));
+    check_with(
+        &text,
+        &core_support(),
+        &[Opcode::Cbrt],
+        2.0,
+        Some(vec![Literal::vector(&v)]),
+    );
+    check(&elementwise("cbrt", "f64", "f64", 1), Opcode::Cbrt, 2.0);
+    // atan2 on every pair of a sample (both orders of magnitude).
+    let sample: Vec<f64> = v.iter().step_by(5).copied().collect();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for &x in &sample {
+        for &y in &sample {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    let text = elementwise("atan2", "f64", "f64", 2).replace("[64]", &format!("[{}]", a.len()));
+    check_with(
+        &text,
+        &core_support(),
+        &[Opcode::Atan2],
+        4.0,
+        Some(vec![Literal::vector(&a), Literal::vector(&b)]),
+    );
+    check(&elementwise("atan2", "f64", "f64", 2), Opcode::Atan2, 4.0);
 }

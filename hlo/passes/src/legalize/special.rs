@@ -6,8 +6,14 @@
 //! rounded `f32` value except where the exact value lies within that error of
 //! a rounding boundary, where it is the neighbour — **within 1 ulp** (the tests
 //! check 1 ulp over wide random ranges and every special value). `f16`/`bf16`
-//! reach these through `f32` ([`super::half`]). `f64` operands are not
-//! expanded: they would need a wider type.
+//! reach these through `f32` ([`super::half`]).
+//!
+//! `cbrt` and `atan2` also take `f64` operands, computed the same way in
+//! `f64` itself: `cbrt` within 2 ulp (the Newton step's own rounding; tiny
+//! operands are scaled by `2^600` so `r^3` does not underflow), `atan2` within
+//! 4 ulp (the last Newton correction's rounding and the fix-ups' `pi/2 - a`,
+//! `pi - a`). `f64` `erf` and `power` are not expanded: they would need a
+//! wider type.
 //!
 //! * `cbrt(x)`: `r = exp(log|x| / 3)`, one Newton step `r -= (r^3 - |x|) /
 //!   (3 r^2)` (the error of `exp`/`log` is about `2^-50` relative; Newton
@@ -68,17 +74,30 @@ fn f32_only(op: Opcode, types: &[ElementType], ours: Opcode) -> bool {
     op == ours && types == [F32]
 }
 
-/// `f64` helpers over arrays shaped like the instruction's operands.
+/// Which function an instruction is, if it is one of ours on `f32` or `f64`.
+fn f32_or_f64(op: Opcode, types: &[ElementType], ours: Opcode) -> bool {
+    op == ours && (types == [F32] || types == [F64])
+}
+
+/// `f64` helpers over arrays shaped like the instruction's operands; `t` is
+/// the instruction's type (`f32`, or `f64` where no conversion is needed).
 struct Wide<'b, 'e, 'a> {
     b: &'b mut Emitter<'e, 'a>,
+    t: ElementType,
 }
 
 impl Wide<'_, '_, '_> {
     fn widen(&mut self, x: InstrId) -> Result<InstrId> {
+        if self.t == F64 {
+            return Ok(x);
+        }
         self.b.like(x, F64, Op::Convert, vec![x])
     }
     fn narrow(&mut self, x: InstrId) -> Result<InstrId> {
-        self.b.like(x, F32, Op::Convert, vec![x])
+        if self.t == F64 {
+            return Ok(x);
+        }
+        self.b.like(x, self.t, Op::Convert, vec![x])
     }
     fn c(&mut self, like: InstrId, v: f64) -> Result<InstrId> {
         self.b.constant_like(like, v)
@@ -136,7 +155,10 @@ impl Wide<'_, '_, '_> {
     }
 }
 
-/// `cbrt` on `f32`; see the module docs.
+/// Below this, `cbrt` scales its operand up (see [`CbrtExpander`]).
+const TINY: f64 = 1.0e-180;
+
+/// `cbrt` on `f32` and `f64`; see the module docs.
 pub struct CbrtExpander;
 
 impl Expander for CbrtExpander {
@@ -144,24 +166,32 @@ impl Expander for CbrtExpander {
         "f32 cbrt"
     }
     fn plan(&self, op: Opcode, types: &[ElementType]) -> Option<Vec<Emitted>> {
-        f32_only(op, types, Opcode::Cbrt).then(|| f64_plan(&[Opcode::Exp, Opcode::Log]))
+        f32_or_f64(op, types, Opcode::Cbrt).then(|| f64_plan(&[Opcode::Exp, Opcode::Log]))
     }
     fn expand(&self, b: &mut Emitter<'_, '_>, _id: InstrId) -> Result<InstrId> {
         let x = b.operand(0)?;
-        let mut w = Wide { b };
+        let (t, _) = b.array(x)?;
+        let mut w = Wide { b, t };
         let xw = w.widen(x)?;
         let a = w.un(UnaryOp::Abs, xw)?;
-        let l = w.un(UnaryOp::Log, a)?;
+        // Tiny f64 values are scaled by 2^600 (their root by 2^200), so that
+        // r^3 below does not lose bits to underflow; exact scalings.
+        let tiny = w.cmp_c(a, TINY, Dir::Lt)?;
+        let up = w.mul_c(a, 2f64.powi(600))?;
+        let a_s = w.sel(tiny, up, a)?;
+        let l = w.un(UnaryOp::Log, a_s)?;
         let three = w.c(xw, 3.0)?;
         let l3 = w.div(l, three)?;
         let r = w.un(UnaryOp::Exp, l3)?;
         // Newton on r^3 = a.
         let r2 = w.mul(r, r)?;
         let r3 = w.mul(r2, r)?;
-        let num = w.sub(r3, a)?;
+        let num = w.sub(r3, a_s)?;
         let den = w.mul(r2, three)?;
         let step = w.div(num, den)?;
         let r = w.sub(r, step)?;
+        let down = w.mul_c(r, 2f64.powi(-200))?;
+        let r = w.sel(tiny, down, r)?;
         let neg = w.signbit(xw)?;
         let signed = w.negate_where(neg, r)?;
         // Zeros, infinities and NaN are their own cube roots (the Newton step
@@ -176,7 +206,7 @@ impl Expander for CbrtExpander {
     }
 }
 
-/// `atan2` on `f32`; see the module docs.
+/// `atan2` on `f32` and `f64`; see the module docs.
 pub struct Atan2Expander;
 
 impl Expander for Atan2Expander {
@@ -184,11 +214,12 @@ impl Expander for Atan2Expander {
         "f32 atan2"
     }
     fn plan(&self, op: Opcode, types: &[ElementType]) -> Option<Vec<Emitted>> {
-        f32_only(op, types, Opcode::Atan2).then(|| f64_plan(&[Opcode::Sin, Opcode::Cos]))
+        f32_or_f64(op, types, Opcode::Atan2).then(|| f64_plan(&[Opcode::Sin, Opcode::Cos]))
     }
     fn expand(&self, b: &mut Emitter<'_, '_>, _id: InstrId) -> Result<InstrId> {
         let (y, x) = (b.operand(0)?, b.operand(1)?);
-        let mut w = Wide { b };
+        let (t, _) = b.array(x)?;
+        let mut w = Wide { b, t };
         let (yw, xw) = (w.widen(y)?, w.widen(x)?);
         let (ay, ax) = (w.un(UnaryOp::Abs, yw)?, w.un(UnaryOp::Abs, xw)?);
         let swap = w.cmp(ay, ax, Dir::Gt)?;
@@ -265,7 +296,8 @@ impl Expander for ErfExpander {
     }
     fn expand(&self, b: &mut Emitter<'_, '_>, _id: InstrId) -> Result<InstrId> {
         let x = b.operand(0)?;
-        let mut w = Wide { b };
+        let (t, _) = b.array(x)?;
+        let mut w = Wide { b, t };
         let xw = w.widen(x)?;
         let ax = w.un(UnaryOp::Abs, xw)?;
         let far = w.cmp_c(ax, 4.0, Dir::Gt)?;
@@ -318,7 +350,8 @@ impl Expander for PowerExpander {
     }
     fn expand(&self, b: &mut Emitter<'_, '_>, _id: InstrId) -> Result<InstrId> {
         let (x, y) = (b.operand(0)?, b.operand(1)?);
-        let mut w = Wide { b };
+        let (t, _) = b.array(x)?;
+        let mut w = Wide { b, t };
         let (xw, yw) = (w.widen(x)?, w.widen(y)?);
         let ax = w.un(UnaryOp::Abs, xw)?;
         let ay = w.un(UnaryOp::Abs, yw)?;
