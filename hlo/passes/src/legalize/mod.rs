@@ -42,17 +42,23 @@
 //!   error; expanders check the attributes they index with.
 
 mod batchnorm;
+mod batchnorm_grad;
 mod bitcast;
 mod bits;
+mod complex;
 mod convolution;
 mod fmod;
 mod half;
+mod lanewise;
+mod linalg;
 mod minmax;
 mod precision;
 mod remainder;
+mod rng;
 mod rounding;
+mod scatter;
 mod simple;
-mod sort;
+mod sorting;
 mod special;
 mod transcendental;
 mod window;
@@ -254,19 +260,30 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &rounding::RoundingExpander,
         &transcendental::Log1pExpander,
         &transcendental::Expm1Expander,
-        &transcendental::CbrtExpander,
-        &transcendental::Atan2Expander,
-        &special::ErfExpander,
-        &special::PowerExpander,
-        &sort::SortExpander,
-        &sort::TopKExpander,
-        &sort::TopKCustomCallExpander,
         &window::PadExpander,
         &window::ReverseExpander,
         &window::ReduceWindowExpander,
         &convolution::ConvolutionExpander,
         &batchnorm::BatchNormInferenceExpander,
         &batchnorm::BatchNormTrainingExpander,
+        &special::CbrtExpander,
+        &special::Atan2Expander,
+        &special::ErfExpander,
+        &special::PowerExpander,
+        &sorting::SortExpander,
+        &sorting::TopKExpander,
+        &sorting::TopKCustomCallExpander,
+        &complex::ComplexPartExpander,
+        &complex::ComplexBridge,
+        &complex::ComplexArithmeticExpander,
+        &complex::ComplexAbsExpander,
+        &complex::FftExpander,
+        &scatter::SelectAndScatterExpander,
+        &lanewise::MapExpander,
+        &rng::RngBitGeneratorExpander,
+        &linalg::CholeskyExpander,
+        &linalg::TriangularSolveExpander,
+        &batchnorm_grad::BatchNormGradExpander,
     ]
 }
 

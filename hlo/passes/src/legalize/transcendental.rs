@@ -8,8 +8,7 @@
 //! * `log-plus-one` and `exponential-minus-one` through `log`/`exp` with the
 //!   classic corrections that cancel the rounding of `1 + x` / `exp(x) - 1`
 //!   (within a few ulp; exact at 0, ±0 kept, infinities and NaN as the op's).
-//! * `cbrt` (Newton-refined `exp(log|x| / 3)`) and `atan2` (Cephes' `atanf`
-//!   polynomial with octant fix-ups): within 4 ulp.
+//! * (`cbrt` and `atan2` are in `special`: computed in f64, rounded once.)
 //!
 //! The tolerances are the tests' (`legalize_expanders.rs`).
 
@@ -145,121 +144,6 @@ fn corrected_plan(t: ElementType, extra: &[Opcode]) -> Vec<Emitted> {
         &[Opcode::And, Opcode::Or],
     ));
     plan
-}
-
-/// `cbrt(x)` (`f32`/`f64`) → `y = exp(log|x| / 3)` refined by one Newton step
-/// `y + (|x| / y² - y) / 3`, with the sign of `x`; `±0`, `±inf` and NaN are
-/// returned as they are. The Newton step squares the few-ulp error of the
-/// first guess away; what is left is the step's own rounding (within 4 ulp).
-pub struct CbrtExpander;
-
-impl Expander for CbrtExpander {
-    fn name(&self) -> &'static str {
-        "cbrt"
-    }
-    fn plan(&self, op: Opcode, types: &[ElementType]) -> Option<Vec<Emitted>> {
-        let t = single(types)?;
-        (op == Opcode::Cbrt && matches!(t, ElementType::F32 | ElementType::F64))
-            .then(|| corrected_plan(t, &[Opcode::Exp, Opcode::Log, Opcode::Abs, Opcode::Negate]))
-    }
-    fn expand(&self, b: &mut Emitter<'_, '_>, _id: InstrId) -> Result<InstrId> {
-        let x = b.operand(0)?;
-        let a = b.unary(UnaryOp::Abs, x)?;
-        let l = b.unary(UnaryOp::Log, a)?;
-        let three = b.constant_like(x, 3.0)?;
-        let third = b.binary(BinaryOp::Divide, l, three)?;
-        let y = b.unary(UnaryOp::Exp, third)?;
-        let yy = b.binary(BinaryOp::Multiply, y, y)?;
-        let q = b.binary(BinaryOp::Divide, a, yy)?;
-        let d = b.binary(BinaryOp::Subtract, q, y)?;
-        let d3 = b.binary(BinaryOp::Divide, d, three)?;
-        let r = b.binary(BinaryOp::Add, y, d3)?;
-        let zero = b.constant_like(x, 0.0)?;
-        let negative = b.compare(x, zero, Dir::Lt, false)?;
-        let nr = b.unary(UnaryOp::Negate, r)?;
-        let signed = b.select(negative, nr, r)?;
-        // ±0, ±inf, NaN: cbrt is the identity there (x - x is 0 only for finite x).
-        let is_zero = b.compare(x, zero, Dir::Eq, false)?;
-        let diff = b.binary(BinaryOp::Subtract, x, x)?;
-        let finite = b.compare(diff, zero, Dir::Eq, false)?;
-        let kept = b.select(finite, signed, x)?;
-        b.select(is_zero, x, kept)
-    }
-}
-
-/// `atan2(y, x)` (`f32`) → Cephes' `atanf` polynomial on `r = min(|x|, |y|) /
-/// max(|x|, |y|)` (reduced by `π/4 + atan((r - 1) / (r + 1))` above
-/// `tan(π/8)`), then the octant fix-ups `π/2 - a`, `π - a` and the sign of `y`
-/// (`-0` included). Zeros and infinities follow `atan2`'s table (`r = 0` for
-/// two zeros, `1` for two infinities); NaN in, NaN out. Within 4 ulp.
-pub struct Atan2Expander;
-
-impl Expander for Atan2Expander {
-    fn name(&self) -> &'static str {
-        "atan2"
-    }
-    fn plan(&self, op: Opcode, types: &[ElementType]) -> Option<Vec<Emitted>> {
-        let t = single(types)?;
-        (op == Opcode::Atan2 && t == ElementType::F32)
-            .then(|| corrected_plan(t, &[Opcode::Abs, Opcode::Negate]))
-    }
-    fn expand(&self, b: &mut Emitter<'_, '_>, _id: InstrId) -> Result<InstrId> {
-        use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
-        let (y, x) = (b.operand(0)?, b.operand(1)?);
-        let (ay, ax) = (b.unary(UnaryOp::Abs, y)?, b.unary(UnaryOp::Abs, x)?);
-        let steep = b.compare(ay, ax, Dir::Gt, false)?;
-        let num = b.select(steep, ax, ay)?;
-        let den = b.select(steep, ay, ax)?;
-        let ratio = b.binary(BinaryOp::Divide, num, den)?;
-        let zero = b.constant_like(x, 0.0)?;
-        let one = b.constant_like(x, 1.0)?;
-        let inf = b.constant_like(x, f64::INFINITY)?;
-        // Two zeros: r = 0; two infinities: r = 1.
-        let both_zero = b.compare(den, zero, Dir::Eq, false)?;
-        let r = b.select(both_zero, zero, ratio)?;
-        let both_inf = b.compare(num, inf, Dir::Eq, false)?;
-        let r = b.select(both_inf, one, r)?;
-        // atan(r) for r in [0, 1].
-        let tan_pi_8 = b.constant_like(x, 0.414_213_562_373_095_1)?;
-        let high = b.compare(r, tan_pi_8, Dir::Gt, false)?;
-        let rm1 = b.binary(BinaryOp::Subtract, r, one)?;
-        let rp1 = b.binary(BinaryOp::Add, r, one)?;
-        let reduced = b.binary(BinaryOp::Divide, rm1, rp1)?;
-        let u = b.select(high, reduced, r)?;
-        let quarter = b.constant_like(x, FRAC_PI_4)?;
-        let base = b.select(high, quarter, zero)?;
-        let z = b.binary(BinaryOp::Multiply, u, u)?;
-        let mut p = b.constant_like(x, 8.053_744_495_38e-2)?;
-        for c in [
-            -1.387_768_560_32e-1,
-            1.997_771_064_78e-1,
-            -3.333_294_915_39e-1,
-        ] {
-            let pz = b.binary(BinaryOp::Multiply, p, z)?;
-            let cc = b.constant_like(x, c)?;
-            p = b.binary(BinaryOp::Add, pz, cc)?;
-        }
-        let pz = b.binary(BinaryOp::Multiply, p, z)?;
-        let pzu = b.binary(BinaryOp::Multiply, pz, u)?;
-        let atan_u = b.binary(BinaryOp::Add, pzu, u)?;
-        let a = b.binary(BinaryOp::Add, base, atan_u)?;
-        // Octants: |y| > |x| → π/2 - a; x negative (or -0) → π - a.
-        let half_pi = b.constant_like(x, FRAC_PI_2)?;
-        let comp = b.binary(BinaryOp::Subtract, half_pi, a)?;
-        let a = b.select(steep, comp, a)?;
-        let pi = b.constant_like(x, PI)?;
-        let back = b.binary(BinaryOp::Subtract, pi, a)?;
-        let x_neg = negative_or_minus_zero(b, x, zero, one)?;
-        let a = b.select(x_neg, back, a)?;
-        let y_neg = negative_or_minus_zero(b, y, zero, one)?;
-        let na = b.unary(UnaryOp::Negate, a)?;
-        let signed = b.select(y_neg, na, a)?;
-        let sum = b.binary(BinaryOp::Add, x, y)?;
-        let x_nan = b.compare(x, x, Dir::Ne, false)?;
-        let y_nan = b.compare(y, y, Dir::Ne, false)?;
-        let any_nan = b.binary(BinaryOp::Or, x_nan, y_nan)?;
-        b.select(any_nan, sum, signed)
-    }
 }
 
 /// `v < 0 || v is -0` (`1 / -0 = -inf`), given constants `0` and `1` of

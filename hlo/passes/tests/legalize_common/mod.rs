@@ -82,7 +82,9 @@ fn float_and_ulp(s: &Scalar) -> Option<(f64, f64)> {
     } else {
         (v.abs().log2().floor() as i32).max(min_exp)
     };
-    Some((v, 2f64.powi(exp - mantissa_bits)))
+    // In two steps: `powi` of a very negative exponent (below -1022) goes
+    // through an overflowing reciprocal and gives 0.
+    Some((v, 2f64.powi(exp) * 2f64.powi(-mantissa_bits)))
 }
 
 /// `Ok` if `got` matches `want` as the module docs say.
