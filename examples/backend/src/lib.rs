@@ -90,11 +90,6 @@ macro_rules! gap {
 }
 
 gap!(
-    "fft_complex",
-    None,
-    "fft and complex numbers are not in the core set"
-);
-gap!(
     "fori_loop",
     None,
     "XLA CPU contracts x*0.9 + i*sin(x) into one FMA and the loop amplifies the \

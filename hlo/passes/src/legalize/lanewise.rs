@@ -31,7 +31,23 @@ fn elementwise(op: &Op) -> bool {
             | Op::Select
             | Op::Clamp
             | Op::Convert
+            | Op::BitcastConvert
+            | Op::ReducePrecision { .. }
     )
+}
+
+/// A `bitcast-convert` is lane-wise only between types of one width (a
+/// width change adds or drops a dimension).
+fn same_width_bitcast(comp: &HloComputation, instr: &hlo_ir::HloInstruction) -> bool {
+    let width = |s: &Shape| s.element_type().map(|t| t.byte_size());
+    match (&instr.op, instr.operands.first()) {
+        (Op::BitcastConvert, Some(o)) => comp
+            .instructions
+            .get(o.index())
+            .is_some_and(|operand| width(&operand.shape) == width(&instr.shape)),
+        (Op::BitcastConvert, None) => false,
+        _ => true,
+    }
 }
 
 /// If `comp` has exactly the parameters `0..params`, all scalars, is made only
@@ -41,7 +57,11 @@ pub(super) fn applies_lanewise(comp: &HloComputation, params: usize) -> Option<E
     let mut seen = vec![false; params];
     for (i, instr) in comp.instructions.iter().enumerate() {
         let scalar = matches!(&instr.shape, Shape::Array(a) if a.dims.is_empty());
-        if !scalar || !elementwise(&instr.op) || instr.operands.iter().any(|o| o.index() >= i) {
+        if !scalar
+            || !elementwise(&instr.op)
+            || instr.operands.iter().any(|o| o.index() >= i)
+            || !same_width_bitcast(comp, instr)
+        {
             return None;
         }
         if let Op::Parameter { number } = instr.op {
