@@ -10,11 +10,20 @@
 //! them (`reduce`, `scatter`, `sort`, ...). Errors name the instruction and
 //! its computation; nesting is bounded, so a malformed module cannot overflow
 //! the stack.
+//!
+//! Floating-point contraction follows XLA CPU, as the Interpreter does: under
+//! `fp_contract` (on unless the compile options say `off`), an f32/f64 `add`
+//! or `subtract` that is the only user of a `multiply` is computed as one
+//! fused multiply-add ([`OpKernels::fused_multiply_add`]), and the multiply
+//! is not computed on its own. The plan (which pairs contract, which
+//! instructions are dead) is the reference evaluator's, made once per module.
 
 use super::executable::LiteralProgram;
 use crate::evaluator::kernels::CallComputation;
+use crate::evaluator::plan::ModulePlan;
 use crate::hlo::{CompId, HloComputation, HloInstruction, Op};
-use crate::{Error, HloModule, Literal, Result, RunOptions, Scalar};
+use crate::semantics::contraction::{self, Contraction};
+use crate::{CompileOptions, Error, HloModule, Literal, Result, RunOptions, Scalar};
 
 /// How a backend computes each op that is not structural or control flow.
 ///
@@ -30,17 +39,38 @@ pub trait OpKernels: Send + Sync + 'static {
         operands: &[&Literal],
         calls: &mut dyn CallComputation,
     ) -> Result<Literal>;
+
+    /// `a * b + c` with one rounding, arranged as `how` says (`c` is the
+    /// add's or subtract's other operand): the multiply-adds XLA CPU
+    /// contracts. The default computes it with the shared semantics.
+    fn fused_multiply_add(
+        &self,
+        how: Contraction,
+        a: &Literal,
+        b: &Literal,
+        c: &Literal,
+    ) -> Result<Literal> {
+        contraction::fused_multiply_add(how, a, b, c)
+    }
 }
 
 /// A module run op by op with a backend's [`OpKernels`].
 pub struct OpByOpProgram<K> {
     module: HloModule,
+    plan: ModulePlan,
     kernels: K,
 }
 
 impl<K: OpKernels> OpByOpProgram<K> {
-    pub fn new(module: HloModule, kernels: K) -> Self {
-        OpByOpProgram { module, kernels }
+    /// Plans `module` (contraction as `options`' `fp_contract` says).
+    pub fn new(module: HloModule, kernels: K, options: &CompileOptions) -> Result<Self> {
+        let contract = contraction::fp_contract_option(options.debug_option("fp_contract"))?;
+        let plan = ModulePlan::new(&module, contract)?;
+        Ok(OpByOpProgram {
+            module,
+            plan,
+            kernels,
+        })
     }
 }
 
@@ -52,11 +82,12 @@ impl<K: OpKernels> LiteralProgram for OpByOpProgram<K> {
     fn run(&self, arguments: Vec<Literal>, options: &RunOptions) -> Result<Literal> {
         let mut run = Run {
             module: &self.module,
+            plan: &self.plan,
             kernels: &self.kernels,
             while_step_limit: options.while_step_limit,
             depth: 0,
         };
-        run.eval(self.module.entry(), arguments)
+        run.eval(self.module.entry, arguments)
     }
 }
 
@@ -64,6 +95,7 @@ impl<K: OpKernels> LiteralProgram for OpByOpProgram<K> {
 /// branches and the computations kernels call.
 struct Run<'m, K> {
     module: &'m HloModule,
+    plan: &'m ModulePlan,
     kernels: &'m K,
     while_step_limit: Option<u64>,
     depth: usize,
@@ -73,7 +105,7 @@ struct Run<'m, K> {
 const MAX_DEPTH: usize = 256;
 
 impl<K: OpKernels> Run<'_, K> {
-    fn eval(&mut self, comp: &HloComputation, args: Vec<Literal>) -> Result<Literal> {
+    fn eval(&mut self, comp: CompId, args: Vec<Literal>) -> Result<Literal> {
         if self.depth >= MAX_DEPTH {
             return Err(Error::resource_exhausted(format!(
                 "computations nested deeper than {MAX_DEPTH}"
@@ -85,9 +117,28 @@ impl<K: OpKernels> Run<'_, K> {
         result
     }
 
-    fn instructions(&mut self, comp: &HloComputation, args: Vec<Literal>) -> Result<Literal> {
+    fn instructions(&mut self, id: CompId, args: Vec<Literal>) -> Result<Literal> {
+        let (module, plans) = (self.module, self.plan);
+        let (comp, plan) = module
+            .computations
+            .get(id.index())
+            .zip(plans.computations.get(id.index()))
+            .ok_or_else(|| Error::invalid_argument(format!("no computation #{}", id.0)))?;
         let mut values: Vec<Literal> = Vec::with_capacity(comp.instructions.len());
-        for instr in &comp.instructions {
+        for (i, instr) in comp.instructions.iter().enumerate() {
+            // Dead code is not run; a multiply absorbed into an FMA is run
+            // there. Their slots hold a placeholder nothing reads.
+            if !plan.live[i] || plan.deferred[i] {
+                values.push(Literal::token());
+                continue;
+            }
+            if let Some((k, how)) = plan.contractions[i] {
+                let value = self
+                    .fused(comp, instr, k, how, &values)
+                    .map_err(|e| e.context(format!("%{} in {}", instr.name, comp.name)))?;
+                values.push(value);
+                continue;
+            }
             let operands = instr
                 .operands
                 .iter()
@@ -103,6 +154,33 @@ impl<K: OpKernels> Run<'_, K> {
             .into_iter()
             .nth(comp.root.index())
             .ok_or_else(|| Error::internal("no root value"))
+    }
+
+    /// The contracted `instr` (an add or subtract whose operand `k` is a
+    /// multiply used only here).
+    fn fused(
+        &self,
+        comp: &HloComputation,
+        instr: &HloInstruction,
+        k: usize,
+        how: Contraction,
+        values: &[Literal],
+    ) -> Result<Literal> {
+        let value = |id: Option<&crate::hlo::InstrId>| {
+            id.and_then(|id| values.get(id.index()))
+                .ok_or_else(|| Error::internal("a contracted operand is missing"))
+        };
+        let multiply = instr
+            .operands
+            .get(k)
+            .and_then(|m| comp.instructions.get(m.index()))
+            .ok_or_else(|| Error::internal("a contraction names no multiply"))?;
+        let (a, b) = (
+            value(multiply.operands.first())?,
+            value(multiply.operands.get(1))?,
+        );
+        let c = value(instr.operands.get(1 - k))?;
+        self.kernels.fused_multiply_add(how, a, b, c)
     }
 
     fn instruction(
@@ -142,7 +220,7 @@ impl<K: OpKernels> Run<'_, K> {
                     .get(k)
                     .ok_or_else(|| Error::invalid_argument("conditional without branches"))?;
                 let arg = operand(k + 1)?.clone();
-                self.eval(self.module.computation(*branch), vec![arg])?
+                self.eval(*branch, vec![arg])?
             }
             _ => {
                 let kernels = self.kernels;
@@ -152,10 +230,6 @@ impl<K: OpKernels> Run<'_, K> {
     }
 
     fn while_loop(&mut self, condition: CompId, body: CompId, init: &Literal) -> Result<Literal> {
-        let (condition, body) = (
-            self.module.computation(condition),
-            self.module.computation(body),
-        );
         let mut state = init.clone();
         let mut steps = 0u64;
         while self.eval(condition, vec![state.clone()])?.get(0)? == Scalar::Pred(true) {
@@ -178,7 +252,6 @@ impl<K: OpKernels> CallComputation for Run<'_, K> {
     }
 
     fn call(&mut self, id: CompId, args: &[Literal]) -> Result<Literal> {
-        let comp = self.module.computation(id);
-        self.eval(comp, args.to_vec())
+        self.eval(id, args.to_vec())
     }
 }

@@ -83,9 +83,9 @@ impl Compiler for ToyCompiler {
         &self,
         module: HloModule,
         _: &Arc<dyn StreamExecutor>,
-        _: &CompileOptions,
+        options: &CompileOptions,
     ) -> Result<Arc<dyn Executable>> {
-        let program = OpByOpProgram::new(module, ToyKernels);
+        let program = OpByOpProgram::new(module, ToyKernels, options)?;
         Ok(Arc::new(LiteralExecutable::new(PLATFORM_NAME, program)))
     }
 }

@@ -305,3 +305,38 @@ fn legalized_random_programs_match_the_interpreter() {
         "only {matched} of {seeds} random programs legalized and ran"
     );
 }
+
+/// The kit's op-by-op walk contracts a single-use multiply into its add as XLA
+/// CPU does (one rounding), unless `fp_contract=off`: `(1 + 2^-12)^2 - (1 +
+/// 2^-11)` is `2^-24` fused and `0` rounded twice.
+#[test]
+fn multiply_adds_contract_as_in_xla_cpu_unless_fp_contract_is_off() {
+    let text = "HloModule fma
+ENTRY e {
+  a = f32[] parameter(0)
+  c = f32[] parameter(1)
+  m = f32[] multiply(a, a)
+  ROOT s = f32[] add(m, c)
+}";
+    let a = 1.0f32 + 2f32.powi(-12);
+    let args = [
+        Literal::scalar(a),
+        Literal::scalar(-(1.0f32 + 2f32.powi(-11))),
+    ];
+    let run = |platform: &str, contract: &str| {
+        let client = LocalClient::for_platform(Some(platform)).unwrap();
+        let options = CompileOptions {
+            debug_options: vec![("fp_contract".into(), contract.into())],
+            ..CompileOptions::default()
+        };
+        let exe = client.compile_text(text, &options).unwrap();
+        client
+            .execute(&exe.executable, &args)
+            .unwrap()
+            .data::<f32>()
+            .unwrap()[0]
+    };
+    assert_eq!(run("example", "on"), 2f32.powi(-24));
+    assert_eq!(run("example", "on"), run("interpreter", "on"));
+    assert_eq!(run("example", "off"), 0.0);
+}
