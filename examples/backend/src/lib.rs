@@ -28,9 +28,8 @@
 //! backend puts its kernels.
 
 use platform_api::evaluator::kernels::{self, CallComputation};
-use platform_api::evaluator::{array_ops, ops::slicing};
 use platform_api::hlo::verifier::verify_module;
-use platform_api::hlo::{HloInstruction, Op};
+use platform_api::hlo::HloInstruction;
 use platform_api::kit::{
     HostDeviceConfig, HostDevices, LiteralExecutable, OpByOpProgram, OpKernels,
 };
@@ -38,7 +37,7 @@ use platform_api::registry::{
     Availability, CompilerRegistration, PlatformRegistration, TransferManagerRegistration,
 };
 use platform_api::{
-    inventory, CompileOptions, Compiler, DeviceDescription, ElementType, Error, Executable,
+    inventory, CompileOptions, Compiler, DeviceDescription, ElementType, Executable,
     GenericTransferManager, HloModule, Literal, OpSupport, Opcode, Platform, PlatformOptions,
     Result, StreamExecutor,
 };
@@ -218,24 +217,6 @@ impl OpKernels for ExampleKernels {
         operands: &[&Literal],
         calls: &mut dyn CallComputation,
     ) -> Result<Literal> {
-        match &instr.op {
-            Op::DynamicUpdateSlice => {
-                let (operand, update) = match operands {
-                    [operand, update, ..] => (*operand, *update),
-                    _ => return Err(Error::invalid_argument("dynamic-update-slice operands")),
-                };
-                slicing::dynamic_update_slice(operand.clone(), update, &operands[2..])
-            }
-            op if array_ops::is_array_op(op) => {
-                array_ops::evaluate_array_op(op, operands, &instr.shape)
-            }
-            op => match kernels::kernel_for(op.opcode()) {
-                Some(kernel) => kernel(instr, operands, calls),
-                None => Err(Error::unimplemented(format!(
-                    "the Example platform does not implement {}",
-                    op.opcode()
-                ))),
-            },
-        }
+        kernels::evaluate_op(instr, operands, calls)
     }
 }

@@ -112,12 +112,17 @@ pub fn write_literal(buffer: &ShapedBuffer, value: &Literal) -> Result<()> {
         })?;
         let array = shape.array_or_err()?;
         let bytes = row_major_to_layout(leaf.bytes()?, array);
-        let dst = host_bytes(node, bytes.len())?;
+        // Checks the size; the write goes through the allocation's own pointer.
+        host_bytes(node, bytes.len())?;
         if !bytes.is_empty() {
-            // SAFETY: `dst` is the node's host memory, checked to hold the
-            // bytes; stream order makes this the only user.
+            // SAFETY: the node is host memory of at least `bytes.len()` bytes
+            // (checked); stream order makes this the only user.
             unsafe {
-                std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst.as_ptr().cast_mut(), bytes.len())
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    node.mem().opaque.cast::<u8>(),
+                    bytes.len(),
+                )
             }
         }
     }

@@ -2,15 +2,16 @@
 //! is legalized. Written by following docs/writing-a-backend.md.
 
 use platform_api::evaluator::kernels::{self, CallComputation};
-use platform_api::evaluator::{array_ops, ops::slicing};
 use platform_api::hlo::verifier::verify_module;
-use platform_api::hlo::{HloInstruction, Op};
-use platform_api::kit::{HostDeviceConfig, HostDevices, LiteralExecutable, OpByOpProgram, OpKernels};
+use platform_api::hlo::HloInstruction;
+use platform_api::kit::{
+    HostDeviceConfig, HostDevices, LiteralExecutable, OpByOpProgram, OpKernels,
+};
 use platform_api::registry::{
     Availability, CompilerRegistration, PlatformRegistration, TransferManagerRegistration,
 };
 use platform_api::{
-    inventory, CompileOptions, Compiler, DeviceDescription, ElementType, Error, Executable,
+    inventory, CompileOptions, Compiler, DeviceDescription, ElementType, Executable,
     GenericTransferManager, HloModule, Literal, OpSupport, Opcode, Platform, PlatformOptions,
     Result, StreamExecutor,
 };
@@ -38,12 +39,19 @@ inventory::submit! {
 }
 
 fn describe(_ordinal: usize) -> DeviceDescription {
-    DeviceDescription { name: "Toy".into(), core_count: 1, ..Default::default() }
+    DeviceDescription {
+        name: "Toy".into(),
+        core_count: 1,
+        ..Default::default()
+    }
 }
 
 fn create_platform(options: &PlatformOptions) -> Result<Arc<dyn Platform>> {
     let config = HostDeviceConfig::inline(PLATFORM_NAME, describe);
-    Ok(Arc::new(HostDevices::new(config, options.device_count.unwrap_or(1))?))
+    Ok(Arc::new(HostDevices::new(
+        config,
+        options.device_count.unwrap_or(1),
+    )?))
 }
 
 pub struct ToyCompiler;
@@ -66,13 +74,41 @@ impl Compiler for ToyCompiler {
     fn supported_ops(&self) -> Option<OpSupport> {
         use Opcode::*;
         let ops = [
-            Add, Multiply, Divide, Compare, Select, Exp, Log, Sqrt, Tanh, Sin, Cos, And, Or,
-            Xor, ShiftLeft, ShiftRightLogical, ShiftRightArithmetic, Dot, Reduce, While,
-            Conditional, Scatter,
+            Add,
+            Multiply,
+            Divide,
+            Compare,
+            Select,
+            Exp,
+            Log,
+            Sqrt,
+            Tanh,
+            Sin,
+            Cos,
+            And,
+            Or,
+            Xor,
+            ShiftLeft,
+            ShiftRightLogical,
+            ShiftRightArithmetic,
+            Dot,
+            Reduce,
+            While,
+            Conditional,
+            Scatter,
         ];
         let movement = [
-            Convert, Broadcast, Reshape, Transpose, Slice, Concatenate, Iota, DynamicSlice,
-            DynamicUpdateSlice, Gather, BitcastConvert,
+            Convert,
+            Broadcast,
+            Reshape,
+            Transpose,
+            Slice,
+            Concatenate,
+            Iota,
+            DynamicSlice,
+            DynamicUpdateSlice,
+            Gather,
+            BitcastConvert,
         ];
         use ElementType::*;
         let types = [Pred, S8, S32, S64, U8, U32, U64, F32, F64];
@@ -100,18 +136,6 @@ impl OpKernels for ToyKernels {
         operands: &[&Literal],
         calls: &mut dyn CallComputation,
     ) -> Result<Literal> {
-        match &instr.op {
-            Op::DynamicUpdateSlice => match operands {
-                [operand, update, starts @ ..] => {
-                    slicing::dynamic_update_slice((*operand).clone(), update, starts)
-                }
-                _ => Err(Error::invalid_argument("dynamic-update-slice operands")),
-            },
-            op if array_ops::is_array_op(op) => array_ops::evaluate_array_op(op, operands, &instr.shape),
-            op => match kernels::kernel_for(op.opcode()) {
-                Some(kernel) => kernel(instr, operands, calls),
-                None => Err(Error::unimplemented(format!("Toy has no {}", op.opcode()))),
-            },
-        }
+        kernels::evaluate_op(instr, operands, calls)
     }
 }

@@ -9,7 +9,14 @@ fn toy_runs_the_corpus() {
     let report = service::conformance::run_corpus("toy", &[corpus]).unwrap();
     println!("{}", report.summary());
     for r in &report.results {
-        assert_eq!(r.status.label(), "pass", "{} {}: {}", r.case, r.form, r.status.detail());
+        assert_eq!(
+            r.status.label(),
+            "pass",
+            "{} {}: {}",
+            r.case,
+            r.form,
+            r.status.detail()
+        );
     }
     assert!(report.results.len() >= 80, "{}", report.summary());
 }

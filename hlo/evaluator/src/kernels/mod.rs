@@ -74,6 +74,41 @@ pub trait CallComputation {
     fn call(&mut self, id: CompId, args: &[Literal]) -> Result<Literal>;
 }
 
+/// The value of an instruction that computes from its operands alone —
+/// everything but parameters, constants, tuples, control flow, calls,
+/// collectives and custom calls — on row-major literals: the array ops
+/// ([`crate::array_ops`]), `dynamic-update-slice`, and the kernels here. What a
+/// literal-level backend (the platform kit's `OpKernels`) reaches for when it
+/// has no kernel of its own; anything else is `Unimplemented`, naming the op.
+pub fn evaluate_op(
+    instr: &HloInstruction,
+    operands: &[&Literal],
+    calls: &mut dyn CallComputation,
+) -> Result<Literal> {
+    match &instr.op {
+        hlo_ir::Op::DynamicUpdateSlice => match operands {
+            [operand, update, starts @ ..] => {
+                crate::ops::slicing::dynamic_update_slice((*operand).clone(), update, starts)
+            }
+            _ => Err(hlo_ir::Error::invalid_argument(format!(
+                "dynamic-update-slice %{} needs an operand and an update",
+                instr.name
+            ))),
+        },
+        op if crate::array_ops::is_array_op(op) => {
+            crate::array_ops::evaluate_array_op(op, operands, &instr.shape)
+        }
+        op => match kernel_for(op.opcode()) {
+            Some(kernel) => kernel(instr, operands, calls),
+            None => Err(hlo_ir::Error::unimplemented(format!(
+                "{} (%{}) has no literal-level evaluation",
+                op.opcode(),
+                instr.name
+            ))),
+        },
+    }
+}
+
 /// The signature every kernel has.
 pub type Kernel = fn(
     instr: &HloInstruction,

@@ -47,7 +47,7 @@ fn f64_plan(t: ElementType, with_reduce: bool) -> Option<Vec<Emitted>> {
 }
 
 /// `v` converted to `to` (itself if it has that type already).
-fn convert_to(b: &mut Emitter<'_, '_>, v: InstrId, to: ElementType) -> Result<InstrId> {
+pub(super) fn convert_to(b: &mut Emitter<'_, '_>, v: InstrId, to: ElementType) -> Result<InstrId> {
     if b.array(v)?.0 == to {
         return Ok(v);
     }
@@ -55,7 +55,7 @@ fn convert_to(b: &mut Emitter<'_, '_>, v: InstrId, to: ElementType) -> Result<In
 }
 
 /// `v` (an `f64[features]` vector) broadcast to `dims` along `feature_index`.
-fn along_features(
+pub(super) fn along_features(
     b: &mut Emitter<'_, '_>,
     v: InstrId,
     dims: &[usize],

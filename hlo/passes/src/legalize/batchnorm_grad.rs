@@ -10,10 +10,10 @@
 //! as `reduce`s with a new `add` reducer from `0` (which fold in that same
 //! order) and performs the same operations in the same order, then converts
 //! back: exact.
-//!
-//! (Kept apart from `batchnorm.rs`, whose small helpers it repeats, so the two
-//! can change independently; they are candidates to share.)
+//! The conversions and broadcasts along the feature dimension are
+//! `batchnorm.rs`'s.
 
+use super::batchnorm::{along_features, convert_to};
 use super::{Emitted, Emitter, Expander};
 use hlo_ir::error::{Error, Result};
 use hlo_ir::opcode::{BinaryOp, UnaryOp};
@@ -24,20 +24,6 @@ const F64: ElementType = ElementType::F64;
 
 /// See the module docs.
 pub struct BatchNormGradExpander;
-
-fn to_f64(b: &mut Emitter<'_, '_>, v: InstrId) -> Result<InstrId> {
-    if b.array(v)?.0 == F64 {
-        return Ok(v);
-    }
-    b.like(v, F64, Op::Convert, vec![v])
-}
-
-fn to_type(b: &mut Emitter<'_, '_>, v: InstrId, t: ElementType) -> Result<InstrId> {
-    if t == F64 {
-        return Ok(v);
-    }
-    b.like(v, t, Op::Convert, vec![v])
-}
 
 impl Expander for BatchNormGradExpander {
     fn name(&self) -> &'static str {
@@ -101,21 +87,13 @@ impl Expander for BatchNormGradExpander {
         let count: usize = dims.iter().product();
         let n = count.checked_div(features).unwrap_or(0).max(1) as f64;
         let others: Vec<usize> = (0..dims.len()).filter(|&d| d != feature_index).collect();
-        let full = Shape::array(F64, dims.clone());
         let vector = Shape::array(F64, vec![features]);
-        let along = |b: &mut Emitter<'_, '_>, v: InstrId| {
-            b.add(
-                full.clone(),
-                Op::Broadcast {
-                    dimensions: vec![feature_index],
-                },
-                vec![v],
-            )
-        };
+        let along =
+            |b: &mut Emitter<'_, '_>, v: InstrId| along_features(b, v, &dims, feature_index);
         let mut wide = Vec::with_capacity(5);
         for i in 0..5 {
             let v = b.operand(i)?;
-            wide.push(to_f64(b, v)?);
+            wide.push(convert_to(b, v, F64)?);
         }
         let [xw, scale, mean, var, dy] = wide[..] else {
             return Err(Error::internal("five operands"));
@@ -163,9 +141,9 @@ impl Expander for BatchNormGradExpander {
         let second = b.binary(BinaryOp::Divide, num, ven_b)?;
         let inner = b.binary(BinaryOp::Subtract, first, second)?;
         let grad_x = b.binary(BinaryOp::Multiply, factor, inner)?;
-        let grad_x = to_type(b, grad_x, t)?;
-        let grad_scale = to_type(b, grad_scale, t)?;
-        let grad_offset = to_type(b, sum_dy, t)?;
+        let grad_x = convert_to(b, grad_x, t)?;
+        let grad_scale = convert_to(b, grad_scale, t)?;
+        let grad_offset = convert_to(b, sum_dy, t)?;
         let shape = b.instr(id).shape.clone();
         Ok(b.add(shape, Op::Tuple, vec![grad_x, grad_scale, grad_offset]))
     }

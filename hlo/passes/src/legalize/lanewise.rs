@@ -21,19 +21,11 @@ use hlo_ir::{HloComputation, InstrId, Op, Opcode};
 
 /// Whether an instruction can be applied to whole arrays lane by lane.
 fn elementwise(op: &Op) -> bool {
-    matches!(
-        op,
-        Op::Parameter { .. }
-            | Op::Constant { .. }
-            | Op::Unary(_)
-            | Op::Binary(_)
-            | Op::Compare { .. }
-            | Op::Select
-            | Op::Clamp
-            | Op::Convert
-            | Op::BitcastConvert
-            | Op::ReducePrecision { .. }
-    )
+    op.is_elementwise()
+        || matches!(
+            op,
+            Op::Parameter { .. } | Op::Constant { .. } | Op::BitcastConvert
+        )
 }
 
 /// A `bitcast-convert` is lane-wise only between types of one width (a

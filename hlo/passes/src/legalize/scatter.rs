@@ -160,15 +160,7 @@ fn build(
     let x = f.parameter(0, Shape::array(t, dims.to_vec()), "operand")?;
     let src = f.parameter(1, Shape::array(t, sdims.to_vec()), "source")?;
     let init = f.parameter(2, Shape::scalar(t), "init")?;
-    let edges: Vec<PadDim> = window
-        .dims
-        .iter()
-        .map(|d| PadDim {
-            low: d.padding_low,
-            high: d.padding_high,
-            interior: 0,
-        })
-        .collect();
+    let edges = super::window::edge_padding(window);
     let padded_dims: Vec<usize> = dims
         .iter()
         .zip(&window.dims)

@@ -28,7 +28,7 @@ use hlo_ir::error::{Error, Result};
 use hlo_ir::native::Scalar;
 use hlo_ir::opcode::BinaryOp;
 use hlo_ir::shape::{ElementType, Shape};
-use hlo_ir::{InstrId, Op, Opcode, PadDim, SliceDim};
+use hlo_ir::{InstrId, Op, Opcode, PadDim, SliceDim, Window};
 
 /// The most elements a `reduce-window` expansion may stack.
 pub const MAX_STACK: usize = 1 << 24;
@@ -62,6 +62,19 @@ impl Expander for PadExpander {
         let (x, v) = (b.operand(0)?, b.operand(1)?);
         pad_with(b, x, v, &config)
     }
+}
+
+/// A window's edge padding as a `pad` configuration (no interior padding).
+pub(super) fn edge_padding(window: &Window) -> Vec<PadDim> {
+    window
+        .dims
+        .iter()
+        .map(|d| PadDim {
+            low: d.padding_low,
+            high: d.padding_high,
+            interior: 0,
+        })
+        .collect()
 }
 
 /// `x` padded with the scalar `v` by `config`.
@@ -298,15 +311,7 @@ impl Expander for ReduceWindowExpander {
                 instr.name
             )));
         }
-        let config: Vec<PadDim> = window
-            .dims
-            .iter()
-            .map(|d| PadDim {
-                low: d.padding_low,
-                high: d.padding_high,
-                interior: 0,
-            })
-            .collect();
+        let config = edge_padding(window);
         let padded = if config.iter().all(|p| p.low == 0 && p.high == 0) {
             x
         } else {
