@@ -91,3 +91,6 @@ mod tests {
         assert!(err.message().contains("unavailable"), "{}", err.message());
     }
 }
+
+pub mod program;
+pub mod run;
