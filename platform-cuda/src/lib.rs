@@ -94,3 +94,7 @@ mod tests {
 
 pub mod program;
 pub mod run;
+pub mod codegen;
+pub mod nvrtc;
+pub mod emulate;
+pub mod compiler;

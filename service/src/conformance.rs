@@ -473,7 +473,7 @@ pub fn run_case(client: &LocalClient, case: &Case, form: Form) -> Status {
 }
 
 /// Compares the result's leaves with the case's expected outputs.
-fn compare_outputs(got: Vec<Literal>, case: &Case) -> Status {
+pub fn compare_outputs(got: Vec<Literal>, case: &Case) -> Status {
     if got.len() != case.outputs.len() {
         return Status::Wrong {
             output: got.len().min(case.outputs.len()),

@@ -1,0 +1,47 @@
+//! Every conformance case, both forms, compiled by the CUDA code generator and
+//! run by the host emulator (the generated kernels compiled as C): checks the
+//! code the GPU would run on a machine without one.
+
+use platform_api::{CompileOptions, HloModule};
+use platform_cuda::compiler::compile_program;
+use platform_cuda::emulate::Emulator;
+use service::conformance::{case_dirs, compare_outputs, default_corpus, Case, Form, Status};
+
+#[test]
+fn corpus_runs_on_the_emulated_generated_code() {
+    if std::env::var_os("HLORUN_SKIP_C_TESTS").is_some() {
+        eprintln!("SKIPPED: HLORUN_SKIP_C_TESTS is set (the emulator needs a C compiler)");
+        return;
+    }
+    let corpus = default_corpus().expect("corpus");
+    let mut failures = Vec::new();
+    let mut passed = 0;
+    for dir in case_dirs(&corpus).expect("cases") {
+        let case = Case::load(&dir).expect("case");
+        for form in [Form::Module, Form::Optimized] {
+            eprintln!("case {} {}", case.name, form.name());
+            let status = run(&case, form);
+            match status {
+                Status::Pass => passed += 1,
+                other => failures.push(format!("{} ({}): {}", case.name, form.name(), other.detail())),
+            }
+        }
+    }
+    eprintln!("emulated CUDA code: {passed} runs pass, {} fail", failures.len());
+    assert!(failures.is_empty(), "failing runs:\n{}", failures.join("\n"));
+}
+
+fn run(case: &Case, form: Form) -> Status {
+    let outcome = case
+        .program(form)
+        .and_then(|text| HloModule::parse(&text))
+        .and_then(|module| compile_program(&module, &CompileOptions::default()))
+        .and_then(|program| Emulator::build(&program)?.run(&program, &case.args));
+    match outcome {
+        Ok(result) => compare_outputs(result.flatten_leaves(), case),
+        Err(e) => Status::Error {
+            code: e.code(),
+            message: e.message().chars().take(3000).collect(),
+        },
+    }
+}
