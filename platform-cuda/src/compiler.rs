@@ -5,8 +5,9 @@ use crate::codegen::{self, supported_ops};
 use crate::nvrtc::{self, Arch};
 use crate::program::Program;
 use platform_api::hlo::verifier::verify_module;
+use platform_api::semantics::contraction;
 use platform_api::passes::{self, HloPass, LayoutNormalization};
-use platform_api::{CompileOptions, HloModule, Result};
+use platform_api::{CompileOptions, HloModule, Opcode, Result};
 
 /// Verification, the shared standard pipeline, layout normalization and
 /// legalization to what the code generator implements.
@@ -15,12 +16,18 @@ pub fn optimize(module: HloModule, _options: &CompileOptions) -> Result<HloModul
     let mut module = module;
     passes::standard_pipeline().run(&mut module)?;
     LayoutNormalization.run(&mut module)?;
+    // Custom calls the framework knows how to expand (XLA's `TopK`) are
+    // rewritten first, with custom calls left out of the declared ops; the
+    // rest stay for the runtime's GPU ABI.
+    let without_custom_calls = codegen::supported_ops_without(Opcode::CustomCall);
+    passes::legalize::legalize_as_far_as_possible(&mut module, &without_custom_calls)?;
     platform_api::legalize(&module, &supported_ops())
 }
 
 /// [`optimize`], then code generation.
 pub fn compile_program(module: &HloModule, options: &CompileOptions) -> Result<Program> {
-    codegen::generate(&optimize(module.clone(), options)?)
+    let contract = contraction::fp_contract_option(options.debug_option("fp_contract"))?;
+    codegen::generate(&optimize(module.clone(), options)?, contract)
 }
 
 /// [`compile_program`], then NVRTC for `arch`: the program and its PTX.

@@ -19,7 +19,6 @@ fn corpus_runs_on_the_emulated_generated_code() {
     for dir in case_dirs(&corpus).expect("cases") {
         let case = Case::load(&dir).expect("case");
         for form in [Form::Module, Form::Optimized] {
-            eprintln!("case {} {}", case.name, form.name());
             let status = run(&case, form);
             match status {
                 Status::Pass => passed += 1,

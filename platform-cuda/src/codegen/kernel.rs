@@ -13,6 +13,7 @@ use super::scalar::{self, ctype, ElementOp};
 use crate::program::BufferRef;
 use platform_api::hlo::analysis::scalar_program::{NoExtension, ScalarProgram};
 use platform_api::hlo::{HloComputation, HloInstruction, HloModule, InstrId, Op};
+use platform_api::semantics::contraction::Contraction;
 use platform_api::{ElementType, Error, Result, Shape};
 use std::collections::HashMap;
 
@@ -20,6 +21,9 @@ use std::collections::HashMap;
 pub trait Producers {
     /// The buffer holding `id`'s (single-array) value if it is materialized.
     fn buffer(&self, id: InstrId) -> Option<BufferRef>;
+    /// Which operand of add/subtract `id` is a multiply to fuse into it with
+    /// one rounding (XLA CPU's contraction rule), and how.
+    fn contraction(&self, id: InstrId) -> Option<(usize, Contraction)>;
 }
 
 /// Device functions shared by the kernels of one program (reducers,
@@ -227,6 +231,12 @@ impl<'a> KernelBuilder<'a> {
             }
             _ => None,
         };
+        if let Some((k, how)) = self.producers.contraction(id) {
+            let mul = ops[k];
+            if self.producers.buffer(mul).is_none() {
+                return self.fused_multiply_add(ty, mul, ops[1 - k], how, idx);
+            }
+        }
         if let Some(op) = element_op {
             let mut args = Vec::new();
             for &o in &ops {
@@ -404,6 +414,30 @@ impl<'a> KernelBuilder<'a> {
                 )))
             }
         }
+        Ok(out)
+    }
+
+    /// `a * b + c` (or a subtraction form) with one rounding.
+    fn fused_multiply_add(
+        &mut self,
+        ty: ElementType,
+        mul: InstrId,
+        other: InstrId,
+        how: Contraction,
+        idx: &[String],
+    ) -> Result<String> {
+        let m = self.instr(mul).operands.clone();
+        let a = self.value(m[0], idx)?;
+        let b = self.value(m[1], idx)?;
+        let c = self.value(other, idx)?;
+        let f = if ty == ElementType::F32 { "fmaf" } else { "fma" };
+        let expr = match how {
+            Contraction::Add => format!("{f}({a}, {b}, {c})"),
+            Contraction::SubtractFromProduct => format!("{f}({a}, {b}, -{c})"),
+            Contraction::SubtractProduct => format!("{f}(-{a}, {b}, {c})"),
+        };
+        let out = self.var("v");
+        self.line(&format!("{} {out} = {expr};", ctype(ty)?));
         Ok(out)
     }
 

@@ -28,7 +28,9 @@ pub mod scalar;
 
 use crate::program::{BufferRef, Kernel, LaunchDims, Program, Thunk};
 use kernel::{Functions, KernelBuilder, Producers};
+use platform_api::evaluator::plan::ModulePlan;
 use platform_api::hlo::{HloComputation, HloModule, InstrId, Op};
+use platform_api::semantics::contraction::Contraction;
 use platform_api::{ElementType, Error, OpSupport, Opcode, Result, Shape};
 use std::collections::HashMap;
 
@@ -102,6 +104,12 @@ pub fn supported_ops() -> OpSupport {
     OpSupport::new().ops(OPS).types(TYPES).any_type(MOVEMENT_OPS)
 }
 
+/// [`supported_ops`] without `op`.
+pub fn supported_ops_without(op: Opcode) -> OpSupport {
+    let ops: Vec<Opcode> = OPS.iter().copied().filter(|&o| o != op).collect();
+    OpSupport::new().ops(&ops).types(TYPES).any_type(MOVEMENT_OPS)
+}
+
 const ALIGN: u64 = 256;
 const BLOCK: u32 = 256;
 const MAX_GRID: u64 = 1 << 20;
@@ -130,10 +138,14 @@ fn leaf_bytes(ty: ElementType, dims: &[usize]) -> Result<u64> {
         .ok_or_else(|| Error::resource_exhausted(format!("an array of {ty}{dims:?} does not fit in memory")))
 }
 
-/// Generates the program for a legalized, layout-free module.
-pub fn generate(module: &HloModule) -> Result<Program> {
+/// Generates the program for a legalized, layout-free module. With
+/// `contract`, multiply-adds fuse as XLA CPU fuses them (the `fp_contract`
+/// compile option).
+pub fn generate(module: &HloModule, contract: bool) -> Result<Program> {
+    let plan = ModulePlan::new(module, contract)?;
     let mut gen = Generator {
         module,
+        contractions: plan.computations.into_iter().map(|c| c.contractions).collect(),
         functions: Functions::default(),
         kernels: Vec::new(),
         kernel_source: String::new(),
@@ -186,6 +198,8 @@ pub fn generate(module: &HloModule) -> Result<Program> {
 
 struct Generator<'m> {
     module: &'m HloModule,
+    /// Per computation: the add/subtract instructions that absorb a multiply.
+    contractions: Vec<Vec<Option<(usize, Contraction)>>>,
     functions: Functions,
     kernels: Vec<Kernel>,
     kernel_source: String,
@@ -194,14 +208,21 @@ struct Generator<'m> {
 }
 
 /// The materialized values of one computation, as [`Producers`] sees them.
-struct Materialized<'l>(&'l HashMap<InstrId, Vec<BufferRef>>);
+struct Materialized<'l> {
+    leaves: &'l HashMap<InstrId, Vec<BufferRef>>,
+    contractions: &'l [Option<(usize, Contraction)>],
+}
 
 impl Producers for Materialized<'_> {
     fn buffer(&self, id: InstrId) -> Option<BufferRef> {
-        match self.0.get(&id) {
+        match self.leaves.get(&id) {
             Some(leaves) if leaves.len() == 1 => Some(leaves[0]),
             _ => None,
         }
+    }
+
+    fn contraction(&self, id: InstrId) -> Option<(usize, Contraction)> {
+        self.contractions.get(id.index()).copied().flatten()
     }
 }
 
@@ -241,6 +262,7 @@ fn is_cheap(op: Opcode) -> bool {
 }
 
 impl Generator<'_> {
+
     fn alloc(&mut self, bytes: u64) -> BufferRef {
         let offset = self.arena;
         self.arena = offset + bytes.div_ceil(ALIGN) * ALIGN;
@@ -550,7 +572,12 @@ impl Generator<'_> {
         if elements == 0 {
             return Ok(());
         }
-        let producers = Materialized(leaves);
+        let index = self.module.computations.iter().position(|c| std::ptr::eq(c, comp));
+        let contractions = index.and_then(|i| self.contractions.get(i)).map_or(&[][..], |v| v.as_slice());
+        let producers = Materialized {
+            leaves,
+            contractions,
+        };
         let module = self.module;
         let mut kb = KernelBuilder::new(module, comp, &producers, &mut self.functions);
         let outs: Vec<String> = results.iter().map(|r| kb.param(*r)).collect();
@@ -613,7 +640,12 @@ impl Generator<'_> {
         if updates_elements == 0 {
             return Ok(results);
         }
-        let producers = Materialized(leaves);
+        let index = self.module.computations.iter().position(|c| std::ptr::eq(c, comp));
+        let contractions = index.and_then(|i| self.contractions.get(i)).map_or(&[][..], |v| v.as_slice());
+        let producers = Materialized {
+            leaves,
+            contractions,
+        };
         let module = self.module;
         let f = self.functions.scalar_function(module, *to_apply)?;
         let mut kb = KernelBuilder::new(module, comp, &producers, &mut self.functions);
