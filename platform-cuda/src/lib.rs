@@ -94,3 +94,4 @@ mod tests {
 
 pub mod program;
 pub mod run;
+pub mod runtime;
