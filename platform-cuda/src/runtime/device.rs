@@ -1,7 +1,7 @@
 //! [`CudaExecutor`]: the `StreamExecutor` of one CUDA device.
 
 use super::context::{log_error, Context};
-use super::event::CudaEvent;
+use super::event::{create_raw_event, destroy_raw_event, CudaEvent};
 use super::memory::Ledger;
 use super::stream::{CudaStream, RawStream};
 use super::{check, driver_error};
@@ -11,7 +11,7 @@ use platform_api::{
     DeviceDescription, DeviceMemoryBase, Error, Event, MemoryUsage, Result, Stream, StreamExecutor,
 };
 use std::any::Any;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// One CUDA device: its primary context, its memory and what it is.
 ///
@@ -21,14 +21,21 @@ use std::sync::{Arc, Mutex, MutexGuard};
 ///
 /// # Memory
 /// [`allocate`](StreamExecutor::allocate) takes memory from the device's
-/// default memory pool (`cuMemAllocAsync` on an internal stream, then waits
-/// for that stream, so the memory is usable on any stream at once), or with
-/// `cuMemAlloc` on devices without memory pools. A zero-byte request returns
-/// [`DeviceMemoryBase::NULL`], which owns nothing, is not counted, and which
-/// `deallocate` accepts. [`deallocate`](StreamExecutor::deallocate) frees
-/// with `cuMemFreeAsync` on the internal stream (`cuMemFree` without pools):
-/// it does not wait for other streams, which the contract leaves to the
-/// caller. Every live allocation (these and the stream-ordered ones of
+/// default memory pool (`cuMemAllocAsync` on an internal allocation stream,
+/// then waits for that stream, so the memory is usable on any stream at
+/// once), or with `cuMemAlloc` on devices without memory pools. A zero-byte
+/// request returns [`DeviceMemoryBase::NULL`], which owns nothing, is not
+/// counted, and which `deallocate` accepts.
+///
+/// [`deallocate`](StreamExecutor::deallocate) never blocks on device work yet
+/// is safe for a buffer dropped while work that uses it is still queued (as
+/// the host kit's deferred frees are): it records an event on every live
+/// stream of the device, makes an internal free stream wait for them all,
+/// and frees there with `cuMemFreeAsync` (without pools it waits for that
+/// stream, then `cuMemFree`). If that ordering fails it falls back to
+/// `cuCtxSynchronize` before freeing.
+///
+/// Every live allocation (these and the stream-ordered ones of
 /// [`super::StreamRun`]) is in one [`Ledger`]: bytes in use, peak, count.
 ///
 /// # Threading
@@ -39,8 +46,11 @@ pub struct CudaExecutor {
     compute_capability: (u32, u32),
     pools: bool,
     ledger: Mutex<Ledger>,
-    /// For `allocate` / `deallocate`; before `ctx` so it is destroyed first.
-    internal: RawStream,
+    /// The streams created on this device, for ordering frees after them.
+    streams: Mutex<Vec<Weak<RawStream>>>,
+    /// Internal streams for `allocate` and `deallocate`.
+    alloc_stream: RawStream,
+    free_stream: RawStream,
     ctx: Arc<Context>,
 }
 
@@ -77,7 +87,9 @@ impl CudaExecutor {
             compute_capability,
             pools,
             ledger: Mutex::new(Ledger::default()),
-            internal: RawStream::new(&ctx)?,
+            streams: Mutex::new(Vec::new()),
+            alloc_stream: RawStream::new(&ctx)?,
+            free_stream: RawStream::new(&ctx)?,
             ctx,
         })
     }
@@ -94,6 +106,42 @@ impl CudaExecutor {
 
     fn ledger(&self) -> MutexGuard<'_, Ledger> {
         self.ledger.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Notes a stream of this device, so frees wait for its queued work.
+    pub(crate) fn register_stream(&self, stream: &Arc<RawStream>) {
+        let mut streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        streams.retain(|w| w.strong_count() > 0);
+        streams.push(Arc::downgrade(stream));
+    }
+
+    fn live_streams(&self) -> Vec<Arc<RawStream>> {
+        let streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        streams.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// Makes the free stream wait for everything enqueued so far on every
+    /// live stream of the device.
+    fn order_frees_after_streams(&self) -> Result<()> {
+        for stream in self.live_streams() {
+            let event = create_raw_event(&self.ctx)?;
+            // SAFETY: live event and streams of the bound context; the event
+            // may be destroyed once the wait is enqueued (the wait keeps the
+            // state it captured).
+            let ordered = check("cuEventRecord", unsafe {
+                sys::cuEventRecord(event, stream.raw())
+            })
+            .and_then(|()| {
+                // SAFETY: as above.
+                check("cuStreamWaitEvent", unsafe {
+                    sys::cuStreamWaitEvent(self.free_stream.raw(), event, 0)
+                })
+            });
+            // SAFETY: created above, destroyed once.
+            unsafe { destroy_raw_event(&self.ctx, event) };
+            ordered?;
+        }
+        Ok(())
     }
 
     /// Allocates `bytes` (> 0) ordered on `stream` (from the default pool;
@@ -124,8 +172,9 @@ impl CudaExecutor {
     ///
     /// # Safety
     /// `ptr` came from [`alloc_on`](Self::alloc_on) (or `allocate`) on this
-    /// executor, and no work enqueued after this call (on `stream`, or on any
-    /// stream where `stream` is the internal one) uses it.
+    /// executor; all work that uses it is ordered before this point of
+    /// `stream` (enqueued earlier on it, or waited for by it), and nothing
+    /// enqueued later uses it.
     pub(crate) unsafe fn free_on(&self, stream: CUstream, ptr: u64) {
         if self.ledger().record_free(ptr).is_none() {
             tracing::error!("ignoring a free of {ptr:#x}: not a live allocation of this device");
@@ -199,10 +248,10 @@ impl StreamExecutor for CudaExecutor {
         if size == 0 {
             return Ok(DeviceMemoryBase::NULL);
         }
-        let ptr = self.alloc_on(self.internal.raw(), size)?;
-        if let Err(e) = self.internal.synchronize() {
+        let ptr = self.alloc_on(self.alloc_stream.raw(), size)?;
+        if let Err(e) = self.alloc_stream.synchronize() {
             // SAFETY: just allocated; nothing uses it.
-            unsafe { self.free_on(self.internal.raw(), ptr) };
+            unsafe { self.free_on(self.alloc_stream.raw(), ptr) };
             return Err(e);
         }
         Ok(DeviceMemoryBase::new(ptr as usize as *mut _, size))
@@ -212,8 +261,15 @@ impl StreamExecutor for CudaExecutor {
         if mem.is_null() {
             return;
         }
-        // SAFETY: the caller's promise (from `allocate`, unused from now on).
-        unsafe { self.free_on(self.internal.raw(), mem.addr()) };
+        if let Err(e) = self.order_frees_after_streams() {
+            log_error(&e);
+            if let Err(e) = self.synchronize_all_activity() {
+                log_error(&e);
+            }
+        }
+        // SAFETY: from `allocate` (the caller's promise); the free is ordered
+        // after all work queued so far on the device's streams.
+        unsafe { self.free_on(self.free_stream.raw(), mem.addr()) };
     }
 
     fn create_stream(self: Arc<Self>) -> Result<Arc<dyn Stream>> {

@@ -36,6 +36,9 @@ pub mod module;
 pub mod platform;
 pub mod stream;
 
+#[cfg(test)]
+mod gpu_tests;
+
 pub use context::Context;
 pub use device::CudaExecutor;
 pub use event::CudaEvent;

@@ -136,13 +136,15 @@ pub struct CudaStream {
     staged: Mutex<Vec<Staged>>,
     failure: Failure,
     // Dropped after `staged`; `Drop` has synchronized the stream by then.
-    stream: RawStream,
+    // Shared only with the executor's (weak) list of streams.
+    stream: Arc<RawStream>,
 }
 
 impl CudaStream {
     /// A new stream on `executor`'s device.
     pub fn new(executor: Arc<CudaExecutor>) -> Result<CudaStream> {
-        let stream = RawStream::new(executor.context())?;
+        let stream = Arc::new(RawStream::new(executor.context())?);
+        executor.register_stream(&stream);
         Ok(CudaStream {
             executor,
             staged: Mutex::new(Vec::new()),
