@@ -1,21 +1,46 @@
-//! Platform "CUDA" (priority 210, alias "gpu").
+//! Platform "CUDA" (priority 210, alias "gpu"): NVIDIA GPUs through `cudarc`.
 //!
-//! # Where this crate stands
-//! The CUDA backend is planned (executors over CUDA contexts, real streams and
-//! events, kernels generated from HLO and compiled with NVRTC, cuBLAS for dots)
-//! but not written yet. What exists is the part every machine needs: the
-//! registration and an honest probe. The driver is loaded at run time through
-//! `cudarc`'s dynamic loading, so this crate builds and links on machines with no
-//! CUDA toolkit and no driver; the probe checks `is_culib_present()` before
-//! touching the driver and never panics.
+//! # Design
+//! The backend is two halves that meet in a [`program::Program`]:
 //!
-//! Until the executors and compiler exist the probe reports the platform as
-//! *unavailable* even where a driver and devices are present (saying so), so that
-//! it never becomes the default platform and fails later. No compiler or transfer
-//! manager is registered, which the registry reports by name if anyone asks.
+//! * **The compiler** needs no device. [`compiler::optimize`] runs the shared
+//!   pipeline and legalizes the module to the ops [`codegen`] implements;
+//!   [`codegen::generate`] turns it into one CUDA C translation unit (kernels
+//!   that fuse elementwise chains, broadcasts, transposes, slices, gathers and
+//!   the producers of reductions and dots, element by element) and a host-side
+//!   schedule of thunks over one arena. [`nvrtc`] compiles the source to PTX
+//!   for a named architecture. So `hlorun compile --platform cuda --target
+//!   sm_90 --emit ptx` works on a machine without a GPU, and CI compiles the
+//!   whole corpus that way.
+//! * **The runtime** ([`runtime`]) is the driver API through `cudarc`'s
+//!   dynamic loading: executors over primary contexts, stream-ordered memory
+//!   with the ledger every platform keeps, CUDA streams and events, host
+//!   callbacks, pinned staging for copies, PTX modules, and custom calls with
+//!   XLA's GPU ABI. [`executable::CudaExecutable`] compiles the PTX for the
+//!   executor's compute capability once per device and runs the schedule
+//!   through [`run::run_program`] on a [`runtime::StreamRun`].
+//!
+//! The schedule runner is shared with the host emulator ([`emulate`]), which
+//! compiles the generated kernels as C and runs them on the CPU: that is how
+//! the tests check the generated code on machines with no GPU.
+//!
+//! The crate builds and links with no CUDA installed. The probe loads the
+//! driver only to ask it for devices, never panics, and says why the platform
+//! is unavailable where it is.
 
-use platform_api::registry::{Availability, PlatformRegistration};
-use platform_api::{Error, Platform, PlatformOptions, Result};
+pub mod codegen;
+pub mod compiler;
+pub mod emulate;
+pub mod executable;
+pub mod nvrtc;
+pub mod program;
+pub mod run;
+pub mod runtime;
+
+use platform_api::registry::{
+    CompilerRegistration, PlatformRegistration, TransferManagerRegistration,
+};
+use platform_api::GenericTransferManager;
 use std::sync::Arc;
 
 /// The platform's registered name.
@@ -47,32 +72,24 @@ pub fn probe_driver() -> DriverProbe {
     }
 }
 
-fn probe() -> Availability {
-    Availability::Unavailable(match probe_driver() {
-        DriverProbe::NoDriver => {
-            "libcuda.so not found (no NVIDIA driver on this machine)".to_string()
-        }
-        DriverProbe::InitFailed(why) => why,
-        DriverProbe::Devices(0) => "the NVIDIA driver reports no devices".to_string(),
-        DriverProbe::Devices(n) => {
-            format!("driver found with {n} device(s), but the CUDA backend's executors and compiler are not implemented yet")
-        }
-    })
-}
-
-fn create(_options: &PlatformOptions) -> Result<Arc<dyn Platform>> {
-    Err(Error::unimplemented(
-        "the CUDA platform's executors are not implemented yet",
-    ))
-}
-
 platform_api::inventory::submit! {
     PlatformRegistration {
         name: PLATFORM_NAME,
         aliases: &["gpu"],
         priority: 210,
-        probe,
-        create,
+        probe: runtime::probe,
+        create: runtime::create_platform,
+    }
+}
+platform_api::inventory::submit! {
+    CompilerRegistration { platform: PLATFORM_NAME, create: || Arc::new(executable::CudaCompiler) }
+}
+platform_api::inventory::submit! {
+    // Device memory is reached only through stream copies, which is all the
+    // generic transfer manager uses.
+    TransferManagerRegistration {
+        platform: PLATFORM_NAME,
+        create: || Arc::new(GenericTransferManager::new(PLATFORM_NAME)),
     }
 }
 
@@ -81,20 +98,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn probe_never_panics_and_reports_unavailable() {
-        let availability = probe();
-        assert!(!availability.is_available());
+    fn registration_is_complete_and_the_probe_explains_itself() {
         let listing = platform_api::registry::find_platform("gpu").unwrap();
         assert_eq!(listing.name, PLATFORM_NAME);
-        let err = platform_api::registry::platform("cuda").err().unwrap();
-        assert_eq!(err.code(), platform_api::Code::FailedPrecondition);
-        assert!(err.message().contains("unavailable"), "{}", err.message());
+        let availability = runtime::probe();
+        if !availability.is_available() {
+            let err = platform_api::registry::platform("cuda").err().unwrap();
+            assert_eq!(err.code(), platform_api::Code::FailedPrecondition);
+            assert!(err.message().contains("unavailable"), "{}", err.message());
+        }
+        let problems = platform_api::registry::problems();
+        assert!(
+            !problems.iter().any(|p| p.contains(PLATFORM_NAME)),
+            "{problems:?}"
+        );
     }
 }
-
-pub mod program;
-pub mod run;
-pub mod codegen;
-pub mod nvrtc;
-pub mod emulate;
-pub mod compiler;
