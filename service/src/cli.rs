@@ -56,6 +56,28 @@ enum Command {
     Parse(ParseArgs),
     /// Run a conformance corpus on a platform: a status per case and program form.
     Conformance(ConformanceArgs),
+    /// Compile a module for a named target without a device (CUDA: PTX through NVRTC).
+    Compile(CompileArgs),
+}
+
+/// `hlorun compile`.
+#[derive(Args)]
+struct CompileArgs {
+    /// HLO text file (`-` reads standard input).
+    module: String,
+    /// Platform to compile for (deviceless compilation: CUDA).
+    #[arg(long, default_value = "cuda")]
+    platform: String,
+    /// Target architecture (`sm_80`, `sm_90`, ...).
+    #[arg(long, default_value = "sm_90")]
+    target: String,
+    /// What to write: `ptx` (NVRTC's output), `cuda` (the generated CUDA C) or
+    /// `hlo` (the module after passes and legalization).
+    #[arg(long, default_value = "ptx")]
+    emit: String,
+    /// Write NAME.ptx / NAME.cu / NAME.hlo into DIR instead of printing.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
 }
 
 /// What every subcommand that runs a module takes.
@@ -180,6 +202,7 @@ pub fn main() -> ExitCode {
         Command::Bench(args) => bench(args),
         Command::Parse(args) => parse(args),
         Command::Conformance(args) => conformance(args),
+        Command::Compile(args) => compile_deviceless(args),
     };
     match outcome {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
@@ -751,6 +774,48 @@ fn bench(args: BenchArgs) -> Result<Outcome> {
     };
     print_out(&format!("{text}\n"))?;
     Ok(Outcome::Success)
+}
+
+#[cfg(feature = "cuda")]
+fn compile_deviceless(args: CompileArgs) -> Result<Outcome> {
+    use platform_cuda::{compiler, nvrtc};
+    if !matches!(args.platform.to_ascii_lowercase().as_str(), "cuda" | "gpu") {
+        return Err(Error::invalid_argument(format!(
+            "deviceless compilation is available for CUDA only, not {:?}",
+            args.platform
+        )));
+    }
+    let arch = nvrtc::Arch::parse(&args.target)?;
+    let (module, name) = load_module(&args.module)?;
+    let options = compile_options(&module, None);
+    let (text, extension) = match args.emit.as_str() {
+        "hlo" => (compiler::optimize(module.clone(), &options)?.to_text(), "hlo"),
+        "cuda" => (compiler::compile_program(&module, &options)?.source, "cu"),
+        "ptx" => (compiler::compile_ptx(&module, &options, arch)?.1, "ptx"),
+        other => {
+            return Err(Error::invalid_argument(format!(
+                "--emit must be ptx, cuda or hlo, not {other:?}"
+            )))
+        }
+    };
+    let text = text;
+    match args.out {
+        Some(dir) => {
+            std::fs::create_dir_all(&dir).map_err(|e| Error::from(e).context(dir.display()))?;
+            let path = dir.join(format!("{}.{extension}", module.name));
+            std::fs::write(&path, &text).map_err(|e| Error::from(e).context(path.display()))?;
+            eprintln!("{name}: wrote {}", path.display());
+        }
+        None => print_out(&text)?,
+    }
+    Ok(Outcome::Success)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn compile_deviceless(_args: CompileArgs) -> Result<Outcome> {
+    Err(Error::unimplemented(
+        "this hlorun was built without the CUDA platform (feature `cuda`)",
+    ))
 }
 
 fn parse(args: ParseArgs) -> Result<Outcome> {
