@@ -85,6 +85,7 @@ def parse_args():
     p.add_argument("--timeout", type=float, default=600.0)
     p.add_argument("--json", action="store_true")
     p.add_argument("--xla-only", action="store_true")
+    p.add_argument("--xla-backend", default="cpu", help="cpu (default) or gpu: which XLA to compare with")
     a = p.parse_args()
     a.platforms = a.platforms or ["host"]
     a.bench_dir = a.bench_dir or default_bench_dir()
@@ -127,17 +128,17 @@ def make_inputs(spec, name, out_dir):
 
 
 class Xla:
-    """XLA CPU through jax's client."""
+    """XLA (CPU, or GPU with --xla-backend gpu) through jax's client."""
 
-    def __init__(self):
-        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    def __init__(self, backend="cpu"):
+        os.environ.setdefault("JAX_PLATFORMS", "cpu" if backend == "cpu" else "")
         import jax
         from jax._src import xla_bridge
         from jax._src.lib import xla_client as xc
 
         self.jax = jax
         self.xc = xc
-        self.backend = xla_bridge.get_backend("cpu")
+        self.backend = xla_bridge.get_backend(backend)
         self.device = self.backend.devices()[0]
         self.version = jax.__version__
 
@@ -225,7 +226,7 @@ def main():
     if not args.xla_only and not os.path.exists(args.hlorun):
         sys.exit(f"compare_xla: {args.hlorun} not found; build it with "
                  "`cargo build --release -p service --bin hlorun` or pass --hlorun")
-    xla = Xla()
+    xla = Xla(args.xla_backend)
     platforms = [] if args.xla_only else args.platforms
     results = []
     with tempfile.TemporaryDirectory(prefix="compare_xla_") as tmp:

@@ -5,8 +5,8 @@ use crate::codegen::{self, supported_ops};
 use crate::nvrtc::{self, Arch};
 use crate::program::Program;
 use platform_api::hlo::verifier::verify_module;
-use platform_api::semantics::contraction;
 use platform_api::passes::{self, HloPass, LayoutNormalization};
+use platform_api::semantics::contraction;
 use platform_api::{CompileOptions, HloModule, Opcode, Result};
 
 /// Verification, the shared standard pipeline, layout normalization and
@@ -31,7 +31,11 @@ pub fn compile_program(module: &HloModule, options: &CompileOptions) -> Result<P
 }
 
 /// [`compile_program`], then NVRTC for `arch`: the program and its PTX.
-pub fn compile_ptx(module: &HloModule, options: &CompileOptions, arch: Arch) -> Result<(Program, String)> {
+pub fn compile_ptx(
+    module: &HloModule,
+    options: &CompileOptions,
+    arch: Arch,
+) -> Result<(Program, String)> {
     let program = compile_program(module, options)?;
     let ptx = nvrtc::compile_to_ptx(&program.source, &program.name, arch)?;
     Ok((program, ptx))

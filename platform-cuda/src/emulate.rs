@@ -49,17 +49,30 @@ impl Emulator {
         std::fs::write(&src, &program.source).map_err(|e| Error::from(e).context(src.display()))?;
         let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
         let output = std::process::Command::new(&cc)
-            .args(["-std=c11", "-O1", "-DHLORUN_EMULATE", "-shared", "-fPIC", "-w", "-o"])
+            .args([
+                "-std=c11",
+                "-O1",
+                "-DHLORUN_EMULATE",
+                "-shared",
+                "-fPIC",
+                "-w",
+                "-o",
+            ])
             .arg(&lib)
             .arg(&src)
             .arg("-lm")
             .output()
-            .map_err(|e| Error::failed_precondition(format!("cannot run the C compiler `{cc}`: {e}")))?;
+            .map_err(|e| {
+                Error::failed_precondition(format!("cannot run the C compiler `{cc}`: {e}"))
+            })?;
         if !output.status.success() {
             return Err(Error::internal(format!(
                 "the generated code of {} does not compile as C:\n{}",
                 program.name,
-                String::from_utf8_lossy(&output.stderr).chars().take(6000).collect::<String>()
+                String::from_utf8_lossy(&output.stderr)
+                    .chars()
+                    .take(6000)
+                    .collect::<String>()
             )));
         }
         // SAFETY: the library is the one just built from generated code; its
@@ -70,8 +83,9 @@ impl Emulator {
         for kernel in &program.kernels {
             let symbol = format!("{}_emulate", kernel.name);
             // SAFETY: every kernel has an `_emulate` entry of this signature.
-            let f: libloading::Symbol<EmulatedKernel> = unsafe { library.get(symbol.as_bytes()) }
-                .map_err(|e| Error::internal(format!("{symbol}: {e}")))?;
+            let f: libloading::Symbol<EmulatedKernel> =
+                unsafe { library.get(symbol.as_bytes()) }
+                    .map_err(|e| Error::internal(format!("{symbol}: {e}")))?;
             kernels.push(*f);
         }
         Ok(Emulator {
@@ -130,7 +144,9 @@ fn leaves(literal: &Literal) -> Vec<&Literal> {
 
 fn rebuild(shape: &Shape, values: &mut impl Iterator<Item = Literal>) -> Literal {
     match shape {
-        Shape::Tuple(elements) => Literal::tuple(elements.iter().map(|s| rebuild(s, values)).collect()),
+        Shape::Tuple(elements) => {
+            Literal::tuple(elements.iter().map(|s| rebuild(s, values)).collect())
+        }
         _ => values.next().unwrap_or_else(|| Literal::tuple(Vec::new())),
     }
 }
@@ -148,9 +164,14 @@ impl KernelDevice for HostDevice<'_> {
         // SAFETY: the layout has a non-zero size.
         let p = unsafe { std::alloc::alloc_zeroed(layout) };
         if p.is_null() {
-            return Err(Error::resource_exhausted(format!("cannot allocate {bytes} bytes")));
+            return Err(Error::resource_exhausted(format!(
+                "cannot allocate {bytes} bytes"
+            )));
         }
-        self.blocks.lock().map_err(|_| Error::internal("poisoned"))?.insert(p as u64, layout);
+        self.blocks
+            .lock()
+            .map_err(|_| Error::internal("poisoned"))?
+            .insert(p as u64, layout);
         Ok(p as u64)
     }
 

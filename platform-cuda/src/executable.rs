@@ -84,8 +84,17 @@ impl CudaExecutable {
             return Ok(module.clone());
         }
         let (major, minor) = executor.compute_capability();
-        let ptx = nvrtc::compile_to_ptx(&self.program.source, &self.program.name, Arch { major, minor })?;
-        let names: Vec<String> = self.program.kernels.iter().map(|k| k.name.clone()).collect();
+        let ptx = nvrtc::compile_to_ptx(
+            &self.program.source,
+            &self.program.name,
+            Arch { major, minor },
+        )?;
+        let names: Vec<String> = self
+            .program
+            .kernels
+            .iter()
+            .map(|k| k.name.clone())
+            .collect();
         let module = Arc::new(executor.load_module(&ptx, &names)?);
         cache.insert(ordinal, module.clone());
         Ok(module)

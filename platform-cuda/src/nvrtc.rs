@@ -105,9 +105,11 @@ pub fn locate() -> std::result::Result<String, String> {
             if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
                 return Ok("the loader path".to_string());
             }
-            Err("NVRTC (libnvrtc.so) not found: install it with `pip install nvidia-cuda-nvrtc`, \
+            Err(
+                "NVRTC (libnvrtc.so) not found: install it with `pip install nvidia-cuda-nvrtc`, \
                  put it on LD_LIBRARY_PATH, or set HLORUN_NVRTC to its path"
-                .to_string())
+                    .to_string(),
+            )
         })
         .clone()
 }

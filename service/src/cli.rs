@@ -789,7 +789,10 @@ fn compile_deviceless(args: CompileArgs) -> Result<Outcome> {
     let (module, name) = load_module(&args.module)?;
     let options = compile_options(&module, None);
     let (text, extension) = match args.emit.as_str() {
-        "hlo" => (compiler::optimize(module.clone(), &options)?.to_text(), "hlo"),
+        "hlo" => (
+            compiler::optimize(module.clone(), &options)?.to_text(),
+            "hlo",
+        ),
         "cuda" => (compiler::compile_program(&module, &options)?.source, "cu"),
         "ptx" => (compiler::compile_ptx(&module, &options, arch)?.1, "ptx"),
         other => {
@@ -798,7 +801,6 @@ fn compile_deviceless(args: CompileArgs) -> Result<Outcome> {
             )))
         }
     };
-    let text = text;
     match args.out {
         Some(dir) => {
             std::fs::create_dir_all(&dir).map_err(|e| Error::from(e).context(dir.display()))?;

@@ -20,7 +20,11 @@ fn find_ptxas() -> Option<PathBuf> {
         return Some(PathBuf::from(p));
     }
     if let Ok(lib) = nvrtc::locate() {
-        let candidate = Path::new(&lib).parent()?.parent()?.join("bin").join("ptxas");
+        let candidate = Path::new(&lib)
+            .parent()?
+            .parent()?
+            .join("bin")
+            .join("ptxas");
         if candidate.exists() {
             return Some(candidate);
         }
@@ -67,7 +71,11 @@ fn corpus_compiles_to_ptx_for_sm80_and_sm90() {
         "NVRTC {:?} at {}; ptxas: {}",
         nvrtc::version().unwrap(),
         nvrtc::locate().unwrap(),
-        ptxas.as_ref().map_or("not found (PTX not assembled)".into(), |p| p.display().to_string())
+        ptxas
+            .as_ref()
+            .map_or("not found (PTX not assembled)".into(), |p| p
+                .display()
+                .to_string())
     );
     let corpus = default_corpus().expect("corpus");
     let mut jobs = Vec::new();

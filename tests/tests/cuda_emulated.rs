@@ -22,12 +22,24 @@ fn corpus_runs_on_the_emulated_generated_code() {
             let status = run(&case, form);
             match status {
                 Status::Pass => passed += 1,
-                other => failures.push(format!("{} ({}): {}", case.name, form.name(), other.detail())),
+                other => failures.push(format!(
+                    "{} ({}): {}",
+                    case.name,
+                    form.name(),
+                    other.detail()
+                )),
             }
         }
     }
-    eprintln!("emulated CUDA code: {passed} runs pass, {} fail", failures.len());
-    assert!(failures.is_empty(), "failing runs:\n{}", failures.join("\n"));
+    eprintln!(
+        "emulated CUDA code: {passed} runs pass, {} fail",
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "failing runs:\n{}",
+        failures.join("\n")
+    );
 }
 
 fn run(case: &Case, form: Form) -> Status {

@@ -36,7 +36,11 @@ pub struct Functions {
 
 impl Functions {
     /// The C function computing computation `comp` on scalars.
-    pub fn scalar_function(&mut self, module: &HloModule, comp: platform_api::hlo::CompId) -> Result<String> {
+    pub fn scalar_function(
+        &mut self,
+        module: &HloModule,
+        comp: platform_api::hlo::CompId,
+    ) -> Result<String> {
         if let Some(name) = self.by_computation.get(&comp.index()) {
             return Ok(name.clone());
         }
@@ -242,7 +246,11 @@ impl<'a> KernelBuilder<'a> {
             for &o in &ops {
                 let (oty, odims) = array(&self.comp.instr(o).shape, self.comp.instr(o))?;
                 // `select` may take a scalar predicate.
-                let oidx = if odims.is_empty() { Vec::new() } else { idx.to_vec() };
+                let oidx = if odims.is_empty() {
+                    Vec::new()
+                } else {
+                    idx.to_vec()
+                };
                 args.push((self.value(o, &oidx)?, oty));
             }
             let out = self.var("v");
@@ -294,7 +302,10 @@ impl<'a> KernelBuilder<'a> {
                 let mut oidx = Vec::new();
                 for (d, s) in slice.iter().enumerate() {
                     let v = self.var("i");
-                    self.line(&format!("s64 {v} = {}LL + {} * {}LL;", s.start, idx[d], s.stride));
+                    self.line(&format!(
+                        "s64 {v} = {}LL + {} * {}LL;",
+                        s.start, idx[d], s.stride
+                    ));
                     oidx.push(v);
                 }
                 return self.value(ops[0], &oidx);
@@ -349,7 +360,11 @@ impl<'a> KernelBuilder<'a> {
                     oidx.push(v);
                 }
                 self.line(&format!("{t} {out};"));
-                let cond = if conds.is_empty() { "1".to_string() } else { conds.join(" && ") };
+                let cond = if conds.is_empty() {
+                    "1".to_string()
+                } else {
+                    conds.join(" && ")
+                };
                 self.open(&format!("if ({cond})"));
                 let x = self.value(ops[0], &oidx)?;
                 self.line(&format!("{out} = {x};"));
@@ -390,7 +405,11 @@ impl<'a> KernelBuilder<'a> {
                     uidx.push(v);
                 }
                 self.line(&format!("{t} {out};"));
-                let cond = if conds.is_empty() { "1".to_string() } else { conds.join(" && ") };
+                let cond = if conds.is_empty() {
+                    "1".to_string()
+                } else {
+                    conds.join(" && ")
+                };
                 self.open(&format!("if ({cond})"));
                 let x = self.value(ops[1], &uidx)?;
                 self.line(&format!("{out} = {x};"));
@@ -430,7 +449,11 @@ impl<'a> KernelBuilder<'a> {
         let a = self.value(m[0], idx)?;
         let b = self.value(m[1], idx)?;
         let c = self.value(other, idx)?;
-        let f = if ty == ElementType::F32 { "fmaf" } else { "fma" };
+        let f = if ty == ElementType::F32 {
+            "fmaf"
+        } else {
+            "fma"
+        };
         let expr = match how {
             Contraction::Add => format!("{f}({a}, {b}, {c})"),
             Contraction::SubtractFromProduct => format!("{f}({a}, {b}, -{c})"),
@@ -453,10 +476,16 @@ impl<'a> KernelBuilder<'a> {
         let (_, odims) = array(&self.instr(operand).shape, self.instr(operand))?;
         let (_, idims) = array(&self.instr(indices).shape, self.instr(indices))?;
         let out_rank = idx.len();
-        let batch_out: Vec<usize> = (0..out_rank).filter(|d| !dnums.offset_dims.contains(d)).collect();
-        let position_dims: Vec<usize> = (0..idims.len()).filter(|&d| d != dnums.index_vector_dim).collect();
+        let batch_out: Vec<usize> = (0..out_rank)
+            .filter(|d| !dnums.offset_dims.contains(d))
+            .collect();
+        let position_dims: Vec<usize> = (0..idims.len())
+            .filter(|&d| d != dnums.index_vector_dim)
+            .collect();
         let window_dims: Vec<usize> = (0..odims.len())
-            .filter(|d| !dnums.collapsed_slice_dims.contains(d) && !dnums.operand_batching_dims.contains(d))
+            .filter(|d| {
+                !dnums.collapsed_slice_dims.contains(d) && !dnums.operand_batching_dims.contains(d)
+            })
             .collect();
         // The index array position of this output element (without the vector component).
         let mut starts = vec!["0LL".to_string(); odims.len()];
@@ -517,7 +546,10 @@ impl<'a> KernelBuilder<'a> {
         };
         let n = instr.operands.len() / 2;
         let f = self.functions.scalar_function(self.module, *to_apply)?;
-        let (_, odims) = array(&self.instr(instr.operands[0]).shape, self.instr(instr.operands[0]))?;
+        let (_, odims) = array(
+            &self.instr(instr.operands[0]).shape,
+            self.instr(instr.operands[0]),
+        )?;
         let mut accs = Vec::new();
         for k in 0..n {
             let init = instr.operands[n + k];
@@ -528,7 +560,9 @@ impl<'a> KernelBuilder<'a> {
             accs.push((acc, ty));
         }
         let mut oidx = vec![String::new(); odims.len()];
-        let kept: Vec<usize> = (0..odims.len()).filter(|d| !dimensions.contains(d)).collect();
+        let kept: Vec<usize> = (0..odims.len())
+            .filter(|d| !dimensions.contains(d))
+            .collect();
         for (k, &d) in kept.iter().enumerate() {
             oidx[d] = idx[k].clone();
         }
@@ -570,10 +604,14 @@ impl<'a> KernelBuilder<'a> {
         let (lty, ldims) = array(&self.instr(lhs).shape, self.instr(lhs))?;
         let (rty, rdims) = array(&self.instr(rhs).shape, self.instr(rhs))?;
         let lfree: Vec<usize> = (0..ldims.len())
-            .filter(|d| !dnums.lhs_batch_dims.contains(d) && !dnums.lhs_contracting_dims.contains(d))
+            .filter(|d| {
+                !dnums.lhs_batch_dims.contains(d) && !dnums.lhs_contracting_dims.contains(d)
+            })
             .collect();
         let rfree: Vec<usize> = (0..rdims.len())
-            .filter(|d| !dnums.rhs_batch_dims.contains(d) && !dnums.rhs_contracting_dims.contains(d))
+            .filter(|d| {
+                !dnums.rhs_batch_dims.contains(d) && !dnums.rhs_contracting_dims.contains(d)
+            })
             .collect();
         let mut lidx = vec![String::new(); ldims.len()];
         let mut ridx = vec![String::new(); rdims.len()];

@@ -101,13 +101,19 @@ pub const TYPES: &[ElementType] = &[
 
 /// What the generator implements; legalization rewrites the rest.
 pub fn supported_ops() -> OpSupport {
-    OpSupport::new().ops(OPS).types(TYPES).any_type(MOVEMENT_OPS)
+    OpSupport::new()
+        .ops(OPS)
+        .types(TYPES)
+        .any_type(MOVEMENT_OPS)
 }
 
 /// [`supported_ops`] without `op`.
 pub fn supported_ops_without(op: Opcode) -> OpSupport {
     let ops: Vec<Opcode> = OPS.iter().copied().filter(|&o| o != op).collect();
-    OpSupport::new().ops(&ops).types(TYPES).any_type(MOVEMENT_OPS)
+    OpSupport::new()
+        .ops(&ops)
+        .types(TYPES)
+        .any_type(MOVEMENT_OPS)
 }
 
 const ALIGN: u64 = 256;
@@ -133,9 +139,13 @@ fn leaf_shapes(shape: &Shape) -> Vec<(ElementType, Vec<usize>)> {
 }
 
 fn leaf_bytes(ty: ElementType, dims: &[usize]) -> Result<u64> {
-    let n = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
+    let n = dims
+        .iter()
+        .try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
     n.and_then(|n| n.checked_mul(ty.byte_size() as u64))
-        .ok_or_else(|| Error::resource_exhausted(format!("an array of {ty}{dims:?} does not fit in memory")))
+        .ok_or_else(|| {
+            Error::resource_exhausted(format!("an array of {ty}{dims:?} does not fit in memory"))
+        })
 }
 
 /// Generates the program for a legalized, layout-free module. With
@@ -145,7 +155,11 @@ pub fn generate(module: &HloModule, contract: bool) -> Result<Program> {
     let plan = ModulePlan::new(module, contract)?;
     let mut gen = Generator {
         module,
-        contractions: plan.computations.into_iter().map(|c| c.contractions).collect(),
+        contractions: plan
+            .computations
+            .into_iter()
+            .map(|c| c.contractions)
+            .collect(),
         functions: Functions::default(),
         kernels: Vec::new(),
         kernel_source: String::new(),
@@ -262,7 +276,6 @@ fn is_cheap(op: Opcode) -> bool {
 }
 
 impl Generator<'_> {
-
     fn alloc(&mut self, bytes: u64) -> BufferRef {
         let offset = self.arena;
         self.arena = offset + bytes.div_ceil(ALIGN) * ALIGN;
@@ -315,14 +328,16 @@ impl Generator<'_> {
             if i == comp.root.index() || needs_buffers(op) || live_users.len() != 1 {
                 return true;
             }
-            if matches!(op, Opcode::Dot | Opcode::Reduce) || !matches!(instr.shape, Shape::Array(_)) {
+            if matches!(op, Opcode::Dot | Opcode::Reduce) || !matches!(instr.shape, Shape::Array(_))
+            {
                 return true;
             }
             if op == Opcode::Constant && instr.shape.element_count() != 1 {
                 return true;
             }
             let user = comp.instructions[live_users[0]].op.opcode();
-            needs_buffers(user) || (matches!(user, Opcode::Broadcast | Opcode::Dot) && !is_cheap(op))
+            needs_buffers(user)
+                || (matches!(user, Opcode::Broadcast | Opcode::Dot) && !is_cheap(op))
         };
         let mut leaves: HashMap<InstrId, Vec<BufferRef>> = HashMap::new();
         // How deep the fused expression ending at each instruction is; deep
@@ -379,15 +394,20 @@ impl Generator<'_> {
         let instr = comp.instr(id);
         let operand = |k: usize| Self::operand_leaves(leaves, comp, id, k);
         match &instr.op {
-            Op::Parameter { number } => params
-                .get(*number)
-                .cloned()
-                .ok_or_else(|| Error::internal(format!("parameter {number} of {} is not bound", comp.name))),
+            Op::Parameter { number } => params.get(*number).cloned().ok_or_else(|| {
+                Error::internal(format!("parameter {number} of {} is not bound", comp.name))
+            }),
             Op::GetTupleElement { index } => {
                 let Shape::Tuple(elements) = &comp.instr(instr.operands[0]).shape else {
-                    return Err(Error::internal(format!("%{} reads a non-tuple", instr.name)));
+                    return Err(Error::internal(format!(
+                        "%{} reads a non-tuple",
+                        instr.name
+                    )));
                 };
-                let before: usize = elements[..*index].iter().map(|s| leaf_shapes(s).len()).sum();
+                let before: usize = elements[..*index]
+                    .iter()
+                    .map(|s| leaf_shapes(s).len())
+                    .sum();
                 let count = leaf_shapes(&elements[*index]).len();
                 Ok(operand(0)?[before..before + count].to_vec())
             }
@@ -440,7 +460,9 @@ impl Generator<'_> {
                 self.copy_back(&next, &state, &shapes, &mut body_thunks)?;
                 out.push(Thunk::While {
                     condition: cond_thunks,
-                    predicate: *predicate.first().ok_or_else(|| Error::internal("while condition has no value"))?,
+                    predicate: *predicate
+                        .first()
+                        .ok_or_else(|| Error::internal("while condition has no value"))?,
                     body: body_thunks,
                 });
                 Ok(state)
@@ -448,13 +470,23 @@ impl Generator<'_> {
             Op::Conditional { branches } => {
                 let results = self.alloc_leaves(&instr.shape)?;
                 let shapes = leaf_shapes(&instr.shape);
-                let index = *operand(0)?.first().ok_or_else(|| Error::internal("conditional without index"))?;
-                let index_is_pred = comp.instr(instr.operands[0]).shape.as_array().map(|a| a.element_type)
+                let index = *operand(0)?
+                    .first()
+                    .ok_or_else(|| Error::internal("conditional without index"))?;
+                let index_is_pred = comp
+                    .instr(instr.operands[0])
+                    .shape
+                    .as_array()
+                    .map(|a| a.element_type)
                     == Some(ElementType::Pred);
                 let mut lists = Vec::new();
                 for (b, branch) in branches.iter().enumerate() {
                     let mut thunks = Vec::new();
-                    let root = self.computation(self.module.computation(*branch), vec![operand(b + 1)?], &mut thunks)?;
+                    let root = self.computation(
+                        self.module.computation(*branch),
+                        vec![operand(b + 1)?],
+                        &mut thunks,
+                    )?;
                     for ((dst, src), (ty, dims)) in results.iter().zip(root).zip(&shapes) {
                         thunks.push(Thunk::Copy {
                             dst: *dst,
@@ -572,8 +604,14 @@ impl Generator<'_> {
         if elements == 0 {
             return Ok(());
         }
-        let index = self.module.computations.iter().position(|c| std::ptr::eq(c, comp));
-        let contractions = index.and_then(|i| self.contractions.get(i)).map_or(&[][..], |v| v.as_slice());
+        let index = self
+            .module
+            .computations
+            .iter()
+            .position(|c| std::ptr::eq(c, comp));
+        let contractions = index
+            .and_then(|i| self.contractions.get(i))
+            .map_or(&[][..], |v| v.as_slice());
         let producers = Materialized {
             leaves,
             contractions,
@@ -581,7 +619,9 @@ impl Generator<'_> {
         let module = self.module;
         let mut kb = KernelBuilder::new(module, comp, &producers, &mut self.functions);
         let outs: Vec<String> = results.iter().map(|r| kb.param(*r)).collect();
-        kb.open(&format!("for (s64 gi = THREAD_START; gi < {elements}LL; gi += THREAD_STRIDE)"));
+        kb.open(&format!(
+            "for (s64 gi = THREAD_START; gi < {elements}LL; gi += THREAD_STRIDE)"
+        ));
         let idx = kb.unravel("gi", &dims);
         let values = match (&instr.op, shapes.len()) {
             (Op::Reduce { .. }, n) if n > 1 => kb.reduce(id, &idx)?,
@@ -611,7 +651,10 @@ impl Generator<'_> {
         out: &mut Vec<Thunk>,
     ) -> Result<Vec<BufferRef>> {
         let instr = comp.instr(id);
-        let Op::Scatter { dnums, to_apply, .. } = &instr.op else {
+        let Op::Scatter {
+            dnums, to_apply, ..
+        } = &instr.op
+        else {
             return Err(Error::internal("not a scatter"));
         };
         let n = instr.operands.len() / 2;
@@ -640,8 +683,14 @@ impl Generator<'_> {
         if updates_elements == 0 {
             return Ok(results);
         }
-        let index = self.module.computations.iter().position(|c| std::ptr::eq(c, comp));
-        let contractions = index.and_then(|i| self.contractions.get(i)).map_or(&[][..], |v| v.as_slice());
+        let index = self
+            .module
+            .computations
+            .iter()
+            .position(|c| std::ptr::eq(c, comp));
+        let contractions = index
+            .and_then(|i| self.contractions.get(i))
+            .map_or(&[][..], |v| v.as_slice());
         let producers = Materialized {
             leaves,
             contractions,
@@ -651,10 +700,16 @@ impl Generator<'_> {
         let mut kb = KernelBuilder::new(module, comp, &producers, &mut self.functions);
         let outs: Vec<String> = results.iter().map(|r| kb.param(*r)).collect();
         kb.open("if (THREAD_START == 0)");
-        let scatter_dims: Vec<usize> = (0..udims.len()).filter(|d| !dnums.update_window_dims.contains(d)).collect();
-        let position_dims: Vec<usize> = (0..idims.len()).filter(|&d| d != dnums.index_vector_dim).collect();
+        let scatter_dims: Vec<usize> = (0..udims.len())
+            .filter(|d| !dnums.update_window_dims.contains(d))
+            .collect();
+        let position_dims: Vec<usize> = (0..idims.len())
+            .filter(|&d| d != dnums.index_vector_dim)
+            .collect();
         let window_operand_dims: Vec<usize> = (0..odims.len())
-            .filter(|d| !dnums.inserted_window_dims.contains(d) && !dnums.input_batching_dims.contains(d))
+            .filter(|d| {
+                !dnums.inserted_window_dims.contains(d) && !dnums.input_batching_dims.contains(d)
+            })
             .collect();
         let mut uidx = vec![String::new(); udims.len()];
         for &d in &scatter_dims {
@@ -673,11 +728,24 @@ impl Generator<'_> {
                 iidx[dnums.index_vector_dim] = format!("{k}LL");
             }
             let v = kb.value(indices, &iidx)?;
-            let ity = comp.instr(indices).shape.as_array().map(|a| a.element_type).unwrap_or(ElementType::S32);
-            starts[od] = format!("({} + {})", starts[od], scalar::convert(ity, ElementType::S64, &v)?);
+            let ity = comp
+                .instr(indices)
+                .shape
+                .as_array()
+                .map(|a| a.element_type)
+                .unwrap_or(ElementType::S32);
+            starts[od] = format!(
+                "({} + {})",
+                starts[od],
+                scalar::convert(ity, ElementType::S64, &v)?
+            );
         }
         for (b, &od) in dnums.input_batching_dims.iter().enumerate() {
-            let id_dim = dnums.scatter_indices_batching_dims.get(b).copied().unwrap_or(0);
+            let id_dim = dnums
+                .scatter_indices_batching_dims
+                .get(b)
+                .copied()
+                .unwrap_or(0);
             let p = position_dims.iter().position(|&x| x == id_dim).unwrap_or(0);
             starts[od] = uidx[scatter_dims[p]].clone();
         }
@@ -693,7 +761,11 @@ impl Generator<'_> {
             conds.push(format!("{s} >= 0 && {s} + {size}LL <= {}LL", odims[d]));
             start_vars.push(s);
         }
-        let cond = if conds.is_empty() { "1".to_string() } else { conds.join(" && ") };
+        let cond = if conds.is_empty() {
+            "1".to_string()
+        } else {
+            conds.join(" && ")
+        };
         kb.open(&format!("if ({cond})"));
         let mut opidx = start_vars.clone();
         for (k, &wd) in dnums.update_window_dims.iter().enumerate() {
@@ -723,7 +795,11 @@ impl Generator<'_> {
         args.extend(tmps.iter().map(|t| format!("&{t}")));
         kb.line(&format!("{f}({});", args.join(", ")));
         for (k, t) in tmps.iter().enumerate() {
-            kb.line(&format!("(({}*){})[{pos}] = {t};", scalar::ctype(shapes[k].0)?, outs[k]));
+            kb.line(&format!(
+                "(({}*){})[{pos}] = {t};",
+                scalar::ctype(shapes[k].0)?,
+                outs[k]
+            ));
         }
         for _ in &dnums.update_window_dims {
             kb.close();

@@ -53,7 +53,11 @@ pub fn literal(ty: ElementType, bytes: &[u8]) -> Result<String> {
             word(&bytes[..8]),
             word(&bytes[8..16])
         ),
-        _ => format!("(({})0x{:x}ull)", ctype(ty)?, word(&bytes[..ty.byte_size()])),
+        _ => format!(
+            "(({})0x{:x}ull)",
+            ctype(ty)?,
+            word(&bytes[..ty.byte_size()])
+        ),
     })
 }
 
@@ -67,7 +71,12 @@ pub fn scalar_literal(value: &Scalar) -> Result<String> {
 
 /// `T out = op(args);` for one elementwise operation. Arguments are C
 /// variables of their storage types.
-pub fn statement(op: &ElementOp, out: &str, out_ty: ElementType, args: &[(String, ElementType)]) -> Result<String> {
+pub fn statement(
+    op: &ElementOp,
+    out: &str,
+    out_ty: ElementType,
+    args: &[(String, ElementType)],
+) -> Result<String> {
     let t = ctype(out_ty)?;
     let a = |i: usize| args[i].0.as_str();
     let ty0 = args.first().map(|a| a.1).unwrap_or(out_ty);
@@ -82,7 +91,9 @@ pub fn statement(op: &ElementOp, out: &str, out_ty: ElementType, args: &[(String
         ElementOp::Convert => convert(ty0, out_ty, a(0))?,
         ElementOp::BitcastConvert => {
             if ty0.byte_size() != out_ty.byte_size() {
-                return Err(Error::internal("bitcast-convert of different widths in a scalar"));
+                return Err(Error::internal(
+                    "bitcast-convert of different widths in a scalar",
+                ));
             }
             return Ok(format!(
                 "{t} {out}; {{ {} __src = {}; copy_bytes(&{out}, &__src, {}); }}\n",
@@ -170,13 +181,17 @@ fn compare(
         ComparisonDirection::Ge => ">=",
     };
     let (a, b) = match (ty, compare_type) {
-        (ElementType::F32, Some(ComparisonType::TotalOrder)) => {
-            (format!("total_order_f32({a})"), format!("total_order_f32({b})"))
+        (ElementType::F32, Some(ComparisonType::TotalOrder)) => (
+            format!("total_order_f32({a})"),
+            format!("total_order_f32({b})"),
+        ),
+        (ElementType::F64, Some(ComparisonType::TotalOrder)) => (
+            format!("total_order_f64({a})"),
+            format!("total_order_f64({b})"),
+        ),
+        (ElementType::F32 | ElementType::F64 | ElementType::Pred, _) => {
+            (a.to_string(), b.to_string())
         }
-        (ElementType::F64, Some(ComparisonType::TotalOrder)) => {
-            (format!("total_order_f64({a})"), format!("total_order_f64({b})"))
-        }
-        (ElementType::F32 | ElementType::F64 | ElementType::Pred, _) => (a.to_string(), b.to_string()),
         (t, _) if is_int(t) => (a.to_string(), b.to_string()),
         (t, _) => return Err(unsupported("compare", t)),
     };
@@ -227,7 +242,11 @@ pub fn program_function(name: &str, program: &ScalarProgram<NoExtension>) -> Res
     }
     let mut body = String::new();
     for (reg, value) in &program.constants {
-        body += &format!("  {} r{reg} = {};\n", ctype(value.element_type())?, scalar_literal(value)?);
+        body += &format!(
+            "  {} r{reg} = {};\n",
+            ctype(value.element_type())?,
+            scalar_literal(value)?
+        );
     }
     for step in &program.steps {
         let args: Vec<(String, ElementType)> = step
@@ -262,5 +281,8 @@ pub fn program_function(name: &str, program: &ScalarProgram<NoExtension>) -> Res
     for (i, leaf) in program.outputs.iter().enumerate() {
         body += &format!("  *out{i} = r{};\n", leaf.reg);
     }
-    Ok(format!("DEVICE void {name}({}) {{\n{body}}}\n", params.join(", ")))
+    Ok(format!(
+        "DEVICE void {name}({}) {{\n{body}}}\n",
+        params.join(", ")
+    ))
 }
