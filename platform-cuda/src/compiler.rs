@@ -7,21 +7,23 @@ use crate::program::Program;
 use platform_api::hlo::verifier::verify_module;
 use platform_api::passes::{self, HloPass, LayoutNormalization};
 use platform_api::semantics::contraction;
-use platform_api::{CompileOptions, HloModule, Opcode, Result};
+use platform_api::{CompileOptions, HloModule, Result};
 
-/// Verification, the shared standard pipeline, layout normalization and
-/// legalization to what the code generator implements.
-pub fn optimize(module: HloModule, _options: &CompileOptions) -> Result<HloModule> {
+/// Verification, the shared standard pipeline and layout normalization:
+/// `Compiler::run_hlo_passes`.
+pub fn run_passes(module: HloModule) -> Result<HloModule> {
     verify_module(&module)?;
     let mut module = module;
     passes::standard_pipeline().run(&mut module)?;
     LayoutNormalization.run(&mut module)?;
-    // Custom calls the framework knows how to expand (XLA's `TopK`) are
-    // rewritten first, with custom calls left out of the declared ops; the
-    // rest stay for the runtime's GPU ABI.
-    let without_custom_calls = codegen::supported_ops_without(Opcode::CustomCall);
-    passes::legalize::legalize_as_far_as_possible(&mut module, &without_custom_calls)?;
-    platform_api::legalize(&module, &supported_ops())
+    Ok(module)
+}
+
+/// [`run_passes`], then legalization to what the code generator implements:
+/// the module [`codegen::generate`] takes (what `Compiler::compile` hands
+/// `run_backend`).
+pub fn optimize(module: HloModule, _options: &CompileOptions) -> Result<HloModule> {
+    platform_api::legalize(&run_passes(module)?, &supported_ops())
 }
 
 /// [`optimize`], then code generation.

@@ -16,7 +16,8 @@ use platform_api::{
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// Passes and legalization ([`compiler::optimize`]), then code generation.
+/// Passes ([`compiler::run_passes`]), legalization (the provided
+/// `Compiler::compile`), then code generation.
 /// PTX is compiled when an executable first runs on a device, for that
 /// device's compute capability.
 pub struct CudaCompiler;
@@ -30,9 +31,9 @@ impl Compiler for CudaCompiler {
         &self,
         module: HloModule,
         _: &Arc<dyn StreamExecutor>,
-        options: &CompileOptions,
+        _: &CompileOptions,
     ) -> Result<HloModule> {
-        compiler::optimize(module, options)
+        compiler::run_passes(module)
     }
 
     fn supported_ops(&self) -> Option<OpSupport> {

@@ -35,8 +35,13 @@ fn find_ptxas() -> Option<PathBuf> {
         .find(|p| p.exists())
 }
 
+/// Where PTX files wait for `ptxas`; removed when the test ends.
+fn scratch_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("hlorun-ptxas-{}", std::process::id()))
+}
+
 fn check_with_ptxas(ptxas: &Path, ptx: &str, arch: Arch, label: &str) -> Result<(), String> {
-    let dir = std::env::temp_dir().join(format!("hlorun-ptxas-{}", std::process::id()));
+    let dir = scratch_dir();
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let file = dir.join(format!("{}.ptx", label.replace([' ', '/', '(', ')'], "_")));
     std::fs::write(&file, ptx).map_err(|e| e.to_string())?;
@@ -114,6 +119,7 @@ fn corpus_compiles_to_ptx_for_sm80_and_sm90() {
             });
         }
     });
+    let _ = std::fs::remove_dir_all(scratch_dir());
     let failures = failures.into_inner().unwrap();
     eprintln!(
         "deviceless CUDA: {} compilations pass, {} fail",

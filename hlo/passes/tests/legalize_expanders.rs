@@ -1505,3 +1505,33 @@ ENTRY e {
         legalize_common::close(&want, &got, 0.0).unwrap_or_else(|why| panic!("{why}\n{after}"));
     }
 }
+
+/// XLA's `TopK` custom call is the `topk` op in custom-call form: a backend
+/// that declares `custom-call` (for its own targets) still gets it rewritten.
+#[test]
+fn topk_custom_call_is_rewritten_even_where_custom_calls_are_declared() {
+    let module = parse(
+        r#"HloModule m
+ENTRY e {
+  x = f32[2,6] parameter(0)
+  ROOT t = (f32[2,3], s32[2,3]) custom-call(x), custom_call_target="TopK"
+}"#,
+    );
+    let only_calls = OpSupport::new().ops(&[Opcode::CustomCall]);
+    let left = unlegalized(&module, &only_calls);
+    assert!(
+        left.iter().any(|u| u.opcode == Opcode::CustomCall),
+        "{left:?}"
+    );
+    let support = core_support().ops(&[Opcode::CustomCall]);
+    let legal = legalize(&module, &support).expect("legalizes");
+    assert_eq!(count(&legal, Opcode::CustomCall), 0, "{}", legal.to_text());
+    let other = parse(
+        r#"HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT y = f32[4] custom-call(x), custom_call_target="my_target"
+}"#,
+    );
+    assert!(unlegalized(&other, &only_calls).is_empty());
+}

@@ -259,7 +259,7 @@ fn bench_args(spec: &Path) -> Vec<Literal> {
     args
 }
 
-/// Slow in debug builds: `cargo test --release -p platform-api --test
+/// Slow in debug builds: `cargo test --release -p hlo-passes --test
 /// passes_corpus -- --ignored`.
 #[test]
 #[ignore]

@@ -62,6 +62,12 @@ fn array(shape: &Shape, what: &HloInstruction) -> Result<(ElementType, Vec<usize
     }
 }
 
+/// A C expression: `start` clamped into `[0, hi]` (XLA clamps dynamic and
+/// gather starts so the whole slice is in bounds).
+fn clamped(start: &str, hi: i64) -> String {
+    format!("({start} < 0 ? 0 : ({start} > {hi}LL ? {hi}LL : {start}))")
+}
+
 fn strides(dims: &[usize]) -> Vec<u64> {
     let mut s = vec![1u64; dims.len()];
     for d in (0..dims.len().saturating_sub(1)).rev() {
@@ -194,16 +200,6 @@ impl<'a> KernelBuilder<'a> {
         let at = self.linear(idx, &dims);
         self.line(&format!("{t} {v} = ((const {t}*){p})[{at}];"));
         Ok(v)
-    }
-
-    fn scalar_index(&mut self, id: InstrId) -> Result<String> {
-        let instr = self.instr(id);
-        let (ty, _) = array(&instr.shape, instr)?;
-        let v = self.value(id, &[])?;
-        let out = self.var("x");
-        let e = scalar::convert(ty, ElementType::S64, &v)?;
-        self.line(&format!("s64 {out} = {e};"));
-        Ok(out)
     }
 
     /// `id`'s value at `idx` computed from its operands (it is not read from
@@ -378,13 +374,10 @@ impl<'a> KernelBuilder<'a> {
                 let (_, odims) = operand_dims(0)?;
                 let mut oidx = Vec::new();
                 for d in 0..dims.len() {
-                    let s = self.scalar_index(ops[1 + d])?;
+                    let s = self.index_value(ops[1 + d], &[])?;
                     let hi = odims[d] as i64 - sizes[d] as i64;
                     let v = self.var("i");
-                    self.line(&format!(
-                        "s64 {v} = ({s} < 0 ? 0 : ({s} > {hi}LL ? {hi}LL : {s})) + {};",
-                        idx[d]
-                    ));
+                    self.line(&format!("s64 {v} = {} + {};", clamped(&s, hi), idx[d]));
                     oidx.push(v);
                 }
                 return self.value(ops[0], &oidx);
@@ -394,13 +387,10 @@ impl<'a> KernelBuilder<'a> {
                 let mut uidx = Vec::new();
                 let mut conds = Vec::new();
                 for d in 0..dims.len() {
-                    let s = self.scalar_index(ops[2 + d])?;
+                    let s = self.index_value(ops[2 + d], &[])?;
                     let hi = dims[d] as i64 - udims[d] as i64;
                     let v = self.var("i");
-                    self.line(&format!(
-                        "s64 {v} = {} - ({s} < 0 ? 0 : ({s} > {hi}LL ? {hi}LL : {s}));",
-                        idx[d]
-                    ));
+                    self.line(&format!("s64 {v} = {} - {};", idx[d], clamped(&s, hi)));
                     conds.push(format!("{v} >= 0 && {v} < {}LL", udims[d]));
                     uidx.push(v);
                 }
@@ -497,7 +487,7 @@ impl<'a> KernelBuilder<'a> {
             if dnums.index_vector_dim < idims.len() {
                 iidx[dnums.index_vector_dim] = format!("{k}LL");
             }
-            let s = self.scalar_index_at(indices, &iidx)?;
+            let s = self.index_value(indices, &iidx)?;
             starts[od] = format!("({} + {s})", starts[od]);
         }
         let mut oidx = Vec::new();
@@ -515,16 +505,15 @@ impl<'a> KernelBuilder<'a> {
                     Some(k) => idx[dnums.offset_dims[k]].clone(),
                     None => "0LL".to_string(),
                 };
-                self.line(&format!(
-                    "s64 {v} = ({s} < 0 ? 0 : ({s} > {hi}LL ? {hi}LL : {s})) + {offset};"
-                ));
+                self.line(&format!("s64 {v} = {} + {offset};", clamped(&s, hi)));
             }
             oidx.push(v);
         }
         self.value(operand, &oidx)
     }
 
-    fn scalar_index_at(&mut self, id: InstrId, idx: &[String]) -> Result<String> {
+    /// A variable holding integer `id`'s value at `idx` as `s64` (an index).
+    pub fn index_value(&mut self, id: InstrId, idx: &[String]) -> Result<String> {
         let instr = self.instr(id);
         let (ty, _) = array(&instr.shape, instr)?;
         let v = self.value(id, idx)?;

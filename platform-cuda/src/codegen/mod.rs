@@ -276,16 +276,21 @@ fn is_cheap(op: Opcode) -> bool {
 }
 
 impl Generator<'_> {
-    fn alloc(&mut self, bytes: u64) -> BufferRef {
+    fn alloc(&mut self, bytes: u64) -> Result<BufferRef> {
         let offset = self.arena;
-        self.arena = offset + bytes.div_ceil(ALIGN) * ALIGN;
-        BufferRef::Arena { offset }
+        self.arena = bytes
+            .checked_next_multiple_of(ALIGN)
+            .and_then(|b| offset.checked_add(b))
+            .ok_or_else(|| {
+                Error::resource_exhausted("the program's buffers exceed the address space")
+            })?;
+        Ok(BufferRef::Arena { offset })
     }
 
     fn alloc_leaves(&mut self, shape: &Shape) -> Result<Vec<BufferRef>> {
         leaf_shapes(shape)
             .iter()
-            .map(|(ty, dims)| Ok(self.alloc(leaf_bytes(*ty, dims)?)))
+            .map(|(ty, dims)| self.alloc(leaf_bytes(*ty, dims)?))
             .collect()
     }
 
@@ -547,7 +552,7 @@ impl Generator<'_> {
         for i in 0..next.len() {
             if next[i] != state[i] && state.contains(&next[i]) {
                 let bytes = leaf_bytes(shapes[i].0, &shapes[i].1)?;
-                let temp = self.alloc(bytes);
+                let temp = self.alloc(bytes)?;
                 out.push(Thunk::Copy {
                     dst: temp,
                     src: next[i],
@@ -727,18 +732,8 @@ impl Generator<'_> {
             if dnums.index_vector_dim < idims.len() {
                 iidx[dnums.index_vector_dim] = format!("{k}LL");
             }
-            let v = kb.value(indices, &iidx)?;
-            let ity = comp
-                .instr(indices)
-                .shape
-                .as_array()
-                .map(|a| a.element_type)
-                .unwrap_or(ElementType::S32);
-            starts[od] = format!(
-                "({} + {})",
-                starts[od],
-                scalar::convert(ity, ElementType::S64, &v)?
-            );
+            let v = kb.index_value(indices, &iidx)?;
+            starts[od] = format!("({} + {v})", starts[od]);
         }
         for (b, &od) in dnums.input_batching_dims.iter().enumerate() {
             let id_dim = dnums

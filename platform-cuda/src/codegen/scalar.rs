@@ -220,7 +220,6 @@ pub fn convert(from: ElementType, to: ElementType, a: &str) -> Result<String> {
         _ if from == to => a,
         Pred => format!("((u8)({a} != 0))"),
         F32 | F64 => format!("(({}){a})", ctype(to)?),
-        F16 if real => format!("f64_to_f16((double){a})"),
         F16 => format!("f64_to_f16((double){a})"),
         BF16 => format!("f32_to_bf16((float){a})"),
         C64 => format!("make_c64({}, 0.0f)", convert(from, F32, &a)?),

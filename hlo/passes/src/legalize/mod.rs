@@ -154,15 +154,28 @@ impl OpSupport {
         allowed.is_none_or(|allowed| types.iter().all(|t| allowed.contains(t)))
     }
 
-    /// Whether `instr` is legal as it stands.
+    /// Whether `instr` is legal as it stands. XLA's `TopK` custom call never
+    /// is: it is the `topk` op in custom-call form, which legalization
+    /// rewrites into that op (run by the backend or expanded in turn), so a
+    /// backend that declares `custom-call` for its own targets is not handed it.
     pub fn supports_instruction(&self, instr: &HloInstruction, comp: &HloComputation) -> bool {
-        self.supports(instr.opcode(), &instruction_types(instr, comp))
+        legal(
+            self,
+            instr,
+            &(instr.opcode(), instruction_types(instr, comp)),
+        )
     }
 
     /// The declared opcodes.
     pub fn opcodes(&self) -> impl Iterator<Item = Opcode> + '_ {
         self.ops.iter().copied()
     }
+}
+
+/// [`OpSupport::supports_instruction`] with the instruction's key computed.
+fn legal(support: &OpSupport, instr: &HloInstruction, key: &Emitted) -> bool {
+    let framework_call = matches!(&instr.op, Op::CustomCall(a) if a.target == sorting::TOPK_TARGET);
+    !framework_call && support.supports(key.0, &key.1)
 }
 
 /// Ops every backend has by construction: they only name or group values.
@@ -669,7 +682,7 @@ fn sweep_computation(
         i += 1;
         let instr = ed.instr(id);
         let key = (instr.opcode(), instruction_types(instr, ed.computation()));
-        if legalizer.support.supports(key.0, &key.1) {
+        if legal(legalizer.support, instr, &key) {
             continue;
         }
         // Dead instructions (replaced earlier in this sweep) need no work.
@@ -709,7 +722,7 @@ pub fn unlegalized(module: &HloModule, support: &OpSupport) -> Vec<Unlegalized> 
     for comp in &module.computations {
         for instr in &comp.instructions {
             let key = (instr.opcode(), instruction_types(instr, comp));
-            if !support.supports(key.0, &key.1) {
+            if !legal(support, instr, &key) {
                 missing
                     .entry(key)
                     .or_insert_with(|| (instr.name.clone(), 0))

@@ -350,6 +350,9 @@ impl Expander for TopKExpander {
 /// checked like any other instruction.
 pub struct TopKCustomCallExpander;
 
+/// The target name of XLA's `TopK` custom call.
+pub const TOPK_TARGET: &str = "TopK";
+
 impl Expander for TopKCustomCallExpander {
     fn name(&self) -> &'static str {
         "TopK custom call"
@@ -363,7 +366,7 @@ impl Expander for TopKCustomCallExpander {
             return false;
         };
         let leaves = instr.shape.tuple_shapes();
-        attrs.target == "TopK"
+        attrs.target == TOPK_TARGET
             && instr.operands.len() == 1
             && leaves.len() == 2
             && leaves.iter().all(|l| l.is_array() && l.rank() >= 1)
