@@ -80,6 +80,14 @@ pub fn preorder_subshapes(shape: &Shape) -> Vec<(Vec<usize>, &Shape)> {
     out
 }
 
+/// How many nodes (arrays, tuples, tokens) a shape has, itself included.
+pub fn node_count(shape: &Shape) -> usize {
+    match shape {
+        Shape::Tuple(elements) => 1 + elements.iter().map(node_count).sum::<usize>(),
+        _ => 1,
+    }
+}
+
 /// Bytes a node of a shape occupies on a device: the elements of an array, an
 /// index table of 8-byte pointers for a tuple, nothing for a token.
 pub fn node_byte_size(shape: &Shape) -> usize {
@@ -167,13 +175,25 @@ impl ShapedBuffer {
     }
     /// The allocation at a tuple index path.
     pub fn buffer(&self, index: &[usize]) -> Result<&Arc<DeviceAllocation>> {
-        let pos = preorder_subshapes(&self.shape)
-            .iter()
-            .position(|(i, _)| i == index)
-            .ok_or_else(|| {
-                Error::invalid_argument(format!("no element at index {index:?} of {}", self.shape))
-            })?;
+        let (pos, _) = self.locate(index)?;
         Ok(&self.nodes[pos])
+    }
+    /// The preorder position and shape of the node at `index`, found by walking
+    /// the path (not by listing every node: wide tuples made that quadratic).
+    fn locate(&self, index: &[usize]) -> Result<(usize, &Shape)> {
+        let missing =
+            || Error::invalid_argument(format!("no element at index {index:?} of {}", self.shape));
+        let mut pos = 0;
+        let mut shape = &self.shape;
+        for &i in index {
+            let Shape::Tuple(elements) = shape else {
+                return Err(missing());
+            };
+            let element = elements.get(i).ok_or_else(missing)?;
+            pos += 1 + elements[..i].iter().map(node_count).sum::<usize>();
+            shape = element;
+        }
+        Ok((pos, shape))
     }
     /// Array leaves with their index paths and shapes, in preorder.
     pub fn leaves(&self) -> Vec<(Vec<usize>, &Shape, &Arc<DeviceAllocation>)> {
@@ -186,25 +206,30 @@ impl ShapedBuffer {
     }
     /// The sub-value at a tuple index path, sharing its allocations.
     pub fn sub_buffer(&self, index: &[usize]) -> Result<ShapedBuffer> {
-        let all = preorder_subshapes(&self.shape);
-        let Some(start) = all.iter().position(|(i, _)| i == index) else {
-            return Err(Error::invalid_argument(format!(
-                "no element at index {index:?} of {}",
-                self.shape
-            )));
-        };
-        let sub_shape = all[start].1.clone();
-        let count = preorder_subshapes(&sub_shape).len();
-        Ok(ShapedBuffer {
-            shape: sub_shape,
+        let (start, sub_shape) = self.locate(index)?;
+        Ok(self.slice_nodes(start, sub_shape.clone()))
+    }
+    fn slice_nodes(&self, start: usize, shape: Shape) -> ShapedBuffer {
+        let count = node_count(&shape);
+        ShapedBuffer {
+            shape,
             ordinal: self.ordinal,
             nodes: self.nodes[start..start + count].to_vec(),
-        })
+        }
     }
     /// Splits a tuple into its elements (sharing allocations); an array comes back alone.
     pub fn decompose_tuple(&self) -> Result<Vec<ShapedBuffer>> {
         match &self.shape {
-            Shape::Tuple(t) => (0..t.len()).map(|i| self.sub_buffer(&[i])).collect(),
+            Shape::Tuple(t) => {
+                let mut start = 1;
+                let mut parts = Vec::with_capacity(t.len());
+                for element in t {
+                    let part = self.slice_nodes(start, element.clone());
+                    start += part.nodes.len();
+                    parts.push(part);
+                }
+                Ok(parts)
+            }
             _ => Ok(vec![self.clone()]),
         }
     }

@@ -286,6 +286,49 @@ ENTRY e {
     }
 }
 
+#[test]
+fn while_body_returning_one_value_in_two_state_slots_updates_both() {
+    // `i1` goes to slots 0 and 1; the copy into slot 0 once read a buffer that
+    // slot 1's move had emptied, so `i` never advanced and the loop never ended.
+    let text = r#"
+HloModule m
+body {
+  p = (s32[], s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  fi = f32[] convert(i)
+  x1 = f32[] add(x, fi)
+  ROOT t = (s32[], s32[], f32[]) tuple(i1, i1, x1)
+}
+cond {
+  cp = (s32[], s32[], f32[]) parameter(0)
+  ci = s32[] get-tuple-element(cp), index=0
+  ten = s32[] constant(10)
+  ROOT lt = pred[] compare(ci, ten), direction=LT
+}
+ENTRY e {
+  x0 = f32[] parameter(0)
+  z = s32[] constant(0)
+  t0 = (s32[], s32[], f32[]) tuple(z, z, x0)
+  ROOT w = (s32[], s32[], f32[]) while(t0), condition=cond, body=body
+}
+"#;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(run_hlo(text, &[Literal::scalar(0.5f32)]));
+    });
+    let out = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the loop ends after 10 iterations")
+        .unwrap();
+    let leaves = out.flatten_leaves();
+    assert_eq!(leaves[0].data::<i32>().unwrap(), &[10]);
+    assert_eq!(leaves[1].data::<i32>().unwrap(), &[10]);
+    assert_eq!(leaves[2].data::<f32>().unwrap(), &[45.5]);
+}
+
 /// Compiles `text` for `replicas` devices and runs every replica on its own
 /// stream and thread with the same run id; returns each replica's result.
 fn run_replicated(

@@ -207,15 +207,39 @@ pub fn main() -> ExitCode {
     match outcome {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::Failure(message)) => {
-            eprintln!("hlorun: {message}");
+            eprintln!("hlorun: {}", one_line(&message));
             ExitCode::FAILURE
         }
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("hlorun: error: {}", e.message());
+            eprintln!("hlorun: error: {}", one_line(e.message()));
             ExitCode::FAILURE
         }
     }
+}
+
+/// A message as one readable line: line breaks and other control characters
+/// escaped (names and strings from the input can hold them), and the middle
+/// of a very long message elided.
+fn one_line(message: &str) -> String {
+    const MAX_CHARS: usize = 2000;
+    let escaped: String = message
+        .chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
+    let count = escaped.chars().count();
+    if count <= MAX_CHARS {
+        return escaped;
+    }
+    let head: String = escaped.chars().take(MAX_CHARS / 2).collect();
+    let tail: String = escaped.chars().skip(count - MAX_CHARS / 2).collect();
+    format!("{head} [... {} characters ...] {tail}", count - MAX_CHARS)
 }
 
 /// How a subcommand that ran to the end came out.
@@ -255,17 +279,35 @@ fn load_module(source: &str) -> Result<(HloModule, String)> {
             .map_err(|e| Error::from(e).context("reading the module from standard input"))?;
         (text, "<stdin>".to_string())
     } else {
-        let text = std::fs::read_to_string(source).map_err(|e| Error::from(e).context(source))?;
-        (text, source.to_string())
+        let bytes = std::fs::read(source).map_err(|e| Error::from(e).context(source))?;
+        (module_text(bytes, source)?, source.to_string())
     };
     let module = HloModule::parse(&text).map_err(|e| e.context(&name))?;
     Ok((module, name))
 }
 
+/// The module file's text, or an error that says what the file is instead.
+fn module_text(bytes: Vec<u8>, source: &str) -> Result<String> {
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let what = if bytes.starts_with(b"\x93NUMPY") {
+            "is a .npy array, not HLO text: give the module first, then its arguments".to_string()
+        } else if bytes.starts_with(b"\x7fELF") {
+            "is a binary (ELF) file, not HLO text".to_string()
+        } else {
+            format!(
+                "is not HLO text: invalid UTF-8 at byte {}",
+                e.utf8_error().valid_up_to()
+            )
+        };
+        Error::invalid_argument(format!("{source} {what}"))
+    })
+}
+
 fn load_custom_call_libraries(paths: &[PathBuf]) -> Result<()> {
     for path in paths {
-        platform_api::custom_call::load_library(path)
-            .map_err(|e| e.context(format!("custom-call library {}", path.display())))?;
+        // The library's errors name the file already.
+        platform_api::custom_call::load_library(path)?;
     }
     Ok(())
 }
@@ -348,13 +390,35 @@ fn arguments_or_random(
     random_arguments(&shapes, seed, &ranges)
 }
 
-/// Compile options from the module's header, with an optional replica override.
-fn compile_options(module: &HloModule, replicas: Option<usize>) -> CompileOptions {
-    CompileOptions {
+/// The most replicas × partitions one command runs: each is a simulated device
+/// with a thread of its own.
+const MAX_INSTANCES: usize = 1024;
+
+/// Compile options from the module's header, with an optional replica override;
+/// an error when replicas × partitions is more than one machine can simulate.
+fn compile_options(module: &HloModule, replicas: Option<usize>) -> Result<CompileOptions> {
+    let options = CompileOptions {
         replica_count: replicas.or(module.config.replica_count).unwrap_or(1).max(1),
         num_partitions: module.config.num_partitions.unwrap_or(1).max(1),
         ..CompileOptions::default()
-    }
+    };
+    instance_count(&options)?;
+    Ok(options)
+}
+
+/// Replicas × partitions, checked against [`MAX_INSTANCES`].
+fn instance_count(options: &CompileOptions) -> Result<usize> {
+    options
+        .replica_count
+        .checked_mul(options.num_partitions)
+        .filter(|&n| n <= MAX_INSTANCES)
+        .ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "{} replica(s) x {} partition(s) is more than the {MAX_INSTANCES} devices hlorun \
+                 simulates in one process",
+                options.replica_count, options.num_partitions
+            ))
+        })
 }
 
 /// A client for `platform`; one with enough devices when the program spans several.
@@ -526,8 +590,8 @@ fn conformance(args: ConformanceArgs) -> Result<Outcome> {
 fn run(args: RunArgs) -> Result<Outcome> {
     let (module, name) = load_module(&args.program.module)?;
     load_custom_call_libraries(&args.program.custom_call_libs)?;
-    let options = compile_options(&module, args.replicas);
-    let instances = options.replica_count * options.num_partitions;
+    let options = compile_options(&module, args.replicas)?;
+    let instances = instance_count(&options)?;
     let client = client_for(args.program.platform.as_deref(), instances)?;
     let exe = compile(&client, &module, &options, &name)?;
     let arguments = load_arguments(&args.program.args, &exe, &name)?;
@@ -623,8 +687,8 @@ fn compare(args: CompareArgs) -> Result<Outcome> {
     }
     let (module, name) = load_module(&args.program.module)?;
     load_custom_call_libraries(&args.program.custom_call_libs)?;
-    let options = compile_options(&module, None);
-    let instances = options.replica_count * options.num_partitions;
+    let options = compile_options(&module, None)?;
+    let instances = instance_count(&options)?;
     let platform = resolve_platform_name(args.program.platform.as_deref())?;
     let reference = resolve_platform_name(Some(&args.reference))?;
     let tested = client_for(Some(platform), instances)?;
@@ -677,18 +741,25 @@ fn compare(args: CompareArgs) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
+/// The longest `bench --seconds` accepts (a week).
+const MAX_BENCH_SECONDS: u64 = 7 * 24 * 3600;
+
 fn bench(args: BenchArgs) -> Result<Outcome> {
     let (module, name) = load_module(&args.program.module)?;
     load_custom_call_libraries(&args.program.custom_call_libs)?;
-    if let Some(s) = args.seconds {
-        if !(s.is_finite() && s >= 0.0) {
-            return Err(Error::invalid_argument(format!(
-                "--seconds must be a non-negative number, not {s}"
-            )));
-        }
-    }
-    let options = compile_options(&module, None);
-    if options.replica_count * options.num_partitions > 1 {
+    let budget = match args.seconds {
+        None => Duration::from_secs(1),
+        Some(s) => Duration::try_from_secs_f64(s)
+            .ok()
+            .filter(|d| d.as_secs() <= MAX_BENCH_SECONDS)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "--seconds must be a number of seconds from 0 to {MAX_BENCH_SECONDS}, not {s}"
+                ))
+            })?,
+    };
+    let options = compile_options(&module, None)?;
+    if instance_count(&options)? > 1 {
         return Err(Error::unimplemented(format!(
             "{name}: bench runs single-device programs; this one has {} replica(s) x {} partition(s)",
             options.replica_count, options.num_partitions
@@ -730,7 +801,6 @@ fn bench(args: BenchArgs) -> Result<Outcome> {
             }
         }
         None => {
-            let budget = Duration::from_secs_f64(args.seconds.unwrap_or(1.0));
             let start = Instant::now();
             while times.is_empty() || start.elapsed() < budget {
                 times.push(run_once()?);
@@ -787,7 +857,7 @@ fn compile_deviceless(args: CompileArgs) -> Result<Outcome> {
     }
     let arch = nvrtc::Arch::parse(&args.target)?;
     let (module, name) = load_module(&args.module)?;
-    let options = compile_options(&module, None);
+    let options = compile_options(&module, None)?;
     let (text, extension) = match args.emit.as_str() {
         "hlo" => (
             compiler::optimize(module.clone(), &options)?.to_text(),

@@ -794,7 +794,11 @@ impl LocalClient {
         self.check_platform(exe)?;
         let replicas = exe.options().replica_count.max(1);
         let partitions = exe.options().num_partitions.max(1);
-        let instances = replicas * partitions;
+        let instances = replicas.checked_mul(partitions).ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "{replicas} replica(s) x {partitions} partition(s) overflows"
+            ))
+        })?;
         if args.len() != instances {
             return Err(Error::invalid_argument(format!(
                 "module {} was compiled for {replicas} replica(s) x {partitions} partition(s) and needs \
@@ -831,19 +835,30 @@ impl LocalClient {
                     let (replica, partition) = (i / partitions, i % partitions);
                     let assignment = assignment.clone();
                     let args = &args[i];
-                    scope.spawn(move || {
-                        self.run_one_replica(
-                            exe, args, options, assignment, replica, partition, run_id,
-                        )
-                        .map_err(|e| e.context(format!("replica {replica} partition {partition}")))
-                    })
+                    std::thread::Builder::new()
+                        .name(format!("replica-{replica}-{partition}"))
+                        .spawn_scoped(scope, move || {
+                            self.run_one_replica(
+                                exe, args, options, assignment, replica, partition, run_id,
+                            )
+                            .map_err(|e| {
+                                e.context(format!("replica {replica} partition {partition}"))
+                            })
+                        })
                 })
                 .collect();
+            // A replica whose thread could not start fails; the others then
+            // fail too at their first collective, after its timeout, instead
+            // of waiting for it forever.
             handles
                 .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(Error::internal("a replica's thread panicked")))
+                .map(|h| match h {
+                    Ok(h) => h
+                        .join()
+                        .unwrap_or_else(|_| Err(Error::internal("a replica's thread panicked"))),
+                    Err(e) => Err(Error::resource_exhausted(format!(
+                        "could not start a thread for a replica: {e}"
+                    ))),
                 })
                 .collect()
         });

@@ -198,7 +198,7 @@ pub fn random_literal(shape: &Shape, rng: &mut Prng, range: Option<ValueRange>) 
                 None
             };
             let size = ty.byte_size();
-            let mut literal = Literal::zeros(&Shape::array(ty, array.dims.clone()));
+            let mut literal = Literal::try_zeros(&Shape::array(ty, array.dims.clone()))?;
             let bytes = literal.bytes_mut()?;
             for chunk in bytes.chunks_exact_mut(size) {
                 random_scalar(ty, rng, range, int_span).write_bytes(chunk);
@@ -219,7 +219,10 @@ pub fn random_arguments(
     parameters
         .iter()
         .enumerate()
-        .map(|(i, shape)| random_literal(shape, &mut rng, ranges.get(i).copied().flatten()))
+        .map(|(i, shape)| {
+            random_literal(shape, &mut rng, ranges.get(i).copied().flatten())
+                .map_err(|e| e.context(format!("random argument {i} ({shape})")))
+        })
         .collect()
 }
 

@@ -195,3 +195,87 @@ fn parse_verify_names_the_bad_instruction() {
     let o = hlorun(&["parse", "--verify", &path]);
     assert_fails_with(&o, &[&path, "%y", "f32[5]", "f32[4]"]);
 }
+
+#[test]
+fn impossible_replica_counts_and_bench_budgets_are_errors() {
+    let softmax = example("softmax.hlo");
+    for replicas in ["18446744073709551615", "100000"] {
+        let o = hlorun(&["run", &softmax, "--replicas", replicas]);
+        assert_fails_with(&o, &["replica(s)", "1024"]);
+    }
+    for seconds in ["1e300", "inf", "-1"] {
+        let o = hlorun(&["bench", &softmax, &format!("--seconds={seconds}")]);
+        assert_fails_with(&o, &["--seconds"]);
+    }
+}
+
+#[test]
+fn a_npy_file_given_as_the_module_says_so() {
+    let dir = scratch_dir("npy-first");
+    let npy = dir.join("x.npy");
+    platform_api::Literal::vector(&[1.0f32, 2.0])
+        .write_npy(&npy)
+        .unwrap();
+    let o = hlorun(&["run", npy.to_str().unwrap(), &example("softmax.hlo")]);
+    assert_fails_with(&o, &[".npy array", "module first"]);
+}
+
+#[test]
+fn arguments_too_large_to_allocate_are_an_error() {
+    let dir = scratch_dir("huge-param");
+    let hlo = dir.join("huge.hlo");
+    std::fs::write(
+        &hlo,
+        "HloModule huge\nENTRY e {\n  p = f32[100000000000] parameter(0)\n  \
+         ROOT r = f32[100000000000] negate(p)\n}\n",
+    )
+    .unwrap();
+    for command in ["compare", "bench"] {
+        let o = hlorun(&[command, hlo.to_str().unwrap()]);
+        assert_fails_with(&o, &["allocate"]);
+    }
+}
+
+#[test]
+fn hostile_names_and_headers_give_one_short_error_line() {
+    let dir = scratch_dir("hostile-messages");
+    // A custom-call target with line breaks, echoed in "no such target".
+    let hlo = dir.join("target.hlo");
+    std::fs::write(
+        &hlo,
+        format!(
+            "HloModule m\nENTRY e {{\n  p = f32[] parameter(0)\n  ROOT c = f32[] custom-call(p), \
+             custom_call_target=\"a\\nb\\nc{}\"\n}}\n",
+            "x".repeat(5000)
+        ),
+    )
+    .unwrap();
+    let o = hlorun(&["compare", hlo.to_str().unwrap()]);
+    assert_fails_with(&o, &["a\\nb\\nc", "characters ..."]);
+    assert!(stderr(&o).len() < 2500, "{}", stderr(&o).len());
+    // A .npy header nesting 30000 deep: refused, and not echoed whole.
+    let module = dir.join("neg.hlo");
+    std::fs::write(
+        &module,
+        "HloModule n\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = f32[] negate(p)\n}\n",
+    )
+    .unwrap();
+    let dict = format!(
+        "{{'descr': '<f4', 'fortran_order': False, 'shape': {}{}, }}",
+        "(".repeat(30000),
+        ")".repeat(30000)
+    );
+    let mut header = dict.into_bytes();
+    while (12 + header.len() + 1) % 64 != 0 {
+        header.push(b' ');
+    }
+    header.push(b'\n');
+    let mut npy = b"\x93NUMPY\x02\x00".to_vec();
+    npy.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    npy.extend_from_slice(&header);
+    let arg = dir.join("deep.npy");
+    std::fs::write(&arg, npy).unwrap();
+    let o = hlorun(&["run", module.to_str().unwrap(), arg.to_str().unwrap()]);
+    assert_fails_with(&o, &["npy header", "bytes)"]);
+    assert!(stderr(&o).len() < 1000, "{}", stderr(&o).len());
+}

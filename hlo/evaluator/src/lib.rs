@@ -139,6 +139,41 @@ pub struct Evaluator<'a> {
     occurrences: HashMap<(CompId, InstrId), u64>,
 }
 
+/// Results at least this large are tried on the allocator before they are
+/// computed: the kernels allocate infallibly, and a program may ask for more
+/// memory than the machine has (an abort is not an answer).
+const PROBE_BYTES: usize = 1 << 30;
+
+/// `ResourceExhausted` naming the instruction when its (large) result cannot
+/// be allocated. Instructions that only forward values allocate nothing.
+fn check_result_allocatable(instr: &HloInstruction) -> Result<()> {
+    fn bytes(shape: &hlo_ir::Shape) -> usize {
+        match shape {
+            hlo_ir::Shape::Array(a) => a.byte_size(),
+            hlo_ir::Shape::Tuple(t) => t.iter().map(bytes).fold(0, usize::saturating_add),
+            hlo_ir::Shape::Token => 0,
+        }
+    }
+    if matches!(
+        instr.op,
+        Op::Parameter { .. } | Op::GetTupleElement { .. } | Op::Tuple | Op::Bitcast
+    ) {
+        return Ok(());
+    }
+    let need = bytes(&instr.shape);
+    if need < PROBE_BYTES {
+        return Ok(());
+    }
+    hlo_ir::literal::AlignedBytes::try_zeroed(need)
+        .map(drop)
+        .map_err(|_| {
+            Error::resource_exhausted(format!(
+                "%{} needs {need} bytes for its result {}, more than can be allocated",
+                instr.name, instr.shape
+            ))
+        })
+}
+
 impl<'a> Evaluator<'a> {
     pub fn new(module: &'a HloModule, plan: &'a ModulePlan, ctx: &'a RunContext) -> Self {
         Evaluator {
@@ -158,6 +193,15 @@ impl<'a> Evaluator<'a> {
 
     /// Evaluates computation `comp` on `args` (one per parameter, in order).
     pub fn eval_computation(&mut self, comp_id: CompId, args: Vec<Value>) -> Result<Value> {
+        // Nested computations recurse through here: see `hlo_ir::stack`.
+        hlo_ir::stack::deep(|| self.eval_computation_on_this_stack(comp_id, args))
+    }
+
+    fn eval_computation_on_this_stack(
+        &mut self,
+        comp_id: CompId,
+        args: Vec<Value>,
+    ) -> Result<Value> {
         let comp = self.module.computation(comp_id);
         let plan = self.plan.computation(comp_id);
         let mut params: Vec<Option<Value>> = args.into_iter().map(Some).collect();
@@ -197,6 +241,7 @@ impl<'a> Evaluator<'a> {
                 pending[i] = it.next().zip(it.next());
                 continue;
             }
+            check_result_allocatable(instr)?;
             let started = self
                 .ctx
                 .hooks

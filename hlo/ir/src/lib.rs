@@ -43,6 +43,7 @@ pub mod index;
 pub mod literal;
 pub mod native;
 pub mod shape;
+pub mod stack;
 
 pub mod analysis;
 mod attr_names;

@@ -738,14 +738,18 @@ impl<'a> Assigner<'a> {
             }
             None => {
                 // Move the whole buffer into the loop state if the state's own
-                // buffer is dead before this one starts.
+                // buffer is dead before this one starts, and no earlier result
+                // leaf copies from it (a value returned in two slots: moving it
+                // would leave that copy reading an emptied buffer).
+                let already_a_source = routes.copies.iter().any(|&(src, _)| src == b);
                 let target = self
                     .buffers
                     .iter()
                     .position(|t| t.pin == Some(Pin::Param(k)));
                 match target {
                     Some(t)
-                        if self.buffers[t].end < self.buffers[b].start
+                        if !already_a_source
+                            && self.buffers[t].end < self.buffers[b].start
                             && self.buffers[t].size == self.buffers[b].size =>
                     {
                         let end_b = self.buffers[b].end;

@@ -92,6 +92,19 @@ pub fn compile_computation(
     options: &CompileOptions,
     profile_thunks: bool,
 ) -> Result<ThunkSequence> {
+    // Nested computations recurse through here: see `hlo::stack`.
+    platform_api::hlo::stack::deep(|| {
+        compile_computation_on_this_stack(module, comp_id, mode, options, profile_thunks)
+    })
+}
+
+fn compile_computation_on_this_stack(
+    module: &HloModule,
+    comp_id: CompId,
+    mode: SequenceMode,
+    options: &CompileOptions,
+    profile_thunks: bool,
+) -> Result<ThunkSequence> {
     let comp = module
         .computations
         .get(comp_id.index())

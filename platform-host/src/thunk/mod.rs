@@ -295,6 +295,25 @@ impl ThunkSequence {
         outputs: &[*mut u8],
         temp: *mut u8,
     ) -> Result<()> {
+        // Nested sequences (calls, loops, branches) recurse through here:
+        // see `hlo::stack`.
+        // SAFETY: the caller's guarantees, passed on unchanged.
+        platform_api::hlo::stack::deep(|| unsafe {
+            self.run_on_this_stack(run, params, outputs, temp)
+        })
+    }
+
+    /// [`ThunkSequence::run`] without the stack check.
+    ///
+    /// # Safety
+    /// As [`ThunkSequence::run`].
+    unsafe fn run_on_this_stack(
+        &self,
+        run: &RunState,
+        params: &[*mut u8],
+        outputs: &[*mut u8],
+        temp: *mut u8,
+    ) -> Result<()> {
         if params.len() != self.parameter_leaf_bytes.len()
             || outputs.len() != self.output_leaf_bytes.len()
         {

@@ -72,6 +72,29 @@ impl AlignedBytes {
             len,
         }
     }
+    /// [`AlignedBytes::zeroed`], or `ResourceExhausted` when the allocator
+    /// cannot supply `len` bytes (instead of aborting the process).
+    pub fn try_zeroed(len: usize) -> Result<Self> {
+        let words = len.div_ceil(8);
+        if words == 0 {
+            return Ok(Self::zeroed(0));
+        }
+        let exhausted =
+            || Error::resource_exhausted(format!("cannot allocate {len} bytes for a literal"));
+        let layout = std::alloc::Layout::array::<u64>(words).map_err(|_| exhausted())?;
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<u64>();
+        if ptr.is_null() {
+            return Err(exhausted());
+        }
+        // SAFETY: `words` zeroed (hence initialised) u64s from the global
+        // allocator with exactly this layout.
+        let words = unsafe { Vec::from_raw_parts(ptr, words, words) };
+        Ok(AlignedBytes {
+            backing: Backing::Words(words),
+            len,
+        })
+    }
     /// A buffer of `len` bytes that `fill` writes, never zeroed first.
     ///
     /// # Safety
@@ -190,6 +213,22 @@ impl Literal {
             shape: shape.clone(),
             storage,
         }
+    }
+
+    /// [`Literal::zeros`], or `ResourceExhausted` when memory for it cannot be
+    /// had (a program's shape can ask for more than the machine has).
+    pub fn try_zeros(shape: &Shape) -> Result<Literal> {
+        let storage = match shape {
+            Shape::Array(a) => Storage::Array(AlignedBytes::try_zeroed(a.byte_size())?),
+            Shape::Tuple(t) => {
+                Storage::Tuple(t.iter().map(Literal::try_zeros).collect::<Result<_>>()?)
+            }
+            Shape::Token => Storage::Token,
+        };
+        Ok(Literal {
+            shape: shape.clone(),
+            storage,
+        })
     }
 
     /// An array literal from typed values in row-major order.

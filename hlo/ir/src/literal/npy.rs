@@ -167,6 +167,16 @@ impl Literal {
     }
 }
 
+/// The header quoted for a message: whole when short, else its start and its
+/// length (a hostile header can be megabytes).
+fn quote_header(text: &str) -> String {
+    const SHOWN: usize = 120;
+    match text.char_indices().nth(SHOWN) {
+        None => format!("{text:?}"),
+        Some((cut, _)) => format!("{:?}... ({} bytes)", &text[..cut], text.len()),
+    }
+}
+
 /// Magic, version, header length, header text, padding and newline, as NumPy's
 /// `_wrap_header` lays them out: version 1.0 when the length fits 16 bits.
 fn wrap_header(dict: &str) -> Result<Vec<u8>> {
@@ -333,9 +343,10 @@ fn read_header(bytes: &[u8]) -> Result<(Header, usize)> {
     };
     let value = PyParser::new(&text)
         .parse_all()
-        .map_err(|m| Error::invalid_argument(format!("npy header {text:?}: {m}")))?;
-    let header = interpret_header(value)
-        .map_err(|m| Error::invalid_argument(format!("npy header {:?}: {m}", text.trim_end())))?;
+        .map_err(|m| Error::invalid_argument(format!("npy header {}: {m}", quote_header(text))))?;
+    let header = interpret_header(value).map_err(|m| {
+        Error::invalid_argument(format!("npy header {}: {m}", quote_header(text.trim_end())))
+    })?;
     Ok((header, start + header_len))
 }
 

@@ -32,7 +32,7 @@
 //! conditions and branches of control flow), groups are grown greedily from
 //! consumers to producers: each unfused fusible instruction, visited last to
 //! first, starts a group that absorbs its operands while that is allowed, until
-//! nothing more can be added. Every addition is checked twice: the graph with
+//! nothing more can be added or it holds `MAX_GROUP_MEMBERS` instructions. Every addition is checked twice: the graph with
 //! groups contracted must stay acyclic, and the group must compile to a block
 //! program with nothing duplicated (the block program compiler is asked
 //! directly, through `crate::fusion::graph::FusedGraph::from_group`, so the
@@ -53,6 +53,12 @@ use std::collections::{BinaryHeap, HashMap, HashSet};
 
 /// Inputs smaller than this are not worth merging sibling groups over.
 const SIBLING_MIN_ELEMENTS: usize = 1024;
+
+/// A group stops growing at this many instructions. Each addition recompiles
+/// the group's block program, so an unbounded group made the pass quadratic in
+/// the length of a long elementwise chain; past a few hundred instructions a
+/// bigger fusion saves nothing measurable.
+const MAX_GROUP_MEMBERS: usize = 256;
 
 pub fn run(mut module: HloModule, strategy: Strategy) -> Result<HloModule> {
     if strategy == Strategy::Unfused {
@@ -223,6 +229,7 @@ fn materialises(op: &Op) -> bool {
 /// A group of instructions of one computation (indices, ascending).
 #[derive(Clone, Debug)]
 struct Group {
+    /// In instruction order (ascending).
     members: Vec<usize>,
     /// The instruction the group grew from.
     root: usize,
@@ -332,9 +339,24 @@ impl<'a> Ctx<'a> {
 
     /// Whether the computation with the group contracted (and every committed
     /// group contracted) would have a cycle through the group.
-    fn creates_cycle(&self, shape: &Split, in_g: &[bool]) -> bool {
-        let n = in_g.len();
-        let mut visited = vec![false; n];
+    ///
+    /// Instructions come in topological order, so an edge to a user always goes
+    /// to a higher index; only a jump inside a contracted group can go back. A
+    /// node past the group's last member, all of whose groups start past it
+    /// too, therefore reaches nothing in the group and is not walked: without
+    /// that bound each check walked everything downstream (quadratic on long
+    /// chains).
+    fn creates_cycle(&self, members: &[usize], shape: &Split, in_g: &[bool]) -> bool {
+        let last_member = members.iter().copied().max().unwrap_or(0);
+        let group_start = |h: usize| self.groups[h].members.first().copied().unwrap_or(0);
+        let cannot_return = |u: usize| {
+            u > last_member
+                && self.owner[u].is_none_or(|h| group_start(h) > last_member)
+                && self.copies_in[u]
+                    .iter()
+                    .all(|&h| group_start(h) > last_member)
+        };
+        let mut visited: HashSet<usize> = HashSet::new();
         let mut expanded = vec![false; self.groups.len()];
         let mut stack: Vec<usize> = shape
             .owned
@@ -346,7 +368,7 @@ impl<'a> Ctx<'a> {
             if in_g[u] {
                 return true;
             }
-            if std::mem::replace(&mut visited[u], true) {
+            if cannot_return(u) || !visited.insert(u) {
                 continue;
             }
             stack.extend(self.users[u].iter().copied());
@@ -371,7 +393,7 @@ impl<'a> Ctx<'a> {
     /// nothing computed twice.
     fn valid(&self, members: &[usize], in_g: &[bool]) -> bool {
         let shape = self.shape_of(members, in_g);
-        if shape.outputs.is_empty() || self.creates_cycle(&shape, in_g) {
+        if shape.outputs.is_empty() || self.creates_cycle(members, &shape, in_g) {
             return false;
         }
         let ids: Vec<InstrId> = members.iter().map(|&m| InstrId(m as u32)).collect();
@@ -405,6 +427,9 @@ impl<'a> Ctx<'a> {
             let mut progress = false;
             let mut deferred = Vec::new();
             for p in candidates {
+                if members.len() >= MAX_GROUP_MEMBERS {
+                    return members;
+                }
                 let inside = self.users[p].iter().all(|&u| in_g[u]);
                 if !(inside || self.cheap[p]) {
                     deferred.push(p);
@@ -416,7 +441,7 @@ impl<'a> Ctx<'a> {
                     rejected.insert(p);
                 }
             }
-            if !progress {
+            if !progress && members.len() < MAX_GROUP_MEMBERS {
                 // A value also used outside the group: an extra output.
                 for p in deferred {
                     if self.try_add(p, &mut members, &mut in_g) {

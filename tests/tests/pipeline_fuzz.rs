@@ -1,0 +1,446 @@
+//! A mutation fuzzer for the whole pipeline: parse, verify, compile and run on
+//! every available platform, compared with the Interpreter.
+//!
+//! Seeds are the conformance corpus (`module.hlo` and `optimized.hlo` of every
+//! case, with the case's own arguments). Each round takes a seed and applies
+//! one or a few mutations of one of two kinds:
+//!
+//! * **semantic** mutations on the parsed module that keep it well formed
+//!   most of the time: an elementwise opcode replaced by another of its arity,
+//!   a comparison direction changed, a constant's elements set to extreme
+//!   values (NaN, infinities, -0, the integer limits), an operand replaced by
+//!   an earlier instruction of the same shape. Such a mutant is printed,
+//!   parsed back, and if it verifies it runs on every platform; the results
+//!   must match the Interpreter's (NaN matches NaN; floats within a tolerance
+//!   that any correct evaluation order meets). Computations a `while` reaches
+//!   are left alone, so a mutant cannot loop forever.
+//! * **textual** mutations of the program text: an integer token replaced by
+//!   an extreme number, a token deleted or duplicated, a line dropped. Such a
+//!   mutant only goes through parse, verify and compile (running one could
+//!   allocate without bound or never end).
+//!
+//! The oracle: nothing panics or hangs, ever; a mutant the Interpreter runs
+//! runs everywhere with the same numbers. Errors are fine as long as they are
+//! errors.
+//!
+//! The default run is bounded (`PIPELINE_FUZZ_SECONDS`, 60 s) so it sits in
+//! the normal test suite; for a long run:
+//!
+//! ```text
+//! PIPELINE_FUZZ_SECONDS=1800 PIPELINE_FUZZ_SEED=7 cargo test --release -p tests \
+//!     --test pipeline_fuzz -- --nocapture
+//! ```
+//!
+//! A failing mutant is written to `<temp>/pipeline_fuzz/` with its arguments
+//! and named in the failure message; once fixed it becomes a regression test
+//! next to the code it exercised.
+
+use platform_api::hlo::parser::parse_module;
+use platform_api::hlo::verifier::verify_module;
+use platform_api::hlo::{BinaryOp, CompId, ComparisonDirection, ElementType, InstrId, Op, UnaryOp};
+use platform_api::{HloModule, Literal};
+use std::collections::BTreeSet;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tests::differential::{run_guarded, write_case, REFERENCE};
+
+use platform_host as _;
+use platform_interpreter as _;
+
+/// SplitMix64: small, fast and reproducible from a seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+struct Seed {
+    name: String,
+    text: String,
+    module: HloModule,
+    args: Vec<Literal>,
+}
+
+fn seeds() -> Vec<Seed> {
+    let corpus = tests::corpus_dir();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&corpus)
+        .expect("the corpus directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("module.hlo").is_file())
+        .collect();
+    dirs.sort();
+    let mut out = Vec::new();
+    for dir in dirs {
+        let mut args = Vec::new();
+        for i in 0.. {
+            let path = dir.join(format!("arg{i}.npy"));
+            if !path.is_file() {
+                break;
+            }
+            args.push(Literal::read_npy(&path).expect("corpus arguments read"));
+        }
+        for form in ["module.hlo", "optimized.hlo"] {
+            let Ok(text) = std::fs::read_to_string(dir.join(form)) else {
+                continue;
+            };
+            let module = parse_module(&text).expect("corpus programs parse");
+            out.push(Seed {
+                name: format!("{}/{form}", dir.file_name().unwrap().to_string_lossy()),
+                text,
+                module,
+                args: args.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Computations a `while` reaches (condition, body and what they call).
+fn loop_computations(module: &HloModule) -> BTreeSet<CompId> {
+    let mut todo: Vec<CompId> = Vec::new();
+    for comp in &module.computations {
+        for instr in &comp.instructions {
+            if let Op::While { condition, body } = &instr.op {
+                todo.push(*condition);
+                todo.push(*body);
+            }
+        }
+    }
+    let mut seen = BTreeSet::new();
+    while let Some(c) = todo.pop() {
+        if seen.insert(c) {
+            for instr in &module.computation(c).instructions {
+                todo.extend(instr.op.called_computations());
+            }
+        }
+    }
+    seen
+}
+
+const EXTREME_F64: &[f64] = &[
+    f64::NAN,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    -0.0,
+    0.0,
+    1e30,
+    -1e-30,
+    3.4e38,
+    1.0e-45,
+];
+const EXTREME_I64: &[i64] = &[
+    0,
+    -1,
+    1,
+    i64::MAX,
+    i64::MIN,
+    i32::MAX as i64,
+    i32::MIN as i64,
+];
+
+/// One semantic mutation in place; `false` when the chosen spot offered none.
+fn mutate_semantic(module: &mut HloModule, rng: &mut Rng) -> bool {
+    let frozen = loop_computations(module);
+    let comps: Vec<usize> = (0..module.computations.len())
+        .filter(|&c| !frozen.contains(&CompId(c as u32)))
+        .collect();
+    if comps.is_empty() {
+        return false;
+    }
+    let c = *rng.pick(&comps);
+    let comp = &mut module.computations[c];
+    if comp.instructions.is_empty() {
+        return false;
+    }
+    let i = rng.below(comp.instructions.len());
+    match rng.below(4) {
+        0 => match &mut comp.instructions[i].op {
+            Op::Unary(u) => *u = *rng.pick(UnaryOp::ALL),
+            Op::Binary(b) => *b = *rng.pick(BinaryOp::ALL),
+            Op::Compare { direction, .. } => *direction = *rng.pick(ComparisonDirection::ALL),
+            _ => return false,
+        },
+        1 => {
+            let Op::Constant { literal } = &mut comp.instructions[i].op else {
+                return false;
+            };
+            let Some(element_type) = literal.element_type() else {
+                return false;
+            };
+            let count = literal.element_count();
+            let Some(bytes) = extreme_bytes(element_type, rng) else {
+                return false;
+            };
+            if count == 0 {
+                return false;
+            }
+            let at = rng.below(count) * bytes.len();
+            let Ok(data) = literal.bytes_mut() else {
+                return false;
+            };
+            data[at..at + bytes.len()].copy_from_slice(&bytes);
+        }
+        _ => {
+            let instr = &comp.instructions[i];
+            if instr.operands.is_empty() || i == 0 {
+                return false;
+            }
+            let k = rng.below(instr.operands.len());
+            let want = comp.instructions[instr.operands[k].index()].shape.clone();
+            let candidates: Vec<usize> = (0..i)
+                .filter(|&j| comp.instructions[j].shape == want)
+                .collect();
+            if candidates.is_empty() {
+                return false;
+            }
+            let j = *rng.pick(&candidates);
+            comp.instructions[i].operands[k] = InstrId(j as u32);
+        }
+    }
+    true
+}
+
+/// The little-endian bytes of an extreme value of `ty`; `None` for types
+/// without one worth trying (pred, complex).
+fn extreme_bytes(ty: ElementType, rng: &mut Rng) -> Option<Vec<u8>> {
+    use ElementType::*;
+    let f = *rng.pick(EXTREME_F64);
+    let i = *rng.pick(EXTREME_I64);
+    Some(match ty {
+        F16 => half::f16::from_f64(f).to_le_bytes().to_vec(),
+        BF16 => half::bf16::from_f64(f).to_le_bytes().to_vec(),
+        F32 => (f as f32).to_le_bytes().to_vec(),
+        F64 => f.to_le_bytes().to_vec(),
+        S8 | U8 | S16 | U16 | S32 | U32 | S64 | U64 => i.to_le_bytes()[..ty.byte_size()].to_vec(),
+        _ => return None,
+    })
+}
+
+const EXTREME_NUMBERS: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "2147483647",
+    "4294967296",
+    "9223372036854775807",
+    "18446744073709551615",
+    "100000000000",
+];
+
+/// One textual mutation.
+fn mutate_text(text: &str, rng: &mut Rng) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    match rng.below(4) {
+        0 => {
+            // An integer token replaced by an extreme number.
+            let bytes = text.as_bytes();
+            let starts: Vec<usize> = (0..bytes.len())
+                .filter(|&k| {
+                    bytes[k].is_ascii_digit() && (k == 0 || !bytes[k - 1].is_ascii_alphanumeric())
+                })
+                .collect();
+            if starts.is_empty() {
+                return text.to_string();
+            }
+            let s = *rng.pick(&starts);
+            let mut e = s;
+            while e < bytes.len() && bytes[e].is_ascii_digit() {
+                e += 1;
+            }
+            format!("{}{}{}", &text[..s], rng.pick(EXTREME_NUMBERS), &text[e..])
+        }
+        1 => {
+            // A line dropped.
+            let drop = rng.below(lines.len());
+            lines
+                .iter()
+                .enumerate()
+                .filter(|&(k, _)| k != drop)
+                .map(|(_, l)| *l)
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+        2 => {
+            // A line duplicated.
+            let dup = rng.below(lines.len());
+            let mut out: Vec<&str> = lines.clone();
+            out.insert(dup, lines[dup]);
+            out.join("\n")
+        }
+        _ => {
+            // A word of one line swapped with a word of another.
+            let words: Vec<&str> = text
+                .split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+                .filter(|w| !w.is_empty())
+                .collect();
+            if words.len() < 2 {
+                return text.to_string();
+            }
+            let a = *rng.pick(&words);
+            let b = *rng.pick(&words);
+            text.replacen(a, b, 1)
+        }
+    }
+}
+
+/// Parse, verify and compile on every platform; `Err` names a panic.
+fn front_end(text: &str, platforms: &[&str]) -> std::result::Result<Option<HloModule>, String> {
+    let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| parse_module(text)))
+        .map_err(|_| "parse panicked".to_string())?;
+    let Ok(module) = parsed else { return Ok(None) };
+    let verified = std::panic::catch_unwind(AssertUnwindSafe(|| verify_module(&module)))
+        .map_err(|_| "verify panicked".to_string())?;
+    if verified.is_err() {
+        return Ok(None);
+    }
+    for &platform in platforms {
+        let compiled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let p = platform_api::registry::platform(platform)?;
+            let executor = p.executor(0)?;
+            let compiler = platform_api::registry::compiler(p.id())?;
+            compiler
+                .compile(module.clone(), &executor, &Default::default())
+                .map(|_| ())
+        }));
+        if compiled.is_err() {
+            return Err(format!("compiling on {platform} panicked"));
+        }
+    }
+    Ok(Some(module))
+}
+
+/// Writes the failing mutant and its arguments; returns the replay command.
+fn replay_command(
+    out_dir: &std::path::Path,
+    round: u64,
+    platform: &str,
+    module: &HloModule,
+    args: &[Literal],
+) -> String {
+    let dir = out_dir.join(format!("round{round}"));
+    write_case(&dir, platform, module, args, 1e-5).unwrap_or_else(|e| format!("(not written: {e})"))
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn mutated_corpus_programs_never_crash_and_agree_with_the_interpreter() {
+    let budget = Duration::from_secs(env_number("PIPELINE_FUZZ_SECONDS", 60));
+    let mut rng = Rng(env_number("PIPELINE_FUZZ_SEED", 1));
+    let platforms = tests::available_platforms();
+    let others: Vec<&str> = platforms
+        .iter()
+        .copied()
+        .filter(|&p| p != REFERENCE)
+        .collect();
+    let seeds = seeds();
+    assert!(
+        seeds.len() >= 80,
+        "expected the whole corpus, found {} programs",
+        seeds.len()
+    );
+    let timeout = Duration::from_secs(30);
+    let out_dir = std::env::temp_dir().join("pipeline_fuzz");
+    let start = Instant::now();
+    let (mut rounds, mut ran, mut compiled) = (0u64, 0u64, 0u64);
+    let mut failures: Vec<String> = Vec::new();
+    while start.elapsed() < budget && failures.len() < 5 {
+        rounds += 1;
+        let seed = rng.pick(&seeds);
+        let semantic = rng.below(3) != 0;
+        let text = if semantic {
+            let mut module = seed.module.clone();
+            let mut changed = false;
+            for _ in 0..1 + rng.below(3) {
+                changed |= mutate_semantic(&mut module, &mut rng);
+            }
+            if !changed {
+                continue;
+            }
+            module.to_text()
+        } else {
+            let mut text = seed.text.clone();
+            for _ in 0..1 + rng.below(2) {
+                text = mutate_text(&text, &mut rng);
+            }
+            text
+        };
+        let module = match front_end(&text, &platforms) {
+            Err(panic) => {
+                let dir = out_dir.join(format!("round{rounds}"));
+                let _ = std::fs::create_dir_all(&dir);
+                let _ = std::fs::write(dir.join("module.hlo"), &text);
+                failures.push(format!(
+                    "{} round {rounds}: {panic} ({})",
+                    seed.name,
+                    dir.display()
+                ));
+                continue;
+            }
+            Ok(None) => continue,
+            Ok(Some(module)) => module,
+        };
+        compiled += 1;
+        if !semantic {
+            continue;
+        }
+        let Ok(want) = run_guarded(REFERENCE, &module, &seed.args, timeout) else {
+            if let Err(e) = run_guarded(REFERENCE, &module, &seed.args, timeout) {
+                if e.contains("panicked") || e.contains("hang") {
+                    let replay = replay_command(&out_dir, rounds, REFERENCE, &module, &seed.args);
+                    failures.push(format!(
+                        "{} round {rounds}: Interpreter: {e}; {replay}",
+                        seed.name
+                    ));
+                }
+            }
+            continue;
+        };
+        ran += 1;
+        for &platform in &others {
+            let outcome = run_guarded(platform, &module, &seed.args, timeout).and_then(|got| {
+                if got.len() != want.len() {
+                    return Err(format!(
+                        "{} leaves, the Interpreter has {}",
+                        got.len(),
+                        want.len()
+                    ));
+                }
+                for (g, w) in got.iter().zip(&want) {
+                    tests::compare(g, w, 1e-3, 1e-5)?;
+                }
+                Ok(())
+            });
+            if let Err(e) = outcome {
+                let replay = replay_command(&out_dir, rounds, platform, &module, &seed.args);
+                failures.push(format!(
+                    "{} round {rounds} on {platform}: {e}; {replay}",
+                    seed.name
+                ));
+            }
+        }
+    }
+    println!(
+        "pipeline fuzz: {rounds} rounds in {:.0?}: {compiled} mutants compiled, {ran} ran and were compared",
+        start.elapsed()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
