@@ -2156,6 +2156,14 @@ impl Claim<'_, '_> {
                     rhs_contracting_dims: self.opt_dims(N::RhsContractingDims)?.unwrap_or_default(),
                 },
                 precision: self.precision()?,
+                // `unset` is what no attribute means.
+                algorithm: match self.take_word(N::Algorithm) {
+                    None => None,
+                    Some((_, w)) if w == "unset" => None,
+                    Some((o, w)) => Some(DotAlgorithm::from_name(&w).ok_or_else(|| {
+                        self.p.err(o, format!("'{w}' is not a dot algorithm (dot_bf16_bf16_f32, dot_tf32_tf32_f32, dot_f32_f32_f32, ...)"))
+                    })?),
+                },
             },
             Opcode::Convolution => Op::Convolution {
                 window: match self.attrs.take(N::Window) {

@@ -251,3 +251,41 @@ fn module_header_variants() {
         assert_eq!(module.name, "m", "{header}");
     }
 }
+
+// ---------------------------------------------------------------- item 5
+
+#[test]
+fn dot_algorithm_is_kept_and_printed() {
+    for algorithm in [
+        "dot_bf16_bf16_f32",
+        "dot_tf32_tf32_f32",
+        "dot_f32_f32_f32",
+        "dot_bf16_bf16_f32_x3",
+        "dot_f64_f64_f64",
+    ] {
+        let text = format!(
+            "HloModule m\n\nENTRY e {{\n  a = f32[2,3] parameter(0)\n  b = f32[3,4] parameter(1)\n  ROOT d = f32[2,4] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}, operand_precision={{highest,highest}}, algorithm={algorithm}\n}}\n"
+        );
+        let module = accept(&text);
+        let Op::Dot { algorithm: got, .. } = &module.entry().root_instr().op else {
+            panic!("not a dot");
+        };
+        assert_eq!(got.map(|a| a.name()), Some(algorithm));
+        assert!(
+            module.to_text().contains(&format!("algorithm={algorithm}")),
+            "{}",
+            module.to_text()
+        );
+    }
+    // `unset` is the same as no attribute.
+    let text = "HloModule m\n\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT d = f32[] dot(a, a), lhs_contracting_dims={0}, rhs_contracting_dims={0}, algorithm=unset\n}\n";
+    let module = accept(text);
+    assert!(!module.to_text().contains("algorithm"));
+    let bad = text.replace("unset", "dot_f7_f7_f7");
+    let e = HloModule::parse(&bad).unwrap_err();
+    assert!(
+        e.message()
+            .contains("'dot_f7_f7_f7' is not a dot algorithm"),
+        "{e}"
+    );
+}

@@ -160,7 +160,9 @@ fn dispatch(cx: &Cx) -> Result<Shape> {
         Scatter {
             dnums, to_apply, ..
         } => reduction::scatter(cx, dnums, *to_apply),
-        Dot { dnums, precision } => linalg::dot(cx, dnums, precision),
+        Dot {
+            dnums, precision, ..
+        } => linalg::dot(cx, dnums, precision),
         Convolution {
             window,
             dnums,
