@@ -32,7 +32,8 @@ use super::op::{CustomCallAttrs, Op};
 use super::opcode::{BinaryOp, Opcode, UnaryOp};
 use super::{
     BackendConfig, CompId, FileLocation, HloComputation, HloInstruction, HloModule,
-    InputOutputAlias, InstrId, ModuleConfig, OpMetadata, StackFrame, StackFrameIndex,
+    InputOutputAlias, InstrId, ModuleConfig, OpMetadata, SourceLocation, StackFrame,
+    StackFrameIndex,
 };
 use crate::error::{Error, Result};
 use crate::literal::Literal;
@@ -44,9 +45,30 @@ use std::collections::HashMap;
 
 /// Parses a whole module.
 pub fn parse_module(text: &str) -> Result<HloModule> {
-    let mut p = Parser::new(text)?;
-    let module = p.module()?;
-    Ok(module)
+    let parsed = Parser::new(text).and_then(|mut p| p.module());
+    parsed.map_err(|e| {
+        if looks_like_stablehlo(text) {
+            Error::new(
+                e.code(),
+                format!(
+                    "{} (this looks like StableHLO/MLIR, not HLO text: lower it to HLO first, e.g. jax.jit(f).lower(*args).as_text(dialect=\"hlo\") or jax.jit(f).lower(*args).compiler_ir(\"hlo\").as_hlo_text())",
+                    e.message()
+                ),
+            )
+        } else {
+            e
+        }
+    })
+}
+
+/// Whether text is MLIR (StableHLO, MHLO) rather than HLO: it starts with
+/// `module` (`module @jit_f attributes {...}`) or defines a `func.func`.
+fn looks_like_stablehlo(text: &str) -> bool {
+    let start = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+    start.starts_with("module @")
+        || start.starts_with("module {")
+        || start.starts_with("module attributes")
+        || text.contains("func.func")
 }
 
 // The text layer gives the value types their `parse`, so `shape` and
@@ -1331,6 +1353,11 @@ impl<'a> Parser<'a> {
             operands,
         );
         attrs.take_common(&mut instr);
+        let (line, column) = self.lex.line_col(offset);
+        instr.source = SourceLocation(Some((
+            u32::try_from(line).unwrap_or(u32::MAX),
+            u32::try_from(column).unwrap_or(u32::MAX),
+        )));
         instr.op = match leaf {
             Some(op) => op,
             None => self.build_op(opcode, &mut attrs, opcode_tok.offset)?,

@@ -289,3 +289,37 @@ fn dot_algorithm_is_kept_and_printed() {
         "{e}"
     );
 }
+
+// ---------------------------------------------------------------- item 8
+
+#[test]
+fn verifier_errors_carry_the_line_and_column() {
+    let text = "HloModule m\n\nENTRY e {\n  p = f32[2] parameter(0)\n    q = s32[2] negate(p)\n  ROOT r = f32[2] add(p, p)\n}\n";
+    let module = HloModule::parse(text).unwrap();
+    let e = verify_module(&module).unwrap_err();
+    assert!(
+        e.message()
+            .starts_with("5:5: computation %e, instruction %q"),
+        "{e}"
+    );
+    // Instructions built by code have no location; messages are as before.
+    let mut module = module;
+    module.computations[0].instructions[1].source = hlo_ir::SourceLocation::default();
+    let e = verify_module(&module).unwrap_err();
+    assert!(
+        e.message().starts_with("computation %e, instruction %q"),
+        "{e}"
+    );
+}
+
+#[test]
+fn stablehlo_input_gets_a_hint() {
+    let text = "module @jit_f attributes {mhlo.num_partitions = 1 : i32} {\n  func.func public @main(%arg0: tensor<2xf32>) -> (tensor<2xf32>) {\n    return %arg0 : tensor<2xf32>\n  }\n}\n";
+    let e = HloModule::parse(text).unwrap_err();
+    assert!(e.message().contains("StableHLO"), "{e}");
+    assert!(e.message().contains("as_text(dialect=\"hlo\")"), "{e}");
+    assert!(e.message().contains("compiler_ir(\"hlo\")"), "{e}");
+    // Plain HLO errors carry no hint.
+    let e = HloModule::parse("HloModule m\nENTRY e {\n  ROOT p = f32[] bogus()\n}\n").unwrap_err();
+    assert!(!e.message().contains("StableHLO"), "{e}");
+}
