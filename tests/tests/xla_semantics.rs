@@ -6,7 +6,7 @@
 //! dimensions. The expected values are worked out by hand from XLA's
 //! operation semantics.
 
-use platform_api::{HloModule, Literal};
+use platform_api::{ElementType, HloModule, Literal, Shape};
 
 // Linking a backend registers it.
 use platform_host as _;
@@ -31,6 +31,10 @@ fn check(text: &str, args: &[Literal], want: &[Literal]) {
 
 fn lit<T: platform_api::NativeType>(dims: &[usize], values: &[T]) -> Literal {
     Literal::from_slice(dims, values).unwrap()
+}
+
+fn zeros(ty: ElementType, dims: &[usize]) -> Literal {
+    Literal::zeros(&Shape::array(ty, dims.to_vec()))
 }
 
 fn bools(dims: &[usize], values: &[bool]) -> Literal {
@@ -143,5 +147,113 @@ fn pred_dot_and_convolution_are_or_of_ands() {
         text,
         &[x, w],
         &[bools(&[1, 1, 4], &[true, false, false, true])],
+    );
+}
+
+#[test]
+fn fft_of_zero_elements_is_empty() {
+    for (shape, length) in [("c64[0,8]", "8"), ("c64[4,0]", "0"), ("c64[0]", "0")] {
+        let text = format!(
+            "HloModule m\n\nENTRY e {{\n  x = {shape} parameter(0)\n  ROOT f = {shape} fft(x), fft_type=FFT, fft_length={{{length}}}\n}}\n"
+        );
+        let dims: Vec<usize> = shape[4..shape.len() - 1]
+            .split(',')
+            .map(|d| d.parse().unwrap())
+            .collect();
+        let e = zeros(ElementType::C64, &dims);
+        check(&text, std::slice::from_ref(&e), std::slice::from_ref(&e));
+    }
+    // Real transforms of length 0 keep no bins (XLA's shape rule).
+    let text = "HloModule m\n\nENTRY e {\n  x = f32[3,0] parameter(0)\n  ROOT f = c64[3,0] fft(x), fft_type=RFFT, fft_length={0}\n}\n";
+    check(
+        text,
+        &[zeros(ElementType::F32, &[3, 0])],
+        &[zeros(ElementType::C64, &[3, 0])],
+    );
+    let text = "HloModule m\n\nENTRY e {\n  x = c64[3,0] parameter(0)\n  ROOT f = f32[3,0] fft(x), fft_type=IRFFT, fft_length={0}\n}\n";
+    check(
+        text,
+        &[zeros(ElementType::C64, &[3, 0])],
+        &[zeros(ElementType::F32, &[3, 0])],
+    );
+    // A real transform of an empty batch.
+    let text = "HloModule m\n\nENTRY e {\n  x = f32[0,8] parameter(0)\n  ROOT f = c64[0,5] fft(x), fft_type=RFFT, fft_length={8}\n}\n";
+    check(
+        text,
+        &[zeros(ElementType::F32, &[0, 8])],
+        &[zeros(ElementType::C64, &[0, 5])],
+    );
+}
+
+#[test]
+fn conditional_index_out_of_range_runs_the_last_branch() {
+    let text = r#"HloModule m
+
+b0 {
+  p = s32[] parameter(0)
+  ROOT r = add(p, s32[] constant(10))
+}
+
+b1 {
+  p = s32[] parameter(0)
+  ROOT r = add(p, s32[] constant(20))
+}
+
+b2 {
+  p = s32[] parameter(0)
+  ROOT r = add(p, s32[] constant(30))
+}
+
+ENTRY e {
+  i = s32[] parameter(0)
+  x = s32[] parameter(1)
+  ROOT c = s32[] conditional(i, x, x, x), branch_computations={b0, b1, b2}
+}
+"#;
+    for (index, want) in [
+        (0, 10),
+        (1, 20),
+        (2, 30),
+        (3, 30),
+        (-1, 30),
+        (i32::MIN, 30),
+        (i32::MAX, 30),
+    ] {
+        check(
+            text,
+            &[Literal::scalar(index), Literal::scalar(5i32)],
+            &[Literal::scalar(5 + want)],
+        );
+    }
+}
+
+#[test]
+fn zero_element_arrays_with_huge_dimensions() {
+    let text = r#"HloModule m
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  i = f32[1000000000000,0] iota(), iota_dimension=0
+  j = f32[1000000000000,0] add(i, i)
+  z = f32[] constant(0)
+  r = f32[0] reduce(j, z), dimensions={0}, to_apply=add
+  b = f32[0,1000000000000] broadcast(r), dimensions={0}
+  t = f32[1000000000000,0] transpose(b), dimensions={1,0}
+  ROOT out = (f32[1000000000000,0], f32[0], f32[1000000000000,0]) tuple(i, r, t)
+}
+"#;
+    check(
+        text,
+        &[],
+        &[
+            zeros(ElementType::F32, &[1_000_000_000_000, 0]),
+            zeros(ElementType::F32, &[0]),
+            zeros(ElementType::F32, &[1_000_000_000_000, 0]),
+        ],
     );
 }
