@@ -4,11 +4,8 @@
 //! shared) and *moves* it into the body, so once the condition's copy is
 //! dropped the body holds the only reference and can update arrays in place.
 //!
-//! `conditional` with an integer selector: XLA runs the last branch for an
-//! out-of-range index. The interpreter instead reports an `OutOfRange` error
-//! naming the instruction — a deliberate choice for a reference checker, where
-//! an out-of-range index is almost always a bug in the program or in the
-//! backend under test, and silently picking a branch would hide it.
+//! `conditional` with an integer selector runs the last branch for an
+//! out-of-range index (negative included), as XLA does.
 
 use super::value::Value;
 use super::{scalar_of, Evaluator};
@@ -82,13 +79,14 @@ pub fn conditional(
             }
         }
         Scalar::S32(i) => {
-            if i < 0 || i as usize >= branches.len() {
-                return Err(Error::out_of_range(format!(
-                    "branch index {i} is out of range: the conditional has {} branches (the interpreter treats this as an error; XLA would run the last branch)",
-                    branches.len()
-                )));
+            if branches.is_empty() {
+                return Err(Error::invalid_argument("a conditional needs a branch"));
             }
-            i as usize
+            // Out of range, negative included: the last branch, as in XLA.
+            usize::try_from(i)
+                .ok()
+                .filter(|&i| i < branches.len())
+                .unwrap_or(branches.len() - 1)
         }
         other => {
             return Err(Error::invalid_argument(format!(

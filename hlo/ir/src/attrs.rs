@@ -349,6 +349,32 @@ spelled_enum! {
 }
 
 spelled_enum! {
+    /// `dot`'s `algorithm=`: XLA's `PrecisionConfig::Algorithm`, spelled as XLA
+    /// prints it (lower case, without the `ALG_` prefix). It asks a backend for a
+    /// particular way of computing the products and sums (input types, number of
+    /// passes, accumulator type). It is kept and printed; every platform here
+    /// computes the dot it annotates as the plain dot of its operand and result
+    /// types (what XLA CPU does for the algorithms it accepts: they describe
+    /// accelerator tensor-core modes), so a result may be more accurate than the
+    /// algorithm promises, never less.
+    pub enum DotAlgorithm {
+        AnyF8AnyF8F32 => "dot_any_f8_any_f8_f32",
+        AnyF8AnyF8F32FastAccum => "dot_any_f8_any_f8_f32_fast_accum",
+        F16F16F16 => "dot_f16_f16_f16",
+        F16F16F32 => "dot_f16_f16_f32",
+        Bf16Bf16Bf16 => "dot_bf16_bf16_bf16",
+        Bf16Bf16F32 => "dot_bf16_bf16_f32",
+        Bf16Bf16F32X3 => "dot_bf16_bf16_f32_x3",
+        Bf16Bf16F32X6 => "dot_bf16_bf16_f32_x6",
+        Bf16Bf16F32X9 => "dot_bf16_bf16_f32_x9",
+        Tf32Tf32F32 => "dot_tf32_tf32_f32",
+        Tf32Tf32F32X3 => "dot_tf32_tf32_f32_x3",
+        F32F32F32 => "dot_f32_f32_f32",
+        F64F64F64 => "dot_f64_f64_f64",
+    }
+}
+
+spelled_enum! {
     /// `triangular-solve`'s `transpose_a=`.
     pub enum TriangularTranspose {
         NoTranspose => "NO_TRANSPOSE",

@@ -824,6 +824,7 @@ impl HloBuilder {
         let op = Op::Dot {
             dnums,
             precision: Vec::new(),
+            algorithm: None,
         };
         self.add_hinted(op, &[a, b], result_hint(result_type))
     }

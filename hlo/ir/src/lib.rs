@@ -142,6 +142,32 @@ pub struct HloInstruction {
     pub parameter_replication: Option<Vec<bool>>,
     /// `statistics={...}`, kept as text.
     pub statistics: Option<String>,
+    /// Where the parser read the instruction, for messages (the verifier's
+    /// included); not part of the program.
+    pub source: SourceLocation,
+}
+
+/// A `line:column` (both 1-based) in the HLO text an instruction was parsed
+/// from, or nothing for instructions that were built or rewritten. It only
+/// locates messages: any two compare equal, so modules parsed from texts laid
+/// out differently are still equal.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SourceLocation(pub Option<(u32, u32)>);
+
+impl PartialEq for SourceLocation {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Display for SourceLocation {
+    /// `line:column: ` when known, else nothing: ready to prefix a message.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some((line, column)) => write!(f, "{line}:{column}: "),
+            None => Ok(()),
+        }
+    }
 }
 
 impl HloInstruction {
@@ -159,6 +185,7 @@ impl HloInstruction {
             backend_config: None,
             parameter_replication: None,
             statistics: None,
+            source: SourceLocation::default(),
         }
     }
     pub fn opcode(&self) -> Opcode {

@@ -98,6 +98,9 @@ pub enum Op {
     Dot {
         dnums: DotDimensionNumbers,
         precision: Vec<Precision>,
+        /// `algorithm=` (`None`: unset). Kept and printed; computed as a plain dot
+        /// (see [`DotAlgorithm`]).
+        algorithm: Option<DotAlgorithm>,
     },
     Convolution {
         window: Window,

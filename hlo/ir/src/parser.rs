@@ -9,6 +9,14 @@
 //! (names resolve, attributes belong to their opcode, values are in range for their
 //! types). Shape rules are the verifier's job ([`super::verifier`]).
 //!
+//! Beyond the printer's canonical form it reads what XLA's parser reads:
+//! instruction names need only be unique within their computation (they are made
+//! unique module-wide afterwards, later uses getting `.1`, `.2`, ...); an
+//! instruction may leave out its shape when XLA infers it (`a = add(x, y)`, shape
+//! inference on the operands); an operand may be an instruction written inline,
+//! without name or attributes (`add(f32[] parameter(0), negate(x))`, named
+//! `<opcode>.anon`); the module name may be followed by a colon.
+//!
 //! Any text is safe to feed it: it never panics, recursion is bounded (tuples
 //! nest at most [`MAX_TUPLE_NESTING`] deep; constants of any rank are read with an
 //! explicit stack), shapes whose byte size overflows 64 bits are refused, and no
@@ -24,7 +32,8 @@ use super::op::{CustomCallAttrs, Op};
 use super::opcode::{BinaryOp, Opcode, UnaryOp};
 use super::{
     BackendConfig, CompId, FileLocation, HloComputation, HloInstruction, HloModule,
-    InputOutputAlias, InstrId, ModuleConfig, OpMetadata, StackFrame, StackFrameIndex,
+    InputOutputAlias, InstrId, ModuleConfig, OpMetadata, SourceLocation, StackFrame,
+    StackFrameIndex,
 };
 use crate::error::{Error, Result};
 use crate::literal::Literal;
@@ -36,9 +45,30 @@ use std::collections::HashMap;
 
 /// Parses a whole module.
 pub fn parse_module(text: &str) -> Result<HloModule> {
-    let mut p = Parser::new(text)?;
-    let module = p.module()?;
-    Ok(module)
+    let parsed = Parser::new(text).and_then(|mut p| p.module());
+    parsed.map_err(|e| {
+        if looks_like_stablehlo(text) {
+            Error::new(
+                e.code(),
+                format!(
+                    "{} (this looks like StableHLO/MLIR, not HLO text: lower it to HLO first, e.g. jax.jit(f).lower(*args).as_text(dialect=\"hlo\") or jax.jit(f).lower(*args).compiler_ir(\"hlo\").as_hlo_text())",
+                    e.message()
+                ),
+            )
+        } else {
+            e
+        }
+    })
+}
+
+/// Whether text is MLIR (StableHLO, MHLO) rather than HLO: it starts with
+/// `module` (`module @jit_f attributes {...}`) or defines a `func.func`.
+fn looks_like_stablehlo(text: &str) -> bool {
+    let start = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+    start.starts_with("module @")
+        || start.starts_with("module {")
+        || start.starts_with("module attributes")
+        || text.contains("func.func")
 }
 
 // The text layer gives the value types their `parse`, so `shape` and
@@ -121,6 +151,12 @@ struct Parser<'a> {
     definition_order: Vec<CompId>,
     /// Instruction names of the computation being parsed.
     scope: HashMap<String, InstrId>,
+    /// Instructions of the computation being parsed, in the order they are
+    /// finished (an instruction written inline as an operand comes before its
+    /// user).
+    instrs: Vec<HloInstruction>,
+    /// How many instructions written inline as operands enclose the position.
+    nesting: usize,
     /// How many tuple shapes (or tuple literals) enclose the current position.
     depth: usize,
 }
@@ -129,6 +165,10 @@ struct Parser<'a> {
 /// programs nest a few levels; the limit keeps hostile text from exhausting the
 /// stack of the recursive descent (and of everything that later walks the shape).
 pub const MAX_TUPLE_NESTING: usize = 64;
+
+/// Deepest nesting of instructions written inline as operands
+/// (`add(multiply(x, y), z)`), for the same reason.
+pub const MAX_INLINE_NESTING: usize = 64;
 
 /// Largest number of device ids an iota `replica_groups` form may expand to.
 const MAX_IOTA_DEVICES: usize = 1 << 20;
@@ -148,6 +188,8 @@ impl<'a> Parser<'a> {
             comp_slots: Vec::new(),
             definition_order: Vec::new(),
             scope: HashMap::new(),
+            instrs: Vec::new(),
+            nesting: 0,
             depth: 0,
         })
     }
@@ -882,6 +924,8 @@ impl<'a> Parser<'a> {
     fn module(&mut self) -> Result<HloModule> {
         self.expect_word("HloModule")?;
         let (name, _) = self.name("the module name")?;
+        // XLA's lexer reads `name:` as one name token, so `HloModule m:` is allowed.
+        self.eat(TokenKind::Colon)?;
         let mut config = ModuleConfig::default();
         while self.eat(TokenKind::Comma)? {
             self.module_attr(&mut config)?;
@@ -928,6 +972,7 @@ impl<'a> Parser<'a> {
             }
             computations.push(comp);
         }
+        uniquify_instruction_names(&mut computations);
         Ok(HloModule {
             name,
             config,
@@ -1173,7 +1218,7 @@ impl<'a> Parser<'a> {
         }
         let open = self.expect(TokenKind::LBrace, "'{' starting the computation body")?;
         self.scope.clear();
-        let mut instructions: Vec<HloInstruction> = Vec::new();
+        self.instrs.clear();
         let mut root: Option<InstrId> = None;
         while !self.at(TokenKind::RBrace) {
             if self.at(TokenKind::Eof) {
@@ -1182,14 +1227,7 @@ impl<'a> Parser<'a> {
                     format!("computation %{name} is missing its closing '}}'"),
                 ));
             }
-            let (instr, is_root, offset) = self.instruction()?;
-            let id = InstrId(instructions.len() as u32);
-            if self.scope.insert(instr.name.clone(), id).is_some() {
-                return Err(self.err(
-                    offset,
-                    format!("duplicate instruction name %{}", instr.name),
-                ));
-            }
+            let (id, is_root, offset) = self.instruction()?;
             if is_root {
                 if root.is_some() {
                     return Err(self.err(
@@ -1199,8 +1237,8 @@ impl<'a> Parser<'a> {
                 }
                 root = Some(id);
             }
-            instructions.push(instr);
         }
+        let instructions = std::mem::take(&mut self.instrs);
         self.bump()?;
         if self.at(TokenKind::Comma) {
             // `, execution_thread="..."` after the body.
@@ -1242,7 +1280,9 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn instruction(&mut self) -> Result<(HloInstruction, bool, usize)> {
+    /// `[ROOT] name = [shape] opcode(operands), attributes`; adds the instruction
+    /// (after any written inline among its operands) and returns its id.
+    fn instruction(&mut self) -> Result<(InstrId, bool, usize)> {
         let is_root = if self.at_word("ROOT") {
             self.bump()?;
             true
@@ -1251,7 +1291,35 @@ impl<'a> Parser<'a> {
         };
         let (name, offset) = self.name("an instruction name")?;
         self.expect(TokenKind::Equals, "'='")?;
-        let shape = self.shape()?;
+        let id = self.instruction_rhs(name, offset, true)?;
+        Ok((id, is_root, offset))
+    }
+
+    /// What follows `name =`: an optional shape, the opcode, the operands and (when
+    /// `with_attrs`) the attributes. Without a shape, the shape is inferred from
+    /// the operands, for the opcodes XLA infers. An instruction written inline as
+    /// an operand comes here with an empty name and no attributes; it is named
+    /// `<opcode>.anon` (made unique with the module's other names at the end).
+    fn instruction_rhs(
+        &mut self,
+        name: String,
+        offset: usize,
+        with_attrs: bool,
+    ) -> Result<InstrId> {
+        // A shape starts with `(` or with a word directly followed by `[`; no opcode
+        // does, so a misspelt element type is still reported as a bad shape.
+        let next_byte = self
+            .lex
+            .source()
+            .as_bytes()
+            .get(self.tok.offset + self.tok.text.len());
+        let shape = if self.at(TokenKind::LParen)
+            || (self.at(TokenKind::Word) && next_byte == Some(&b'['))
+        {
+            Some(self.shape()?)
+        } else {
+            None
+        };
         let opcode_tok = self.word("an opcode")?;
         let Some(opcode) = Opcode::from_name(&opcode_tok.text) else {
             return Err(self.err(
@@ -1259,12 +1327,37 @@ impl<'a> Parser<'a> {
                 format!("unknown opcode '{}'", opcode_tok.text),
             ));
         };
+        if shape.is_none() && !can_infer_shape(opcode) {
+            return Err(self.err(
+                opcode_tok.offset,
+                format!("the shape of {opcode} cannot be inferred: write it before the opcode"),
+            ));
+        }
         self.expect(TokenKind::LParen, "'(' after the opcode")?;
-        let (operands, leaf) = self.operands(opcode, &shape)?;
+        let (operands, leaf) = self.operands(opcode, shape.as_ref())?;
         self.expect(TokenKind::RParen, "',' or ')' after the operands")?;
-        let mut attrs = self.instruction_attrs()?;
-        let mut instr = HloInstruction::new(name, shape, Op::Tuple, operands);
+        let mut attrs = if with_attrs {
+            self.instruction_attrs()?
+        } else {
+            Attrs { items: Vec::new() }
+        };
+        let name = if name.is_empty() {
+            format!("{}.anon", opcode.name())
+        } else {
+            name
+        };
+        let mut instr = HloInstruction::new(
+            name,
+            shape.clone().unwrap_or(Shape::Tuple(Vec::new())),
+            Op::Tuple,
+            operands,
+        );
         attrs.take_common(&mut instr);
+        let (line, column) = self.lex.line_col(offset);
+        instr.source = SourceLocation(Some((
+            u32::try_from(line).unwrap_or(u32::MAX),
+            u32::try_from(column).unwrap_or(u32::MAX),
+        )));
         instr.op = match leaf {
             Some(op) => op,
             None => self.build_op(opcode, &mut attrs, opcode_tok.offset)?,
@@ -1275,28 +1368,85 @@ impl<'a> Parser<'a> {
                 format!("attribute {key} does not apply to {opcode}"),
             ));
         }
-        Ok((instr, is_root, offset))
+        if shape.is_none() {
+            instr.shape = self.infer(&instr, opcode_tok.offset)?;
+        }
+        let id = InstrId(self.instrs.len() as u32);
+        // Instructions written inline cannot be referred to by name.
+        if with_attrs && self.scope.insert(instr.name.clone(), id).is_some() {
+            return Err(self.err(
+                offset,
+                format!("duplicate instruction name %{}", instr.name),
+            ));
+        }
+        self.instrs.push(instr);
+        Ok(id)
     }
 
-    /// What stands between the opcode's parentheses: the operand names, or for a
+    /// The shape of an instruction written without one, from its operands' shapes
+    /// and the signatures of the computations it calls (which must be defined
+    /// earlier in the text, as XLA requires).
+    fn infer(&self, instr: &HloInstruction, at: usize) -> Result<Shape> {
+        let operands: Vec<&Shape> = instr
+            .operands
+            .iter()
+            .map(|id| &self.instrs[id.index()].shape)
+            .collect();
+        let called = |id: CompId| -> Result<ProgramShape> {
+            match self.comp_slots.get(id.index()) {
+                Some((_, _, Some(comp))) => Ok(comp.program_shape()),
+                Some((name, _, None)) => Err(Error::invalid_argument(format!(
+                    "computation %{name} must be defined before an instruction without a shape calls it"
+                ))),
+                None => Err(Error::internal("unknown computation id")),
+            }
+        };
+        // No declared shape: an empty tuple stands for "unknown", which the rules
+        // that read a declared shape (only dot's and convolution's result type among
+        // the inferable opcodes) take as "not given".
+        crate::shape_inference::infer_shape(
+            &instr.op,
+            &operands,
+            &Shape::Tuple(Vec::new()),
+            &called,
+        )
+        .map_err(|e| {
+            self.err(
+                at,
+                format!(
+                    "cannot infer the shape of {}: {}",
+                    instr.opcode(),
+                    e.message()
+                ),
+            )
+        })
+    }
+
+    /// What stands between the opcode's parentheses: the operands, or for a
     /// parameter its number and for a constant its values, which make the whole op.
-    fn operands(&mut self, opcode: Opcode, shape: &Shape) -> Result<(Vec<InstrId>, Option<Op>)> {
+    /// An operand is a name, optionally after its shape (`f32[] x`), or an
+    /// instruction written inline without name or attributes
+    /// (`add(f32[] parameter(0), multiply(x, y))`).
+    fn operands(
+        &mut self,
+        opcode: Opcode,
+        shape: Option<&Shape>,
+    ) -> Result<(Vec<InstrId>, Option<Op>)> {
         let mut operands = Vec::new();
         let leaf = match opcode {
             Opcode::Parameter => Some(Op::Parameter {
                 number: self.usize()?,
             }),
-            Opcode::Constant => Some(Op::Constant {
-                literal: self.literal(shape)?,
-            }),
+            Opcode::Constant => {
+                let shape = shape.ok_or_else(|| Error::internal("constant without a shape"))?;
+                Some(Op::Constant {
+                    literal: self.literal(shape)?,
+                })
+            }
             _ => {
                 if !self.at(TokenKind::RParen) {
                     loop {
-                        if self.at_shape_start() {
-                            // Old style: operands written with their shapes.
-                            self.shape()?;
-                        }
-                        operands.push(self.instr_ref()?);
+                        operands.push(self.operand()?);
                         if !self.eat(TokenKind::Comma)? {
                             break;
                         }
@@ -1306,6 +1456,38 @@ impl<'a> Parser<'a> {
             }
         };
         Ok((operands, leaf))
+    }
+
+    /// One operand: `[shape] name` when a `,` or `)` follows the name, else an
+    /// instruction written inline.
+    fn operand(&mut self) -> Result<InstrId> {
+        let saved = (self.lex.position(), self.tok.clone());
+        if self.at_shape_start() {
+            // Old style: operands written with their shapes.
+            self.shape()?;
+        }
+        if self.at(TokenKind::Word) {
+            let here = self.lex.position();
+            let next = self.lex.next_token()?.kind;
+            self.lex.seek(here);
+            if matches!(next, TokenKind::Comma | TokenKind::RParen) {
+                return self.instr_ref();
+            }
+        }
+        // An instruction written inline: read again from the start, shape included.
+        self.lex.seek(saved.0);
+        self.tok = saved.1;
+        if self.nesting >= MAX_INLINE_NESTING {
+            return Err(self.err(
+                self.tok.offset,
+                format!("instructions written inline nest deeper than {MAX_INLINE_NESTING}"),
+            ));
+        }
+        let offset = self.tok.offset;
+        self.nesting += 1;
+        let id = self.instruction_rhs(String::new(), offset, false);
+        self.nesting -= 1;
+        id
     }
 
     /// The `, name=value` list after an instruction's operands, each name at most
@@ -2001,6 +2183,14 @@ impl Claim<'_, '_> {
                     rhs_contracting_dims: self.opt_dims(N::RhsContractingDims)?.unwrap_or_default(),
                 },
                 precision: self.precision()?,
+                // `unset` is what no attribute means.
+                algorithm: match self.take_word(N::Algorithm) {
+                    None => None,
+                    Some((_, w)) if w == "unset" => None,
+                    Some((o, w)) => Some(DotAlgorithm::from_name(&w).ok_or_else(|| {
+                        self.p.err(o, format!("'{w}' is not a dot algorithm (dot_bf16_bf16_f32, dot_tf32_tf32_f32, dot_f32_f32_f32, ...)"))
+                    })?),
+                },
             },
             Opcode::Convolution => Op::Convolution {
                 window: match self.attrs.take(N::Window) {
@@ -2461,6 +2651,99 @@ impl Claim<'_, '_> {
                 })
                 .collect(),
             _ => Ok(Vec::new()),
+        }
+    }
+}
+
+/// Whether an instruction of this opcode may be written without its shape. These
+/// are the opcodes XLA's parser infers; the others carry information only in
+/// their shape (`convert`'s target type, `reshape`'s dimensions, a parameter's
+/// whole shape) or are always written with it in XLA's text.
+fn can_infer_shape(opcode: Opcode) -> bool {
+    use Opcode::*;
+    !matches!(
+        opcode,
+        AsyncStart
+            | AsyncUpdate
+            | AsyncDone
+            | AllGather
+            | AllGatherStart
+            | AllGatherDone
+            | AllReduce
+            | AllReduceStart
+            | AllReduceDone
+            | AllToAll
+            | CollectiveBroadcast
+            | CollectivePermute
+            | CollectivePermuteStart
+            | CollectivePermuteDone
+            | CopyStart
+            | CopyDone
+            | DynamicReshape
+            | DynamicSlice
+            | DynamicUpdateSlice
+            | Recv
+            | RecvDone
+            | ReduceScatter
+            | Send
+            | SendDone
+            | Slice
+            | Bitcast
+            | BitcastConvert
+            | Constant
+            | Convert
+            | CustomCall
+            | Fusion
+            | Infeed
+            | Iota
+            | Outfeed
+            | Parameter
+            | ReducePrecision
+            | Reshape
+            | Rng
+            | RngBitGenerator
+            | RngGetAndUpdateState
+            | StochasticConvert
+    )
+}
+
+/// Makes instruction names unique across the module, as XLA's parser does: names
+/// need only be unique within their computation in the text, but the verifier,
+/// the passes and the backends identify instructions by name module-wide. The
+/// first use of a name (in definition order) keeps it; later ones become
+/// `name.1`, `name.2`, ..., skipping any name already in the module. Instructions
+/// are referred to by id, so renaming changes nothing else.
+fn uniquify_instruction_names(computations: &mut [HloComputation]) {
+    use std::collections::HashSet;
+    let mut all: HashSet<String> = HashSet::new();
+    let mut duplicated = false;
+    for comp in computations.iter() {
+        for instr in &comp.instructions {
+            duplicated |= !all.insert(instr.name.clone());
+        }
+    }
+    if !duplicated {
+        return;
+    }
+    let mut taken: HashSet<String> = HashSet::new();
+    let mut next_suffix: HashMap<String, usize> = HashMap::new();
+    for comp in computations.iter_mut() {
+        for instr in &mut comp.instructions {
+            if taken.insert(instr.name.clone()) {
+                continue;
+            }
+            let base = instr.name.clone();
+            let counter = next_suffix.entry(base.clone()).or_insert(1);
+            let new_name = loop {
+                let candidate = format!("{base}.{counter}");
+                *counter += 1;
+                if !all.contains(&candidate) && !taken.contains(&candidate) {
+                    break candidate;
+                }
+            };
+            all.insert(new_name.clone());
+            taken.insert(new_name.clone());
+            instr.name = new_name;
         }
     }
 }

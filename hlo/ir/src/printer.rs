@@ -579,12 +579,19 @@ fn gather_scatter_attrs(attrs: &mut AttrList, op: &Op) {
 fn linear_algebra_attrs(attrs: &mut AttrList, op: &Op) {
     use AttrName as N;
     match op {
-        Op::Dot { dnums, precision } => {
+        Op::Dot {
+            dnums,
+            precision,
+            algorithm,
+        } => {
             attrs.dims_if_any(N::LhsBatchDims, &dnums.lhs_batch_dims);
             attrs.dims(N::LhsContractingDims, &dnums.lhs_contracting_dims);
             attrs.dims_if_any(N::RhsBatchDims, &dnums.rhs_batch_dims);
             attrs.dims(N::RhsContractingDims, &dnums.rhs_contracting_dims);
             attrs.precision(precision);
+            if let Some(algorithm) = algorithm {
+                attrs.add(N::Algorithm, algorithm);
+            }
         }
         Op::Convolution {
             window,

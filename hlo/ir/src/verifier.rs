@@ -19,7 +19,8 @@
 //!    `buffer_donor` agree with the entry computation.
 //!
 //! The first violation is returned as an `InvalidArgument` error that names the
-//! computation and instruction (`%name`) and, for shape errors, the opcode and the
+//! computation and instruction (`%name`), after the instruction's `line:column`
+//! when it was parsed from text, and, for shape errors, the opcode and the
 //! shapes involved.
 
 use super::shape_inference::{infer_shape, CalledShapes};
@@ -63,7 +64,7 @@ fn verify_instruction(
         .iter()
         .filter_map(|id| comp.instructions.get(id.index()).map(|o| &o.shape))
         .collect();
-    let here = || format!("computation %{}, instruction %{}", comp.name, instr.name);
+    let here = || place(comp, instr);
     let inferred = infer_shape(&instr.op, &operands, &instr.shape, called)
         .map_err(|e| Error::invalid_argument(format!("{}: {}", here(), e.message())))?;
     if !inferred.compatible(&instr.shape) {
@@ -81,6 +82,15 @@ fn verify_instruction(
         )));
     }
     Ok(())
+}
+
+/// How a message names an instruction: `computation %c, instruction %i`, after
+/// the instruction's `line:column` in the text it was parsed from, if any.
+fn place(comp: &HloComputation, instr: &HloInstruction) -> String {
+    format!(
+        "{}computation %{}, instruction %{}",
+        instr.source, comp.name, instr.name
+    )
 }
 
 /// Signatures of a module's computations for [`infer_shape`].
@@ -162,7 +172,7 @@ fn check_structure(module: &HloModule) -> Result<()> {
         }
         let mut params: Vec<(usize, &str)> = Vec::new();
         for (i, instr) in comp.instructions.iter().enumerate() {
-            let here = || format!("computation %{}, instruction %{}", comp.name, instr.name);
+            let here = || place(comp, instr);
             if instr.name.is_empty() {
                 return Err(Error::invalid_argument(format!(
                     "computation %{}: instruction #{i} has an empty name",

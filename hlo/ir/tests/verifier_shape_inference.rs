@@ -502,6 +502,7 @@ fn every_opcode_has_a_valid_case() {
             rhs_contracting_dims: rc.to_vec(),
         },
         precision: vec![],
+        algorithm: None,
     };
     t.ok(
         dot(&[], &[], &[1], &[0]),
@@ -1247,6 +1248,7 @@ fn element_type_rules() {
             ..Default::default()
         },
         precision: vec![],
+        algorithm: None,
     };
     t.bad(
         dot.clone(),
@@ -1501,6 +1503,7 @@ fn linear_algebra_rules() {
             rhs_contracting_dims: vec![1],
         },
         precision: vec![],
+        algorithm: None,
     };
     t.bad(
         dot(vec![0], vec![0]),

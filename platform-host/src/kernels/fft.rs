@@ -183,10 +183,12 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     }
     let lead = input.rank() - k;
     let n_last = fft_length[k - 1];
+    // Length 0 keeps 0 bins (XLA's shape rule), else n/2 + 1.
+    let bins = if n_last == 0 { 0 } else { n_last / 2 + 1 };
     let (in_last, out_last) = match fft_type {
         FftType::Fft | FftType::Ifft => (n_last, n_last),
-        FftType::Rfft => (n_last, n_last / 2 + 1),
-        FftType::Irfft => (n_last / 2 + 1, n_last),
+        FftType::Rfft => (n_last, bins),
+        FftType::Irfft => (bins, n_last),
     };
     let want_in: Vec<usize> = input.dims[..lead]
         .iter()
@@ -237,8 +239,15 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let (src, out) = (ctx.operand_slice(instr, 0)?, ctx.result_slice(id)?);
     let (in_count, out_count) = (input.element_count(), result.element_count());
     Ok(thunk(instr.name.clone(), "fft", move |ctx| {
-        // Widen the input to complex f64.
         let (ps, po) = (ctx.ptr(src), ctx.ptr(out));
+        if in_count == 0 || out_count == 0 {
+            // Nothing to transform (an empty batch or a zero length): the
+            // result, if it has elements at all, is the transform of zeros.
+            // SAFETY: the result holds `out_count` elements of `out_ty`.
+            unsafe { po.write_bytes(0, out_count * out_ty.byte_size()) };
+            return Ok(());
+        }
+        // Widen the input to complex f64.
         // SAFETY: the operand holds `in_count` elements of `in_ty`.
         let widened: Vec<Complex64> = unsafe {
             match in_ty {

@@ -111,14 +111,12 @@ impl Thunk for ConditionalThunk {
         } else {
             // SAFETY: the selector is an s32 scalar operand.
             let i = unsafe { ctx.ptr(self.selector).cast::<i32>().read() };
-            if i < 0 || i as usize >= self.branches.len() {
-                return Err(Error::out_of_range(format!(
-                    "conditional %{}: branch index {i} is outside 0..{} (this platform rejects out-of-range indices instead of running the last branch)",
-                    self.name,
-                    self.branches.len()
-                )));
-            }
-            i as usize
+            // Out of range, negative included: the last branch, as in XLA
+            // (lowering never builds a conditional without branches).
+            usize::try_from(i)
+                .ok()
+                .filter(|&i| i < self.branches.len())
+                .unwrap_or(self.branches.len().saturating_sub(1))
         };
         let params = ptrs(ctx, &self.branch_operands[branch]);
         let outputs = ptrs(ctx, &self.results);

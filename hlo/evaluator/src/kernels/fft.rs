@@ -259,7 +259,8 @@ pub fn fft(
     let shapes_ok = (1..=3).contains(&r) && rank >= r && result.dims.len() == rank && {
         let lead = rank - r;
         let last = fft_length[r - 1];
-        let half = last / 2 + 1;
+        // Length 0 keeps 0 bins (XLA's shape rule), else n/2 + 1.
+        let half = if last == 0 { 0 } else { last / 2 + 1 };
         let (in_tail, out_tail) = (&in_shape.dims[lead..], &result.dims[lead..]);
         in_shape.dims[..lead] == result.dims[..lead]
             && match fft_type {
@@ -287,6 +288,11 @@ pub fn fft(
                 instr.shape
             ),
         ));
+    }
+    if input.element_count() == 0 || result.dims.contains(&0) {
+        // Nothing to transform (an empty batch or a zero length): the result
+        // is empty too, or (an inverse of all-empty lines) zeros.
+        return Ok(Literal::zeros(&instr.shape.without_layout()));
     }
     let lead = rank - r;
     let mut data = read_complex(input)?;

@@ -35,8 +35,13 @@ pub fn iota(dimension: usize, result: &ArrayShape) -> Result<Literal> {
             "iota dimension {dimension} is out of range for {result}"
         )));
     }
-    let n = result.dims[dimension];
     let ty = result.element_type;
+    if result.dims.contains(&0) {
+        // No elements, whatever the other dimensions: building the index line
+        // first would allocate the (possibly huge) length of `dimension`.
+        return Ok(zeros(ty, &result.dims));
+    }
+    let n = result.dims[dimension];
     let mut line = zeros(ty, &[n]);
     let size = ty.byte_size();
     let bytes = line.bytes_mut()?;

@@ -26,7 +26,10 @@
 //! The rules are those of XLA's verifier with mixed precision disallowed (how XLA
 //! CPU runs it): elementwise operands must have the same element type, reducers
 //! must take and return exactly the types of the values they combine. `dot` and
-//! `convolution` accept any result type XLA's `preferred_element_type` accepts.
+//! `convolution` accept any result type XLA's `preferred_element_type` accepts,
+//! and operands of different floating-point types or of different integer types
+//! (`s8 x s16 -> s32`: each operand is converted to the result type first);
+//! without a declared result type the more precise operand type is the result.
 //! Arithmetic on dimension sizes is checked, so hostile input gives an error,
 //! never an overflow.
 //!
@@ -160,7 +163,9 @@ fn dispatch(cx: &Cx) -> Result<Shape> {
         Scatter {
             dnums, to_apply, ..
         } => reduction::scatter(cx, dnums, *to_apply),
-        Dot { dnums, precision } => linalg::dot(cx, dnums, precision),
+        Dot {
+            dnums, precision, ..
+        } => linalg::dot(cx, dnums, precision),
         Convolution {
             window,
             dnums,
@@ -430,29 +435,33 @@ pub(super) fn one_or_tuple(mut shapes: Vec<Shape>) -> Shape {
     }
 }
 
-/// The floating-point type of higher precision (XLA's
-/// `HigherPrecisionElementType`); for non-floats the types are equal anyway.
+/// The more precise of two element types that may meet in a `dot` or
+/// `convolution`, by XLA's rule: for floating point, more exponent range, then
+/// more significand bits (so `bf16` over `f16`); for integers, more bits, then
+/// signed over unsigned.
 pub(super) fn higher_precision(a: ElementType, b: ElementType) -> ElementType {
-    if a == b || !(a.is_float() && b.is_float()) {
-        return a;
-    }
-    let rank = |t: ElementType| match t {
-        ElementType::F64 => 3,
-        ElementType::F32 => 2,
-        ElementType::F16 => 1,
-        _ => 0, // bf16: fewer mantissa bits than f16
+    use ElementType::*;
+    let key = |t: ElementType| -> (u32, u32, usize, bool) {
+        match t {
+            F16 => (16, 11, 16, true),
+            BF16 => (128, 8, 16, true),
+            F32 => (128, 24, 32, true),
+            F64 => (1024, 53, 64, true),
+            t => (0, 0, t.bit_width(), t.is_signed_int()),
+        }
     };
-    if rank(b) > rank(a) {
+    if key(b) > key(a) {
         b
     } else {
         a
     }
 }
 
-/// Whether two element types may meet in one operation that lets floating-point
-/// precision differ (`dot`, `convolution`): equal, or both floating point.
+/// Whether two element types may meet in one `dot` or `convolution`: equal,
+/// both floating point (precision may differ), or both integers (width and
+/// signedness may differ). XLA converts each operand to the result type first.
 pub(super) fn same_type_ignoring_fp_precision(a: ElementType, b: ElementType) -> bool {
-    a == b || (a.is_float() && b.is_float())
+    a == b || (a.is_float() && b.is_float()) || (a.is_integer() && b.is_integer())
 }
 
 /// Clears the dynamic-dimension markers of arrays that have none set, so shapes

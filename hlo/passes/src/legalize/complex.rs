@@ -616,6 +616,7 @@ fn dft(b: &mut Emitter<'_, '_>, x: InstrId, w: InstrId) -> Result<InstrId> {
                 rhs_contracting_dims: vec![0],
             },
             precision: vec![],
+            algorithm: None,
         },
         vec![x, w],
     ))

@@ -250,6 +250,7 @@ impl Expander for ConvolutionExpander {
                             rhs_contracting_dims: vec![0],
                         },
                         precision: vec![],
+                        algorithm: None,
                     },
                     vec![x, k],
                 )
@@ -319,6 +320,7 @@ fn grouped_dot(
                 rhs_contracting_dims: vec![0],
             },
             precision: vec![],
+            algorithm: None,
         },
         vec![x, k],
     );
