@@ -369,6 +369,26 @@ def _(d):
     return jnp.linalg.cond, [general(d, (4, 4), 47)]
 
 
+# ------------------------------------------------- general eigenproblem (geev)
+def sorted_eigenvalues(w):
+    # The order geev returns them in is not specified; sort by (re, im).
+    return w[..., jnp.lexsort((w.imag, w.real))] if w.ndim == 1 else jax.vmap(sorted_eigenvalues)(w)
+
+
+@case("eig")
+def _(d):
+    def f(a):
+        w, v = jnp.linalg.eig(a)
+        return sorted_eigenvalues(w), (v * w[..., None, :]) @ jnp.linalg.inv(v)
+
+    return f, [rand(d, (5, 5), 49)]
+
+
+@case("eigvals_batched")
+def _(d):
+    return lambda a: sorted_eigenvalues(jnp.linalg.eigvals(a)), [rand(d, (3, 4, 4), 50)]
+
+
 # ------------------------------------------------------------------ writing
 def write_case(name, f, args, d):
     args = [np.asarray(a) for a in args]

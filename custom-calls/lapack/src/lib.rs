@@ -6,15 +6,17 @@
 //! `lapack_?potrf_ffi` (Cholesky), `lapack_?geqrf_ffi` (Householder QR),
 //! `lapack_?orgqr_ffi` / `lapack_?ungqr_ffi` (Q from the reflectors),
 //! `lapack_?syevd_ffi` / `lapack_?heevd_ffi` (symmetric / Hermitian
-//! eigendecomposition), `lapack_?gesdd_ffi` and `lapack_?gesvd_ffi` (SVD) and
-//! `lapack_?trsm_ffi` (triangular solve), each for `s`, `d`, `c` and `z`
+//! eigendecomposition), `lapack_?gesdd_ffi` and `lapack_?gesvd_ffi` (SVD),
+//! `lapack_?trsm_ffi` (triangular solve) and `lapack_?geev_ffi` (general
+//! eigenproblem, right eigenvectors), each for `s`, `d`, `c` and `z`
 //! (f32, f64, c64, c128). This crate registers all of them for the
 //! "Interpreter" and "Host" platforms with the workspace's static registration
 //! (`register_custom_call!`), so linking it (`use xla_lapack as _;`) is enough.
 //!
 //! The numerical work is faer's: `lu_in_place` for getrf, `cholesky_in_place`
 //! for potrf, `qr_in_place` for real geqrf, `SelfAdjointEigen` for syevd,
-//! `Svd` for gesdd and the triangular solvers for trsm. What this crate adds is
+//! `Svd` for gesdd, the triangular solvers for trsm and `Eigen` for geev
+//! (whose eigenvalue order is faer's, not necessarily LAPACK's). What this crate adds is
 //! LAPACK's output conventions, exactly as JAX consumes them: the LU packed in
 //! place with 1-based `int32` row interchanges (`ipiv`, LAPACK's sequence of
 //! swaps, recovered from faer's permutation) and `info` naming the first zero
@@ -36,14 +38,18 @@
 //! with NaN; LAPACK skips the column and goes on), and forming Q from
 //! reflectors (a product of rank-one updates).
 
+// Batched matrices are walked by index; iterators would hide the layout.
+#![allow(clippy::needless_range_loop)]
+
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::{Mat, Par};
 use num_traits::Float;
 use platform_api::custom_call::CallFrame;
 use platform_api::{NativeType, Result};
-use std::ops::{Add, Div, Mul, Neg, Sub};
+use std::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
 
 mod eig;
+mod geev;
 mod lu;
 mod qr;
 mod trsm;
@@ -59,6 +65,9 @@ pub(crate) trait Elem:
     + Mul<Output = Self>
     + Div<Output = Self>
     + Neg<Output = Self>
+    + AddAssign
+    + SubAssign
+    + MulAssign
 {
     /// The real type (eigenvalues, singular values).
     type R: faer::traits::RealField + NativeType + Float;
@@ -253,11 +262,19 @@ register_sdcz!(
     trsm::trsm
 );
 
+const _: () = {
+    use geev::{geev_complex, geev_real};
+    register!("lapack_sgeev_ffi", geev_real, f32);
+    register!("lapack_dgeev_ffi", geev_real, f64);
+    register!("lapack_cgeev_ffi", geev_complex, f32);
+    register!("lapack_zgeev_ffi", geev_complex, f64);
+};
+
 /// The names of every target this crate registers (for each platform).
 pub fn targets() -> Vec<String> {
     let mut out = Vec::new();
     for op in [
-        "getrf", "potrf", "geqrf", "orgqr", "syevd", "gesdd", "gesvd", "trsm",
+        "getrf", "potrf", "geqrf", "orgqr", "syevd", "gesdd", "gesvd", "trsm", "geev",
     ] {
         for p in ['s', 'd', 'c', 'z'] {
             let op = match (op, p) {

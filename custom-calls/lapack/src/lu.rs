@@ -103,7 +103,7 @@ fn getrf_with_zero_pivots<T: Elem>(mut a: MatMut<'_, T>, ipiv: &mut [i32]) -> i3
             }
             let inv = T::one_() / a[(j, j)];
             for i in j + 1..m {
-                a[(i, j)] = a[(i, j)] * inv;
+                a[(i, j)] *= inv;
             }
         } else if info == 0 {
             info = (j + 1) as i32;

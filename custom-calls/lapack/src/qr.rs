@@ -83,7 +83,7 @@ fn householder_qr_lapack<T: Elem>(mut a: MatMut<'_, T>, tau: &mut [T]) {
         *t = T::from_parts((beta - ar) / beta, -ai / beta);
         let scal = T::one_() / (alpha - T::from_parts(beta, T::R::zero()));
         for r in i + 1..m {
-            a[(r, i)] = a[(r, i)] * scal;
+            a[(r, i)] *= scal;
         }
         a[(i, i)] = T::from_parts(beta, T::R::zero());
         // A[i.., j] -= conj(tau) v (v^H A[i.., j]) for the columns to the right.
@@ -91,10 +91,10 @@ fn householder_qr_lapack<T: Elem>(mut a: MatMut<'_, T>, tau: &mut [T]) {
         for j in i + 1..n {
             let mut w = a[(i, j)];
             for r in i + 1..m {
-                w = w + a[(r, i)].cj() * a[(r, j)];
+                w += a[(r, i)].cj() * a[(r, j)];
             }
             let w = ct * w;
-            a[(i, j)] = a[(i, j)] - w;
+            a[(i, j)] -= w;
             for r in i + 1..m {
                 a[(r, j)] = a[(r, j)] - a[(r, i)] * w;
             }
@@ -128,12 +128,12 @@ pub(crate) fn orgqr<T: Elem>(frame: &mut CallFrame<'_>) -> Result<()> {
             for j in i..n {
                 let mut w = q[(i, j)];
                 for r in i + 1..m {
-                    w = w + v[(r, i)].cj() * q[(r, j)];
+                    w += v[(r, i)].cj() * q[(r, j)];
                 }
                 let w = t * w;
-                q[(i, j)] = q[(i, j)] - w;
+                q[(i, j)] -= w;
                 for r in i + 1..m {
-                    q[(r, j)] = q[(r, j)] - v[(r, i)] * w;
+                    q[(r, j)] -= v[(r, i)] * w;
                 }
             }
         }
