@@ -17,7 +17,7 @@ Inputs are well conditioned (a random matrix plus a multiple of the identity,
 or A A^H + n I for the positive definite ones) so that every correct
 implementation agrees with XLA's within the tolerances in case.json.
 
-    /work/venv-matrix/bin/python scripts/gen_linalg_cases.py [CASE ...]
+    python scripts/gen_linalg_cases.py [CASE ...]   (with jax 0.10.2 installed)
 """
 
 import json
@@ -438,12 +438,13 @@ FFI (`api_version=API_VERSION_TYPED_FFI`), which the `xla-lapack` crate
 
 Decompositions whose result is not unique are checked through what a program
 computes from them (reconstructions, Gram matrices, eigenvalues, singular
-values, solutions); LU, Cholesky, triangular solves and `geqrf` are also
-compared raw.
+values, solutions; `eig`'s eigenvalues sorted, since geev's order is not
+specified); LU, Cholesky, triangular solves and `geqrf` are also compared raw.
 
 Regenerate (rewrites this folder):
 
-    /work/venv-matrix/bin/python scripts/gen_linalg_cases.py
+    python3 -m venv /tmp/venv && /tmp/venv/bin/pip install jax==0.10.2
+    /tmp/venv/bin/python scripts/gen_linalg_cases.py
 
 Run on a platform:
 
