@@ -171,3 +171,28 @@ fn every_target_is_registered_for_both_platforms() {
         }
     }
 }
+
+#[test]
+fn geev_left_eigenvectors_are_reported_unimplemented() {
+    let hlo = r#"
+HloModule geev
+ENTRY e {
+  a = f64[2,2]{1,0} parameter(0)
+  ROOT ev = (f64[2]{0}, f64[2]{0}, c128[2,2]{1,0}, c128[2,2]{1,0}, s32[]) custom-call(a), custom_call_target="lapack_dgeev_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={compute_left = 86 : ui8, compute_right = 86 : ui8}
+}
+"#;
+    let a = Literal::from_slice(&[2, 2], &[1.0f64, 2.0, 3.0, 4.0]).unwrap();
+    for platform in PLATFORMS {
+        let module = HloModule::parse(hlo).unwrap();
+        let err = tests::run_program(platform, module, std::slice::from_ref(&a)).unwrap_err();
+        assert_eq!(
+            err.code(),
+            platform_api::Code::Unimplemented,
+            "{platform}: {err}"
+        );
+        assert!(
+            err.to_string().contains("left eigenvectors"),
+            "{platform}: {err}"
+        );
+    }
+}
