@@ -35,6 +35,9 @@ use platform_cuda as _;
 use platform_host as _;
 #[cfg(feature = "interpreter")]
 use platform_interpreter as _;
+// XLA CPU's LAPACK custom-call targets, registered for Interpreter and Host.
+#[cfg(feature = "lapack")]
+use xla_lapack as _;
 
 pub mod async_client;
 pub mod backend;
