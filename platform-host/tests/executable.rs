@@ -626,3 +626,19 @@ fn runs_through_the_registry_like_any_client() {
     assert_eq!(lit.data::<f32>().unwrap(), &[1., 4., 2., 5., 3., 6.]);
     assert!(exe.peak_memory_bytes().is_some());
 }
+
+#[test]
+fn a_long_elementwise_chain_compiles_into_bounded_fusions() {
+    // Each add also uses the parameter. Grown without bound, one fusion group
+    // recompiled its block program at every addition (quadratic compile time).
+    let n = 3000;
+    let mut text = String::from(
+        "HloModule chain\nENTRY e {\n  p = f32[16] parameter(0)\n  a0 = f32[16] add(p, p)\n",
+    );
+    for i in 1..n {
+        text.push_str(&format!("  a{i} = f32[16] add(a{}, p)\n", i - 1));
+    }
+    text.push_str(&format!("  ROOT r = f32[16] add(a{}, p)\n}}\n", n - 1));
+    let out = run_hlo(&text, &[f32s(&[16], &[1.0; 16])]).unwrap();
+    assert_eq!(out.data::<f32>().unwrap(), &[(n + 2) as f32; 16]);
+}

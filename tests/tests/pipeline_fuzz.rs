@@ -12,8 +12,9 @@
 //!   an earlier instruction of the same shape. Such a mutant is printed,
 //!   parsed back, and if it verifies it runs on every platform; the results
 //!   must match the Interpreter's (NaN matches NaN; floats within a tolerance
-//!   that any correct evaluation order meets). Computations a `while` reaches
-//!   are left alone, so a mutant cannot loop forever.
+//!   that any correct evaluation order meets). Loop bodies and conditions,
+//!   reducers and comparators are left alone: a mutant could loop forever, or
+//!   make the result depend on an order XLA leaves open.
 //! * **textual** mutations of the program text: an integer token replaced by
 //!   an extreme number, a token deleted or duplicated, a line dropped. Such a
 //!   mutant only goes through parse, verify and compile (running one could
@@ -108,14 +109,18 @@ fn seeds() -> Vec<Seed> {
     out
 }
 
-/// Computations a `while` reaches (condition, body and what they call).
-fn loop_computations(module: &HloModule) -> BTreeSet<CompId> {
+/// Computations a mutation must not touch, with everything they call: the
+/// condition and body of a `while` (a mutant could loop forever), and
+/// reducers and comparators (reduce, scatter, sort, ...): XLA leaves their
+/// order of application open, so a mutant that is not associative, or not a
+/// strict weak order, may rightly give different numbers on each platform.
+fn frozen_computations(module: &HloModule) -> BTreeSet<CompId> {
     let mut todo: Vec<CompId> = Vec::new();
     for comp in &module.computations {
         for instr in &comp.instructions {
-            if let Op::While { condition, body } = &instr.op {
-                todo.push(*condition);
-                todo.push(*body);
+            match &instr.op {
+                Op::Map { .. } | Op::Call { .. } | Op::Fusion { .. } | Op::Conditional { .. } => {}
+                op => todo.extend(op.called_computations()),
             }
         }
     }
@@ -153,7 +158,7 @@ const EXTREME_I64: &[i64] = &[
 
 /// One semantic mutation in place; `false` when the chosen spot offered none.
 fn mutate_semantic(module: &mut HloModule, rng: &mut Rng) -> bool {
-    let frozen = loop_computations(module);
+    let frozen = frozen_computations(module);
     let comps: Vec<usize> = (0..module.computations.len())
         .filter(|&c| !frozen.contains(&CompId(c as u32)))
         .collect();

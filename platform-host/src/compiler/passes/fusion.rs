@@ -58,7 +58,7 @@ const SIBLING_MIN_ELEMENTS: usize = 1024;
 /// the group's block program, so an unbounded group made the pass quadratic in
 /// the length of a long elementwise chain; past a few hundred instructions a
 /// bigger fusion saves nothing measurable.
-const MAX_GROUP_MEMBERS: usize = 256;
+const MAX_GROUP_MEMBERS: usize = 128;
 
 pub fn run(mut module: HloModule, strategy: Strategy) -> Result<HloModule> {
     if strategy == Strategy::Unfused {
