@@ -301,7 +301,9 @@ macro_rules! with_complex_type {
 }
 
 /// Runs `$body` with `$T` bound to the conversion type of any element type
-/// ([`Pred`] for `pred`).
+/// ([`Pred`] for `pred`). Panics on a narrow type (`f8e4m3fn`, `s4`, ...): they
+/// have no Rust type; [`convert()`] handles them itself, and nothing else meets
+/// them once `hlo_passes::legalize::narrow` has run.
 #[macro_export]
 macro_rules! with_any_type {
     ($ty:expr, $T:ident => $body:expr) => {
@@ -366,6 +368,10 @@ macro_rules! with_any_type {
                 type $T = $crate::__macro_support::Complex64;
                 $body
             }
+            narrow => panic!(
+                "{narrow} has no Rust element type: computations on narrow types are widened \
+                 by hlo_passes::legalize::narrow, and convert handles them before dispatch"
+            ),
         }
     };
 }
@@ -563,6 +569,10 @@ pub fn convert(x: &Literal, to: ElementType) -> Result<Literal> {
     let mut out = Literal::zeros(&with_type(sx, to));
     let input = x.bytes()?;
     let output = out.bytes_mut()?;
+    if from.is_narrow() || to.is_narrow() {
+        convert::convert_narrow(from, input, to, output)?;
+        return Ok(out);
+    }
     with_any_type!(from, S => {
         let src: &[S] = view(input)?;
         with_any_type!(to, D => convert::convert_slice::<S, D>(src, view_mut(output)?))
@@ -594,6 +604,12 @@ pub fn bitcast_convert(x: &Literal, result: &Shape) -> Result<Literal> {
         return Err(mismatch("conversion between complex and real types"));
     }
     let (fb, tb) = (from.bit_width(), to.bit_width());
+    if (from.is_narrow() || to.is_narrow()) && fb != tb {
+        return Err(Error::unimplemented(format!(
+            "bitcast-convert from {} to {result}: packing narrow elements of different widths",
+            x.shape()
+        )));
+    }
     let expected: Vec<usize> = if fb == tb {
         sx.dims.clone()
     } else if fb > tb {
@@ -805,5 +821,7 @@ pub fn convert_scalar(x: Scalar, to: ElementType) -> Scalar {
         ElementType::F64 => S::F64(ConvertTarget::from_repr(repr)),
         ElementType::C64 => S::C64(ConvertTarget::from_repr(repr)),
         ElementType::C128 => S::C128(ConvertTarget::from_repr(repr)),
+        // A narrow result is its value in the wide type, as `Scalar` reads them.
+        narrow => S::from_bytes(narrow, &[convert::narrow_from_repr(narrow, repr)]),
     }
 }

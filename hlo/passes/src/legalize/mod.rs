@@ -52,6 +52,7 @@ mod half;
 mod lanewise;
 mod linalg;
 mod minmax;
+pub mod narrow;
 mod precision;
 mod remainder;
 mod rng;

@@ -1,0 +1,152 @@
+//! XLA's narrow element types (`s2` `s4` `u2` `u4`, the f8/f6/f4 floats) on the
+//! Interpreter and the Host, against XLA CPU, bit for bit.
+//!
+//! `tests/narrow/` (made by `scripts/gen_narrow_cases.py`) holds real JAX
+//! programs on these types with XLA CPU's results. A narrow array is stored in
+//! its `.npy` file as raw bits (`u8`); the entry computation's parameter types
+//! say what the bits are, and every narrow or integer output must have exactly
+//! the bytes XLA CPU produced, up to the sign of a NaN (see [`matches`]).
+
+use platform_api::{CompileOptions, HloModule, Literal, Shape};
+use service::LocalClient;
+use std::path::{Path, PathBuf};
+
+use platform_host as _;
+use platform_interpreter as _;
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("narrow")
+}
+
+fn cases() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus())
+        .expect("tests/narrow exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.join("case.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn read_numbered(dir: &Path, prefix: &str) -> Vec<Literal> {
+    (0..)
+        .map(|i| dir.join(format!("{prefix}{i}.npy")))
+        .take_while(|p| p.is_file())
+        .map(|p| Literal::read_npy(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+        .collect()
+}
+
+/// The literal with the element type `want` has, when its bits were saved raw.
+fn typed(raw: &Literal, want: &Shape) -> Literal {
+    match (raw.shape(), want) {
+        (Shape::Array(have), Shape::Array(w)) if have.element_type != w.element_type => raw
+            .reinterpret(w.element_type)
+            .unwrap_or_else(|e| panic!("reinterpret {} as {want}: {e}", raw.shape())),
+        _ => raw.clone(),
+    }
+}
+
+fn leaves(shape: &Shape) -> Vec<Shape> {
+    match shape {
+        Shape::Tuple(elements) => elements.iter().flat_map(leaves).collect(),
+        other => vec![other.clone()],
+    }
+}
+
+fn run_platform(platform: &str) -> Vec<String> {
+    let client = LocalClient::for_platform(Some(platform)).expect("platform");
+    let mut failures = Vec::new();
+    let all = cases();
+    assert!(
+        all.len() >= 25,
+        "expected the narrow corpus, found {} cases",
+        all.len()
+    );
+    for dir in all {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(dir.join("module.hlo")).expect("module.hlo");
+        let module = HloModule::parse(&text).unwrap_or_else(|e| panic!("{name}: parse: {e}"));
+        let entry = module.entry();
+        let params: Vec<Shape> = entry
+            .parameters()
+            .iter()
+            .map(|&p| entry.instr(p).shape.clone())
+            .collect();
+        let result_leaves = leaves(&entry.root_instr().shape);
+        let args: Vec<Literal> = read_numbered(&dir, "arg")
+            .iter()
+            .zip(&params)
+            .map(|(a, s)| typed(a, s))
+            .collect();
+        let want: Vec<Literal> = read_numbered(&dir, "out")
+            .iter()
+            .zip(&result_leaves)
+            .map(|(a, s)| typed(a, s))
+            .collect();
+        let got = client
+            .compile(&module, &CompileOptions::default())
+            .and_then(|c| client.execute(&c.executable, &args));
+        let got = match got {
+            Ok(r) => r.flatten_leaves(),
+            Err(e) => {
+                failures.push(format!("{platform} {name}: {e}"));
+                continue;
+            }
+        };
+        if got.len() != want.len() {
+            failures.push(format!(
+                "{platform} {name}: {} outputs, want {}",
+                got.len(),
+                want.len()
+            ));
+            continue;
+        }
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            if !matches(g, w) {
+                failures.push(format!(
+                    "{platform} {name} output {i}:\n   got {g}\n  want {w}"
+                ));
+            }
+        }
+    }
+    failures
+}
+
+/// Narrow and integer outputs: the same bytes, except that a NaN may differ
+/// in sign (XLA CPU's `0/0` in f8 is a positive NaN, ours the x86 default
+/// negative one). Wider float outputs (`f32` after a dequantizing multiply or
+/// an `f32`-accumulated dot) within 1e-6 relative: XLA CPU's fusion and FMA
+/// decisions on `f32` are the conformance corpus' business, not this test's.
+fn matches(got: &Literal, want: &Literal) -> bool {
+    if got.shape().without_layout() != want.shape().without_layout() {
+        return false;
+    }
+    if got.bytes().ok() == want.bytes().ok() {
+        return true;
+    }
+    let (Ok(g), Ok(w)) = (got.scalars(), want.scalars()) else {
+        return false;
+    };
+    let ty = want.shape().element_type();
+    let float = ty.is_some_and(|t| t.is_float());
+    let wide = ty.is_some_and(|t| !t.is_narrow());
+    float
+        && g.iter().zip(&w).all(|(g, w)| {
+            let (g, w) = (g.to_f64_lossy(), w.to_f64_lossy());
+            g.to_bits() == w.to_bits()
+                || (g.is_nan() && w.is_nan())
+                || (wide && (g - w).abs() <= 1e-6 * w.abs())
+        })
+}
+
+#[test]
+fn narrow_corpus_matches_xla_cpu_on_interpreter() {
+    let failures = run_platform("Interpreter");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn narrow_corpus_matches_xla_cpu_on_host() {
+    let failures = run_platform("Host");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
