@@ -219,7 +219,7 @@ def programs():
     edge = np.array([0.0, -0.0, 1.0, -1.0, 0.1, 1.0625, 1.125, 1.1875, 3.75, 240.0, 247.9, 248.0,
                      448.0, 464.0, 465.0, 480.0, 57344.0, 61439.0, 61440.0, 1e5, 1e-3, 2e-3,
                      1e-5, 1e-7, 1e-40, 3.0e38, np.inf, -np.inf, np.nan, -np.nan, 6.0, 7.0,
-                     0.25, 0.75, 5.0, 30.0, 31.0, 15.5, 16.0], np.float32)
+                     0.25, 0.75, 5.0, 30.0, 31.0, 15.5, 16.0, 7e-39, 8.816206e-39, 1e-38], np.float32)
     xs = np.concatenate([edge, rng.standard_normal(25).astype(np.float32) * 10])
     for name, t in FLOATS.items():
         tn = jnp.dtype(t)

@@ -26,8 +26,11 @@
 //! all ones, top mantissa bit set); into an `fn` format `s.111..1` with the sign;
 //! into an `fnuz` format `0x80`; into a format without NaN, negative zero (what
 //! `ml_dtypes` does). `f8e8m0fnu` has no sign and no zero: zero, negatives and NaN
-//! become its NaN, and values below 2^-127 round on the exponent grid like any
-//! other (ties to the larger power, the even "mantissa").
+//! become its NaN; it rounds on the exponent grid (ties to the larger power, the
+//! even "mantissa"), except below 2^-126, where XLA and `ml_dtypes` send every
+//! value above 2^-127 to 2^-126 and the rest to 2^-127. NaN into a format
+//! without NaN is negative zero whatever the NaN's sign (XLA CPU's result;
+//! `ml_dtypes` gives +0 for a negative NaN, the one place they differ).
 
 use crate::shape::ElementType;
 
@@ -196,6 +199,12 @@ impl MiniFloat {
             } else {
                 sign
             };
+        }
+        if self.specials == Specials::E8M0 && a < pow2(-126) {
+            // Below f32's normals, XLA and ml_dtypes round an f32 subnormal on
+            // its bit pattern: everything above 2^-127 goes up to 2^-126, the
+            // rest to 2^-127 (checked against both, see the codec table).
+            return u8::from(a > pow2(-127));
         }
         // The exponent of the least significant mantissa bit at `a`'s binade, not
         // below the subnormals' (e8m0 has none: its grid is the powers of two).
