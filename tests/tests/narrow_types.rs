@@ -150,3 +150,60 @@ fn narrow_corpus_matches_xla_cpu_on_host() {
     let failures = run_platform("Host");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// `stochastic-convert` f32 → s8 and → s4 (XLA's decomposition: round the
+/// magnitude up when the random bits are below the fraction times 2^32;
+/// saturate at the bounds; NaN → 0), on both platforms.
+#[test]
+fn stochastic_convert_rounds_by_the_random_bits() {
+    let text = r#"
+HloModule sc
+ENTRY e {
+  x = f32[8] parameter(0)
+  r = u32[8] parameter(1)
+  a = s8[8] stochastic-convert(x, r)
+  b = s4[8] stochastic-convert(x, r)
+  ROOT t = (s8[8], s4[8]) tuple(a, b)
+}
+"#;
+    let x = [2.25f32, 2.25, -2.25, 2.75, 1000.0, -1000.0, f32::NAN, 0.5];
+    let r = [
+        0x3fff_ffffu32,
+        0x4000_0000,
+        0,
+        0xbfff_ffff,
+        0,
+        0,
+        0,
+        0xffff_ffff,
+    ];
+    let want_s8: [i8; 8] = [3, 2, -3, 3, 127, -128, 0, 0];
+    let want_s4: [i8; 8] = [3, 2, -3, 3, 7, -8, 0, 0];
+    let module = HloModule::parse(text).expect("parse");
+    let args = [
+        Literal::from_bytes(
+            Shape::array(platform_api::ElementType::F32, vec![8]),
+            &x.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>(),
+        )
+        .unwrap(),
+        Literal::from_bytes(
+            Shape::array(platform_api::ElementType::U32, vec![8]),
+            &r.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>(),
+        )
+        .unwrap(),
+    ];
+    for platform in ["Interpreter", "Host"] {
+        let client = LocalClient::for_platform(Some(platform)).expect("platform");
+        let out = client
+            .compile(&module, &CompileOptions::default())
+            .and_then(|c| client.execute(&c.executable, &args))
+            .unwrap_or_else(|e| panic!("{platform}: {e}"))
+            .flatten_leaves();
+        let s8: Vec<i8> = out[0].bytes().unwrap().iter().map(|&b| b as i8).collect();
+        let s4: Vec<i8> = (0..8)
+            .map(|i| out[1].get(i).unwrap().to_i64().unwrap() as i8)
+            .collect();
+        assert_eq!(s8, want_s8, "{platform} s8");
+        assert_eq!(s4, want_s4, "{platform} s4");
+    }
+}

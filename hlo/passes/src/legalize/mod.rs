@@ -61,6 +61,7 @@ mod scatter;
 mod simple;
 mod sorting;
 mod special;
+pub mod stochastic;
 mod transcendental;
 mod window;
 
