@@ -79,7 +79,7 @@ fn expand(ed: &mut ComputationEditor, id: InstrId) -> Result<InstrId> {
     let base = instr.name.clone();
     let like = |t: ElementType| Shape::Array(ArrayShape::new(t, xs.dims.clone()));
     let pred = like(ElementType::Pred);
-    let mut konst = |ed: &mut ComputationEditor, t: ElementType, v: Scalar| -> InstrId {
+    let konst = |ed: &mut ComputationEditor, t: ElementType, v: Scalar| -> InstrId {
         let scalar = Shape::scalar(t);
         let mut literal = Literal::zeros(&scalar);
         // A scalar converted to `t` (its wide value for a narrow `t`) always fits.
