@@ -111,3 +111,47 @@ fn encode_matches_ml_dtypes_at_rounding_boundaries_and_overflow() {
         bad.join("\n")
     );
 }
+
+#[test]
+fn narrow_literals_print_and_parse() {
+    use hlo_ir::parser::parse_literal;
+    let lit = parse_literal("f8e4m3fn[2] {1, 0.5}").unwrap();
+    assert_eq!(lit.bytes().unwrap(), &[0x38, 0x30]);
+    assert_eq!(lit.to_string(), "f8e4m3fn[2] {1, 0.5}");
+    for text in [
+        "s4[3] {-8, 7, 0}",
+        "u2[2] {3, 0}",
+        "f4e2m1fn[3] {6, -0.5, 0}",
+        "f8e5m2[3] {inf, -nan, 57344}",
+        "f8e4m3fnuz[2] {nan, -240}",
+        "f8e8m0fnu[2] {1, 2}",
+    ] {
+        let lit = parse_literal(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(lit.to_string(), text);
+    }
+    assert_eq!(
+        parse_literal("s4[1] {-8}").unwrap().bytes().unwrap(),
+        &[0x8]
+    );
+    assert!(parse_literal("s4[1] {8}").is_err());
+    assert!(parse_literal("u2[1] {-1}").is_err());
+}
+
+#[test]
+fn narrow_npy_files_hold_raw_bytes_like_np_save() {
+    use hlo_ir::literal::Literal;
+    let lit = hlo_ir::parser::parse_literal("f8e4m3fn[3] {1, -2, 0.5}").unwrap();
+    let bytes = lit.to_npy_bytes().unwrap();
+    let header = String::from_utf8_lossy(&bytes[..128]).to_string();
+    assert!(header.contains("'descr': '<V1'"), "{header}");
+    let back = Literal::from_npy_bytes(&bytes).unwrap();
+    assert_eq!(back.shape().element_type(), Some(ElementType::U8));
+    let typed = back.reinterpret(ElementType::F8E4M3FN).unwrap();
+    assert_eq!(typed, lit);
+    // float8_e5m2 is written by np.save as '<f1': read as raw bytes too.
+    let mut f1 = bytes.clone();
+    let at = f1.windows(3).position(|w| w == b"<V1").unwrap();
+    f1[at + 1] = b'f';
+    let back = Literal::from_npy_bytes(&f1).unwrap();
+    assert_eq!(back.reinterpret(ElementType::F8E4M3FN).unwrap(), lit);
+}
