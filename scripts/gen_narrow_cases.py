@@ -68,7 +68,7 @@ def codec_table():
         for p, v in zip(patterns, values):
             lines.append(f"decode {name} {int(p):02x} {int(v.view(np.uint32)):08x}")
         finite = sorted({float(v) for v in values if np.isfinite(v)})
-        probes = {0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45, 3.4e38, -3.4e38}
+        probes = {0.0, -0.0, np.inf, -np.inf, 1e-45, -1e-45, 3.4e38, -3.4e38}
         for a, b in zip(finite, finite[1:]):
             mid = np.float32((a + b) / 2)  # exact: both are short binary fractions
             for m in (mid, np.nextafter(mid, np.float32(np.inf)), np.nextafter(mid, np.float32(-np.inf))):
@@ -82,8 +82,8 @@ def codec_table():
         for v in (small / 2, small / 4, small * 0.75, small * 0.5000001, small * 0.4999999):
             probes.add(float(np.float32(v)))
             probes.add(float(np.float32(-v)))
-        xs = np.array(sorted(probes, key=lambda v: (np.isnan(v), v)), np.float32)
-        xs = np.concatenate([xs, np.array([np.nan], np.float32) * -1])
+        xs = np.array(sorted(probes, key=lambda v: (v, np.copysign(1.0, v))), np.float32)
+        xs = np.concatenate([xs, np.array([np.nan, -np.nan], np.float32)])
         enc = xs.astype(t).view(np.uint8)
         for x, e in zip(xs, enc):
             lines.append(f"encode {name} {int(x.view(np.uint32)):08x} {int(e):02x}")
@@ -297,6 +297,18 @@ def programs():
          lambda b: (jax.lax.bitcast_convert_type(b, jnp.float8_e4m3fn),
                     jax.lax.bitcast_convert_type(jax.lax.bitcast_convert_type(b, jnp.float8_e5m2), jnp.int8)),
          bits)
+
+    # Control flow and indexing with narrow values in the loop state.
+    v = f8_values(rng, ml_dtypes.float8_e4m3fn, 8)
+    k = rng.integers(-8, 8, 12).astype(i4)
+
+    def control(v, k):
+        acc = jax.lax.fori_loop(0, 5, lambda i, a: a * a.dtype.type(0.75) + v, v)
+        branch = jax.lax.cond(jnp.sum(k.astype(jnp.int32)) > 0, lambda x: x + x, lambda x: x - v, acc)
+        ds = jax.lax.dynamic_slice(k, (jnp.argmax(v),), (4,))
+        return acc, branch, ds, jnp.argmax(v), jnp.sum(k, dtype=jnp.int4), jnp.cumsum(k)
+
+    case("narrow_control_flow", control, v, k)
 
     # Data movement on narrow types.
     t4 = rng.integers(-8, 8, (4, 6)).astype(i4)

@@ -207,3 +207,15 @@ ENTRY e {
         assert_eq!(s4, want_s4, "{platform} s4");
     }
 }
+
+/// The CUDA code generator has no narrow types: compiling one is a clear
+/// `Unimplemented` naming the type, not a failure deep in code generation.
+#[test]
+fn cuda_refuses_narrow_types_clearly() {
+    let text = "HloModule m\nENTRY e {\n  a = f8e4m3fn[4] parameter(0)\n  ROOT b = f8e4m3fn[4] add(a, a)\n}\n";
+    let module = HloModule::parse(text).expect("parse");
+    let err = platform_cuda::compiler::compile_program(&module, &CompileOptions::default())
+        .expect_err("CUDA has no f8e4m3fn");
+    assert_eq!(err.code(), platform_api::Code::Unimplemented, "{err}");
+    assert!(err.message().contains("f8e4m3fn"), "{err}");
+}
