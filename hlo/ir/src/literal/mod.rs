@@ -438,24 +438,20 @@ impl Literal {
     /// `convert` does for floats, wrapped for integers).
     pub fn set(&mut self, linear_index: usize, value: Scalar) -> Result<()> {
         let ty = self.array_shape()?.element_type;
-        let narrow_byte;
-        let value = if ty.is_narrow() && !value.element_type().is_complex() {
-            narrow_byte = match (ty.is_integer(), value.to_i64()) {
+        if ty.is_narrow() && !value.element_type().is_complex() {
+            let byte = match (ty.is_integer(), value.to_i64()) {
                 (true, Some(v)) => crate::narrow::int_bits(ty, i128::from(v)),
                 _ => crate::narrow::encode(ty, value.to_f64_lossy()),
             };
             let count = self.element_count();
-            let bytes = self.bytes_mut()?;
-            let Some(slot) = bytes.get_mut(linear_index) else {
+            let Some(slot) = self.bytes_mut()?.get_mut(linear_index) else {
                 return Err(Error::out_of_range(format!(
                     "element {linear_index} of a literal with {count} elements"
                 )));
             };
-            *slot = narrow_byte;
+            *slot = byte;
             return Ok(());
-        } else {
-            value
-        };
+        }
         if value.element_type() != ty {
             return Err(Error::invalid_argument(format!(
                 "cannot store a {} value into a {} literal",

@@ -38,11 +38,14 @@
 //!   changes its shape's element type; everything else computing a narrow
 //!   array is rounded as above.
 //!
+//! `custom-call`, `infeed`, `outfeed`, `send` and `recv` on a narrow type are
+//! refused (`Unimplemented`): their bytes cross the program's boundary.
+//!
 //! Comparisons compare the wide values, so the order is the numeric one (the
 //! fnuz formats' single NaN compares as a NaN, like XLA's).
 
 use crate::HloPass;
-use hlo_ir::error::Result;
+use hlo_ir::error::{Error, Result};
 use hlo_ir::literal::Literal;
 use hlo_ir::rewrite::NameGen;
 use hlo_ir::shape::{ArrayShape, ElementType, Shape};
@@ -65,7 +68,7 @@ impl HloPass for WidenNarrowTypes {
         let entry = module.entry;
         for id in module.comp_ids().collect::<Vec<_>>() {
             let comp = module.computation(id);
-            let widened = widen_computation(comp, id == entry, &mut names);
+            let widened = widen_computation(comp, id == entry, &mut names)?;
             *module.computation_mut(id) = widened;
         }
         Ok(true)
@@ -252,7 +255,11 @@ impl Builder<'_> {
     }
 }
 
-fn widen_computation(comp: &HloComputation, is_entry: bool, names: &mut NameGen) -> HloComputation {
+fn widen_computation(
+    comp: &HloComputation,
+    is_entry: bool,
+    names: &mut NameGen,
+) -> Result<HloComputation> {
     let mut b = Builder {
         out: Vec::with_capacity(comp.instructions.len() * 2),
         names,
@@ -310,6 +317,21 @@ fn widen_computation(comp: &HloComputation, is_entry: bool, names: &mut NameGen)
                 let r = InstrId((b.out.len() - 1) as u32);
                 b.widen(&base, r)
             }
+            Op::CustomCall(_)
+            | Op::Infeed { .. }
+            | Op::Outfeed { .. }
+            | Op::Send { .. }
+            | Op::Recv { .. } => {
+                // Their bytes leave or enter the program: widening would
+                // change what the other side sees.
+                return Err(Error::unimplemented(format!(
+                    "{} on a narrow type (%{} in {}): its data crosses the program's \
+                     boundary in the narrow layout, which is not supported",
+                    instr.op.opcode().name(),
+                    instr.name,
+                    comp.name
+                )));
+            }
             op => {
                 let op = op.clone();
                 new.shape = widen_shape(&instr.shape);
@@ -357,9 +379,55 @@ fn widen_computation(comp: &HloComputation, is_entry: bool, names: &mut NameGen)
         let base = comp.root_instr().name.clone();
         root = b.narrow(&base, root, &comp.root_instr().shape);
     }
-    HloComputation {
+    Ok(HloComputation {
         name: comp.name.clone(),
         instructions: b.out,
         root,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> HloModule {
+        HloModule::parse(text).expect("parse")
+    }
+
+    #[test]
+    fn widens_once_and_keeps_the_entry_signature() {
+        let mut m = parse(
+            "HloModule m\nENTRY e {\n  a = f8e4m3fn[4] parameter(0)\n  b = s4[4] parameter(1)\n  \
+             c = f8e4m3fn[4] add(a, a)\n  d = s4[4] multiply(b, b)\n  ROOT t = (f8e4m3fn[4], s4[4]) tuple(c, d)\n}\n",
+        );
+        assert!(WidenNarrowTypes.run(&mut m).unwrap());
+        hlo_ir::verifier::verify_module(&m).unwrap();
+        let entry = m.entry();
+        assert_eq!(entry.root_instr().shape.to_string(), "(f8e4m3fn[4], s4[4])");
+        let add = entry
+            .instructions
+            .iter()
+            .find(|i| matches!(i.op, Op::Binary(BinaryOp::Add)))
+            .unwrap();
+        assert_eq!(add.shape.element_type(), Some(ElementType::F16));
+        let mul = entry
+            .instructions
+            .iter()
+            .find(|i| matches!(i.op, Op::Binary(BinaryOp::Multiply)))
+            .unwrap();
+        assert_eq!(mul.shape.element_type(), Some(ElementType::S8));
+        let before = m.clone();
+        assert!(!WidenNarrowTypes.run(&mut m).unwrap());
+        assert_eq!(m, before);
+    }
+
+    #[test]
+    fn refuses_custom_calls_on_narrow_types() {
+        let mut m = parse(
+            "HloModule m\nENTRY e {\n  a = f8e4m3fn[4] parameter(0)\n  \
+             ROOT c = f8e4m3fn[4] custom-call(a), custom_call_target=\"foo\"\n}\n",
+        );
+        let err = WidenNarrowTypes.run(&mut m).unwrap_err();
+        assert_eq!(err.code(), hlo_ir::error::Code::Unimplemented, "{err}");
     }
 }
