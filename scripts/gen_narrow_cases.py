@@ -319,11 +319,35 @@ def programs():
          t4, f8)
 
 
+def f64_cases():
+    """f64 sources round once, directly (not through f32); needs x64."""
+    jax.config.update("jax_enable_x64", True)
+    try:
+        b = 2.0 ** -127
+        x = np.array([1.0625 + 1e-12, 1.0625 - 1e-12, 464.0 + 1e-9, 464.0, 3e300, -3e300, 1e-300,
+                      b * 0.3, b * 0.5, b, b * 1.4, b * 1.5, 2.0 ** -126, 0.0, -0.0, np.nan,
+                      57344.0 + 4096.0, 61440.0 - 1e-9, 0.75, 1.5, 3.0, 2.5, -2.5, 7.9, -9.1], np.float64)
+        case("convert_f64_to_narrow",
+             lambda x: (x.astype(jnp.float8_e4m3fn), x.astype(jnp.float8_e5m2),
+                        x.astype(jnp.float8_e8m0fnu), x.astype(jnp.float8_e4m3fnuz),
+                        x.astype(jnp.float4_e2m1fn), x.astype(jnp.int4), x.astype(jnp.uint2),
+                        x.astype(jnp.float8_e4m3fn).astype(jnp.float64)),
+             x)
+        i = np.array([2 ** 24 + 1, 17, 2 ** 31 - 1, -(2 ** 40) + 3, 300, -300, 7, -9], np.int64)
+        case("convert_s64_to_narrow",
+             lambda i: (i.astype(jnp.float8_e5m2), i.astype(jnp.float8_e4m3fn), i.astype(jnp.int4),
+                        i.astype(jnp.uint4)),
+             i)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
 def main():
     codec_table()
     if os.path.isdir(CASES):
         shutil.rmtree(CASES)
     programs()
+    f64_cases()
 
 
 if __name__ == "__main__":
