@@ -310,6 +310,19 @@ def programs():
 
     case("narrow_control_flow", control, v, k)
 
+    # Bitcasts that pack narrow elements into wider ones and back (element 0
+    # in the low bits).
+    by = np.array([0x12, 0xAB, 0xF0, 0x0F, 0x80, 0x7F], np.uint8)
+    w16 = np.array([0x1234, 0xFEDC, 0x8001], np.uint16)
+    case("bitcast_packing",
+         lambda b, w: (jax.lax.bitcast_convert_type(b, jnp.int4),
+                       jax.lax.bitcast_convert_type(b, jnp.uint2),
+                       jax.lax.bitcast_convert_type(b, jnp.float4_e2m1fn),
+                       jax.lax.bitcast_convert_type(w, jnp.uint4),
+                       jax.lax.bitcast_convert_type(jax.lax.bitcast_convert_type(b, jnp.int4) + jnp.int4(1),
+                                                    jnp.uint8)),
+         by, w16)
+
     # Data movement on narrow types.
     t4 = rng.integers(-8, 8, (4, 6)).astype(i4)
     f8 = f8_values(rng, ml_dtypes.float8_e5m2, 24).reshape(4, 6)

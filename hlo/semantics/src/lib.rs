@@ -604,12 +604,7 @@ pub fn bitcast_convert(x: &Literal, result: &Shape) -> Result<Literal> {
         return Err(mismatch("conversion between complex and real types"));
     }
     let (fb, tb) = (from.bit_width(), to.bit_width());
-    if (from.is_narrow() || to.is_narrow()) && fb != tb {
-        return Err(Error::unimplemented(format!(
-            "bitcast-convert from {} to {result}: packing narrow elements of different widths",
-            x.shape()
-        )));
-    }
+    let packs = (from.is_narrow() || to.is_narrow()) && fb != tb;
     let expected: Vec<usize> = if fb == tb {
         sx.dims.clone()
     } else if fb > tb {
@@ -632,7 +627,46 @@ pub fn bitcast_convert(x: &Literal, result: &Shape) -> Result<Literal> {
             "the result dimensions must be {expected:?}"
         )));
     }
+    if packs {
+        let mut out = Literal::zeros(result);
+        repack_bits(from, x.bytes()?, to, out.bytes_mut()?);
+        return Ok(out);
+    }
     Literal::from_bytes(result.clone(), x.bytes()?)
+}
+
+/// `bitcast-convert`'s bytes when a narrow type meets a type of another width:
+/// the elements' bits form one little-endian bit stream (element 0 in the low
+/// bits, as XLA packs `s4` into `u8`: `0x12` is `{2, 1}`), cut into the other
+/// type's elements. A narrow element occupies the low bits of its byte;
+/// `input` and `output` hold whole elements and the same number of bits.
+pub fn repack_bits(from: ElementType, input: &[u8], to: ElementType, output: &mut [u8]) {
+    let (fb, tb) = (from.bit_width() as u32, to.bit_width() as u32);
+    let (fs, ts) = (from.byte_size(), to.byte_size());
+    let mask = |bits: u32| {
+        if bits >= 128 {
+            u128::MAX
+        } else {
+            (1u128 << bits) - 1
+        }
+    };
+    let (mut acc, mut have) = (0u128, 0u32);
+    let mut next = 0usize;
+    for element in input.chunks_exact(fs) {
+        let mut word = [0u8; 16];
+        word[..fs].copy_from_slice(element);
+        acc |= (u128::from_le_bytes(word) & mask(fb)) << have;
+        have += fb;
+        while have >= tb {
+            let value = acc & mask(tb);
+            acc = if tb >= 128 { 0 } else { acc >> tb };
+            have -= tb;
+            if let Some(slot) = output.get_mut(next * ts..(next + 1) * ts) {
+                slot.copy_from_slice(&value.to_le_bytes()[..ts]);
+            }
+            next += 1;
+        }
+    }
 }
 
 /// `reduce-precision` to the given exponent and mantissa widths.

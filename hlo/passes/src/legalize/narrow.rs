@@ -16,7 +16,8 @@
 //! movement, control flow and subcomputations (reducers, comparators, loop
 //! bodies) then need nothing at all, since every computation simply runs in
 //! the wide type, and a backend meets a narrow type only in `convert` (to or
-//! from it), in `bitcast-convert` of equal widths (a byte copy) and in the
+//! from it), in `bitcast-convert` (a byte copy for equal widths, bit packing
+//! otherwise: `hlo_semantics::repack_bits`) and in the
 //! plumbing around the entry's parameters and result (`parameter`, `tuple`,
 //! `get-tuple-element`, `constant`). No kernel needs a narrow variant.
 //!
@@ -25,8 +26,8 @@
 //!   then a `convert` back to the wide type; `convert`
 //!   from one: a `convert` from the wide type, which gives the same value (every
 //!   narrow value is exact in its wide type);
-//! * `bitcast-convert` to or from a narrow type (equal widths only): narrowed,
-//!   reinterpreted, widened;
+//! * `bitcast-convert` to or from a narrow type: narrowed, reinterpreted (or
+//!   repacked), widened;
 //! * `constant`: kept narrow and widened by a `convert`;
 //! * bit ops whose wide result would see the sign extension of a signed narrow
 //!   integer (`shift-right-logical`, `count-leading-zeros`) first mask the
