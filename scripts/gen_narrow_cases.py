@@ -4,13 +4,14 @@
 Two outputs:
 
 1. tests/narrow/<case>/: real programs using these types, written in jnp,
-   lowered with jax.jit(f).lower(*args).as_text(dialect="hlo") to module.hlo,
-   with XLA CPU's results. Laid out like the conformance corpus (argN.npy,
+   lowered with jax.jit(f).lower(*args).as_text(dialect="hlo") to module.hlo
+   (and XLA CPU's optimized form to optimized.hlo), with XLA CPU's results. Laid out like the conformance corpus (argN.npy,
    outN.npy, case.json), with one difference: an array of a narrow type is
    saved as its raw bits (np.save of .view(np.uint8), descr '|u1'), and
    case.json names its real dtype (ml_dtypes' name). tests/tests/narrow_types.rs
    reinterprets the bits with the module's parameter types and requires the
-   results to be bit-identical to XLA CPU's.
+   results to be bit-identical to XLA CPU's; `hlorun conformance --corpus
+   tests/narrow` runs them too (the corpus runner reinterprets the same way).
 
 2. hlo/ir/tests/data/narrow_codec.txt: the encodings as ml_dtypes defines them,
    for the codec's unit tests. Lines:
@@ -116,6 +117,8 @@ def write_case(name, f, *args):
     lowered = jax.jit(f).lower(*args)
     with open(os.path.join(d, "module.hlo"), "w") as fh:
         fh.write(lowered.as_text(dialect="hlo"))
+    with open(os.path.join(d, "optimized.hlo"), "w") as fh:
+        fh.write(lowered.compile().as_text())
     outs = jax.jit(f)(*args)
     if not isinstance(outs, (tuple, list)):
         outs = (outs,)
@@ -130,7 +133,10 @@ def write_case(name, f, *args):
         "ml_dtypes_version": ml_dtypes.__version__,
         "args": [{"dtype": np.asarray(a).dtype.name, "shape": list(np.shape(a))} for a in args],
         "outputs": [{"dtype": o.dtype.name, "shape": list(o.shape)} for o in outs],
-        "rtol": 0.0,
+        # For `hlorun conformance --corpus tests/narrow`: narrow and integer
+        # outputs compare exactly anyway; f32 outputs (dequantized values, an
+        # f32-accumulated dot) within XLA CPU's fusion and FMA rounding.
+        "rtol": 1e-6,
         "atol": 0.0,
     }
     with open(os.path.join(d, "case.json"), "w") as fh:

@@ -2,7 +2,8 @@
 //! Interpreter and the Host, against XLA CPU, bit for bit.
 //!
 //! `tests/narrow/` (made by `scripts/gen_narrow_cases.py`) holds real JAX
-//! programs on these types with XLA CPU's results. A narrow array is stored in
+//! programs on these types, as lowered (`module.hlo`) and as XLA CPU optimized
+//! them (`optimized.hlo`), with XLA CPU's results. A narrow array is stored in
 //! its `.npy` file as raw bits (`u8`); the entry computation's parameter types
 //! say what the bits are, and every narrow or integer output must have exactly
 //! the bytes XLA CPU produced, up to the sign of a NaN (see [`matches`]).
@@ -62,9 +63,12 @@ fn run_platform(platform: &str) -> Vec<String> {
         "expected the narrow corpus, found {} cases",
         all.len()
     );
-    for dir in all {
-        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let text = std::fs::read_to_string(dir.join("module.hlo")).expect("module.hlo");
+    let forms = all
+        .iter()
+        .flat_map(|d| ["module.hlo", "optimized.hlo"].map(|f| (d.clone(), f)));
+    for (dir, form) in forms {
+        let name = format!("{} {form}", dir.file_name().unwrap().to_string_lossy());
+        let text = std::fs::read_to_string(dir.join(form)).expect(form);
         let module = HloModule::parse(&text).unwrap_or_else(|e| panic!("{name}: parse: {e}"));
         let entry = module.entry();
         let params: Vec<Shape> = entry

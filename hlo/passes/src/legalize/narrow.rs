@@ -39,6 +39,10 @@
 //!   changes its shape's element type; everything else computing a narrow
 //!   array is rounded as above.
 //!
+//! XLA's optimized HLO marks `s4` arrays `E(4)` (packed two to a byte in its
+//! memory); the pass drops that annotation from narrow arrays' layouts, since
+//! here they are always one element per byte.
+//!
 //! `custom-call`, `infeed`, `outfeed`, `send` and `recv` on a narrow type are
 //! refused (`Unimplemented`): their bytes cross the program's boundary.
 //!
@@ -62,8 +66,9 @@ impl HloPass for WidenNarrowTypes {
     }
 
     fn run(&mut self, module: &mut HloModule) -> Result<bool> {
+        let unpacked = drop_packing(module);
         if !needs_widening(module) {
-            return Ok(false);
+            return Ok(unpacked);
         }
         let mut names = NameGen::for_instructions(module);
         let entry = module.entry;
@@ -74,6 +79,29 @@ impl HloPass for WidenNarrowTypes {
         }
         Ok(true)
     }
+}
+
+/// Removes `E(n)` (XLA's packed-in-memory annotation, which its optimized HLO
+/// puts on `s4` arrays) from narrow arrays' layouts: here they are always one
+/// element per byte. Returns whether any layout changed.
+fn drop_packing(module: &mut HloModule) -> bool {
+    fn strip(shape: &mut Shape) -> bool {
+        match shape {
+            Shape::Array(a) if a.element_type.is_narrow() => a
+                .layout
+                .as_mut()
+                .is_some_and(|l| l.element_size_in_bits.take().is_some()),
+            Shape::Tuple(elements) => elements.iter_mut().fold(false, |c, e| strip(e) | c),
+            _ => false,
+        }
+    }
+    let mut changed = false;
+    for comp in &mut module.computations {
+        for instr in &mut comp.instructions {
+            changed |= strip(&mut instr.shape);
+        }
+    }
+    changed
 }
 
 /// Whether an instruction other than the plumbing this pass leaves behind
@@ -310,7 +338,10 @@ fn widen_computation(
                     InstrId((b.out.len() - 1) as u32)
                 }
             }
-            Op::BitcastConvert => {
+            // A layout `bitcast` may change the element type too (XLA's sort
+            // comparators reinterpret f8 as s8): like `bitcast-convert`, it
+            // reinterprets the narrow bytes.
+            Op::BitcastConvert | Op::Bitcast => {
                 let from_shape = comp.instr(instr.operands[0]).shape.clone();
                 let x = b.narrow(&base, new.operands[0], &from_shape);
                 new.operands = vec![x];
