@@ -13,10 +13,35 @@ use platform_api::{CompileOptions, HloModule, Result};
 /// `Compiler::run_hlo_passes`.
 pub fn run_passes(module: HloModule) -> Result<HloModule> {
     verify_module(&module)?;
+    refuse_narrow_types(&module)?;
     let mut module = module;
     passes::standard_pipeline().run(&mut module)?;
     LayoutNormalization.run(&mut module)?;
     Ok(module)
+}
+
+/// The code generator has no narrow types (`s4`, `f8e4m3fn`, ...; see
+/// `hlo_passes::legalize::narrow`): a module using one is refused up front,
+/// naming the first instruction and its type, rather than failing in code
+/// generation.
+fn refuse_narrow_types(module: &HloModule) -> Result<()> {
+    for comp in &module.computations {
+        for instr in &comp.instructions {
+            let narrow = instr
+                .shape
+                .leaves()
+                .into_iter()
+                .map(|(_, a)| a.element_type)
+                .find(|t| t.is_narrow());
+            if let Some(ty) = narrow {
+                return Err(platform_api::Error::unimplemented(format!(
+                    "the CUDA platform does not support the narrow type {ty} yet (%{} in {})",
+                    instr.name, comp.name
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// [`run_passes`], then legalization to what the code generator implements:

@@ -1063,6 +1063,9 @@ fn convert_to<F: ConvertSource + 'static>(to: ElementType) -> Kernel {
 
 /// `convert` from `from` to `to` (XLA's rules, see `semantics::convert`).
 pub fn convert(from: ElementType, to: ElementType) -> Result<Kernel> {
+    if from.is_narrow() || to.is_narrow() {
+        return Ok(convert_narrow(from, to));
+    }
     // The 16-bit floats have hardware conversions to and from f32.
     type Bits = fn(&[u16], &mut [f32]) -> Result<()>;
     type ToBits = fn(&[f32], &mut [u16]) -> Result<()>;
@@ -1113,6 +1116,28 @@ pub fn convert(from: ElementType, to: ElementType) -> Result<Kernel> {
         }));
     }
     Ok(any_type!(from, F => convert_to::<F>(to)))
+}
+
+/// `convert` to or from a narrow type (`s4`, `f8e4m3fn`, ...; one byte per
+/// element): element by element through the semantics' narrow codec. Only the
+/// converts `legalize::narrow` leaves at the edges of a computation run this.
+fn convert_narrow(from: ElementType, to: ElementType) -> Kernel {
+    let (fs, ts) = (from.byte_size(), to.byte_size());
+    Kernel::new(1, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract: `n` elements at each pointer (one
+        // for a scalar), `n` writable at `dst`. The input is copied first, so
+        // converting in place is fine.
+        unsafe {
+            let input: Vec<u8> = match args[0] {
+                Arg::Scalar(p) => std::slice::from_raw_parts(p, fs).repeat(n),
+                Arg::Ptr(p) => std::slice::from_raw_parts(p, n * fs).to_vec(),
+            };
+            let output = std::slice::from_raw_parts_mut(dst, n * ts);
+            checked(platform_api::semantics::convert::convert_narrow(
+                from, &input, to, output,
+            ));
+        }
+    })
 }
 
 /// Copies elements of `width` bytes (`bitcast-convert` between equal widths,

@@ -1,9 +1,14 @@
 //! [`InterpreterCompiler`]: the interpreter's "compilation" is planning.
 //!
 //! `run_hlo_passes` runs only what is needed for a module to mean what it says —
-//! today, the verifier (structure and every instruction's shape) and nothing
-//! else: the interpreter evaluates the HLO it is given, op by op, so that it
-//! stays the reference for every other backend.
+//! today, the verifier (structure and every instruction's shape) and, when the
+//! module computes on a narrow type (`s4`, `f8e4m3fn`, ...), the widening pass
+//! `legalize::narrow` (XLA's own definition of those ops: computed in `f32` or
+//! a wider integer and rounded back once), and the expansion of
+//! `stochastic-convert` into elementwise ops (`legalize::stochastic`: XLA's own
+//! evaluator decomposes it the same way), and nothing else: the interpreter
+//! evaluates the HLO it is given, op by op, so that it stays the reference for
+//! every other backend.
 //! No pass that could change a number (algebraic simplification, fusion,
 //! reassociation) ever runs here.
 //!
@@ -20,6 +25,9 @@
 
 use crate::executable::InterpreterProgram;
 use crate::platform::PLATFORM_NAME;
+use platform_api::passes::legalize::narrow::WidenNarrowTypes;
+use platform_api::passes::legalize::stochastic::ExpandStochasticConvert;
+use platform_api::passes::HloPass;
 use platform_api::{
     CompileOptions, Compiler, Error, Executable, HloModule, Result, StreamExecutor,
 };
@@ -43,6 +51,9 @@ impl Compiler for InterpreterCompiler {
         let _ = options;
         check_executor(executor)?;
         platform_api::hlo::verifier::verify_module(&module)?;
+        let mut module = module;
+        ExpandStochasticConvert.run(&mut module)?;
+        WidenNarrowTypes.run(&mut module)?;
         Ok(module)
     }
 
@@ -54,6 +65,9 @@ impl Compiler for InterpreterCompiler {
     ) -> Result<Arc<dyn Executable>> {
         check_executor(executor)?;
         check_custom_calls(&module)?;
+        let mut module = module;
+        ExpandStochasticConvert.run(&mut module)?;
+        WidenNarrowTypes.run(&mut module)?;
         Ok(Arc::new(
             InterpreterProgram::new(module, options)?.into_executable(),
         ))

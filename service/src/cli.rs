@@ -21,7 +21,8 @@ use crate::{
 use clap::{Args, Parser, Subcommand};
 use platform_api::registry::{self, Availability};
 use platform_api::{
-    CompileOptions, Error, HloModule, Literal, PlatformOptions, ProfileSink, Result, Shape,
+    CompileOptions, ElementType, Error, HloModule, Literal, PlatformOptions, ProfileSink, Result,
+    Shape,
 };
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -343,7 +344,17 @@ fn load_arguments(
         .zip(params)
         .enumerate()
         .map(|(i, (path, param))| {
-            let literal = Literal::read_npy(path)?;
+            let mut literal = Literal::read_npy(path)?;
+            // Narrow types are saved by np.save as raw bytes (`<V1`; see
+            // `literal::npy`): the parameter says what they are.
+            if let (Shape::Array(have), Shape::Array(want)) = (literal.shape(), &param.shape) {
+                if have.element_type == ElementType::U8
+                    && want.element_type.is_narrow()
+                    && have.dims == want.dims
+                {
+                    literal = literal.reinterpret(want.element_type)?;
+                }
+            }
             if !literal.shape().compatible(&param.shape) {
                 return Err(Error::invalid_argument(format!(
                     "{}: holds {} but parameter {i} (%{}) expects {}",

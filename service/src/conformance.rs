@@ -34,7 +34,7 @@ use crate::compare::{compare_arrays, Tolerance};
 use crate::LocalClient;
 use platform_api::hlo::Opcode;
 use platform_api::registry::{self, ConformanceGap};
-use platform_api::{Code, CompileOptions, Error, HloModule, Literal, Result};
+use platform_api::{Code, CompileOptions, ElementType, Error, HloModule, Literal, Result, Shape};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -464,11 +464,36 @@ pub fn run_case(client: &LocalClient, case: &Case, form: Form) -> Status {
     let got = case
         .program(form)
         .and_then(|text| HloModule::parse(&text))
-        .and_then(|module| client.compile(&module, &CompileOptions::default()))
-        .and_then(|compiled| client.execute(&compiled.executable, &case.args));
+        .and_then(|module| {
+            let entry = module.entry();
+            let args = entry
+                .parameters()
+                .iter()
+                .zip(&case.args)
+                .map(|(&p, arg)| as_narrow(arg, &entry.instr(p).shape))
+                .collect::<Result<Vec<_>>>()?;
+            let compiled = client.compile(&module, &CompileOptions::default())?;
+            client.execute(&compiled.executable, &args)
+        });
     match got {
         Ok(result) => compare_outputs(result.flatten_leaves(), case),
         Err(e) => error_status(&e),
+    }
+}
+
+/// A narrow-typed array (`s4`, `f8e4m3fn`, ...) is stored in a `.npy` file as
+/// its raw bytes (what `np.save` writes for ml_dtypes arrays reads as `u8`):
+/// `literal` read as `like`'s narrow element type when that is the case.
+fn as_narrow(literal: &Literal, like: &Shape) -> Result<Literal> {
+    match (literal.shape(), like) {
+        (Shape::Array(have), Shape::Array(want))
+            if have.element_type == ElementType::U8
+                && want.element_type.is_narrow()
+                && have.dims == want.dims =>
+        {
+            literal.reinterpret(want.element_type)
+        }
+        _ => Ok(literal.clone()),
     }
 }
 
@@ -484,6 +509,10 @@ pub fn compare_outputs(got: Vec<Literal>, case: &Case) -> Status {
         };
     }
     for (i, (g, w)) in got.iter().zip(&case.outputs).enumerate() {
+        let w = &match as_narrow(w, g.shape()) {
+            Ok(w) => w,
+            Err(e) => return error_status(&e),
+        };
         let leaf = match compare_arrays(i, g, w, case.tolerance) {
             Ok(leaf) => leaf,
             Err(e) => return error_status(&e),

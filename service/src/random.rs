@@ -16,6 +16,7 @@
 
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
+use platform_api::hlo::narrow;
 use platform_api::{ElementType, Error, Literal, Result, Scalar, Shape};
 use serde::Deserialize;
 use std::path::Path;
@@ -71,6 +72,9 @@ impl ValueRange {
             ValueRange { lo: -8.0, hi: 8.0 }
         } else if ty.is_unsigned_int() {
             ValueRange { lo: 0.0, hi: 16.0 }
+        } else if ty == ElementType::F8E8M0FNU {
+            // Powers of two only, no zero, no negatives.
+            ValueRange { lo: 0.25, hi: 4.0 }
         } else {
             ValueRange { lo: -1.0, hi: 1.0 }
         }
@@ -89,6 +93,11 @@ fn int_bounds(ty: ElementType) -> (i128, i128) {
         U16 => (0, u16::MAX.into()),
         U32 => (0, u32::MAX.into()),
         U64 => (0, u64::MAX.into()),
+        S2 | S4 => {
+            let w = ty.bit_width();
+            (-(1i128 << (w - 1)), (1i128 << (w - 1)) - 1)
+        }
+        U2 | U4 => (0, (1i128 << ty.bit_width()) - 1),
         _ => (0, 1),
     }
 }
@@ -200,6 +209,21 @@ pub fn random_literal(shape: &Shape, rng: &mut Prng, range: Option<ValueRange>) 
             let size = ty.byte_size();
             let mut literal = Literal::try_zeros(&Shape::array(ty, array.dims.clone()))?;
             let bytes = literal.bytes_mut()?;
+            if ty.is_narrow() {
+                // One byte per element: the bit pattern of a value in range.
+                for b in bytes.iter_mut() {
+                    *b = match int_span {
+                        Some((lo, span)) => narrow::int_bits(ty, lo + rng.below(span) as i128),
+                        None => float_in(
+                            rng,
+                            range,
+                            |v| narrow::encode(ty, v),
+                            |b| narrow::decode(ty, b),
+                        ),
+                    };
+                }
+                return Ok(literal);
+            }
             for chunk in bytes.chunks_exact_mut(size) {
                 random_scalar(ty, rng, range, int_span).write_bytes(chunk);
             }
@@ -262,7 +286,13 @@ pub fn element_type_from_numpy(dtype: &str) -> Option<ElementType> {
         "float64" => F64,
         "complex64" => C64,
         "complex128" => C128,
-        other => return ElementType::from_name(other),
+        // ml_dtypes' names of the narrow types (`float8_e4m3fn`, `int4`, ...).
+        other => {
+            return ElementType::NARROW
+                .into_iter()
+                .find(|t| platform_api::literal::npy::ml_dtypes_name(*t) == Some(other))
+                .or_else(|| ElementType::from_name(other))
+        }
     })
 }
 
@@ -338,7 +368,7 @@ mod tests {
     #[test]
     fn every_element_type_stays_in_range() {
         let mut rng = Prng::new(3);
-        for ty in ElementType::ALL {
+        for ty in ElementType::ALL.into_iter().chain(ElementType::NARROW) {
             let lit = random_literal(&Shape::array(ty, vec![257]), &mut rng, None).unwrap();
             let range = ValueRange::default_for(ty);
             for s in lit.scalars().unwrap() {

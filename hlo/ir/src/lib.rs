@@ -41,6 +41,7 @@
 pub mod error;
 pub mod index;
 pub mod literal;
+pub mod narrow;
 pub mod native;
 pub mod shape;
 pub mod stack;

@@ -102,7 +102,8 @@ impl Scalar {
     }
 
     /// Reads one element from its little-endian bytes (`bytes.len()` must be the
-    /// type's byte size; a pred byte other than 0 reads as true).
+    /// type's byte size; a pred byte other than 0 reads as true). A narrow type's
+    /// element reads as its value in [`ElementType::wide_type`] (`s8`, `u8`, `f32`).
     pub fn from_bytes(ty: ElementType, bytes: &[u8]) -> Scalar {
         fn rd<T: bytemuck::Pod>(b: &[u8]) -> T {
             bytemuck::pod_read_unaligned(b)
@@ -123,6 +124,12 @@ impl Scalar {
             ElementType::F64 => Scalar::F64(rd(bytes)),
             ElementType::C64 => Scalar::C64(rd(bytes)),
             ElementType::C128 => Scalar::C128(rd(bytes)),
+            // A narrow element reads as its value in its wide type (exact).
+            t if t.is_integer() && t.is_signed_int() => {
+                Scalar::S8(crate::narrow::int_value(t, bytes[0]) as i8)
+            }
+            t if t.is_integer() => Scalar::U8(crate::narrow::int_value(t, bytes[0]) as u8),
+            t => Scalar::F32(crate::narrow::decode(t, bytes[0]) as f32),
         }
     }
 

@@ -816,6 +816,17 @@ impl<'a> Parser<'a> {
             ElementType::U8 => Scalar::U8(u8::try_from(v).map_err(|_| out_of_range())?),
             ElementType::U16 => Scalar::U16(u16::try_from(v).map_err(|_| out_of_range())?),
             ElementType::U32 => Scalar::U32(u32::try_from(v).map_err(|_| out_of_range())?),
+            t if t.is_narrow() => {
+                let w = t.bit_width() as u32;
+                let (lo, hi) = match t.is_signed_int() {
+                    true => (-(1i128 << (w - 1)), (1i128 << (w - 1)) - 1),
+                    false => (0, (1i128 << w) - 1),
+                };
+                if !(lo..=hi).contains(&v) {
+                    return Err(out_of_range());
+                }
+                Scalar::S64(v as i64)
+            }
             _ => Scalar::U64(u64::try_from(v).map_err(|_| out_of_range())?),
         })
     }
@@ -829,8 +840,13 @@ impl<'a> Parser<'a> {
             ElementType::F32 => Scalar::F32(self.parse_f32(text, offset)?),
             ElementType::F64 => Scalar::F64(self.parse_f64(text, offset)?),
             ElementType::F16 => Scalar::F16(f16::from_f64(self.parse_f64(text, offset)?)),
+            // Narrow floats: the literal rounds the value when it is stored.
+            t if t.is_narrow() => Scalar::F64(self.parse_f64(text, offset)?),
             _ => Scalar::BF16(bf16::from_f64(self.parse_f64(text, offset)?)),
         };
+        if ty.is_narrow() {
+            return Ok(value);
+        }
         if !(text.ends_with("nan") && self.at(TokenKind::LParen)) {
             return Ok(value);
         }

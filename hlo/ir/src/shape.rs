@@ -30,10 +30,50 @@ pub enum ElementType {
     F64,
     C64,
     C128,
+    // Narrow types: stored one element per byte (the low bits hold the pattern).
+    S2,
+    S4,
+    U2,
+    U4,
+    F8E5M2,
+    F8E4M3,
+    F8E4M3FN,
+    F8E4M3FNUZ,
+    F8E4M3B11FNUZ,
+    F8E5M2FNUZ,
+    F8E3M4,
+    F8E8M0FNU,
+    F6E2M3FN,
+    F6E3M2FN,
+    F4E2M1FN,
 }
 
 impl ElementType {
-    /// Every element type, in a fixed order (useful for tests and tables).
+    /// The narrow types (XLA's 2- and 4-bit integers, 8-, 6- and 4-bit floats):
+    /// one element per byte in a literal or buffer, the bit pattern in the low
+    /// bits (XLA's literals hold them the same way). No backend computes on them
+    /// directly: `hlo_passes::legalize::narrow` widens every computation on them
+    /// (see there); only `convert`, `bitcast-convert` and plumbing see them.
+    pub const NARROW: [ElementType; 15] = [
+        ElementType::S2,
+        ElementType::S4,
+        ElementType::U2,
+        ElementType::U4,
+        ElementType::F8E5M2,
+        ElementType::F8E4M3,
+        ElementType::F8E4M3FN,
+        ElementType::F8E4M3FNUZ,
+        ElementType::F8E4M3B11FNUZ,
+        ElementType::F8E5M2FNUZ,
+        ElementType::F8E3M4,
+        ElementType::F8E8M0FNU,
+        ElementType::F6E2M3FN,
+        ElementType::F6E3M2FN,
+        ElementType::F4E2M1FN,
+    ];
+
+    /// Every element type with a native Rust representation, in a fixed order
+    /// (useful for tests and tables); the narrow types are in [`Self::NARROW`].
     pub const ALL: [ElementType; 15] = [
         ElementType::Pred,
         ElementType::S8,
@@ -71,13 +111,31 @@ impl ElementType {
             F64 => "f64",
             C64 => "c64",
             C128 => "c128",
+            S2 => "s2",
+            S4 => "s4",
+            U2 => "u2",
+            U4 => "u4",
+            F8E5M2 => "f8e5m2",
+            F8E4M3 => "f8e4m3",
+            F8E4M3FN => "f8e4m3fn",
+            F8E4M3FNUZ => "f8e4m3fnuz",
+            F8E4M3B11FNUZ => "f8e4m3b11fnuz",
+            F8E5M2FNUZ => "f8e5m2fnuz",
+            F8E3M4 => "f8e3m4",
+            F8E8M0FNU => "f8e8m0fnu",
+            F6E2M3FN => "f6e2m3fn",
+            F6E3M2FN => "f6e3m2fn",
+            F4E2M1FN => "f4e2m1fn",
         }
     }
 
     /// Parses the HLO text spelling; `None` for anything else (including `token`,
     /// which is a shape of its own, not an element type).
     pub fn from_name(name: &str) -> Option<ElementType> {
-        ElementType::ALL.into_iter().find(|t| t.name() == name)
+        ElementType::ALL
+            .into_iter()
+            .chain(ElementType::NARROW)
+            .find(|t| t.name() == name)
     }
 
     /// Bytes one element occupies in a dense buffer (`pred` is one byte).
@@ -85,6 +143,8 @@ impl ElementType {
         use ElementType::*;
         match self {
             Pred | S8 | U8 => 1,
+            S2 | S4 | U2 | U4 | F8E5M2 | F8E4M3 | F8E4M3FN | F8E4M3FNUZ | F8E4M3B11FNUZ
+            | F8E5M2FNUZ | F8E3M4 | F8E8M0FNU | F6E2M3FN | F6E3M2FN | F4E2M1FN => 1,
             S16 | U16 | F16 | BF16 => 2,
             S32 | U32 | F32 => 4,
             S64 | U64 | F64 | C64 => 8,
@@ -92,15 +152,57 @@ impl ElementType {
         }
     }
 
-    /// Width in bits of one element.
+    /// Width in bits of one element (XLA's: 4 for `s4`, 6 for `f6e2m3fn`).
     pub fn bit_width(self) -> usize {
-        self.byte_size() * 8
+        use ElementType::*;
+        match self {
+            S2 | U2 => 2,
+            S4 | U4 | F4E2M1FN => 4,
+            F6E2M3FN | F6E3M2FN => 6,
+            _ => self.byte_size() * 8,
+        }
+    }
+
+    /// One of [`Self::NARROW`].
+    pub fn is_narrow(self) -> bool {
+        ElementType::NARROW.contains(&self)
+    }
+
+    /// The type a narrow type computes in (its values convert to it exactly):
+    /// `f16` for the 8-, 6- and 4-bit floats, `f32` for `f8e8m0fnu` (its range
+    /// exceeds `f16`'s), `s8`/`u8` for the integers; itself otherwise. `f16`,
+    /// not `f32`, because XLA CPU computes f8 ops in `f16` (an `f16` op is
+    /// itself computed in `f32` and rounded): the double rounding shows, e.g.
+    /// `sqrt` of `f8e3m4` 15.5 is 4, not 3.875 (`tests/narrow`).
+    pub fn wide_type(self) -> ElementType {
+        use ElementType::*;
+        match self {
+            S2 | S4 => S8,
+            U2 | U4 => U8,
+            F8E8M0FNU => F32,
+            t if t.is_narrow() => F16,
+            t => t,
+        }
     }
 
     pub fn is_float(self) -> bool {
+        use ElementType::*;
         matches!(
             self,
-            ElementType::F16 | ElementType::BF16 | ElementType::F32 | ElementType::F64
+            F16 | BF16
+                | F32
+                | F64
+                | F8E5M2
+                | F8E4M3
+                | F8E4M3FN
+                | F8E4M3FNUZ
+                | F8E4M3B11FNUZ
+                | F8E5M2FNUZ
+                | F8E3M4
+                | F8E8M0FNU
+                | F6E2M3FN
+                | F6E3M2FN
+                | F4E2M1FN
         )
     }
     pub fn is_complex(self) -> bool {
@@ -112,11 +214,11 @@ impl ElementType {
     }
     pub fn is_signed_int(self) -> bool {
         use ElementType::*;
-        matches!(self, S8 | S16 | S32 | S64)
+        matches!(self, S8 | S16 | S32 | S64 | S2 | S4)
     }
     pub fn is_unsigned_int(self) -> bool {
         use ElementType::*;
-        matches!(self, U8 | U16 | U32 | U64)
+        matches!(self, U8 | U16 | U32 | U64 | U2 | U4)
     }
     /// Signed or unsigned integer (not `pred`).
     pub fn is_integer(self) -> bool {
@@ -140,6 +242,16 @@ impl ElementType {
             ElementType::BF16 => Some((8, 7)),
             ElementType::F32 => Some((8, 23)),
             ElementType::F64 => Some((11, 52)),
+            ElementType::F8E5M2 | ElementType::F8E5M2FNUZ => Some((5, 2)),
+            ElementType::F8E4M3
+            | ElementType::F8E4M3FN
+            | ElementType::F8E4M3FNUZ
+            | ElementType::F8E4M3B11FNUZ => Some((4, 3)),
+            ElementType::F8E3M4 => Some((3, 4)),
+            ElementType::F8E8M0FNU => Some((8, 0)),
+            ElementType::F6E2M3FN => Some((2, 3)),
+            ElementType::F6E3M2FN => Some((3, 2)),
+            ElementType::F4E2M1FN => Some((2, 1)),
             _ => None,
         }
     }

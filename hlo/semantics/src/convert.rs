@@ -312,6 +312,72 @@ impl Pred {
     }
 }
 
+// ---- Narrow types (one element per byte; see `hlo_ir::narrow`) ----
+
+/// The [`Repr`] of a narrow element's storage byte.
+#[inline]
+pub fn narrow_to_repr(ty: hlo_ir::ElementType, bits: u8) -> Repr {
+    if ty.is_integer() {
+        Repr::Int(i128::from(hlo_ir::narrow::int_value(ty, bits)))
+    } else {
+        // Every narrow float is exact in f32 (f8e8m0fnu's 2^-127 as a subnormal).
+        Repr::F32(hlo_ir::narrow::decode(ty, bits) as f32)
+    }
+}
+
+/// A narrow element's storage byte from a [`Repr`], by XLA's rules: integers
+/// wrap to the width, floats truncate and saturate into integers (NaN → 0) and
+/// round to nearest-even into floats (once, from the exact value), complex
+/// values give their real part, `pred` is 0 or 1.
+#[inline]
+pub fn narrow_from_repr(ty: hlo_ir::ElementType, repr: Repr) -> u8 {
+    use hlo_ir::narrow;
+    let real = match repr {
+        Repr::Int(i) if ty.is_integer() => return narrow::int_bits(ty, i),
+        // XLA CPU sends an f64 below 2^-127 to f8e8m0fnu's NaN (an f32 there is
+        // subnormal and goes to 2^-127 instead; checked in tests/narrow).
+        Repr::F64(x) | Repr::C128(x, _)
+            if ty == hlo_ir::ElementType::F8E8M0FNU
+                && x.abs() < f64::from(f32::MIN_POSITIVE) / 2.0 =>
+        {
+            return 0xff
+        }
+        Repr::Int(i) => i as f64,
+        Repr::F32(x) | Repr::C64(x, _) => f64::from(x),
+        Repr::F64(x) | Repr::C128(x, _) => x,
+    };
+    narrow::encode(ty, real)
+}
+
+/// `convert` of row-major element bytes where `from` or `to` (or both) is a
+/// narrow type: element by element through [`Repr`].
+pub fn convert_narrow(
+    from: hlo_ir::ElementType,
+    input: &[u8],
+    to: hlo_ir::ElementType,
+    output: &mut [u8],
+) -> hlo_ir::Result<()> {
+    let (fs, ts) = (from.byte_size(), to.byte_size());
+    let n = output.len() / ts;
+    let source = |i: usize| -> Repr {
+        let b = &input[i * fs..(i + 1) * fs];
+        if from.is_narrow() {
+            return narrow_to_repr(from, b[0]);
+        }
+        crate::with_any_type!(from, S => bytemuck::pod_read_unaligned::<S>(b).to_repr())
+    };
+    for i in 0..n {
+        let repr = source(i);
+        let out = &mut output[i * ts..(i + 1) * ts];
+        if to.is_narrow() {
+            out[0] = narrow_from_repr(to, repr);
+        } else {
+            crate::with_any_type!(to, D => out.copy_from_slice(bytemuck::bytes_of(&D::from_repr(repr))));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -301,7 +301,9 @@ macro_rules! with_complex_type {
 }
 
 /// Runs `$body` with `$T` bound to the conversion type of any element type
-/// ([`Pred`] for `pred`).
+/// ([`Pred`] for `pred`). Panics on a narrow type (`f8e4m3fn`, `s4`, ...): they
+/// have no Rust type; [`convert()`] handles them itself, and nothing else meets
+/// them once `hlo_passes::legalize::narrow` has run.
 #[macro_export]
 macro_rules! with_any_type {
     ($ty:expr, $T:ident => $body:expr) => {
@@ -366,6 +368,10 @@ macro_rules! with_any_type {
                 type $T = $crate::__macro_support::Complex64;
                 $body
             }
+            narrow => panic!(
+                "{narrow} has no Rust element type: computations on narrow types are widened \
+                 by hlo_passes::legalize::narrow, and convert handles them before dispatch"
+            ),
         }
     };
 }
@@ -563,6 +569,10 @@ pub fn convert(x: &Literal, to: ElementType) -> Result<Literal> {
     let mut out = Literal::zeros(&with_type(sx, to));
     let input = x.bytes()?;
     let output = out.bytes_mut()?;
+    if from.is_narrow() || to.is_narrow() {
+        convert::convert_narrow(from, input, to, output)?;
+        return Ok(out);
+    }
     with_any_type!(from, S => {
         let src: &[S] = view(input)?;
         with_any_type!(to, D => convert::convert_slice::<S, D>(src, view_mut(output)?))
@@ -594,6 +604,7 @@ pub fn bitcast_convert(x: &Literal, result: &Shape) -> Result<Literal> {
         return Err(mismatch("conversion between complex and real types"));
     }
     let (fb, tb) = (from.bit_width(), to.bit_width());
+    let packs = (from.is_narrow() || to.is_narrow()) && fb != tb;
     let expected: Vec<usize> = if fb == tb {
         sx.dims.clone()
     } else if fb > tb {
@@ -616,7 +627,46 @@ pub fn bitcast_convert(x: &Literal, result: &Shape) -> Result<Literal> {
             "the result dimensions must be {expected:?}"
         )));
     }
+    if packs {
+        let mut out = Literal::zeros(result);
+        repack_bits(from, x.bytes()?, to, out.bytes_mut()?);
+        return Ok(out);
+    }
     Literal::from_bytes(result.clone(), x.bytes()?)
+}
+
+/// `bitcast-convert`'s bytes when a narrow type meets a type of another width:
+/// the elements' bits form one little-endian bit stream (element 0 in the low
+/// bits, as XLA packs `s4` into `u8`: `0x12` is `{2, 1}`), cut into the other
+/// type's elements. A narrow element occupies the low bits of its byte;
+/// `input` and `output` hold whole elements and the same number of bits.
+pub fn repack_bits(from: ElementType, input: &[u8], to: ElementType, output: &mut [u8]) {
+    let (fb, tb) = (from.bit_width() as u32, to.bit_width() as u32);
+    let (fs, ts) = (from.byte_size(), to.byte_size());
+    let mask = |bits: u32| {
+        if bits >= 128 {
+            u128::MAX
+        } else {
+            (1u128 << bits) - 1
+        }
+    };
+    let (mut acc, mut have) = (0u128, 0u32);
+    let mut next = 0usize;
+    for element in input.chunks_exact(fs) {
+        let mut word = [0u8; 16];
+        word[..fs].copy_from_slice(element);
+        acc |= (u128::from_le_bytes(word) & mask(fb)) << have;
+        have += fb;
+        while have >= tb {
+            let value = acc & mask(tb);
+            acc = if tb >= 128 { 0 } else { acc >> tb };
+            have -= tb;
+            if let Some(slot) = output.get_mut(next * ts..(next + 1) * ts) {
+                slot.copy_from_slice(&value.to_le_bytes()[..ts]);
+            }
+            next += 1;
+        }
+    }
 }
 
 /// `reduce-precision` to the given exponent and mantissa widths.
@@ -805,5 +855,7 @@ pub fn convert_scalar(x: Scalar, to: ElementType) -> Scalar {
         ElementType::F64 => S::F64(ConvertTarget::from_repr(repr)),
         ElementType::C64 => S::C64(ConvertTarget::from_repr(repr)),
         ElementType::C128 => S::C128(ConvertTarget::from_repr(repr)),
+        // A narrow result is its value in the wide type, as `Scalar` reads them.
+        narrow => S::from_bytes(narrow, &[convert::narrow_from_repr(narrow, repr)]),
     }
 }

@@ -24,6 +24,11 @@ pub fn ctype(ty: ElementType) -> Result<&'static str> {
         F64 => "double",
         C64 => "c64",
         C128 => "c128",
+        narrow => {
+            return Err(Error::unimplemented(format!(
+                "the CUDA platform has no {narrow} (narrow types are not supported yet)"
+            )))
+        }
     })
 }
 

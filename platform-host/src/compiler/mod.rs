@@ -74,6 +74,10 @@ pub fn optimize(module: HloModule, options: &CompileOptions) -> Result<HloModule
     let strategy = Strategy::from_options(options)?;
     platform_api::hlo::verifier::verify_module(&module)?;
     let mut module = module;
+    // `stochastic-convert` as elementwise ops; narrow types (s4, f8...)
+    // computed in a wide type (see the passes).
+    passes::legalize::stochastic::ExpandStochasticConvert.run(&mut module)?;
+    passes::legalize::narrow::WidenNarrowTypes.run(&mut module)?;
     passes::standard_pipeline_with(Some(Arc::new(folding::HostFolding))).run(&mut module)?;
     fusion_pass::run(module, strategy)
 }
@@ -89,6 +93,8 @@ pub fn compile_module(module: HloModule, options: &CompileOptions) -> Result<Hos
     // Layouts mean nothing past this point; a module that skipped
     // `run_hlo_passes` still gets its bitcasts made logical.
     LayoutNormalization::new().run(&mut module)?;
+    passes::legalize::stochastic::ExpandStochasticConvert.run(&mut module)?;
+    passes::legalize::narrow::WidenNarrowTypes.run(&mut module)?;
     if contraction::enabled(options)? && contraction::run(&mut module)? {
         DeadCodeElimination::new().run(&mut module)?;
     }

@@ -189,6 +189,22 @@ fn lower_bitcast_convert(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thun
     let name = instr.name.clone();
     let result = ctx.result_array(instr)?;
     let a_shape = ctx.operand_array(instr, 0)?;
+    let (from, to) = (a_shape.element_type, result.element_type);
+    if (from.is_narrow() || to.is_narrow()) && from.bit_width() != to.bit_width() {
+        // Narrow elements (one per byte) packed into or out of wider ones.
+        let a = ctx.operand_slice(instr, 0)?;
+        let out = ctx.result_slice(id)?;
+        let in_size = a_shape.byte_size();
+        return Ok(thunk(name, "bitcast-convert", move |ctx| {
+            let (src, dst) = (ctx.ptr(a), ctx.ptr(out));
+            // SAFETY: the slices hold the operand's and the result's bytes; the
+            // input is copied first in case buffer assignment shares them.
+            let input = unsafe { std::slice::from_raw_parts(src, in_size) }.to_vec();
+            let output = unsafe { std::slice::from_raw_parts_mut(dst, out.size) };
+            platform_api::semantics::repack_bits(from, &input, to, output);
+            Ok(())
+        }));
+    }
     if a_shape.byte_size() != result.byte_size() {
         return Err(Error::invalid_argument(format!(
             "bitcast-convert %{name} changes the byte size: {a_shape} to {result}"

@@ -127,6 +127,9 @@ pub(crate) fn run_mac_kernel<K: MacKernel>(
         ElementType::F64 => native!(f64),
         ElementType::C64 => native!(Complex32),
         ElementType::C128 => native!(Complex64),
+        narrow => Err(hlo_ir::Error::unimplemented(format!(
+            "dot on {narrow}: narrow types are computed widened (legalize::narrow)"
+        ))),
     }
 }
 

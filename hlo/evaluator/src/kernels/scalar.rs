@@ -495,6 +495,8 @@ pub(crate) fn typed_binary<V: TypedBinary>(
         E::F64 => floats!(f64),
         E::C64 => complexes!(Complex32),
         E::C128 => complexes!(Complex64),
+        // Narrow types are widened before evaluation (`legalize::narrow`).
+        _ => None,
     }
 }
 

@@ -26,6 +26,9 @@ pub fn index_as(ty: ElementType, i: usize) -> Scalar {
         F64 => Scalar::F64(i as f64),
         C64 => Scalar::C64(Complex32::new(i as f32, 0.0)),
         C128 => Scalar::C128(Complex64::new(i as f64, 0.0)),
+        // A narrow literal stores a real value converted (wrapped or rounded).
+        t if t.is_integer() => Scalar::S64(i as i64),
+        _ => Scalar::F64(i as f64),
     }
 }
 

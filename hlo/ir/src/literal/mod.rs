@@ -287,6 +287,27 @@ impl Literal {
         Ok(Literal::array_of(shape, data))
     }
 
+    /// The same bytes read as another element type of the same byte size (a
+    /// `.npy` file's raw `u8` bits as `f8e4m3fn`, say). Bits above a narrow
+    /// type's width are cleared.
+    pub fn reinterpret(&self, to: ElementType) -> Result<Literal> {
+        let array = self.shape().array_or_err()?;
+        if array.element_type.byte_size() != to.byte_size() {
+            return Err(Error::invalid_argument(format!(
+                "cannot reinterpret {} as {to}: the element sizes differ",
+                self.shape()
+            )));
+        }
+        let mut bytes = self.bytes()?.to_vec();
+        if to.is_narrow() && to.bit_width() < 8 {
+            let mask = ((1u16 << to.bit_width()) - 1) as u8;
+            bytes.iter_mut().for_each(|b| *b &= mask);
+        }
+        let mut shape = array.clone();
+        shape.element_type = to;
+        Literal::from_bytes(Shape::Array(shape), &bytes)
+    }
+
     /// An array literal whose row-major bytes `fill` writes into the new
     /// buffer (device results reach the host with one copy and no zeroing).
     /// Pred bytes are normalised to 0 or 1 afterwards.
@@ -452,8 +473,24 @@ impl Literal {
     }
 
     /// Sets the element at a row-major linear index; the scalar's type must match.
+    /// A narrow literal takes a real scalar instead (the value is rounded as
+    /// `convert` does for floats, wrapped for integers).
     pub fn set(&mut self, linear_index: usize, value: Scalar) -> Result<()> {
         let ty = self.array_shape()?.element_type;
+        if ty.is_narrow() && !value.element_type().is_complex() {
+            let byte = match (ty.is_integer(), value.to_i64()) {
+                (true, Some(v)) => crate::narrow::int_bits(ty, i128::from(v)),
+                _ => crate::narrow::encode(ty, value.to_f64_lossy()),
+            };
+            let count = self.element_count();
+            let Some(slot) = self.bytes_mut()?.get_mut(linear_index) else {
+                return Err(Error::out_of_range(format!(
+                    "element {linear_index} of a literal with {count} elements"
+                )));
+            };
+            *slot = byte;
+            return Ok(());
+        }
         if value.element_type() != ty {
             return Err(Error::invalid_argument(format!(
                 "cannot store a {} value into a {} literal",

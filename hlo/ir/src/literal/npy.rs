@@ -51,6 +51,16 @@
 //! `np.load(f).view(ml_dtypes.bfloat16)`. A `>V2` file is taken to hold
 //! big-endian bfloat16 bits and is swapped.
 //!
+//! **Narrow types** (`s2` `s4` `u2` `u4`, the f8/f6/f4 floats). `np.save` of an
+//! `ml_dtypes` array of any of them writes `'<V1'` (one opaque byte; checked
+//! with ml_dtypes 0.6 and NumPy 2), except `float8_e5m2`, written `'<f1'`: the
+//! file does not say which type it holds. So a 1-byte void or `f1` descr reads
+//! as `u8` holding the raw bit patterns, and whoever knows the type (`hlorun`
+//! knows each parameter's) reinterprets it with [`Literal::reinterpret`]; a
+//! descr naming an ml_dtypes type (`'float8_e4m3fn'`, `'int4'`, ...) reads as
+//! that type directly. Narrow literals are written with `'<V1'`, as `np.save`
+//! does; Python gets them back with `np.load(f).view(ml_dtypes.float8_e4m3fn)`.
+//!
 //! # Writing
 //!
 //! Only array literals can be written (a `.npy` file holds one array). The file is
@@ -244,6 +254,8 @@ fn write_descr(ty: ElementType) -> &'static str {
         F64 => "<f8",
         C64 => "<c8",
         C128 => "<c16",
+        // What `np.save` writes for ml_dtypes' one-byte types (see the module doc).
+        _ => "<V1",
     }
 }
 
@@ -412,6 +424,36 @@ fn interpret_header(value: PyValue) -> std::result::Result<Header, String> {
     })
 }
 
+/// ml_dtypes' name of a narrow type (`float8_e4m3fn`, `int4`, ...).
+fn ml_dtypes_type(name: &str) -> Option<ElementType> {
+    ElementType::NARROW
+        .into_iter()
+        .find(|t| ml_dtypes_name(*t) == Some(name))
+}
+
+/// The dtype name `ml_dtypes` gives a narrow type.
+pub fn ml_dtypes_name(ty: ElementType) -> Option<&'static str> {
+    use ElementType::*;
+    Some(match ty {
+        S2 => "int2",
+        S4 => "int4",
+        U2 => "uint2",
+        U4 => "uint4",
+        F8E5M2 => "float8_e5m2",
+        F8E4M3 => "float8_e4m3",
+        F8E4M3FN => "float8_e4m3fn",
+        F8E4M3FNUZ => "float8_e4m3fnuz",
+        F8E4M3B11FNUZ => "float8_e4m3b11fnuz",
+        F8E5M2FNUZ => "float8_e5m2fnuz",
+        F8E3M4 => "float8_e3m4",
+        F8E8M0FNU => "float8_e8m0fnu",
+        F6E2M3FN => "float6_e2m3fn",
+        F6E3M2FN => "float6_e3m2fn",
+        F4E2M1FN => "float4_e2m1fn",
+        _ => return None,
+    })
+}
+
 /// A NumPy dtype string (`<f4`, `|b1`, `>c16`, `float32`, `bfloat16`, ...).
 fn parse_descr(descr: &str) -> std::result::Result<Dtype, String> {
     let unsupported = |why: &str| Err(format!("dtype '{descr}' is not supported: {why}"));
@@ -431,7 +473,7 @@ fn parse_descr(descr: &str) -> std::result::Result<Dtype, String> {
         "float64" => Some(ElementType::F64),
         "complex64" => Some(ElementType::C64),
         "complex128" => Some(ElementType::C128),
-        _ => None,
+        other => ml_dtypes_type(other),
     };
     let host_is_big = cfg!(target_endian = "big");
     if let Some(element_type) = named {
@@ -479,12 +521,14 @@ fn parse_descr(descr: &str) -> std::result::Result<Dtype, String> {
         ('c', Some(16)) => C128,
         // The bfloat16 convention (see the module doc).
         ('V', Some(2)) => BF16,
+        // One opaque byte, or `float8_e5m2`'s `<f1` (see the module doc).
+        ('V' | 'f', Some(1)) => U8,
         ('O', _) => return unsupported("object arrays hold Python objects, not numbers"),
         ('U' | 'S' | 'a', _) => return unsupported("string arrays have no XLA element type"),
         ('M' | 'm', _) => return unsupported("datetimes have no XLA element type"),
         ('V', _) => {
             return unsupported(
-                "void types other than 2 bytes (read as bfloat16) have no XLA element type",
+                "void types other than 1 byte (raw bits) and 2 bytes (read as bfloat16) have no XLA element type",
             )
         }
         ('f' | 'c', Some(_)) => return unsupported("XLA has no floating-point type of that width"),

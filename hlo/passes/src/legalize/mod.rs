@@ -52,6 +52,7 @@ mod half;
 mod lanewise;
 mod linalg;
 mod minmax;
+pub mod narrow;
 mod precision;
 mod remainder;
 mod rng;
@@ -60,6 +61,7 @@ mod scatter;
 mod simple;
 mod sorting;
 mod special;
+pub mod stochastic;
 mod transcendental;
 mod window;
 
