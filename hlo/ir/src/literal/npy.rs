@@ -343,7 +343,7 @@ fn read_header(bytes: &[u8]) -> Result<(Header, usize)> {
     };
     let value = PyParser::new(&text)
         .parse_all()
-        .map_err(|m| Error::invalid_argument(format!("npy header {}: {m}", quote_header(text))))?;
+        .map_err(|m| Error::invalid_argument(format!("npy header {}: {m}", quote_header(&text))))?;
     let header = interpret_header(value).map_err(|m| {
         Error::invalid_argument(format!("npy header {}: {m}", quote_header(text.trim_end())))
     })?;
