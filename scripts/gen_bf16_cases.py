@@ -119,6 +119,35 @@ def _mlp_f16():
     ]
 
 
+def mlp_logits(x, w1, b1, w2):
+    # The bf16 logits widened for a float32 loss, as mixed-precision training
+    # code does (no f32 transcendental after them: those differ by ulps).
+    h = jax.nn.relu(x @ w1 + b1)
+    return (h @ w2).astype(jnp.float32) * 0.5
+
+
+@case("mlp_logits_bf16")
+def _mlp_logits_bf16():
+    return mlp_logits, [
+        normal((16, 64), BF16, 25),
+        normal((64, 128), BF16, 26, 0.125),
+        normal((128,), BF16, 27, 0.1),
+        normal((128, 32), BF16, 28, 0.1),
+    ]
+
+
+@case("widened_products_bf16")
+def _widened_bf16():
+    # bf16 results converted to f32 right away, and through data movement.
+    def f(x, y):
+        a = (x * y).astype(jnp.float32)
+        b = jnp.sqrt(jnp.abs(x) + y * y).astype(jnp.float32)
+        c = (x * y).T.astype(jnp.float32)
+        return a + b, c
+
+    return f, [normal((32, 48), BF16, 29), normal((32, 48), BF16, 30)]
+
+
 @case("reduce_sum_bf16")
 def _reduce_bf16():
     # A reduction kept in bf16 (lax.reduce, not jnp.sum, which accumulates in f32).

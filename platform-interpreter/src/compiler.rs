@@ -1,11 +1,16 @@
 //! [`InterpreterCompiler`]: the interpreter's "compilation" is planning.
 //!
 //! `run_hlo_passes` runs only what is needed for a module to mean what it says —
-//! today, the verifier (structure and every instruction's shape) and nothing
-//! else: the interpreter evaluates the HLO it is given, op by op, so that it
-//! stays the reference for every other backend.
-//! No pass that could change a number (algebraic simplification, fusion,
-//! reassociation) ever runs here.
+//! the verifier (structure and every instruction's shape) — and two rewrites
+//! that make it compute what XLA CPU computes: a bf16 arithmetic result the
+//! program converts to f32 is computed in f32 without its bf16 rounding
+//! (`platform_api::passes::ExcessPrecision`; `excess_precision=off` rounds
+//! it), and a division by a broadcast or a constant becomes a multiplication
+//! by the reciprocal (`DivideByReciprocal`, as XLA's simplifier does;
+//! `divide_by_reciprocal=off` keeps the divisions). Otherwise the
+//! interpreter evaluates the HLO it is given, op by op, so that it stays the
+//! reference for every other backend: no other pass that could change a
+//! number (algebraic simplification, fusion, reassociation) runs here.
 //!
 //! One evaluation mode is chosen at compile time: floating-point contraction.
 //! XLA CPU fuses a multiply into the add or subtract that is its only user (one
@@ -20,6 +25,7 @@
 
 use crate::executable::InterpreterProgram;
 use crate::platform::PLATFORM_NAME;
+use platform_api::passes::HloPass;
 use platform_api::{
     CompileOptions, Compiler, Error, Executable, HloModule, Result, StreamExecutor,
 };
@@ -40,9 +46,18 @@ impl Compiler for InterpreterCompiler {
         executor: &Arc<dyn StreamExecutor>,
         options: &CompileOptions,
     ) -> Result<HloModule> {
-        let _ = options;
         check_executor(executor)?;
         platform_api::hlo::verifier::verify_module(&module)?;
+        let mut module = module;
+        if platform_api::passes::excess_precision_option(options.debug_option("excess_precision"))?
+        {
+            platform_api::passes::ExcessPrecision::new().run(&mut module)?;
+        }
+        if platform_api::passes::divide_by_reciprocal_option(
+            options.debug_option("divide_by_reciprocal"),
+        )? {
+            platform_api::passes::DivideByReciprocal::new().run(&mut module)?;
+        }
         Ok(module)
     }
 
