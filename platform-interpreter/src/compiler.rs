@@ -25,7 +25,6 @@
 
 use crate::executable::InterpreterProgram;
 use crate::platform::PLATFORM_NAME;
-use platform_api::passes::HloPass;
 use platform_api::{
     CompileOptions, Compiler, Error, Executable, HloModule, Result, StreamExecutor,
 };
@@ -49,15 +48,11 @@ impl Compiler for InterpreterCompiler {
         check_executor(executor)?;
         platform_api::hlo::verifier::verify_module(&module)?;
         let mut module = module;
-        if platform_api::passes::excess_precision_option(options.debug_option("excess_precision"))?
-        {
-            platform_api::passes::ExcessPrecision::new().run(&mut module)?;
-        }
-        if platform_api::passes::divide_by_reciprocal_option(
+        platform_api::passes::xla_numerics(
+            &mut module,
+            options.debug_option("excess_precision"),
             options.debug_option("divide_by_reciprocal"),
-        )? {
-            platform_api::passes::DivideByReciprocal::new().run(&mut module)?;
-        }
+        )?;
         Ok(module)
     }
 

@@ -259,6 +259,25 @@ impl HloPass for Pipeline {
     }
 }
 
+/// XLA CPU's two numerics rewrites, [`ExcessPrecision`] then
+/// [`DivideByReciprocal`], each unless its debug option (the values of
+/// `excess_precision` and `divide_by_reciprocal`, `None` when unset) is
+/// `off`: what a backend that gives XLA CPU's bits runs before anything else.
+pub fn xla_numerics(
+    module: &mut HloModule,
+    excess_precision: Option<&str>,
+    divide_by_reciprocal: Option<&str>,
+) -> Result<bool> {
+    let mut changed = false;
+    if excess_precision_option(excess_precision)? {
+        changed |= ExcessPrecision::new().run(module)?;
+    }
+    if divide_by_reciprocal_option(divide_by_reciprocal)? {
+        changed |= DivideByReciprocal::new().run(module)?;
+    }
+    Ok(changed)
+}
+
 /// The passes a backend should run before generating code, in order:
 ///
 /// 1. [`LayoutNormalization`] — first, while `bitcast`s and `copy`s still see

@@ -71,7 +71,8 @@ impl Compiler for HostCompiler {
     }
 }
 
-/// The Host's HLO passes: verify, the shared standard pipeline, then the
+/// The Host's HLO passes: verify, XLA CPU's numerics rewrites, the shared
+/// standard pipeline, then the
 /// fusion decisions `options` ask for.
 pub fn optimize(module: HloModule, options: &CompileOptions) -> Result<HloModule> {
     let strategy = Strategy::from_options(options)?;
@@ -81,12 +82,11 @@ pub fn optimize(module: HloModule, options: &CompileOptions) -> Result<HloModule
     // (`excess_precision`), division by a broadcast or constant multiplies by
     // the reciprocal (`divide_by_reciprocal`); both on unless `off`, in XLA's
     // order, before the pipeline folds the reciprocals.
-    if passes::excess_precision_option(options.debug_option("excess_precision"))? {
-        passes::ExcessPrecision::new().run(&mut module)?;
-    }
-    if passes::divide_by_reciprocal_option(options.debug_option("divide_by_reciprocal"))? {
-        passes::DivideByReciprocal::new().run(&mut module)?;
-    }
+    passes::xla_numerics(
+        &mut module,
+        options.debug_option("excess_precision"),
+        options.debug_option("divide_by_reciprocal"),
+    )?;
     passes::standard_pipeline_with(Some(Arc::new(folding::HostFolding))).run(&mut module)?;
     fusion_pass::run(module, strategy)
 }
