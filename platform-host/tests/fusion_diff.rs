@@ -555,6 +555,25 @@ fl {
 }
 
 #[test]
+fn a_row_reduction_broadcast_back_as_the_root() {
+    // XLA's `__ynn_fusion` of softmax's max: the fusion's root is the
+    // broadcast itself (it stored nothing, leaving zeros, before the fix).
+    let text = module(
+        r#"
+fm {
+  p = f32[32,128] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[32] reduce(p, ninf), dimensions={1}, to_apply=max_f32
+  ROOT b = f32[32,128] broadcast(m), dimensions={0}
+}
+"#,
+        r#"  x = f32[32,128] parameter(0)
+  ROOT f = f32[32,128] fusion(x), kind=kCustom, calls=fm"#,
+    );
+    check("broadcast-root", &text, Agree::Bits);
+}
+
+#[test]
 fn large_fusions_split_into_tasks() {
     // Big enough to be split over the compute pool, with column partials
     // combined across tasks (integer: exact).

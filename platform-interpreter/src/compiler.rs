@@ -1,16 +1,20 @@
 //! [`InterpreterCompiler`]: the interpreter's "compilation" is planning.
 //!
 //! `run_hlo_passes` runs only what is needed for a module to mean what it says —
-//! today, the verifier (structure and every instruction's shape) and, when the
-//! module computes on a narrow type (`s4`, `f8e4m3fn`, ...), the widening pass
-//! `legalize::narrow` (XLA's own definition of those ops: computed in `f32` or
-//! a wider integer and rounded back once), and the expansion of
-//! `stochastic-convert` into elementwise ops (`legalize::stochastic`: XLA's own
-//! evaluator decomposes it the same way), and nothing else: the interpreter
-//! evaluates the HLO it is given, op by op, so that it stays the reference for
-//! every other backend.
-//! No pass that could change a number (algebraic simplification, fusion,
-//! reassociation) ever runs here.
+//! the verifier (structure and every instruction's shape); when the module
+//! computes on a narrow type (`s4`, `f8e4m3fn`, ...), the widening pass
+//! `legalize::narrow` (XLA's own definition of those ops: computed in a wider
+//! type and rounded back once) and the expansion of `stochastic-convert` into
+//! elementwise ops (`legalize::stochastic`, as XLA's own evaluator decomposes
+//! it); and two rewrites that make it compute what XLA CPU computes: a bf16
+//! arithmetic result the program converts to f32 is computed in f32 without
+//! its bf16 rounding (`platform_api::passes::ExcessPrecision`;
+//! `excess_precision=off` rounds it), and a division by a broadcast or a
+//! constant becomes a multiplication by the reciprocal (`DivideByReciprocal`,
+//! as XLA's simplifier does; `divide_by_reciprocal=off` keeps the divisions).
+//! Otherwise the interpreter evaluates the HLO it is given, op by op, so that
+//! it stays the reference for every other backend: no other pass that could
+//! change a number (algebraic simplification, fusion, reassociation) runs here.
 //!
 //! One evaluation mode is chosen at compile time: floating-point contraction.
 //! XLA CPU fuses a multiply into the add or subtract that is its only user (one
@@ -48,12 +52,16 @@ impl Compiler for InterpreterCompiler {
         executor: &Arc<dyn StreamExecutor>,
         options: &CompileOptions,
     ) -> Result<HloModule> {
-        let _ = options;
         check_executor(executor)?;
         platform_api::hlo::verifier::verify_module(&module)?;
         let mut module = module;
         ExpandStochasticConvert.run(&mut module)?;
         WidenNarrowTypes.run(&mut module)?;
+        platform_api::passes::xla_numerics(
+            &mut module,
+            options.debug_option("excess_precision"),
+            options.debug_option("divide_by_reciprocal"),
+        )?;
         Ok(module)
     }
 

@@ -94,6 +94,10 @@ struct ProgramArgs {
     /// Shared library whose exported symbols serve as custom-call targets (repeatable).
     #[arg(long = "custom-call-lib", value_name = "PATH")]
     custom_call_libs: Vec<PathBuf>,
+    /// A compile debug option (repeatable): `fp_contract=off`,
+    /// `excess_precision=off`, `divide_by_reciprocal=off`, `host_fusion=off`, ...
+    #[arg(long = "debug-option", value_name = "KEY=VALUE")]
+    debug_options: Vec<String>,
 }
 
 #[derive(Args)]
@@ -407,12 +411,24 @@ const MAX_INSTANCES: usize = 1024;
 
 /// Compile options from the module's header, with an optional replica override;
 /// an error when replicas × partitions is more than one machine can simulate.
-fn compile_options(module: &HloModule, replicas: Option<usize>) -> Result<CompileOptions> {
-    let options = CompileOptions {
+fn compile_options(
+    module: &HloModule,
+    replicas: Option<usize>,
+    debug: &[String],
+) -> Result<CompileOptions> {
+    let mut options = CompileOptions {
         replica_count: replicas.or(module.config.replica_count).unwrap_or(1).max(1),
         num_partitions: module.config.num_partitions.unwrap_or(1).max(1),
         ..CompileOptions::default()
     };
+    for option in debug {
+        let (key, value) = option.split_once('=').ok_or_else(|| {
+            Error::invalid_argument(format!("--debug-option {option:?}: expected KEY=VALUE"))
+        })?;
+        options
+            .debug_options
+            .push((key.to_string(), value.to_string()));
+    }
     instance_count(&options)?;
     Ok(options)
 }
@@ -601,7 +617,7 @@ fn conformance(args: ConformanceArgs) -> Result<Outcome> {
 fn run(args: RunArgs) -> Result<Outcome> {
     let (module, name) = load_module(&args.program.module)?;
     load_custom_call_libraries(&args.program.custom_call_libs)?;
-    let options = compile_options(&module, args.replicas)?;
+    let options = compile_options(&module, args.replicas, &args.program.debug_options)?;
     let instances = instance_count(&options)?;
     let client = client_for(args.program.platform.as_deref(), instances)?;
     let exe = compile(&client, &module, &options, &name)?;
@@ -698,7 +714,7 @@ fn compare(args: CompareArgs) -> Result<Outcome> {
     }
     let (module, name) = load_module(&args.program.module)?;
     load_custom_call_libraries(&args.program.custom_call_libs)?;
-    let options = compile_options(&module, None)?;
+    let options = compile_options(&module, None, &args.program.debug_options)?;
     let instances = instance_count(&options)?;
     let platform = resolve_platform_name(args.program.platform.as_deref())?;
     let reference = resolve_platform_name(Some(&args.reference))?;
@@ -769,7 +785,7 @@ fn bench(args: BenchArgs) -> Result<Outcome> {
                 ))
             })?,
     };
-    let options = compile_options(&module, None)?;
+    let options = compile_options(&module, None, &args.program.debug_options)?;
     if instance_count(&options)? > 1 {
         return Err(Error::unimplemented(format!(
             "{name}: bench runs single-device programs; this one has {} replica(s) x {} partition(s)",
@@ -868,7 +884,7 @@ fn compile_deviceless(args: CompileArgs) -> Result<Outcome> {
     }
     let arch = nvrtc::Arch::parse(&args.target)?;
     let (module, name) = load_module(&args.module)?;
-    let options = compile_options(&module, None)?;
+    let options = compile_options(&module, None, &[])?;
     let (text, extension) = match args.emit.as_str() {
         "hlo" => (
             compiler::optimize(module.clone(), &options)?.to_text(),

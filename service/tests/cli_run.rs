@@ -371,3 +371,57 @@ fn run_replicates_a_module_with_collectives() {
     let o = hlorun(&["run", &module, &arg, "--replicas", "3"]);
     assert_fails_with(&o, &["replica 2", "%r"]);
 }
+
+/// `--debug-option KEY=VALUE` reaches the compile options: XLA CPU's bf16
+/// softmax (`tests/bf16/softmax_bf16`) matches bit for bit by default and not
+/// with `excess_precision=off`; malformed or unknown values are one-line errors.
+#[test]
+fn debug_options_reach_the_compiler() {
+    let case = repo_root().join("tests/bf16/softmax_bf16");
+    let module = case.join("module.hlo").display().to_string();
+    let arg = case.join("arg0.npy").display().to_string();
+    let want = std::fs::read(case.join("out0.npy")).unwrap();
+    let data = |bytes: &[u8]| bytes[bytes.len() - 4096 * 2..].to_vec();
+    for platform in ["interpreter", "host"] {
+        let dir = scratch_dir(&format!("debug-option-{platform}"));
+        let (on, off) = (dir.join("on"), dir.join("off"));
+        let on_s = on.display().to_string();
+        let off_s = off.display().to_string();
+        assert_ok(&hlorun(&[
+            "run", "-p", platform, "--out", &on_s, &module, &arg,
+        ]));
+        assert_ok(&hlorun(&[
+            "run",
+            "-p",
+            platform,
+            "--debug-option",
+            "excess_precision=off",
+            "--out",
+            &off_s,
+            &module,
+            &arg,
+        ]));
+        let got_on = std::fs::read(on.join("out0.npy")).unwrap();
+        let got_off = std::fs::read(off.join("out0.npy")).unwrap();
+        assert_eq!(data(&got_on), data(&want), "{platform}: default options");
+        assert_ne!(
+            data(&got_off),
+            data(&want),
+            "{platform}: excess_precision=off"
+        );
+    }
+    assert_fails_with(
+        &hlorun(&["run", "--debug-option", "bogus", &module, &arg]),
+        &["--debug-option", "KEY=VALUE"],
+    );
+    assert_fails_with(
+        &hlorun(&[
+            "run",
+            "--debug-option",
+            "excess_precision=sometimes",
+            &module,
+            &arg,
+        ]),
+        &["excess_precision"],
+    );
+}

@@ -176,9 +176,17 @@ impl Compiler for ExampleCompiler {
         &self,
         module: HloModule,
         _: &Arc<dyn StreamExecutor>,
-        _: &CompileOptions,
+        options: &CompileOptions,
     ) -> Result<HloModule> {
-        verify_module(&module)?; // no optimisations: the HLO runs as written
+        verify_module(&module)?; // no optimisations: the HLO runs as written,
+                                 // except where XLA CPU's numerics differ from op-by-op rounding (as
+                                 // on the Interpreter; `excess_precision`, `divide_by_reciprocal`).
+        let mut module = module;
+        platform_api::passes::xla_numerics(
+            &mut module,
+            options.debug_option("excess_precision"),
+            options.debug_option("divide_by_reciprocal"),
+        )?;
         Ok(module)
     }
 

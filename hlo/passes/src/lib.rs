@@ -44,20 +44,31 @@
 //!   `log-plus-one`, ...) are within a stated tolerance, and some are exact only
 //!   up to NaN sign/payload; each says so. Legalization runs only for a backend
 //!   that asks for it.
+//! * [`ExcessPrecision`] and [`DivideByReciprocal`]: the other exceptions,
+//!   outside the standard pipeline: where XLA CPU keeps a bf16 result in f32
+//!   (a program's own conversion of a bf16 arithmetic result to f32), and its
+//!   rewrite of a division by a broadcast or a constant into a multiplication
+//!   by the reciprocal. Backends run them (in that order, before anything
+//!   else) under the compile options `excess_precision` and
+//!   `divide_by_reciprocal` so JAX's programs give XLA CPU's bits.
 
 mod cse;
 mod dce;
+mod excess_precision;
 mod fold;
 mod inline;
 mod layout;
 pub mod legalize;
+mod reciprocal;
 mod simplify;
 
 pub use cse::{CommonSubexpressionElimination, ComputationDeduplication};
 pub use dce::DeadCodeElimination;
+pub use excess_precision::{excess_precision_option, ExcessPrecision};
 pub use fold::{ConstantFolding, ElementwiseEvaluator};
 pub use inline::{CallInliner, FusionInliner};
 pub use layout::LayoutNormalization;
+pub use reciprocal::{divide_by_reciprocal_option, DivideByReciprocal};
 pub use simplify::{AlgebraicSimplifier, SimplifierOptions};
 
 use hlo_ir::error::Result;
@@ -246,6 +257,25 @@ impl HloPass for Pipeline {
         }
         Ok(changed)
     }
+}
+
+/// XLA CPU's two numerics rewrites, [`ExcessPrecision`] then
+/// [`DivideByReciprocal`], each unless its debug option (the values of
+/// `excess_precision` and `divide_by_reciprocal`, `None` when unset) is
+/// `off`: what a backend that gives XLA CPU's bits runs before anything else.
+pub fn xla_numerics(
+    module: &mut HloModule,
+    excess_precision: Option<&str>,
+    divide_by_reciprocal: Option<&str>,
+) -> Result<bool> {
+    let mut changed = false;
+    if excess_precision_option(excess_precision)? {
+        changed |= ExcessPrecision::new().run(module)?;
+    }
+    if divide_by_reciprocal_option(divide_by_reciprocal)? {
+        changed |= DivideByReciprocal::new().run(module)?;
+    }
+    Ok(changed)
 }
 
 /// The passes a backend should run before generating code, in order:

@@ -1,6 +1,9 @@
 //! [`HostCompiler`]: HLO passes, then lowering to a thunk sequence.
 //!
-//! * HLO passes: the verifier, then `platform_api::passes::standard_pipeline`
+//! * HLO passes: the verifier, XLA CPU's excess precision and division by a
+//!   reciprocal (`ExcessPrecision`, `DivideByReciprocal`; compile options
+//!   `excess_precision`, `divide_by_reciprocal`), then
+//!   `platform_api::passes::standard_pipeline`
 //!   (layout normalization, call inlining, simplification, folding, CSE, DCE),
 //!   folding elementwise ops with the Host's own op table ([`folding`]).
 //! * [`fusion_pass`]: the Host's fusion decisions, after the standard pipeline.
@@ -68,7 +71,8 @@ impl Compiler for HostCompiler {
     }
 }
 
-/// The Host's HLO passes: verify, the shared standard pipeline, then the
+/// The Host's HLO passes: verify, XLA CPU's numerics rewrites, the shared
+/// standard pipeline, then the
 /// fusion decisions `options` ask for.
 pub fn optimize(module: HloModule, options: &CompileOptions) -> Result<HloModule> {
     let strategy = Strategy::from_options(options)?;
@@ -78,6 +82,15 @@ pub fn optimize(module: HloModule, options: &CompileOptions) -> Result<HloModule
     // computed in a wide type (see the passes).
     passes::legalize::stochastic::ExpandStochasticConvert.run(&mut module)?;
     passes::legalize::narrow::WidenNarrowTypes.run(&mut module)?;
+    // XLA CPU's numerics: bf16 results its program converts to f32 stay f32
+    // (`excess_precision`), division by a broadcast or constant multiplies by
+    // the reciprocal (`divide_by_reciprocal`); both on unless `off`, in XLA's
+    // order, before the pipeline folds the reciprocals.
+    passes::xla_numerics(
+        &mut module,
+        options.debug_option("excess_precision"),
+        options.debug_option("divide_by_reciprocal"),
+    )?;
     passes::standard_pipeline_with(Some(Arc::new(folding::HostFolding))).run(&mut module)?;
     fusion_pass::run(module, strategy)
 }

@@ -1436,7 +1436,10 @@ impl<'b, 'g, 'a> Scheduler<'b, 'g, 'a> {
             Kind::RowBroadcast(src) => {
                 self.needs_whole_rows = true;
                 let src = self.need(src, SlotDom::Outer)?;
-                let slot = self.new_slot(ty, SlotDom::Full, true);
+                // The step is lazy (it writes no block, readers expand the
+                // row values), so the slot cannot live in an output: a fusion
+                // whose root is the broadcast stores it instead.
+                let slot = self.new_slot(ty, SlotDom::Full, false);
                 self.push(SlotDom::Full, Step::RowBroadcast { slot, src });
                 slot
             }
