@@ -642,3 +642,16 @@ fn a_long_elementwise_chain_compiles_into_bounded_fusions() {
     let out = run_hlo(&text, &[f32s(&[16], &[1.0; 16])]).unwrap();
     assert_eq!(out.data::<f32>().unwrap(), &[(n + 2) as f32; 16]);
 }
+
+#[test]
+fn dynamic_sizes_are_refused_rather_than_dropped() {
+    // XLA returns {0..4} and 5 here; copying the bound through gave all 8
+    // elements and 8.
+    let text = "HloModule dyn\nENTRY e {\n  p = f32[8] parameter(0)\n  n = s32[] constant(5)\n  \
+                d = f32[<=8] set-dimension-size(p, n), dimensions={0}\n  \
+                g = s32[] get-dimension-size(d), dimensions={0}\n  \
+                ROOT t = (f32[<=8], s32[]) tuple(d, g)\n}\n";
+    let err = run_hlo(text, &[f32s(&[8], &[0.0; 8])]).unwrap_err();
+    assert_eq!(err.code(), Code::Unimplemented, "{err}");
+    assert!(err.message().contains("set-dimension-size"), "{err}");
+}

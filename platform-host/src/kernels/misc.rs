@@ -53,20 +53,15 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 Ok(())
             }))
         }
-        Op::SetDimensionSize { .. } | Op::DynamicReshape => {
-            let src = ctx.operand_slice(instr, 0)?;
-            if src.size != out.size {
-                return Err(Error::invalid_argument(format!(
-                    "%{}: operand and result differ in size",
-                    instr.name
-                )));
-            }
-            Ok(thunk(name, category, move |ctx| {
-                // SAFETY: same-size, distinct buffers.
-                unsafe { std::ptr::copy_nonoverlapping(ctx.ptr(src), ctx.ptr(out), out.size) };
-                Ok(())
-            }))
-        }
+        // XLA gives the result a dynamic size that later ops and the caller
+        // see; the Host does not track dynamic sizes, and copying the padded
+        // bound through would be a wrong answer, not a missing feature.
+        Op::SetDimensionSize { .. } | Op::DynamicReshape => Err(Error::unimplemented(format!(
+            "the Host platform does not support {} (instruction %{}): dynamic dimension sizes \
+             are not tracked",
+            instr.opcode(),
+            instr.name
+        ))),
         _ => Err(Error::internal(format!("%{} is not a misc op", instr.name))),
     }
 }
