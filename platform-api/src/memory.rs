@@ -81,7 +81,7 @@ pub fn preorder_subshapes(shape: &Shape) -> Vec<(Vec<usize>, &Shape)> {
 }
 
 /// How many nodes (arrays, tuples, tokens) a shape has, itself included.
-pub fn node_count(shape: &Shape) -> usize {
+fn node_count(shape: &Shape) -> usize {
     match shape {
         Shape::Tuple(elements) => 1 + elements.iter().map(node_count).sum::<usize>(),
         _ => 1,

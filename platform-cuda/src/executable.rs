@@ -106,7 +106,6 @@ fn leaf_addresses(buffer: &ShapedBuffer) -> Vec<u64> {
     buffer
         .leaves()
         .into_iter()
-        .filter(|(_, shape, _)| shape.is_array())
         .map(|(_, _, node)| node.mem().addr())
         .collect()
 }

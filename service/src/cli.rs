@@ -228,16 +228,14 @@ pub fn main() -> ExitCode {
 /// of a very long message elided.
 fn one_line(message: &str) -> String {
     const MAX_CHARS: usize = 2000;
-    let escaped: String = message
-        .chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect();
+    let mut escaped = String::with_capacity(message.len());
+    for c in message.chars() {
+        if c.is_control() {
+            escaped.extend(c.escape_default());
+        } else {
+            escaped.push(c);
+        }
+    }
     let count = escaped.chars().count();
     if count <= MAX_CHARS {
         return escaped;
@@ -409,13 +407,14 @@ fn arguments_or_random(
 /// with a thread of its own.
 const MAX_INSTANCES: usize = 1024;
 
-/// Compile options from the module's header, with an optional replica override;
-/// an error when replicas × partitions is more than one machine can simulate.
+/// Compile options from the module's header, with an optional replica override,
+/// and the number of (replica, partition) instances they run; an error when
+/// that is more than one machine can simulate.
 fn compile_options(
     module: &HloModule,
     replicas: Option<usize>,
     debug: &[String],
-) -> Result<CompileOptions> {
+) -> Result<(CompileOptions, usize)> {
     let mut options = CompileOptions {
         replica_count: replicas.or(module.config.replica_count).unwrap_or(1).max(1),
         num_partitions: module.config.num_partitions.unwrap_or(1).max(1),
@@ -429,13 +428,7 @@ fn compile_options(
             .debug_options
             .push((key.to_string(), value.to_string()));
     }
-    instance_count(&options)?;
-    Ok(options)
-}
-
-/// Replicas × partitions, checked against [`MAX_INSTANCES`].
-fn instance_count(options: &CompileOptions) -> Result<usize> {
-    options
+    let instances = options
         .replica_count
         .checked_mul(options.num_partitions)
         .filter(|&n| n <= MAX_INSTANCES)
@@ -445,7 +438,8 @@ fn instance_count(options: &CompileOptions) -> Result<usize> {
                  simulates in one process",
                 options.replica_count, options.num_partitions
             ))
-        })
+        })?;
+    Ok((options, instances))
 }
 
 /// A client for `platform`; one with enough devices when the program spans several.
@@ -617,8 +611,8 @@ fn conformance(args: ConformanceArgs) -> Result<Outcome> {
 fn run(args: RunArgs) -> Result<Outcome> {
     let (module, name) = load_module(&args.program.module)?;
     load_custom_call_libraries(&args.program.custom_call_libs)?;
-    let options = compile_options(&module, args.replicas, &args.program.debug_options)?;
-    let instances = instance_count(&options)?;
+    let (options, instances) =
+        compile_options(&module, args.replicas, &args.program.debug_options)?;
     let client = client_for(args.program.platform.as_deref(), instances)?;
     let exe = compile(&client, &module, &options, &name)?;
     let arguments = load_arguments(&args.program.args, &exe, &name)?;
@@ -714,8 +708,7 @@ fn compare(args: CompareArgs) -> Result<Outcome> {
     }
     let (module, name) = load_module(&args.program.module)?;
     load_custom_call_libraries(&args.program.custom_call_libs)?;
-    let options = compile_options(&module, None, &args.program.debug_options)?;
-    let instances = instance_count(&options)?;
+    let (options, instances) = compile_options(&module, None, &args.program.debug_options)?;
     let platform = resolve_platform_name(args.program.platform.as_deref())?;
     let reference = resolve_platform_name(Some(&args.reference))?;
     let tested = client_for(Some(platform), instances)?;
@@ -785,8 +778,8 @@ fn bench(args: BenchArgs) -> Result<Outcome> {
                 ))
             })?,
     };
-    let options = compile_options(&module, None, &args.program.debug_options)?;
-    if instance_count(&options)? > 1 {
+    let (options, instances) = compile_options(&module, None, &args.program.debug_options)?;
+    if instances > 1 {
         return Err(Error::unimplemented(format!(
             "{name}: bench runs single-device programs; this one has {} replica(s) x {} partition(s)",
             options.replica_count, options.num_partitions
@@ -884,7 +877,7 @@ fn compile_deviceless(args: CompileArgs) -> Result<Outcome> {
     }
     let arch = nvrtc::Arch::parse(&args.target)?;
     let (module, name) = load_module(&args.module)?;
-    let options = compile_options(&module, None, &[])?;
+    let (options, _) = compile_options(&module, None, &[])?;
     let (text, extension) = match args.emit.as_str() {
         "hlo" => (
             compiler::optimize(module.clone(), &options)?.to_text(),

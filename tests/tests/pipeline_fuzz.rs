@@ -48,28 +48,10 @@ use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tests::differential::{run_guarded, write_case, REFERENCE};
+use tests::random_program::Rng;
 
 use platform_host as _;
 use platform_interpreter as _;
-
-/// SplitMix64: small, fast and reproducible from a seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
 
 struct Seed {
     name: String,
@@ -168,7 +150,7 @@ fn mutate_semantic(module: &mut HloModule, rng: &mut Rng) -> bool {
     if comps.is_empty() {
         return false;
     }
-    let c = *rng.pick(&comps);
+    let c = rng.pick(&comps);
     let comp = &mut module.computations[c];
     if comp.instructions.is_empty() {
         return false;
@@ -176,9 +158,9 @@ fn mutate_semantic(module: &mut HloModule, rng: &mut Rng) -> bool {
     let i = rng.below(comp.instructions.len());
     match rng.below(4) {
         0 => match &mut comp.instructions[i].op {
-            Op::Unary(u) => *u = *rng.pick(UnaryOp::ALL),
-            Op::Binary(b) => *b = *rng.pick(BinaryOp::ALL),
-            Op::Compare { direction, .. } => *direction = *rng.pick(ComparisonDirection::ALL),
+            Op::Unary(u) => *u = rng.pick(UnaryOp::ALL),
+            Op::Binary(b) => *b = rng.pick(BinaryOp::ALL),
+            Op::Compare { direction, .. } => *direction = rng.pick(ComparisonDirection::ALL),
             _ => return false,
         },
         1 => {
@@ -227,7 +209,7 @@ fn mutate_semantic(module: &mut HloModule, rng: &mut Rng) -> bool {
             if candidates.is_empty() {
                 return false;
             }
-            let j = *rng.pick(&candidates);
+            let j = rng.pick(&candidates);
             comp.instructions[i].operands[k] = InstrId(j as u32);
         }
     }
@@ -238,8 +220,8 @@ fn mutate_semantic(module: &mut HloModule, rng: &mut Rng) -> bool {
 /// without one worth trying (pred, complex).
 fn extreme_bytes(ty: ElementType, rng: &mut Rng) -> Option<Vec<u8>> {
     use ElementType::*;
-    let f = *rng.pick(EXTREME_F64);
-    let i = *rng.pick(EXTREME_I64);
+    let f = rng.pick(EXTREME_F64);
+    let i = rng.pick(EXTREME_I64);
     Some(match ty {
         F16 => half::f16::from_f64(f).to_le_bytes().to_vec(),
         BF16 => half::bf16::from_f64(f).to_le_bytes().to_vec(),
@@ -264,6 +246,9 @@ const EXTREME_NUMBERS: &[&str] = &[
 /// One textual mutation.
 fn mutate_text(text: &str, rng: &mut Rng) -> String {
     let lines: Vec<&str> = text.lines().collect();
+    if lines.is_empty() {
+        return text.to_string();
+    }
     match rng.below(4) {
         0 => {
             // An integer token replaced by an extreme number.
@@ -276,7 +261,7 @@ fn mutate_text(text: &str, rng: &mut Rng) -> String {
             if starts.is_empty() {
                 return text.to_string();
             }
-            let s = *rng.pick(&starts);
+            let s = rng.pick(&starts);
             let mut e = s;
             while e < bytes.len() && bytes[e].is_ascii_digit() {
                 e += 1;
@@ -310,15 +295,16 @@ fn mutate_text(text: &str, rng: &mut Rng) -> String {
             if words.len() < 2 {
                 return text.to_string();
             }
-            let a = *rng.pick(&words);
-            let b = *rng.pick(&words);
+            let a = rng.pick(&words);
+            let b = rng.pick(&words);
             text.replacen(a, b, 1)
         }
     }
 }
 
-/// Parse, verify and compile on every platform; `Err` names a panic.
-fn front_end(text: &str, platforms: &[&str]) -> std::result::Result<Option<HloModule>, String> {
+/// Parse, verify and compile on every platform in `compile_on`; `Ok(None)`
+/// when the text is refused (an error is a fine answer), `Err` names a panic.
+fn front_end(text: &str, compile_on: &[&str]) -> std::result::Result<Option<HloModule>, String> {
     let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| parse_module(text)))
         .map_err(|_| "parse panicked".to_string())?;
     let Ok(module) = parsed else { return Ok(None) };
@@ -327,7 +313,7 @@ fn front_end(text: &str, platforms: &[&str]) -> std::result::Result<Option<HloMo
     if verified.is_err() {
         return Ok(None);
     }
-    for &platform in platforms {
+    for &platform in compile_on {
         let compiled = std::panic::catch_unwind(AssertUnwindSafe(|| {
             let p = platform_api::registry::platform(platform)?;
             let executor = p.executor(0)?;
@@ -410,6 +396,10 @@ fn well_conditioned(
     }
 }
 
+/// How `run_guarded` words a panic and a run past its timeout.
+const PANIC: &str = "panicked";
+const HANG: &str = "(hang?)";
+
 fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -420,7 +410,7 @@ fn env_number(name: &str, default: u64) -> u64 {
 #[test]
 fn mutated_corpus_programs_never_crash_and_agree_with_the_interpreter() {
     let budget = Duration::from_secs(env_number("PIPELINE_FUZZ_SECONDS", 60));
-    let mut rng = Rng(env_number("PIPELINE_FUZZ_SEED", 1));
+    let mut rng = Rng::new(env_number("PIPELINE_FUZZ_SEED", 1));
     let platforms = tests::available_platforms();
     let others: Vec<&str> = platforms
         .iter()
@@ -436,11 +426,11 @@ fn mutated_corpus_programs_never_crash_and_agree_with_the_interpreter() {
     let timeout = Duration::from_secs(20);
     let out_dir = std::env::temp_dir().join("pipeline_fuzz");
     let start = Instant::now();
-    let (mut rounds, mut ran, mut compiled, mut ill_conditioned) = (0u64, 0u64, 0u64, 0u64);
+    let (mut rounds, mut ran, mut verified, mut ill_conditioned) = (0u64, 0u64, 0u64, 0u64);
     let mut failures: Vec<String> = Vec::new();
     while start.elapsed() < budget && failures.len() < 5 {
         rounds += 1;
-        let seed = rng.pick(&seeds);
+        let seed = &seeds[rng.below(seeds.len())];
         let semantic = rng.below(3) != 0;
         let text = if semantic {
             let mut module = seed.module.clone();
@@ -459,7 +449,10 @@ fn mutated_corpus_programs_never_crash_and_agree_with_the_interpreter() {
             }
             text
         };
-        let module = match front_end(&text, &platforms) {
+        // A semantic mutant is compiled by its runs below; only a textual one
+        // stops after compiling.
+        let compile_on: &[&str] = if semantic { &[] } else { &platforms };
+        let module = match front_end(&text, compile_on) {
             Err(panic) => {
                 let dir = out_dir.join(format!("round{rounds}"));
                 let _ = std::fs::create_dir_all(&dir);
@@ -474,16 +467,16 @@ fn mutated_corpus_programs_never_crash_and_agree_with_the_interpreter() {
             Ok(None) => continue,
             Ok(Some(module)) => module,
         };
-        compiled += 1;
+        verified += 1;
         if !semantic {
             continue;
         }
-        let want = match run_guarded(REFERENCE, &module, &seed.args, timeout) {
-            Ok(want) => want,
-            // An error is a fine answer to a mutant; a panic is not. A mutant
-            // the reference cannot finish in time may simply be long (a
-            // rewired loop bound), so it is skipped, not blamed.
-            Err(e) if e.contains("panicked") => {
+        let want = run_guarded(REFERENCE, &module, &seed.args, timeout);
+        match &want {
+            // A mutant the reference cannot finish in time may simply be
+            // long (a rewired loop bound): skipped, not blamed.
+            Err(e) if e.contains(HANG) => continue,
+            Err(e) if e.contains(PANIC) => {
                 let replay = replay_command(&out_dir, rounds, REFERENCE, &module, &seed.args);
                 failures.push(format!(
                     "{} round {rounds}: Interpreter: {e}; {replay}",
@@ -491,18 +484,26 @@ fn mutated_corpus_programs_never_crash_and_agree_with_the_interpreter() {
                 ));
                 continue;
             }
-            Err(_) => continue,
-        };
-        ran += 1;
+            Err(_) => {}
+            Ok(_) => ran += 1,
+        }
         for &platform in &others {
-            let got = run_guarded(platform, &module, &seed.args, timeout);
-            let mut outcome = got.and_then(|got| agree(&got, &want));
-            if outcome.is_err() && !well_conditioned(&module, &seed.args, &want, timeout) {
-                // Any correct evaluation order may give these numbers.
-                ill_conditioned += 1;
-                outcome = Ok(());
-            }
-            if let Err(e) = outcome {
+            let problem = match (&want, run_guarded(platform, &module, &seed.args, timeout)) {
+                (_, Err(e)) if e.contains(PANIC) || e.contains(HANG) => Some(e),
+                // An error is a fine answer where the reference gave one too.
+                (Err(_), _) => None,
+                (Ok(_), Err(e)) => Some(format!("error where the Interpreter ran: {e}")),
+                (Ok(want), Ok(got)) => match agree(&got, want) {
+                    Ok(()) => None,
+                    // Any correct evaluation order may give these numbers.
+                    Err(_) if !well_conditioned(&module, &seed.args, want, timeout) => {
+                        ill_conditioned += 1;
+                        None
+                    }
+                    Err(e) => Some(e),
+                },
+            };
+            if let Some(e) = problem {
                 let replay = replay_command(&out_dir, rounds, platform, &module, &seed.args);
                 failures.push(format!(
                     "{} round {rounds} on {platform}: {e}; {replay}",
@@ -512,7 +513,7 @@ fn mutated_corpus_programs_never_crash_and_agree_with_the_interpreter() {
         }
     }
     println!(
-        "pipeline fuzz: {rounds} rounds in {:.0?}: {compiled} mutants compiled, {ran} ran and were \
+        "pipeline fuzz: {rounds} rounds in {:.0?}: {verified} mutants verified, {ran} ran and were \
          compared ({ill_conditioned} disagreements excused as ill-conditioned)",
         start.elapsed()
     );

@@ -139,31 +139,9 @@ pub struct Evaluator<'a> {
     occurrences: HashMap<(CompId, InstrId), u64>,
 }
 
-/// Results at least this large are tried on the allocator before they are
-/// computed: the kernels allocate infallibly, and a program may ask for more
-/// memory than the machine has (an abort is not an answer).
-const PROBE_BYTES: usize = 1 << 30;
-
-/// `ResourceExhausted` naming the instruction when its (large) result cannot
-/// be allocated. Instructions that only forward values allocate nothing.
-fn check_result_allocatable(instr: &HloInstruction) -> Result<()> {
-    fn bytes(shape: &hlo_ir::Shape) -> usize {
-        match shape {
-            hlo_ir::Shape::Array(a) => a.byte_size(),
-            hlo_ir::Shape::Tuple(t) => t.iter().map(bytes).fold(0, usize::saturating_add),
-            hlo_ir::Shape::Token => 0,
-        }
-    }
-    if matches!(
-        instr.op,
-        Op::Parameter { .. } | Op::GetTupleElement { .. } | Op::Tuple | Op::Bitcast
-    ) {
-        return Ok(());
-    }
-    let need = bytes(&instr.shape);
-    if need < PROBE_BYTES {
-        return Ok(());
-    }
+/// `ResourceExhausted` naming the instruction when its large result (see
+/// `ComputationPlan::probe_bytes`) cannot be allocated.
+fn check_result_allocatable(instr: &HloInstruction, need: usize) -> Result<()> {
     hlo_ir::literal::AlignedBytes::try_zeroed(need)
         .map(drop)
         .map_err(|_| {
@@ -241,7 +219,9 @@ impl<'a> Evaluator<'a> {
                 pending[i] = it.next().zip(it.next());
                 continue;
             }
-            check_result_allocatable(instr)?;
+            if plan.probe_bytes[i] > 0 {
+                check_result_allocatable(instr, plan.probe_bytes[i])?;
+            }
             let started = self
                 .ctx
                 .hooks

@@ -4,14 +4,15 @@
 //! the evaluator can move a value into its last user and free it right after),
 //! which instructions must run at all (those the root depends on, plus any with
 //! side effects), and the constants already wrapped as shared values (so a loop
-//! body does not copy its constants every iteration).
+//! body does not copy its constants every iteration), and which results are
+//! big enough to try on the allocator first.
 //!
 //! Building the plan also checks the structural facts the evaluator relies on —
 //! every operand precedes its user, every called computation exists, the root
 //! exists — so a malformed module is an error here rather than a panic later.
 
 use super::value::Value;
-use hlo_ir::{CompId, HloModule, InstrId, Op};
+use hlo_ir::{CompId, HloInstruction, HloModule, InstrId, Op, Shape};
 use hlo_ir::{Error, Result};
 use hlo_semantics::contraction::{contraction_candidate, Contraction};
 
@@ -28,6 +29,34 @@ pub struct ComputationPlan {
     pub contractions: Vec<Option<(usize, Contraction)>>,
     /// Multiplies absorbed by their one user: evaluated there, as part of an FMA.
     pub deferred: Vec<bool>,
+    /// Bytes of a result large enough to be tried on the allocator before it
+    /// is computed (0 for the rest): the kernels allocate infallibly, and a
+    /// program may ask for more memory than the machine has.
+    pub probe_bytes: Vec<usize>,
+}
+
+/// Results at least this large get a `probe_bytes` entry.
+const PROBE_BYTES: usize = 1 << 30;
+
+/// What evaluating `instr` allocates for its result, if that is at least
+/// [`PROBE_BYTES`]; instructions that only forward values allocate nothing.
+fn probe_bytes(instr: &HloInstruction) -> usize {
+    fn bytes(shape: &Shape) -> usize {
+        match shape {
+            Shape::Array(a) => a.byte_size(),
+            Shape::Tuple(t) => t.iter().map(bytes).fold(0, usize::saturating_add),
+            Shape::Token => 0,
+        }
+    }
+    if matches!(
+        instr.op,
+        Op::Parameter { .. } | Op::GetTupleElement { .. } | Op::Tuple | Op::Bitcast
+    ) {
+        return 0;
+    }
+    Some(bytes(&instr.shape))
+        .filter(|&b| b >= PROBE_BYTES)
+        .unwrap_or(0)
 }
 
 /// The plan of every computation of a module, indexed by computation id.
@@ -117,6 +146,7 @@ impl ModulePlan {
                     constants,
                     contractions,
                     deferred,
+                    probe_bytes: comp.instructions.iter().map(probe_bytes).collect(),
                 })
             })
             .collect::<Result<Vec<_>>>()?;

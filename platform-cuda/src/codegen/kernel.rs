@@ -174,6 +174,35 @@ impl<'a> KernelBuilder<'a> {
     }
 
     /// A variable holding `id`'s value at `idx`.
+    /// Declares `out` of C type `t`: the value of `then` (an instruction and
+    /// the index to read it at) where every condition holds, else that of
+    /// `otherwise`. Only the chosen side is read (the other may be out of
+    /// range there).
+    fn select_into(
+        &mut self,
+        t: &str,
+        out: &str,
+        conds: &[String],
+        then: (InstrId, &[String]),
+        otherwise: (InstrId, &[String]),
+    ) -> Result<()> {
+        self.line(&format!("{t} {out};"));
+        let cond = if conds.is_empty() {
+            "1".to_string()
+        } else {
+            conds.join(" && ")
+        };
+        self.open(&format!("if ({cond})"));
+        let x = self.value(then.0, then.1)?;
+        self.line(&format!("{out} = {x};"));
+        self.close();
+        self.open("else");
+        let x = self.value(otherwise.0, otherwise.1)?;
+        self.line(&format!("{out} = {x};"));
+        self.close();
+        Ok(())
+    }
+
     pub fn value(&mut self, id: InstrId, idx: &[String]) -> Result<String> {
         let key = (id.index(), idx.join(","));
         for scope in self.memo.iter().rev() {
@@ -355,20 +384,7 @@ impl<'a> KernelBuilder<'a> {
                     self.line(&format!("s64 {v} = {q} / {step}LL;"));
                     oidx.push(v);
                 }
-                self.line(&format!("{t} {out};"));
-                let cond = if conds.is_empty() {
-                    "1".to_string()
-                } else {
-                    conds.join(" && ")
-                };
-                self.open(&format!("if ({cond})"));
-                let x = self.value(ops[0], &oidx)?;
-                self.line(&format!("{out} = {x};"));
-                self.close();
-                self.open("else");
-                let x = self.value(ops[1], &[])?;
-                self.line(&format!("{out} = {x};"));
-                self.close();
+                self.select_into(&t, &out, &conds, (ops[0], &oidx), (ops[1], &[]))?;
             }
             Op::DynamicSlice { sizes } => {
                 let (_, odims) = operand_dims(0)?;
@@ -394,20 +410,7 @@ impl<'a> KernelBuilder<'a> {
                     conds.push(format!("{v} >= 0 && {v} < {}LL", udims[d]));
                     uidx.push(v);
                 }
-                self.line(&format!("{t} {out};"));
-                let cond = if conds.is_empty() {
-                    "1".to_string()
-                } else {
-                    conds.join(" && ")
-                };
-                self.open(&format!("if ({cond})"));
-                let x = self.value(ops[1], &uidx)?;
-                self.line(&format!("{out} = {x};"));
-                self.close();
-                self.open("else");
-                let x = self.value(ops[0], idx)?;
-                self.line(&format!("{out} = {x};"));
-                self.close();
+                self.select_into(&t, &out, &conds, (ops[1], &uidx), (ops[0], idx))?;
             }
             Op::Gather { .. } => return self.gather(id, idx),
             Op::Reduce { .. } => {

@@ -275,6 +275,21 @@ fn is_cheap(op: Opcode) -> bool {
     )
 }
 
+/// `comp`'s entry of [`Generator::contractions`] (none for a computation of
+/// another module).
+fn contractions_of<'c>(
+    all: &'c [Vec<Option<(usize, Contraction)>>],
+    module: &HloModule,
+    comp: &HloComputation,
+) -> &'c [Option<(usize, Contraction)>] {
+    module
+        .computations
+        .iter()
+        .position(|c| std::ptr::eq(c, comp))
+        .and_then(|i| all.get(i))
+        .map_or(&[][..], Vec::as_slice)
+}
+
 impl Generator<'_> {
     fn alloc(&mut self, bytes: u64) -> Result<BufferRef> {
         let offset = self.arena;
@@ -609,17 +624,9 @@ impl Generator<'_> {
         if elements == 0 {
             return Ok(());
         }
-        let index = self
-            .module
-            .computations
-            .iter()
-            .position(|c| std::ptr::eq(c, comp));
-        let contractions = index
-            .and_then(|i| self.contractions.get(i))
-            .map_or(&[][..], |v| v.as_slice());
         let producers = Materialized {
             leaves,
-            contractions,
+            contractions: contractions_of(&self.contractions, self.module, comp),
         };
         let module = self.module;
         let mut kb = KernelBuilder::new(module, comp, &producers, &mut self.functions);
@@ -688,17 +695,9 @@ impl Generator<'_> {
         if updates_elements == 0 {
             return Ok(results);
         }
-        let index = self
-            .module
-            .computations
-            .iter()
-            .position(|c| std::ptr::eq(c, comp));
-        let contractions = index
-            .and_then(|i| self.contractions.get(i))
-            .map_or(&[][..], |v| v.as_slice());
         let producers = Materialized {
             leaves,
-            contractions,
+            contractions: contractions_of(&self.contractions, self.module, comp),
         };
         let module = self.module;
         let f = self.functions.scalar_function(module, *to_apply)?;

@@ -1,9 +1,10 @@
-//! Small ops: `replica-id`, `partition-id`, `get-dimension-size`,
-//! `set-dimension-size`, `dynamic-reshape`.
+//! Small ops: `replica-id`, `partition-id`, `get-dimension-size`.
 //!
-//! Shapes here are static (dynamic dimensions carry their bound), so
-//! `get-dimension-size` is the dimension's size and `set-dimension-size` /
-//! `dynamic-reshape` copy their operand's elements.
+//! Shapes here are static (a dynamic dimension carries its bound, as an
+//! argument's does), so `get-dimension-size` is the dimension's size. The ops
+//! that would give a value a smaller dynamic size (`set-dimension-size`,
+//! `dynamic-reshape`) are not lowered: the Host does not track dynamic sizes,
+//! and copying the bound through would be a wrong answer.
 
 use crate::lowering::LowerCtx;
 use crate::thunk::{thunk, Thunk};
@@ -53,15 +54,6 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 Ok(())
             }))
         }
-        // XLA gives the result a dynamic size that later ops and the caller
-        // see; the Host does not track dynamic sizes, and copying the padded
-        // bound through would be a wrong answer, not a missing feature.
-        Op::SetDimensionSize { .. } | Op::DynamicReshape => Err(Error::unimplemented(format!(
-            "the Host platform does not support {} (instruction %{}): dynamic dimension sizes \
-             are not tracked",
-            instr.opcode(),
-            instr.name
-        ))),
         _ => Err(Error::internal(format!("%{} is not a misc op", instr.name))),
     }
 }

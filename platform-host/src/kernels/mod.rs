@@ -85,11 +85,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         | Op::CollectivePermute { .. }
         | Op::CollectiveBroadcast { .. } => collectives::lower(ctx, id),
         Op::ReduceWindow { .. } | Op::SelectAndScatter { .. } => reduce_window::lower(ctx, id),
-        Op::ReplicaId
-        | Op::PartitionId
-        | Op::GetDimensionSize { .. }
-        | Op::SetDimensionSize { .. }
-        | Op::DynamicReshape => misc::lower(ctx, id),
+        Op::ReplicaId | Op::PartitionId | Op::GetDimensionSize { .. } => misc::lower(ctx, id),
         other => Err(Error::unimplemented(format!(
             "the Host platform does not support {} (instruction %{})",
             other.opcode(),
