@@ -384,7 +384,7 @@ impl<'a> KernelBuilder<'a> {
                     self.line(&format!("s64 {v} = {q} / {step}LL;"));
                     oidx.push(v);
                 }
-                self.select_into(&t, &out, &conds, (ops[0], &oidx), (ops[1], &[]))?;
+                self.select_into(t, &out, &conds, (ops[0], &oidx), (ops[1], &[]))?;
             }
             Op::DynamicSlice { sizes } => {
                 let (_, odims) = operand_dims(0)?;
@@ -410,7 +410,7 @@ impl<'a> KernelBuilder<'a> {
                     conds.push(format!("{v} >= 0 && {v} < {}LL", udims[d]));
                     uidx.push(v);
                 }
-                self.select_into(&t, &out, &conds, (ops[1], &uidx), (ops[0], idx))?;
+                self.select_into(t, &out, &conds, (ops[1], &uidx), (ops[0], idx))?;
             }
             Op::Gather { .. } => return self.gather(id, idx),
             Op::Reduce { .. } => {
