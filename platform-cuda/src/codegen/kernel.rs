@@ -9,9 +9,9 @@
 //! `char*` kernel parameter. Values computed at the same index in one scope are
 //! emitted once.
 
-use super::scalar::{self, ctype, ElementOp};
+use super::scalar::{self, ctype};
 use crate::program::BufferRef;
-use platform_api::hlo::analysis::scalar_program::{NoExtension, ScalarProgram};
+use platform_api::hlo::analysis::scalar_program::{NoExtension, ScalarOp, ScalarProgram};
 use platform_api::hlo::{HloComputation, HloInstruction, HloModule, InstrId, Op};
 use platform_api::semantics::contraction::Contraction;
 use platform_api::{ElementType, Error, Result, Shape};
@@ -242,21 +242,20 @@ impl<'a> KernelBuilder<'a> {
             let o = self.comp.instr(ops[k]);
             array(&o.shape, o)
         };
-        let elementwise = |op: ElementOp| Some(op);
-        let element_op = match &instr.op {
-            Op::Unary(u) => elementwise(ElementOp::Unary(*u)),
-            Op::Binary(b) => elementwise(ElementOp::Binary(*b)),
+        let element_op: Option<ScalarOp<NoExtension>> = match &instr.op {
+            Op::Unary(u) => Some(ScalarOp::Unary(*u)),
+            Op::Binary(b) => Some(ScalarOp::Binary(*b)),
             Op::Compare {
                 direction,
                 compare_type,
-            } => elementwise(ElementOp::Compare {
+            } => Some(ScalarOp::Compare {
                 direction: *direction,
                 compare_type: *compare_type,
             }),
-            Op::Select => elementwise(ElementOp::Select),
-            Op::Convert => elementwise(ElementOp::Convert),
+            Op::Select => Some(ScalarOp::Select),
+            Op::Convert => Some(ScalarOp::Convert),
             Op::BitcastConvert if operand_dims(0)?.0.byte_size() == ty.byte_size() => {
-                elementwise(ElementOp::BitcastConvert)
+                Some(ScalarOp::BitcastConvert)
             }
             _ => None,
         };
@@ -645,7 +644,7 @@ impl<'a> KernelBuilder<'a> {
         self.line(&format!("{t} {pa} = {a}; {t} {pb} = {b};"));
         let prod = self.var("m");
         let s = scalar::statement(
-            &ElementOp::Binary(platform_api::hlo::BinaryOp::Multiply),
+            &ScalarOp::Binary(platform_api::hlo::BinaryOp::Multiply),
             &prod,
             ty,
             &[(pa, ty), (pb, ty)],
@@ -653,7 +652,7 @@ impl<'a> KernelBuilder<'a> {
         self.line(&s);
         let sum = self.var("s");
         let s = scalar::statement(
-            &ElementOp::Binary(platform_api::hlo::BinaryOp::Add),
+            &ScalarOp::Binary(platform_api::hlo::BinaryOp::Add),
             &sum,
             ty,
             &[(acc.clone(), ty), (prod, ty)],

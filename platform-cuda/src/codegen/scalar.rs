@@ -77,7 +77,7 @@ pub fn scalar_literal(value: &Scalar) -> Result<String> {
 /// `T out = op(args);` for one elementwise operation. Arguments are C
 /// variables of their storage types.
 pub fn statement(
-    op: &ElementOp,
+    op: &ScalarOp<NoExtension>,
     out: &str,
     out_ty: ElementType,
     args: &[(String, ElementType)],
@@ -86,15 +86,21 @@ pub fn statement(
     let a = |i: usize| args[i].0.as_str();
     let ty0 = args.first().map(|a| a.1).unwrap_or(out_ty);
     let expr = match op {
-        ElementOp::Unary(u) => unary(*u, ty0, a(0))?,
-        ElementOp::Binary(b) => binary(*b, ty0, a(0), a(1))?,
-        ElementOp::Compare {
+        ScalarOp::Unary(u) => unary(*u, ty0, a(0))?,
+        ScalarOp::Binary(b) => binary(*b, ty0, a(0), a(1))?,
+        ScalarOp::Compare {
             direction,
             compare_type,
         } => compare(*direction, *compare_type, ty0, a(0), a(1))?,
-        ElementOp::Select => format!("(({}) ? ({}) : ({}))", a(0), a(1), a(2)),
-        ElementOp::Convert => convert(ty0, out_ty, a(0))?,
-        ElementOp::BitcastConvert => {
+        ScalarOp::Select => format!("(({}) ? ({}) : ({}))", a(0), a(1), a(2)),
+        ScalarOp::Convert => convert(ty0, out_ty, a(0))?,
+        // Legalization rewrites these into the ops above.
+        ScalarOp::Clamp | ScalarOp::ReducePrecision { .. } | ScalarOp::Extension(_) => {
+            return Err(Error::unimplemented(format!(
+                "the CUDA backend has no scalar form of {op:?}"
+            )))
+        }
+        ScalarOp::BitcastConvert => {
             if ty0.byte_size() != out_ty.byte_size() {
                 return Err(Error::internal(
                     "bitcast-convert of different widths in a scalar",
@@ -109,20 +115,6 @@ pub fn statement(
         }
     };
     Ok(format!("{t} {out} = {expr};\n"))
-}
-
-/// The element operations the backend computes (after legalization).
-#[derive(Clone, Debug, PartialEq)]
-pub enum ElementOp {
-    Unary(UnaryOp),
-    Binary(BinaryOp),
-    Compare {
-        direction: ComparisonDirection,
-        compare_type: Option<ComparisonType>,
-    },
-    Select,
-    Convert,
-    BitcastConvert,
 }
 
 fn unsupported(what: &str, ty: ElementType) -> Error {
@@ -258,29 +250,10 @@ pub fn program_function(name: &str, program: &ScalarProgram<NoExtension>) -> Res
             .iter()
             .map(|&r| (format!("r{r}"), program.reg_types[r as usize]))
             .collect();
-        let op = match &step.op {
-            ScalarOp::Unary(u) => ElementOp::Unary(*u),
-            ScalarOp::Binary(b) => ElementOp::Binary(*b),
-            ScalarOp::Compare {
-                direction,
-                compare_type,
-            } => ElementOp::Compare {
-                direction: *direction,
-                compare_type: *compare_type,
-            },
-            ScalarOp::Select => ElementOp::Select,
-            ScalarOp::Convert => ElementOp::Convert,
-            ScalarOp::BitcastConvert => ElementOp::BitcastConvert,
-            ScalarOp::Clamp | ScalarOp::ReducePrecision { .. } | ScalarOp::Extension(_) => {
-                return Err(Error::unimplemented(format!(
-                    "the CUDA backend cannot compile a step of {} ({:?})",
-                    program.name, step.op
-                )))
-            }
-        };
         let out_ty = program.reg_types[step.out as usize];
         body += "  ";
-        body += &statement(&op, &format!("r{}", step.out), out_ty, &args)?;
+        body += &statement(&step.op, &format!("r{}", step.out), out_ty, &args)
+            .map_err(|e| e.context(&program.name))?;
     }
     for (i, leaf) in program.outputs.iter().enumerate() {
         body += &format!("  *out{i} = r{};\n", leaf.reg);
