@@ -66,15 +66,10 @@ pub fn rewrite_as_fused_multiply_add(
     how: Contraction,
     operands: [InstrId; 3],
 ) {
-    instr.op = Op::CustomCall(Box::new(CustomCallAttrs {
-        target: FMA_TARGET.to_string(),
-        api_version: CustomCallApiVersion::Original,
-        called_computations: Vec::new(),
-        has_side_effect: false,
-        operand_layout_constraints: None,
-        output_to_operand_aliasing: Vec::new(),
-        schedule: None,
-    }));
+    instr.op = Op::CustomCall(Box::new(CustomCallAttrs::new(
+        FMA_TARGET,
+        CustomCallApiVersion::Original,
+    )));
     instr.operands = operands.to_vec();
     instr.backend_config = Some(BackendConfig::String(config_of(how).to_string()));
 }

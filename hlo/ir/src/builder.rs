@@ -1116,15 +1116,7 @@ impl HloBuilder {
         opaque: &[u8],
         api_version: CustomCallApiVersion,
     ) -> Result<Value> {
-        let attrs = CustomCallAttrs {
-            target: target.to_string(),
-            api_version,
-            called_computations: Vec::new(),
-            has_side_effect: false,
-            operand_layout_constraints: None,
-            output_to_operand_aliasing: Vec::new(),
-            schedule: None,
-        };
+        let attrs = CustomCallAttrs::new(target, api_version);
         self.custom_call_with_attrs(attrs, operands, shape, opaque)
     }
 

@@ -284,6 +284,22 @@ pub struct CustomCallAttrs {
     pub schedule: Option<CustomCallSchedule>,
 }
 
+impl CustomCallAttrs {
+    /// A call of `target` with the convention `api_version` and nothing else:
+    /// no subcomputations, side effects, layout constraints, aliasing or schedule.
+    pub fn new(target: impl Into<String>, api_version: CustomCallApiVersion) -> Self {
+        CustomCallAttrs {
+            target: target.into(),
+            api_version,
+            called_computations: Vec::new(),
+            has_side_effect: false,
+            operand_layout_constraints: None,
+            output_to_operand_aliasing: Vec::new(),
+            schedule: None,
+        }
+    }
+}
+
 impl Op {
     /// The opcode of this operation.
     pub fn opcode(&self) -> Opcode {

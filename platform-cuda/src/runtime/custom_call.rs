@@ -27,15 +27,7 @@ pub enum GpuCallee {
 /// A stand-in instruction so the shared resolver (which checks conventions
 /// and lists registered targets in its errors) can be used by name.
 fn stand_in(target: &str, api_version: CustomCallApiVersion) -> HloInstruction {
-    let attrs = CustomCallAttrs {
-        target: target.to_string(),
-        api_version,
-        called_computations: Vec::new(),
-        has_side_effect: false,
-        operand_layout_constraints: None,
-        output_to_operand_aliasing: Vec::new(),
-        schedule: None,
-    };
+    let attrs = CustomCallAttrs::new(target, api_version);
     HloInstruction::new(
         target,
         Shape::tuple(Vec::new()),
