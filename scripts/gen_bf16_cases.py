@@ -98,26 +98,25 @@ def mlp(x, w1, b1, w2, b2):
     return jnp.tanh(h @ w2 + b2)
 
 
+def mlp_args(dt, seed):
+    """`mlp`'s x, w1, b1, w2, b2 of type `dt`, seeded `seed`, `seed + 1`, ..."""
+    return [
+        normal((16, 64), dt, seed),
+        normal((64, 128), dt, seed + 1, 0.125),
+        normal((128,), dt, seed + 2, 0.1),
+        normal((128, 32), dt, seed + 3, 0.1),
+        normal((32,), dt, seed + 4, 0.1),
+    ]
+
+
 @case("mlp_bf16")
 def _mlp_bf16():
-    return mlp, [
-        normal((16, 64), BF16, 12),
-        normal((64, 128), BF16, 13, 0.125),
-        normal((128,), BF16, 14, 0.1),
-        normal((128, 32), BF16, 15, 0.1),
-        normal((32,), BF16, 16, 0.1),
-    ]
+    return mlp, mlp_args(BF16, 12)
 
 
 @case("mlp_f16")
 def _mlp_f16():
-    return mlp, [
-        normal((16, 64), F16, 17),
-        normal((64, 128), F16, 18, 0.125),
-        normal((128,), F16, 19, 0.1),
-        normal((128, 32), F16, 20, 0.1),
-        normal((32,), F16, 21, 0.1),
-    ]
+    return mlp, mlp_args(F16, 17)
 
 
 def mlp_logits(x, w1, b1, w2):
