@@ -92,7 +92,7 @@ pub(crate) fn gesdd<T: Elem>(frame: &mut CallFrame<'_>) -> Result<()> {
     let dims = frame.arg(0)?.dims().to_vec();
     let (batch, m, n) = matrix_dims(frame, &dims)?;
     let k = m.min(n);
-    // u is um x un and vt vn x vn; with mode 'N' they are not written.
+    // u is um x un and vt vm x vn; with mode 'N' they are not written.
     let (um, un, vm, vn) = match mode {
         b'A' => (m, m, n, n),
         b'S' => (m, k, k, n),
