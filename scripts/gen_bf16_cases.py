@@ -15,7 +15,6 @@ Regenerate (rewrites the case folders):
     /path/to/venv-with-jax/bin/python scripts/gen_bf16_cases.py
 """
 
-import json
 import os
 import shutil
 
@@ -24,6 +23,8 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 from jax import lax
+
+from case_writer import case_meta, run_jitted, write_files
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "bf16")
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -97,26 +98,25 @@ def mlp(x, w1, b1, w2, b2):
     return jnp.tanh(h @ w2 + b2)
 
 
+def mlp_args(dt, seed):
+    """`mlp`'s x, w1, b1, w2, b2 of type `dt`, seeded `seed`, `seed + 1`, ..."""
+    return [
+        normal((16, 64), dt, seed),
+        normal((64, 128), dt, seed + 1, 0.125),
+        normal((128,), dt, seed + 2, 0.1),
+        normal((128, 32), dt, seed + 3, 0.1),
+        normal((32,), dt, seed + 4, 0.1),
+    ]
+
+
 @case("mlp_bf16")
 def _mlp_bf16():
-    return mlp, [
-        normal((16, 64), BF16, 12),
-        normal((64, 128), BF16, 13, 0.125),
-        normal((128,), BF16, 14, 0.1),
-        normal((128, 32), BF16, 15, 0.1),
-        normal((32,), BF16, 16, 0.1),
-    ]
+    return mlp, mlp_args(BF16, 12)
 
 
 @case("mlp_f16")
 def _mlp_f16():
-    return mlp, [
-        normal((16, 64), F16, 17),
-        normal((64, 128), F16, 18, 0.125),
-        normal((128,), F16, 19, 0.1),
-        normal((128, 32), F16, 20, 0.1),
-        normal((32,), F16, 21, 0.1),
-    ]
+    return mlp, mlp_args(F16, 17)
 
 
 def mlp_logits(x, w1, b1, w2):
@@ -160,39 +160,15 @@ def _scale_bf16():
     return (lambda x, s: (x / 3.0) * 7.0 + x / s[:, None]), [normal((32, 64), BF16, 23), normal((32,), BF16, 24)]
 
 
-def dtype_name(a):
-    return "bfloat16" if a.dtype == BF16 else a.dtype.name
-
-
 def write_case(name, f, args):
     args = [np.asarray(a) for a in args]
-    jf = jax.jit(f)
-    lowered = jf.lower(*args)
-    module = lowered.as_text(dialect="hlo")
-    optimized = lowered.compile().as_text()
-    outs = [np.asarray(o) for o in jax.tree_util.tree_leaves(jf(*args))]
+    module, optimized, outs = run_jitted(f, args)
     folder = os.path.join(OUT, name)
     if os.path.isdir(folder):
         shutil.rmtree(folder)
     os.makedirs(folder)
-    with open(os.path.join(folder, "module.hlo"), "w") as fh:
-        fh.write(module)
-    with open(os.path.join(folder, "optimized.hlo"), "w") as fh:
-        fh.write(optimized)
-    for i, a in enumerate(args):
-        np.save(os.path.join(folder, "arg%d.npy" % i), a)
-    for i, o in enumerate(outs):
-        np.save(os.path.join(folder, "out%d.npy" % i), o)
-    meta = {
-        "name": name,
-        "jax_version": jax.__version__,
-        "args": [{"dtype": dtype_name(a), "shape": list(a.shape)} for a in args],
-        "outputs": [{"dtype": dtype_name(o), "shape": list(o.shape)} for o in outs],
-        "rtol": 0.0,
-        "atol": 0.0,
-    }
-    with open(os.path.join(folder, "case.json"), "w") as fh:
-        json.dump(meta, fh, indent=1)
+    meta = case_meta(name, args, outs, rtol=0.0, atol=0.0)
+    write_files(folder, module, optimized, args, outs, meta)
 
 
 def main():

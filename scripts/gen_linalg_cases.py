@@ -20,7 +20,6 @@ implementation agrees with XLA's within the tolerances in case.json.
     python scripts/gen_linalg_cases.py [CASE ...]   (with jax 0.10.2 installed)
 """
 
-import json
 import os
 import shutil
 import sys
@@ -35,6 +34,8 @@ import jax.scipy.linalg as jsl  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 from jax._src.lax import linalg as lax_linalg  # noqa: E402  (geqrf, householder_product)
+
+from case_writer import case_meta, run_jitted, write_files  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "linalg")
@@ -392,32 +393,11 @@ def _(d):
 # ------------------------------------------------------------------ writing
 def write_case(name, f, args, d):
     args = [np.asarray(a) for a in args]
-    jf = jax.jit(f)
-    lowered = jf.lower(*args)
-    module = lowered.as_text(dialect="hlo")
-    optimized = lowered.compile().as_text()
-    outs = [np.asarray(o) for o in jax.tree_util.tree_leaves(jf(*args))]
+    module, optimized, outs = run_jitted(f, args)
     rtol, atol = TOL[d]
     folder = os.path.join(OUT, name)
     os.makedirs(folder)
-    with open(os.path.join(folder, "module.hlo"), "w") as fh:
-        fh.write(module)
-    with open(os.path.join(folder, "optimized.hlo"), "w") as fh:
-        fh.write(optimized)
-    for i, a in enumerate(args):
-        np.save(os.path.join(folder, "arg%d.npy" % i), a)
-    for i, o in enumerate(outs):
-        np.save(os.path.join(folder, "out%d.npy" % i), o)
-    meta = {
-        "name": name,
-        "jax_version": jax.__version__,
-        "args": [{"dtype": a.dtype.name, "shape": list(a.shape)} for a in args],
-        "outputs": [{"dtype": o.dtype.name, "shape": list(o.shape)} for o in outs],
-        "rtol": rtol,
-        "atol": atol,
-    }
-    with open(os.path.join(folder, "case.json"), "w") as fh:
-        json.dump(meta, fh, indent=1)
+    write_files(folder, module, optimized, args, outs, case_meta(name, args, outs, rtol, atol))
     targets = sorted(
         {
             line.split('custom_call_target="')[1].split('"')[0]

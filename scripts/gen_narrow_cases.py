@@ -24,7 +24,6 @@ Run with the matrix venv (JAX 0.10.2, ml_dtypes 0.6):
   /work/venv-matrix/bin/python scripts/gen_narrow_cases.py
 """
 
-import json
 import os
 import shutil
 
@@ -33,6 +32,8 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 import ml_dtypes
+
+from case_writer import write_files
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 CASES = os.path.join(ROOT, "tests", "narrow")
@@ -115,18 +116,12 @@ def write_case(name, f, *args):
     d = os.path.join(CASES, name)
     os.makedirs(d, exist_ok=True)
     lowered = jax.jit(f).lower(*args)
-    with open(os.path.join(d, "module.hlo"), "w") as fh:
-        fh.write(lowered.as_text(dialect="hlo"))
-    with open(os.path.join(d, "optimized.hlo"), "w") as fh:
-        fh.write(lowered.compile().as_text())
+    module = lowered.as_text(dialect="hlo")
+    optimized = lowered.compile().as_text()
     outs = jax.jit(f)(*args)
     if not isinstance(outs, (tuple, list)):
         outs = (outs,)
     outs = [np.asarray(o) for o in outs]
-    for i, a in enumerate(args):
-        save(os.path.join(d, f"arg{i}.npy"), a)
-    for i, o in enumerate(outs):
-        save(os.path.join(d, f"out{i}.npy"), o)
     meta = {
         "name": name,
         "jax_version": jax.__version__,
@@ -139,8 +134,7 @@ def write_case(name, f, *args):
         "rtol": 1e-6,
         "atol": 0.0,
     }
-    with open(os.path.join(d, "case.json"), "w") as fh:
-        json.dump(meta, fh, indent=1)
+    write_files(d, module, optimized, args, outs, meta, save=save)
 
 
 def f8_values(rng, t, n):

@@ -15,7 +15,6 @@ Run: /path/to/venv/bin/python scripts/gen_op_matrix.py   (needs `pip install jax
 It rewrites tests/op_matrix/ (case folders and README.md) from scratch.
 """
 
-import json
 import os
 import shutil
 import sys
@@ -30,6 +29,8 @@ jax.config.update("jax_traceback_in_locations_limit", 0)
 import jax.numpy as jnp
 from jax import lax
 import ml_dtypes
+
+from case_writer import case_meta, run_jitted, write_files
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 OUT = os.path.join(ROOT, "tests", "op_matrix")
@@ -523,17 +524,9 @@ def _cond(d):
 
 
 # ------------------------------------------------------------------ writing
-def dtype_name(a):
-    return "bfloat16" if a.dtype == DT["bf16"] else a.dtype.name
-
-
 def write_case(name, f, args, ulps, d):
     args = [np.asarray(a) for a in args]
-    jf = jax.jit(f, keep_unused=True)
-    lowered = jf.lower(*args)
-    module = lowered.as_text(dialect="hlo")
-    optimized = lowered.compile().as_text()
-    outs = [np.asarray(o) for o in jax.tree_util.tree_leaves(jf(*args))]
+    module, optimized, outs = run_jitted(f, args, keep_unused=True)
     out_types = {("c64" if o.dtype == np.complex64 else d) for o in outs}
     if isinstance(ulps, tuple):  # (rtol, atol) given
         rtol, atol = ulps
@@ -541,24 +534,7 @@ def write_case(name, f, args, ulps, d):
         rtol, atol = tol("c64" if "c64" in out_types else d, ulps)
     folder = os.path.join(OUT, name)
     os.makedirs(folder)
-    with open(os.path.join(folder, "module.hlo"), "w") as fh:
-        fh.write(module)
-    with open(os.path.join(folder, "optimized.hlo"), "w") as fh:
-        fh.write(optimized)
-    for i, a in enumerate(args):
-        np.save(os.path.join(folder, "arg%d.npy" % i), a)
-    for i, o in enumerate(outs):
-        np.save(os.path.join(folder, "out%d.npy" % i), o)
-    meta = {
-        "name": name,
-        "jax_version": jax.__version__,
-        "args": [{"dtype": dtype_name(a), "shape": list(a.shape)} for a in args],
-        "outputs": [{"dtype": dtype_name(o), "shape": list(o.shape)} for o in outs],
-        "rtol": rtol,
-        "atol": atol,
-    }
-    with open(os.path.join(folder, "case.json"), "w") as fh:
-        json.dump(meta, fh, indent=1)
+    write_files(folder, module, optimized, args, outs, case_meta(name, args, outs, rtol, atol))
 
 
 README_HEAD = """# Op matrix

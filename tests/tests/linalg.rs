@@ -94,17 +94,23 @@ ENTRY e {
 }
 "#;
 
+/// `GETRF` of the row-major 3x3 matrix `a` on each platform.
+fn getrf_on_each_platform(a: [f64; 9]) -> impl Iterator<Item = (&'static str, Vec<Literal>)> {
+    let a = Literal::from_slice(&[3, 3], &a).unwrap();
+    PLATFORMS
+        .into_iter()
+        .map(move |platform| (platform, run(platform, GETRF, std::slice::from_ref(&a))))
+}
+
 #[test]
 fn getrf_packs_lu_with_lapack_pivots() {
     // Partial pivoting picks 4 (row 2), then 3.5 (row 1 after the swap).
-    let a =
-        Literal::from_slice(&[3, 3], &[1.0f64, 2.0, 3.0, 2.0, 1.0, 1.0, 4.0, 2.0, 0.0]).unwrap();
-    for platform in PLATFORMS {
-        let out = run(platform, GETRF, std::slice::from_ref(&a));
+    for (platform, out) in getrf_on_each_platform([1.0, 2.0, 3.0, 2.0, 1.0, 1.0, 4.0, 2.0, 0.0]) {
         // Step 0: swap rows 0 and 2: [4 2 0; 2 1 1; 1 2 3]; l = (.5, .25);
         // rows become [0 1], [1.5 3]. Step 1: |1.5| > 0, swap rows 1 and 2.
         let want = [4.0, 2.0, 0.0, 0.25, 1.5, 3.0, 0.5, 0.0, 1.0];
         let got = f64s(&out[0]);
+        assert_eq!(got.len(), want.len(), "{platform}: lu {got:?}");
         for (g, w) in got.iter().zip(want) {
             assert!(
                 (g - w).abs() < 1e-12,
@@ -118,11 +124,9 @@ fn getrf_packs_lu_with_lapack_pivots() {
 
 #[test]
 fn getrf_reports_a_zero_pivot_and_goes_on() {
-    let a =
-        Literal::from_slice(&[3, 3], &[1.0f64, 0.0, 2.0, 2.0, 0.0, 1.0, 3.0, 0.0, 5.0]).unwrap();
-    for platform in PLATFORMS {
-        let out = run(platform, GETRF, std::slice::from_ref(&a));
+    for (platform, out) in getrf_on_each_platform([1.0, 0.0, 2.0, 2.0, 0.0, 1.0, 3.0, 0.0, 5.0]) {
         let got = f64s(&out[0]);
+        assert_eq!(got.len(), 9, "{platform}: lu {got:?}");
         assert!(got.iter().all(|x| x.is_finite()), "{platform}: {got:?}");
         assert_eq!(i32s(&out[1]), [3, 2, 3], "{platform}: ipiv");
         assert_eq!(i32s(&out[2]), [2], "{platform}: info names the zero column");
@@ -194,5 +198,77 @@ ENTRY e {
             err.to_string().contains("left eigenvectors"),
             "{platform}: {err}"
         );
+    }
+}
+
+/// A malformed call (attributes, result shapes, operand shapes) is an
+/// InvalidArgument error from the handler, not a panic.
+#[test]
+fn malformed_calls_are_errors() {
+    let a = Literal::from_slice(&[2, 2], &[4.0f32, 0.0, 2.0, 5.0]).unwrap();
+    let calls = [
+        // uplo 'X'.
+        (
+            "(f32[2,2]{1,0}, s32[])",
+            "lapack_spotrf_ffi",
+            "uplo = 88 : ui8",
+        ),
+        // A factor shaped unlike the input.
+        (
+            "(f32[3,3]{1,0}, s32[])",
+            "lapack_spotrf_ffi",
+            "uplo = 76 : ui8",
+        ),
+        // info for a batch the input does not have.
+        (
+            "(f32[2,2]{1,0}, s32[4])",
+            "lapack_spotrf_ffi",
+            "uplo = 76 : ui8",
+        ),
+        // ipiv of the wrong length.
+        ("(f32[2,2]{1,0}, s32[1], s32[])", "lapack_sgetrf_ffi", ""),
+        // Too few results for getrf.
+        ("(f32[2,2]{1,0}, s32[2])", "lapack_sgetrf_ffi", ""),
+        // syevd mode 'Q'.
+        (
+            "(f32[2,2]{1,0}, f32[2]{0}, s32[])",
+            "lapack_ssyevd_ffi",
+            "mode = 81 : ui8, uplo = 76 : ui8",
+        ),
+        // eigenvalues of the wrong length.
+        (
+            "(f32[2,2]{1,0}, f32[3]{0}, s32[])",
+            "lapack_ssyevd_ffi",
+            "mode = 86 : ui8, uplo = 76 : ui8",
+        ),
+        // gesdd 'S' with u of the wrong shape.
+        (
+            "(f32[2,2]{1,0}, f32[2]{0}, f32[3,2]{1,0}, f32[2,2]{1,0}, s32[])",
+            "lapack_sgesdd_ffi",
+            "mode = 83 : ui8",
+        ),
+        // geqrf tau of the wrong length.
+        ("(f32[2,2]{1,0}, f32[3]{0})", "lapack_sgeqrf_ffi", ""),
+        // geev compute_right 'X'.
+        (
+            "(f32[2]{0}, f32[2]{0}, c64[2,2]{1,0}, c64[2,2]{1,0}, s32[])",
+            "lapack_sgeev_ffi",
+            "compute_left = 78 : ui8, compute_right = 88 : ui8",
+        ),
+    ];
+    for (results, target, config) in calls {
+        let hlo = format!(
+            "HloModule bad\nENTRY e {{\n  a = f32[2,2]{{1,0}} parameter(0)\n  ROOT r = {results} custom-call(a), custom_call_target=\"{target}\", api_version=API_VERSION_TYPED_FFI, backend_config={{{config}}}\n}}\n"
+        );
+        for platform in PLATFORMS {
+            let module = HloModule::parse(&hlo).unwrap();
+            let err = tests::run_program(platform, module, std::slice::from_ref(&a))
+                .expect_err(&format!("{platform}: {target} {results} {{{config}}}"));
+            assert_eq!(
+                err.code(),
+                platform_api::Code::InvalidArgument,
+                "{platform}: {target} {results}: {err}"
+            );
+        }
     }
 }

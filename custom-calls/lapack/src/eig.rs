@@ -1,33 +1,37 @@
 //! syevd / heevd (symmetric / Hermitian eigendecomposition) and gesdd / gesvd
 //! (singular value decomposition).
 
-use crate::{char_attr, load, matrix_dims, Elem};
+use crate::{
+    batched, char_attr, char_choice, expect_result_dims, load, matrix_dims, sorted_order,
+    square_dims, Elem,
+};
 use faer::linalg::solvers::{SelfAdjointEigen, Svd};
 use faer::{Mat, MatRef, Side};
 use platform_api::custom_call::CallFrame;
-use platform_api::Result;
+use platform_api::{Error, Result};
 
 /// `(a) -> (v, w, info)` with attributes `mode` ('V' vectors too, 'N' values
 /// only) and `uplo` (the triangle of `a` that is read). `w` holds the
 /// eigenvalues ascending and column `j` of `v` the eigenvector of `w[j]`.
 pub(crate) fn syevd<T: Elem>(frame: &mut CallFrame<'_>) -> Result<()> {
     frame.expect_counts(1, 3)?;
-    let mode = char_attr(frame, "mode")?;
-    let uplo = char_attr(frame, "uplo")?;
-    let (batch, n, n2) = matrix_dims(frame, frame.arg(0)?.dims())?;
-    if n != n2 {
-        return Err(frame.error(format!("syevd needs square matrices; got {n}x{n2}")));
-    }
-    if !matches!(uplo, b'L' | b'U') || !matches!(mode, b'V' | b'N') {
-        return Err(frame.error(format!(
-            "uplo must be 'L' or 'U' and mode 'V' or 'N'; got {uplo} and {mode}"
-        )));
-    }
+    let mode = char_choice(frame, "mode", b"VN")?;
+    let uplo = char_choice(frame, "uplo", b"LU")?;
+    let (batch, n) = square_dims(frame, "syevd")?;
+    let dims = frame.arg(0)?.dims().to_vec();
+    expect_result_dims(frame, 0, &dims)?;
+    expect_result_dims(frame, 1, &batched(&dims, &[n]))?;
+    expect_result_dims(frame, 2, &batched(&dims, &[]))?;
     let a = frame.arg_data::<T>(0)?;
     let out = frame.result_data::<T>(0)?;
     let w = frame.result_data::<T::R>(1)?;
     let info = frame.result_data::<i32>(2)?;
     out.copy_from_slice(a);
+    if n == 0 {
+        // LAPACK's quick return for empty matrices (and none at all).
+        info.fill(0);
+        return Ok(());
+    }
     for b in 0..batch {
         let input = load(a, b, n, n);
         // The Hermitian matrix the `uplo` triangle stands for (LAPACK reads
@@ -54,12 +58,7 @@ pub(crate) fn syevd<T: Elem>(frame: &mut CallFrame<'_>) -> Result<()> {
         };
         info[b] = 0;
         let values: Vec<T::R> = (0..n).map(|i| evd.S()[i].re_part()).collect();
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by(|&x, &y| {
-            values[x]
-                .partial_cmp(&values[y])
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
+        let order = sorted_order(&values, false);
         for (j, &src) in order.iter().enumerate() {
             w[b * n + j] = values[src];
         }
@@ -82,28 +81,30 @@ pub(crate) fn syevd<T: Elem>(frame: &mut CallFrame<'_>) -> Result<()> {
 /// `a = u diag(s) vt`.
 pub(crate) fn gesdd<T: Elem>(frame: &mut CallFrame<'_>) -> Result<()> {
     frame.expect_counts(1, 5)?;
-    let mode = char_attr(frame, "mode")?;
-    let (batch, m, n) = matrix_dims(frame, frame.arg(0)?.dims())?;
-    let k = m.min(n);
-    let shapes = frame.result_shapes().to_vec();
-    let (um, un) = last_two(&shapes[2].dims);
-    let (vm, vn) = last_two(&shapes[3].dims);
-    let want = match mode {
-        b'A' => Some(((m, m), (n, n))),
-        b'S' => Some(((m, k), (k, n))),
-        b'N' | b'O' => None,
-        other => return Err(frame.error(format!("mode must be 'A', 'S' or 'N'; got {other}"))),
-    };
-    if let Some((u_dims, vt_dims)) = want {
-        if (um, un) != u_dims || (vm, vn) != vt_dims {
-            return Err(frame.error(format!(
-                "mode '{}' of a {m}x{n} matrix returns u {u_dims:?} and vt {vt_dims:?}; got {:?} and {:?}",
-                mode as char,
-                (um, un),
-                (vm, vn)
-            )));
-        }
+    if char_attr(frame, "mode")? == b'O' {
+        return Err(Error::unimplemented(format!(
+            "custom-call %{} (target \"{}\"): mode 'O' (u overwriting a) is not implemented",
+            frame.instruction(),
+            frame.target()
+        )));
     }
+    let mode = char_choice(frame, "mode", b"ASN")?;
+    let dims = frame.arg(0)?.dims().to_vec();
+    let (batch, m, n) = matrix_dims(frame, &dims)?;
+    let k = m.min(n);
+    // u is um x un and vt vm x vn; with mode 'N' they are not written.
+    let (um, un, vm, vn) = match mode {
+        b'A' => (m, m, n, n),
+        b'S' => (m, k, k, n),
+        _ => (0, 0, 0, 0),
+    };
+    expect_result_dims(frame, 0, &dims)?;
+    expect_result_dims(frame, 1, &batched(&dims, &[k]))?;
+    if mode != b'N' {
+        expect_result_dims(frame, 2, &batched(&dims, &[um, un]))?;
+        expect_result_dims(frame, 3, &batched(&dims, &[vm, vn]))?;
+    }
+    expect_result_dims(frame, 4, &batched(&dims, &[]))?;
     let a = frame.arg_data::<T>(0)?;
     let out = frame.result_data::<T>(0)?;
     let s = frame.result_data::<T::R>(1)?;
@@ -113,6 +114,11 @@ pub(crate) fn gesdd<T: Elem>(frame: &mut CallFrame<'_>) -> Result<()> {
     out.copy_from_slice(a);
     u_out.fill(T::zero_());
     vt_out.fill(T::zero_());
+    if k == 0 {
+        // LAPACK's quick return for empty matrices (and none at all).
+        info.fill(0);
+        return Ok(());
+    }
     for b in 0..batch {
         let input = load(a, b, m, n);
         let svd = match mode {
@@ -137,28 +143,22 @@ pub(crate) fn gesdd<T: Elem>(frame: &mut CallFrame<'_>) -> Result<()> {
         };
         info[b] = 0;
         let values: Vec<T::R> = (0..k).map(|i| svd.S()[i].re_part()).collect();
-        let mut order: Vec<usize> = (0..k).collect();
-        order.sort_by(|&x, &y| {
-            values[y]
-                .partial_cmp(&values[x])
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
+        let order = sorted_order(&values, true);
         for (j, &src) in order.iter().enumerate() {
             s[b * k + j] = values[src];
         }
-        write_vectors(svd.U(), &order, um, un, &mut u_out[b * um * un..], false);
-        write_vectors(svd.V(), &order, vm, vn, &mut vt_out[b * vm * vn..], true);
+        write_vectors(svd.U(), &order, un, &mut u_out[b * um * un..], false);
+        write_vectors(svd.V(), &order, vn, &mut vt_out[b * vm * vn..], true);
     }
     Ok(())
 }
 
 /// Writes the singular vectors of `x` (one per column), the first `k` in the
-/// order `order` gives, the rest as they are; as columns of a `rows x cols`
-/// matrix, or (`adjoint`) conjugated as its rows.
+/// order `order` gives, the rest as they are; as columns of a matrix with
+/// `cols` columns, or (`adjoint`) conjugated as its rows.
 fn write_vectors<T: Elem>(
     x: MatRef<'_, T>,
     order: &[usize],
-    rows: usize,
     cols: usize,
     out: &mut [T],
     adjoint: bool,
@@ -175,13 +175,5 @@ fn write_vectors<T: Elem>(
                 out[i * cols + j] = v;
             }
         }
-    }
-    let _ = rows;
-}
-
-fn last_two(dims: &[usize]) -> (usize, usize) {
-    match dims {
-        [.., a, b] => (*a, *b),
-        _ => (0, 0),
     }
 }

@@ -6,7 +6,7 @@
 //! largest magnitude real. Left eigenvectors (`compute_left = 'V'`) are not
 //! implemented.
 
-use crate::{char_attr, load, matrix_dims, Elem};
+use crate::{batched, char_choice, expect_result_dims, load, square_dims, Elem};
 use faer::linalg::solvers::Eigen;
 use faer::MatRef;
 use num_complex::Complex;
@@ -14,9 +14,13 @@ use num_traits::{Float, Zero};
 use platform_api::custom_call::CallFrame;
 use platform_api::{Error, Result};
 
-fn check_modes(frame: &CallFrame<'_>) -> Result<bool> {
-    let left = char_attr(frame, "compute_left")?;
-    let right = char_attr(frame, "compute_right")?;
+/// Checks the attributes and the shapes of `a` and of the results from
+/// `n_values` on (`vl`, `vr`, `info`; the eigenvalue results come before
+/// them, `[..., n]` each); returns the batch count, `n` and whether right
+/// eigenvectors are wanted.
+fn check_call(frame: &CallFrame<'_>, n_values: usize) -> Result<(usize, usize, bool)> {
+    let left = char_choice(frame, "compute_left", b"NV")?;
+    let right = char_choice(frame, "compute_right", b"NV")? == b'V';
     if left == b'V' {
         return Err(Error::unimplemented(format!(
             "custom-call %{} (target \"{}\"): left eigenvectors (compute_left = 'V') are not implemented",
@@ -24,7 +28,17 @@ fn check_modes(frame: &CallFrame<'_>) -> Result<bool> {
             frame.target()
         )));
     }
-    Ok(right == b'V')
+    let (batch, n) = square_dims(frame, "geev")?;
+    let dims = frame.arg(0)?.dims().to_vec();
+    for i in 0..n_values {
+        expect_result_dims(frame, i, &batched(&dims, &[n]))?;
+    }
+    // vl is only cleared; vr is written when asked for.
+    if right {
+        expect_result_dims(frame, n_values + 1, &dims)?;
+    }
+    expect_result_dims(frame, n_values + 2, &batched(&dims, &[]))?;
+    Ok((batch, n, right))
 }
 
 /// Writes `u`'s columns, normalized, as matrix `b` of `out`.
@@ -72,11 +86,7 @@ where
     Complex<T>: platform_api::NativeType,
 {
     frame.expect_counts(1, 5)?;
-    let right = check_modes(frame)?;
-    let (batch, n, n2) = matrix_dims(frame, frame.arg(0)?.dims())?;
-    if n != n2 {
-        return Err(frame.error(format!("geev needs square matrices; got {n}x{n2}")));
-    }
+    let (batch, n, right) = check_call(frame, 2)?;
     let a = frame.arg_data::<T>(0)?;
     let wr = frame.result_data::<T>(0)?;
     let wi = frame.result_data::<T>(1)?;
@@ -85,7 +95,13 @@ where
     let info = frame.result_data::<i32>(4)?;
     vl.fill(Complex::zero());
     vr.fill(Complex::zero());
+    if n == 0 {
+        // LAPACK's quick return for empty matrices (and none at all).
+        info.fill(0);
+        return Ok(());
+    }
     for b in 0..batch {
+        // Not `load`: a real `T` here is not known to be an `Elem`.
         let m = faer::Mat::<T>::from_fn(n, n, |i, j| a[b * n * n + i * n + j]);
         let Ok(evd) = Eigen::<T>::new_from_real(m.as_ref()) else {
             info[b] = 1;
@@ -111,11 +127,7 @@ where
     Complex<T>: Elem<R = T>,
 {
     frame.expect_counts(1, 4)?;
-    let right = check_modes(frame)?;
-    let (batch, n, n2) = matrix_dims(frame, frame.arg(0)?.dims())?;
-    if n != n2 {
-        return Err(frame.error(format!("geev needs square matrices; got {n}x{n2}")));
-    }
+    let (batch, n, right) = check_call(frame, 1)?;
     let a = frame.arg_data::<Complex<T>>(0)?;
     let w = frame.result_data::<Complex<T>>(0)?;
     let vl = frame.result_data::<Complex<T>>(1)?;
@@ -123,6 +135,11 @@ where
     let info = frame.result_data::<i32>(3)?;
     vl.fill(Complex::zero());
     vr.fill(Complex::zero());
+    if n == 0 {
+        // LAPACK's quick return for empty matrices (and none at all).
+        info.fill(0);
+        return Ok(());
+    }
     for b in 0..batch {
         let m = load(a, b, n, n);
         let Ok(evd) = Eigen::<T>::new(m.as_ref()) else {

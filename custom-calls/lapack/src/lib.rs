@@ -146,14 +146,87 @@ pub(crate) fn char_attr(frame: &CallFrame<'_>, name: &str) -> Result<u8> {
     Ok(v.to_ascii_uppercase())
 }
 
-/// Batch count and matrix dimensions of a `[batch..., rows, cols]` array.
+/// Batch count and matrix dimensions of a `[batch..., rows, cols]` array; an
+/// error for a rank below 2 or dimensions whose element count overflows.
 pub(crate) fn matrix_dims(frame: &CallFrame<'_>, dims: &[usize]) -> Result<(usize, usize, usize)> {
-    match dims {
-        [batch @ .., m, n] => Ok((batch.iter().product(), *m, *n)),
-        _ => Err(frame.error(format!(
+    let [batch @ .., m, n] = dims else {
+        return Err(frame.error(format!(
             "expects a matrix (rank 2 or more) with leading batch dimensions; got dimensions {dims:?}"
-        ))),
+        )));
+    };
+    let too_big = || frame.error(format!("dimensions {dims:?} are too large"));
+    let batch = batch
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(too_big)?;
+    // Checked apart so that `m * n` cannot overflow even where `batch` is 0.
+    let per_matrix = m.checked_mul(*n).ok_or_else(too_big)?;
+    batch.checked_mul(per_matrix).ok_or_else(too_big)?;
+    Ok((batch, *m, *n))
+}
+
+/// Batch count and order of argument 0, which `op` needs square.
+pub(crate) fn square_dims(frame: &CallFrame<'_>, op: &str) -> Result<(usize, usize)> {
+    let (batch, n, n2) = matrix_dims(frame, frame.arg(0)?.dims())?;
+    if n != n2 {
+        return Err(frame.error(format!("{op} needs square matrices; got {n}x{n2}")));
     }
+    Ok((batch, n))
+}
+
+/// An error unless result `i` has dimensions `want`.
+pub(crate) fn expect_result_dims(frame: &CallFrame<'_>, i: usize, want: &[usize]) -> Result<()> {
+    let got = frame.result_shapes().get(i).map(|s| s.dims.as_slice());
+    if got != Some(want) {
+        return Err(frame.error(format!(
+            "result {i} must have dimensions {want:?}; got {got:?}"
+        )));
+    }
+    Ok(())
+}
+
+/// The batch dimensions of `dims` (all but the last two) followed by `tail`.
+pub(crate) fn batched(dims: &[usize], tail: &[usize]) -> Vec<usize> {
+    let batch = &dims[..dims.len().saturating_sub(2)];
+    batch.iter().chain(tail).copied().collect()
+}
+
+/// An error unless `n` (a matrix dimension) fits LAPACK's `int32` indices, so
+/// that a 1-based pivot or `info` up to `n` can be written `as i32`.
+pub(crate) fn expect_lapack_int(frame: &CallFrame<'_>, n: usize) -> Result<()> {
+    if i32::try_from(n).is_err() {
+        return Err(frame.error(format!("dimension {n} does not fit LAPACK's int32 indices")));
+    }
+    Ok(())
+}
+
+/// [`char_attr`] `name`, which must be one of `allowed`.
+pub(crate) fn char_choice(frame: &CallFrame<'_>, name: &str, allowed: &[u8]) -> Result<u8> {
+    let c = char_attr(frame, name)?;
+    if allowed.contains(&c) {
+        return Ok(c);
+    }
+    let allowed: Vec<String> = allowed
+        .iter()
+        .map(|&a| format!("'{}'", a as char))
+        .collect();
+    Err(frame.error(format!(
+        "attribute {name} must be {}; got {c} ({:?})",
+        allowed.join(" or "),
+        c as char
+    )))
+}
+
+/// The order that sorts `values` ascending (or descending); NaNs compare equal.
+pub(crate) fn sorted_order<R: PartialOrd>(values: &[R], descending: bool) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&x, &y| {
+        let (x, y) = if descending { (y, x) } else { (x, y) };
+        values[x]
+            .partial_cmp(&values[y])
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    order
 }
 
 /// Matrix `b` of a row-major batch of `m x n` matrices as a faer matrix.

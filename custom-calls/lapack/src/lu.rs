@@ -1,6 +1,9 @@
 //! getrf (LU with partial pivoting) and potrf (Cholesky).
 
-use crate::{char_attr, load, matrix_dims, store, with_stack, Elem, PAR};
+use crate::{
+    batched, char_choice, expect_lapack_int, expect_result_dims, load, matrix_dims, square_dims,
+    store, with_stack, Elem, PAR,
+};
 use faer::linalg::cholesky::llt::factor::{
     cholesky_in_place, cholesky_in_place_scratch, LltError, LltRegularization,
 };
@@ -16,14 +19,22 @@ use platform_api::Result;
 /// exactly zero.
 pub(crate) fn getrf<T: Elem>(frame: &mut CallFrame<'_>) -> Result<()> {
     frame.expect_counts(1, 3)?;
-    let (batch, m, n) = matrix_dims(frame, frame.arg(0)?.dims())?;
+    let dims = frame.arg(0)?.dims().to_vec();
+    let (batch, m, n) = matrix_dims(frame, &dims)?;
     let k = m.min(n);
+    // Pivots name rows (up to m), info a column (up to k <= m).
+    expect_lapack_int(frame, m)?;
+    expect_result_dims(frame, 0, &dims)?;
+    expect_result_dims(frame, 1, &batched(&dims, &[k]))?;
+    expect_result_dims(frame, 2, &batched(&dims, &[]))?;
     let a = frame.arg_data::<T>(0)?;
     let out = frame.result_data::<T>(0)?;
     let ipiv = frame.result_data::<i32>(1)?;
     let info = frame.result_data::<i32>(2)?;
-    if ipiv.len() != batch * k || info.len() != batch {
-        return Err(frame.error("getrf returns ipiv[..., min(m, n)] and info[...]"));
+    if k == 0 {
+        // LAPACK's quick return for empty matrices (and none at all).
+        info.fill(0);
+        return Ok(());
     }
     let req = lu_in_place_scratch::<usize, T>(m, n, PAR, Default::default());
     for b in 0..batch {
@@ -124,20 +135,21 @@ fn getrf_with_zero_pivots<T: Elem>(mut a: MatMut<'_, T>, ipiv: &mut [i32]) -> i3
 /// not positive definite), else 0.
 pub(crate) fn potrf<T: Elem>(frame: &mut CallFrame<'_>) -> Result<()> {
     frame.expect_counts(1, 2)?;
-    let uplo = char_attr(frame, "uplo")?;
-    let (batch, n, n2) = matrix_dims(frame, frame.arg(0)?.dims())?;
-    if n != n2 {
-        return Err(frame.error(format!("potrf needs square matrices; got {n}x{n2}")));
-    }
+    let upper = char_choice(frame, "uplo", b"LU")? == b'U';
+    let (batch, n) = square_dims(frame, "potrf")?;
+    expect_lapack_int(frame, n)?;
+    let dims = frame.arg(0)?.dims().to_vec();
+    expect_result_dims(frame, 0, &dims)?;
+    expect_result_dims(frame, 1, &batched(&dims, &[]))?;
     let a = frame.arg_data::<T>(0)?;
     let out = frame.result_data::<T>(0)?;
     let info = frame.result_data::<i32>(1)?;
-    let upper = match uplo {
-        b'L' => false,
-        b'U' => true,
-        other => return Err(frame.error(format!("uplo must be 'L' or 'U'; got {other}"))),
-    };
     out.copy_from_slice(a);
+    if n == 0 {
+        // LAPACK's quick return for empty matrices (and none at all).
+        info.fill(0);
+        return Ok(());
+    }
     let req = cholesky_in_place_scratch::<T>(n, PAR, Default::default());
     for b in 0..batch {
         let input = load(a, b, n, n);

@@ -6,9 +6,9 @@
 //! `Q = H_0 H_1 ... H_{k-1}`. Each `beta` (the diagonal of `R`) is real, of the
 //! opposite sign to the real part of the column's leading entry.
 
-use crate::{load, matrix_dims, store, with_stack, Elem, PAR};
+use crate::{batched, expect_result_dims, load, matrix_dims, store, with_stack, Elem, PAR};
 use faer::linalg::qr::no_pivoting::factor::{qr_in_place, qr_in_place_scratch};
-use faer::{Mat, MatMut};
+use faer::{ColRef, Mat, MatMut};
 use num_traits::{Float, Zero};
 use platform_api::custom_call::CallFrame;
 use platform_api::Result;
@@ -16,13 +16,17 @@ use platform_api::Result;
 /// `(a) -> (a_out, tau)`.
 pub(crate) fn geqrf<T: Elem>(frame: &mut CallFrame<'_>) -> Result<()> {
     frame.expect_counts(1, 2)?;
-    let (batch, m, n) = matrix_dims(frame, frame.arg(0)?.dims())?;
+    let dims = frame.arg(0)?.dims().to_vec();
+    let (batch, m, n) = matrix_dims(frame, &dims)?;
     let k = m.min(n);
+    expect_result_dims(frame, 0, &dims)?;
+    expect_result_dims(frame, 1, &batched(&dims, &[k]))?;
     let a = frame.arg_data::<T>(0)?;
     let out = frame.result_data::<T>(0)?;
     let tau = frame.result_data::<T>(1)?;
-    if tau.len() != batch * k {
-        return Err(frame.error("geqrf returns tau[..., min(m, n)]"));
+    if k == 0 {
+        // Empty matrices (or none): nothing to factor.
+        return Ok(());
     }
     for b in 0..batch {
         let mut qr = load(a, b, m, n);
@@ -65,7 +69,7 @@ fn householder_qr_faer<T: Elem>(a: MatMut<'_, T>, tau: &mut [T]) {
 /// is made as LAPACK's `?larfg` makes it and applied to the columns right of
 /// it as `H^H`.
 fn householder_qr_lapack<T: Elem>(mut a: MatMut<'_, T>, tau: &mut [T]) {
-    let (m, n) = (a.nrows(), a.ncols());
+    let m = a.nrows();
     for (i, t) in tau.iter_mut().enumerate() {
         let alpha = a[(i, i)];
         let mut xnorm2 = T::R::zero();
@@ -87,17 +91,25 @@ fn householder_qr_lapack<T: Elem>(mut a: MatMut<'_, T>, tau: &mut [T]) {
         }
         a[(i, i)] = T::from_parts(beta, T::R::zero());
         // A[i.., j] -= conj(tau) v (v^H A[i.., j]) for the columns to the right.
-        let ct = t.cj();
-        for j in i + 1..n {
-            let mut w = a[(i, j)];
-            for r in i + 1..m {
-                w += a[(r, i)].cj() * a[(r, j)];
-            }
-            let w = ct * w;
-            a[(i, j)] -= w;
-            for r in i + 1..m {
-                a[(r, j)] = a[(r, j)] - a[(r, i)] * w;
-            }
+        let (left, right) = a.as_mut().split_at_col_mut(i + 1);
+        let v = left.as_ref().col(i);
+        apply_reflector(v, i, t.cj(), right);
+    }
+}
+
+/// Applies `I - t v v^H` to every column of `x`, where the reflector `v` is
+/// 1 at row `i`, `v[r]` below it and 0 above (only rows `i..` of `x` change).
+fn apply_reflector<T: Elem>(v: ColRef<'_, T>, i: usize, t: T, mut x: MatMut<'_, T>) {
+    let m = x.nrows();
+    for j in 0..x.ncols() {
+        let mut w = x[(i, j)];
+        for r in i + 1..m {
+            w += v[r].cj() * x[(r, j)];
+        }
+        let w = t * w;
+        x[(i, j)] -= w;
+        for r in i + 1..m {
+            x[(r, j)] -= v[r] * w;
         }
     }
 }
@@ -106,36 +118,37 @@ fn householder_qr_lapack<T: Elem>(mut a: MatMut<'_, T>, tau: &mut [T]) {
 /// reflectors stored in `a` as geqrf leaves them.
 pub(crate) fn orgqr<T: Elem>(frame: &mut CallFrame<'_>) -> Result<()> {
     frame.expect_counts(2, 1)?;
-    let (batch, m, n) = matrix_dims(frame, frame.arg(0)?.dims())?;
-    let k = frame.arg(1)?.dims().last().copied().unwrap_or(0);
+    let dims = frame.arg(0)?.dims().to_vec();
+    let (batch, m, n) = matrix_dims(frame, &dims)?;
+    let tau_dims = frame.arg(1)?.dims();
+    let k = match tau_dims.last() {
+        Some(&k) if tau_dims == batched(&dims, &[k]) => k,
+        _ => {
+            return Err(frame.error(format!(
+                "orgqr takes tau[..., k] with the batch of a {dims:?}; got tau {tau_dims:?}"
+            )))
+        }
+    };
     if k > n || n > m {
         return Err(frame.error(format!(
             "orgqr needs k <= n <= m; got m = {m}, n = {n}, k = {k}"
         )));
     }
+    expect_result_dims(frame, 0, &dims)?;
     let a = frame.arg_data::<T>(0)?;
     let tau = frame.arg_data::<T>(1)?;
-    if tau.len() != batch * k {
-        return Err(frame.error("orgqr takes tau[..., k] with the batch of a"));
-    }
     let out = frame.result_data::<T>(0)?;
+    if n == 0 {
+        // Empty matrices (or none): nothing to form.
+        return Ok(());
+    }
     for b in 0..batch {
         let v = load(a, b, m, n);
         let mut q = Mat::<T>::from_fn(m, n, |i, j| if i == j { T::one_() } else { T::zero_() });
         for i in (0..k).rev() {
             let t = tau[b * k + i];
             // Columns left of i are still unit vectors above row i: untouched.
-            for j in i..n {
-                let mut w = q[(i, j)];
-                for r in i + 1..m {
-                    w += v[(r, i)].cj() * q[(r, j)];
-                }
-                let w = t * w;
-                q[(i, j)] -= w;
-                for r in i + 1..m {
-                    q[(r, j)] -= v[(r, i)] * w;
-                }
-            }
+            apply_reflector(v.col(i), i, t, q.as_mut().subcols_mut(i, n - i));
         }
         store(q.as_ref(), out, b);
     }

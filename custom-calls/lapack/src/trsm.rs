@@ -1,6 +1,6 @@
 //! trsm: triangular solve with several right-hand sides.
 
-use crate::{char_attr, load, matrix_dims, store, Elem, PAR};
+use crate::{char_choice, expect_result_dims, load, matrix_dims, store, Elem, PAR};
 use faer::linalg::triangular_solve::{
     solve_lower_triangular_in_place, solve_unit_lower_triangular_in_place,
     solve_unit_upper_triangular_in_place, solve_upper_triangular_in_place,
@@ -15,31 +15,32 @@ use platform_api::Result;
 /// not read; 'N').
 pub(crate) fn trsm<T: Elem>(frame: &mut CallFrame<'_>) -> Result<()> {
     frame.expect_counts(2, 1)?;
-    let side = char_attr(frame, "side")?;
-    let uplo = char_attr(frame, "uplo")?;
-    let trans = char_attr(frame, "trans_x")?;
-    let diag = char_attr(frame, "diag")?;
-    if !matches!(side, b'L' | b'R')
-        || !matches!(uplo, b'L' | b'U')
-        || !matches!(trans, b'N' | b'T' | b'C')
-        || !matches!(diag, b'U' | b'N')
-    {
-        return Err(frame.error(format!(
-            "bad attributes side={side} uplo={uplo} trans_x={trans} diag={diag}"
-        )));
-    }
-    let (batch_a, ka, ka2) = matrix_dims(frame, frame.arg(0)?.dims())?;
-    let (batch, m, n) = matrix_dims(frame, frame.arg(1)?.dims())?;
+    let side = char_choice(frame, "side", b"LR")?;
+    let uplo = char_choice(frame, "uplo", b"LU")?;
+    let trans = char_choice(frame, "trans_x", b"NTC")?;
+    let diag = char_choice(frame, "diag", b"UN")?;
+    let a_dims = frame.arg(0)?.dims().to_vec();
+    let b_dims = frame.arg(1)?.dims().to_vec();
+    matrix_dims(frame, &a_dims)?;
+    let (batch, m, n) = matrix_dims(frame, &b_dims)?;
     let k = if side == b'L' { m } else { n };
-    if ka != ka2 || ka != k || batch_a != batch {
+    let mut want_a = b_dims.clone();
+    let rank = want_a.len();
+    want_a[rank - 2..].copy_from_slice(&[k, k]);
+    if a_dims != want_a {
         return Err(frame.error(format!(
-            "a must be [batch, {k}, {k}] for b [batch, {m}, {n}] with side '{}'",
+            "a must be {want_a:?} for b {b_dims:?} with side '{}'; got {a_dims:?}",
             side as char
         )));
     }
+    expect_result_dims(frame, 0, &b_dims)?;
     let a = frame.arg_data::<T>(0)?;
     let bdata = frame.arg_data::<T>(1)?;
     let out = frame.result_data::<T>(0)?;
+    if m == 0 || n == 0 {
+        // Empty right-hand sides (or none): nothing to solve.
+        return Ok(());
+    }
     for b in 0..batch {
         let am = load(a, b, k, k);
         // t = op(a), lower or upper.
