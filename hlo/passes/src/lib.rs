@@ -307,15 +307,19 @@ pub(crate) fn rewrite_instructions(
 ) -> Result<bool> {
     use hlo_ir::rewrite::{effectful_computations, ComputationEditor, NameGen};
     hlo_ir::rewrite::check_references(module)?;
-    let has_candidate = |c: &hlo_ir::HloComputation| c.instructions.iter().any(&candidate);
-    if !module.computations.iter().any(has_candidate) {
+    let wanted: Vec<bool> = module
+        .computations
+        .iter()
+        .map(|c| c.instructions.iter().any(&candidate))
+        .collect();
+    if !wanted.contains(&true) {
         return Ok(false);
     }
     let effectful = effectful_computations(module);
     let mut names = NameGen::for_instructions(module);
     let mut changed = false;
-    for comp in &mut module.computations {
-        if !has_candidate(comp) {
+    for (comp, wanted) in module.computations.iter_mut().zip(wanted) {
+        if !wanted {
             continue;
         }
         let mut ed = ComputationEditor::new(comp, &mut names);
