@@ -188,7 +188,8 @@ impl MiniFloat {
         let overflow = || match self.specials {
             Specials::Ieee => sign | ((self.max_exponent_field() as u8) << m),
             Specials::FiniteOnly => sign | max_bits,
-            _ => self.nan(negative).expect("has NaN"),
+            // Every format but these two has a NaN.
+            _ => self.nan(negative).unwrap_or(sign | max_bits),
         };
         if a.is_infinite() {
             return overflow();
@@ -266,10 +267,22 @@ fn exponent_of(a: f64) -> i32 {
     }
 }
 
+/// The width in bits of `ty`'s storage byte that holds its value: the type's
+/// width, capped at the byte (so the helpers below are total on every type,
+/// not only the narrow ones they are meant for).
+fn storage_width(ty: ElementType) -> u32 {
+    ty.bit_width().clamp(1, 8) as u32
+}
+
+/// The mask of the low `width` (1 to 8) bits of a byte.
+fn low_bits(width: u32) -> u8 {
+    (u16::MAX >> (16 - width)) as u8
+}
+
 /// The value of a narrow integer's storage byte (sign-extended for `s2`/`s4`).
 pub fn int_value(ty: ElementType, bits: u8) -> i64 {
-    let width = ty.bit_width() as u32;
-    let low = bits & ((1u16 << width) - 1) as u8;
+    let width = storage_width(ty);
+    let low = bits & low_bits(width);
     if ty.is_signed_int() && low & (1 << (width - 1)) != 0 {
         i64::from(low) - (1i64 << width)
     } else {
@@ -279,13 +292,13 @@ pub fn int_value(ty: ElementType, bits: u8) -> i64 {
 
 /// The storage byte of an integer wrapped to a narrow integer type's width.
 pub fn int_bits(ty: ElementType, value: i128) -> u8 {
-    (value as u8) & ((1u16 << ty.bit_width()) - 1) as u8
+    (value as u8) & low_bits(storage_width(ty))
 }
 
 /// The storage byte of a float converted to a narrow integer type: truncation
 /// toward zero, saturating at the type's range, NaN → 0 (XLA's float → int rule).
 pub fn int_bits_from_float(ty: ElementType, x: f64) -> u8 {
-    let width = ty.bit_width() as u32;
+    let width = storage_width(ty);
     let (lo, hi) = if ty.is_signed_int() {
         (-(1i64 << (width - 1)), (1i64 << (width - 1)) - 1)
     } else {

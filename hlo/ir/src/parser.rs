@@ -1406,8 +1406,13 @@ impl<'a> Parser<'a> {
         let operands: Vec<&Shape> = instr
             .operands
             .iter()
-            .map(|id| &self.instrs[id.index()].shape)
-            .collect();
+            .map(|id| {
+                self.instrs
+                    .get(id.index())
+                    .map(|i| &i.shape)
+                    .ok_or_else(|| Error::internal("operand id out of range"))
+            })
+            .collect::<Result<_>>()?;
         let called = |id: CompId| -> Result<ProgramShape> {
             match self.comp_slots.get(id.index()) {
                 Some((_, _, Some(comp))) => Ok(comp.program_shape()),

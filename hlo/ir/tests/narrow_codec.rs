@@ -155,3 +155,41 @@ fn narrow_npy_files_hold_raw_bytes_like_np_save() {
     let back = Literal::from_npy_bytes(&f1).unwrap();
     assert_eq!(back.reinterpret(ElementType::F8E4M3FN).unwrap(), lit);
 }
+
+#[test]
+fn the_byte_helpers_are_total_on_every_type_and_every_byte() {
+    // Meant for the narrow types, but public: a wider type is read as its
+    // storage byte rather than overflowing a shift.
+    let types = ElementType::ALL.into_iter().chain(ElementType::NARROW);
+    for ty in types.chain([ElementType::F32, ElementType::S64, ElementType::U64]) {
+        for bits in 0..=u8::MAX {
+            let v = hlo_ir::narrow::decode(ty, bits);
+            let _ = hlo_ir::narrow::encode(ty, v);
+            let _ = hlo_ir::narrow::int_bits(ty, i128::MAX);
+        }
+    }
+    assert_eq!(hlo_ir::narrow::int_value(ElementType::S8, 0xff), -1);
+    assert_eq!(hlo_ir::narrow::int_value(ElementType::U64, 0xff), 255);
+    assert_eq!(hlo_ir::narrow::int_value(ElementType::S4, 0xf), -1);
+}
+
+#[test]
+fn a_npy_descr_naming_a_narrow_type_clears_the_high_bits_like_reinterpret() {
+    use hlo_ir::literal::Literal;
+    let data = [0xffu8, 0x17, 0x80];
+    let mut dict = format!(
+        "{{'descr': 'int4', 'fortran_order': False, 'shape': ({},), }}",
+        data.len()
+    );
+    while (10 + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(dict.as_bytes());
+    bytes.extend_from_slice(&data);
+    let named = Literal::from_npy_bytes(&bytes).unwrap();
+    let raw = Literal::from_slice(&[data.len()], &data).unwrap();
+    assert_eq!(named, raw.reinterpret(ElementType::S4).unwrap());
+}

@@ -234,6 +234,20 @@ fn inline_nesting_is_bounded() {
     assert!(e.message().contains("nest deeper"), "{e}");
 }
 
+#[test]
+fn inline_nesting_up_to_the_bound_parses_on_a_test_thread_stack() {
+    // The deepest nesting allowed, each level's shape inferred, must fit the
+    // default 2 MiB stack of a test thread (and so any caller's).
+    let depth = hlo_ir::parser::MAX_INLINE_NESTING;
+    let text = format!(
+        "HloModule m\nENTRY e {{\n  p = f32[] parameter(0)\n  ROOT r = {}p{}\n}}\n",
+        "negate(".repeat(depth),
+        ")".repeat(depth)
+    );
+    let module = accept(&text);
+    assert_eq!(module.entry().instructions.len(), depth + 1);
+}
+
 // ---------------------------------------------------------------- item 4
 
 #[test]

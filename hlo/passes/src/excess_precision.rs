@@ -25,9 +25,9 @@
 //! compile option `excess_precision` is `on` (the default; `off` leaves the
 //! module alone), read with [`excess_precision_option`].
 
-use super::HloPass;
+use super::{retyped, rewrite_instructions, HloPass};
 use hlo_ir::error::{Error, Result};
-use hlo_ir::rewrite::{effectful_computations, ComputationEditor, NameGen};
+use hlo_ir::rewrite::ComputationEditor;
 use hlo_ir::shape::{ElementType, Shape};
 use hlo_ir::{HloModule, InstrId, Op};
 
@@ -56,15 +56,6 @@ impl ExcessPrecision {
 fn element_type(shape: &Shape) -> Option<ElementType> {
     let a = shape.as_array()?;
     a.dynamic.is_empty().then_some(a.element_type)
-}
-
-/// `shape` with element type `ty`.
-fn retyped(shape: &Shape, ty: ElementType) -> Shape {
-    let mut s = shape.clone();
-    if let Some(a) = s.as_array_mut() {
-        a.element_type = ty;
-    }
-    s
 }
 
 /// `o` (bf16) in f32. A broadcast is widened before it is broadcast, as XLA
@@ -133,20 +124,10 @@ impl HloPass for ExcessPrecision {
     }
 
     fn run(&mut self, module: &mut HloModule) -> Result<bool> {
-        hlo_ir::rewrite::check_references(module)?;
-        let effectful = effectful_computations(module);
-        let mut names = NameGen::for_instructions(module);
-        let mut changed = false;
-        for comp in &mut module.computations {
-            let mut ed = ComputationEditor::new(comp, &mut names);
-            for i in 0..ed.len() {
-                let id = InstrId(i as u32);
-                if let Some(new) = rewrite(&mut ed, id) {
-                    ed.replace_all_uses(id, new)?;
-                }
-            }
-            changed |= ed.finish(&effectful)?;
-        }
-        Ok(changed)
+        // Only a conversion to f32 can be rewritten.
+        let candidate = |i: &hlo_ir::HloInstruction| {
+            matches!(i.op, Op::Convert) && i.shape.element_type() == Some(ElementType::F32)
+        };
+        rewrite_instructions(module, candidate, rewrite)
     }
 }

@@ -278,6 +278,62 @@ pub fn xla_numerics(
     Ok(changed)
 }
 
+/// `shape` with element type `ty` (dimensions and layout kept); a tuple or a
+/// token is returned as it is.
+pub(crate) fn retyped(
+    shape: &hlo_ir::shape::Shape,
+    ty: hlo_ir::shape::ElementType,
+) -> hlo_ir::shape::Shape {
+    let mut s = shape.clone();
+    if let Some(a) = s.as_array_mut() {
+        a.element_type = ty;
+    }
+    s
+}
+
+/// The walk [`ExcessPrecision`] and [`DivideByReciprocal`] share: in every
+/// computation with an instruction for which `candidate` holds, `rewrite` is
+/// offered each instruction present before the pass (not those it adds), and
+/// every use of one it rewrites goes to its replacement. A module with no
+/// candidate is left alone without building any editor. Returns whether the
+/// module changed.
+pub(crate) fn rewrite_instructions(
+    module: &mut HloModule,
+    candidate: impl Fn(&hlo_ir::HloInstruction) -> bool,
+    mut rewrite: impl FnMut(
+        &mut hlo_ir::rewrite::ComputationEditor<'_>,
+        hlo_ir::InstrId,
+    ) -> Option<hlo_ir::InstrId>,
+) -> Result<bool> {
+    use hlo_ir::rewrite::{effectful_computations, ComputationEditor, NameGen};
+    hlo_ir::rewrite::check_references(module)?;
+    let wanted: Vec<bool> = module
+        .computations
+        .iter()
+        .map(|c| c.instructions.iter().any(&candidate))
+        .collect();
+    if !wanted.contains(&true) {
+        return Ok(false);
+    }
+    let effectful = effectful_computations(module);
+    let mut names = NameGen::for_instructions(module);
+    let mut changed = false;
+    for (comp, wanted) in module.computations.iter_mut().zip(wanted) {
+        if !wanted {
+            continue;
+        }
+        let mut ed = ComputationEditor::new(comp, &mut names);
+        for i in 0..ed.len() {
+            let id = hlo_ir::InstrId(i as u32);
+            if let Some(new) = rewrite(&mut ed, id) {
+                ed.replace_all_uses(id, new)?;
+            }
+        }
+        changed |= ed.finish(&effectful)?;
+    }
+    Ok(changed)
+}
+
 /// The passes a backend should run before generating code, in order:
 ///
 /// 1. [`LayoutNormalization`] — first, while `bitcast`s and `copy`s still see

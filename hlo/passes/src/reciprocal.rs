@@ -27,11 +27,11 @@
 //! `a / sqrt(b)`, `a / pow(b, c)`, nested divisions), which JAX programs meet
 //! less often.
 
-use super::HloPass;
+use super::{retyped, rewrite_instructions, HloPass};
 use hlo_ir::error::{Error, Result};
 use hlo_ir::literal::Literal;
 use hlo_ir::native::Scalar;
-use hlo_ir::rewrite::{effectful_computations, ComputationEditor, NameGen};
+use hlo_ir::rewrite::ComputationEditor;
 use hlo_ir::shape::{ElementType, Shape};
 use hlo_ir::{BinaryOp, HloModule, InstrId, Op};
 
@@ -55,15 +55,6 @@ impl DivideByReciprocal {
     pub fn new() -> Self {
         DivideByReciprocal
     }
-}
-
-/// `shape` with element type `ty` (layout and dimensions kept).
-fn retyped(shape: &Shape, ty: ElementType) -> Shape {
-    let mut s = shape.clone();
-    if let Some(a) = s.as_array_mut() {
-        a.element_type = ty;
-    }
-    s
 }
 
 /// The scalar 1 of `ty` (a float type other than bf16).
@@ -175,23 +166,10 @@ impl HloPass for DivideByReciprocal {
     }
 
     fn run(&mut self, module: &mut HloModule) -> Result<bool> {
-        hlo_ir::rewrite::check_references(module)?;
-        let effectful = effectful_computations(module);
-        let mut names = NameGen::for_instructions(module);
-        let mut changed = false;
-        for comp in &mut module.computations {
-            let mut ed = ComputationEditor::new(comp, &mut names);
-            // Only the instructions present now: the new ones are never
-            // divisions the rule covers (the reciprocal's numerator is a
-            // broadcast constant but its divisor is not a broadcast).
-            for i in 0..ed.len() {
-                let id = InstrId(i as u32);
-                if let Some(new) = rewrite(&mut ed, id) {
-                    ed.replace_all_uses(id, new)?;
-                }
-            }
-            changed |= ed.finish(&effectful)?;
-        }
-        Ok(changed)
+        // Only the instructions present before the pass are offered: the new
+        // ones are never divisions the rule covers (the reciprocal's numerator
+        // is a broadcast constant but its divisor is not a broadcast).
+        let candidate = |i: &hlo_ir::HloInstruction| matches!(i.op, Op::Binary(BinaryOp::Divide));
+        rewrite_instructions(module, candidate, rewrite)
     }
 }

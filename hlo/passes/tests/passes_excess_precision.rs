@@ -4,19 +4,13 @@
 
 mod passes_common;
 
-use hlo_ir::verifier::verify_module;
 use hlo_ir::{ElementType, HloModule, Literal, Opcode};
-use hlo_passes::{excess_precision_option, ExcessPrecision, HloPass};
-use passes_common::{evaluate, parse};
+use hlo_passes::{excess_precision_option, ExcessPrecision};
+use passes_common::{count, evaluate, run_on_entry};
 
 /// `ENTRY` body → (module, module after the pass, changed).
 fn rewrite(body: &str) -> (HloModule, HloModule, bool) {
-    let m = parse(&format!("HloModule m\n\nENTRY e {{\n{body}\n}}\n"));
-    let mut out = m.clone();
-    let changed = ExcessPrecision::new().run(&mut out).unwrap();
-    verify_module(&out).unwrap_or_else(|e| panic!("{e}\n{out}"));
-    assert_eq!(changed, out != m, "changed={changed}\n{out}");
-    (m, out, changed)
+    run_on_entry(&mut ExcessPrecision::new(), body)
 }
 
 fn bf16s(values: &[f32]) -> Literal {
@@ -51,6 +45,11 @@ fn dots_and_unary_ops_are_widened_with_their_operands() {
     );
     assert!(changed);
     let entry = out.entry();
+    // Each op is still there (the loop below would pass on a module without
+    // them), and only in f32.
+    for opcode in [Opcode::Dot, Opcode::Exp] {
+        assert_eq!(count(&out, opcode), 1, "{out}");
+    }
     for instr in &entry.instructions {
         if matches!(instr.opcode(), Opcode::Dot | Opcode::Exp) {
             assert_eq!(instr.shape.element_type(), Some(ElementType::F32), "{out}");

@@ -4,19 +4,13 @@
 
 mod passes_common;
 
-use hlo_ir::verifier::verify_module;
 use hlo_ir::{HloModule, Literal, Opcode};
-use hlo_passes::{divide_by_reciprocal_option, DivideByReciprocal, HloPass};
-use passes_common::{entry_opcodes, evaluate, parse};
+use hlo_passes::{divide_by_reciprocal_option, DivideByReciprocal};
+use passes_common::{entry_opcodes, evaluate, run_on_entry};
 
 /// `ENTRY` body → (module, module after the pass, changed).
 fn rewrite(body: &str) -> (HloModule, HloModule, bool) {
-    let m = parse(&format!("HloModule m\n\nENTRY e {{\n{body}\n}}\n"));
-    let mut out = m.clone();
-    let changed = DivideByReciprocal::new().run(&mut out).unwrap();
-    verify_module(&out).unwrap_or_else(|e| panic!("{e}\n{out}"));
-    assert_eq!(changed, out != m, "changed={changed}\n{out}");
-    (m, out, changed)
+    run_on_entry(&mut DivideByReciprocal::new(), body)
 }
 
 fn f32s(lit: &Literal) -> Vec<f32> {

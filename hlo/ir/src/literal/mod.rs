@@ -200,6 +200,15 @@ pub struct Literal {
     storage: Storage,
 }
 
+/// Clears the bits above a narrow type's width in its storage bytes (the
+/// encoding keeps them zero); other types are left alone.
+pub(crate) fn clear_unused_bits(ty: ElementType, bytes: &mut [u8]) {
+    if ty.is_narrow() && ty.bit_width() < 8 {
+        let mask = ((1u16 << ty.bit_width()) - 1) as u8;
+        bytes.iter_mut().for_each(|b| *b &= mask);
+    }
+}
+
 impl Literal {
     /// A literal of the given shape with every element zero (`false`), recursively
     /// for tuples.
@@ -299,10 +308,7 @@ impl Literal {
             )));
         }
         let mut bytes = self.bytes()?.to_vec();
-        if to.is_narrow() && to.bit_width() < 8 {
-            let mask = ((1u16 << to.bit_width()) - 1) as u8;
-            bytes.iter_mut().for_each(|b| *b &= mask);
-        }
+        clear_unused_bits(to, &mut bytes);
         let mut shape = array.clone();
         shape.element_type = to;
         Literal::from_bytes(Shape::Array(shape), &bytes)

@@ -141,6 +141,9 @@ impl Literal {
         if header.fortran_order && header.shape.len() > 1 && count > 1 {
             row_major = fortran_to_row_major(&row_major, &header.shape, element_type.byte_size());
         }
+        // A descr naming a narrow type (`int4`, ...) reads as that type: its
+        // bytes get the same cleared high bits as a reinterpreted `<V1` file.
+        super::clear_unused_bits(element_type, &mut row_major);
         Literal::from_bytes(Shape::array(element_type, header.shape), &row_major)
     }
 

@@ -66,6 +66,8 @@ impl HloPass for WidenNarrowTypes {
     }
 
     fn run(&mut self, module: &mut HloModule) -> Result<bool> {
+        // `needs_widening` and `widen_computation` index operands.
+        hlo_ir::rewrite::check_references(module)?;
         let unpacked = drop_packing(module);
         if !needs_widening(module) {
             return Ok(unpacked);
@@ -186,9 +188,32 @@ struct Builder<'a> {
 impl Builder<'_> {
     fn push(&mut self, base: &str, shape: Shape, op: Op, operands: Vec<InstrId>) -> InstrId {
         let name = self.names.fresh(base);
-        self.out
-            .push(HloInstruction::new(name, shape, op, operands));
+        self.append(HloInstruction::new(name, shape, op, operands))
+    }
+
+    /// Appends `instr` as it is; returns its id.
+    fn append(&mut self, instr: HloInstruction) -> InstrId {
+        self.out.push(instr);
         InstrId((self.out.len() - 1) as u32)
+    }
+
+    /// Each element of the tuple `value`, taken out by a `get-tuple-element`
+    /// and passed through `f` with its index.
+    fn map_elements(
+        &mut self,
+        base: &str,
+        value: InstrId,
+        mut f: impl FnMut(&mut Self, usize, InstrId) -> InstrId,
+    ) -> Vec<InstrId> {
+        let elements = self.shape(value).tuple_shapes().to_vec();
+        elements
+            .into_iter()
+            .enumerate()
+            .map(|(index, shape)| {
+                let gte = self.push(base, shape, Op::GetTupleElement { index }, vec![value]);
+                f(self, index, gte)
+            })
+            .collect()
     }
 
     fn shape(&self, id: InstrId) -> Shape {
@@ -203,18 +228,8 @@ impl Builder<'_> {
                 let wide = Shape::Array(retyped(a, a.element_type.wide_type()));
                 self.push(base, wide, Op::Convert, vec![value])
             }
-            Shape::Tuple(elements) if has_narrow(&shape) => {
-                let parts: Vec<InstrId> = (0..elements.len())
-                    .map(|index| {
-                        let gte = self.push(
-                            base,
-                            elements[index].clone(),
-                            Op::GetTupleElement { index },
-                            vec![value],
-                        );
-                        self.widen(base, gte)
-                    })
-                    .collect();
+            Shape::Tuple(_) if has_narrow(&shape) => {
+                let parts = self.map_elements(base, value, |b, _, gte| b.widen(base, gte));
                 let shape = widen_shape(&shape);
                 self.push(base, shape, Op::Tuple, parts)
             }
@@ -229,21 +244,12 @@ impl Builder<'_> {
                 self.push(base, target.clone(), Op::Convert, vec![value])
             }
             Shape::Tuple(elements) if has_narrow(target) => {
-                let wide = self.shape(value);
-                let Shape::Tuple(wide_elements) = wide else {
+                if self.shape(value).tuple_shapes().len() != elements.len() {
                     return value;
-                };
-                let parts: Vec<InstrId> = (0..elements.len())
-                    .map(|index| {
-                        let gte = self.push(
-                            base,
-                            wide_elements[index].clone(),
-                            Op::GetTupleElement { index },
-                            vec![value],
-                        );
-                        self.narrow(base, gte, &elements[index])
-                    })
-                    .collect();
+                }
+                let parts = self.map_elements(base, value, |b, index, gte| {
+                    b.narrow(base, gte, &elements[index])
+                });
                 self.push(base, target.clone(), Op::Tuple, parts)
             }
             _ => value,
@@ -312,41 +318,35 @@ fn widen_computation(
         let touches_narrow =
             has_narrow(&instr.shape) || operand_types.iter().flatten().any(|t| t.is_narrow());
         if !touches_narrow {
-            b.out.push(new);
-            map.push(InstrId((b.out.len() - 1) as u32));
+            map.push(b.append(new));
             continue;
         }
         let id = match &instr.op {
+            // Kept as they are and widened (`widen` leaves a value without
+            // narrow types alone: a conversion from a narrow type reads the
+            // wide value, which is the same number).
             Op::Parameter { .. } if is_entry => {
-                b.out.push(new);
-                let p = InstrId((b.out.len() - 1) as u32);
+                let p = b.append(new);
                 b.widen(&base, p)
             }
-            Op::Constant { .. } => {
-                b.out.push(new);
-                let c = InstrId((b.out.len() - 1) as u32);
+            Op::Constant { .. } | Op::Convert | Op::StochasticConvert => {
+                let c = b.append(new);
                 b.widen(&base, c)
-            }
-            Op::Convert | Op::StochasticConvert => {
-                let to = instr.shape.element_type().unwrap_or(ElementType::F32);
-                if to.is_narrow() {
-                    b.out.push(new);
-                    let n = InstrId((b.out.len() - 1) as u32);
-                    b.widen(&base, n)
-                } else {
-                    b.out.push(new);
-                    InstrId((b.out.len() - 1) as u32)
-                }
             }
             // A layout `bitcast` may change the element type too (XLA's sort
             // comparators reinterpret f8 as s8): like `bitcast-convert`, it
             // reinterprets the narrow bytes.
             Op::BitcastConvert | Op::Bitcast => {
-                let from_shape = comp.instr(instr.operands[0]).shape.clone();
-                let x = b.narrow(&base, new.operands[0], &from_shape);
+                let (Some(&from), Some(&x)) = (instr.operands.first(), new.operands.first()) else {
+                    return Err(Error::invalid_argument(format!(
+                        "%{} in {} has no operand",
+                        instr.name, comp.name
+                    )));
+                };
+                let from_shape = comp.instr(from).shape.clone();
+                let x = b.narrow(&base, x, &from_shape);
                 new.operands = vec![x];
-                b.out.push(new);
-                let r = InstrId((b.out.len() - 1) as u32);
+                let r = b.append(new);
                 b.widen(&base, r)
             }
             Op::CustomCall(_)
@@ -391,8 +391,7 @@ fn widen_computation(
                             b.push(&base, shape, Op::Binary(BinaryOp::And), vec![x, m]);
                     }
                 }
-                b.out.push(new);
-                let mut r = InstrId((b.out.len() - 1) as u32);
+                let mut r = b.append(new);
                 if let Some(k) = clz_adjust {
                     let kc = b.splat(&base, r, k);
                     let shape = b.shape(r);

@@ -40,6 +40,7 @@ impl HloPass for ExpandStochasticConvert {
         if !any {
             return Ok(false);
         }
+        hlo_ir::rewrite::check_references(module)?;
         let effectful = effectful_computations(module);
         let mut names = NameGen::for_instructions(module);
         let mut changed = false;
@@ -64,7 +65,13 @@ impl HloPass for ExpandStochasticConvert {
 
 fn expand(ed: &mut ComputationEditor, id: InstrId) -> Result<InstrId> {
     let instr = ed.instr(id).clone();
-    let (x, random) = (instr.operands[0], instr.operands[1]);
+    let [x, random] = instr.operands[..] else {
+        return Err(Error::invalid_argument(format!(
+            "stochastic-convert %{} takes 2 operands, not {}",
+            instr.name,
+            instr.operands.len()
+        )));
+    };
     let result = instr.shape.array_or_err()?.clone();
     let xs = ed.instr(x).shape.array_or_err()?.clone();
     let rs = ed.instr(random).shape.array_or_err()?.clone();

@@ -73,6 +73,21 @@ pub fn run_assuming_quiet_nans(pass: &mut dyn HloPass, module: &HloModule) -> (H
     (out, changed)
 }
 
+/// Runs `pass` on `HloModule m` with the `ENTRY` body `body`, for the passes
+/// that change numbers on purpose (no numerics check): checks the result
+/// verifies and that `changed` is true exactly when the module changed.
+/// Returns (module, module after the pass, changed).
+pub fn run_on_entry(pass: &mut dyn HloPass, body: &str) -> (HloModule, HloModule, bool) {
+    let m = parse(&format!("HloModule m\n\nENTRY e {{\n{body}\n}}\n"));
+    let mut out = m.clone();
+    let changed = pass
+        .run(&mut out)
+        .unwrap_or_else(|e| panic!("pass {} failed: {e}\n{m}", pass.name()));
+    verify_module(&out).unwrap_or_else(|e| panic!("{e}\n{out}"));
+    assert_eq!(changed, out != m, "changed={changed}\n{out}");
+    (m, out, changed)
+}
+
 /// Evaluates the entry computation on the interpreter with HLO's semantics
 /// (every op rounded on its own).
 pub fn evaluate(module: &HloModule, args: &[Literal]) -> Result<Literal> {
