@@ -458,6 +458,17 @@ fn error_status(e: &Error) -> Status {
     }
 }
 
+/// Device memory in use on all of `client`'s devices, by the ledger every
+/// platform keeps.
+fn memory_in_use(client: &LocalClient) -> u64 {
+    client
+        .backend()
+        .executors()
+        .iter()
+        .map(|e| e.memory_usage().bytes_in_use)
+        .sum()
+}
+
 /// Runs one form of a case on `client` and compares every output. Gaps are
 /// not consulted (see [`with_gap`]).
 pub fn run_case(client: &LocalClient, case: &Case, form: Form) -> Status {
@@ -590,12 +601,27 @@ pub fn run_corpus(platform: &str, corpora: &[PathBuf]) -> Result<Report> {
                 .unwrap_or_default(),
         };
         for form in Form::ALL {
+            let before = memory_in_use(&client);
             let status = match &loaded {
                 Ok(case) => run_case(&client, case, form),
                 Err(e) => Status::Error {
                     code: e.code(),
                     message: format!("cannot load the case: {}", e.message()),
                 },
+            };
+            // Every run must give back what it took, executables included.
+            client.clear_cache();
+            let after = memory_in_use(&client);
+            let status = match status {
+                Status::Pass if after > before => Status::Error {
+                    code: Code::Internal,
+                    message: format!(
+                        "{} byte(s) of device memory still in use after the run \
+                         ({before} before, {after} after)",
+                        after - before
+                    ),
+                },
+                status => status,
             };
             results.push(CaseResult {
                 case: name.clone(),
