@@ -38,9 +38,13 @@ fi
 
 if wanted compare && [ -d "$BENCH_DIR" ]; then
   section "bench programs: CUDA against the Interpreter (random inputs)"
+  tmpc=$(mktemp)
   for hlo in "$BENCH_DIR"/*.hlo; do
     printf '%s: ' "$(basename "$hlo" .hlo)"
-    "$HLORUN" compare "$hlo" --platform cuda --reference interpreter 2>&1 | tail -1
+    timeout 60 "$HLORUN" compare "$hlo" --platform cuda --reference interpreter >"$tmpc" 2>&1
+    rc=$?
+    tail -3 "$tmpc"
+    [ $rc = 124 ] && echo "timed out after 60 s"
   done
 fi
 
@@ -85,7 +89,7 @@ if wanted bench; then
   section "CUDA against XLA GPU"
   if [ -d "$BENCH_DIR" ]; then
     python3 bench/compare_xla.py --hlorun "$HLORUN" --platform cuda --xla-backend gpu \
-      --bench-dir "$BENCH_DIR" --iters 20 || status=1
+      --bench-dir "$BENCH_DIR" --iters 20 --timeout 60 || status=1
   else
     echo "no bench directory at $BENCH_DIR: pass it as the second argument"
     status=1

@@ -5,7 +5,7 @@ use crate::compiler;
 use crate::nvrtc::{self, Arch};
 use crate::program::Program;
 use crate::run::run_program;
-use crate::runtime::{CudaStream, LoadedModule, StreamRun};
+use crate::runtime::{CudaExecutor, CudaStream, LoadedModule, StreamRun};
 use crate::PLATFORM_NAME;
 use platform_api::kit::executable::{allocate_result, check_arguments, check_platform};
 use platform_api::semantics::contraction;
@@ -43,16 +43,23 @@ impl Compiler for CudaCompiler {
     fn run_backend(
         &self,
         module: HloModule,
-        _: &Arc<dyn StreamExecutor>,
+        executor: &Arc<dyn StreamExecutor>,
         options: &CompileOptions,
     ) -> Result<Arc<dyn Executable>> {
         let contract = contraction::fp_contract_option(options.debug_option("fp_contract"))?;
         let program = codegen::generate(&module, contract)?;
-        Ok(Arc::new(CudaExecutable {
+        let executable = CudaExecutable {
             module,
             program,
             loaded: Mutex::new(HashMap::new()),
-        }))
+        };
+        // As XLA does, the device code is built at compile time for the
+        // device compiled for (so NVRTC's errors and time belong to the
+        // compile); other devices build theirs on first use.
+        if let Some(cuda) = executor.as_any().downcast_ref::<CudaExecutor>() {
+            executable.load_for(cuda)?;
+        }
+        Ok(Arc::new(executable))
     }
 }
 
@@ -75,7 +82,12 @@ impl CudaExecutable {
     /// The program's PTX module on `stream`'s device, compiled and loaded on
     /// first use.
     fn loaded(&self, stream: &CudaStream) -> Result<Arc<LoadedModule>> {
-        let executor = stream.cuda_executor();
+        self.load_for(stream.cuda_executor())
+    }
+
+    /// The program's PTX module on `executor`'s device, compiled with NVRTC
+    /// and loaded the first time it is asked for.
+    fn load_for(&self, executor: &CudaExecutor) -> Result<Arc<LoadedModule>> {
         let ordinal = executor.ordinal();
         let mut cache = self
             .loaded

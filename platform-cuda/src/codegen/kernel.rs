@@ -416,6 +416,10 @@ impl<'a> KernelBuilder<'a> {
                 let outs = self.reduce(id, idx)?;
                 return Ok(outs[0].clone());
             }
+            Op::ReduceWindow { .. } => {
+                let outs = self.reduce_window(id, idx)?;
+                return Ok(outs[0].clone());
+            }
             Op::Dot { .. } => return self.dot(id, idx),
             other => {
                 return Err(Error::unimplemented(format!(
@@ -580,6 +584,78 @@ impl<'a> KernelBuilder<'a> {
             self.line(&format!("{acc} = {o};"));
         }
         for _ in dimensions {
+            self.close();
+        }
+        Ok(accs.into_iter().map(|a| a.0).collect())
+    }
+
+    /// A (variadic) reduce-window at `idx`: one variable per output. The
+    /// window's positions are visited in row-major order and those falling in
+    /// padding or between dilated elements are skipped, as the evaluator does,
+    /// so results agree bit for bit.
+    pub fn reduce_window(&mut self, id: InstrId, idx: &[String]) -> Result<Vec<String>> {
+        let instr = self.instr(id);
+        let Op::ReduceWindow { window, to_apply } = &instr.op else {
+            return Err(Error::internal("not a reduce-window"));
+        };
+        let n = instr.operands.len() / 2;
+        let f = self.functions.scalar_function(self.module, *to_apply)?;
+        let (_, idims) = array(
+            &self.instr(instr.operands[0]).shape,
+            self.instr(instr.operands[0]),
+        )?;
+        if window.dims.len() != idims.len() || idx.len() != idims.len() {
+            return Err(Error::internal("reduce-window rank mismatch"));
+        }
+        let mut accs = Vec::new();
+        for k in 0..n {
+            let init = instr.operands[n + k];
+            let (ty, _) = array(&self.instr(init).shape, self.instr(init))?;
+            let v = self.value(init, &[])?;
+            let acc = self.var("acc");
+            self.line(&format!("{} {acc} = {v};", ctype(ty)?));
+            accs.push((acc, ty));
+        }
+        let mut iidx = Vec::new();
+        let mut conds = Vec::new();
+        for (d, w) in window.dims.iter().enumerate() {
+            let r = self.var("w");
+            self.open(&format!("for (s64 {r} = 0; {r} < {}LL; {r}++)", w.size));
+            let p = self.var("p");
+            self.line(&format!(
+                "s64 {p} = {} * {}LL - ({}LL) + {r} * {}LL;",
+                idx[d], w.stride, w.padding_low, w.window_dilation
+            ));
+            let bd = w.base_dilation.max(1);
+            conds.push(format!("{p} >= 0"));
+            if bd > 1 {
+                conds.push(format!("{p} % {bd}LL == 0"));
+            }
+            let q = self.var("q");
+            self.line(&format!("s64 {q} = {p} / {bd}LL;"));
+            conds.push(format!("{q} < {}LL", idims[d]));
+            iidx.push(q);
+        }
+        self.open(&format!("if ({})", conds.join(" && ")));
+        let mut vals = Vec::new();
+        for k in 0..n {
+            vals.push(self.value(instr.operands[k], &iidx)?);
+        }
+        let mut args: Vec<String> = accs.iter().map(|a| a.0.clone()).collect();
+        args.extend(vals);
+        let mut outs = Vec::new();
+        for (acc, ty) in &accs {
+            let o = self.var("o");
+            self.line(&format!("{} {o};", ctype(*ty)?));
+            outs.push((o, acc.clone()));
+        }
+        args.extend(outs.iter().map(|(o, _)| format!("&{o}")));
+        self.line(&format!("{f}({});", args.join(", ")));
+        for (o, acc) in &outs {
+            self.line(&format!("{acc} = {o};"));
+        }
+        self.close();
+        for _ in &window.dims {
             self.close();
         }
         Ok(accs.into_iter().map(|a| a.0).collect())

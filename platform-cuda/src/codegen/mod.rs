@@ -58,6 +58,7 @@ pub const OPS: &[Opcode] = &[
     Opcode::ShiftRightArithmetic,
     Opcode::Dot,
     Opcode::Reduce,
+    Opcode::ReduceWindow,
     Opcode::Scatter,
     Opcode::While,
     Opcode::Conditional,
@@ -348,7 +349,8 @@ impl Generator<'_> {
             if i == comp.root.index() || needs_buffers(op) || live_users.len() != 1 {
                 return true;
             }
-            if matches!(op, Opcode::Dot | Opcode::Reduce) || !matches!(instr.shape, Shape::Array(_))
+            if matches!(op, Opcode::Dot | Opcode::Reduce | Opcode::ReduceWindow)
+                || !matches!(instr.shape, Shape::Array(_))
             {
                 return true;
             }
@@ -637,6 +639,7 @@ impl Generator<'_> {
         let idx = kb.unravel("gi", &dims);
         let values = match (&instr.op, shapes.len()) {
             (Op::Reduce { .. }, n) if n > 1 => kb.reduce(id, &idx)?,
+            (Op::ReduceWindow { .. }, n) if n > 1 => kb.reduce_window(id, &idx)?,
             _ => vec![kb.compute(id, &idx)?],
         };
         for ((o, v), (ty, _)) in outs.iter().zip(values).zip(&shapes) {

@@ -132,7 +132,14 @@ fn unary(op: UnaryOp, ty: ElementType, a: &str) -> Result<String> {
         _ => return Err(unsupported(op.name(), ty)),
     };
     match ty {
-        ElementType::F32 => Ok(format!("{f}f({a})")),
+        // CUDA's single-precision `sinf`, `expf`, ... are off by up to two
+        // ULPs, enough to leave XLA's results after a few dependent steps (a
+        // loop of `x * 0.9 + sin(x) * i` drifted by 4e-4 relative in ten
+        // iterations). Computed in double and rounded once, the result is the
+        // correctly rounded one but for rare ties, as on the CPU platforms.
+        // `sqrt` is correctly rounded in single precision already.
+        ElementType::F32 if op == UnaryOp::Sqrt => Ok(format!("sqrtf({a})")),
+        ElementType::F32 => Ok(format!("((float){f}((double)({a})))")),
         ElementType::F64 => Ok(format!("{f}({a})")),
         _ => Err(unsupported(op.name(), ty)),
     }

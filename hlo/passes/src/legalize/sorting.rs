@@ -1,20 +1,22 @@
-//! `sort` as an odd-even transposition network in a `while` loop, and `topk`
-//! as a descending (or ascending) sort plus `slice`.
+//! `sort` as a bitonic sorting network in a `while` loop, and `topk` as a
+//! descending (or ascending) sort plus `slice`.
 //!
-//! `sort`: every operand is transposed to put the sort dimension last and
-//! reshaped to `[rows, n]`. A phase compares the adjacent pairs `(i, i + 1)`
-//! for even `i` (or odd `i`) of all rows at once, taken with strided `slice`s,
-//! and swaps a pair in every operand when `less(right, left)`; the pairs are
-//! interleaved back with `reshape` + `concatenate`. The loop runs `ceil(n/2)`
-//! times an even and an odd phase, `n` phases or more, which sort any row
-//! (Knuth 5.3.4). Only strictly smaller right-hand elements move left, never
-//! across an equal one, so the sort is stable: for a comparator that is a
-//! strict weak order the result is the evaluator's (stable merge sort) exactly,
-//! `is_stable` or not. (With a comparator that is not one, XLA leaves the order
-//! implementation-defined, and the two may differ.)
+//! `sort`: every operand is transposed to put the sort dimension last,
+//! reshaped to `[rows, n]`, padded to rows of a power of two `N` and
+//! flattened. Each `while` iteration is one stage of Batcher's bitonic
+//! network on all rows at once: position `i` fetches its partner `i ^ j` with a
+//! `gather` and both keep the right one of the pair, so a sort takes
+//! `log2(N) (log2(N) + 1) / 2` iterations of elementwise work (210 for a
+//! million elements), not `n`. The network is not stable by itself: lanes
+//! carry their original positions, and the comparator's order is completed
+//! with them (equivalent lanes in position order, padding last). So for a
+//! comparator that is a strict weak order the result is the evaluator's
+//! (stable merge sort) exactly, `is_stable` or not. (With a comparator that is
+//! not one, XLA leaves the order implementation-defined, and the two may
+//! differ.)
 //!
-//! The comparator is applied elementwise to the `[rows, n/2]` halves: its
-//! instructions are copied with array shapes (parameters become the halves,
+//! The comparator is applied elementwise to whole `[rows * N]` arrays: its
+//! instructions are copied with array shapes (parameters become the arrays,
 //! scalar constants are broadcast), so only comparators made of elementwise
 //! ops (`compare`, `select`, arithmetic, `convert`, ...) are expanded; their
 //! ops are legalized in a later round like any others. The network lives in a
@@ -26,7 +28,7 @@
 //! evaluator) order them; then the first `k` of both. Exact.
 
 use super::{lanewise, tys, Emitted, Emitter, Expander};
-use hlo_ir::attrs::{ComparisonDirection as Dir, ComparisonType};
+use hlo_ir::attrs::{ComparisonDirection as Dir, ComparisonType, GatherDimensionNumbers, PadDim};
 use hlo_ir::builder::{Computation, HloBuilder, Value};
 use hlo_ir::error::{Error, Result};
 use hlo_ir::opcode::BinaryOp;
@@ -50,19 +52,34 @@ impl Expander for SortExpander {
         if op != Opcode::Sort || types.is_empty() || types.iter().any(|t| t.is_complex()) {
             return None;
         }
+        let s32 = ElementType::S32;
+        let pred = ElementType::Pred;
         let mut plan = vec![
             (Opcode::While, vec![]),
             (Opcode::Call, vec![]),
-            (Opcode::Add, vec![ElementType::S32]),
-            (Opcode::Compare, tys(&[ElementType::S32, ElementType::Pred])),
+            (Opcode::Add, vec![s32]),
+            (Opcode::Xor, vec![s32]),
+            (Opcode::And, vec![s32]),
+            (Opcode::ShiftRightLogical, vec![s32]),
+            (Opcode::Compare, tys(&[s32, pred])),
+            (Opcode::And, vec![pred]),
+            (Opcode::Or, vec![pred]),
+            (Opcode::Xor, vec![pred]),
+            (Opcode::Select, tys(&[s32, pred])),
+            (Opcode::Select, tys(&[pred, pred])),
+            (Opcode::Iota, vec![s32]),
+            (Opcode::Broadcast, vec![s32]),
+            (Opcode::Reshape, vec![s32]),
+            (Opcode::Gather, tys(&[s32, s32])),
         ];
         for &t in types {
             plan.extend([
                 (Opcode::Transpose, vec![t]),
                 (Opcode::Reshape, vec![t]),
+                (Opcode::Pad, vec![t]),
                 (Opcode::Slice, vec![t]),
-                (Opcode::Concatenate, vec![t]),
-                (Opcode::Select, tys(&[t, ElementType::Pred])),
+                (Opcode::Gather, tys(&[t, s32])),
+                (Opcode::Select, tys(&[t, pred])),
             ]);
         }
         Some(plan)
@@ -87,8 +104,13 @@ impl Expander for SortExpander {
         }) else {
             return false;
         };
+        let rows = dims
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != dimension)
+            .try_fold(1usize, |acc, (_, &d)| acc.checked_mul(d));
         dimension < dims.len()
-            && dims[dimension] <= i32::MAX as usize
+            && rows.is_some_and(|r| r == 0 || network_len(r, dims[dimension]).is_some())
             && instr
                 .operands
                 .iter()
@@ -123,65 +145,61 @@ impl Expander for SortExpander {
     }
 }
 
-/// One phase on `[rows, n]` arrays: compare-exchange the pairs starting at
-/// `start` (0 or 1).
-fn phase(
-    bb: &mut HloBuilder,
-    comp: &HloComputation,
-    ops: &[Value],
-    rows: usize,
-    n: usize,
-    start: usize,
-) -> Result<Vec<Value>> {
-    let pairs = (n - start) / 2;
-    if pairs == 0 {
-        return Ok(ops.to_vec());
-    }
-    let end = start + 2 * pairs;
-    let half = [rows, pairs];
-    let mut lefts = Vec::new();
-    let mut rights = Vec::new();
-    let mut args = Vec::new();
-    for &x in ops {
-        let l = bb.slice(x, &[0, start], &[rows, end], &[1, 2])?;
-        let r = bb.slice(x, &[0, start + 1], &[rows, end], &[1, 2])?;
-        // less(right, left): the right one moves left only if strictly less.
-        args.extend([r, l]);
-        lefts.push(l);
-        rights.push(r);
-    }
-    let swap = lanewise::apply(bb, comp, &args, &half)?;
-    let mut out = Vec::new();
-    for ((&x, l), r) in ops.iter().zip(lefts).zip(rights) {
-        let new_l = bb.select(swap, r, l)?;
-        let new_r = bb.select(swap, l, r)?;
-        let new_l = bb.reshape(new_l, &[rows, pairs, 1])?;
-        let new_r = bb.reshape(new_r, &[rows, pairs, 1])?;
-        let both = bb.concatenate(&[new_l, new_r], 2)?;
-        let mid = bb.reshape(both, &[rows, 2 * pairs])?;
-        let mut parts = Vec::new();
-        if start > 0 {
-            parts.push(bb.slice(x, &[0, 0], &[rows, start], &[1, 1])?);
-        }
-        parts.push(mid);
-        if end < n {
-            parts.push(bb.slice(x, &[0, end], &[rows, n], &[1, 1])?);
-        }
-        out.push(if parts.len() == 1 {
-            mid
-        } else {
-            bb.concatenate(&parts, 1)?
-        });
-    }
-    Ok(out)
-}
-
 fn s32(bb: &mut HloBuilder, v: i32) -> Result<Value> {
     bb.constant(Literal::from_scalar(Scalar::S32(v)))
 }
 
+/// `rows * n` rounded up to whole rows of a power of two, if the positions
+/// fit in `s32` (the network computes partner positions in `s32`).
+fn network_len(rows: usize, n: usize) -> Option<(usize, usize)> {
+    let padded = n.checked_next_power_of_two()?;
+    let total = rows.checked_mul(padded)?;
+    (total <= i32::MAX as usize).then_some((padded, total))
+}
+
+/// `comp` (a strict weak order, `less`) made total and stable on lanes of
+/// `[len]`: `before(a, b)` holds where lane `a` must precede lane `b`. A lane
+/// is a value of every operand plus its original position `idx`; positions
+/// `>= n` are padding, which follows everything. Equivalent lanes keep their
+/// original order.
+#[allow(clippy::too_many_arguments)]
+fn before(
+    bb: &mut HloBuilder,
+    comp: &HloComputation,
+    a: &[Value],
+    a_idx: Value,
+    b: &[Value],
+    b_idx: Value,
+    n: Value,
+    len: usize,
+) -> Result<Value> {
+    let interleave = |x: &[Value], y: &[Value]| -> Vec<Value> {
+        x.iter().zip(y).flat_map(|(&p, &q)| [p, q]).collect()
+    };
+    let a_less = lanewise::apply(bb, comp, &interleave(a, b), &[len])?;
+    let b_less = lanewise::apply(bb, comp, &interleave(b, a), &[len])?;
+    let a_valid = bb.compare(a_idx, n, Dir::Lt)?;
+    let b_padding = bb.compare(b_idx, n, Dir::Ge)?;
+    let a_first = bb.compare(a_idx, b_idx, Dir::Lt)?;
+    // (!b_less & a_first) == (b_less ^ a_first) & a_first
+    let tie = bb.binary(BinaryOp::Xor, b_less, a_first)?;
+    let tie = bb.binary(BinaryOp::And, tie, a_first)?;
+    let ordered = bb.binary(BinaryOp::Or, a_less, tie)?;
+    let ordered = bb.binary(BinaryOp::Or, b_padding, ordered)?;
+    bb.binary(BinaryOp::And, a_valid, ordered)
+}
+
 /// The sort of operands of `types` and `dims` along `dim` by `comp`, as a
 /// computation of the operands returning what the `sort` returns.
+///
+/// Each row is padded to a power of two `N` and sorted by a bitonic network
+/// (Batcher): `log2(N) * (log2(N) + 1) / 2` stages, one `while` iteration
+/// each. A stage with block size `k` and distance `j` pairs position `i` with
+/// `i ^ j` (fetched with a `gather`) and keeps the earlier of the pair at the
+/// lower position where `i & k == 0`, at the higher elsewhere. The order is
+/// made total with the original positions, so the result is the stable sort's
+/// exactly, whatever `is_stable` says (for a comparator that is a strict weak
+/// order; with one that is not, XLA leaves the order open).
 fn build_sort(
     types: &[ElementType],
     dims: &[usize],
@@ -211,45 +229,123 @@ fn build_sort(
         let tr = f.transpose(p, &perm)?;
         flat.push(f.reshape(tr, &[rows, n])?);
     }
-    let sorted = if n > 1 {
+    let sorted = if n > 1 && rows > 0 {
+        let (padded, len) = network_len(rows, n)
+            .ok_or_else(|| Error::invalid_argument("sort too large for the network"))?;
+        let s32_len = Shape::array(ElementType::S32, vec![len]);
         let state_shape = {
-            let mut s = vec![Shape::scalar(ElementType::S32)];
-            s.extend(types.iter().map(|&t| Shape::array(t, vec![rows, n])));
+            let mut s = vec![
+                Shape::scalar(ElementType::S32),
+                Shape::scalar(ElementType::S32),
+                s32_len.clone(),
+            ];
+            s.extend(types.iter().map(|&t| Shape::array(t, vec![len])));
             Shape::tuple(s)
         };
-        let open = |bb: &mut HloBuilder| -> Result<(Value, Vec<Value>)> {
+        // (k, j, original positions, operands...)
+        let open = |bb: &mut HloBuilder| -> Result<(Value, Value, Value, Vec<Value>)> {
             let p = bb.parameter(0, state_shape.clone(), "state")?;
-            let i = bb.get_tuple_element(p, 0)?;
+            let k = bb.get_tuple_element(p, 0)?;
+            let j = bb.get_tuple_element(p, 1)?;
+            let idx = bb.get_tuple_element(p, 2)?;
             let ops = (0..types.len())
-                .map(|k| bb.get_tuple_element(p, k + 1))
+                .map(|o| bb.get_tuple_element(p, o + 3))
                 .collect::<Result<Vec<_>>>()?;
-            Ok((i, ops))
+            Ok((k, j, idx, ops))
         };
-        let passes = i32::try_from(n.div_ceil(2))
-            .map_err(|_| Error::invalid_argument("sort dimension too long"))?;
+        let padded_s32 =
+            i32::try_from(padded).map_err(|_| Error::invalid_argument("sort too large"))?;
+        let n_s32 = i32::try_from(n).map_err(|_| Error::invalid_argument("sort too large"))?;
+
         let mut cb = HloBuilder::new("sort_network_cond");
-        let (i, _) = open(&mut cb)?;
-        let limit = s32(&mut cb, passes)?;
-        let go = cb.compare(i, limit, Dir::Lt)?;
+        let (k, _, _, _) = open(&mut cb)?;
+        let last = s32(&mut cb, padded_s32)?;
+        let go = cb.compare(k, last, Dir::Le)?;
         let cond = cb.build_computation(go)?;
+
         let mut body = HloBuilder::new("sort_network_body");
-        let (i, ops) = open(&mut body)?;
-        let ops = phase(&mut body, comp, &ops, rows, n, 0)?;
-        let ops = phase(&mut body, comp, &ops, rows, n, 1)?;
+        let (k, j, idx, ops) = open(&mut body)?;
+        let at = body.iota(s32_len.clone(), 0)?;
+        let jb = body.broadcast(j, &[len])?;
+        let kb = body.broadcast(k, &[len])?;
+        let partner = body.binary(BinaryOp::Xor, at, jb)?;
+        let mask = s32(&mut body, padded_s32 - 1)?;
+        let mask = body.broadcast(mask, &[len])?;
+        let in_row = body.binary(BinaryOp::And, at, mask)?;
+        let zero = s32(&mut body, 0)?;
+        let zeros = body.broadcast(zero, &[len])?;
+        let block_bit = body.binary(BinaryOp::And, in_row, kb)?;
+        let ascending = body.compare(block_bit, zeros, Dir::Eq)?;
+        let pair_bit = body.binary(BinaryOp::And, at, jb)?;
+        let lower = body.compare(pair_bit, zeros, Dir::Eq)?;
+        let dnums = GatherDimensionNumbers {
+            offset_dims: vec![],
+            collapsed_slice_dims: vec![0],
+            start_index_map: vec![0],
+            operand_batching_dims: vec![],
+            start_indices_batching_dims: vec![],
+            index_vector_dim: 1,
+        };
+        let mut mine = vec![idx];
+        mine.extend(ops.iter().copied());
+        let theirs = mine
+            .iter()
+            .map(|&x| body.gather(x, partner, dnums.clone(), &[1], false))
+            .collect::<Result<Vec<_>>>()?;
+        let mut lo = Vec::new();
+        let mut hi = Vec::new();
+        for (&m, &t) in mine.iter().zip(&theirs) {
+            lo.push(body.select(lower, m, t)?);
+            hi.push(body.select(lower, t, m)?);
+        }
+        let nb = s32(&mut body, n_s32)?;
+        let nb = body.broadcast(nb, &[len])?;
+        let hi_first = before(&mut body, comp, &hi[1..], hi[0], &lo[1..], lo[0], nb, len)?;
+        let lo_first = before(&mut body, comp, &lo[1..], lo[0], &hi[1..], hi[0], nb, len)?;
+        let swap = body.select(ascending, hi_first, lo_first)?;
+        let next: Vec<Value> = mine
+            .iter()
+            .zip(&theirs)
+            .map(|(&m, &t)| body.select(swap, t, m))
+            .collect::<Result<_>>()?;
+        // (k, j) -> (k, j / 2), or (2k, k) once j reaches 1.
         let one = s32(&mut body, 1)?;
-        let next = body.binary(BinaryOp::Add, i, one)?;
-        let mut state = vec![next];
-        state.extend(ops);
+        let merged = body.compare(j, one, Dir::Eq)?;
+        let half = body.binary(BinaryOp::ShiftRightLogical, j, one)?;
+        let doubled = body.binary(BinaryOp::Add, k, k)?;
+        let next_k = body.select(merged, doubled, k)?;
+        let next_j = body.select(merged, k, half)?;
+        let mut state = vec![next_k, next_j];
+        state.extend(next);
         let out = body.tuple(&state)?;
         let body = body.build_computation(out)?;
-        let zero = s32(&mut f, 0)?;
-        let mut init = vec![zero];
-        init.extend(flat);
+
+        let mut init = vec![s32(&mut f, 2)?, s32(&mut f, 1)?];
+        init.push(f.iota(Shape::array(ElementType::S32, vec![rows, padded]), 1)?);
+        for (&x, &t) in flat.iter().zip(types) {
+            let fill = f.constant(Literal::zeros(&Shape::scalar(t)))?;
+            let pad = [
+                PadDim::default(),
+                PadDim {
+                    low: 0,
+                    high: (padded - n) as i64,
+                    interior: 0,
+                },
+            ];
+            init.push(f.pad(x, fill, &pad)?);
+        }
+        for v in init.iter_mut().skip(2) {
+            *v = f.reshape(*v, &[len])?;
+        }
         let init = f.tuple(&init)?;
         let w = f.while_loop(&cond, &body, init)?;
-        (0..types.len())
-            .map(|k| f.get_tuple_element(w, k + 1))
-            .collect::<Result<Vec<_>>>()?
+        let mut out = Vec::new();
+        for o in 0..types.len() {
+            let x = f.get_tuple_element(w, o + 3)?;
+            let x = f.reshape(x, &[rows, padded])?;
+            out.push(f.slice(x, &[0, 0], &[rows, n], &[1, 1])?);
+        }
+        out
     } else {
         flat
     };
