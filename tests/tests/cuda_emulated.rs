@@ -1,6 +1,7 @@
 //! Every conformance case, both forms, compiled by the CUDA code generator and
 //! run by the host emulator (the generated kernels compiled as C): checks the
-//! code the GPU would run on a machine without one.
+//! code the GPU would run on a machine without one. The hand-written cases of
+//! `tests/xla_ops` (operations JAX does not emit, such as `scan`) run too.
 
 use platform_api::{CompileOptions, HloModule};
 use platform_cuda::compiler::compile_program;
@@ -14,9 +15,12 @@ fn corpus_runs_on_the_emulated_generated_code() {
         return;
     }
     let corpus = default_corpus().expect("corpus");
+    let xla_ops = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("xla_ops");
+    let mut dirs = case_dirs(&corpus).expect("cases");
+    dirs.extend(case_dirs(&xla_ops).expect("tests/xla_ops cases"));
     let mut failures = Vec::new();
     let mut passed = 0;
-    for dir in case_dirs(&corpus).expect("cases") {
+    for dir in dirs {
         let case = Case::load(&dir).expect("case");
         for form in [Form::Module, Form::Optimized] {
             let status = run(&case, form);

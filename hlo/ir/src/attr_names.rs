@@ -118,9 +118,12 @@ attr_table! {
         CustomCallSchedule => "custom_call_schedule" as Word,
         // Flags.
         IsStable => "is_stable" as Word,
+        IsReverse => "is_reverse" as Word,
+        IsAssociative => "is_associative" as Word,
         IndicesAreSorted => "indices_are_sorted" as Word,
         UniqueIndices => "unique_indices" as Word,
         Largest => "largest" as Word,
+        NumCarries => "num_carries" as Word,
         UseGlobalDeviceIds => "use_global_device_ids" as Word,
         ConstrainLayout => "constrain_layout" as Word,
         CustomCallHasSideEffect => "custom_call_has_side_effect" as Word,

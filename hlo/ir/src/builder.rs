@@ -129,6 +129,47 @@ impl Computation {
         self.module
     }
 
+    /// Computation `id` of `module`, with every computation it calls, as a
+    /// computation a builder can call: how an expansion reuses a body or
+    /// reducer the module already has.
+    pub fn from_module(module: &HloModule, id: CompId) -> Result<Computation> {
+        if id.index() >= module.computations.len() {
+            return Err(Error::invalid_argument(format!(
+                "module {} has no computation #{}",
+                module.name, id.0
+            )));
+        }
+        let graph = crate::rewrite::CallGraph::build(module);
+        let order = graph.post_order_from(module, &[id])?;
+        let position: HashMap<CompId, u32> = order
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (c, i as u32))
+            .collect();
+        let mut computations = Vec::with_capacity(order.len());
+        for &c in &order {
+            let mut comp = module.computation(c).clone();
+            for instr in &mut comp.instructions {
+                // Every callee is in `order`, being reachable from `id`.
+                instr
+                    .op
+                    .map_called(|callee| CompId(position.get(&callee).copied().unwrap_or(0)));
+            }
+            computations.push(comp);
+        }
+        let entry = CompId(position.get(&id).copied().unwrap_or(0));
+        Ok(Computation {
+            uid: next_uid(),
+            module: HloModule {
+                name: module.computation(id).name.clone(),
+                config: Default::default(),
+                entry,
+                computations,
+                stack_frames: Default::default(),
+            },
+        })
+    }
+
     /// `(T[], T[]) -> T[]` applying `op`: the reducer of a sum, product, max, ...
     pub fn scalar_binary(name: &str, op: BinaryOp, ty: ElementType) -> Result<Computation> {
         let mut b = HloBuilder::new(name);

@@ -143,6 +143,19 @@ pub enum Op {
         k: usize,
         largest: bool,
     },
+    /// `scan(inputs..., inits...)`: `to_apply(slices..., carries...)` returns
+    /// `(outputs..., carries...)` for each position along `dimension` (from
+    /// the last with `is_reverse`); the result is the outputs stacked along
+    /// `dimension`, then the final carries. The last `num_carries` operands
+    /// are the initial carries.
+    Scan {
+        dimension: usize,
+        num_carries: usize,
+        is_reverse: bool,
+        /// `is_associative`, if written (XLA's tri-state: unknown when absent).
+        is_associative: Option<bool>,
+        to_apply: CompId,
+    },
     BatchNormTraining {
         epsilon: f32,
         feature_index: usize,
@@ -347,6 +360,7 @@ impl Op {
             SelectAndScatter { .. } => Opcode::SelectAndScatter,
             Sort { .. } => Opcode::Sort,
             TopK { .. } => Opcode::TopK,
+            Scan { .. } => Opcode::Scan,
             BatchNormTraining { .. } => Opcode::BatchNormTraining,
             BatchNormInference { .. } => Opcode::BatchNormInference,
             BatchNormGrad { .. } => Opcode::BatchNormGrad,
@@ -400,6 +414,7 @@ impl Op {
             | Scatter { to_apply, .. }
             | Reduce { to_apply, .. }
             | ReduceWindow { to_apply, .. }
+            | Scan { to_apply, .. }
             | Call { to_apply }
             | AllReduce { to_apply, .. }
             | AllReduceStart { to_apply, .. }
@@ -425,6 +440,7 @@ impl Op {
             | Scatter { to_apply, .. }
             | Reduce { to_apply, .. }
             | ReduceWindow { to_apply, .. }
+            | Scan { to_apply, .. }
             | Call { to_apply }
             | AllReduce { to_apply, .. }
             | AllReduceStart { to_apply, .. }

@@ -190,6 +190,7 @@ spelled_enum! {
         RoundNearestAfz => "round-nearest-afz",
         RoundNearestEven => "round-nearest-even",
         Rsqrt => "rsqrt",
+        Scan => "scan",
         Scatter => "scatter",
         Select => "select",
         SelectAndScatter => "select-and-scatter",

@@ -2269,6 +2269,13 @@ impl Claim<'_, '_> {
                 is_stable: self.opt_bool(N::IsStable)?.unwrap_or(false),
                 comparator: self.req_comp(N::ToApply)?,
             },
+            Opcode::Scan => Op::Scan {
+                dimension: self.req_single_dim(N::Dimensions)?,
+                num_carries: self.req_usize(N::NumCarries)?,
+                is_reverse: self.opt_bool(N::IsReverse)?.unwrap_or(false),
+                is_associative: self.opt_bool(N::IsAssociative)?,
+                to_apply: self.req_comp(N::ToApply)?,
+            },
             Opcode::TopK => Op::TopK {
                 k: self.req_usize(N::K)?,
                 largest: self.opt_bool(N::Largest)?.unwrap_or(true),

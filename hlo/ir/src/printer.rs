@@ -382,6 +382,7 @@ fn op_attrs(attrs: &mut AttrList, comp: &HloComputation, instr: &HloInstruction)
         | Op::SelectAndScatter { .. }
         | Op::Sort { .. }
         | Op::TopK { .. }
+        | Op::Scan { .. }
         | Op::BatchNormTraining { .. }
         | Op::BatchNormInference { .. }
         | Op::BatchNormGrad { .. } => reduction_attrs(attrs, op),
@@ -662,6 +663,21 @@ fn reduction_attrs(attrs: &mut AttrList, op: &Op) {
             attrs.dim(N::Dimensions, *dimension);
             attrs.flag(N::IsStable, *is_stable);
             attrs.comp(N::ToApply, *comparator);
+        }
+        Op::Scan {
+            dimension,
+            num_carries,
+            is_reverse,
+            is_associative,
+            to_apply,
+        } => {
+            attrs.dim(N::Dimensions, *dimension);
+            attrs.add(N::NumCarries, num_carries);
+            attrs.flag(N::IsReverse, *is_reverse);
+            if let Some(a) = is_associative {
+                attrs.add(N::IsAssociative, a);
+            }
+            attrs.comp(N::ToApply, *to_apply);
         }
         Op::TopK { k, largest } => {
             attrs.add(N::K, k);

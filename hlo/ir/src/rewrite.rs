@@ -301,7 +301,9 @@ impl CallGraph {
         self.post_order_from(module, &roots)
     }
 
-    fn post_order_from(&self, module: &HloModule, roots: &[CompId]) -> Result<Vec<CompId>> {
+    /// The computations reachable from `roots`, each after every computation
+    /// it calls; an error naming a computation on a cycle if calls loop.
+    pub fn post_order_from(&self, module: &HloModule, roots: &[CompId]) -> Result<Vec<CompId>> {
         let n = self.callees.len();
         // 0 = new, 1 = on the current path, 2 = emitted.
         let mut state = vec![0u8; n];

@@ -38,6 +38,7 @@ fn computations() -> Vec<ProgramShape> {
         program(&["f32[]", "s32[]", "f32[]", "s32[]"], "(f32[], s32[])"), // 6: argmax reducer
         program(&["f32[4]"], "f32[4]"),                   // 7: async-wrapped op
         program(&["f32[]"], "s32[]"),                     // 8: scalar f32 -> s32
+        program(&["f32[3]", "f32[]"], "(f32[3], f32[])"), // 9: scan step, one carry
     ]
 }
 
@@ -741,6 +742,18 @@ fn every_opcode_has_a_valid_case() {
         &["f32[2,7]", "s32[2,7]"],
         "(f32[2,7], s32[2,7])",
         "(f32[2,7], s32[2,7])",
+    );
+    t.ok(
+        Op::Scan {
+            dimension: 1,
+            num_carries: 1,
+            is_reverse: false,
+            is_associative: None,
+            to_apply: c(9),
+        },
+        &["f32[3,5]", "f32[]"],
+        "(f32[3,5], f32[])",
+        "(f32[3,5], f32[])",
     );
     t.ok(
         Op::TopK {
@@ -1685,7 +1698,7 @@ fn called_computation_rules() {
     t.bad(
         Op::Reduce {
             dimensions: vec![0],
-            to_apply: c(9),
+            to_apply: c(99),
         },
         &["f32[4]", "f32[]"],
         "f32[]",
@@ -1728,6 +1741,18 @@ fn called_computation_rules() {
         &["f32[4]", "f32[3]", "f32[]"],
         "f32[4]",
         &["select-and-scatter", "source f32[3]", "f32[2]"],
+    );
+    t.bad(
+        Op::Scan {
+            dimension: 0,
+            num_carries: 1,
+            is_reverse: false,
+            is_associative: None,
+            to_apply: c(9),
+        },
+        &["f32[3,5]", "f32[]"],
+        "(f32[3,5], f32[])",
+        &["scan", "f32[3]", "f32[5]"],
     );
     t.bad(
         Op::Sort {

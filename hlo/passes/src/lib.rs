@@ -336,11 +336,13 @@ pub(crate) fn rewrite_instructions(
 
 /// The passes a backend should run before generating code, in order:
 ///
-/// 1. [`LayoutNormalization`] — first, while `bitcast`s and `copy`s still see
+/// 1. [`legalize::scan::ExpandScan`] — `scan` becomes a `while` loop, as in
+///    XLA's CPU and GPU pipelines (no backend runs `scan` itself).
+/// 2. [`LayoutNormalization`] — while `bitcast`s and `copy`s still see
 ///    the layouts XLA gave them; afterwards every value is a row-major array.
-/// 2. [`CallInliner`] — JAX nests `call`s; inlining exposes everything to the
+/// 3. [`CallInliner`] — JAX nests `call`s; inlining exposes everything to the
 ///    passes below and to fusion.
-/// 3. A fixed-point group (at most 8 rounds): [`AlgebraicSimplifier`],
+/// 4. A fixed-point group (at most 8 rounds): [`AlgebraicSimplifier`],
 ///    [`ConstantFolding`], [`ComputationDeduplication`],
 ///    [`CommonSubexpressionElimination`], [`DeadCodeElimination`]. Each can
 ///    enable the others (a simplified `broadcast` folds, a folded constant
@@ -360,6 +362,7 @@ pub fn standard_pipeline_with(elementwise: Option<Arc<dyn ElementwiseEvaluator>>
     };
     let mut pipeline = Pipeline::new("standard");
     pipeline
+        .add_pass(legalize::scan::ExpandScan)
         .add_pass(LayoutNormalization::new())
         .add_pass(CallInliner::new())
         .add_fixed_point(

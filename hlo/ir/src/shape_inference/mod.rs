@@ -202,6 +202,12 @@ fn dispatch(cx: &Cx) -> Result<Shape> {
             ..
         } => reduction::sort(cx, *dimension, *comparator),
         TopK { k, .. } => reduction::top_k(cx, *k),
+        Scan {
+            dimension,
+            num_carries,
+            to_apply,
+            ..
+        } => reduction::scan(cx, *dimension, *num_carries, *to_apply),
         BatchNormTraining { feature_index, .. } => {
             linalg::batch_norm(cx, linalg::BatchNormKind::Training, *feature_index)
         }

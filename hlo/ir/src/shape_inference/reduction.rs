@@ -449,3 +449,100 @@ pub(super) fn scatter(cx: &Cx, dn: &ScatterDimensionNumbers, to_apply: CompId) -
     check_reducer(cx, to_apply, &operand_types, &update_types)?;
     Ok(one_or_tuple(operands))
 }
+
+/// `scan(inputs..., inits...)` with `to_apply(slices..., carries...) ->
+/// (outputs..., carries...)`: the outputs stacked along `dimension`, then the
+/// final carries (one value alone when `to_apply` returns one value).
+pub(super) fn scan(
+    cx: &Cx,
+    dimension: usize,
+    num_carries: usize,
+    to_apply: CompId,
+) -> Result<Shape> {
+    let n = cx.operands.len();
+    if num_carries > n {
+        return Err(cx.err(format!(
+            "num_carries={num_carries} exceeds the {n} operand(s)"
+        )));
+    }
+    let inputs = n - num_carries;
+    if inputs == 0 {
+        return Err(cx.err(
+            "a scan needs at least one input (the operands before the carries) to give its length",
+        ));
+    }
+    let mut len = None;
+    let mut expected = Vec::with_capacity(n);
+    for i in 0..inputs {
+        let a = cx.array(i, &format!("input {i}"))?;
+        if dimension >= a.rank() {
+            return Err(cx.err(format!(
+                "dimension {dimension} is out of range for input {i} {}",
+                plain(a)
+            )));
+        }
+        match len {
+            None => len = Some(a.dims[dimension]),
+            Some(l) if l != a.dims[dimension] => {
+                return Err(cx.err(format!(
+                    "inputs differ in length along dimension {dimension}: {l} and {} ({})",
+                    a.dims[dimension],
+                    plain(a)
+                )))
+            }
+            Some(_) => {}
+        }
+        let mut dims = a.dims.clone();
+        dims.remove(dimension);
+        expected.push(Shape::array(a.element_type, dims));
+    }
+    let len = len.unwrap_or(0);
+    let carries: Vec<Shape> = cx.operands[inputs..]
+        .iter()
+        .map(|s| s.without_layout())
+        .collect();
+    expected.extend(carries.iter().cloned());
+    let p = cx.program(to_apply)?;
+    let params_ok = p.parameters.len() == expected.len()
+        && p.parameters
+            .iter()
+            .zip(&expected)
+            .all(|(got, want)| got.without_layout() == *want);
+    let results: Vec<Shape> = match &p.result {
+        Shape::Tuple(elements) => elements.iter().map(|s| s.without_layout()).collect(),
+        single => vec![single.without_layout()],
+    };
+    let carries_ok =
+        results.len() >= num_carries && results[results.len() - num_carries..] == carries[..];
+    if !params_ok || !carries_ok {
+        let want: Vec<String> = expected.iter().map(|s| s.to_string()).collect();
+        let carried: Vec<String> = carries.iter().map(|s| s.to_string()).collect();
+        return Err(cx.err(format!(
+            "{} has signature {}, expected ({}) -> (outputs..., {})",
+            cx.comp_name(to_apply),
+            signature(&p),
+            want.join(", "),
+            carried.join(", ")
+        )));
+    }
+    let outputs = results.len() - num_carries;
+    let mut shapes = Vec::with_capacity(results.len());
+    for (k, r) in results[..outputs].iter().enumerate() {
+        let Shape::Array(a) = r else {
+            return Err(cx.err(format!("output {k} of the scan is {r}, not an array")));
+        };
+        if dimension > a.rank() {
+            return Err(cx.err(format!(
+                "dimension {dimension} is out of range for stacking output {k} {r}"
+            )));
+        }
+        let mut dims = a.dims.clone();
+        dims.insert(dimension, len);
+        shapes.push(Shape::array(a.element_type, dims));
+    }
+    shapes.extend(carries);
+    Ok(match p.result {
+        Shape::Tuple(_) => Shape::Tuple(shapes),
+        _ => shapes.remove(0),
+    })
+}

@@ -57,6 +57,7 @@ mod precision;
 mod remainder;
 mod rng;
 mod rounding;
+pub mod scan;
 mod scatter;
 mod simple;
 mod sorting;
@@ -286,6 +287,7 @@ fn expanders() -> &'static [&'static dyn Expander] {
         &special::ErfExpander,
         &special::PowerExpander,
         &sorting::SortExpander,
+        &scan::ScanExpander,
         &sorting::TopKExpander,
         &sorting::TopKCustomCallExpander,
         &complex::ComplexPartExpander,
@@ -444,6 +446,19 @@ impl Emitter<'_, '_> {
             self.created.push(copy);
         }
         Ok(shift(src.entry))
+    }
+
+    /// A `call` of `built` (attached as by [`attach`](Self::attach)) on
+    /// `operands`, of `shape`: how an expansion that builds a whole
+    /// computation replaces its instruction.
+    pub fn call_built(
+        &mut self,
+        built: &hlo_ir::builder::Computation,
+        shape: Shape,
+        operands: Vec<InstrId>,
+    ) -> Result<InstrId> {
+        let callee = self.attach(built)?;
+        Ok(self.add(shape, Op::Call { to_apply: callee }, operands))
     }
 
     /// The module's computation `id` (a reducer, say).
@@ -772,6 +787,14 @@ pub fn scalar_of(ty: ElementType, v: f64) -> Result<hlo_ir::native::Scalar> {
 }
 
 /// Sorted, deduplicated types (the form [`instruction_types`] gives).
+/// An `s32` scalar constant in a computation being built.
+pub(crate) fn s32_constant(
+    bb: &mut hlo_ir::builder::HloBuilder,
+    v: i32,
+) -> Result<hlo_ir::builder::Value> {
+    bb.constant(hlo_ir::Literal::from_scalar(hlo_ir::Scalar::S32(v)))
+}
+
 pub(crate) fn tys(types: &[ElementType]) -> Vec<ElementType> {
     let mut v = types.to_vec();
     v.sort();

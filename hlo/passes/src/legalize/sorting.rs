@@ -33,7 +33,7 @@ use hlo_ir::builder::{Computation, HloBuilder, Value};
 use hlo_ir::error::{Error, Result};
 use hlo_ir::opcode::BinaryOp;
 use hlo_ir::shape::{ElementType, Shape};
-use hlo_ir::{HloComputation, InstrId, Literal, Op, Opcode, Scalar};
+use hlo_ir::{HloComputation, InstrId, Literal, Op, Opcode};
 
 /// See the module docs.
 pub struct SortExpander;
@@ -136,18 +136,11 @@ impl Expander for SortExpander {
         }
         let comp = b.computation(comparator)?.clone();
         let built = build_sort(&types, &dims, dimension, &comp)?;
-        let callee = b.attach(&built)?;
-        Ok(b.add(
-            instr.shape.clone(),
-            Op::Call { to_apply: callee },
-            instr.operands.clone(),
-        ))
+        b.call_built(&built, instr.shape.clone(), instr.operands.clone())
     }
 }
 
-fn s32(bb: &mut HloBuilder, v: i32) -> Result<Value> {
-    bb.constant(Literal::from_scalar(Scalar::S32(v)))
-}
+use super::s32_constant as s32;
 
 /// `rows * n` rounded up to whole rows of a power of two, if the positions
 /// fit in `s32` (the network computes partner positions in `s32`).

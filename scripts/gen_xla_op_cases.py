@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Conformance cases for HLO operations JAX does not emit, from hand-written HLO.
+
+Some operations XLA accepts never come out of `jax.jit` (today: `scan`), so
+the JAX-lowered corpora cannot cover them. Each case here is HLO text written
+by hand; XLA CPU (through jaxlib) parses it, compiles it and runs it on seeded
+random arguments, and its outputs and optimized module are stored as a case
+folder in `tests/xla_ops/` (the format of `tests/conformance/README.md`).
+`tests/tests/xla_ops.rs` runs the folder on every platform.
+
+Requires: pip install jax (CPU). Run from anywhere:
+  python3 scripts/gen_xla_op_cases.py
+"""
+
+import os
+import shutil
+import sys
+import zlib
+
+import numpy as np
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+import jax  # noqa: E402
+from jax._src import xla_bridge  # noqa: E402
+from jax._src.lib import xla_client as xc  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from case_writer import case_meta, write_files  # noqa: E402
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "xla_ops")
+
+ADD_PAIR = """
+add_pair {
+  x = f32[] parameter(0)
+  acc = f32[] parameter(1)
+  sum = f32[] add(x, acc)
+  ROOT out = (f32[], f32[]) tuple(sum, sum)
+}
+"""
+
+CASES = {
+    # The form of XLA's own tests: an inclusive prefix sum, reversed, seeded.
+    "scan_prefix_sum_reverse": ADD_PAIR + """
+ENTRY main {
+  x = f32[100] parameter(0)
+  seed = f32[] parameter(1)
+  scan = (f32[100], f32[]) scan(x, seed), dimensions={0}, num_carries=1, is_reverse=true, is_associative=true, to_apply=add_pair
+  out = f32[100] get-tuple-element(scan), index=0
+  carry = f32[] get-tuple-element(scan), index=1
+  b = f32[100] broadcast(carry), dimensions={}
+  ROOT r = f32[100] add(out, b)
+}
+""",
+    # Two inputs of different types along a middle dimension, two carries,
+    # two outputs of different types; the order of operations matters
+    # (a running product mixed with a sum), so the steps' order is checked.
+    "scan_two_inputs_two_carries": """
+step {
+  x = f32[3,4] parameter(0)
+  k = s32[3,4] parameter(1)
+  acc = f32[3,4] parameter(2)
+  count = s32[3,4] parameter(3)
+  half = f32[] constant(0.5)
+  halves = f32[3,4] broadcast(half), dimensions={}
+  scaled = f32[3,4] multiply(acc, halves)
+  kf = f32[3,4] convert(k)
+  prod = f32[3,4] multiply(x, kf)
+  next = f32[3,4] add(scaled, prod)
+  one = s32[] constant(1)
+  ones = s32[3,4] broadcast(one), dimensions={}
+  next_count = s32[3,4] add(count, ones)
+  bigger = pred[3,4] compare(next, acc), direction=GT
+  ROOT out = (f32[3,4], pred[3,4], f32[3,4], s32[3,4]) tuple(next, bigger, next, next_count)
+}
+
+ENTRY main {
+  x = f32[3,7,4] parameter(0)
+  k = s32[3,7,4] parameter(1)
+  acc0 = f32[3,4] parameter(2)
+  zero = s32[] constant(0)
+  count0 = s32[3,4] broadcast(zero), dimensions={}
+  ROOT scan = (f32[3,7,4], pred[3,7,4], f32[3,4], s32[3,4]) scan(x, k, acc0, count0), dimensions={1}, num_carries=2, to_apply=step
+}
+""",
+    # Outputs only (no carry): the body's one result is stacked.
+    "scan_map_no_carry": """
+square {
+  x = f32[5] parameter(0)
+  ROOT y = f32[5] multiply(x, x)
+}
+
+ENTRY main {
+  x = f32[6,5] parameter(0)
+  ROOT scan = f32[6,5] scan(x), dimensions={0}, num_carries=0, to_apply=square
+}
+""",
+    # A carry only (no outputs): a fold whose result is the final carry.
+    "scan_fold_carry_only": """
+fold {
+  x = f32[] parameter(0)
+  acc = f32[] parameter(1)
+  ax = f32[] multiply(acc, x)
+  ROOT next = f32[] add(ax, x)
+}
+
+ENTRY main {
+  x = f32[9] parameter(0)
+  init = f32[] constant(1)
+  ROOT scan = f32[] scan(x, init), dimensions={0}, num_carries=1, to_apply=fold
+}
+""",
+    # A recurrent cell: the carries are a state vector and the weights (passed
+    # through unchanged), each step a small matmul and tanh, the per-step
+    # states stacked on the last dimension.
+    "scan_rnn_cell": """
+cell {
+  x = f32[4] parameter(0)
+  h = f32[4] parameter(1)
+  w = f32[4,4] parameter(2)
+  wh = f32[4] dot(w, h), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  pre = f32[4] add(wh, x)
+  next = f32[4] tanh(pre)
+  ROOT out = (f32[4], f32[4], f32[4,4]) tuple(next, next, w)
+}
+
+ENTRY main {
+  xs = f32[4,12] parameter(0)
+  h0 = f32[4] parameter(1)
+  w = f32[4,4] parameter(2)
+  ROOT scan = (f32[4,12], f32[4], f32[4,4]) scan(xs, h0, w), dimensions={1}, num_carries=2, to_apply=cell
+}
+""",
+}
+
+
+def random_arg(name, i, shape):
+    rng = np.random.default_rng(zlib.crc32(("%s/%d" % (name, i)).encode()))
+    dtype = shape.numpy_dtype()
+    dims = shape.dimensions()
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(-3, 4, size=dims).astype(dtype)
+    return rng.uniform(-1.0, 1.0, size=dims).astype(dtype)
+
+
+def main():
+    backend = xla_bridge.get_backend("cpu")
+    device = backend.devices()[0]
+    if os.path.isdir(OUT):
+        for entry in os.listdir(OUT):
+            path = os.path.join(OUT, entry)
+            if os.path.isdir(path):
+                shutil.rmtree(path)
+    os.makedirs(OUT, exist_ok=True)
+    for name, body in CASES.items():
+        text = "HloModule %s\n%s" % (name, body)
+        module = xc.hlo.hlo_module_from_text(text)
+        program = xc.XlaComputation(module.as_serialized_hlo_module_proto()).program_shape()
+        mlir = xc._xla.mlir.hlo_to_stablehlo(module.as_serialized_hlo_module_proto())
+        exe = backend.compile_and_load(mlir, backend.devices()[:1], xc.CompileOptions())
+        params = program.parameter_shapes()
+        args = [random_arg(name, i, s) for i, s in enumerate(params)]
+        outs = exe.execute([jax.device_put(a, device) for a in args])
+        outs = [np.asarray(o) for o in outs]
+        optimized = exe.hlo_modules()[0].to_string()
+        folder = os.path.join(OUT, name)
+        os.makedirs(folder, exist_ok=True)
+        write_files(folder, text, optimized, args, outs, case_meta(name, args, outs, 1e-6, 1e-6))
+        print("%s: %d argument(s), %d output(s)" % (name, len(args), len(outs)))
+
+
+if __name__ == "__main__":
+    main()
