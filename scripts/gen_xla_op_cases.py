@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Conformance cases for HLO operations JAX does not emit, from hand-written HLO.
 
-Some operations XLA accepts never come out of `jax.jit` (today: `scan`), so
+Some operations XLA accepts never come out of `jax.jit` (today: `scan`, and
+dynamic dimensions with `set-dimension-size`/`get-dimension-size`), so
 the JAX-lowered corpora cannot cover them. Each case here is HLO text written
 by hand; XLA CPU (through jaxlib) parses it, compiles it and runs it on seeded
 random arguments, and its outputs and optimized module are stored as a case
@@ -130,6 +131,63 @@ ENTRY main {
   ROOT scan = (f32[4,12], f32[4], f32[4,4]) scan(xs, h0, w), dimensions={1}, num_carries=2, to_apply=cell
 }
 """,
+    # set-dimension-size from an argument; a sum, a max and an elementwise op
+    # over the dynamic dimension, its size read back. (No case returns a
+    # dynamic array: XLA leaves the elements past its size unspecified.)
+    "dynamic_reduce_and_size": """
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+
+ENTRY main {
+  x = f32[10] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=10] set-dimension-size(x, n), dimensions={0}
+  zero = f32[] constant(0)
+  sum = f32[] reduce(d, zero), dimensions={0}, to_apply=add
+  low = f32[] constant(-inf)
+  top = f32[] reduce(d, low), dimensions={0}, to_apply=max
+  size = s32[] get-dimension-size(d), dimensions={0}
+  e = f32[<=10] exponential(d)
+  esum = f32[] reduce(e, zero), dimensions={0}, to_apply=add
+  ROOT t = (f32[], f32[], s32[], f32[]) tuple(sum, top, size, esum)
+}
+""",
+    # A dynamic contracting dimension (padding must add nothing), a dynamic
+    # batch-like dimension carried through broadcast and transpose, and a
+    # reduction over the static dimension of a dynamic array.
+    "dynamic_dot_broadcast_transpose": """
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[8,6] parameter(0)
+  w = f32[6,3] parameter(1)
+  k = s32[] constant(4)
+  rows = s32[] constant(5)
+  xk = f32[8,<=6] set-dimension-size(x, k), dimensions={1}
+  y = f32[8,3] dot(xk, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  xr = f32[<=8,6] set-dimension-size(x, rows), dimensions={0}
+  b = f32[3,<=8,6] broadcast(xr), dimensions={1,2}
+  t = f32[6,3,<=8] transpose(b), dimensions={2,0,1}
+  zero = f32[] constant(0)
+  r = f32[6,<=8] reduce(t, zero), dimensions={1}, to_apply=add
+  rr = f32[6] reduce(r, zero), dimensions={1}, to_apply=add
+  n = s32[] get-dimension-size(t), dimensions={2}
+  ROOT out = (f32[8,3], f32[6], s32[]) tuple(y, rr, n)
+}
+""",
 }
 
 
@@ -138,6 +196,9 @@ def random_arg(name, i, shape):
     dtype = shape.numpy_dtype()
     dims = shape.dimensions()
     if np.issubdtype(dtype, np.integer):
+        if not dims:
+            # A scalar integer argument is a size or an index here.
+            return np.asarray(rng.integers(1, 8), dtype=dtype)
         return rng.integers(-3, 4, size=dims).astype(dtype)
     return rng.uniform(-1.0, 1.0, size=dims).astype(dtype)
 

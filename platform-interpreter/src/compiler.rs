@@ -2,7 +2,9 @@
 //!
 //! `run_hlo_passes` runs only what is needed for a module to mean what it says —
 //! the verifier (structure and every instruction's shape); `scan` expanded
-//! into the `while` loop that defines it (`legalize::scan`); when the module
+//! into the `while` loop that defines it (`legalize::scan`); dynamic
+//! dimensions made static with their sizes beside them (`dynamic`, XLA's
+//! DynamicPadder); when the module
 //! computes on a narrow type (`s4`, `f8e4m3fn`, ...), the widening pass
 //! `legalize::narrow` (XLA's own definition of those ops: computed in a wider
 //! type and rounded back once) and the expansion of `stochastic-convert` into
@@ -30,6 +32,7 @@
 
 use crate::executable::InterpreterProgram;
 use crate::platform::PLATFORM_NAME;
+use platform_api::passes::dynamic::PadDynamicShapes;
 use platform_api::passes::legalize::narrow::WidenNarrowTypes;
 use platform_api::passes::legalize::scan::ExpandScan;
 use platform_api::passes::legalize::stochastic::ExpandStochasticConvert;
@@ -58,6 +61,7 @@ impl Compiler for InterpreterCompiler {
         platform_api::hlo::verifier::verify_module(&module)?;
         let mut module = module;
         ExpandScan.run(&mut module)?;
+        PadDynamicShapes.run(&mut module)?;
         ExpandStochasticConvert.run(&mut module)?;
         WidenNarrowTypes.run(&mut module)?;
         platform_api::passes::xla_numerics(
@@ -78,6 +82,7 @@ impl Compiler for InterpreterCompiler {
         check_custom_calls(&module)?;
         let mut module = module;
         ExpandScan.run(&mut module)?;
+        PadDynamicShapes.run(&mut module)?;
         ExpandStochasticConvert.run(&mut module)?;
         WidenNarrowTypes.run(&mut module)?;
         Ok(Arc::new(

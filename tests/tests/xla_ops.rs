@@ -83,3 +83,91 @@ fn scan_shape_errors_name_the_shapes() {
     let err = rejected(&bad_dim);
     assert!(err.contains("out of range"), "{err}");
 }
+
+/// Runs `text` on both CPU platforms on `args`.
+fn run_both(text: &str, args: &[platform_api::Literal]) -> Vec<Vec<platform_api::Literal>> {
+    let module = HloModule::parse(text).unwrap_or_else(|e| panic!("parse: {e}\n{text}"));
+    ["Interpreter", "Host"]
+        .iter()
+        .map(|p| tests::run_program(p, module.clone(), args).unwrap_or_else(|e| panic!("{p}: {e}")))
+        .collect()
+}
+
+fn f32s(values: &[f32]) -> platform_api::Literal {
+    platform_api::Literal::from_slice(&[values.len()], values).unwrap()
+}
+
+fn s32(v: i32) -> platform_api::Literal {
+    platform_api::Literal::from_slice(&[], &[v]).unwrap()
+}
+
+const DYNAMIC: &str = "HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[6] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=6] custom-call(x, n), custom_call_target=\"SliceToDynamic\"
+  zero = f32[] constant(0)
+  sum = f32[] reduce(d, zero), dimensions={0}, to_apply=add
+  p = (f32[6], s32[]) custom-call(d), custom_call_target=\"PadToStatic\"
+  size = s32[] get-tuple-element(p), index=1
+  y = f32[<=6] negate(d)
+  ROOT t = (f32[], s32[], f32[<=6]) tuple(sum, size, y)
+}
+";
+
+#[test]
+fn dynamic_sizes_flow_through_xla_custom_calls_and_results_are_zero_padded() {
+    let x = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    for got in run_both(DYNAMIC, &[x, s32(3)]) {
+        // Past the dynamic size XLA leaves results unspecified; here they are 0.
+        let sum = platform_api::Literal::from_slice(&[], &[6.0f32]).unwrap();
+        let want = [sum, s32(3), f32s(&[-1.0, -2.0, -3.0, 0.0, 0.0, 0.0])];
+        assert_eq!(got.len(), 3);
+        for (g, w) in got.iter().zip(&want) {
+            tests::compare(g, w, 0.0, 0.0).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_dynamic_parameter_arrives_whole() {
+    let text = "HloModule m
+ENTRY main {
+  x = f32[<=4] parameter(0)
+  n = s32[] get-dimension-size(x), dimensions={0}
+  ROOT out = (s32[], f32[<=4]) tuple(n, x)
+}
+";
+    let x = f32s(&[1.0, 2.0, 3.0, 4.0]);
+    for got in run_both(text, std::slice::from_ref(&x)) {
+        tests::compare(&got[0], &s32(4), 0.0, 0.0).unwrap();
+        tests::compare(&got[1], &x, 0.0, 0.0).unwrap();
+    }
+}
+
+#[test]
+fn a_dynamic_dimension_an_op_cannot_carry_is_reported() {
+    let text = "HloModule m
+ENTRY main {
+  x = f32[6] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=6] set-dimension-size(x, n), dimensions={0}
+  ROOT s = f32[<=3] slice(d), slice={[0:3]}
+}
+";
+    let module = HloModule::parse(text).unwrap();
+    for p in ["Interpreter", "Host"] {
+        let err = tests::run_program(p, module.clone(), &[f32s(&[0.0; 6]), s32(2)])
+            .expect_err("a dynamic slice operand is not supported");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("%s (slice)") && msg.contains("dynamic"),
+            "{p}: {msg}"
+        );
+    }
+}

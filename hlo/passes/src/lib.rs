@@ -54,6 +54,7 @@
 
 mod cse;
 mod dce;
+pub mod dynamic;
 mod excess_precision;
 mod fold;
 mod inline;
@@ -337,7 +338,9 @@ pub(crate) fn rewrite_instructions(
 /// The passes a backend should run before generating code, in order:
 ///
 /// 1. [`legalize::scan::ExpandScan`] — `scan` becomes a `while` loop, as in
-///    XLA's CPU and GPU pipelines (no backend runs `scan` itself).
+///    XLA's CPU and GPU pipelines (no backend runs `scan` itself); then
+///    [`dynamic::PadDynamicShapes`] makes dynamic dimensions static, with
+///    their sizes computed beside them, as XLA's DynamicPadder does.
 /// 2. [`LayoutNormalization`] — while `bitcast`s and `copy`s still see
 ///    the layouts XLA gave them; afterwards every value is a row-major array.
 /// 3. [`CallInliner`] — JAX nests `call`s; inlining exposes everything to the
@@ -363,6 +366,7 @@ pub fn standard_pipeline_with(elementwise: Option<Arc<dyn ElementwiseEvaluator>>
     let mut pipeline = Pipeline::new("standard");
     pipeline
         .add_pass(legalize::scan::ExpandScan)
+        .add_pass(dynamic::PadDynamicShapes)
         .add_pass(LayoutNormalization::new())
         .add_pass(CallInliner::new())
         .add_fixed_point(

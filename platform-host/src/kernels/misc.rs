@@ -1,10 +1,10 @@
 //! Small ops: `replica-id`, `partition-id`, `get-dimension-size`.
 //!
-//! Shapes here are static (a dynamic dimension carries its bound, as an
-//! argument's does), so `get-dimension-size` is the dimension's size. The ops
-//! that would give a value a smaller dynamic size (`set-dimension-size`,
-//! `dynamic-reshape`) are not lowered: the Host does not track dynamic sizes,
-//! and copying the bound through would be a wrong answer.
+//! Shapes here are static: the standard pipeline's `PadDynamicShapes` has
+//! already replaced dynamic sizes by values computed beside the arrays, so a
+//! `get-dimension-size` left is of a static dimension and is its extent.
+//! `dynamic-reshape` is not lowered: copying the bound through would be a
+//! wrong answer.
 
 use crate::lowering::LowerCtx;
 use crate::thunk::{thunk, Thunk};
