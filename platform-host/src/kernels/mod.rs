@@ -13,6 +13,7 @@
 //! [`lower`] dispatches on the opcode. An op no family handles is
 //! `Unimplemented`, naming the op and the instruction.
 
+pub mod argminmax;
 pub mod batch_norm;
 pub mod collectives;
 pub mod convolution;

@@ -15,9 +15,12 @@
 //!
 //! Reducers that are a single `add`/`multiply`/`maximum`/`minimum`/`and`/`or`/
 //! `xor` of the two parameters run as typed loops; any other reducer (variadic
-//! argmax, ...) runs through the [`ScalarProgram`] evaluator, one element at a
-//! time, in the same walk.
+//! argmax, ...) runs through the [`ScalarProgram`] evaluator in the same walk,
+//! up to 64 outputs at a time in its lanes, so the evaluator's per-op dispatch
+//! is paid once per 64 elements; every output still folds its elements in
+//! order.
 
+use super::argminmax;
 use super::scalar_program::{binary_reducer, load_register, Register, ScalarProgram};
 use super::strided::unflatten;
 use crate::elementwise_ops::{typed_combiner, CombinerVisitor};
@@ -30,6 +33,9 @@ use std::sync::Arc;
 
 /// Elements per parallel task.
 const REDUCE_GRAIN: usize = 1 << 15;
+
+/// Outputs the general path computes at once (see [`ScalarProgram::lane_evaluator`]).
+const LANES: usize = 64;
 
 /// The operand's dimensions grouped for the walk.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -365,7 +371,82 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             }
         }
     }
+    if n == 2 && layout.inner && layout.reduced.len() == 1 {
+        let value = operand.element_type;
+        let index = ctx.operand_array(instr, 1)?.element_type;
+        if let Some(greater) = argminmax::recognize(ctx.module, *to_apply, value, index) {
+            let slices = [
+                ctx.operand_slice(instr, 0)?,
+                ctx.operand_slice(instr, 1)?,
+                ctx.operand_slice(instr, 2)?,
+                ctx.operand_slice(instr, 3)?,
+            ];
+            let name = instr.name.clone();
+            let out = [results[0], results[1]];
+            return Ok(match (value, index) {
+                (ElementType::F32, ElementType::S32) => {
+                    arg_reduce::<f32, i32>(name, layout, greater, slices, out)
+                }
+                (ElementType::F32, _) => arg_reduce::<f32, i64>(name, layout, greater, slices, out),
+                (_, ElementType::S32) => arg_reduce::<f64, i32>(name, layout, greater, slices, out),
+                _ => arg_reduce::<f64, i64>(name, layout, greater, slices, out),
+            });
+        }
+    }
     general(ctx, id, layout, n)
+}
+
+/// An argmax/argmin reduce of contiguous rows (see [`argminmax`]): operands
+/// `[values, indices, init value, init index]`, results `[value, index]`.
+fn arg_reduce<T, I>(
+    name: String,
+    layout: ReduceLayout,
+    greater: bool,
+    operands: [BufferSlice; 4],
+    results: [BufferSlice; 2],
+) -> Box<dyn Thunk>
+where
+    T: bytemuck::Pod + PartialOrd + Send + Sync,
+    I: bytemuck::Pod + Into<i64> + Send + Sync,
+{
+    let n_out = layout.output_count();
+    let row = layout.reduced.first().map_or(1, |g| g.0);
+    let kept_sizes = sizes(&layout.kept);
+    thunk(name, "reduce", move |ctx| {
+        // SAFETY: operands and results are distinct buffers sized by the
+        // shapes the layout was built from.
+        let (x, idx, init_v, init_i, out_v, out_i) = unsafe {
+            (
+                ctx.input::<T>(operands[0]),
+                ctx.input::<I>(operands[1]),
+                ctx.input::<T>(operands[2])[0],
+                ctx.input::<I>(operands[3])[0],
+                ctx.output::<T>(results[0]),
+                ctx.output::<I>(results[1]),
+            )
+        };
+        let (ov, oi) = (out_v.as_mut_ptr() as usize, out_i.as_mut_ptr() as usize);
+        parallel_for(n_out, (REDUCE_GRAIN / row.max(1)).max(1), |s, e| {
+            let mut kidx = unflatten(s, &kept_sizes);
+            for o in s..e {
+                let base = offset(&kidx, &layout.kept);
+                let (v, i) = argminmax::fold_row(
+                    greater,
+                    init_v,
+                    init_i,
+                    &x[base..base + row],
+                    &idx[base..base + row],
+                );
+                // SAFETY: output `o`; tasks own disjoint ranges.
+                unsafe {
+                    (ov as *mut T).add(o).write(v);
+                    (oi as *mut I).add(o).write(i);
+                }
+                next(&mut kidx, &layout.kept);
+            }
+        });
+        Ok(())
+    })
 }
 
 fn fast_path(
@@ -436,7 +517,9 @@ fn general(
     let results = ctx.result_leaves(id).to_vec();
     let n_out = layout.output_count();
     let n_red = layout.reduced_count();
-    // Walk the reduced elements row-major over all reduced groups.
+    // Walk the reduced elements row-major over all reduced groups, for up to
+    // `LANES` outputs at once (one evaluator lane each): the order of
+    // operations of every output is the sequential one.
     let kept_sizes = sizes(&layout.kept);
     Ok(thunk(instr.name.clone(), "reduce", move |ctx| {
         let ins: Vec<usize> = inputs.iter().map(|s| ctx.ptr(*s) as usize).collect();
@@ -447,26 +530,69 @@ fn general(
             .zip(&widths)
             .map(|(s, &w)| unsafe { load_register(ctx.ptr(*s), w) })
             .collect();
-        parallel_for(n_out, (REDUCE_GRAIN / (n_red.max(1) * 8)).max(1), |s, e| {
-            let mut ev = program.evaluator();
+        let threads = compute_pool().current_num_threads().max(1);
+        // Few outputs with long reductions: split them evenly over the
+        // threads, so each task still fills its lanes.
+        let grain = (REDUCE_GRAIN / (n_red.max(1) * 8))
+            .max(n_out / (2 * threads))
+            .max(1);
+        parallel_for(n_out, grain, |s, e| {
+            let mut ev = program.lane_evaluator(LANES.min(e - s));
+            let mut bases = vec![0usize; ev.lanes()];
             let mut kidx = unflatten(s, &kept_sizes);
             let mut ridx = vec![0usize; layout.reduced.len()];
-            let mut acc = init_regs.clone();
-            for o in s..e {
-                acc.clone_from(&init_regs);
-                let base = offset(&kidx, &layout.kept);
+            // Accumulators, lane-packed per operand.
+            let mut acc: Vec<Vec<u8>> = widths.iter().map(|w| vec![0u8; w * ev.lanes()]).collect();
+            let mut o0 = s;
+            while o0 < e {
+                let lanes = ev.lanes().min(e - o0);
+                for base in bases.iter_mut().take(lanes) {
+                    *base = offset(&kidx, &layout.kept);
+                    next(&mut kidx, &layout.kept);
+                }
+                let contiguous = bases[..lanes].windows(2).all(|p| p[1] == p[0] + 1);
+                for k in 0..n {
+                    let w = widths[k];
+                    let one: &[u8] = bytemuck::cast_slice(&init_regs[k]);
+                    for lane in acc[k].chunks_exact_mut(w).take(lanes) {
+                        lane.copy_from_slice(&one[..w]);
+                    }
+                }
                 // `ridx` is all zeros here: `next` wraps it back.
                 if n_red > 0 {
                     loop {
-                        let off = base + offset(&ridx, &layout.reduced);
+                        let off = offset(&ridx, &layout.reduced);
                         for k in 0..n {
-                            ev.set_param_register(k, acc[k]);
-                            // SAFETY: `off` indexes inside operand `k`.
-                            unsafe { ev.set_param(n + k, (ins[k] + off * widths[k]) as *const u8) };
+                            let w = widths[k];
+                            ev.param_lanes(k)[..lanes * w].copy_from_slice(&acc[k][..lanes * w]);
+                            let dst = ev.param_lanes(n + k);
+                            if contiguous {
+                                // SAFETY: the `lanes` elements from `bases[0] + off`
+                                // lie inside operand `k`.
+                                unsafe {
+                                    std::ptr::copy_nonoverlapping(
+                                        (ins[k] + (bases[0] + off) * w) as *const u8,
+                                        dst.as_mut_ptr(),
+                                        lanes * w,
+                                    )
+                                };
+                            } else {
+                                for (j, lane) in dst.chunks_exact_mut(w).take(lanes).enumerate() {
+                                    // SAFETY: `bases[j] + off` indexes inside operand `k`.
+                                    unsafe {
+                                        std::ptr::copy_nonoverlapping(
+                                            (ins[k] + (bases[j] + off) * w) as *const u8,
+                                            lane.as_mut_ptr(),
+                                            w,
+                                        )
+                                    };
+                                }
+                            }
                         }
-                        ev.run();
+                        ev.run(lanes);
                         for (k, a) in acc.iter_mut().enumerate() {
-                            *a = ev.output(k);
+                            let w = widths[k];
+                            a[..lanes * w].copy_from_slice(&ev.output_lanes(k)[..lanes * w]);
                         }
                         if !next(&mut ridx, &layout.reduced) {
                             break;
@@ -474,16 +600,18 @@ fn general(
                     }
                 }
                 for k in 0..n {
-                    // SAFETY: output `o` of result `k`; tasks own disjoint ranges.
+                    let w = widths[k];
+                    // SAFETY: outputs `o0..o0 + lanes` of result `k`; tasks own
+                    // disjoint ranges.
                     unsafe {
                         std::ptr::copy_nonoverlapping(
-                            acc[k].as_ptr().cast::<u8>(),
-                            (outs[k] + o * widths[k]) as *mut u8,
-                            widths[k],
+                            acc[k].as_ptr(),
+                            (outs[k] + o0 * w) as *mut u8,
+                            lanes * w,
                         )
                     };
                 }
-                next(&mut kidx, &layout.kept);
+                o0 += lanes;
             }
         });
         Ok(())

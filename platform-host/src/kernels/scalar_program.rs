@@ -256,6 +256,102 @@ impl ScalarProgram {
     }
 }
 
+/// Evaluates a [`ScalarProgram`] on `lanes` independent sets of arguments at
+/// once: every register holds one element per lane, and each step runs its
+/// op-table kernel over all lanes in one call. A kernel walk that keeps many
+/// independent accumulators (one per output of a variadic reduce) pays the
+/// per-step dispatch once per `lanes` elements instead of once per element;
+/// each lane computes exactly what [`ScalarEval`] would.
+pub struct LaneEval<'p> {
+    program: &'p ScalarProgram,
+    lanes: usize,
+    /// Register `r`'s lanes, `lanes` elements of its type, packed.
+    regs: Vec<Vec<u64>>,
+}
+
+impl ScalarProgram {
+    /// A fresh lane evaluator (one per thread) for at most `lanes` lanes.
+    pub fn lane_evaluator(&self, lanes: usize) -> LaneEval<'_> {
+        let lanes = lanes.max(1);
+        let regs = self
+            .template
+            .iter()
+            .zip(&self.reg_types)
+            .map(|(value, ty)| {
+                let w = ty.byte_size();
+                let mut buf = vec![0u64; (lanes * 16).div_ceil(8)];
+                let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut buf);
+                let one: &[u8] = bytemuck::cast_slice(value);
+                for lane in bytes.chunks_exact_mut(w.max(1)).take(lanes) {
+                    lane.copy_from_slice(&one[..w.max(1)]);
+                }
+                buf
+            })
+            .collect();
+        LaneEval {
+            program: self,
+            lanes,
+            regs,
+        }
+    }
+}
+
+impl LaneEval<'_> {
+    /// The lanes this evaluator holds.
+    pub fn lanes(&self) -> usize {
+        self.lanes
+    }
+
+    /// Byte width of parameter leaf `i`.
+    pub fn param_width(&self, i: usize) -> usize {
+        self.program.params[i].1.byte_size()
+    }
+
+    /// Parameter leaf `i`'s lanes, to fill (`lanes * width` bytes).
+    pub fn param_lanes(&mut self, i: usize) -> &mut [u8] {
+        let (r, ty) = self.program.params[i];
+        let n = self.lanes * ty.byte_size();
+        &mut bytemuck::cast_slice_mut(&mut self.regs[r as usize])[..n]
+    }
+
+    /// Result leaf `i`'s lanes (`lanes * width` bytes).
+    pub fn output_lanes(&self, i: usize) -> &[u8] {
+        let (r, ty) = self.program.outputs[i];
+        let n = self.lanes * ty.byte_size();
+        &bytemuck::cast_slice(&self.regs[r as usize])[..n]
+    }
+
+    /// Runs the program on the first `active` lanes (at most `lanes`).
+    pub fn run(&mut self, active: usize) {
+        let n = active.min(self.lanes);
+        let types = &self.program.reg_types;
+        for step in &self.program.steps {
+            match step {
+                Step::Op(kernel, regs, d) => {
+                    let arity = kernel.arity();
+                    let mut args = [Arg::Scalar(std::ptr::null()); 3];
+                    for (arg, &r) in args.iter_mut().zip(&regs[..arity]) {
+                        *arg = Arg::Ptr(self.regs[r as usize].as_ptr().cast::<u8>());
+                    }
+                    let dst = self.regs[*d as usize].as_mut_ptr().cast::<u8>();
+                    // SAFETY: every register holds `lanes` elements of its
+                    // type; the destination is a register of its own, not one
+                    // of the arguments.
+                    unsafe { kernel.call(&args[..arity], dst, n) }
+                }
+                Step::Copy(a, d) => {
+                    let bytes = n * types[*a as usize].byte_size();
+                    let src = self.regs[*a as usize].as_ptr().cast::<u8>();
+                    let dst = self.regs[*d as usize].as_mut_ptr().cast::<u8>();
+                    // SAFETY: both registers hold `lanes` elements of one width
+                    // (a bitcast keeps the width); `copy` allows a == d.
+                    unsafe { std::ptr::copy(src, dst, bytes) };
+                }
+            }
+        }
+    }
+}
+
 /// Evaluates a [`ScalarProgram`] repeatedly with its own registers.
 pub struct ScalarEval<'p> {
     program: &'p ScalarProgram,
