@@ -3,9 +3,8 @@
 //! Transforms are computed in complex f64 whatever the element type (then
 //! rounded once), one dimension at a time: every line along a transformed
 //! dimension is gathered, transformed and scattered back, lines in parallel.
-//! A line of power-of-two length uses an iterative radix-2 transform; any other
-//! length uses Bluestein's algorithm (a chirp convolution through a power-of-two
-//! transform), so every length is O(n log n). Inverse transforms scale by 1/n
+//! Each line is transformed by `rustfft` (every length O(n log n)). Inverse
+//! transforms scale by 1/n
 //! per dimension. RFFT keeps the `n/2 + 1` non-redundant outputs of the last
 //! dimension; IRFFT first inverts the other dimensions, then rebuilds each last-
 //! dimension line from its Hermitian half and keeps the real part.
@@ -16,125 +15,37 @@ use crate::thunk::{thunk, Thunk};
 use num_complex::{Complex32, Complex64};
 use platform_api::hlo::{FftType, InstrId, Op};
 use platform_api::{ElementType, Error, Result};
-use std::f64::consts::PI;
 use std::sync::Arc;
 
-/// A precomputed transform of one length.
-pub enum FftPlan {
-    Radix2 {
-        n: usize,
-        /// `exp(-2πi k / n)` for `k < n/2`.
-        twiddles: Vec<Complex64>,
-    },
-    Bluestein {
-        n: usize,
-        /// `exp(-πi k² / n)`.
-        chirp: Vec<Complex64>,
-        /// Forward transform of the conjugate chirp, zero-padded to `m`.
-        kernel: Vec<Complex64>,
-        inner: Box<FftPlan>,
-    },
+/// A precomputed transform of one length: `rustfft`'s plans (mixed radix,
+/// Rader's and Bluestein's algorithms chosen per length, SIMD where the
+/// processor has it), in f64.
+pub struct FftPlan {
+    forward: Arc<dyn rustfft::Fft<f64>>,
+    inverse: Arc<dyn rustfft::Fft<f64>>,
 }
 
 impl FftPlan {
     pub fn new(n: usize) -> FftPlan {
-        if n.is_power_of_two() || n <= 1 {
-            let twiddles = (0..n / 2)
-                .map(|k| Complex64::from_polar(1.0, -2.0 * PI * k as f64 / n as f64))
-                .collect();
-            return FftPlan::Radix2 { n, twiddles };
-        }
-        let m = (2 * n - 1).next_power_of_two();
-        // k² mod 2n keeps the angle accurate for large k.
-        let chirp: Vec<Complex64> = (0..n)
-            .map(|k| {
-                let k2 = (k as u128 * k as u128 % (2 * n as u128)) as f64;
-                Complex64::from_polar(1.0, -PI * k2 / n as f64)
-            })
-            .collect();
-        let mut kernel = vec![Complex64::new(0.0, 0.0); m];
-        kernel[0] = chirp[0].conj();
-        for k in 1..n {
-            kernel[k] = chirp[k].conj();
-            kernel[m - k] = chirp[k].conj();
-        }
-        let inner = FftPlan::new(m);
-        inner.forward(&mut kernel);
-        FftPlan::Bluestein {
-            n,
-            chirp,
-            kernel,
-            inner: Box::new(inner),
+        let mut planner = rustfft::FftPlanner::new();
+        FftPlan {
+            forward: planner.plan_fft_forward(n),
+            inverse: planner.plan_fft_inverse(n),
         }
     }
 
-    /// In-place forward transform (`X_k = Σ x_j e^{-2πi jk/n}`).
+    /// In-place unnormalized forward transform.
     pub fn forward(&self, x: &mut [Complex64]) {
-        match self {
-            FftPlan::Radix2 { n, twiddles } => radix2(x, *n, twiddles),
-            FftPlan::Bluestein {
-                n,
-                chirp,
-                kernel,
-                inner,
-            } => {
-                let m = kernel.len();
-                let mut a = vec![Complex64::new(0.0, 0.0); m];
-                for k in 0..*n {
-                    a[k] = x[k] * chirp[k];
-                }
-                inner.forward(&mut a);
-                for (v, k) in a.iter_mut().zip(kernel) {
-                    *v *= k;
-                }
-                // Inverse through the forward transform of the conjugate.
-                for v in a.iter_mut() {
-                    *v = v.conj();
-                }
-                inner.forward(&mut a);
-                let scale = 1.0 / m as f64;
-                for k in 0..*n {
-                    x[k] = a[k].conj() * scale * chirp[k];
-                }
-            }
+        if x.len() > 1 {
+            self.forward.process(x);
         }
     }
 
     /// In-place unnormalized inverse transform.
     pub fn inverse(&self, x: &mut [Complex64]) {
-        for v in x.iter_mut() {
-            *v = v.conj();
+        if x.len() > 1 {
+            self.inverse.process(x);
         }
-        self.forward(x);
-        for v in x.iter_mut() {
-            *v = v.conj();
-        }
-    }
-}
-
-fn radix2(x: &mut [Complex64], n: usize, twiddles: &[Complex64]) {
-    if n <= 1 {
-        return;
-    }
-    let bits = n.trailing_zeros();
-    for i in 0..n {
-        let j = i.reverse_bits() >> (usize::BITS - bits);
-        if j > i {
-            x.swap(i, j);
-        }
-    }
-    let mut len = 2;
-    while len <= n {
-        let step = n / len;
-        for start in (0..n).step_by(len) {
-            for k in 0..len / 2 {
-                let w = twiddles[k * step];
-                let (a, b) = (x[start + k], x[start + k + len / 2] * w);
-                x[start + k] = a + b;
-                x[start + k + len / 2] = a - b;
-            }
-        }
-        len *= 2;
     }
 }
 
@@ -358,6 +269,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::f64::consts::PI;
 
     fn naive_dft(x: &[Complex64]) -> Vec<Complex64> {
         let n = x.len();
@@ -374,7 +286,7 @@ mod tests {
     }
 
     #[test]
-    fn radix2_and_bluestein_match_the_definition() {
+    fn transforms_of_any_length_match_the_definition() {
         for n in [1usize, 2, 8, 5, 12, 17, 100] {
             let x: Vec<Complex64> = (0..n)
                 .map(|i| Complex64::new((i as f64 * 0.7).sin(), (i as f64 * 1.3).cos()))
