@@ -217,6 +217,18 @@ fn max_scale(v: &Value) -> f64 {
     }
 }
 
+/// The largest finite magnitude among the f64 leaves of `v`, for tracing.
+fn max_abs(v: &Value) -> f64 {
+    match v {
+        Value::Array(a) => a
+            .data::<f64>()
+            .map(|d| d.iter().filter(|x| x.is_finite()).fold(0.0f64, |m, x| m.max(x.abs())))
+            .unwrap_or(0.0),
+        Value::Tuple(t) => t.iter().map(max_abs).fold(0.0, f64::max),
+        Value::Token => 0.0,
+    }
+}
+
 /// Element `i` of an operand that may be a scalar broadcast (clamp's bounds).
 fn at(d: &[f64], i: usize) -> f64 {
     if d.len() == 1 {
@@ -345,6 +357,9 @@ impl Walker<'_> {
         let live = self.wide.plan.computation(comp_id).live.clone();
         let mut args: Vec<Option<Pair>> = args.into_iter().map(Some).collect();
         let mut slots: Vec<Option<Pair>> = vec![None; comp.instructions.len()];
+        // `HLO_SHADOW_TRACE=1` prints each instruction's largest value and
+        // scale: where a scale grows out of proportion, this shows which op.
+        let trace = std::env::var_os("HLO_SHADOW_TRACE").is_some();
         for (i, instr) in comp.instructions.iter().enumerate() {
             if !live[i] {
                 continue;
@@ -361,6 +376,14 @@ impl Walker<'_> {
             let pair = self
                 .step(comp_id, InstrId(i as u32), operands, &mut args)
                 .map_err(|e| e.context(format!("%{} ({})", instr.name, instr.opcode())))?;
+            if trace {
+                eprintln!(
+                    "shadow %{}: max|v| {:.3e}, max s {:.3e}",
+                    instr.name,
+                    max_abs(&pair.v),
+                    max_scale(&pair.s)
+                );
+            }
             slots[i] = Some(pair);
         }
         slots[comp.root.index()]
@@ -639,11 +662,20 @@ impl Walker<'_> {
                         let count =
                             self.same_op(comp_id, id, vec![ones.clone(), ones_like(&init.v)?])?;
                         let (abs, count) = (f64s(&abs)?.to_vec(), f64s(&count)?.to_vec());
+                        // Operand scales in quadrature, as for dot (`sum_scale`).
                         let moved = if all_zero(&x.s) && all_zero(&init.s) {
                             vec![0.0; yd.len()]
                         } else {
-                            f64s(&self.same_op(comp_id, id, vec![x.s.clone(), init.s.clone()])?)?
-                                .to_vec()
+                            let sq = |v: &Value| -> Result<Value> {
+                                let l = v.array()?;
+                                let d: Vec<f64> =
+                                    l.data::<f64>()?.iter().map(|x| x * x).collect();
+                                Ok(Value::from_literal(like(l, &d)?))
+                            };
+                            f64s(&self.same_op(comp_id, id, vec![sq(&x.s)?, sq(&init.s)?])?)?
+                                .iter()
+                                .map(|v| v.sqrt())
+                                .collect()
                         };
                         out((0..yd.len())
                             .map(|i| w * count[i].max(1.0).sqrt() * abs[i] + moved[i])
@@ -685,7 +717,7 @@ impl Walker<'_> {
     }
 
     /// The scale of a sum of products (dot, convolution):
-    /// `w·sqrt(n)·op(|a|,|b|) + op(s_a,|b|) + op(|a|,s_b)`, with `n` the number
+    /// `w·sqrt(n)·op(|a|,|b|) + sqrt(op(s_a²,b²) + op(a²,s_b²))`, with `n` the number
     /// of terms per element (given, or counted by running the op on ones).
     fn sum_scale(
         &mut self,
@@ -697,7 +729,7 @@ impl Walker<'_> {
         n: Option<f64>,
     ) -> Result<Value> {
         let (abs_a, abs_b) = (abs_of(&a.v)?, abs_of(&b.v)?);
-        let magnitude = self.same_op(comp_id, id, vec![abs_a.clone(), abs_b.clone()])?;
+        let magnitude = self.same_op(comp_id, id, vec![abs_a, abs_b])?;
         let m = magnitude.array()?;
         let mut total: Vec<f64> = m.data::<f64>()?.to_vec();
         match n {
@@ -713,14 +745,29 @@ impl Walker<'_> {
                 }
             }
         }
-        for (sa, bb) in [(&a.s, &abs_b), (&abs_a, &b.s)] {
-            if all_zero(sa) || all_zero(bb) {
+        // Operand errors combine in quadrature: the errors of different
+        // elements are independent roundings, so through a sum of n terms
+        // they grow like sqrt(n), not n (the linear bound made a two-layer
+        // MLP's scale a thousand times its observed error).
+        let square = |v: &Value| -> Result<Value> {
+            let l = v.array()?;
+            let d: Vec<f64> = l.data::<f64>()?.iter().map(|x| x * x).collect();
+            Ok(Value::from_literal(like(l, &d)?))
+        };
+        let mut variance = vec![0.0; total.len()];
+        for (sa, bb, a_first) in [(&a.s, &b.v, true), (&b.s, &a.v, false)] {
+            if all_zero(sa) {
                 continue;
             }
-            let moved = self.same_op(comp_id, id, vec![sa.clone(), bb.clone()])?;
-            for (x, m) in total.iter_mut().zip(f64s(&moved)?) {
+            let (s2, v2) = (square(sa)?, square(bb)?);
+            let pair = if a_first { vec![s2, v2] } else { vec![v2, s2] };
+            let moved = self.same_op(comp_id, id, pair)?;
+            for (x, m) in variance.iter_mut().zip(f64s(&moved)?) {
                 *x += m;
             }
+        }
+        for (x, v) in total.iter_mut().zip(&variance) {
+            *x += v.sqrt();
         }
         Ok(Value::from_literal(like(m, &total)?))
     }
