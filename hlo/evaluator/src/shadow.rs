@@ -30,12 +30,16 @@
 //! significand bits: f32 1, bf16 2^16, f16 2^13, f64 2^-29), so a bf16 rounding
 //! inside an f32 program weighs what it costs. Then, for `y = f(x_1..x_k)`,
 //! `s_y = w·|y| + Σ |∂f/∂x_i|·s_i` (arguments and constants are exact: `s = 0`).
-//! * `dot`, `convolution`, `reduce`/`reduce-window` with an add reducer: the
-//!   sum of the absolute values of the terms times `sqrt(n)` for `n` terms,
-//!   `w·sqrt(n)·dot(|a|,|b|) + dot(s_a,|b|) + dot(|a|,s_b)`: rounding errors of
-//!   a sum of `n` terms grow like `sqrt(n)` in practice (like `n` only when every
-//!   rounding goes the same way), so the growth is carried in the scale and the
-//!   comparison's threshold can be a constant number of ULPs.
+//! * `dot`, `convolution`, `reduce`/`reduce-window` with an add reducer, a sum
+//!   of `n` terms `t`: `w·sqrt(n)·(|y| + sqrt(Σ t²)) + sqrt(Σ (∂y/∂x·s_x)²)`.
+//!   Each of the `n` roundings costs `u` times a partial sum, and the partial
+//!   sums of any natural order (sequential, blocked, pairwise, SIMD lanes, FMA)
+//!   are about `|y|` plus a random walk of the terms, `sqrt(Σ t²)`; the roundings
+//!   add up like `sqrt(n)` (like `n` only when every one goes the same way). The
+//!   operands' own errors are independent roundings and combine in quadrature
+//!   (`sqrt(dot(s_a², b²) + dot(a², s_b²))`): the linear first-order bound made
+//!   a two-layer MLP's scale a thousand times its observed error. With the
+//!   growth carried in the scale, the comparison's threshold is a constant.
 //! * max/min reducers and `maximum`/`minimum`/`clamp`: the largest scale among
 //!   the candidates (the chosen one's is no larger).
 //! * ops that only move data: the same op on the scales.
@@ -193,12 +197,6 @@ fn like(like: &Literal, data: &[f64]) -> Result<Literal> {
     }
     slot.copy_from_slice(data);
     Ok(out)
-}
-
-fn abs_of(v: &Value) -> Result<Value> {
-    let l = v.array()?;
-    let d: Vec<f64> = l.data::<f64>()?.iter().map(|x| x.abs()).collect();
-    Ok(Value::from_literal(like(l, &d)?))
 }
 
 fn all_zero(v: &Value) -> bool {
@@ -641,11 +639,11 @@ impl Walker<'_> {
                     .iter()
                     .map(|&d| a_dims.get(d).copied().unwrap_or(1) as f64)
                     .product();
-                self.sum_scale(comp_id, id, w, a, b, Some(n))
+                self.sum_scale(comp_id, id, w, a, b, Some(n), yd)
             }
             Op::Convolution { .. } => {
                 let (a, b) = (arg(0)?, arg(1)?);
-                self.sum_scale(comp_id, id, w, a, b, None)
+                self.sum_scale(comp_id, id, w, a, b, None, yd)
             }
             Op::Reduce { to_apply, .. } | Op::ReduceWindow { to_apply, .. }
                 if ops.len() == 2 =>
@@ -653,10 +651,11 @@ impl Walker<'_> {
                 let (x, init) = (arg(0)?, arg(1)?);
                 match binary_combiner(original.computation(*to_apply)).map(|c| c.op) {
                     Some(BinaryOp::Add) => {
+                        // As for dot (`sum_scale`): partial sums about |y| + sqrt(Σ x²).
                         let abs = self.same_op(
                             comp_id,
                             id,
-                            vec![abs_of(&x.v)?, abs_of(&init.v)?],
+                            vec![square_of(&x.v)?, square_of(&init.v)?],
                         )?;
                         let ones = ones_like(&x.v)?;
                         let count =
@@ -666,19 +665,17 @@ impl Walker<'_> {
                         let moved = if all_zero(&x.s) && all_zero(&init.s) {
                             vec![0.0; yd.len()]
                         } else {
-                            let sq = |v: &Value| -> Result<Value> {
-                                let l = v.array()?;
-                                let d: Vec<f64> =
-                                    l.data::<f64>()?.iter().map(|x| x * x).collect();
-                                Ok(Value::from_literal(like(l, &d)?))
-                            };
-                            f64s(&self.same_op(comp_id, id, vec![sq(&x.s)?, sq(&init.s)?])?)?
+                            let (sx, si) = (square_of(&x.s)?, square_of(&init.s)?);
+                            f64s(&self.same_op(comp_id, id, vec![sx, si])?)?
                                 .iter()
                                 .map(|v| v.sqrt())
                                 .collect()
                         };
                         out((0..yd.len())
-                            .map(|i| w * count[i].max(1.0).sqrt() * abs[i] + moved[i])
+                            .map(|i| {
+                                w * count[i].max(1.0).sqrt() * (yd[i].abs() + abs[i].sqrt())
+                                    + moved[i]
+                            })
                             .collect())
                     }
                     Some(BinaryOp::Maximum) => {
@@ -717,7 +714,7 @@ impl Walker<'_> {
     }
 
     /// The scale of a sum of products (dot, convolution):
-    /// `w·sqrt(n)·op(|a|,|b|) + sqrt(op(s_a²,b²) + op(a²,s_b²))`, with `n` the number
+    /// `w·sqrt(n)·(|y| + sqrt(op(a²,b²))) + sqrt(op(s_a²,b²) + op(a²,s_b²))`, with `n` the number
     /// of terms per element (given, or counted by running the op on ones).
     fn sum_scale(
         &mut self,
@@ -727,11 +724,20 @@ impl Walker<'_> {
         a: &Pair,
         b: &Pair,
         n: Option<f64>,
+        y: &[f64],
     ) -> Result<Value> {
-        let (abs_a, abs_b) = (abs_of(&a.v)?, abs_of(&b.v)?);
-        let magnitude = self.same_op(comp_id, id, vec![abs_a, abs_b])?;
-        let m = magnitude.array()?;
-        let mut total: Vec<f64> = m.data::<f64>()?.to_vec();
+        // The partial sums of a sum in any natural order (sequential, blocked,
+        // SIMD lanes) are about |y| plus a random walk of the terms,
+        // sqrt(Σ t²): each of the n roundings costs u times that, and they
+        // add up like sqrt(n).
+        let squares = self.same_op(comp_id, id, vec![square_of(&a.v)?, square_of(&b.v)?])?;
+        let m = squares.array()?;
+        let mut total: Vec<f64> = m
+            .data::<f64>()?
+            .iter()
+            .zip(y)
+            .map(|(q, y)| y.abs() + q.sqrt())
+            .collect();
         match n {
             Some(n) => {
                 let k = w * n.max(1.0).sqrt();
@@ -749,11 +755,7 @@ impl Walker<'_> {
         // elements are independent roundings, so through a sum of n terms
         // they grow like sqrt(n), not n (the linear bound made a two-layer
         // MLP's scale a thousand times its observed error).
-        let square = |v: &Value| -> Result<Value> {
-            let l = v.array()?;
-            let d: Vec<f64> = l.data::<f64>()?.iter().map(|x| x * x).collect();
-            Ok(Value::from_literal(like(l, &d)?))
-        };
+        let square = square_of;
         let mut variance = vec![0.0; total.len()];
         for (sa, bb, a_first) in [(&a.s, &b.v, true), (&b.s, &a.v, false)] {
             if all_zero(sa) {
@@ -771,6 +773,12 @@ impl Walker<'_> {
         }
         Ok(Value::from_literal(like(m, &total)?))
     }
+}
+
+fn square_of(v: &Value) -> Result<Value> {
+    let l = v.array()?;
+    let d: Vec<f64> = l.data::<f64>()?.iter().map(|x| x * x).collect();
+    Ok(Value::from_literal(like(l, &d)?))
 }
 
 fn ones_like(v: &Value) -> Result<Value> {
