@@ -783,7 +783,9 @@ fn compare(args: CompareArgs) -> Result<Outcome> {
 
     let tolerance_rule = args.rtol.is_some() || args.atol.is_some();
     if !tolerance_rule {
-        return compare_by_scale(&args, &module, &name, platform, &options, instances, &arguments, &got);
+        return compare_by_scale(
+            &args, &module, &name, platform, &options, instances, &arguments, &got,
+        );
     }
     let (want, against) = if args.expected.is_empty() {
         let reference = resolve_platform_name(Some(&args.reference))?;
@@ -849,9 +851,8 @@ fn compare_by_scale(
     let rule = ScaleRule {
         max_ulps: args.max_ulps.unwrap_or(DEFAULT_MAX_ULPS),
     };
-    let shadow = shadow_reference(module, arguments, options).map_err(|e| {
-        e.context(format!("{name}: the shadow (f64) reference evaluation"))
-    })?;
+    let shadow = shadow_reference(module, arguments, options)
+        .map_err(|e| e.context(format!("{name}: the shadow (f64) reference evaluation")))?;
     let got = got
         .first()
         .ok_or_else(|| Error::internal("the platform returned no result"))?;

@@ -27,7 +27,8 @@
 use platform_api::evaluator::shadow::{self, significand_bits, ShadowOutput};
 use platform_api::evaluator::{EvalHooks, RunContext};
 use platform_api::{
-    CompileOptions, ElementType, Error, HloInstruction, HloModule, Literal, Result, Scalar, Shape};
+    CompileOptions, ElementType, Error, HloInstruction, HloModule, Literal, Result, Scalar, Shape,
+};
 use std::fmt;
 use std::sync::Arc;
 

@@ -17,7 +17,9 @@ use platform_interpreter as _;
 /// Deterministic arguments uniform in [-1, 1) (a 64-bit LCG; no dependency on
 /// the service's generator so a change there cannot weaken these tests).
 fn uniform(dims: &[usize], seed: u64) -> Literal {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     let n: usize = dims.iter().product();
     let values: Vec<f32> = (0..n)
         .map(|_| {
@@ -189,7 +191,10 @@ fn an_element_off_by_one_percent_is_caught() {
     assert_eq!(worst.linear, target, "{r}");
     assert!(worst.scale > 0.0 && worst.ulps > r.rule.max_ulps, "{r}");
     let text = r.to_string();
-    assert!(text.contains(&worst.index) && text.contains("scale"), "{text}");
+    assert!(
+        text.contains(&worst.index) && text.contains("scale"),
+        "{text}"
+    );
 }
 
 /// A reduction that drops its last term (the backend reduces a slice one
@@ -221,7 +226,11 @@ ENTRY main {
     assert!(!r.ok(), "{r}");
     // A term smaller than the threshold cannot be told from rounding; with
     // terms uniform in [-1, 1) that is a few percent of the rows.
-    assert!(r.mismatches >= 56, "only {} of 64 rows caught:\n{r}", r.mismatches);
+    assert!(
+        r.mismatches >= 56,
+        "only {} of 64 rows caught:\n{r}",
+        r.mismatches
+    );
     assert!(r.worst[0].scale > 0.0 && r.worst[0].ulps > 100.0, "{r}");
 }
 
@@ -246,7 +255,7 @@ ENTRY main {{
 "#
         )
     };
-    let rows: Vec<i32> = (0..32).map(|k| (k * 37 % 97) as i32).collect();
+    let rows: Vec<i32> = (0..32i32).map(|k| k * 37 % 97).collect();
     let args = vec![
         uniform(&[100, 16], 11),
         Literal::from_slice(&[32, 1], &rows).expect("indices"),
@@ -303,7 +312,10 @@ ENTRY main {
 }
 "#;
     let to_bf16 = |l: Literal| platform_api::semantics::convert(&l, ElementType::BF16).unwrap();
-    let args = vec![to_bf16(uniform(&[16, 256], 14)), to_bf16(uniform(&[256, 16], 15))];
+    let args = vec![
+        to_bf16(uniform(&[16, 256], 14)),
+        to_bf16(uniform(&[256, 16], 15)),
+    ];
     let got = run_on("host", text, &args);
     let reports = judge(&got, text, &args);
     assert!(reports[0].ok(), "{}", report(&reports));

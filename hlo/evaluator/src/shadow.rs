@@ -200,7 +200,9 @@ fn like(like: &Literal, data: &[f64]) -> Result<Literal> {
 }
 
 fn all_zero(v: &Value) -> bool {
-    f64s(v).map(|d| d.iter().all(|&x| x == 0.0)).unwrap_or(false)
+    f64s(v)
+        .map(|d| d.iter().all(|&x| x == 0.0))
+        .unwrap_or(false)
 }
 
 /// The largest finite scale anywhere in `v`.
@@ -220,7 +222,11 @@ fn max_abs(v: &Value) -> f64 {
     match v {
         Value::Array(a) => a
             .data::<f64>()
-            .map(|d| d.iter().filter(|x| x.is_finite()).fold(0.0f64, |m, x| m.max(x.abs())))
+            .map(|d| {
+                d.iter()
+                    .filter(|x| x.is_finite())
+                    .fold(0.0f64, |m, x| m.max(x.abs()))
+            })
             .unwrap_or(0.0),
         Value::Tuple(t) => t.iter().map(max_abs).fold(0.0, f64::max),
         Value::Token => 0.0,
@@ -528,7 +534,8 @@ impl Walker<'_> {
     /// Runs the promoted instruction on substituted operands.
     fn same_op(&mut self, comp_id: CompId, id: InstrId, operands: Vec<Value>) -> Result<Value> {
         let pi = self.promoted.computation(comp_id).instr(id);
-        self.wide.eval_instruction(comp_id, id, pi, operands, &mut [])
+        self.wide
+            .eval_instruction(comp_id, id, pi, operands, &mut [])
     }
 
     fn scale(&mut self, comp_id: CompId, id: InstrId, ops: &[Pair], v: &Value) -> Result<Value> {
@@ -639,24 +646,19 @@ impl Walker<'_> {
                     .iter()
                     .map(|&d| a_dims.get(d).copied().unwrap_or(1) as f64)
                     .product();
-                self.sum_scale(comp_id, id, w, a, b, Some(n), yd)
+                self.sum_scale(comp_id, id, w, (a, b), Some(n), yd)
             }
             Op::Convolution { .. } => {
                 let (a, b) = (arg(0)?, arg(1)?);
-                self.sum_scale(comp_id, id, w, a, b, None, yd)
+                self.sum_scale(comp_id, id, w, (a, b), None, yd)
             }
-            Op::Reduce { to_apply, .. } | Op::ReduceWindow { to_apply, .. }
-                if ops.len() == 2 =>
-            {
+            Op::Reduce { to_apply, .. } | Op::ReduceWindow { to_apply, .. } if ops.len() == 2 => {
                 let (x, init) = (arg(0)?, arg(1)?);
                 match binary_combiner(original.computation(*to_apply)).map(|c| c.op) {
                     Some(BinaryOp::Add) => {
                         // As for dot (`sum_scale`): partial sums about |y| + sqrt(Σ x²).
-                        let abs = self.same_op(
-                            comp_id,
-                            id,
-                            vec![square_of(&x.v)?, square_of(&init.v)?],
-                        )?;
+                        let abs =
+                            self.same_op(comp_id, id, vec![square_of(&x.v)?, square_of(&init.v)?])?;
                         let ones = ones_like(&x.v)?;
                         let count =
                             self.same_op(comp_id, id, vec![ones.clone(), ones_like(&init.v)?])?;
@@ -721,8 +723,7 @@ impl Walker<'_> {
         comp_id: CompId,
         id: InstrId,
         w: f64,
-        a: &Pair,
-        b: &Pair,
+        (a, b): (&Pair, &Pair),
         n: Option<f64>,
         y: &[f64],
     ) -> Result<Value> {
@@ -744,8 +745,7 @@ impl Walker<'_> {
                 total.iter_mut().for_each(|x| *x *= k);
             }
             None => {
-                let count =
-                    self.same_op(comp_id, id, vec![ones_like(&a.v)?, ones_like(&b.v)?])?;
+                let count = self.same_op(comp_id, id, vec![ones_like(&a.v)?, ones_like(&b.v)?])?;
                 for (x, c) in total.iter_mut().zip(f64s(&count)?) {
                     *x *= w * c.max(1.0).sqrt();
                 }
