@@ -596,4 +596,45 @@ mod tests {
         assert!(reports.iter().all(LeafComparison::ok));
         assert!(compare_results(&Literal::scalar(1.0f64), &want, Tolerance::default()).is_err());
     }
+
+    #[test]
+    fn scale_rule_measures_in_ulps_of_the_scale() {
+        let rule = ScaleRule { max_ulps: 4.0 };
+        // Scale 1024 (f32 units): one ULP there is 2^-13.
+        let want = Literal::vector(&[1.0f64, 2.0, 3.0]);
+        let scale = Literal::vector(&[1024.0f64, 1024.0, 0.0]);
+        let ulp = 2f32.powi(-13);
+        let got = Literal::vector(&[1.0 + 3.0 * ulp, 2.0 - 5.0 * ulp, 3.0]);
+        let r = compare_scaled_leaf(0, &got, &want, &scale, rule).unwrap();
+        assert_eq!(r.mismatches, 1, "{r}");
+        assert_eq!(r.worst[0].index, "[1]", "{r}");
+        assert!((r.worst[0].ulps - 5.0).abs() < 1e-6, "{r}");
+        // A zero scale is floored at |want|: one f32 ULP of 3 is 2^-22.
+        let got = Literal::vector(&[1.0f32, 2.0, 3.0 + 2f32.powi(-22)]);
+        let r = compare_scaled_leaf(0, &got, &want, &scale, rule).unwrap();
+        assert!(r.ok() && (r.max_ulps - 1.0).abs() < 1e-9, "{r}");
+    }
+
+    #[test]
+    fn scale_rule_special_values_and_integers() {
+        let rule = ScaleRule::default();
+        let scale = Literal::vector(&[0.0f64; 3]);
+        // A reference beyond f32's range is infinite in f32.
+        let want = Literal::vector(&[f64::NAN, 1e39, 1.0]);
+        let got = Literal::vector(&[f32::NAN, f32::INFINITY, 1.0]);
+        assert!(compare_scaled_leaf(0, &got, &want, &scale, rule)
+            .unwrap()
+            .ok());
+        let got = Literal::vector(&[0.0f32, f32::INFINITY, f32::NAN]);
+        let r = compare_scaled_leaf(0, &got, &want, &scale, rule).unwrap();
+        assert_eq!(r.mismatches, 2, "{r}");
+        let ints = Literal::vector(&[1i32, 2, 3]);
+        let off = Literal::vector(&[1i32, 2, 4]);
+        let r = compare_scaled_leaf(0, &off, &ints, &scale, rule).unwrap();
+        assert_eq!(r.mismatches, 1, "{r}");
+        let short = Literal::vector(&[1i32, 2]);
+        assert!(!compare_scaled_leaf(0, &short, &ints, &scale, rule)
+            .unwrap()
+            .ok());
+    }
 }
