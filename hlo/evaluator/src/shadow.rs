@@ -63,8 +63,8 @@ use crate::value::Value;
 use crate::{scalar_of, Evaluator, RunContext};
 use hlo_ir::analysis::combiner::{binary_combiner, returned_parameter};
 use hlo_ir::{
-    BinaryOp, CompId, ElementType, Error, HloModule, InstrId, Literal, Op, Result, Scalar, Shape,
-    UnaryOp,
+    BinaryOp, CompId, ElementType, Error, HloComputation, HloInstruction, HloModule, InstrId,
+    Literal, Op, Result, Scalar, Shape, UnaryOp,
 };
 use std::collections::BTreeMap;
 
@@ -145,16 +145,147 @@ fn demote_literal(l: &Literal, shape: &Shape) -> Result<Literal> {
 /// original types beside the promoted ones. `convert`s between float types
 /// become no-ops, which is the point: the shadow does not round.
 pub fn promote_module(module: &HloModule) -> Result<HloModule> {
+    let walked = walked_computations(module);
     let mut out = module.clone();
-    for comp in &mut out.computations {
+    for (c, comp) in out.computations.iter_mut().enumerate() {
         for instr in &mut comp.instructions {
             promote_shape(&mut instr.shape);
             if let Op::Constant { literal } = &mut instr.op {
                 *literal = promote_literal(literal)?;
             }
         }
+        if !walked[c] {
+            keep_bit_width(comp, &module.computations[c]);
+        }
     }
     Ok(out)
+}
+
+/// The computations the walker evaluates itself (the entry and what it
+/// reaches through `while`, `conditional`, `call` and `fusion`); the others
+/// (reducers, comparators, scatter combiners, map bodies) run inside the
+/// evaluator's kernels.
+fn walked_computations(module: &HloModule) -> Vec<bool> {
+    let mut walked = vec![false; module.computations.len()];
+    let mut stack = vec![module.entry];
+    while let Some(c) = stack.pop() {
+        if walked.get(c.index()).copied().unwrap_or(true) {
+            continue;
+        }
+        walked[c.index()] = true;
+        for instr in &module.computation(c).instructions {
+            match &instr.op {
+                Op::While { condition, body } => stack.extend([*condition, *body]),
+                Op::Conditional { branches } => stack.extend(branches.iter().copied()),
+                Op::Call { to_apply } => stack.push(*to_apply),
+                Op::Fusion { calls, .. } => stack.push(*calls),
+                _ => {}
+            }
+        }
+    }
+    walked
+}
+
+/// In a computation the evaluator runs inside a kernel (a sort comparator
+/// comparing floats by their bits, say), a `bitcast`/`bitcast-convert` whose
+/// operand or result was f32/f16/bf16 must see its original bit width: its
+/// operand is converted back to the original type first, and a float result
+/// is computed in its original type and widened after. The walker handles the
+/// same ops in the computations it walks itself, where ids must not move.
+fn keep_bit_width(comp: &mut HloComputation, original: &HloComputation) {
+    let needs = |i: &HloInstruction| {
+        matches!(i.op, Op::Bitcast | Op::BitcastConvert)
+            && (i
+                .operands
+                .first()
+                .and_then(|o| original.instr(*o).shape.as_array())
+                .is_some_and(|a| promotable(a.element_type))
+                || i.shape
+                    .as_array()
+                    .is_some_and(|a| promotable(a.element_type)))
+    };
+    if !original.instructions.iter().any(needs) {
+        return;
+    }
+    let old = std::mem::take(&mut comp.instructions);
+    let mut map: Vec<InstrId> = Vec::with_capacity(old.len());
+    let mut new: Vec<HloInstruction> = Vec::with_capacity(old.len() + 4);
+    for (i, mut instr) in old.into_iter().enumerate() {
+        instr.operands = instr.operands.iter().map(|o| map[o.index()]).collect();
+        instr.control_predecessors = instr
+            .control_predecessors
+            .iter()
+            .map(|o| map[o.index()])
+            .collect();
+        let orig = &original.instructions[i];
+        if !needs(orig) {
+            map.push(InstrId(new.len() as u32));
+            new.push(instr);
+            continue;
+        }
+        if let (Some(&operand), Some(&orig_operand)) =
+            (instr.operands.first(), orig.operands.first())
+        {
+            let orig_shape = original.instr(orig_operand).shape.clone();
+            if orig_shape
+                .as_array()
+                .is_some_and(|a| promotable(a.element_type))
+            {
+                let mut convert = instr.clone();
+                convert.name = format!("{}.shadow_narrow", instr.name);
+                convert.op = Op::Convert;
+                convert.shape = orig_shape;
+                convert.operands = vec![operand];
+                convert.control_predecessors.clear();
+                instr.operands[0] = InstrId(new.len() as u32);
+                new.push(convert);
+            }
+        }
+        if orig
+            .shape
+            .as_array()
+            .is_some_and(|a| promotable(a.element_type))
+        {
+            instr.shape = orig.shape.clone();
+            let mut widen = instr.clone();
+            widen.name = format!("{}.shadow_widen", instr.name);
+            widen.op = Op::Convert;
+            promote_shape(&mut widen.shape);
+            widen.operands = vec![InstrId(new.len() as u32)];
+            widen.control_predecessors.clear();
+            new.push(instr);
+            map.push(InstrId(new.len() as u32));
+            new.push(widen);
+        } else {
+            map.push(InstrId(new.len() as u32));
+            new.push(instr);
+        }
+    }
+    comp.root = map[comp.root.index()];
+    comp.instructions = new;
+}
+
+/// Whether an instruction's element type differs from its first operand's
+/// (a `bitcast` that reinterprets bits).
+fn changes_type(module: &HloModule, comp: CompId, id: InstrId) -> bool {
+    let c = module.computation(comp);
+    let i = c.instr(id);
+    let from = i
+        .operands
+        .first()
+        .and_then(|o| c.instr(*o).shape.element_type());
+    from.is_some() && from != i.shape.element_type()
+}
+
+/// Whether an instruction reads or produces complex values (`real`, `imag`,
+/// `complex`, `abs` of complex, `fft`): those mix a complex type, which the
+/// shadow does not widen, with a float one, which it does, so they run in the
+/// program's own types.
+fn touches_complex(module: &HloModule, comp: CompId, id: InstrId) -> bool {
+    let c = module.computation(comp);
+    let i = c.instr(id);
+    let complex = |s: &Shape| s.leaves().iter().any(|(_, a)| a.element_type.is_complex());
+    complex(&i.shape) || i.operands.iter().any(|o| complex(&c.instr(*o).shape))
 }
 
 /// A value and its scale.
@@ -481,11 +612,17 @@ impl Walker<'_> {
                     .ok_or_else(|| Error::invalid_argument("a branch operand is missing"))?;
                 self.walk(branch, vec![arg])
             }
-            Op::BitcastConvert
-            | Op::Rng { .. }
-            | Op::RngBitGenerator { .. }
-            | Op::StochasticConvert
-            | Op::CustomCall(_) => {
+            op if matches!(
+                op,
+                Op::BitcastConvert
+                    | Op::Bitcast
+                    | Op::Rng { .. }
+                    | Op::RngBitGenerator { .. }
+                    | Op::StochasticConvert
+                    | Op::CustomCall(_)
+            ) && (!matches!(op, Op::Bitcast) || changes_type(original, comp_id, id))
+                || touches_complex(original, comp_id, id) =>
+            {
                 // Their meaning depends on the bit width: evaluated in the original types.
                 let comp = original.computation(comp_id);
                 let mut vals = Vec::with_capacity(operands.len());
