@@ -641,7 +641,23 @@ impl Walker<'_> {
                     // Bits reinterpreted: exact.
                     zero_scale(&v)?
                 } else {
-                    self.fallback(oi.opcode().name(), &v, &operands, &oi.shape)?
+                    let s = self.fallback(oi.opcode().name(), &v, &operands, &oi.shape)?;
+                    if touches_complex(original, comp_id, id) {
+                        // Complex values carry no scale of their own; an op on
+                        // them (fft above all) mixes every element, so its
+                        // rounding is charged as a sum over all of them:
+                        // w·sqrt(N)·max|x| (w of f32, N the operand elements).
+                        let (mut big, mut n) = (0.0f64, 0usize);
+                        for p in &operands {
+                            if let Ok(l) = p.v.array() {
+                                big = big.max(max_magnitude(l)?);
+                                n = n.max(l.element_count());
+                            }
+                        }
+                        add_everywhere(s, (n.max(1) as f64).sqrt() * big)?
+                    } else {
+                        s
+                    }
                 };
                 Ok(Pair { v, s })
             }
@@ -921,6 +937,39 @@ fn square_of(v: &Value) -> Result<Value> {
 fn ones_like(v: &Value) -> Result<Value> {
     let l = v.array()?;
     Ok(Value::from_literal(like(l, &vec![1.0; l.element_count()])?))
+}
+
+/// The largest magnitude of a literal's elements (complex: the modulus).
+fn max_magnitude(l: &Literal) -> Result<f64> {
+    let mut m = 0.0f64;
+    for i in 0..l.element_count() {
+        let x = match l.get(i)? {
+            Scalar::C64(c) => f64::from(c.norm()),
+            Scalar::C128(c) => c.norm(),
+            other => other.to_f64_lossy().abs(),
+        };
+        if x.is_finite() {
+            m = m.max(x);
+        }
+    }
+    Ok(m)
+}
+
+/// `v` (a scale) plus `extra` in every element; a complex leaf's scale, zeros
+/// until now, becomes `extra`.
+fn add_everywhere(v: Value, extra: f64) -> Result<Value> {
+    Ok(match v {
+        Value::Array(a) => {
+            let d: Vec<f64> = a.data::<f64>()?.iter().map(|x| x + extra).collect();
+            Value::from_literal(like(&a, &d)?)
+        }
+        Value::Tuple(t) => Value::Tuple(
+            t.into_iter()
+                .map(|e| add_everywhere(e, extra))
+                .collect::<Result<_>>()?,
+        ),
+        Value::Token => Value::Token,
+    })
 }
 
 /// The fallback scale for each leaf of `v` (shape `shape`, original types):
