@@ -851,15 +851,42 @@ impl Walker<'_> {
             }
             Op::Scatter { to_apply, .. } if ops.len() == 3 => {
                 let combiner = original.computation(*to_apply);
-                let add = binary_combiner(combiner).map(|c| c.op) == Some(BinaryOp::Add);
-                if add || returned_parameter(combiner) == Some(1) {
-                    let subs = vec![arg(0)?.s.clone(), arg(1)?.v.clone(), arg(2)?.s.clone()];
-                    let moved = self.same_op(comp_id, id, subs)?;
-                    let moved = f64s(&moved)?;
-                    let own = if add { w } else { 0.0 };
+                let (target, indices, updates) = (arg(0)?, arg(1)?, arg(2)?);
+                if binary_combiner(combiner).map(|c| c.op) == Some(BinaryOp::Add) {
+                    // Each element is a sum of the target and the updates that
+                    // land on it: the add-reduce rule, with the terms' squares
+                    // and their count scattered the same way.
+                    let sq = |v: &Value| square_of(v);
+                    let squares = self.same_op(
+                        comp_id,
+                        id,
+                        vec![sq(&target.v)?, indices.v.clone(), sq(&updates.v)?],
+                    )?;
+                    let count = self.same_op(
+                        comp_id,
+                        id,
+                        vec![
+                            ones_like(&target.v)?,
+                            indices.v.clone(),
+                            ones_like(&updates.v)?,
+                        ],
+                    )?;
+                    let moved = self.same_op(
+                        comp_id,
+                        id,
+                        vec![sq(&target.s)?, indices.v.clone(), sq(&updates.s)?],
+                    )?;
+                    let (squares, count, moved) = (f64s(&squares)?, f64s(&count)?, f64s(&moved)?);
                     out((0..yd.len())
-                        .map(|i| moved[i] + own * yd[i].abs())
+                        .map(|i| {
+                            w * count[i].max(1.0).sqrt() * (yd[i].abs() + squares[i].sqrt())
+                                + moved[i].sqrt()
+                        })
                         .collect())
+                } else if returned_parameter(combiner) == Some(1) {
+                    // Overwrite: the scales move with the values.
+                    let subs = vec![target.s.clone(), indices.v.clone(), updates.s.clone()];
+                    self.same_op(comp_id, id, subs)
                 } else {
                     self.fallback(oi.opcode().name(), v, ops, &oi.shape)
                 }
