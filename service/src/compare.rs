@@ -8,7 +8,7 @@
 //!   the magnitude of its scale (never below `|want|`, since the result is
 //!   itself rounded to that type): [`compare_scaled`], default
 //!   [`DEFAULT_MAX_ULPS`]. The scale of a sum of `n` terms is
-//!   `sqrt(n)·Σ|terms|` plus its operands' scales, so a threshold that does not
+//!   `sqrt(n)·(|y| + sqrt(Σ t²))` plus its operands' scales in quadrature, so a threshold that does not
 //!   depend on `n` accepts every correct summation order and FMA use while a
 //!   dropped term, a wrong index or a transposed operand, each of which moves a
 //!   result by a sizeable fraction of its terms, fails by orders of magnitude.
