@@ -13,10 +13,11 @@
 //! stderr and exit status 1 (usage errors included; `--help` exits 0). A panic
 //! would be a bug.
 
+use crate::compare::{fallback_note, DEFAULT_MAX_ULPS};
 use crate::random::{random_arguments, ArgsSpec, ValueRange};
 use crate::{
-    compare_results, profile, resolve_platform_name, Backend, ExecuteOptions, LoadedExecutable,
-    LocalClient, Tolerance,
+    compare_results, compare_scaled, profile, resolve_platform_name, shadow_reference, Backend,
+    ExecuteOptions, LoadedExecutable, LocalClient, ScaleRule, Tolerance,
 };
 use clap::{Args, Parser, Subcommand};
 use platform_api::registry::{self, Availability};
@@ -122,15 +123,27 @@ struct RunArgs {
 struct CompareArgs {
     #[command(flatten)]
     program: ProgramArgs,
-    /// The platform to check against.
+    /// The platform to check against under the tolerance rule (`--rtol`/`--atol`);
+    /// the scale rule's reference is the Interpreter's evaluator in f64 mode.
     #[arg(long, default_value = "interpreter")]
     reference: String,
-    /// Relative tolerance (default: the case.json beside the module, else 1e-4).
+    /// Relative tolerance: switches to the tolerance rule (default with it: the
+    /// case.json beside the module, else 1e-4).
     #[arg(long)]
     rtol: Option<f64>,
-    /// Absolute tolerance (default: the case.json beside the module, else 1e-5).
+    /// Absolute tolerance: switches to the tolerance rule (default with it: the
+    /// case.json beside the module, else 1e-5).
     #[arg(long)]
     atol: Option<f64>,
+    /// The scale rule's threshold in ULPs of the error scale (default 16).
+    #[arg(long, conflicts_with_all = ["rtol", "atol"])]
+    max_ulps: Option<f64>,
+    /// Expected outputs (one .npy per output, in order), e.g. XLA CPU's saved from
+    /// JAX: the platform's results are checked against these instead of the
+    /// reference's values (under the scale rule, the scale still comes from the
+    /// shadow evaluation on the same arguments).
+    #[arg(long, value_name = "OUT.npy")]
+    expected: Vec<PathBuf>,
     /// Seed for random arguments (used when no .npy files are given).
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -696,8 +709,49 @@ fn case_tolerance(module: &str) -> Option<Tolerance> {
     })
 }
 
+/// The expected outputs of `--expected`, as one result literal (a tuple when
+/// there are several).
+fn expected_result(paths: &[PathBuf], got: &Literal) -> Result<Literal> {
+    let outputs = got.clone().flatten_leaves();
+    if paths.len() != outputs.len() {
+        return Err(Error::invalid_argument(format!(
+            "the module has {} output(s) ({}) but {} --expected file(s) were given",
+            outputs.len(),
+            got.shape().without_layout(),
+            paths.len()
+        )));
+    }
+    let mut leaves = Vec::with_capacity(paths.len());
+    for (i, (path, out)) in paths.iter().zip(&outputs).enumerate() {
+        let mut l = Literal::read_npy(path)?;
+        if let (Some(ElementType::U8), Some(ty)) = (l.element_type(), out.element_type()) {
+            if ty.is_narrow() && l.dims() == out.dims() {
+                l = l.reinterpret(ty)?;
+            }
+        }
+        if l.dims() != out.dims() {
+            return Err(Error::invalid_argument(format!(
+                "{}: holds {} but output {i} is {}",
+                path.display(),
+                l.shape().without_layout(),
+                out.shape().without_layout()
+            )));
+        }
+        leaves.push(l);
+    }
+    Ok(if leaves.len() == 1 && !got.is_tuple() {
+        leaves.remove(0)
+    } else {
+        Literal::tuple(leaves)
+    })
+}
+
 fn compare(args: CompareArgs) -> Result<Outcome> {
-    for (flag, value) in [("--rtol", args.rtol), ("--atol", args.atol)] {
+    for (flag, value) in [
+        ("--rtol", args.rtol),
+        ("--atol", args.atol),
+        ("--max-ulps", args.max_ulps),
+    ] {
         if let Some(v) = value {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(Error::invalid_argument(format!(
@@ -710,12 +764,9 @@ fn compare(args: CompareArgs) -> Result<Outcome> {
     load_custom_call_libraries(&args.program.custom_call_libs)?;
     let (options, instances) = compile_options(&module, None, &args.program.debug_options)?;
     let platform = resolve_platform_name(args.program.platform.as_deref())?;
-    let reference = resolve_platform_name(Some(&args.reference))?;
     let tested = client_for(Some(platform), instances)?;
-    let checker = client_for(Some(reference), instances)?;
     let tested_exe = compile(&tested, &module, &options, &name)?;
-    let reference_exe = compile(&checker, &module, &options, &name)?;
-    let arguments = arguments_or_random(&args.program, &reference_exe, &name, args.seed)?;
+    let arguments = arguments_or_random(&args.program, &tested_exe, &name, args.seed)?;
 
     let execute = |client: &LocalClient, exe: &LoadedExecutable| -> Result<Vec<Literal>> {
         let on = |e: Error| e.context(&name);
@@ -729,15 +780,32 @@ fn compare(args: CompareArgs) -> Result<Outcome> {
         }
     };
     let got = execute(&tested, &tested_exe)?;
-    let want = execute(&checker, &reference_exe)?;
 
+    let tolerance_rule = args.rtol.is_some() || args.atol.is_some();
+    if !tolerance_rule {
+        return compare_by_scale(
+            &args, &module, &name, platform, &options, instances, &arguments, &got,
+        );
+    }
+    let (want, against) = if args.expected.is_empty() {
+        let reference = resolve_platform_name(Some(&args.reference))?;
+        let checker = client_for(Some(reference), instances)?;
+        let reference_exe = compile(&checker, &module, &options, &name)?;
+        (execute(&checker, &reference_exe)?, reference.to_string())
+    } else {
+        let mut want = Vec::with_capacity(got.len());
+        for g in &got {
+            want.push(expected_result(&args.expected, g)?);
+        }
+        (want, "the --expected arrays".to_string())
+    };
     let fallback = case_tolerance(&args.program.module).unwrap_or_default();
     let tolerance = Tolerance {
         rtol: args.rtol.unwrap_or(fallback.rtol),
         atol: args.atol.unwrap_or(fallback.atol),
     };
     let mut text = format!(
-        "{name}: {platform} against {reference} (rtol {:e}, atol {:e})\n",
+        "{name}: {platform} against {against} (tolerance rule: |got - want| <= atol + rtol*|want|, rtol {:e}, atol {:e})\n",
         tolerance.rtol, tolerance.atol
     );
     let (mut outputs, mut failed) = (0, 0);
@@ -755,7 +823,61 @@ fn compare(args: CompareArgs) -> Result<Outcome> {
     print_out(&text)?;
     if failed > 0 {
         return Ok(Outcome::Failure(format!(
-            "{name}: {failed} of {outputs} output(s) of {platform} differ from {reference}"
+            "{name}: {failed} of {outputs} output(s) of {platform} differ from {against}"
+        )));
+    }
+    Ok(Outcome::Success)
+}
+
+/// `compare` under the scale rule: the reference is the f64 shadow evaluation
+/// of the module on the same arguments (`service::compare`).
+#[allow(clippy::too_many_arguments)]
+fn compare_by_scale(
+    args: &CompareArgs,
+    module: &HloModule,
+    name: &str,
+    platform: &str,
+    options: &CompileOptions,
+    instances: usize,
+    arguments: &[Literal],
+    got: &[Literal],
+) -> Result<Outcome> {
+    if instances > 1 {
+        return Err(Error::unimplemented(format!(
+            "{name}: the scale rule does not evaluate replicated modules ({instances} instances); \
+             pass --rtol/--atol to compare with the reference platform"
+        )));
+    }
+    let rule = ScaleRule {
+        max_ulps: args.max_ulps.unwrap_or(DEFAULT_MAX_ULPS),
+    };
+    let shadow = shadow_reference(module, arguments, options)
+        .map_err(|e| e.context(format!("{name}: the shadow (f64) reference evaluation")))?;
+    let got = got
+        .first()
+        .ok_or_else(|| Error::internal("the platform returned no result"))?;
+    let (want, against) = if args.expected.is_empty() {
+        (shadow.value.clone(), "the f64 shadow reference".to_string())
+    } else {
+        (
+            expected_result(&args.expected, got)?,
+            "the --expected arrays (scale from the f64 shadow reference)".to_string(),
+        )
+    };
+    let mut text = format!("{name}: {platform} against {against}\nrule: {rule}\n");
+    if let Some(note) = fallback_note(&shadow) {
+        text.push_str(&format!("{note}\n"));
+    }
+    let reports = compare_scaled(got, &want, &shadow.scale, rule).map_err(|e| e.context(name))?;
+    let failed = reports.iter().filter(|r| !r.ok()).count();
+    for report in &reports {
+        text.push_str(&format!("{report}\n"));
+    }
+    print_out(&text)?;
+    if failed > 0 {
+        return Ok(Outcome::Failure(format!(
+            "{name}: {failed} of {} output(s) of {platform} differ from {against}",
+            reports.len()
         )));
     }
     Ok(Outcome::Success)

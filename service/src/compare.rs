@@ -1,18 +1,36 @@
-//! Comparing a result with a reference, as the conformance corpus does.
+//! Comparing a result with a reference.
 //!
-//! The rule (`tests/conformance/README.md`):
-//! * integer and `pred` outputs must be equal element for element;
-//! * floating outputs must have the same shape, NaN exactly where the reference
-//!   has NaN, the same infinities, and elsewhere `|got - want| <= atol + rtol *
+//! Two rules:
+//! * **The scale rule** (the default of `hlorun compare`): the reference is the
+//!   module evaluated in f64 with a per-element error scale
+//!   (`platform_api::evaluator::shadow`, see [`shadow_reference`]). A floating
+//!   element passes when `|got - want| <= max_ulps` ULPs of its element type at
+//!   the magnitude of its scale (never below `|want|`, since the result is
+//!   itself rounded to that type): [`compare_scaled`], default
+//!   [`DEFAULT_MAX_ULPS`]. The scale of a sum of `n` terms is
+//!   `sqrt(n)·(|y| + sqrt(Σ t²))` plus its operands' scales in quadrature, so a threshold that does not
+//!   depend on `n` accepts every correct summation order and FMA use while a
+//!   dropped term, a wrong index or a transposed operand, each of which moves a
+//!   result by a sizeable fraction of its terms, fails by orders of magnitude.
+//! * **The tolerance rule** (the conformance corpus, and `compare` with
+//!   `--rtol`/`--atol`; `tests/conformance/README.md`):
+//!   integer and `pred` outputs must be equal element for element; floating
+//!   outputs must have the same shape, NaN exactly where the reference has
+//!   NaN, the same infinities, and elsewhere `|got - want| <= atol + rtol *
 //!   |want|`. Complex numbers are held to this rule in each component.
 //!
-//! Results are compared leaf by leaf (a tuple flattened in preorder, as XLA
-//! flattens results). Each leaf reports its largest absolute and relative
-//! errors (relative over elements whose reference is non-zero) and its first
-//! offending element, so a mismatch report says where to look.
+//! Under both rules integers and `pred` must be equal and NaN/infinities must
+//! match. Results are compared leaf by leaf (a tuple flattened in preorder, as XLA
+//! flattens results). Each leaf reports its largest errors and its offending
+//! elements, so a mismatch report says where to look.
 
-use platform_api::{ElementType, Error, Literal, Result, Scalar, Shape};
+use platform_api::evaluator::shadow::{self, significand_bits, ShadowOutput};
+use platform_api::evaluator::{EvalHooks, RunContext};
+use platform_api::{
+    CompileOptions, ElementType, Error, HloInstruction, HloModule, Literal, Result, Scalar, Shape,
+};
 use std::fmt;
+use std::sync::Arc;
 
 /// Allowed error for floating outputs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -201,6 +219,329 @@ pub fn compare_results(
         .collect()
 }
 
+/// The default threshold of the scale rule, in ULPs of the error scale.
+///
+/// Chosen from measurement (`docs/architecture.md`): the Host backend's worst
+/// element over the bench programs and the conformance corpus stays below a
+/// few ULPs of the scale; the seeded bugs of `tests/tests/compare_scale.rs` sit
+/// at hundreds to millions.
+pub const DEFAULT_MAX_ULPS: f64 = 16.0;
+
+/// The scale rule: a floating element passes within `max_ulps` ULPs of its
+/// element type at the magnitude of its error scale.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScaleRule {
+    pub max_ulps: f64,
+}
+
+impl Default for ScaleRule {
+    fn default() -> Self {
+        ScaleRule {
+            max_ulps: DEFAULT_MAX_ULPS,
+        }
+    }
+}
+
+impl fmt::Display for ScaleRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "|got - want| <= {} ULPs of the element type at max(scale, |want|); \
+             want and scale from the f64 shadow evaluation",
+            self.max_ulps
+        )
+    }
+}
+
+/// One element of a scaled comparison, for reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ElementError {
+    /// The row-major index.
+    pub linear: usize,
+    /// The multi-index as text.
+    pub index: String,
+    pub got: f64,
+    pub want: f64,
+    /// The error scale in the element type's own units (its magnitude).
+    pub scale: f64,
+    /// `|got - want|` in ULPs of the element type at `max(scale, |want|)`;
+    /// infinite for a NaN/infinity mismatch or an unequal integer.
+    pub ulps: f64,
+}
+
+impl fmt::Display for ElementError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "at {}: got {}, want {}, scale {:.3e}, {:.1} ULPs",
+            self.index, self.got, self.want, self.scale, self.ulps
+        )
+    }
+}
+
+/// How one output leaf compares under the scale rule.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScaledComparison {
+    pub index: usize,
+    pub shape: Shape,
+    pub rule: ScaleRule,
+    /// The largest error in ULPs of the scale over the leaf.
+    pub max_ulps: f64,
+    /// Elements over the threshold.
+    pub mismatches: usize,
+    /// The worst elements (at most [`WORST_KEPT`]), worst first.
+    pub worst: Vec<ElementError>,
+    /// A structural failure (shape, type) or, for complex leaves, the
+    /// tolerance rule's verdict.
+    pub failure: Option<String>,
+}
+
+/// How many of the worst elements a leaf keeps for its report.
+pub const WORST_KEPT: usize = 3;
+
+impl ScaledComparison {
+    pub fn ok(&self) -> bool {
+        self.failure.is_none() && self.mismatches == 0
+    }
+}
+
+impl fmt::Display for ScaledComparison {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "out{} {}: worst {:.2} ULPs of the scale (limit {})",
+            self.index, self.shape, self.max_ulps, self.rule.max_ulps
+        )?;
+        if let Some(why) = &self.failure {
+            return write!(f, ", MISMATCH: {why}");
+        }
+        if self.mismatches == 0 {
+            f.write_str(", ok")?;
+        } else {
+            write!(f, ", MISMATCH in {} element(s)", self.mismatches)?;
+        }
+        for e in &self.worst {
+            write!(f, "\n    {e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The largest finite value of a float type, beyond which a reference value
+/// rounds to infinity in that type.
+fn max_finite(ty: ElementType) -> f64 {
+    match ty {
+        ElementType::F16 => 65504.0,
+        ElementType::BF16 => 3.3895313892515355e38,
+        ElementType::F32 => f64::from(f32::MAX),
+        _ => f64::MAX,
+    }
+}
+
+/// The ULP of a type with `p` significand bits at magnitude `x`
+/// (`2^(floor(log2 x) - (p - 1))`, floored at the smallest normal's).
+fn ulp_at(x: f64, p: i32, ty: ElementType) -> f64 {
+    let min_exp = match ty {
+        ElementType::F16 => -14,
+        ElementType::BF16 | ElementType::F32 => -126,
+        _ => -1022,
+    };
+    let e = if x > 0.0 && x.is_finite() {
+        (x.log2().floor() as i32).max(min_exp)
+    } else {
+        min_exp
+    };
+    2f64.powi(e - (p - 1))
+}
+
+/// Compares one leaf: `got` (the platform's, in the program's type), `want`
+/// (the shadow value, or an expected array), and `scale` (the shadow's scale,
+/// in f32-roundoff units).
+pub fn compare_scaled_leaf(
+    index: usize,
+    got: &Literal,
+    want: &Literal,
+    scale: &Literal,
+    rule: ScaleRule,
+) -> Result<ScaledComparison> {
+    let shape = got.shape().without_layout();
+    let mut report = ScaledComparison {
+        index,
+        shape: shape.clone(),
+        rule,
+        max_ulps: 0.0,
+        mismatches: 0,
+        worst: Vec::new(),
+        failure: None,
+    };
+    if got.dims() != want.dims() || got.dims() != scale.dims() {
+        report.failure = Some(format!(
+            "shape {shape} where {} was expected",
+            want.shape().without_layout()
+        ));
+        return Ok(report);
+    }
+    let ty = got.element_type().ok_or_else(|| {
+        Error::invalid_argument(format!("cannot compare values of shape {shape}"))
+    })?;
+    if ty.is_complex() {
+        // No scale rule for complex values: the tolerance rule, against the shadow.
+        let want = platform_api::semantics::convert(want, ty)?;
+        let r = compare_arrays(index, got, &want, Tolerance::default())?;
+        report.failure = r.first_failure.map(|w| format!("(tolerance rule) {w}"));
+        return Ok(report);
+    }
+    let dims = got.dims().to_vec();
+    let p = significand_bits(ty).filter(|_| ty.is_float());
+    let scale_data = scale.data::<f64>()?;
+    for i in 0..got.element_count() {
+        let (g, w) = (got.get(i)?, want.get(i)?);
+        let element = |ulps: f64, s: f64| ElementError {
+            linear: i,
+            index: index_text(&dims, i),
+            got: g.to_f64_lossy(),
+            want: w.to_f64_lossy(),
+            scale: s,
+            ulps,
+        };
+        let e = match p {
+            None => {
+                let equal = int_value(&g) == int_value(&w);
+                element(if equal { 0.0 } else { f64::INFINITY }, 0.0)
+            }
+            Some(p) => {
+                let (gv, mut wv) = (g.to_f64_lossy(), w.to_f64_lossy());
+                if wv.is_finite() && wv.abs() > max_finite(ty) {
+                    wv = wv.signum() * f64::INFINITY;
+                }
+                let s = scale_data.get(i).copied().unwrap_or(0.0) * 2f64.powi(p - 24);
+                let ulps = if gv.is_nan() || wv.is_nan() {
+                    if gv.is_nan() == wv.is_nan() {
+                        0.0
+                    } else {
+                        f64::INFINITY
+                    }
+                } else if gv.is_infinite() || wv.is_infinite() {
+                    if gv == wv {
+                        0.0
+                    } else {
+                        f64::INFINITY
+                    }
+                } else if gv == wv {
+                    0.0
+                } else {
+                    (gv - wv).abs() / ulp_at(s.max(wv.abs()), p, ty)
+                };
+                element(ulps, s)
+            }
+        };
+        if e.ulps > rule.max_ulps || e.ulps.is_nan() {
+            report.mismatches += 1;
+        }
+        if e.ulps > report.max_ulps {
+            report.max_ulps = e.ulps;
+        }
+        // Keep the worst few (a short sorted list: insertion is cheap).
+        if e.ulps > 0.0
+            && (report.worst.len() < WORST_KEPT
+                || report.worst.last().is_some_and(|l| e.ulps > l.ulps))
+        {
+            let at = report.worst.partition_point(|x| x.ulps >= e.ulps);
+            report.worst.insert(at, e);
+            report.worst.truncate(WORST_KEPT);
+        }
+    }
+    if report.mismatches == 0 {
+        // A passing leaf shows only its worst element.
+        report.worst.truncate(1);
+    }
+    Ok(report)
+}
+
+/// Compares a result with reference values and scales leaf by leaf (tuples
+/// flattened in preorder). `want` is the shadow value or expected arrays;
+/// `scale` is the shadow's scale.
+pub fn compare_scaled(
+    got: &Literal,
+    want: &Literal,
+    scale: &Literal,
+    rule: ScaleRule,
+) -> Result<Vec<ScaledComparison>> {
+    let got_leaves = got.clone().flatten_leaves();
+    let want_leaves = want.clone().flatten_leaves();
+    let scale_leaves = scale.clone().flatten_leaves();
+    if got_leaves.len() != want_leaves.len() || got_leaves.len() != scale_leaves.len() {
+        return Err(Error::invalid_argument(format!(
+            "the result has {} output(s) ({}) but the reference has {} ({})",
+            got_leaves.len(),
+            got.shape().without_layout(),
+            want_leaves.len(),
+            want.shape().without_layout()
+        )));
+    }
+    got_leaves
+        .iter()
+        .zip(&want_leaves)
+        .zip(&scale_leaves)
+        .enumerate()
+        .map(|(i, ((g, w), s))| compare_scaled_leaf(i, g, w, s, rule))
+        .collect()
+}
+
+/// Custom calls for the shadow evaluation: the host targets registered for
+/// the Interpreter, called on arguments in the program's own types.
+struct ShadowHooks;
+
+impl EvalHooks for ShadowHooks {
+    fn custom_call(&self, instr: &HloInstruction, operands: &[&Literal]) -> Result<Literal> {
+        platform_api::custom_call::call_host_target("Interpreter", instr, operands)
+    }
+}
+
+/// The scale rule's reference: `module` evaluated on `args` in f64 with
+/// per-element error scales (`platform_api::evaluator::shadow`), after the
+/// passes that give a module the meaning the Interpreter gives it (narrow
+/// types widened, stochastic converts expanded, XLA CPU's numerics:
+/// `excess_precision` and `divide_by_reciprocal` as `options` set them).
+pub fn shadow_reference(
+    module: &HloModule,
+    args: &[Literal],
+    options: &CompileOptions,
+) -> Result<ShadowOutput> {
+    use platform_api::passes::HloPass;
+    let mut module = module.clone();
+    platform_api::hlo::verifier::verify_module(&module)?;
+    platform_api::passes::legalize::stochastic::ExpandStochasticConvert.run(&mut module)?;
+    platform_api::passes::legalize::narrow::WidenNarrowTypes.run(&mut module)?;
+    platform_api::passes::xla_numerics(
+        &mut module,
+        options.debug_option("excess_precision"),
+        options.debug_option("divide_by_reciprocal"),
+    )?;
+    let ctx = RunContext {
+        hooks: Some(Arc::new(ShadowHooks)),
+        ..RunContext::default()
+    };
+    shadow::shadow_evaluate(&module, args, &ctx)
+}
+
+/// The fallback ops a shadow evaluation used, as one line for reports
+/// (`None` when every op had its own rule).
+pub fn fallback_note(out: &ShadowOutput) -> Option<String> {
+    if out.fallbacks.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = out
+        .fallbacks
+        .iter()
+        .map(|(op, n)| format!("{op} x{n}"))
+        .collect();
+    Some(format!(
+        "scale fallback (w|y| + largest operand scale) used for: {}",
+        list.join(", ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,5 +595,46 @@ mod tests {
         assert_eq!(reports.len(), 2);
         assert!(reports.iter().all(LeafComparison::ok));
         assert!(compare_results(&Literal::scalar(1.0f64), &want, Tolerance::default()).is_err());
+    }
+
+    #[test]
+    fn scale_rule_measures_in_ulps_of_the_scale() {
+        let rule = ScaleRule { max_ulps: 4.0 };
+        // Scale 1024 (f32 units): one ULP there is 2^-13.
+        let want = Literal::vector(&[1.0f64, 2.0, 3.0]);
+        let scale = Literal::vector(&[1024.0f64, 1024.0, 0.0]);
+        let ulp = 2f32.powi(-13);
+        let got = Literal::vector(&[1.0 + 3.0 * ulp, 2.0 - 5.0 * ulp, 3.0]);
+        let r = compare_scaled_leaf(0, &got, &want, &scale, rule).unwrap();
+        assert_eq!(r.mismatches, 1, "{r}");
+        assert_eq!(r.worst[0].index, "[1]", "{r}");
+        assert!((r.worst[0].ulps - 5.0).abs() < 1e-6, "{r}");
+        // A zero scale is floored at |want|: one f32 ULP of 3 is 2^-22.
+        let got = Literal::vector(&[1.0f32, 2.0, 3.0 + 2f32.powi(-22)]);
+        let r = compare_scaled_leaf(0, &got, &want, &scale, rule).unwrap();
+        assert!(r.ok() && (r.max_ulps - 1.0).abs() < 1e-9, "{r}");
+    }
+
+    #[test]
+    fn scale_rule_special_values_and_integers() {
+        let rule = ScaleRule::default();
+        let scale = Literal::vector(&[0.0f64; 3]);
+        // A reference beyond f32's range is infinite in f32.
+        let want = Literal::vector(&[f64::NAN, 1e39, 1.0]);
+        let got = Literal::vector(&[f32::NAN, f32::INFINITY, 1.0]);
+        assert!(compare_scaled_leaf(0, &got, &want, &scale, rule)
+            .unwrap()
+            .ok());
+        let got = Literal::vector(&[0.0f32, f32::INFINITY, f32::NAN]);
+        let r = compare_scaled_leaf(0, &got, &want, &scale, rule).unwrap();
+        assert_eq!(r.mismatches, 2, "{r}");
+        let ints = Literal::vector(&[1i32, 2, 3]);
+        let off = Literal::vector(&[1i32, 2, 4]);
+        let r = compare_scaled_leaf(0, &off, &ints, &scale, rule).unwrap();
+        assert_eq!(r.mismatches, 1, "{r}");
+        let short = Literal::vector(&[1i32, 2]);
+        assert!(!compare_scaled_leaf(0, &short, &ints, &scale, rule)
+            .unwrap()
+            .ok());
     }
 }

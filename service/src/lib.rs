@@ -57,4 +57,7 @@ pub use client::{
     BufferExecution, Compiled, DeviceBuffer, ExecuteOptions, Execution, LoadedExecutable,
     LocalClient, Parameter,
 };
-pub use compare::{compare_results, LeafComparison, Tolerance};
+pub use compare::{
+    compare_results, compare_scaled, shadow_reference, LeafComparison, ScaleRule, ScaledComparison,
+    Tolerance,
+};

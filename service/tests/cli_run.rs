@@ -248,6 +248,33 @@ fn compare_reports_each_output() {
     ]);
     assert_ok(&o);
     let out = stdout(&o);
+    // The default is the scale rule, and the report says so.
+    assert!(out.contains("rule: |got - want| <= 16 ULPs"), "{out}");
+    for leaf in ["out0 f32[2,3]", "out1 f32[2,3]"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(leaf))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(
+            line.contains("ULPs of the scale") && line.ends_with("ok"),
+            "{line}"
+        );
+    }
+    // --rtol/--atol switch to the tolerance rule against the reference platform.
+    let o = hlorun(&[
+        "compare",
+        &data("two_outputs/module.hlo"),
+        &data("two_outputs/arg0.npy"),
+        &data("two_outputs/arg1.npy"),
+        "--platform",
+        "interpreter",
+        "--rtol",
+        "1e-4",
+        "--atol",
+        "1e-5",
+    ]);
+    assert_ok(&o);
+    let out = stdout(&o);
     for leaf in ["out0 f32[2,3]", "out1 f32[2,3]"] {
         let line = out
             .lines()
@@ -267,6 +294,61 @@ fn compare_reports_each_output() {
     // Nonsense tolerances are refused.
     let o = hlorun(&["compare", &example("softmax.hlo"), "--rtol=-1"]);
     assert_fails_with(&o, &["--rtol"]);
+}
+
+/// `--expected` checks the platform's outputs against saved arrays; an array
+/// with one element changed by 1% fails, naming that element and its scale.
+#[test]
+fn compare_checks_expected_arrays() {
+    let dir = scratch_dir("compare-expected");
+    let module = data("two_outputs/module.hlo");
+    let (a0, a1) = (data("two_outputs/arg0.npy"), data("two_outputs/arg1.npy"));
+    let (e0, e1) = (data("two_outputs/out0.npy"), data("two_outputs/out1.npy"));
+    let o = hlorun(&[
+        "compare",
+        &module,
+        &a0,
+        &a1,
+        "--platform",
+        "host",
+        "--expected",
+        &e0,
+        "--expected",
+        &e1,
+    ]);
+    assert_ok(&o);
+    assert!(stdout(&o).contains("--expected arrays"), "{}", stdout(&o));
+    let mut bad = Literal::read_npy(&e1).unwrap();
+    let v = bad.get(4).unwrap().to_f64_lossy();
+    bad.set(4, platform_api::Scalar::F32((v * 1.01) as f32))
+        .unwrap();
+    let bad_path = dir.join("out1_bad.npy");
+    bad.write_npy(&bad_path).unwrap();
+    let bad_path = bad_path.to_str().unwrap().to_string();
+    let o = hlorun(&[
+        "compare",
+        &module,
+        &a0,
+        &a1,
+        "--platform",
+        "host",
+        "--expected",
+        &e0,
+        "--expected",
+        &bad_path,
+    ]);
+    assert_fails_with(&o, &["differ from the --expected arrays"]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("out1 f32[2,3]")
+            && out.contains("MISMATCH in 1 element")
+            && out.contains("at [1, 1]")
+            && out.contains("scale"),
+        "{out}"
+    );
+    // One file per output.
+    let o = hlorun(&["compare", &module, &a0, &a1, "--expected", &e0]);
+    assert_fails_with(&o, &["2 output(s)", "1 --expected file(s)"]);
 }
 
 #[test]

@@ -43,6 +43,7 @@ pub mod ops;
 pub mod collectives;
 pub mod control;
 pub mod plan;
+pub mod shadow;
 pub mod value;
 
 use crate::kernels::CallComputation;
