@@ -165,6 +165,15 @@ impl Padder<'_, '_> {
         ))
     }
 
+    /// What is known of `id`'s sizes: nothing (full) for an instruction not
+    /// visited yet, which only a malformed module can ask for.
+    fn dyn_of(&self, id: InstrId) -> Dyn {
+        self.dyns
+            .get(id.index())
+            .cloned()
+            .unwrap_or(Dyn::Array(Vec::new()))
+    }
+
     fn array_sizes(&self, id: InstrId) -> Sizes {
         match self.dyns.get(id.index()) {
             Some(Dyn::Array(s)) => s.clone(),
@@ -290,7 +299,7 @@ impl Padder<'_, '_> {
             self.dyns.push(d);
         }
         let root = self.ed.root();
-        let root_dyn = self.dyns[root.index()].clone();
+        let root_dyn = self.dyn_of(root);
         if root_dyn.is_dynamic() {
             if !is_entry {
                 return Err(self.unsupported(
@@ -311,11 +320,7 @@ impl Padder<'_, '_> {
     /// The sizes of `id`'s value, rewriting `id` where it needs it.
     fn visit(&mut self, id: InstrId) -> Result<Dyn> {
         let instr = self.ed.instr(id).clone();
-        let operand_dyn: Vec<Dyn> = instr
-            .operands
-            .iter()
-            .map(|o| self.dyns[o.index()].clone())
-            .collect();
+        let operand_dyn: Vec<Dyn> = instr.operands.iter().map(|&o| self.dyn_of(o)).collect();
         let any_dynamic = operand_dyn.iter().any(Dyn::is_dynamic);
         let rank = match &instr.shape {
             Shape::Array(a) => a.dims.len(),
@@ -430,7 +435,7 @@ impl Padder<'_, '_> {
                         self.ed.replace_operand(id, x, masked);
                     }
                 }
-                let sizes = self.array_sizes(instr.operands[0]);
+                let sizes = self.array_sizes(instr.operand(0)?);
                 let kept: Sizes = sizes
                     .iter()
                     .enumerate()

@@ -529,6 +529,45 @@ impl<'a> KernelBuilder<'a> {
         Ok(out)
     }
 
+    /// One accumulator variable per init value, set to it.
+    fn accumulators(&mut self, inits: &[InstrId]) -> Result<Vec<(String, ElementType)>> {
+        let mut accs = Vec::with_capacity(inits.len());
+        for &init in inits {
+            let (ty, _) = array(&self.instr(init).shape, self.instr(init))?;
+            let v = self.value(init, &[])?;
+            let acc = self.var("acc");
+            self.line(&format!("{} {acc} = {v};", ctype(ty)?));
+            accs.push((acc, ty));
+        }
+        Ok(accs)
+    }
+
+    /// `accs = f(accs, inputs at idx)`: one application of the reducer `f`.
+    fn fold_step(
+        &mut self,
+        f: &str,
+        inputs: &[InstrId],
+        idx: &[String],
+        accs: &[(String, ElementType)],
+    ) -> Result<()> {
+        let mut args: Vec<String> = accs.iter().map(|a| a.0.clone()).collect();
+        for &x in inputs {
+            args.push(self.value(x, idx)?);
+        }
+        let mut outs = Vec::new();
+        for (acc, ty) in accs {
+            let o = self.var("o");
+            self.line(&format!("{} {o};", ctype(*ty)?));
+            outs.push((o, acc));
+        }
+        args.extend(outs.iter().map(|(o, _)| format!("&{o}")));
+        self.line(&format!("{f}({});", args.join(", ")));
+        for (o, acc) in &outs {
+            self.line(&format!("{acc} = {o};"));
+        }
+        Ok(())
+    }
+
     /// A (variadic) reduce at `idx`: one variable per output.
     pub fn reduce(&mut self, id: InstrId, idx: &[String]) -> Result<Vec<String>> {
         let instr = self.instr(id);
@@ -545,15 +584,7 @@ impl<'a> KernelBuilder<'a> {
             &self.instr(instr.operands[0]).shape,
             self.instr(instr.operands[0]),
         )?;
-        let mut accs = Vec::new();
-        for k in 0..n {
-            let init = instr.operands[n + k];
-            let (ty, _) = array(&self.instr(init).shape, self.instr(init))?;
-            let v = self.value(init, &[])?;
-            let acc = self.var("acc");
-            self.line(&format!("{} {acc} = {v};", ctype(ty)?));
-            accs.push((acc, ty));
-        }
+        let accs = self.accumulators(&instr.operands[n..])?;
         let mut oidx = vec![String::new(); odims.len()];
         let kept: Vec<usize> = (0..odims.len())
             .filter(|d| !dimensions.contains(d))
@@ -566,23 +597,7 @@ impl<'a> KernelBuilder<'a> {
             self.open(&format!("for (s64 {r} = 0; {r} < {}LL; {r}++)", odims[d]));
             oidx[d] = r;
         }
-        let mut vals = Vec::new();
-        for k in 0..n {
-            vals.push(self.value(instr.operands[k], &oidx)?);
-        }
-        let mut args: Vec<String> = accs.iter().map(|a| a.0.clone()).collect();
-        args.extend(vals);
-        let mut outs = Vec::new();
-        for (acc, ty) in &accs {
-            let o = self.var("o");
-            self.line(&format!("{} {o};", ctype(*ty)?));
-            outs.push((o, acc.clone()));
-        }
-        args.extend(outs.iter().map(|(o, _)| format!("&{o}")));
-        self.line(&format!("{f}({});", args.join(", ")));
-        for (o, acc) in &outs {
-            self.line(&format!("{acc} = {o};"));
-        }
+        self.fold_step(&f, &instr.operands[..n], &oidx, &accs)?;
         for _ in dimensions {
             self.close();
         }
@@ -607,15 +622,7 @@ impl<'a> KernelBuilder<'a> {
         if window.dims.len() != idims.len() || idx.len() != idims.len() {
             return Err(Error::internal("reduce-window rank mismatch"));
         }
-        let mut accs = Vec::new();
-        for k in 0..n {
-            let init = instr.operands[n + k];
-            let (ty, _) = array(&self.instr(init).shape, self.instr(init))?;
-            let v = self.value(init, &[])?;
-            let acc = self.var("acc");
-            self.line(&format!("{} {acc} = {v};", ctype(ty)?));
-            accs.push((acc, ty));
-        }
+        let accs = self.accumulators(&instr.operands[n..])?;
         let mut iidx = Vec::new();
         let mut conds = Vec::new();
         for (d, w) in window.dims.iter().enumerate() {
@@ -637,23 +644,7 @@ impl<'a> KernelBuilder<'a> {
             iidx.push(q);
         }
         self.open(&format!("if ({})", conds.join(" && ")));
-        let mut vals = Vec::new();
-        for k in 0..n {
-            vals.push(self.value(instr.operands[k], &iidx)?);
-        }
-        let mut args: Vec<String> = accs.iter().map(|a| a.0.clone()).collect();
-        args.extend(vals);
-        let mut outs = Vec::new();
-        for (acc, ty) in &accs {
-            let o = self.var("o");
-            self.line(&format!("{} {o};", ctype(*ty)?));
-            outs.push((o, acc.clone()));
-        }
-        args.extend(outs.iter().map(|(o, _)| format!("&{o}")));
-        self.line(&format!("{f}({});", args.join(", ")));
-        for (o, acc) in &outs {
-            self.line(&format!("{acc} = {o};"));
-        }
+        self.fold_step(&f, &instr.operands[..n], &iidx, &accs)?;
         self.close();
         for _ in &window.dims {
             self.close();

@@ -105,26 +105,32 @@ fn build_scan(
     is_reverse: bool,
     to_apply: &Computation,
 ) -> Result<Computation> {
-    let inputs = operands.len() - num_carries;
-    let (_, in_dims) = operands[0]
-        .array_or_err()
-        .map(|a| (a.element_type, &a.dims))?;
-    let len = i32::try_from(in_dims[dim]).map_err(|_| Error::invalid_argument("scan too long"))?;
+    let malformed = || Error::invalid_argument("scan: its operands, body and result do not agree");
+    let inputs = operands
+        .len()
+        .checked_sub(num_carries)
+        .ok_or_else(malformed)?;
+    let first = operands.first().ok_or_else(malformed)?.array_or_err()?;
+    let extent = *first.dims.get(dim).ok_or_else(malformed)?;
+    let len = i32::try_from(extent).map_err(|_| Error::invalid_argument("scan too long"))?;
     let program = to_apply.program_shape();
     let returns_tuple = matches!(program.result, Shape::Tuple(_));
     let results: Vec<Shape> = match &program.result {
         Shape::Tuple(e) => e.clone(),
         single => vec![single.clone()],
     };
-    let outputs = results.len() - num_carries;
+    let outputs = results
+        .len()
+        .checked_sub(num_carries)
+        .ok_or_else(malformed)?;
     let stacked: Vec<Shape> = match result {
-        Shape::Tuple(e) => e[..outputs].to_vec(),
+        Shape::Tuple(e) => e.get(..outputs).ok_or_else(malformed)?.to_vec(),
         single if outputs == 1 => vec![single.clone()],
         _ => Vec::new(),
     };
     if stacked.len() != outputs {
         return Err(Error::invalid_argument(
-            "scan result does not match its body",
+            "scan: its result does not match its body",
         ));
     }
     let s32_scalar = Shape::scalar(ElementType::S32);
