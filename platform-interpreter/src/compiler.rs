@@ -60,11 +60,7 @@ impl Compiler for InterpreterCompiler {
         check_executor(executor)?;
         platform_api::hlo::verifier::verify_module(&module)?;
         let mut module = module;
-        ExpandScan.run(&mut module)?;
-        PadDynamicShapes.run(&mut module)?;
-        ExpandStochasticConvert.run(&mut module)?;
-        WidenNarrowTypes.run(&mut module)?;
-        platform_api::passes::xla_numerics(
+        platform_api::passes::reference_semantics(
             &mut module,
             options.debug_option("excess_precision"),
             options.debug_option("divide_by_reciprocal"),

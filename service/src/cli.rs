@@ -14,6 +14,7 @@
 //! would be a bug.
 
 use crate::compare::{fallback_note, DEFAULT_MAX_ULPS};
+use crate::conformance::Judge;
 use crate::random::{random_arguments, ArgsSpec, ValueRange};
 use crate::{
     compare_results, compare_scaled, profile, resolve_platform_name, shadow_reference, Backend,
@@ -187,6 +188,13 @@ struct ConformanceArgs {
     /// Print one JSON object per line (case, form, status, detail, ...) instead of a table.
     #[arg(long)]
     json: bool,
+    /// Judge outputs by each case's rtol/atol (case.json) instead of the scale
+    /// rule (error in ULPs of the f64 shadow evaluation's error scale).
+    #[arg(long)]
+    case_tolerance: bool,
+    /// The scale rule's threshold in ULPs of the error scale (default 16).
+    #[arg(long, conflicts_with = "case_tolerance")]
+    max_ulps: Option<f64>,
 }
 
 /// Runs `hlorun` on this process's arguments. Every error is one line on
@@ -575,7 +583,21 @@ fn conformance(args: ConformanceArgs) -> Result<Outcome> {
         args.corpus
     };
     let platform = resolve_platform_name(args.platform.as_deref())?;
-    let report = crate::conformance::run_corpus(platform, &corpora)?;
+    let judge = if args.case_tolerance {
+        Judge::CaseTolerance
+    } else {
+        let mut rule = ScaleRule::default();
+        if let Some(max_ulps) = args.max_ulps {
+            if !(max_ulps.is_finite() && max_ulps >= 0.0) {
+                return Err(Error::invalid_argument(format!(
+                    "--max-ulps must be a non-negative number, not {max_ulps}"
+                )));
+            }
+            rule.max_ulps = max_ulps;
+        }
+        Judge::Scale(rule)
+    };
+    let report = crate::conformance::run_corpus_judged(platform, &corpora, judge)?;
     let mut text = String::new();
     if args.json {
         for r in &report.results {

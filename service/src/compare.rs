@@ -500,20 +500,17 @@ impl EvalHooks for ShadowHooks {
 
 /// The scale rule's reference: `module` evaluated on `args` in f64 with
 /// per-element error scales (`platform_api::evaluator::shadow`), after the
-/// passes that give a module the meaning the Interpreter gives it (narrow
-/// types widened, stochastic converts expanded, XLA CPU's numerics:
-/// `excess_precision` and `divide_by_reciprocal` as `options` set them).
+/// passes that give a module the meaning the Interpreter gives it
+/// (`platform_api::passes::reference_semantics`, with `excess_precision` and
+/// `divide_by_reciprocal` as `options` set them).
 pub fn shadow_reference(
     module: &HloModule,
     args: &[Literal],
     options: &CompileOptions,
 ) -> Result<ShadowOutput> {
-    use platform_api::passes::HloPass;
     let mut module = module.clone();
     platform_api::hlo::verifier::verify_module(&module)?;
-    platform_api::passes::legalize::stochastic::ExpandStochasticConvert.run(&mut module)?;
-    platform_api::passes::legalize::narrow::WidenNarrowTypes.run(&mut module)?;
-    platform_api::passes::xla_numerics(
+    platform_api::passes::reference_semantics(
         &mut module,
         options.debug_option("excess_precision"),
         options.debug_option("divide_by_reciprocal"),

@@ -5,8 +5,12 @@
 //! each case folder holds `module.hlo` and `optimized.hlo` (the same program
 //! before and after XLA's passes — the two *forms*), `argN.npy` inputs,
 //! `outN.npy` expected outputs (a tuple result flattened to its leaves) and
-//! `case.json` with the tolerances. Results are compared by
-//! [`crate::compare`], the corpus' rule.
+//! `case.json` with the tolerances. Results are judged by the scale rule of
+//! [`crate::compare`] ([`Judge::Scale`], the default): each element's error
+//! against XLA CPU's value in ULPs of the error scale an f64 shadow
+//! evaluation of the same program gives, so a correct summation order passes
+//! and no case needs a hand-tuned tolerance. The case's own `rtol`/`atol`
+//! remain as [`Judge::CaseTolerance`] (`hlorun conformance --case-tolerance`).
 //!
 //! # Why a status and not a string
 //!
@@ -30,7 +34,7 @@
 //! Programs run through [`LocalClient`], exactly as users run them; this module
 //! never panics and reports every problem as a status or an `Error`.
 
-use crate::compare::{compare_arrays, Tolerance};
+use crate::compare::{compare_arrays, compare_scaled_leaf, shadow_reference, ScaleRule, Tolerance};
 use crate::{Backend, LocalClient};
 use platform_api::hlo::Opcode;
 use platform_api::registry::{self, ConformanceGap};
@@ -194,14 +198,17 @@ pub enum Status {
         message: String,
     },
     /// The program ran but a value differs. `element` is the row-major index of
-    /// the first mismatch, `None` when the output's shape (or the number of
-    /// outputs) is wrong; then `got` / `want` describe those.
+    /// the mismatch shown (the worst under the scale rule, the first under a
+    /// tolerance), `None` when the output's shape (or the number of outputs)
+    /// is wrong; then `got` / `want` describe those. `judged` says by which
+    /// rule, and for the scale rule the element's error and scale.
     Wrong {
         output: usize,
         element: Option<usize>,
         got: String,
         want: String,
         mismatches: usize,
+        judged: String,
     },
     /// Any other error, with its code.
     Error {
@@ -250,12 +257,17 @@ impl Status {
                 got,
                 want,
                 mismatches,
+                judged,
             } => format!(
-                "output {output}: {mismatches} element(s) differ; first at element {element}: got {got}, want {want}"
+                "output {output}: {mismatches} element(s) differ; at element {element}: got {got}, want {want} ({judged})"
             ),
             Status::Wrong {
-                output, got, want, ..
-            } => format!("output {output}: got {got}, want {want}"),
+                output,
+                got,
+                want,
+                judged,
+                ..
+            } => format!("output {output}: got {got}, want {want} ({judged})"),
             Status::Error { code, message } => format!("{code:?}: {message}"),
             Status::KnownGap { reason, observed } => format!("{reason} ({observed})"),
             Status::GapNowPasses { reason } => format!(
@@ -293,9 +305,10 @@ impl CaseResult {
                 got,
                 want,
                 mismatches,
+                judged,
             } => serde_json::json!({
                 "output": output, "element": element, "got": got, "want": want,
-                "mismatches": mismatches,
+                "mismatches": mismatches, "judged": judged,
             }),
             Status::Error { code, .. } => serde_json::json!({ "code": format!("{code:?}") }),
             Status::KnownGap { reason, .. } | Status::GapNowPasses { reason } => {
@@ -475,7 +488,31 @@ fn memory_in_use(client: &LocalClient) -> u64 {
 /// Runs one form of a case on `client` and compares every output. Gaps are
 /// not consulted (see [`with_gap`]).
 pub fn run_case(client: &LocalClient, case: &Case, form: Form) -> Status {
-    let got = case
+    run_case_judged(client, case, form, Judge::default())
+}
+
+/// How a run's outputs are judged against the case's expected outputs (XLA
+/// CPU's).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Judge {
+    /// The scale rule (`crate::compare`): each element's error against XLA's
+    /// value, in ULPs of the error scale an f64 shadow evaluation of the same
+    /// program on the same arguments gives. The default: it accepts any
+    /// correct summation order or FMA use and needs no tolerance per case.
+    Scale(ScaleRule),
+    /// The case's own `rtol`/`atol` from `case.json`.
+    CaseTolerance,
+}
+
+impl Default for Judge {
+    fn default() -> Self {
+        Judge::Scale(ScaleRule::default())
+    }
+}
+
+/// [`run_case`] under a chosen [`Judge`].
+pub fn run_case_judged(client: &LocalClient, case: &Case, form: Form, judge: Judge) -> Status {
+    let run = case
         .program(form)
         .and_then(|text| HloModule::parse(&text))
         .and_then(|module| {
@@ -487,12 +524,85 @@ pub fn run_case(client: &LocalClient, case: &Case, form: Form) -> Status {
                 .map(|(&p, arg)| as_narrow(arg, &entry.instr(p).shape))
                 .collect::<Result<Vec<_>>>()?;
             let compiled = client.compile(&module, &CompileOptions::default())?;
-            client.execute(&compiled.executable, &args)
+            let result = client.execute(&compiled.executable, &args)?;
+            Ok((module, args, result))
         });
-    match got {
-        Ok(result) => compare_outputs(result.flatten_leaves(), case),
-        Err(e) => error_status(&e),
+    match (run, judge) {
+        (Ok((_, _, result)), Judge::CaseTolerance) => {
+            compare_outputs(result.flatten_leaves(), case)
+        }
+        (Ok((module, args, result)), Judge::Scale(rule)) => {
+            compare_outputs_scaled(&result, case, &module, &args, rule)
+        }
+        (Err(e), _) => error_status(&e),
     }
+}
+
+/// Compares a result with the case's expected outputs under the scale rule,
+/// the scale coming from the shadow evaluation of `module` on `args`.
+pub fn compare_outputs_scaled(
+    got: &Literal,
+    case: &Case,
+    module: &HloModule,
+    args: &[Literal],
+    rule: ScaleRule,
+) -> Status {
+    let leaves = got.clone().flatten_leaves();
+    if leaves.len() != case.outputs.len() {
+        return compare_outputs(leaves, case);
+    }
+    let shadow = match shadow_reference(module, args, &CompileOptions::default()) {
+        Ok(shadow) => shadow,
+        Err(e) => {
+            return Status::Error {
+                code: e.code(),
+                message: format!(
+                    "the shadow reference that judges the result failed: {}",
+                    e.message()
+                ),
+            }
+        }
+    };
+    let scales = shadow.scale.flatten_leaves();
+    for (i, ((g, w), scale)) in leaves.iter().zip(&case.outputs).zip(&scales).enumerate() {
+        let w = &match as_narrow(w, g.shape()) {
+            Ok(w) => w,
+            Err(e) => return error_status(&e),
+        };
+        let leaf = match compare_scaled_leaf(i, g, w, scale, rule) {
+            Ok(leaf) => leaf,
+            Err(e) => return error_status(&e),
+        };
+        if leaf.ok() {
+            continue;
+        }
+        let (element, got, want, judged) = match (&leaf.failure, leaf.worst.first()) {
+            (None, Some(e)) => (
+                Some(e.linear),
+                g.get(e.linear).map(|s| s.to_string()).unwrap_or_default(),
+                w.get(e.linear).map(|s| s.to_string()).unwrap_or_default(),
+                format!(
+                    "{:.1} ULPs at the error scale {:.3e}; the rule: {rule}",
+                    e.ulps, e.scale
+                ),
+            ),
+            (failure, _) => (
+                None,
+                g.shape().without_layout().to_string(),
+                w.shape().without_layout().to_string(),
+                failure.clone().unwrap_or_else(|| "mismatch".to_string()),
+            ),
+        };
+        return Status::Wrong {
+            output: i,
+            element,
+            got,
+            want,
+            mismatches: leaf.mismatches,
+            judged,
+        };
+    }
+    Status::Pass
 }
 
 /// A narrow-typed array (`s4`, `f8e4m3fn`, ...) is stored in a `.npy` file as
@@ -520,6 +630,7 @@ pub fn compare_outputs(got: Vec<Literal>, case: &Case) -> Status {
             got: format!("{} output(s)", got.len()),
             want: format!("{} output(s)", case.outputs.len()),
             mismatches: 0,
+            judged: "the number of outputs".to_string(),
         };
     }
     for (i, (g, w)) in got.iter().zip(&case.outputs).enumerate() {
@@ -551,6 +662,10 @@ pub fn compare_outputs(got: Vec<Literal>, case: &Case) -> Status {
             got,
             want,
             mismatches: leaf.mismatches,
+            judged: format!(
+                "the case's tolerance: rtol {}, atol {}",
+                case.tolerance.rtol, case.tolerance.atol
+            ),
         };
     }
     Status::Pass
@@ -583,6 +698,11 @@ fn gap_for<'a>(gaps: &[&'a ConformanceGap], case: &str, form: Form) -> Option<&'
 /// registered. Fails only when the platform cannot be used or a corpus folder
 /// cannot be read; a case that cannot be loaded is an `Error` status.
 pub fn run_corpus(platform: &str, corpora: &[PathBuf]) -> Result<Report> {
+    run_corpus_judged(platform, corpora, Judge::default())
+}
+
+/// [`run_corpus`] under a chosen [`Judge`].
+pub fn run_corpus_judged(platform: &str, corpora: &[PathBuf], judge: Judge) -> Result<Report> {
     if corpora.is_empty() {
         return Err(Error::invalid_argument("no corpus folder given"));
     }
@@ -610,7 +730,7 @@ pub fn run_corpus(platform: &str, corpora: &[PathBuf]) -> Result<Report> {
         for form in Form::ALL {
             let before = memory_in_use(&client);
             let status = match &loaded {
-                Ok(case) => run_case(&client, case, form),
+                Ok(case) => run_case_judged(&client, case, form, judge),
                 Err(e) => Status::Error {
                     code: e.code(),
                     message: format!("cannot load the case: {}", e.message()),

@@ -161,8 +161,10 @@ fn every_status_on_a_platform_with_few_ops_and_its_own_gaps() {
                 got,
                 want,
                 mismatches,
+                judged,
             } => {
                 assert_eq!((*output, *element, *mismatches), (0, Some(2), 1));
+                assert!(judged.contains("ULPs at the error scale"), "{judged}");
                 assert_eq!(got.parse::<f32>().unwrap(), X[2] + Y[2]);
                 assert_eq!(want.parse::<f32>().unwrap(), X[2] + Y[2] + 1.0);
             }
@@ -331,6 +333,28 @@ fn cli_reports_a_wrong_value_and_exits_1() {
         assert_eq!(
             row["want"].as_str().unwrap().parse::<f32>().unwrap(),
             values[0],
+            "{row}"
+        );
+    }
+    // Under the case's own tolerance the same element is reported, and the
+    // report says which rule judged it.
+    let out = hlorun(&[
+        "conformance",
+        "-p",
+        "interpreter",
+        "--corpus",
+        &dir,
+        "--json",
+        "--case-tolerance",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    for row in json_lines(&out) {
+        assert_eq!(
+            (row["status"].as_str(), row["element"].as_u64()),
+            (Some("wrong"), Some(0))
+        );
+        assert!(
+            row["judged"].as_str().unwrap().contains("tolerance"),
             "{row}"
         );
     }

@@ -6,7 +6,8 @@
 use platform_api::{CompileOptions, HloModule};
 use platform_cuda::compiler::compile_program;
 use platform_cuda::emulate::Emulator;
-use service::conformance::{case_dirs, compare_outputs, default_corpus, Case, Form, Status};
+use service::conformance::{case_dirs, compare_outputs_scaled, default_corpus, Case, Form, Status};
+use service::ScaleRule;
 
 #[test]
 fn corpus_runs_on_the_emulated_generated_code() {
@@ -50,10 +51,16 @@ fn run(case: &Case, form: Form) -> Status {
     let outcome = case
         .program(form)
         .and_then(|text| HloModule::parse(&text))
-        .and_then(|module| compile_program(&module, &CompileOptions::default()))
-        .and_then(|program| Emulator::build(&program)?.run(&program, &case.args));
+        .and_then(|module| {
+            let program = compile_program(&module, &CompileOptions::default())?;
+            let result = Emulator::build(&program)?.run(&program, &case.args)?;
+            Ok((module, result))
+        });
     match outcome {
-        Ok(result) => compare_outputs(result.flatten_leaves(), case),
+        // Judged as the conformance runner judges every platform.
+        Ok((module, result)) => {
+            compare_outputs_scaled(&result, case, &module, &case.args, ScaleRule::default())
+        }
         Err(e) => Status::Error {
             code: e.code(),
             message: e.message().chars().take(3000).collect(),

@@ -640,6 +640,9 @@ impl Walker<'_> {
                 let s = if matches!(oi.op, Op::BitcastConvert) {
                     // Bits reinterpreted: exact.
                     zero_scale(&v)?
+                } else if matches!(oi.op, Op::CustomCall(_)) {
+                    // Mostly linear algebra (XLA's LAPACK targets): normwise.
+                    self.normwise_fallback(oi.opcode().name(), &v, &operands, &oi.shape)?
                 } else {
                     let s = self.fallback(oi.opcode().name(), &v, &operands, &oi.shape)?;
                     if touches_complex(original, comp_id, id) {
@@ -682,6 +685,24 @@ impl Walker<'_> {
         *self.fallbacks.entry(opcode.to_string()).or_insert(0) += 1;
         let m = operands.iter().map(|p| max_scale(&p.s)).fold(0.0, f64::max);
         fallback_leaf(v, shape, m)
+    }
+
+    /// Like [`Self::fallback`] but normwise, for factorizations and solves:
+    /// a backward-stable algorithm's error in an element is a multiple of the
+    /// unit roundoff times the matrix dimension and the *largest* element,
+    /// not the element itself (two correct LAPACKs differ in a small entry of
+    /// Q by many of its own ULPs). Scale `w·n·max|y| + max s` per leaf, with
+    /// `n` the larger of the leaf's two minor dimensions.
+    fn normwise_fallback(
+        &mut self,
+        opcode: &str,
+        v: &Value,
+        operands: &[Pair],
+        shape: &Shape,
+    ) -> Result<Value> {
+        *self.fallbacks.entry(opcode.to_string()).or_insert(0) += 1;
+        let m = operands.iter().map(|p| max_scale(&p.s)).fold(0.0, f64::max);
+        normwise_fallback_leaf(v, shape, m)
     }
 
     /// Runs the promoted instruction on substituted operands.
@@ -997,6 +1018,37 @@ fn add_everywhere(v: Value, extra: f64) -> Result<Value> {
         ),
         Value::Token => Value::Token,
     })
+}
+
+/// The normwise fallback scale for each leaf of `v` (see
+/// [`Walker::normwise_fallback`]); zeros for non-float leaves.
+fn normwise_fallback_leaf(v: &Value, shape: &Shape, m: f64) -> Result<Value> {
+    match (v, shape) {
+        (Value::Tuple(t), Shape::Tuple(shapes)) => Ok(Value::Tuple(
+            t.iter()
+                .zip(shapes)
+                .map(|(v, s)| normwise_fallback_leaf(v, s, m))
+                .collect::<Result<_>>()?,
+        )),
+        (Value::Array(a), Shape::Array(s))
+            if promotable(s.element_type) || s.element_type == ElementType::F64 =>
+        {
+            let w = rounding_weight(s.element_type);
+            let n = s
+                .dims
+                .iter()
+                .rev()
+                .take(2)
+                .copied()
+                .max()
+                .unwrap_or(1)
+                .max(1) as f64;
+            let big = max_magnitude(a)?;
+            let d = vec![w * n * big + m; a.element_count()];
+            Ok(Value::from_literal(like(a, &d)?))
+        }
+        (other, _) => zero_scale(other),
+    }
 }
 
 /// The fallback scale for each leaf of `v` (shape `shape`, original types):

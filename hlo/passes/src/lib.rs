@@ -279,6 +279,24 @@ pub fn xla_numerics(
     Ok(changed)
 }
 
+/// What gives a module the meaning the reference evaluator runs: `scan`
+/// expanded to its loop, dynamic dimensions padded, stochastic converts
+/// expanded, narrow types widened, then [`xla_numerics`]. The Interpreter's
+/// passes and the shadow reference (`hlo_evaluator::shadow`) both run it, so
+/// they judge the same program.
+pub fn reference_semantics(
+    module: &mut HloModule,
+    excess_precision: Option<&str>,
+    divide_by_reciprocal: Option<&str>,
+) -> Result<bool> {
+    let mut changed = legalize::scan::ExpandScan.run(module)?;
+    changed |= dynamic::PadDynamicShapes.run(module)?;
+    changed |= legalize::stochastic::ExpandStochasticConvert.run(module)?;
+    changed |= legalize::narrow::WidenNarrowTypes.run(module)?;
+    changed |= xla_numerics(module, excess_precision, divide_by_reciprocal)?;
+    Ok(changed)
+}
+
 /// `shape` with element type `ty` (dimensions and layout kept); a tuple or a
 /// token is returned as it is.
 pub(crate) fn retyped(
