@@ -5,74 +5,10 @@ use crate::error::Result;
 use crate::hlo::HloModule;
 use crate::memory::ShapedBuffer;
 use crate::placer::DeviceAssignment;
+use crate::profile::ProfileSink;
+use crate::progress::Progress;
 use crate::shape::Shape;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
-
-/// One timed span of an execution (an instruction, a thunk, a kernel).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ProfileEvent {
-    /// What ran: an instruction name, a fused kernel's name.
-    pub name: String,
-    /// Its kind: the opcode, `"fusion"`, `"copy"`.
-    pub category: String,
-    /// Start, in microseconds since the profile began.
-    pub start_us: f64,
-    pub duration_us: f64,
-    /// The thread (or device queue) it ran on.
-    pub thread: u64,
-}
-
-/// Collects [`ProfileEvent`]s from an execution. Shared by reference with the
-/// executable; thread-safe so parallel kernels can report.
-#[derive(Debug)]
-pub struct ProfileSink {
-    origin: Instant,
-    events: Mutex<Vec<ProfileEvent>>,
-}
-
-impl Default for ProfileSink {
-    fn default() -> Self {
-        ProfileSink {
-            origin: Instant::now(),
-            events: Mutex::new(Vec::new()),
-        }
-    }
-}
-
-impl ProfileSink {
-    pub fn new() -> Self {
-        Self::default()
-    }
-    /// Microseconds from the sink's creation to `t`.
-    pub fn micros_since_origin(&self, t: Instant) -> f64 {
-        t.saturating_duration_since(self.origin).as_secs_f64() * 1e6
-    }
-    /// Records a span that began at `start` and ends now.
-    pub fn record(
-        &self,
-        name: impl Into<String>,
-        category: impl Into<String>,
-        start: Instant,
-        thread: u64,
-    ) {
-        let end = Instant::now();
-        let event = ProfileEvent {
-            name: name.into(),
-            category: category.into(),
-            start_us: self.micros_since_origin(start),
-            duration_us: end.saturating_duration_since(start).as_secs_f64() * 1e6,
-            thread,
-        };
-        if let Ok(mut events) = self.events.lock() {
-            events.push(event);
-        }
-    }
-    /// Everything recorded so far, in recording order.
-    pub fn events(&self) -> Vec<ProfileEvent> {
-        self.events.lock().map(|e| e.clone()).unwrap_or_default()
-    }
-}
+use std::sync::Arc;
 
 /// What one execution runs with.
 #[derive(Clone)]
@@ -93,6 +29,9 @@ pub struct RunOptions {
     pub profile: Option<Arc<ProfileSink>>,
     /// Upper bound on `while` iterations, for catching runaway loops (`None`: no bound).
     pub while_step_limit: Option<u64>,
+    /// Where a platform reports progress a watcher can show (loop iterations
+    /// done), if anyone watches.
+    pub progress: Option<Arc<Progress>>,
 }
 
 impl RunOptions {
@@ -107,6 +46,7 @@ impl RunOptions {
             rng_seed: 0,
             profile: None,
             while_step_limit: None,
+            progress: None,
         }
     }
 }

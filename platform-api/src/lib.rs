@@ -32,6 +32,8 @@ pub mod kit;
 pub mod memory;
 pub mod placer;
 pub mod platform;
+pub mod profile;
+pub mod progress;
 pub mod registry;
 pub mod transfer;
 
@@ -59,12 +61,14 @@ pub use device::{
     DeviceDescription, DeviceMemoryBase, Event, EventStatus, HostCallback, MemoryUsage, Stream,
     StreamExecutor,
 };
-pub use executable::{Executable, ProfileEvent, ProfileSink, RunOptions};
+pub use executable::{Executable, RunOptions};
 pub use hlo_ir::Opcode;
 pub use hlo_passes::legalize::{legalize, Legalize, OpSupport, Unlegalized};
 pub use memory::{DeviceAllocation, ShapedBuffer};
 pub use placer::{ComputationPlacer, DefaultComputationPlacer, DeviceAssignment};
 pub use platform::{Platform, PlatformOptions};
+pub use profile::{EventArgs, ProfileEvent, ProfileSink};
+pub use progress::Progress;
 pub use registry::{
     Availability, CompilerRegistration, ComputationPlacerRegistration, ConformanceGap,
     PlatformRegistration, TransferManagerRegistration,

@@ -282,7 +282,7 @@ impl Executable for HostExecutable {
             while_step_limit: options.while_step_limit,
             collective_sequence: AtomicU64::new(0),
             rng_state: AtomicU64::new(options.rng_seed),
-            thread: Arc::as_ptr(&options.stream) as *const () as usize as u64,
+            progress: options.progress.clone(),
         };
         options.stream.host_callback(Box::new(move || {
             let (params, outputs) = (params, outputs);

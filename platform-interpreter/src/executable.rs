@@ -19,7 +19,8 @@ use crate::platform::PLATFORM_NAME;
 use platform_api::evaluator::{EvalHooks, PreparedModule, RunContext};
 use platform_api::hlo::HloInstruction;
 use platform_api::kit::{LiteralExecutable, LiteralProgram};
-use platform_api::{CompileOptions, HloModule, Literal, ProfileSink, Result, RunOptions};
+use platform_api::profile::instruction_args;
+use platform_api::{CompileOptions, HloModule, Literal, ProfileSink, Progress, Result, RunOptions};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -27,6 +28,7 @@ use std::time::Instant;
 /// run's profile.
 struct InterpreterHooks {
     profile: Option<Arc<ProfileSink>>,
+    progress: Option<Arc<Progress>>,
 }
 
 impl EvalHooks for InterpreterHooks {
@@ -40,12 +42,21 @@ impl EvalHooks for InterpreterHooks {
 
     fn instruction_done(&self, instr: &HloInstruction, started: Instant, replica: usize) {
         if let Some(sink) = &self.profile {
-            sink.record(
+            // Each replica runs on a thread of its own (named after it).
+            let _ = replica;
+            sink.record_with_args(
                 instr.name.clone(),
                 instr.opcode().name(),
                 started,
-                replica as u64,
+                sink.this_thread(),
+                Some(instruction_args(None, instr)),
             );
+        }
+    }
+
+    fn loop_iteration(&self) {
+        if let Some(p) = &self.progress {
+            p.loop_iteration();
         }
     }
 }
@@ -110,6 +121,7 @@ impl LiteralProgram for InterpreterProgram {
             rng_seed: options.rng_seed,
             hooks: Some(Arc::new(InterpreterHooks {
                 profile: options.profile.clone(),
+                progress: options.progress.clone(),
             })),
             while_step_limit: options.while_step_limit,
         };

@@ -16,6 +16,7 @@
 use crate::compare::{fallback_note, DEFAULT_MAX_ULPS};
 use crate::conformance::Judge;
 use crate::random::{random_arguments, ArgsSpec, ValueRange};
+use crate::text::table;
 use crate::{
     compare_results, compare_scaled, profile, resolve_platform_name, shadow_reference, Backend,
     ExecuteOptions, LoadedExecutable, LocalClient, ScaleRule, Tolerance,
@@ -166,6 +167,17 @@ struct BenchArgs {
     /// Seed for random arguments (used when no .npy files are given).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// After timing, profile warm runs: write their Chrome trace (Perfetto,
+    /// chrome://tracing) with op, shape, JAX op name and source line per
+    /// event, and print the ops that took the most time.
+    #[arg(long, value_name = "TRACE.json")]
+    profile: Option<PathBuf>,
+    /// Warm runs to profile (default: as many as were timed, at most 20).
+    #[arg(long, value_name = "N", requires = "profile")]
+    profile_runs: Option<usize>,
+    /// Rows of the profile's table of ops.
+    #[arg(long, value_name = "N", default_value_t = 15, requires = "profile")]
+    top: usize,
 }
 
 #[derive(Args)]
@@ -548,34 +560,6 @@ fn platforms() -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// Rows as aligned columns (the last column unpadded), one line each.
-fn table<const N: usize>(rows: &[[String; N]]) -> String {
-    let mut widths = [0usize; N];
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.len());
-        }
-    }
-    let mut text = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(widths)
-            .enumerate()
-            .map(|(i, (cell, w))| {
-                if i + 1 == row.len() {
-                    cell.clone()
-                } else {
-                    format!("{cell:<w$}")
-                }
-            })
-            .collect();
-        text.push_str(cells.join("  ").trim_end());
-        text.push('\n');
-    }
-    text
-}
-
 fn conformance(args: ConformanceArgs) -> Result<Outcome> {
     let corpora = if args.corpus.is_empty() {
         vec![crate::conformance::default_corpus()?]
@@ -677,7 +661,7 @@ fn run(args: RunArgs) -> Result<Outcome> {
 
     if let (Some(path), Some(sink)) = (&args.profile, &sink) {
         let events = sink.events();
-        profile::write_chrome_trace(path, &events, client.platform_name())?;
+        profile::write_chrome_trace(path, sink, client.platform_name())?;
         let spans = events
             .iter()
             .filter(|e| e.category != "execute" && e.category != "transfer")
@@ -985,6 +969,16 @@ fn bench(args: BenchArgs) -> Result<Outcome> {
             .peak_bytes_in_use
     });
 
+    let profile_text = match &args.profile {
+        Some(path) => {
+            let runs = args
+                .profile_runs
+                .unwrap_or_else(|| times.len().min(20))
+                .max(1);
+            profile_warm_runs(&client, &exe, &refs, path, runs, args.top).map_err(on)?
+        }
+        None => String::new(),
+    };
     let text = if args.json {
         // Written field by field to keep the documented key order (a JSON
         // object built by serde_json would sort its keys).
@@ -1007,7 +1001,60 @@ fn bench(args: BenchArgs) -> Result<Outcome> {
         )
     };
     print_out(&format!("{text}\n"))?;
+    if !profile_text.is_empty() {
+        if args.json {
+            // Standard output stays one JSON line.
+            eprint!("{profile_text}");
+        } else {
+            print_out(&profile_text)?;
+        }
+    }
     Ok(Outcome::Success)
+}
+
+/// Runs `runs` more (warm) executions with a profile, writes their Chrome
+/// trace to `path`, and returns the table of the ops that took the most time.
+fn profile_warm_runs(
+    client: &LocalClient,
+    exe: &LoadedExecutable,
+    args: &[&crate::DeviceBuffer],
+    path: &Path,
+    runs: usize,
+    top: usize,
+) -> Result<String> {
+    let sink = Arc::new(ProfileSink::new());
+    let options = ExecuteOptions {
+        profile: Some(sink.clone()),
+        ..ExecuteOptions::default()
+    };
+    for _ in 0..runs {
+        let out = client.execute_buffers(exe, args, &options)?;
+        drop(client.into_literal(out.result)?);
+    }
+    profile::write_chrome_trace(path, &sink, client.platform_name())?;
+    let events = sink.events();
+    let executions: Vec<f64> = events
+        .iter()
+        .filter(|e| e.category == "execute")
+        .map(|e| e.duration_us)
+        .collect();
+    let run_us = executions.iter().sum::<f64>() / executions.len().max(1) as f64;
+    let rows = profile::op_summary(&events);
+    let mut text = format!(
+        "profile of {runs} warm run(s) ({:.3} ms each, with profiling on): {} \
+         (open in ui.perfetto.dev)\n",
+        run_us / 1e3,
+        path.display()
+    );
+    if rows.is_empty() {
+        text.push_str(&format!(
+            "{} reports no spans of its own; the trace holds the executions only\n",
+            client.platform_name()
+        ));
+    } else {
+        text.push_str(&profile::format_op_summary(&rows, runs, run_us, top));
+    }
+    Ok(text)
 }
 
 #[cfg(feature = "cuda")]

@@ -23,8 +23,8 @@ use crate::backend::Backend;
 use crate::cache::{CacheKey, CompileCache, Fingerprint};
 use crate::profile::record_span;
 use platform_api::{
-    CompileOptions, DeviceAssignment, Error, Executable, HloModule, Literal, ProfileSink, Result,
-    RunOptions, Shape, ShapedBuffer, Stream, StreamExecutor,
+    CompileOptions, DeviceAssignment, Error, Executable, HloModule, Literal, ProfileSink, Progress,
+    Result, RunOptions, Shape, ShapedBuffer, Stream, StreamExecutor,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -147,6 +147,8 @@ pub struct ExecuteOptions {
     pub rng_seed: u64,
     /// Bound on `while` iterations (`None`: unbounded).
     pub while_step_limit: Option<u64>,
+    /// Counters the platform bumps as it runs (loop iterations), for a watcher.
+    pub progress: Option<Arc<Progress>>,
 }
 
 /// The outcome of an execution on host values.
@@ -558,6 +560,7 @@ impl LocalClient {
             rng_seed: options.rng_seed,
             profile: options.profile.clone(),
             while_step_limit: options.while_step_limit,
+            progress: options.progress.clone(),
         }
     }
 

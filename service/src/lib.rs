@@ -49,6 +49,7 @@ pub mod conformance;
 pub mod process;
 pub mod profile;
 pub mod random;
+pub mod text;
 
 pub use async_client::AsyncClient;
 pub use backend::{resolve_platform_name, Backend, PLATFORM_ENV_VAR};

@@ -211,6 +211,74 @@ fn run_profile_writes_a_chrome_trace() {
     }
 }
 
+/// A small program whose instructions carry JAX's metadata.
+const WITH_METADATA: &str = r#"HloModule jit_f
+
+ENTRY main {
+  x = f32[64,64] parameter(0)
+  y = f32[64,64] parameter(1)
+  d = f32[64,64] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(f)/dot_general" source_file="/src/model.py" source_line=12}
+  e = f32[64,64] exponential(d), metadata={op_name="jit(f)/exp" source_file="/src/model.py" source_line=13}
+  ROOT t = f32[64,64] tanh(e), metadata={op_name="jit(f)/tanh" source_file="/src/model.py" source_line=14}
+}
+"#;
+
+#[test]
+fn bench_profile_traces_warm_runs_with_op_names_and_a_table() {
+    let dir = scratch_dir("bench-profile");
+    let module = dir.join("m.hlo");
+    std::fs::write(&module, WITH_METADATA).unwrap();
+    let module = module.display().to_string();
+    for platform in ["interpreter", "host"] {
+        let trace = dir.join(format!("{platform}.json"));
+        let trace_arg = trace.display().to_string();
+        let o = hlorun(&[
+            "bench",
+            &module,
+            "-p",
+            platform,
+            "--iters",
+            "3",
+            "--profile",
+            &trace_arg,
+            "--profile-runs",
+            "2",
+        ]);
+        assert_ok(&o);
+        let out = stdout(&o);
+        assert!(out.contains("profile of 2 warm run(s)"), "{out}");
+        // The table names the dot with where it came from.
+        let dot_row = out
+            .lines()
+            .find(|l| l.contains("jit(f)/dot_general"))
+            .unwrap_or_else(|| panic!("no row for the dot: {out}"));
+        assert!(
+            dot_row.contains("/src/model.py:12") && dot_row.contains("f32[64,64]"),
+            "{out}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+        let events = json["traceEvents"].as_array().unwrap();
+        let executions = events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["cat"] == "execute")
+            .count();
+        assert_eq!(executions, 2, "{platform}: only the profiled warm runs");
+        let dots: Vec<&serde_json::Value> = events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["args"]["op"] == "dot")
+            .collect();
+        assert_eq!(dots.len(), 2, "{platform}: {events:?}");
+        assert_eq!(dots[0]["args"]["source"], "/src/model.py:12");
+        assert_eq!(dots[0]["args"]["shape"], "f32[64,64]");
+        // Every row of the timeline has a readable name, not a number.
+        for m in events.iter().filter(|e| e["name"] == "thread_name") {
+            let name = m["args"]["name"].as_str().unwrap();
+            assert!(!name.chars().all(|c| c.is_ascii_digit()), "{m}");
+        }
+    }
+}
+
 #[test]
 fn run_rejects_bad_arguments_naming_the_file() {
     let dir = scratch_dir("badargs");

@@ -451,7 +451,7 @@ fn profile_records_instructions_and_the_execution_and_writes_a_chrome_trace() {
         assert!(events.iter().any(|e| e.category == "transfer"));
 
         let path = std::env::temp_dir().join(format!("service-trace-{}.json", std::process::id()));
-        service::profile::write_chrome_trace(&path, &events, platform).unwrap();
+        service::profile::write_chrome_trace(&path, &sink, platform).unwrap();
         let trace: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let _ = std::fs::remove_file(&path);

@@ -38,6 +38,9 @@ pub fn while_loop(
                 )))
             }
         }
+        if let Some(hooks) = &ev.context().hooks {
+            hooks.loop_iteration();
+        }
         if let Some(limit) = limit {
             if steps >= limit {
                 return Err(Error::out_of_range(format!(

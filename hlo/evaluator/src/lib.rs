@@ -80,6 +80,9 @@ pub trait EvalHooks: Send + Sync {
     fn instruction_done(&self, instr: &HloInstruction, started: Instant, replica: usize) {
         let _ = (instr, started, replica);
     }
+
+    /// Called once per iteration of any `while` loop, for progress reports.
+    fn loop_iteration(&self) {}
 }
 
 /// What one execution runs with (from `RunOptions`).

@@ -23,7 +23,7 @@ use crate::evaluator::kernels::CallComputation;
 use crate::evaluator::plan::ModulePlan;
 use crate::hlo::{CompId, HloComputation, HloInstruction, Op};
 use crate::semantics::contraction::{self, Contraction};
-use crate::{CompileOptions, Error, HloModule, Literal, Result, RunOptions, Scalar};
+use crate::{CompileOptions, Error, HloModule, Literal, Progress, Result, RunOptions, Scalar};
 
 /// How a backend computes each op that is not structural or control flow.
 ///
@@ -85,6 +85,7 @@ impl<K: OpKernels> LiteralProgram for OpByOpProgram<K> {
             plan: &self.plan,
             kernels: &self.kernels,
             while_step_limit: options.while_step_limit,
+            progress: options.progress.as_deref(),
             depth: 0,
         };
         run.eval(self.module.entry, arguments)
@@ -98,6 +99,7 @@ struct Run<'m, K> {
     plan: &'m ModulePlan,
     kernels: &'m K,
     while_step_limit: Option<u64>,
+    progress: Option<&'m Progress>,
     depth: usize,
 }
 
@@ -234,6 +236,9 @@ impl<K: OpKernels> Run<'_, K> {
         let mut steps = 0u64;
         while self.eval(condition, vec![state.clone()])?.get(0)? == Scalar::Pred(true) {
             steps += 1;
+            if let Some(p) = self.progress {
+                p.loop_iteration();
+            }
             if self.while_step_limit.is_some_and(|limit| steps > limit) {
                 return Err(Error::resource_exhausted(format!(
                     "while loop ran more than {steps} steps (the run's step limit)"

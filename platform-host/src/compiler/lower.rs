@@ -15,7 +15,8 @@ use crate::kernels;
 use crate::lowering::{BlockProducer, LowerCtx};
 use crate::thunk::{thunk, BufferSlice, Thunk, ThunkSequence};
 use platform_api::hlo::{CompId, InstrId, Op};
-use platform_api::{CompileOptions, Error, HloModule, Result};
+use platform_api::profile::instruction_args;
+use platform_api::{CompileOptions, Error, EventArgs, HloModule, Result};
 
 /// A gather that runs inside the fusion after it, as the producer of that
 /// fusion's operand `operand` (see [`BlockProducer`]).
@@ -143,6 +144,7 @@ fn compile_computation_on_this_stack(
         options,
     };
     let mut thunks: Vec<Box<dyn Thunk>> = Vec::new();
+    let mut event_args: Vec<Option<EventArgs>> = Vec::new();
     let mut fused = fused_gathers(&ctx, &nested);
     let inside_fusions: Vec<InstrId> = fused.iter().flatten().map(|f| f.gather).collect();
     for (i, plan) in nested.into_iter().enumerate() {
@@ -161,6 +163,7 @@ fn compile_computation_on_this_stack(
             (Some(plan), _) => nested::lower_nested(&ctx, id, plan)?,
             (None, _) => kernels::lower(&ctx, id)?,
         });
+        event_args.push(profile_thunks.then(|| instruction_args(Some(module), instr)));
     }
     if !assignment.final_copies.is_empty() {
         let copies = assignment.final_copies.clone();
@@ -178,6 +181,7 @@ fn compile_computation_on_this_stack(
                 Ok(())
             },
         ));
+        event_args.push(None);
     }
     Ok(ThunkSequence {
         name: comp.name.clone(),
@@ -188,5 +192,6 @@ fn compile_computation_on_this_stack(
         output_leaf_bytes: assignment.output_leaf_bytes,
         output_sources: assignment.output_sources,
         profile_thunks,
+        event_args,
     })
 }

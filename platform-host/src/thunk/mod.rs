@@ -30,7 +30,7 @@
 
 pub mod nested;
 
-use platform_api::{DeviceAssignment, Error, ProfileSink, Result};
+use platform_api::{DeviceAssignment, Error, EventArgs, ProfileSink, Progress, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -105,8 +105,8 @@ pub struct RunState {
     pub collective_sequence: AtomicU64,
     /// State of `rng` / `rng-get-and-update-state`, advanced as they run.
     pub rng_state: AtomicU64,
-    /// Profile thread id of the stream running this execution.
-    pub thread: u64,
+    /// Where loop iterations are counted for a watcher, if anyone watches.
+    pub progress: Option<Arc<Progress>>,
 }
 
 impl RunState {
@@ -125,7 +125,7 @@ impl RunState {
             while_step_limit: None,
             collective_sequence: AtomicU64::new(0),
             rng_state: AtomicU64::new(0),
-            thread: 0,
+            progress: None,
         }
     }
 
@@ -277,6 +277,8 @@ pub struct ThunkSequence {
     pub output_sources: Vec<OutputSource>,
     /// Whether to record a profile span per thunk when the run has a profile.
     pub profile_thunks: bool,
+    /// Per thunk, the details of the instruction it runs for profile events.
+    pub event_args: Vec<Option<EventArgs>>,
 }
 
 impl ThunkSequence {
@@ -348,12 +350,13 @@ impl ThunkSequence {
         } else {
             None
         };
-        for t in &self.thunks {
+        for (i, t) in self.thunks.iter().enumerate() {
             let start = profile.map(|_| Instant::now());
             t.execute(&ctx)
                 .map_err(|e| e.context(format_args!("%{} ({})", t.name(), t.category())))?;
             if let (Some(p), Some(start)) = (profile, start) {
-                p.record(t.name(), t.category(), start, run.thread);
+                let args = self.event_args.get(i).cloned().flatten();
+                p.record_with_args(t.name(), t.category(), start, p.this_thread(), args);
             }
         }
         Ok(())

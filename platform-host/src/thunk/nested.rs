@@ -59,6 +59,9 @@ impl Thunk for WhileThunk {
             if keep_going == 0 {
                 return Ok(());
             }
+            if let Some(p) = &ctx.run.progress {
+                p.loop_iteration();
+            }
             if let Some(limit) = ctx.run.while_step_limit {
                 if steps >= limit {
                     return Err(Error::out_of_range(format!(
