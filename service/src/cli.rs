@@ -17,15 +17,17 @@ use crate::compare::{fallback_note, DEFAULT_MAX_ULPS};
 use crate::conformance::Judge;
 use crate::random::{random_arguments, ArgsSpec, ValueRange};
 use crate::text::table;
+use crate::watch::Watch;
 use crate::{
     compare_results, compare_scaled, profile, resolve_platform_name, shadow_reference, Backend,
     ExecuteOptions, LoadedExecutable, LocalClient, ScaleRule, Tolerance,
 };
 use clap::{Args, Parser, Subcommand};
+use platform_api::literal::text::SUMMARY_THRESHOLD;
 use platform_api::registry::{self, Availability};
 use platform_api::{
-    CompileOptions, ElementType, Error, HloModule, Literal, PlatformOptions, ProfileSink, Result,
-    Shape,
+    CompileOptions, ElementType, Error, HloModule, Literal, PlatformOptions, ProfileSink, Progress,
+    Result, Shape,
 };
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -101,6 +103,22 @@ struct ProgramArgs {
     /// `excess_precision=off`, `divide_by_reciprocal=off`, `host_fusion=off`, ...
     #[arg(long = "debug-option", value_name = "KEY=VALUE")]
     debug_options: Vec<String>,
+    /// Floating-point contraction: `on` (the default, as XLA CPU: a multiply
+    /// feeding an add is one FMA) or `off` (every op rounds separately).
+    /// Shorthand for `--debug-option fp_contract=VALUE`.
+    #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
+    fp_contract: Option<String>,
+}
+
+impl ProgramArgs {
+    /// The debug options, the shorthands included.
+    fn all_debug_options(&self) -> Vec<String> {
+        let mut options = self.debug_options.clone();
+        if let Some(v) = &self.fp_contract {
+            options.push(format!("fp_contract={v}"));
+        }
+        options
+    }
 }
 
 #[derive(Args)]
@@ -119,6 +137,10 @@ struct RunArgs {
     /// Seed for the program's `rng` instructions.
     #[arg(long, default_value_t = 0)]
     rng_seed: u64,
+    /// Print every element of large results (by default arrays of more than
+    /// 1000 elements are summarised as NumPy does; `--out` saves them whole).
+    #[arg(long)]
+    full: bool,
 }
 
 #[derive(Args)]
@@ -631,19 +653,25 @@ fn run(args: RunArgs) -> Result<Outcome> {
     let (module, name) = load_module(&args.program.module)?;
     load_custom_call_libraries(&args.program.custom_call_libs)?;
     let (options, instances) =
-        compile_options(&module, args.replicas, &args.program.debug_options)?;
+        compile_options(&module, args.replicas, &args.program.all_debug_options())?;
     let client = client_for(args.program.platform.as_deref(), instances)?;
     let exe = compile(&client, &module, &options, &name)?;
     let arguments = load_arguments(&args.program.args, &exe, &name)?;
 
     let sink = args.profile.as_ref().map(|_| Arc::new(ProfileSink::new()));
+    let progress = Arc::new(Progress::new());
     let run_options = ExecuteOptions {
         profile: sink.clone(),
         rng_seed: args.rng_seed,
+        progress: Some(progress.clone()),
         ..ExecuteOptions::default()
     };
     let on = |e: Error| e.context(&name);
     let started = Instant::now();
+    let watch = Watch::start(
+        format!("{} on {}", module.name, client.platform_name()),
+        progress,
+    );
     let results: Vec<Literal> = if instances > 1 {
         let per_instance = vec![arguments; instances];
         client
@@ -658,6 +686,7 @@ fn run(args: RunArgs) -> Result<Outcome> {
         ]
     };
     let wall = started.elapsed();
+    drop(watch);
 
     if let (Some(path), Some(sink)) = (&args.profile, &sink) {
         let events = sink.events();
@@ -694,8 +723,18 @@ fn run(args: RunArgs) -> Result<Outcome> {
                 }
                 print_out(&written)?;
             }
-            None if instances > 1 => print_out(&format!("replica {replica}: {result}\n"))?,
-            None => print_out(&format!("{result}\n"))?,
+            None => {
+                let text = if args.full {
+                    result.to_string()
+                } else {
+                    result.summary_text(SUMMARY_THRESHOLD, SUMMARY_EDGE_ITEMS)
+                };
+                if instances > 1 {
+                    print_out(&format!("replica {replica}: {text}\n"))?;
+                } else {
+                    print_out(&format!("{text}\n"))?;
+                }
+            }
         }
     }
     Ok(Outcome::Success)
@@ -768,7 +807,7 @@ fn compare(args: CompareArgs) -> Result<Outcome> {
     }
     let (module, name) = load_module(&args.program.module)?;
     load_custom_call_libraries(&args.program.custom_call_libs)?;
-    let (options, instances) = compile_options(&module, None, &args.program.debug_options)?;
+    let (options, instances) = compile_options(&module, None, &args.program.all_debug_options())?;
     let platform = resolve_platform_name(args.program.platform.as_deref())?;
     let tested = client_for(Some(platform), instances)?;
     let tested_exe = compile(&tested, &module, &options, &name)?;
@@ -889,6 +928,9 @@ fn compare_by_scale(
     Ok(Outcome::Success)
 }
 
+/// Entries kept at each end of a summarised dimension (NumPy's `edgeitems`).
+const SUMMARY_EDGE_ITEMS: usize = 3;
+
 /// The longest `bench --seconds` accepts (a week).
 const MAX_BENCH_SECONDS: u64 = 7 * 24 * 3600;
 
@@ -906,7 +948,7 @@ fn bench(args: BenchArgs) -> Result<Outcome> {
                 ))
             })?,
     };
-    let (options, instances) = compile_options(&module, None, &args.program.debug_options)?;
+    let (options, instances) = compile_options(&module, None, &args.program.all_debug_options())?;
     if instances > 1 {
         return Err(Error::unimplemented(format!(
             "{name}: bench runs single-device programs; this one has {} replica(s) x {} partition(s)",

@@ -50,6 +50,7 @@ pub mod process;
 pub mod profile;
 pub mod random;
 pub mod text;
+pub mod watch;
 
 pub use async_client::AsyncClient;
 pub use backend::{resolve_platform_name, Backend, PLATFORM_ENV_VAR};

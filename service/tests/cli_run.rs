@@ -575,3 +575,56 @@ fn debug_options_reach_the_compiler() {
         &["excess_precision"],
     );
 }
+
+#[test]
+fn large_results_print_summarised_unless_full() {
+    let iota = "HloModule big\n\nENTRY main {\n  ROOT i = s32[40,50] iota(), iota_dimension=1\n}\n";
+    let o = hlorun_with(&["run", "-"], &[], Some(iota));
+    assert_ok(&o);
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("s32[40,50] {\n  {0, 1, 2, ..., 47, 48, 49},"),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 9, "{text}");
+    let o = hlorun_with(&["run", "-", "--full"], &[], Some(iota));
+    assert_ok(&o);
+    let text = stdout(&o);
+    assert_eq!(text.lines().count(), 1);
+    let values = text["s32[40,50] ".len()..]
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|t| !t.is_empty())
+        .count();
+    assert_eq!(values, 40 * 50);
+}
+
+#[test]
+fn fp_contract_is_an_option_of_its_own() {
+    // x*y + z with values whose product is inexact: one FMA rounding or two.
+    let module = "HloModule fma\n\nENTRY main {\n  x = f32[] constant(1.00000012)\n  \
+                  y = f32[] constant(1.00000012)\n  z = f32[] constant(-1.00000024)\n  \
+                  m = f32[] multiply(x, y)\n  ROOT r = f32[] add(m, z)\n}\n";
+    let fused = hlorun_with(&["run", "-", "-p", "interpreter"], &[], Some(module));
+    let separate = hlorun_with(
+        &["run", "-", "-p", "interpreter", "--fp-contract", "off"],
+        &[],
+        Some(module),
+    );
+    assert_ok(&fused);
+    assert_ok(&separate);
+    // (1 + 2^-23)^2 - (1 + 2^-22) is 2^-46 exactly; rounded separately, 0.
+    let x = 1.0f32 + f32::EPSILON;
+    let exact = (x as f64) * (x as f64) - (1.0f64 + 2.0 * f32::EPSILON as f64);
+    let value = |o: &Output| -> f32 {
+        stdout(o)
+            .trim()
+            .trim_start_matches("f32[] ")
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(value(&fused), exact as f32);
+    assert_ne!(exact as f32, 0.0);
+    assert_eq!(stdout(&separate).trim(), "f32[] 0");
+    let o = hlorun_with(&["run", "-", "--fp-contract", "maybe"], &[], Some(module));
+    assert_eq!(o.status.code(), Some(1));
+}

@@ -111,3 +111,149 @@ impl fmt::Display for Literal {
         }
     }
 }
+
+/// Arrays of more elements than this print summarised by default (NumPy's
+/// threshold).
+pub const SUMMARY_THRESHOLD: usize = 1000;
+
+/// Ranks beyond this print in full: the summary recurses once per dimension.
+const MAX_SUMMARY_RANK: usize = 64;
+
+impl Literal {
+    /// The `Display` form, but an array of more than `threshold` elements is
+    /// summarised as NumPy does: along each dimension longer than `2 · edge`
+    /// only the first and last `edge` entries are shown around a `...`, one
+    /// row per line. Smaller arrays print exactly as `Display` does.
+    pub fn summary_text(&self, threshold: usize, edge: usize) -> String {
+        let mut out = String::new();
+        self.write_summary(&mut out, threshold, edge.max(1));
+        out
+    }
+
+    fn write_summary(&self, out: &mut String, threshold: usize, edge: usize) {
+        match self.shape() {
+            Shape::Tuple(_) => {
+                out.push('(');
+                for (i, e) in self.tuple_elements().iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(",\n ");
+                    }
+                    e.write_summary(out, threshold, edge);
+                }
+                out.push(')');
+            }
+            Shape::Array(a)
+                if self.element_count() > threshold
+                    && !a.dims.is_empty()
+                    && a.dims.len() <= MAX_SUMMARY_RANK =>
+            {
+                let _ = write!(out, "{} ", self.shape().without_layout());
+                let dims = a.dims.clone();
+                let _ = write_summary_level(out, self, &dims, 0, 0, edge);
+            }
+            _ => {
+                let _ = write!(out, "{self}");
+            }
+        }
+    }
+}
+
+/// The indices of a dimension of `n` entries to show: all, or the first and
+/// last `edge` with `None` for the elided middle.
+fn shown(n: usize, edge: usize) -> Vec<Option<usize>> {
+    if n <= 2 * edge {
+        (0..n).map(Some).collect()
+    } else {
+        (0..edge)
+            .map(Some)
+            .chain(std::iter::once(None))
+            .chain((n - edge..n).map(Some))
+            .collect()
+    }
+}
+
+/// One level of a summarised array: the innermost on one line, outer levels
+/// one entry per line, indented by depth. Recursion depth is the rank (at
+/// most `MAX_SUMMARY_RANK`).
+fn write_summary_level(
+    out: &mut String,
+    literal: &Literal,
+    dims: &[usize],
+    level: usize,
+    offset: usize,
+    edge: usize,
+) -> fmt::Result {
+    let n = dims[level];
+    if n == 0 {
+        return out.write_str("{}");
+    }
+    let stride: usize = dims[level + 1..].iter().product();
+    if level + 1 == dims.len() {
+        out.write_str("{")?;
+        for (k, i) in shown(n, edge).into_iter().enumerate() {
+            if k > 0 {
+                out.write_str(", ")?;
+            }
+            match i {
+                Some(i) => {
+                    let v = literal.get(offset + i).map_err(|_| fmt::Error)?;
+                    write!(out, "{v}")?;
+                }
+                None => out.write_str("...")?,
+            }
+        }
+        return out.write_str("}");
+    }
+    let indent = " ".repeat(2 * (level + 1));
+    out.write_str("{\n")?;
+    let entries = shown(n, edge);
+    for (k, i) in entries.iter().enumerate() {
+        out.write_str(&indent)?;
+        match i {
+            Some(i) => {
+                write_summary_level(out, literal, dims, level + 1, offset + i * stride, edge)?
+            }
+            None => out.write_str("...")?,
+        }
+        if k + 1 < entries.len() {
+            out.write_str(",")?;
+        }
+        out.write_str("\n")?;
+    }
+    out.write_str(&" ".repeat(2 * level))?;
+    out.write_str("}")
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::*;
+
+    #[test]
+    fn large_arrays_are_summarised_small_ones_printed_whole() {
+        let small = Literal::vector(&[1.0f32, 2.0, 3.0]);
+        assert_eq!(small.summary_text(1000, 3), small.to_string());
+        let v: Vec<f32> = (0..2000).map(|i| i as f32).collect();
+        let long = Literal::vector(&v);
+        assert_eq!(
+            long.summary_text(1000, 3),
+            "f32[2000] {0, 1, 2, ..., 1997, 1998, 1999}"
+        );
+        let m: Vec<i32> = (0..40 * 50).collect();
+        let matrix = Literal::from_slice(&[40, 50], &m).unwrap();
+        let text = matrix.summary_text(1000, 2);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "s32[40,50] {");
+        assert_eq!(lines[1], "  {0, 1, ..., 48, 49},");
+        assert_eq!(lines[2], "  {50, 51, ..., 98, 99},");
+        assert_eq!(lines[3], "  ...,");
+        assert_eq!(lines[4], "  {1900, 1901, ..., 1948, 1949},");
+        assert_eq!(lines[5], "  {1950, 1951, ..., 1998, 1999}");
+        assert_eq!(lines[6], "}");
+        // Tuples summarise each element; empty dimensions print as {}.
+        let empty = Literal::from_slice::<f32>(&[0, 2000], &[]).unwrap();
+        let t = Literal::tuple(vec![long, empty]);
+        let text = t.summary_text(1000, 3);
+        assert!(text.starts_with("(f32[2000] {0, 1, 2, ..."), "{text}");
+        assert!(text.ends_with("f32[0,2000] {})"), "{text}");
+    }
+}
