@@ -5,6 +5,7 @@ use crate::codegen::{self, supported_ops};
 use crate::nvrtc::{self, Arch};
 use crate::program::Program;
 use platform_api::hlo::verifier::verify_module;
+use platform_api::passes::dump::{Dump, DUMP_OPTION};
 use platform_api::passes::{self, HloPass, LayoutNormalization};
 use platform_api::semantics::contraction;
 use platform_api::{CompileOptions, HloModule, Result};
@@ -54,7 +55,17 @@ pub fn optimize(module: HloModule, _options: &CompileOptions) -> Result<HloModul
 /// [`optimize`], then code generation.
 pub fn compile_program(module: &HloModule, options: &CompileOptions) -> Result<Program> {
     let contract = contraction::fp_contract_option(options.debug_option("fp_contract"))?;
-    codegen::generate(&optimize(module.clone(), options)?, contract)
+    let dump = Dump::open(options.debug_option(DUMP_OPTION), module)?;
+    if let Some(d) = &dump {
+        d.module("input", module)?;
+    }
+    let optimized = optimize(module.clone(), options)?;
+    let program = codegen::generate(&optimized, contract)?;
+    if let Some(d) = &dump {
+        d.module("cuda-passes-and-legalization", &optimized)?;
+        d.text("cuda-kernels", "cu", &program.source)?;
+    }
+    Ok(program)
 }
 
 /// [`compile_program`], then NVRTC for `arch`: the program and its PTX.

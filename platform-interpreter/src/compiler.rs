@@ -32,6 +32,7 @@
 
 use crate::executable::InterpreterProgram;
 use crate::platform::PLATFORM_NAME;
+use platform_api::passes::dump::{Dump, DUMP_OPTION};
 use platform_api::passes::dynamic::PadDynamicShapes;
 use platform_api::passes::legalize::narrow::WidenNarrowTypes;
 use platform_api::passes::legalize::scan::ExpandScan;
@@ -60,11 +61,18 @@ impl Compiler for InterpreterCompiler {
         check_executor(executor)?;
         platform_api::hlo::verifier::verify_module(&module)?;
         let mut module = module;
-        platform_api::passes::reference_semantics(
+        let dump = Dump::open(options.debug_option(DUMP_OPTION), &module)?;
+        if let Some(d) = &dump {
+            d.module("input", &module)?;
+        }
+        let changed = platform_api::passes::reference_semantics(
             &mut module,
             options.debug_option("excess_precision"),
             options.debug_option("divide_by_reciprocal"),
         )?;
+        if let (Some(d), true) = (&dump, changed) {
+            d.module("reference-semantics", &module)?;
+        }
         Ok(module)
     }
 

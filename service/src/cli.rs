@@ -108,6 +108,12 @@ struct ProgramArgs {
     /// Shorthand for `--debug-option fp_contract=VALUE`.
     #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
     fp_contract: Option<String>,
+    /// Write the module after each pass that changed it, and the platform's
+    /// own account of the compile (the Host's fusions and buffer plan, the
+    /// CUDA kernels), into DIR, numbered in order. Shorthand for
+    /// `--debug-option dump_to=DIR`.
+    #[arg(long, value_name = "DIR")]
+    dump: Option<PathBuf>,
 }
 
 impl ProgramArgs {
@@ -116,6 +122,9 @@ impl ProgramArgs {
         let mut options = self.debug_options.clone();
         if let Some(v) = &self.fp_contract {
             options.push(format!("fp_contract={v}"));
+        }
+        if let Some(dir) = &self.dump {
+            options.push(format!("dump_to={}", dir.display()));
         }
         options
     }

@@ -628,3 +628,64 @@ fn fp_contract_is_an_option_of_its_own() {
     let o = hlorun_with(&["run", "-", "--fp-contract", "maybe"], &[], Some(module));
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn dump_writes_each_pass_and_the_host_plan() {
+    let dir = scratch_dir("dump");
+    let module = dir.join("m.hlo");
+    std::fs::write(&module, WITH_METADATA).unwrap();
+    let module = module.display().to_string();
+    let out = dir.join("dumps");
+    let out_arg = out.display().to_string();
+    let o = hlorun(&[
+        "bench", &module, "-p", "host", "--iters", "1", "--dump", &out_arg,
+    ]);
+    assert_ok(&o);
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names[0], "jit_f.0000.input.hlo", "{names:?}");
+    let fusion = names
+        .iter()
+        .find(|n| n.ends_with(".host-fusion.hlo"))
+        .unwrap_or_else(|| panic!("{names:?}"));
+    let fused = std::fs::read_to_string(out.join(fusion)).unwrap();
+    assert!(fused.contains("fusion("), "{fused}");
+    let plan = names
+        .iter()
+        .find(|n| n.contains(".host-plan.main"))
+        .unwrap_or_else(|| panic!("{names:?}"));
+    let plan = std::fs::read_to_string(out.join(plan)).unwrap();
+    assert!(plan.contains("fuses: exponential, tanh"), "{plan}");
+    assert!(plan.contains("allocations:"), "{plan}");
+    // Every dumped module parses again.
+    for n in names.iter().filter(|n| n.ends_with(".hlo")) {
+        let text = std::fs::read_to_string(out.join(n)).unwrap();
+        platform_api::HloModule::parse(&text).unwrap_or_else(|e| panic!("{n}: {e}"));
+    }
+    // The Interpreter dumps what it runs.
+    let out2 = dir.join("dumps2");
+    let out2_arg = out2.display().to_string();
+    let o = hlorun(&[
+        "bench",
+        &module,
+        "-p",
+        "interpreter",
+        "--iters",
+        "1",
+        "--dump",
+        &out2_arg,
+    ]);
+    assert_ok(&o);
+    assert!(out2.join("jit_f.0000.input.hlo").is_file());
+    // A dump directory that cannot be made is an error, not a silent skip.
+    let blocked = dir.join("file");
+    std::fs::write(&blocked, "x").unwrap();
+    let bad = blocked.join("sub").display().to_string();
+    let o = hlorun(&[
+        "bench", &module, "-p", "host", "--iters", "1", "--dump", &bad,
+    ]);
+    assert_fails_with(&o, &["dump directory"]);
+}

@@ -54,6 +54,7 @@
 
 mod cse;
 mod dce;
+pub mod dump;
 pub mod dynamic;
 mod excess_precision;
 mod fold;
@@ -128,6 +129,7 @@ pub struct Pipeline {
     steps: Vec<Step>,
     verify: bool,
     log: Vec<PassRun>,
+    dump: Option<Arc<dump::Dump>>,
 }
 
 impl Pipeline {
@@ -137,7 +139,14 @@ impl Pipeline {
             steps: Vec::new(),
             verify: cfg!(debug_assertions),
             log: Vec::new(),
+            dump: None,
         }
+    }
+
+    /// Writes the module after every pass that changed it into `dump`.
+    pub fn dump_to(&mut self, dump: Option<Arc<dump::Dump>>) -> &mut Self {
+        self.dump = dump;
+        self
     }
 
     /// Appends one pass.
@@ -189,6 +198,7 @@ impl Pipeline {
         pass: &mut dyn HloPass,
         label: String,
         verify: bool,
+        dump: Option<&dump::Dump>,
         log: &mut Vec<PassRun>,
         module: &mut HloModule,
     ) -> Result<bool> {
@@ -203,6 +213,9 @@ impl Pipeline {
             changed,
             elapsed,
         });
+        if let (Some(dump), true) = (dump, changed) {
+            dump.module(&label, module)?;
+        }
         if verify && changed {
             verify_module(module)
                 .map_err(|e| e.context(format_args!("the module is invalid after pass {label}")))?;
@@ -222,8 +235,14 @@ impl HloPass for Pipeline {
             match step {
                 Step::Pass(pass) => {
                     let label = pass.name().to_string();
-                    changed |=
-                        Self::run_one(pass.as_mut(), label, self.verify, &mut self.log, module)?;
+                    changed |= Self::run_one(
+                        pass.as_mut(),
+                        label,
+                        self.verify,
+                        self.dump.as_deref(),
+                        &mut self.log,
+                        module,
+                    )?;
                 }
                 Step::FixedPoint {
                     name,
@@ -240,6 +259,7 @@ impl HloPass for Pipeline {
                                 pass.as_mut(),
                                 label,
                                 self.verify,
+                                self.dump.as_deref(),
                                 &mut self.log,
                                 module,
                             )?;

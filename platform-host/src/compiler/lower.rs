@@ -11,10 +11,12 @@
 
 use super::buffer_assignment::{self, NestedNeeds, SequenceMode};
 use super::nested::{self, compile_nested, Nested};
+use super::plan_dump;
 use crate::kernels;
 use crate::lowering::{BlockProducer, LowerCtx};
 use crate::thunk::{thunk, BufferSlice, Thunk, ThunkSequence};
 use platform_api::hlo::{CompId, InstrId, Op};
+use platform_api::passes::dump::{Dump, DUMP_OPTION};
 use platform_api::profile::instruction_args;
 use platform_api::{CompileOptions, Error, EventArgs, HloModule, Result};
 
@@ -164,6 +166,16 @@ fn compile_computation_on_this_stack(
             (None, _) => kernels::lower(&ctx, id)?,
         });
         event_args.push(profile_thunks.then(|| instruction_args(Some(module), instr)));
+    }
+    // A fusion's inner sequence is part of its fusion's line in the plan.
+    let dump = if mode == nested::FUSED_MODE {
+        None
+    } else {
+        Dump::open(options.debug_option(DUMP_OPTION), module)?
+    };
+    if let Some(dump) = dump {
+        let text = plan_dump::plan_text(module, comp, &assignment, &thunks);
+        dump.text(&format!("host-plan.{}", comp.name), "txt", &text)?;
     }
     if !assignment.final_copies.is_empty() {
         let copies = assignment.final_copies.clone();

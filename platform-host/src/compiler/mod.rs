@@ -21,11 +21,13 @@ pub mod folding;
 pub mod fusion_pass;
 pub mod lower;
 pub mod nested;
+pub mod plan_dump;
 
 use crate::executable::HostExecutable;
 use crate::fusion::Strategy;
 use crate::PLATFORM_NAME;
 use buffer_assignment::{OutputMode, SequenceMode};
+use platform_api::passes::dump::{Dump, DUMP_OPTION};
 use platform_api::passes::{self, DeadCodeElimination, HloPass, LayoutNormalization};
 use platform_api::{
     CompileOptions, Compiler, Error, Executable, HloModule, Result, StreamExecutor,
@@ -77,22 +79,37 @@ impl Compiler for HostCompiler {
 pub fn optimize(module: HloModule, options: &CompileOptions) -> Result<HloModule> {
     let strategy = Strategy::from_options(options)?;
     platform_api::hlo::verifier::verify_module(&module)?;
+    let dump = Dump::open(options.debug_option(DUMP_OPTION), &module)?.map(Arc::new);
+    let dumped = |stage: &str, changed: bool, module: &HloModule| -> Result<()> {
+        match &dump {
+            Some(d) if changed => d.module(stage, module).map(|_| ()),
+            _ => Ok(()),
+        }
+    };
+    dumped("input", true, &module)?;
     let mut module = module;
     // `stochastic-convert` as elementwise ops; narrow types (s4, f8...)
     // computed in a wide type (see the passes).
-    passes::legalize::stochastic::ExpandStochasticConvert.run(&mut module)?;
-    passes::legalize::narrow::WidenNarrowTypes.run(&mut module)?;
+    let changed = passes::legalize::stochastic::ExpandStochasticConvert.run(&mut module)?;
+    dumped("expand-stochastic-convert", changed, &module)?;
+    let changed = passes::legalize::narrow::WidenNarrowTypes.run(&mut module)?;
+    dumped("widen-narrow-types", changed, &module)?;
     // XLA CPU's numerics: bf16 results its program converts to f32 stay f32
     // (`excess_precision`), division by a broadcast or constant multiplies by
     // the reciprocal (`divide_by_reciprocal`); both on unless `off`, in XLA's
     // order, before the pipeline folds the reciprocals.
-    passes::xla_numerics(
+    let changed = passes::xla_numerics(
         &mut module,
         options.debug_option("excess_precision"),
         options.debug_option("divide_by_reciprocal"),
     )?;
-    passes::standard_pipeline_with(Some(Arc::new(folding::HostFolding))).run(&mut module)?;
-    fusion_pass::run(module, strategy)
+    dumped("xla-numerics", changed, &module)?;
+    passes::standard_pipeline_with(Some(Arc::new(folding::HostFolding)))
+        .dump_to(dump.clone())
+        .run(&mut module)?;
+    let module = fusion_pass::run(module, strategy)?;
+    dumped("host-fusion", true, &module)?;
+    Ok(module)
 }
 
 /// Lowers an optimized module (the output of `run_hlo_passes`) to an executable.
@@ -110,6 +127,9 @@ pub fn compile_module(module: HloModule, options: &CompileOptions) -> Result<Hos
     passes::legalize::narrow::WidenNarrowTypes.run(&mut module)?;
     if contraction::enabled(options)? && contraction::run(&mut module)? {
         DeadCodeElimination::new().run(&mut module)?;
+        if let Some(dump) = Dump::open(options.debug_option(DUMP_OPTION), &module)? {
+            dump.module("host-fp-contract", &module)?;
+        }
     }
     let entry = lower::compile_computation(&module, module.entry, ENTRY_MODE, options, true)?;
     HostExecutable::new(module, entry, options)

@@ -63,7 +63,7 @@ impl Nested {
 /// The calling convention of a fused computation: read-only parameters; the
 /// result may be the same memory as an operand (in-place fusion), so only the
 /// root instruction writes it.
-const FUSED_MODE: SequenceMode = SequenceMode {
+pub const FUSED_MODE: SequenceMode = SequenceMode {
     params_writable: false,
     outputs: OutputMode::Separate {
         absorb: false,
