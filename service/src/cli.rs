@@ -64,6 +64,29 @@ enum Command {
     Conformance(ConformanceArgs),
     /// Compile a module for a named target without a device (CUDA: PTX through NVRTC).
     Compile(CompileArgs),
+    /// Draw a module's graph (fusions as clusters) as SVG, HTML or Graphviz DOT.
+    Graph(GraphArgs),
+}
+
+/// `hlorun graph`.
+#[derive(Args)]
+struct GraphArgs {
+    /// HLO text file (`-` reads standard input).
+    module: String,
+    /// `svg` (drawn here, no Graphviz needed), `html` (the SVG in a page with
+    /// pan, zoom and tooltips) or `dot` (for Graphviz).
+    #[arg(long, default_value = "svg", value_parser = ["svg", "html", "dot"])]
+    format: String,
+    /// Draw the module after this platform's HLO passes (for the Host: what
+    /// it fused) instead of as written.
+    #[arg(long, short = 'p')]
+    platform: Option<String>,
+    /// The computation to draw (default: the entry).
+    #[arg(long, value_name = "NAME")]
+    computation: Option<String>,
+    /// Write to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    out: Option<PathBuf>,
 }
 
 /// `hlorun compile`.
@@ -272,6 +295,7 @@ pub fn main() -> ExitCode {
         Command::Parse(args) => parse(args),
         Command::Conformance(args) => conformance(args),
         Command::Compile(args) => compile_deviceless(args),
+        Command::Graph(args) => graph(args),
     };
     match outcome {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
@@ -1150,6 +1174,35 @@ fn compile_deviceless(_args: CompileArgs) -> Result<Outcome> {
     Err(Error::unimplemented(
         "this hlorun was built without the CUDA platform (feature `cuda`)",
     ))
+}
+
+fn graph(args: GraphArgs) -> Result<Outcome> {
+    let (module, name) = load_module(&args.module)?;
+    let module = match &args.platform {
+        None => module,
+        Some(platform) => {
+            let backend = Backend::new(Some(platform))?;
+            let (options, _) = compile_options(&module, None, &[])?;
+            backend
+                .compiler()
+                .run_hlo_passes(module, backend.executor(0)?, &options)
+                .map_err(|e| e.context(&name))?
+        }
+    };
+    let comp = crate::graph::pick_computation(&module, args.computation.as_deref())?;
+    let text = match args.format.as_str() {
+        "dot" => crate::graph::to_dot(&module, comp)?,
+        "html" => crate::graph::to_html(&module, comp)?,
+        _ => crate::graph::to_svg(&module, comp)?,
+    };
+    match &args.out {
+        Some(path) => {
+            std::fs::write(path, &text).map_err(|e| Error::from(e).context(path.display()))?;
+            eprintln!("{name}: wrote {}", path.display());
+        }
+        None => print_out(&text)?,
+    }
+    Ok(Outcome::Success)
 }
 
 fn parse(args: ParseArgs) -> Result<Outcome> {

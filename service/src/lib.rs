@@ -46,6 +46,7 @@ pub mod cli;
 pub mod client;
 pub mod compare;
 pub mod conformance;
+pub mod graph;
 pub mod process;
 pub mod profile;
 pub mod random;

@@ -689,3 +689,37 @@ fn dump_writes_each_pass_and_the_host_plan() {
     ]);
     assert_fails_with(&o, &["dump directory"]);
 }
+
+#[test]
+fn graph_draws_what_the_host_fused_as_clusters() {
+    let dir = scratch_dir("graph");
+    let module = example("mlp/mlp.hlo");
+    // As written: no fusion.
+    let o = hlorun(&["graph", &module]);
+    assert_ok(&o);
+    let svg = stdout(&o);
+    assert!(
+        svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+        "{svg}"
+    );
+    assert_eq!(svg.matches("class=\"cluster\"").count(), 0);
+    // After the Host's passes: its fusions are clusters.
+    let out = dir.join("mlp.svg");
+    let out_arg = out.display().to_string();
+    let o = hlorun(&["graph", &module, "-p", "host", "-o", &out_arg]);
+    assert_ok(&o);
+    let svg = std::fs::read_to_string(&out).unwrap();
+    assert!(svg.matches("class=\"cluster\"").count() >= 1, "{svg}");
+    assert!(svg.contains(">dot<"), "{svg}");
+    for format in ["html", "dot"] {
+        let o = hlorun(&["graph", &module, "-p", "host", "--format", format]);
+        assert_ok(&o);
+        let text = stdout(&o);
+        match format {
+            "html" => assert!(text.starts_with("<!DOCTYPE html>") && text.contains("<svg")),
+            _ => assert!(text.starts_with("digraph") && text.contains("subgraph cluster_")),
+        }
+    }
+    let o = hlorun(&["graph", &module, "--computation", "nope"]);
+    assert_fails_with(&o, &["no computation \"nope\""]);
+}
