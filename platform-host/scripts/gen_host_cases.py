@@ -304,5 +304,45 @@ ENTRY main {
     write("scatter_add_1d_s64_oob", text, [f32(16), i64.reshape(12, 1), upd], rtol=0, atol=0)
 
 
+def write_depthwise_and_pool_grads():
+    """Depthwise convolutions (every group one input feature: the Host's direct
+    kernel) forward and as JAX differentiates them, and pooling gradients
+    (select-and-scatter with an ordering select and an add scatter: the typed
+    path) with ties, padding and NaN. Own seed, so they can be made alone
+    (`--only depthwise`) without touching the other cases."""
+    rng = np.random.default_rng(20261125)
+    g = lambda *shape: rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+    dn = ("NHWC", "HWIO", "NHWC")
+    x = g(2, 9, 8, 6)
+    w = g(3, 3, 1, 12)  # channel multiplier 2
+    conv = lambda a, b: jax.lax.conv_general_dilated(
+        a, b, (2, 1), ((1, 1), (2, 0)), rhs_dilation=(1, 2), dimension_numbers=dn, feature_group_count=6)
+    write("conv_depthwise_multiplier_strided", jit_text(conv, x, w), [x, w], rtol=1e-4, atol=1e-5)
+    w1 = g(3, 3, 1, 6)
+    same = lambda a, b: jax.lax.conv_general_dilated(a, b, (1, 1), "SAME", dimension_numbers=dn,
+                                                     feature_group_count=6)
+    write("conv_depthwise_grads", jit_text(
+        lambda a, b: jax.grad(lambda aa, bb: jnp.sum(jnp.tanh(same(aa, bb))), argnums=(0, 1))(a, b), x, w1),
+        [x, w1], rtol=1e-4, atol=1e-4)
+    xd = g(1, 6, 6, 3).astype(np.float64)
+    wd = g(2, 2, 1, 3).astype(np.float64)
+    write("conv_depthwise_f64", jit_text(
+        lambda a, b: jax.lax.conv_general_dilated(a, b, (1, 1), "VALID", dimension_numbers=dn,
+                                                  feature_group_count=3), xd, wd), [xd, wd], rtol=1e-12, atol=1e-12)
+    # Ties (rounded values), a NaN, overlapping windows with padding.
+    t = np.round(g(2, 7, 7, 3) * 2) / 2
+    t[0, 3, 3, 1] = np.nan
+    minpool = lambda u: jax.lax.reduce_window(u, np.inf, jax.lax.min, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
+    maxpool = lambda u: jax.lax.reduce_window(u, -np.inf, jax.lax.max, (1, 2, 2, 1), (1, 1, 1, 1), "VALID")
+    write("pool_grads_ties_nan", jit_text(
+        lambda u: (jax.grad(lambda v: jnp.sum(minpool(v) * 3.0))(u), jax.grad(lambda v: jnp.sum(maxpool(v) ** 2))(u)),
+        t), [t], rtol=1e-5, atol=1e-6)
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+    if sys.argv[1:] == ["--only", "depthwise"]:
+        write_depthwise_and_pool_grads()
+    else:
+        main()
+        write_depthwise_and_pool_grads()

@@ -246,20 +246,37 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         finish,
         elements: result.element_count(),
     };
+    // Every group reads one input feature: a direct kernel, not im2col.
+    let depthwise = plan.ci_group == 1 && plan.batch_groups == 1 && plan.feature_groups > 1;
     macro_rules! make {
-        ($T:ty, $f:expr) => {
+        ($T:ty, $f:expr, $direct:expr) => {
             Ok(conv_thunk::<$T>(
-                name, plan, in_canon, k_canon, post, slices, $f,
+                name,
+                plan,
+                in_canon,
+                k_canon,
+                post,
+                slices,
+                $f,
+                if depthwise { $direct } else { None },
             ))
         };
     }
     match compute {
-        ElementType::F32 => make!(f32, GemmKernel::<f32>::own()),
-        ElementType::F64 => make!(f64, GemmKernel::<f64>::own()),
-        ElementType::C64 => make!(Complex32, GemmKernel::plain(gemm_c64)),
-        ElementType::C128 => make!(Complex64, GemmKernel::plain(gemm_c128)),
+        ElementType::F32 => make!(
+            f32,
+            GemmKernel::<f32>::own(),
+            Some(run_depthwise::<f32> as DirectFn)
+        ),
+        ElementType::F64 => make!(
+            f64,
+            GemmKernel::<f64>::own(),
+            Some(run_depthwise::<f64> as DirectFn)
+        ),
+        ElementType::C64 => make!(Complex32, GemmKernel::plain(gemm_c64), None),
+        ElementType::C128 => make!(Complex64, GemmKernel::plain(gemm_c128), None),
         t => {
-            crate::with_int!(t, T => make!(T, GemmKernel::plain(super::dot::int_gemm::<T>)), _ => Err(Error::unimplemented(format!(
+            crate::with_int!(t, T => make!(T, GemmKernel::plain(super::dot::int_gemm::<T>), None), _ => Err(Error::unimplemented(format!(
                 "convolution %{} with {t} results",
                 instr.name
             ))))
@@ -274,6 +291,11 @@ struct PostProcess {
     elements: usize,
 }
 
+/// A convolution computed directly on canonical buffers (input, kernel and
+/// output addresses), instead of im2col and GEMM.
+type DirectFn = fn(&ConvPlan, usize, usize, usize);
+
+#[allow(clippy::too_many_arguments)]
 fn conv_thunk<T: MaybeFlushable + Send + Sync>(
     name: String,
     plan: ConvPlan,
@@ -282,8 +304,10 @@ fn conv_thunk<T: MaybeFlushable + Send + Sync>(
     post: PostProcess,
     (input, kernel, out): (BufferSlice, BufferSlice, BufferSlice),
     gemm: GemmKernel<T>,
+    direct_fn: Option<DirectFn>,
 ) -> Box<dyn Thunk> {
-    let flushes = gemm.flushes_subnormals;
+    // The direct kernel treats subnormal operands as the GEMM does: as zero.
+    let flushes = gemm.flushes_subnormals || direct_fn.is_some();
     let gemm = gemm.run;
     thunk(name, "convolution", move |ctx| {
         let (mut ibuf, mut kbuf, mut stage) = (Vec::<T>::new(), Vec::<T>::new(), Vec::<u64>::new());
@@ -300,7 +324,10 @@ fn conv_thunk<T: MaybeFlushable + Send + Sync>(
         } else {
             obuf.as_mut_ptr()
         } as usize;
-        run_conv::<T>(&plan, x, k, o, gemm);
+        match direct_fn {
+            Some(run) => run(&plan, x, k, o),
+            None => run_conv::<T>(&plan, x, k, o, gemm),
+        }
         if !direct {
             let po = ctx.ptr(out);
             match &post.finish {
@@ -321,6 +348,74 @@ fn conv_thunk<T: MaybeFlushable + Send + Sync>(
         }
         Ok(())
     })
+}
+
+/// A grouped convolution whose every group has one input feature (depthwise,
+/// with `c_out / groups` outputs per input feature): for each output
+/// position, the window's taps times the kernel, accumulated across the
+/// channels of a row at once (contiguous in the canonical layouts, so the
+/// inner loop vectorises). Rows are split over the pool.
+fn run_depthwise<T>(p: &ConvPlan, x: usize, k: usize, o: usize)
+where
+    T: bytemuck::Pod + Send + Sync + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
+{
+    let positions = p.positions();
+    let kpos = p.kernel_positions();
+    let c_out = p.c_out;
+    let groups = p.feature_groups;
+    if positions == 0 || c_out == 0 || p.n_out == 0 || groups == 0 {
+        return;
+    }
+    let m = c_out / groups;
+    let in_image: usize = p.in_spatial.iter().product::<usize>() * p.c_in;
+    let in_spatial_strides = platform_api::shape::row_major_strides(&p.in_spatial);
+    let out_strides = platform_api::shape::row_major_strides(&p.out_spatial);
+    let k_strides = platform_api::shape::row_major_strides(&p.k_spatial);
+    let rows = p.n_out * positions;
+    let per_task = (16_384 / (kpos * c_out).max(1)).max(1);
+    parallel_for(rows, per_task, |s, e| {
+        let (xp, kp_base, op) = (x as *const T, k as *const T, o as *mut T);
+        let mut acc: Vec<T> = vec![T::zeroed(); c_out];
+        for row in s..e {
+            let (b, pos) = (row / positions, row % positions);
+            acc.fill(T::zeroed());
+            for kp in 0..kpos {
+                let mut off = Some(0usize);
+                for d in 0..p.in_spatial.len() {
+                    let oc = (pos / out_strides[d]) % p.out_spatial[d];
+                    let kc = (kp / k_strides[d]) % p.k_spatial[d];
+                    off = match (off, p.taps[d][oc][kc]) {
+                        (Some(a), Some(i)) => Some(a + i * in_spatial_strides[d]),
+                        _ => None,
+                    };
+                }
+                let Some(a) = off else { continue };
+                // SAFETY: the tap is inside image b (c_in features at offset
+                // a), and the kernel row kp has c_out entries ([spatial..., 1,
+                // c_out]).
+                let (xr, kr) = unsafe {
+                    (
+                        std::slice::from_raw_parts(xp.add(b * in_image + a * p.c_in), p.c_in),
+                        std::slice::from_raw_parts(kp_base.add(kp * c_out), c_out),
+                    )
+                };
+                if m == 1 {
+                    for ((acc, &xv), &kv) in acc.iter_mut().zip(xr).zip(kr) {
+                        *acc = *acc + xv * kv;
+                    }
+                } else {
+                    for (g, &xv) in xr.iter().enumerate().take(groups) {
+                        let (acc, kr) = (&mut acc[g * m..(g + 1) * m], &kr[g * m..(g + 1) * m]);
+                        for (acc, &kv) in acc.iter_mut().zip(kr) {
+                            *acc = *acc + xv * kv;
+                        }
+                    }
+                }
+            }
+            // SAFETY: output row `row` of the canonical output has c_out entries.
+            unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), op.add(row * c_out), c_out) };
+        }
+    });
 }
 
 fn run_conv<T: bytemuck::Pod + Send + Sync>(

@@ -21,7 +21,9 @@ use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, Thunk};
 use platform_api::hlo::analysis::window::{input_position, output_size};
-use platform_api::hlo::{BinaryOp, InstrId, Op, Window, WindowDim};
+use platform_api::hlo::{
+    BinaryOp, ComparisonDirection, ComparisonType, InstrId, Op, Window, WindowDim,
+};
 use platform_api::{ElementType, Error, Result};
 use std::sync::Arc;
 
@@ -517,6 +519,23 @@ fn select_and_scatter(
         ctx.operand_slice(instr, 2)?,
     );
     let out = ctx.result_slice(id)?;
+    let ty = operand.element_type;
+    if source.element_type == ty && binary_reducer(ctx.module, scatter) == Some((BinaryOp::Add, ty))
+    {
+        if let Some(keep) = ordered_select(ctx.module, select, ty) {
+            let slices = (op_slice, src_slice, init_slice, out);
+            let name = instr.name.clone();
+            match ty {
+                ElementType::F32 => {
+                    return Ok(typed_select_and_scatter::<f32>(name, geo, keep, slices))
+                }
+                ElementType::F64 => {
+                    return Ok(typed_select_and_scatter::<f64>(name, geo, keep, slices))
+                }
+                _ => {}
+            }
+        }
+    }
     let width = operand.element_type.byte_size();
     let src_width = source.element_type.byte_size();
     let n_out = operand.element_count();
@@ -572,6 +591,94 @@ fn select_and_scatter(
             Ok(())
         },
     ))
+}
+
+/// A `select` computation that is `compare(p0, p1)` with an ordering
+/// direction on scalars of type `ty` (max pooling's `GE`): the direction.
+fn ordered_select(
+    module: &platform_api::HloModule,
+    select: platform_api::hlo::CompId,
+    ty: ElementType,
+) -> Option<ComparisonDirection> {
+    let comp = module.computations.get(select.index())?;
+    let root = comp.root_instr();
+    let Op::Compare {
+        direction,
+        compare_type,
+    } = &root.op
+    else {
+        return None;
+    };
+    if !matches!(compare_type, None | Some(ComparisonType::Float)) {
+        return None;
+    }
+    let is_param = |k: usize, number: usize| {
+        root.operands
+            .get(k)
+            .and_then(|&o| comp.instructions.get(o.index()))
+            .is_some_and(|i| {
+                matches!(i.op, Op::Parameter { number: n } if n == number)
+                    && i.shape
+                        .as_array()
+                        .is_some_and(|a| a.dims.is_empty() && a.element_type == ty)
+            })
+    };
+    let ordering = matches!(
+        direction,
+        ComparisonDirection::Ge
+            | ComparisonDirection::Gt
+            | ComparisonDirection::Le
+            | ComparisonDirection::Lt
+    );
+    (ordering && root.operands.len() == 2 && is_param(0, 0) && is_param(1, 1)).then_some(*direction)
+}
+
+/// Select-and-scatter whose select is an ordering comparison and whose
+/// scatter adds (the gradient of max or min pooling), typed: for each source
+/// element, the window's element the comparison keeps (the first kept when
+/// `keep(current, candidate)` holds, exactly as the general path evaluates
+/// the select computation, NaN included) gets the source value added.
+fn typed_select_and_scatter<T>(
+    name: String,
+    geo: Geometry,
+    keep: ComparisonDirection,
+    (op_slice, src_slice, init_slice, out): (BufferSlice, BufferSlice, BufferSlice, BufferSlice),
+) -> Box<dyn Thunk>
+where
+    T: bytemuck::Pod + PartialOrd + std::ops::Add<Output = T> + Send + Sync,
+{
+    thunk(name, "select-and-scatter", move |ctx| {
+        // SAFETY: operands and result are distinct buffers of the checked shapes.
+        let (x, src, init, po) = unsafe {
+            (
+                ctx.input::<T>(op_slice),
+                ctx.input::<T>(src_slice),
+                ctx.input::<T>(init_slice)[0],
+                ctx.output::<T>(out),
+            )
+        };
+        po.fill(init);
+        let keeps = |a: T, b: T| match keep {
+            ComparisonDirection::Ge => a >= b,
+            ComparisonDirection::Gt => a > b,
+            ComparisonDirection::Le => a <= b,
+            _ => a < b,
+        };
+        let rank = geo.out_dims.len();
+        let mut index = vec![0usize; rank];
+        for &s in src.iter() {
+            let mut chosen: Option<usize> = None;
+            geo.for_each_in_window(&index, rank, |off| match chosen {
+                Some(c) if keeps(x[c], x[off]) => {}
+                _ => chosen = Some(off),
+            });
+            if let Some(c) = chosen {
+                po[c] = po[c] + s;
+            }
+            platform_api::index::next_index(&mut index, &geo.out_dims);
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]
