@@ -664,18 +664,36 @@ where
             ComparisonDirection::Le => a <= b,
             _ => a < b,
         };
+        // Windows of rows along the innermost dimension when its window is
+        // plain (size 1, stride 1, no padding): one walk of the window per
+        // row of `row` elements.
         let rank = geo.out_dims.len();
-        let mut index = vec![0usize; rank];
-        for &s in src.iter() {
-            let mut chosen: Option<usize> = None;
-            geo.for_each_in_window(&index, rank, |off| match chosen {
-                Some(c) if keeps(x[c], x[off]) => {}
-                _ => chosen = Some(off),
+        let (row, outer_rank) = if rank > 0 && geo.innermost_plain() {
+            (geo.out_dims[rank - 1], rank - 1)
+        } else {
+            (1, rank)
+        };
+        let outer_dims = geo.out_dims[..outer_rank].to_vec();
+        let outer: usize = outer_dims.iter().product();
+        let mut index = vec![0usize; outer_rank];
+        let (mut best, mut at) = (vec![init; row], vec![usize::MAX; row]);
+        for o in 0..outer {
+            at.fill(usize::MAX);
+            geo.for_each_in_window(&index, outer_rank, |off| {
+                for (j, (b, a)) in best.iter_mut().zip(at.iter_mut()).enumerate() {
+                    let v = x[off + j];
+                    if *a == usize::MAX || !keeps(*b, v) {
+                        *b = v;
+                        *a = off + j;
+                    }
+                }
             });
-            if let Some(c) = chosen {
-                po[c] = po[c] + s;
+            for (j, &a) in at.iter().enumerate() {
+                if a != usize::MAX {
+                    po[a] = po[a] + src[o * row + j];
+                }
             }
-            platform_api::index::next_index(&mut index, &geo.out_dims);
+            platform_api::index::next_index(&mut index, &outer_dims);
         }
         Ok(())
     })
