@@ -1,33 +1,38 @@
 //! `fft`: FFT, IFFT, RFFT and IRFFT over the innermost 1–3 dimensions.
 //!
-//! Transforms are computed in complex f64 whatever the element type (then
-//! rounded once), one dimension at a time: every line along a transformed
+//! Transforms run in the precision of the element type, as XLA CPU's do: f32
+//! for `c64`/`f32`, f64 for `c128`/`f64`. Complex dimensions are transformed
+//! one at a time by `rustfft` (every length O(n log n): mixed radix, Rader's,
+//! Bluestein's, SIMD where the processor has it): every line along the
 //! dimension is gathered, transformed and scattered back, lines in parallel.
-//! Each line is transformed by `rustfft` (every length O(n log n)). Inverse
-//! transforms scale by 1/n
-//! per dimension. RFFT keeps the `n/2 + 1` non-redundant outputs of the last
-//! dimension; IRFFT first inverts the other dimensions, then rebuilds each last-
-//! dimension line from its Hermitian half and keeps the real part.
+//! The real transforms use `realfft` on the last dimension (half the work of
+//! a complex transform of real data): RFFT transforms the rows real-to-
+//! complex, keeping the `n/2 + 1` non-redundant bins, then the other
+//! dimensions; IRFFT inverts the other dimensions first, then each row
+//! complex-to-real from its Hermitian half (the imaginary parts of the DC and
+//! Nyquist bins cannot reach a real output, so they are ignored). Inverse
+//! transforms scale by 1/n per dimension. Work happens in the result buffer
+//! where its type allows, else in one scratch copy.
 
 use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, Thunk};
-use num_complex::{Complex32, Complex64};
+use num_complex::Complex;
 use platform_api::hlo::{FftType, InstrId, Op};
 use platform_api::{ElementType, Error, Result};
+use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
+use rustfft::{Fft, FftNum, FftPlanner};
 use std::sync::Arc;
 
-/// A precomputed transform of one length: `rustfft`'s plans (mixed radix,
-/// Rader's and Bluestein's algorithms chosen per length, SIMD where the
-/// processor has it), in f64.
-pub struct FftPlan {
-    forward: Arc<dyn rustfft::Fft<f64>>,
-    inverse: Arc<dyn rustfft::Fft<f64>>,
+/// A precomputed complex transform of one length, both directions.
+pub struct FftPlan<T: FftNum> {
+    forward: Arc<dyn Fft<T>>,
+    inverse: Arc<dyn Fft<T>>,
 }
 
-impl FftPlan {
-    pub fn new(n: usize) -> FftPlan {
-        let mut planner = rustfft::FftPlanner::new();
+impl<T: FftNum> FftPlan<T> {
+    pub fn new(n: usize) -> Self {
+        let mut planner = FftPlanner::new();
         FftPlan {
             forward: planner.plan_fft_forward(n),
             inverse: planner.plan_fft_inverse(n),
@@ -35,29 +40,57 @@ impl FftPlan {
     }
 
     /// In-place unnormalized forward transform.
-    pub fn forward(&self, x: &mut [Complex64]) {
+    pub fn forward(&self, x: &mut [Complex<T>]) {
         if x.len() > 1 {
             self.forward.process(x);
         }
     }
 
     /// In-place unnormalized inverse transform.
-    pub fn inverse(&self, x: &mut [Complex64]) {
+    pub fn inverse(&self, x: &mut [Complex<T>]) {
         if x.len() > 1 {
             self.inverse.process(x);
         }
     }
 }
 
-/// Applies `f` to every line along dimension `d` of a row-major array.
-fn along(data: &mut [Complex64], dims: &[usize], d: usize, f: impl Fn(&mut [Complex64]) + Sync) {
+/// Every plan one `fft` instruction needs, for its precision.
+struct Plans<T: FftNum> {
+    /// Complex plans per transformed dimension.
+    complex: Vec<FftPlan<T>>,
+    /// Real plans for the last dimension (RFFT, IRFFT).
+    r2c: Arc<dyn RealToComplex<T>>,
+    c2r: Arc<dyn ComplexToReal<T>>,
+}
+
+impl<T: FftNum> Plans<T> {
+    fn new(lengths: &[usize]) -> Self {
+        let mut real = RealFftPlanner::<T>::new();
+        let n_last = lengths.last().copied().unwrap_or(0);
+        Plans {
+            complex: lengths.iter().map(|&n| FftPlan::new(n)).collect(),
+            r2c: real.plan_fft_forward(n_last),
+            c2r: real.plan_fft_inverse(n_last),
+        }
+    }
+}
+
+/// Applies `f` to every line along dimension `d` of the row-major array of
+/// `dims` at `base` (lines are disjoint, so they run in parallel).
+fn along<T: FftNum>(base: usize, dims: &[usize], d: usize, f: impl Fn(&mut [Complex<T>]) + Sync) {
     let n = dims[d];
     let inner: usize = dims[d + 1..].iter().product();
     let outer: usize = dims[..d].iter().product();
-    let base = data.as_mut_ptr() as usize;
     parallel_for(outer * inner, (1 << 12) / n.max(1) + 1, |s, e| {
-        let data = base as *mut Complex64;
-        let mut line = vec![Complex64::new(0.0, 0.0); n];
+        let data = base as *mut Complex<T>;
+        if inner == 1 {
+            for o in s..e {
+                // SAFETY: line o is contiguous; lines are disjoint.
+                f(unsafe { std::slice::from_raw_parts_mut(data.add(o * n), n) });
+            }
+            return;
+        }
+        let mut line = vec![Complex::new(T::zero(), T::zero()); n];
         for l in s..e {
             let (o, i) = (l / inner, l % inner);
             for (j, v) in line.iter_mut().enumerate() {
@@ -71,6 +104,129 @@ fn along(data: &mut [Complex64], dims: &[usize], d: usize, f: impl Fn(&mut [Comp
             }
         }
     });
+}
+
+/// Multiplies every element of a line by `scale`.
+fn scaled<T: FftNum>(line: &mut [Complex<T>], scale: T) {
+    line.iter_mut().for_each(|v| *v = *v * scale);
+}
+
+/// The shapes of one transform: `full` (batch, every fft length) and `half`
+/// (the last length cut to its `n/2 + 1` bins).
+struct Geometry {
+    fft_type: FftType,
+    lengths: Vec<usize>,
+    full: Vec<usize>,
+    half: Vec<usize>,
+    in_count: usize,
+    out_count: usize,
+}
+
+/// Runs one transform in precision `T` from `src` into `dst` (element types
+/// `Complex<T>` or `T` as the transform type says).
+///
+/// # Safety
+/// `src` holds `g.in_count` input elements and `dst` `g.out_count` output
+/// elements of those types; they do not overlap.
+unsafe fn transform<T: FftNum>(g: &Geometry, plans: &Plans<T>, src: *const u8, dst: *mut u8) {
+    let k = g.lengths.len();
+    let n_last = g.lengths[k - 1];
+    let bins = n_last / 2 + 1;
+    let inv = |n: usize| T::one() / T::from_usize(n).unwrap_or_else(T::one);
+    match g.fft_type {
+        FftType::Fft | FftType::Ifft => {
+            // In the result buffer.
+            // SAFETY: the caller's contract; input and output are both
+            // `in_count` (= `out_count`) complex elements.
+            unsafe {
+                std::ptr::copy_nonoverlapping(src, dst, g.in_count * size_of::<Complex<T>>())
+            };
+            let base = dst as usize;
+            for (i, plan) in plans.complex.iter().enumerate() {
+                if g.fft_type == FftType::Fft {
+                    along(base, &g.full, i + 1, |line| plan.forward(line));
+                } else {
+                    let s = inv(g.lengths[i]);
+                    along(base, &g.full, i + 1, |line| {
+                        plan.inverse(line);
+                        scaled(line, s);
+                    });
+                }
+            }
+        }
+        FftType::Rfft => {
+            // Rows real-to-complex into the result, then the other dimensions.
+            let rows = g.in_count / n_last.max(1);
+            let (src, dst) = (src as usize, dst as usize);
+            parallel_for(rows, (1 << 12) / n_last.max(1) + 1, |s, e| {
+                let mut line = plans.r2c.make_input_vec();
+                let mut scratch = plans.r2c.make_scratch_vec();
+                for r in s..e {
+                    // SAFETY: row r of the input (n_last reals) and of the
+                    // output (bins complex); rows are disjoint.
+                    let (x, y) = unsafe {
+                        (
+                            std::slice::from_raw_parts((src as *const T).add(r * n_last), n_last),
+                            std::slice::from_raw_parts_mut(
+                                (dst as *mut Complex<T>).add(r * bins),
+                                bins,
+                            ),
+                        )
+                    };
+                    line.copy_from_slice(x);
+                    // Lengths and buffers come from the plan: cannot fail.
+                    let _ = plans.r2c.process_with_scratch(&mut line, y, &mut scratch);
+                }
+            });
+            for (i, plan) in plans.complex.iter().enumerate().take(k - 1) {
+                along(dst, &g.half, i + 1, |line| plan.forward(line));
+            }
+        }
+        FftType::Irfft => {
+            // The other dimensions inverted in a scratch copy of the input,
+            // then rows complex-to-real into the result.
+            // SAFETY: the caller's contract: `in_count` complex elements.
+            let mut w: Vec<Complex<T>> =
+                unsafe { std::slice::from_raw_parts(src.cast::<Complex<T>>(), g.in_count) }
+                    .to_vec();
+            let base = w.as_mut_ptr() as usize;
+            for (i, plan) in plans.complex.iter().enumerate().take(k - 1) {
+                let s = inv(g.lengths[i]);
+                along(base, &g.half, i + 1, |line| {
+                    plan.inverse(line);
+                    scaled(line, s);
+                });
+            }
+            let rows = g.out_count / n_last.max(1);
+            let s_last = inv(n_last);
+            let dst = dst as usize;
+            parallel_for(rows, (1 << 12) / n_last.max(1) + 1, |s, e| {
+                let mut line = plans.c2r.make_input_vec();
+                let mut scratch = plans.c2r.make_scratch_vec();
+                for r in s..e {
+                    // SAFETY: row r of the half spectrum (bins complex) and
+                    // of the output (n_last reals); rows are disjoint.
+                    let (x, y) = unsafe {
+                        (
+                            std::slice::from_raw_parts(
+                                (base as *const Complex<T>).add(r * bins),
+                                bins,
+                            ),
+                            std::slice::from_raw_parts_mut((dst as *mut T).add(r * n_last), n_last),
+                        )
+                    };
+                    line.copy_from_slice(x);
+                    // What a real output cannot hold (see the module docs).
+                    line[0].im = T::zero();
+                    if n_last % 2 == 0 {
+                        line[bins - 1].im = T::zero();
+                    }
+                    let _ = plans.c2r.process_with_scratch(&mut line, y, &mut scratch);
+                    y.iter_mut().for_each(|v| *v = *v * s_last);
+                }
+            });
+        }
+    }
 }
 
 pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
@@ -119,147 +275,55 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         )));
     }
     let (in_ty, out_ty) = (input.element_type, result.element_type);
-    let types_ok = match fft_type {
-        FftType::Fft | FftType::Ifft => in_ty.is_complex() && in_ty == out_ty,
-        FftType::Rfft => matches!(
-            (in_ty, out_ty),
-            (ElementType::F32, ElementType::C64) | (ElementType::F64, ElementType::C128)
-        ),
-        FftType::Irfft => matches!(
-            (in_ty, out_ty),
-            (ElementType::C64, ElementType::F32) | (ElementType::C128, ElementType::F64)
-        ),
+    let double = match (fft_type, in_ty, out_ty) {
+        (FftType::Fft | FftType::Ifft, ElementType::C64, ElementType::C64)
+        | (FftType::Rfft, ElementType::F32, ElementType::C64)
+        | (FftType::Irfft, ElementType::C64, ElementType::F32) => false,
+        (FftType::Fft | FftType::Ifft, ElementType::C128, ElementType::C128)
+        | (FftType::Rfft, ElementType::F64, ElementType::C128)
+        | (FftType::Irfft, ElementType::C128, ElementType::F64) => true,
+        _ => return Err(bad(format!("{fft_type} from {in_ty} to {out_ty}"))),
     };
-    if !types_ok {
-        return Err(bad(format!("{fft_type} from {in_ty} to {out_ty}")));
-    }
-    let plans: Vec<Arc<FftPlan>> = fft_length
-        .iter()
-        .map(|&n| Arc::new(FftPlan::new(n)))
-        .collect();
     let batch: usize = input.dims[..lead].iter().product();
-    let full: Vec<usize> = std::iter::once(batch)
-        .chain(fft_length.iter().copied())
-        .collect();
-    let half: Vec<usize> = std::iter::once(batch)
-        .chain(fft_length[..k - 1].iter().copied())
-        .chain([n_last / 2 + 1])
-        .collect();
-    let fft_type = *fft_type;
-    let fft_length = fft_length.clone();
+    let geometry = Geometry {
+        fft_type: *fft_type,
+        lengths: fft_length.clone(),
+        full: std::iter::once(batch)
+            .chain(fft_length.iter().copied())
+            .collect(),
+        half: std::iter::once(batch)
+            .chain(fft_length[..k - 1].iter().copied())
+            .chain([n_last / 2 + 1])
+            .collect(),
+        in_count: input.element_count(),
+        out_count: result.element_count(),
+    };
+    enum AnyPlans {
+        Single(Plans<f32>),
+        Double(Plans<f64>),
+    }
+    let plans = if double {
+        AnyPlans::Double(Plans::new(fft_length))
+    } else {
+        AnyPlans::Single(Plans::new(fft_length))
+    };
     let (src, out) = (ctx.operand_slice(instr, 0)?, ctx.result_slice(id)?);
-    let (in_count, out_count) = (input.element_count(), result.element_count());
     Ok(thunk(instr.name.clone(), "fft", move |ctx| {
         let (ps, po) = (ctx.ptr(src), ctx.ptr(out));
-        if in_count == 0 || out_count == 0 {
+        let g = &geometry;
+        if g.in_count == 0 || g.out_count == 0 {
             // Nothing to transform (an empty batch or a zero length): the
             // result, if it has elements at all, is the transform of zeros.
             // SAFETY: the result holds `out_count` elements of `out_ty`.
-            unsafe { po.write_bytes(0, out_count * out_ty.byte_size()) };
+            unsafe { po.write_bytes(0, g.out_count * out_ty.byte_size()) };
             return Ok(());
         }
-        // Widen the input to complex f64.
-        // SAFETY: the operand holds `in_count` elements of `in_ty`.
-        let widened: Vec<Complex64> = unsafe {
-            match in_ty {
-                ElementType::C64 => std::slice::from_raw_parts(ps.cast::<Complex32>(), in_count)
-                    .iter()
-                    .map(|c| Complex64::new(c.re as f64, c.im as f64))
-                    .collect(),
-                ElementType::C128 => {
-                    std::slice::from_raw_parts(ps.cast::<Complex64>(), in_count).to_vec()
-                }
-                ElementType::F32 => std::slice::from_raw_parts(ps.cast::<f32>(), in_count)
-                    .iter()
-                    .map(|&v| Complex64::new(v as f64, 0.0))
-                    .collect(),
-                _ => std::slice::from_raw_parts(ps.cast::<f64>(), in_count)
-                    .iter()
-                    .map(|&v| Complex64::new(v, 0.0))
-                    .collect(),
-            }
-        };
-        let output: Vec<Complex64> = match fft_type {
-            FftType::Fft | FftType::Rfft => {
-                let mut w = widened;
-                for (i, plan) in plans.iter().enumerate() {
-                    along(&mut w, &full, i + 1, |line| plan.forward(line));
-                }
-                if fft_type == FftType::Rfft {
-                    let last = n_last;
-                    let keep = n_last / 2 + 1;
-                    w.chunks(last)
-                        .flat_map(|row| row[..keep].to_vec())
-                        .collect()
-                } else {
-                    w
-                }
-            }
-            FftType::Ifft => {
-                let mut w = widened;
-                for (i, plan) in plans.iter().enumerate() {
-                    let scale = 1.0 / fft_length[i] as f64;
-                    along(&mut w, &full, i + 1, |line| {
-                        plan.inverse(line);
-                        line.iter_mut().for_each(|v| *v *= scale);
-                    });
-                }
-                w
-            }
-            FftType::Irfft => {
-                let mut w = widened;
-                for (i, plan) in plans.iter().enumerate().take(k - 1) {
-                    let scale = 1.0 / fft_length[i] as f64;
-                    along(&mut w, &half, i + 1, |line| {
-                        plan.inverse(line);
-                        line.iter_mut().for_each(|v| *v *= scale);
-                    });
-                }
-                let keep = n_last / 2 + 1;
-                let plan = &plans[k - 1];
-                let scale = 1.0 / n_last as f64;
-                let mut real = Vec::with_capacity(out_count);
-                let mut line = vec![Complex64::new(0.0, 0.0); n_last];
-                for row in w.chunks(keep) {
-                    for j in 0..n_last {
-                        line[j] = if j < keep {
-                            row[j]
-                        } else {
-                            row[n_last - j].conj()
-                        };
-                    }
-                    plan.inverse(&mut line);
-                    real.extend(line.iter().map(|v| Complex64::new(v.re * scale, 0.0)));
-                }
-                real
-            }
-        };
-        // Narrow into the result.
-        // SAFETY: the result holds `out_count` elements of `out_ty`.
+        // SAFETY: operand and result are distinct buffers of the checked
+        // shapes and of the element types `double` was chosen for.
         unsafe {
-            match out_ty {
-                ElementType::C64 => {
-                    let o = std::slice::from_raw_parts_mut(po.cast::<Complex32>(), out_count);
-                    for (d, s) in o.iter_mut().zip(&output) {
-                        *d = Complex32::new(s.re as f32, s.im as f32);
-                    }
-                }
-                ElementType::C128 => {
-                    std::slice::from_raw_parts_mut(po.cast::<Complex64>(), out_count)
-                        .copy_from_slice(&output[..out_count])
-                }
-                ElementType::F32 => {
-                    let o = std::slice::from_raw_parts_mut(po.cast::<f32>(), out_count);
-                    for (d, s) in o.iter_mut().zip(&output) {
-                        *d = s.re as f32;
-                    }
-                }
-                _ => {
-                    let o = std::slice::from_raw_parts_mut(po.cast::<f64>(), out_count);
-                    for (d, s) in o.iter_mut().zip(&output) {
-                        *d = s.re;
-                    }
-                }
+            match &plans {
+                AnyPlans::Single(p) => transform::<f32>(g, p, ps, po),
+                AnyPlans::Double(p) => transform::<f64>(g, p, ps, po),
             }
         }
         Ok(())
@@ -269,6 +333,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use num_complex::Complex64;
     use std::f64::consts::PI;
 
     fn naive_dft(x: &[Complex64]) -> Vec<Complex64> {
@@ -292,7 +357,7 @@ mod tests {
                 .map(|i| Complex64::new((i as f64 * 0.7).sin(), (i as f64 * 1.3).cos()))
                 .collect();
             let mut y = x.clone();
-            let plan = FftPlan::new(n);
+            let plan = FftPlan::<f64>::new(n);
             plan.forward(&mut y);
             for (a, b) in y.iter().zip(naive_dft(&x)) {
                 assert!((a - b).norm() < 1e-9 * n as f64, "n={n}: {a} vs {b}");
