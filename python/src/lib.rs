@@ -50,15 +50,35 @@ use std::collections::HashMap;
 use std::os::raw::c_int;
 use std::sync::{Arc, Mutex, OnceLock};
 
-create_exception!(_hlorun, HloError, PyException, "An error from hlorun; `code` names its kind.");
+create_exception!(
+    _hlorun,
+    HloError,
+    PyException,
+    "An error from hlorun; `code` names its kind."
+);
 create_exception!(_hlorun, InvalidArgumentError, HloError, "INVALID_ARGUMENT");
 create_exception!(_hlorun, NotFoundError, HloError, "NOT_FOUND");
 create_exception!(_hlorun, AlreadyExistsError, HloError, "ALREADY_EXISTS");
 create_exception!(_hlorun, UnimplementedError, HloError, "UNIMPLEMENTED");
-create_exception!(_hlorun, ResourceExhaustedError, HloError, "RESOURCE_EXHAUSTED");
-create_exception!(_hlorun, FailedPreconditionError, HloError, "FAILED_PRECONDITION");
+create_exception!(
+    _hlorun,
+    ResourceExhaustedError,
+    HloError,
+    "RESOURCE_EXHAUSTED"
+);
+create_exception!(
+    _hlorun,
+    FailedPreconditionError,
+    HloError,
+    "FAILED_PRECONDITION"
+);
 create_exception!(_hlorun, OutOfRangeError, HloError, "OUT_OF_RANGE");
-create_exception!(_hlorun, DeadlineExceededError, HloError, "DEADLINE_EXCEEDED");
+create_exception!(
+    _hlorun,
+    DeadlineExceededError,
+    HloError,
+    "DEADLINE_EXCEEDED"
+);
 create_exception!(_hlorun, UnavailableError, HloError, "UNAVAILABLE");
 create_exception!(_hlorun, InternalError, HloError, "INTERNAL");
 

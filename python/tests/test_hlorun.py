@@ -321,27 +321,29 @@ def test_compare_reports_a_mismatch():
 def test_gil_released_while_running():
     """Another Python thread keeps running while a program executes.
 
-    With the GIL held through the native call, the main thread could only
-    run at its edges (within a switch interval of 5 ms); released, it runs
-    throughout. The program is a loop sized to take at least 0.3 s.
+    With the GIL held through the native call, the main thread could not run
+    during it: its ticks would show a gap as long as the call. Released, the
+    main thread runs throughout and its ticks leave no long gap. The program is
+    a loop sized to take at least 0.3 s.
     """
     f = hlorun.jit(
         lambda n, x: lax.fori_loop(0, n, lambda i, v: jnp.sin(v) + 0.5, x),
         platform="interpreter",
     )
     x = np.ones(64, np.float32)
+    exe = f.executable(np.int32(1), x)
     n = 100
     while True:
         t = time.perf_counter()
-        f(np.int32(n), x)
-        if time.perf_counter() - t >= 0.3 or n >= 10**7:
+        exe(np.int32(n), x)
+        if time.perf_counter() - t >= 0.3 or n >= 10**8:
             break
         n *= 4
     window = {}
 
     def worker():
         window["start"] = time.perf_counter()
-        f(np.int32(n), x)
+        exe(np.int32(n), x)
         window["end"] = time.perf_counter()
 
     thread = threading.Thread(target=worker)
@@ -350,7 +352,8 @@ def test_gil_released_while_running():
     while thread.is_alive():
         ticks.append(time.perf_counter())
     thread.join()
-    inside = [t for t in ticks if window["start"] <= t <= window["end"]]
     duration = window["end"] - window["start"]
-    assert inside, "the main thread never ran while the program did"
-    assert inside[-1] - inside[0] >= 0.5 * duration, (inside[-1] - inside[0], duration)
+    inside = [window["start"]] + [t for t in ticks if window["start"] <= t <= window["end"]]
+    inside.append(window["end"])
+    longest_gap = max(b - a for a, b in zip(inside, inside[1:]))
+    assert longest_gap < 0.5 * duration, (longest_gap, duration)
