@@ -76,9 +76,13 @@ class _Signature:
         Python numbers to their weak type, float64 to float32 without x64)."""
         out = []
         for x, dtype in zip(leaves, self.in_dtypes):
-            a = _as_array(x)
-            if a.dtype != dtype:
-                a = a.astype(dtype)
+            if _is_python_scalar(x):
+                # Raises (as JAX does) for a Python int outside the dtype's range.
+                a = np.asarray(x, dtype=dtype)
+            else:
+                a = _as_array(x)
+                if a.dtype != dtype:
+                    a = a.astype(dtype)
             out.append(a)
         return out
 

@@ -83,6 +83,86 @@ def test_tuple_result(platform):
     np.testing.assert_array_equal(s3, x + x)
 
 
+ELEMENT_TYPES = [
+    ("bool", "pred"),
+    ("int8", "s8"),
+    ("int16", "s16"),
+    ("int32", "s32"),
+    ("int64", "s64"),
+    ("uint8", "u8"),
+    ("uint16", "u16"),
+    ("uint32", "u32"),
+    ("uint64", "u64"),
+    ("float16", "f16"),
+    ("bfloat16", "bf16"),
+    ("float32", "f32"),
+    ("float64", "f64"),
+    ("complex64", "c64"),
+    ("complex128", "c128"),
+]
+
+
+def _np_dtype(name):
+    return np.dtype(getattr(ml_dtypes, name)) if name == "bfloat16" else np.dtype(name)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("dtype,hlo", ELEMENT_TYPES)
+def test_element_types_round_trip(platform, dtype, hlo):
+    op = "not" if hlo == "pred" else "add"
+    operands = "x" if op == "not" else "x, x"
+    text = (
+        f"HloModule {hlo}_ops\n\nENTRY e {{\n  x = {hlo}[2,3] parameter(0)\n"
+        f"  y = {hlo}[2,3] {op}({operands})\n  ROOT t = ({hlo}[2,3], {hlo}[2,3]) tuple(y, x)\n}}\n"
+    )
+    dt = _np_dtype(dtype)
+    values = np.array([[0, 1, 2], [3, 100, 127]])
+    if dtype == "bool":
+        x = (values % 2).astype(dt)
+        want = ~x
+    else:
+        x = values.astype(dt)
+        if dt.kind == "c":
+            x = x + 1j * x[::-1]
+        with np.errstate(over="ignore"):
+            want = (x + x).astype(dt)
+    y, back = hlorun.compile(text, platform)(x)
+    assert y.dtype == dt and back.dtype == dt and y.shape == (2, 3)
+    np.testing.assert_array_equal(back, x)
+    np.testing.assert_array_equal(y, want)
+
+
+@pytest.mark.parametrize("dtype,hlo", [("int4", "s4"), ("float8_e4m3fn", "f8e4m3fn")])
+def test_narrow_element_types(dtype, hlo):
+    dt = np.dtype(getattr(ml_dtypes, dtype))
+    x = np.array([[-3, -1, 0], [1, 2, 5]]).astype(dt)
+    text = (
+        f"HloModule narrow\n\nENTRY e {{\n  x = {hlo}[2,3] parameter(0)\n"
+        f"  f = f32[2,3] convert(x)\n  ROOT t = (f32[2,3], {hlo}[2,3]) tuple(f, x)\n}}\n"
+    )
+    f, back = hlorun.compile(text, "interpreter")(x)
+    np.testing.assert_array_equal(f, x.astype(np.float32))
+    assert back.dtype == dt
+    np.testing.assert_array_equal(back.astype(np.float32), x.astype(np.float32))
+
+
+def test_host_results_reach_numpy_without_a_copy():
+    text = "HloModule neg\n\nENTRY e {\n  x = f32[512,512] parameter(0)\n  ROOT r = f32[512,512] negate(x)\n}\n"
+    exe = hlorun.compile(text, "host")
+    x = np.ones((512, 512), np.float32)
+    is_tuple, bufs = exe._native.run([hlorun._arg_spec(0, x)])
+    assert not is_tuple and len(bufs) == 1
+    # Host hands its result allocation to the literal (no device-to-host copy) ...
+    assert bufs[0].adopted
+    # ... and NumPy views the literal's bytes (no copy either).
+    a, b = hlorun._from_output(bufs[0]), hlorun._from_output(bufs[0])
+    assert np.shares_memory(a, b)
+    np.testing.assert_array_equal(a, -x)
+    del bufs
+    a[0, 0] = 7.0  # the array keeps the buffer alive and is writable
+    assert b[0, 0] == 7.0
+
+
 def test_dlpack_argument():
     exe = hlorun.compile(PAIR_HLO, "interpreter")
     x = jnp.arange(6, dtype=jnp.float32).reshape(2, 3)
