@@ -338,6 +338,22 @@ def test_jit_kwargs_and_static_args(platform):
     _close(f(x, y, scale=np.float32(3), mode="mul"), ref(x, y, scale=np.float32(3), mode="mul"), np.float32)
 
 
+def _tile(x, k, scale=1.0):
+    return jnp.tile(x, k) * scale
+
+
+@pytest.mark.parametrize("static", [{"static_argnames": ("k",)}, {"static_argnums": (1,)}])
+def test_jit_static_argument_by_name_or_position(static):
+    x = np.arange(3, dtype=np.float32)
+    f = hlorun.jit(_tile, platform="host", **static)
+    ref = jax.jit(_tile, static_argnames=("k",))
+    for args, kwargs in [((x, 2), {}), ((x,), {"k": 3, "scale": 2.0}), ((x, 2, 0.5), {})]:
+        _close(f(*args, **kwargs), ref(*args, **kwargs), np.float32)
+    # Empty and None outputs keep their structure.
+    assert hlorun.jit(lambda: (jnp.ones(2), {}), platform="host")()[1] == {}
+    assert hlorun.jit(lambda x: None, platform="host")(x) is None
+
+
 def test_jit_compiles_once_per_signature():
     f = hlorun.jit(lambda x, s: (x * s).sum(), platform="interpreter")
     x4 = np.ones(4, np.float32)
