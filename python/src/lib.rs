@@ -175,7 +175,7 @@ fn compile_options(module: &HloModule, name: &str) -> Result<CompileOptions, Err
         num_partitions: module.config.num_partitions.unwrap_or(1).max(1),
         ..CompileOptions::default()
     };
-    if options.replica_count * options.num_partitions > 1 {
+    if options.replica_count.saturating_mul(options.num_partitions) > 1 {
         return Err(Error::unimplemented(format!(
             "{name}: the Python package runs single-device programs; this one has {} replica(s) x \
              {} partition(s) (use `hlorun run --replicas`)",
@@ -224,8 +224,9 @@ fn literal_from_buffer(index: usize, arg: &ArgSpec<'_>) -> PyResult<Literal> {
 /// protocol (writable; the view keeps this object, hence the bytes, alive).
 #[pyclass(frozen, module = "hlorun._hlorun")]
 struct OutputBuffer {
-    /// Owns the bytes at `ptr`; never touched after construction.
-    _literal: Literal,
+    /// Owns the bytes at `ptr`; never mutated after construction (only Python
+    /// writes to the bytes, through the exported buffer).
+    literal: Literal,
     /// The literal's bytes (stable: they live on the heap, or in adopted
     /// device memory, for as long as the literal).
     ptr: usize,
@@ -248,7 +249,7 @@ impl OutputBuffer {
         let bytes = literal.bytes_mut()?;
         let (ptr, len) = (bytes.as_mut_ptr() as usize, bytes.len());
         Ok(OutputBuffer {
-            _literal: literal,
+            literal,
             ptr,
             len,
             dtype: numpy_name(ty),
@@ -307,7 +308,7 @@ impl OutputBuffer {
     /// by the literal) rather than a copy.
     #[getter]
     fn adopted(&self) -> bool {
-        self._literal.is_adopted()
+        self.literal.is_adopted()
     }
 }
 
