@@ -58,20 +58,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def default_bench_dir():
-    """`../shared/bench` beside the repository; from a git worktree, beside the
-    main checkout (where `shared/` lives)."""
-    here = os.path.join(REPO, "..", "shared", "bench")
-    if os.path.isdir(here):
-        return here
-    try:
-        common = subprocess.run(["git", "-C", REPO, "rev-parse", "--path-format=absolute",
-                                 "--git-common-dir"], capture_output=True, text=True).stdout.strip()
-        if common:
-            main = os.path.dirname(common)
-            return os.path.join(main, "..", "shared", "bench")
-    except OSError:
-        pass
-    return here
+    """The repository's op-level set, `bench/programs` (made by
+    `bench/gen_bench.py`); `--bench-dir ../shared/bench` times the shared copy
+    of the same programs, `--bench-dir bench/models` the whole-model set."""
+    return os.path.join(REPO, "bench", "programs")
 
 
 def parse_args():
