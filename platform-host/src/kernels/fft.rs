@@ -218,7 +218,7 @@ unsafe fn transform<T: FftNum>(g: &Geometry, plans: &Plans<T>, src: *const u8, d
                     line.copy_from_slice(x);
                     // What a real output cannot hold (see the module docs).
                     line[0].im = T::zero();
-                    if n_last % 2 == 0 {
+                    if n_last.is_multiple_of(2) {
                         line[bins - 1].im = T::zero();
                     }
                     let _ = plans.c2r.process_with_scratch(&mut line, y, &mut scratch);
