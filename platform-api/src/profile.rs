@@ -62,18 +62,29 @@ impl Default for ProfileSink {
     }
 }
 
-/// A small number per OS thread of the process, and the thread's name.
-fn thread_number() -> (u64, String) {
+/// Names of the threads that have asked for a number, process-wide: each
+/// thread registers once, on its first call.
+static THREAD_NAMES: Mutex<BTreeMap<u64, String>> = Mutex::new(BTreeMap::new());
+
+/// A small number per OS thread of the process. The first call from a thread
+/// records its name (or `thread N`) in [`THREAD_NAMES`]; later calls are a
+/// thread-local read.
+fn thread_number() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     thread_local! {
-        static ID: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+        static ID: u64 = {
+            let id = NEXT.fetch_add(1, Ordering::Relaxed);
+            let name = std::thread::current()
+                .name()
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("thread {id}"));
+            if let Ok(mut names) = THREAD_NAMES.lock() {
+                names.insert(id, name);
+            }
+            id
+        };
     }
-    let id = ID.with(|id| *id);
-    let name = std::thread::current()
-        .name()
-        .map(str::to_string)
-        .unwrap_or_else(|| format!("thread {id}"));
-    (id, name)
+    ID.with(|id| *id)
 }
 
 impl ProfileSink {
@@ -86,29 +97,38 @@ impl ProfileSink {
         t.saturating_duration_since(self.origin).as_secs_f64() * 1e6
     }
 
-    /// The calling thread's number for [`ProfileEvent::thread`]; the first
-    /// call from a thread records its name for [`Self::thread_names`].
+    /// The calling thread's number for [`ProfileEvent::thread`] (a
+    /// thread-local read after the thread's first call).
     pub fn this_thread(&self) -> u64 {
-        let (id, name) = thread_number();
-        if let Ok(mut names) = self.thread_names.lock() {
-            names.entry(id).or_insert(name);
-        }
-        id
+        thread_number()
     }
 
-    /// Names a thread number (or a device queue a platform numbers itself).
+    /// Names a thread number (or a device queue a platform numbers itself),
+    /// for this sink's events.
     pub fn name_thread(&self, thread: u64, name: impl Into<String>) {
         if let Ok(mut names) = self.thread_names.lock() {
             names.insert(thread, name.into());
         }
     }
 
-    /// The names of the threads events were recorded from.
+    /// The names of the threads this sink's events were recorded from: the
+    /// OS thread's name, or what [`Self::name_thread`] gave.
     pub fn thread_names(&self) -> BTreeMap<u64, String> {
-        self.thread_names
+        let used: std::collections::BTreeSet<u64> =
+            self.events().iter().map(|e| e.thread).collect();
+        let mut names: BTreeMap<u64, String> = THREAD_NAMES
             .lock()
-            .map(|n| n.clone())
-            .unwrap_or_default()
+            .map(|n| {
+                n.iter()
+                    .filter(|(id, _)| used.contains(id))
+                    .map(|(id, name)| (*id, name.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Ok(own) = self.thread_names.lock() {
+            names.extend(own.iter().map(|(id, name)| (*id, name.clone())));
+        }
+        names
     }
 
     /// Records a span that began at `start` and ends now.
@@ -285,7 +305,11 @@ mod tests {
             .name("worker-x".into())
             .spawn({
                 let sink = Arc::new(ProfileSink::new());
-                move || (sink.this_thread(), sink.thread_names())
+                move || {
+                    let id = sink.this_thread();
+                    sink.record("x", "op", Instant::now(), id);
+                    (id, sink.thread_names())
+                }
             })
             .unwrap()
             .join()

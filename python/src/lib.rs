@@ -41,10 +41,9 @@ use pyo3::exceptions::{PyBufferError, PyException};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use service::compare::{fallback_note, DEFAULT_MAX_ULPS};
+use service::compare::{check_threshold, expected_result, DEFAULT_MAX_ULPS};
 use service::{
-    compare_results, compare_scaled, shadow_reference, LoadedExecutable, LocalClient, ScaleRule,
-    Tolerance,
+    compare_by_scale, compare_by_tolerance, LoadedExecutable, LocalClient, ScaleRule, Tolerance,
 };
 use std::collections::HashMap;
 use std::os::raw::c_int;
@@ -469,13 +468,7 @@ fn compare<'py>(
     expected: Option<Vec<ArgSpec<'py>>>,
 ) -> PyResult<(bool, String, String)> {
     for (what, value) in [("rtol", rtol), ("atol", atol), ("max_ulps", max_ulps)] {
-        if let Some(v) = value {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(InvalidArgumentError::new_err(format!(
-                    "{what} must be a non-negative number, not {v}"
-                )));
-            }
-        }
+        check_threshold(what, value).map_err(py_err)?;
     }
     if max_ulps.is_some() && (rtol.is_some() || atol.is_some()) {
         return Err(InvalidArgumentError::new_err(
@@ -515,33 +508,6 @@ fn compare<'py>(
     .map_err(py_err)
 }
 
-/// The expected arrays as a result like `got` (one per output leaf).
-fn expected_result(mut expected: Vec<Literal>, got: &Literal) -> Result<Literal, Error> {
-    let outputs = got.clone().flatten_leaves();
-    if expected.len() != outputs.len() {
-        return Err(Error::invalid_argument(format!(
-            "the module has {} output(s) ({}) but {} expected array(s) were given",
-            outputs.len(),
-            got.shape().without_layout(),
-            expected.len()
-        )));
-    }
-    for (i, (e, out)) in expected.iter().zip(&outputs).enumerate() {
-        if e.shape().without_layout() != out.shape().without_layout() {
-            return Err(Error::invalid_argument(format!(
-                "expected output {i} is {} but output {i} is {}",
-                e.shape().without_layout(),
-                out.shape().without_layout()
-            )));
-        }
-    }
-    Ok(if expected.len() == 1 && !got.is_tuple() {
-        expected.remove(0)
-    } else {
-        Literal::tuple(expected)
-    })
-}
-
 #[allow(clippy::too_many_arguments)]
 fn compare_impl(
     source: &str,
@@ -565,81 +531,47 @@ fn compare_impl(
     let got = tested
         .execute(&exe, arguments)
         .map_err(|e| e.context(&name))?;
-    let expected = expected.map(|e| expected_result(e, &got)).transpose()?;
+    let expected = expected
+        .map(|e| {
+            expected_result(e, &got, "expected array(s)", |i| {
+                format!("expected output {i}")
+            })
+        })
+        .transpose()?;
 
-    if rtol.is_none() && atol.is_none() {
-        // The scale rule, as `hlorun compare` applies it.
+    // The rules as `hlorun compare` applies them (`service::compare`).
+    let report = if rtol.is_none() && atol.is_none() {
         let rule = ScaleRule {
             max_ulps: max_ulps.unwrap_or(DEFAULT_MAX_ULPS),
         };
-        let shadow = shadow_reference(&module, arguments, &options)
-            .map_err(|e| e.context(format!("{name}: the shadow (f64) reference evaluation")))?;
-        let (want, against) = match expected {
-            None => (shadow.value.clone(), "the f64 shadow reference".to_string()),
-            Some(e) => (
-                e,
-                "the expected arrays (scale from the f64 shadow reference)".to_string(),
-            ),
-        };
-        let mut text = format!("{name}: {platform} against {against}\nrule: {rule}\n");
-        if let Some(note) = fallback_note(&shadow) {
-            text.push_str(&format!("{note}\n"));
-        }
-        let reports =
-            compare_scaled(&got, &want, &shadow.scale, rule).map_err(|e| e.context(&name))?;
-        let failed = reports.iter().filter(|r| !r.ok()).count();
-        for report in &reports {
-            text.push_str(&format!("{report}\n"));
-        }
-        let summary = if failed > 0 {
-            format!(
-                "{name}: {failed} of {} output(s) of {platform} differ from {against}",
-                reports.len()
-            )
-        } else {
-            String::new()
-        };
-        return Ok((failed == 0, text, summary));
-    }
-
-    // The tolerance rule, against the reference platform or the expected arrays.
-    let (want, against) = match expected {
-        Some(e) => (e, "the expected arrays".to_string()),
-        None => {
-            let checker = client(Some(reference))?;
-            let reference_exe = checker
-                .compile(&module, &options)
-                .map_err(|e| e.context(&name))?
-                .executable;
-            let want = checker
-                .execute(&reference_exe, arguments)
-                .map_err(|e| e.context(&name))?;
-            (want, checker.platform_name().to_string())
-        }
-    };
-    let fallback = Tolerance::default();
-    let tolerance = Tolerance {
-        rtol: rtol.unwrap_or(fallback.rtol),
-        atol: atol.unwrap_or(fallback.atol),
-    };
-    let mut text = format!(
-        "{name}: {platform} against {against} (tolerance rule: |got - want| <= atol + rtol*|want|, rtol {:e}, atol {:e})\n",
-        tolerance.rtol, tolerance.atol
-    );
-    let reports = compare_results(&got, &want, tolerance).map_err(|e| e.context(&name))?;
-    let failed = reports.iter().filter(|r| !r.ok()).count();
-    for report in &reports {
-        text.push_str(&format!("{report}\n"));
-    }
-    let summary = if failed > 0 {
-        format!(
-            "{name}: {failed} of {} output(s) of {platform} differ from {against}",
-            reports.len()
-        )
+        let expected = expected.map(|e| (e, "the expected arrays"));
+        compare_by_scale(
+            &module, &options, arguments, &got, expected, rule, &name, platform,
+        )?
     } else {
-        String::new()
+        let (want, against) = match expected {
+            Some(e) => (e, "the expected arrays".to_string()),
+            None => {
+                let checker = client(Some(reference))?;
+                let reference_exe = checker
+                    .compile(&module, &options)
+                    .map_err(|e| e.context(&name))?
+                    .executable;
+                let want = checker
+                    .execute(&reference_exe, arguments)
+                    .map_err(|e| e.context(&name))?;
+                (want, checker.platform_name().to_string())
+            }
+        };
+        let fallback = Tolerance::default();
+        let tolerance = Tolerance {
+            rtol: rtol.unwrap_or(fallback.rtol),
+            atol: atol.unwrap_or(fallback.atol),
+        };
+        compare_by_tolerance(&[got], &[want], tolerance, &name, platform, against)?
     };
-    Ok((failed == 0, text, summary))
+    let summary = report.failure(&name, platform).unwrap_or_default();
+    Ok((report.ok(), report.text, summary))
 }
 
 /// The dtype names hlorun's element types have in NumPy/ml_dtypes, with

@@ -1,5 +1,6 @@
 """Tests of the hlorun Python package (`pip install ./python pytest jax`)."""
 
+import os
 import re
 import threading
 import time
@@ -10,10 +11,18 @@ import pytest
 
 import hlorun
 
-jax = pytest.importorskip("jax")
+try:
+    import jax
+    import ml_dtypes
+except ImportError:
+    # Every test here lowers with JAX or compares with it. CI installs it and
+    # sets HLORUN_REQUIRE_JAX, so there a missing JAX is a failure.
+    if os.environ.get("HLORUN_REQUIRE_JAX"):
+        raise
+    pytest.skip("JAX is not installed (pip install jax): the tests compare with it",
+                allow_module_level=True)
 jnp = jax.numpy
 lax = jax.lax
-ml_dtypes = pytest.importorskip("ml_dtypes")
 
 ROOT = Path(__file__).resolve().parents[2]
 PLATFORMS = ["host", "interpreter"]

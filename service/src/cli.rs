@@ -13,13 +13,13 @@
 //! stderr and exit status 1 (usage errors included; `--help` exits 0). A panic
 //! would be a bug.
 
-use crate::compare::{fallback_note, DEFAULT_MAX_ULPS};
+use crate::compare::{check_threshold, DEFAULT_MAX_ULPS};
 use crate::conformance::Judge;
 use crate::random::{random_arguments, ArgsSpec, ValueRange};
 use crate::text::table;
 use crate::watch::Watch;
 use crate::{
-    compare_results, compare_scaled, profile, resolve_platform_name, shadow_reference, Backend,
+    compare_by_scale, compare_by_tolerance, profile, resolve_platform_name, Backend,
     ExecuteOptions, LoadedExecutable, LocalClient, ScaleRule, Tolerance,
 };
 use clap::{Args, Parser, Subcommand};
@@ -626,12 +626,8 @@ fn conformance(args: ConformanceArgs) -> Result<Outcome> {
         Judge::CaseTolerance
     } else {
         let mut rule = ScaleRule::default();
+        check_threshold("--max-ulps", args.max_ulps)?;
         if let Some(max_ulps) = args.max_ulps {
-            if !(max_ulps.is_finite() && max_ulps >= 0.0) {
-                return Err(Error::invalid_argument(format!(
-                    "--max-ulps must be a non-negative number, not {max_ulps}"
-                )));
-            }
             rule.max_ulps = max_ulps;
         }
         Judge::Scale(rule)
@@ -790,54 +786,19 @@ fn case_tolerance(module: &str) -> Option<Tolerance> {
 /// The expected outputs of `--expected`, as one result literal (a tuple when
 /// there are several).
 fn expected_result(paths: &[PathBuf], got: &Literal) -> Result<Literal> {
-    let outputs = got.clone().flatten_leaves();
-    if paths.len() != outputs.len() {
-        return Err(Error::invalid_argument(format!(
-            "the module has {} output(s) ({}) but {} --expected file(s) were given",
-            outputs.len(),
-            got.shape().without_layout(),
-            paths.len()
-        )));
-    }
-    let mut leaves = Vec::with_capacity(paths.len());
-    for (i, (path, out)) in paths.iter().zip(&outputs).enumerate() {
-        let mut l = Literal::read_npy(path)?;
-        if let (Some(ElementType::U8), Some(ty)) = (l.element_type(), out.element_type()) {
-            if ty.is_narrow() && l.dims() == out.dims() {
-                l = l.reinterpret(ty)?;
-            }
-        }
-        if l.dims() != out.dims() {
-            return Err(Error::invalid_argument(format!(
-                "{}: holds {} but output {i} is {}",
-                path.display(),
-                l.shape().without_layout(),
-                out.shape().without_layout()
-            )));
-        }
-        leaves.push(l);
-    }
-    Ok(if leaves.len() == 1 && !got.is_tuple() {
-        leaves.remove(0)
-    } else {
-        Literal::tuple(leaves)
+    let leaves = paths
+        .iter()
+        .map(Literal::read_npy)
+        .collect::<Result<Vec<_>>>()?;
+    crate::compare::expected_result(leaves, got, "--expected file(s)", |i| {
+        format!("{}:", paths[i].display())
     })
 }
 
 fn compare(args: CompareArgs) -> Result<Outcome> {
-    for (flag, value) in [
-        ("--rtol", args.rtol),
-        ("--atol", args.atol),
-        ("--max-ulps", args.max_ulps),
-    ] {
-        if let Some(v) = value {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(Error::invalid_argument(format!(
-                    "{flag} must be a non-negative number, not {v}"
-                )));
-            }
-        }
-    }
+    check_threshold("--rtol", args.rtol)?;
+    check_threshold("--atol", args.atol)?;
+    check_threshold("--max-ulps", args.max_ulps)?;
     let (module, name) = load_module(&args.program.module)?;
     load_custom_call_libraries(&args.program.custom_call_libs)?;
     let (options, instances) = compile_options(&module, None, &args.program.all_debug_options())?;
@@ -859,106 +820,56 @@ fn compare(args: CompareArgs) -> Result<Outcome> {
     };
     let got = execute(&tested, &tested_exe)?;
 
-    let tolerance_rule = args.rtol.is_some() || args.atol.is_some();
-    if !tolerance_rule {
-        return compare_by_scale(
-            &args, &module, &name, platform, &options, instances, &arguments, &got,
-        );
-    }
-    let (want, against) = if args.expected.is_empty() {
-        let reference = resolve_platform_name(Some(&args.reference))?;
-        let checker = client_for(Some(reference), instances)?;
-        let reference_exe = compile(&checker, &module, &options, &name)?;
-        (execute(&checker, &reference_exe)?, reference.to_string())
-    } else {
-        let mut want = Vec::with_capacity(got.len());
-        for g in &got {
-            want.push(expected_result(&args.expected, g)?);
+    let report = if args.rtol.is_none() && args.atol.is_none() {
+        // The scale rule: the reference is the f64 shadow evaluation.
+        if instances > 1 {
+            return Err(Error::unimplemented(format!(
+                "{name}: the scale rule does not evaluate replicated modules ({instances} \
+                 instances); pass --rtol/--atol to compare with the reference platform"
+            )));
         }
-        (want, "the --expected arrays".to_string())
-    };
-    let fallback = case_tolerance(&args.program.module).unwrap_or_default();
-    let tolerance = Tolerance {
-        rtol: args.rtol.unwrap_or(fallback.rtol),
-        atol: args.atol.unwrap_or(fallback.atol),
-    };
-    let mut text = format!(
-        "{name}: {platform} against {against} (tolerance rule: |got - want| <= atol + rtol*|want|, rtol {:e}, atol {:e})\n",
-        tolerance.rtol, tolerance.atol
-    );
-    let (mut outputs, mut failed) = (0, 0);
-    for (replica, (g, w)) in got.iter().zip(&want).enumerate() {
-        let reports = compare_results(g, w, tolerance).map_err(|e| e.context(&name))?;
-        for report in reports {
-            outputs += 1;
-            failed += usize::from(!report.ok());
-            if instances > 1 {
-                text.push_str(&format!("replica {replica} "));
-            }
-            text.push_str(&format!("{report}\n"));
-        }
-    }
-    print_out(&text)?;
-    if failed > 0 {
-        return Ok(Outcome::Failure(format!(
-            "{name}: {failed} of {outputs} output(s) of {platform} differ from {against}"
-        )));
-    }
-    Ok(Outcome::Success)
-}
-
-/// `compare` under the scale rule: the reference is the f64 shadow evaluation
-/// of the module on the same arguments (`service::compare`).
-#[allow(clippy::too_many_arguments)]
-fn compare_by_scale(
-    args: &CompareArgs,
-    module: &HloModule,
-    name: &str,
-    platform: &str,
-    options: &CompileOptions,
-    instances: usize,
-    arguments: &[Literal],
-    got: &[Literal],
-) -> Result<Outcome> {
-    if instances > 1 {
-        return Err(Error::unimplemented(format!(
-            "{name}: the scale rule does not evaluate replicated modules ({instances} instances); \
-             pass --rtol/--atol to compare with the reference platform"
-        )));
-    }
-    let rule = ScaleRule {
-        max_ulps: args.max_ulps.unwrap_or(DEFAULT_MAX_ULPS),
-    };
-    let shadow = shadow_reference(module, arguments, options)
-        .map_err(|e| e.context(format!("{name}: the shadow (f64) reference evaluation")))?;
-    let got = got
-        .first()
-        .ok_or_else(|| Error::internal("the platform returned no result"))?;
-    let (want, against) = if args.expected.is_empty() {
-        (shadow.value.clone(), "the f64 shadow reference".to_string())
+        let got = got
+            .first()
+            .ok_or_else(|| Error::internal("the platform returned no result"))?;
+        let expected = if args.expected.is_empty() {
+            None
+        } else {
+            Some((
+                expected_result(&args.expected, got)?,
+                "the --expected arrays",
+            ))
+        };
+        let rule = ScaleRule {
+            max_ulps: args.max_ulps.unwrap_or(DEFAULT_MAX_ULPS),
+        };
+        compare_by_scale(
+            &module, &options, &arguments, got, expected, rule, &name, platform,
+        )?
     } else {
-        (
-            expected_result(&args.expected, got)?,
-            "the --expected arrays (scale from the f64 shadow reference)".to_string(),
-        )
+        let (want, against) = if args.expected.is_empty() {
+            let reference = resolve_platform_name(Some(&args.reference))?;
+            let checker = client_for(Some(reference), instances)?;
+            let reference_exe = compile(&checker, &module, &options, &name)?;
+            (execute(&checker, &reference_exe)?, reference.to_string())
+        } else {
+            let want = got
+                .iter()
+                .map(|g| expected_result(&args.expected, g))
+                .collect::<Result<Vec<_>>>()?;
+            (want, "the --expected arrays".to_string())
+        };
+        let fallback = case_tolerance(&args.program.module).unwrap_or_default();
+        let tolerance = Tolerance {
+            rtol: args.rtol.unwrap_or(fallback.rtol),
+            atol: args.atol.unwrap_or(fallback.atol),
+        };
+        compare_by_tolerance(&got, &want, tolerance, &name, platform, against)?
     };
-    let mut text = format!("{name}: {platform} against {against}\nrule: {rule}\n");
-    if let Some(note) = fallback_note(&shadow) {
-        text.push_str(&format!("{note}\n"));
-    }
-    let reports = compare_scaled(got, &want, &shadow.scale, rule).map_err(|e| e.context(name))?;
-    let failed = reports.iter().filter(|r| !r.ok()).count();
-    for report in &reports {
-        text.push_str(&format!("{report}\n"));
-    }
-    print_out(&text)?;
-    if failed > 0 {
-        return Ok(Outcome::Failure(format!(
-            "{name}: {failed} of {} output(s) of {platform} differ from {against}",
-            reports.len()
-        )));
-    }
-    Ok(Outcome::Success)
+    print_out(&report.text)?;
+    Ok(match report.failure(&name, platform) {
+        Some(line) => Outcome::Failure(line),
+        None => Outcome::Success,
+    })
 }
 
 /// Entries kept at each end of a summarised dimension (NumPy's `edgeitems`).

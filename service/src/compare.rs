@@ -539,6 +539,160 @@ pub fn fallback_note(out: &ShadowOutput) -> Option<String> {
     ))
 }
 
+/// A threshold of either rule (`rtol`, `atol`, `max_ulps`): a finite,
+/// non-negative number, else an error naming it as the caller spells it.
+pub fn check_threshold(name: &str, value: Option<f64>) -> Result<()> {
+    match value {
+        Some(v) if !(v.is_finite() && v >= 0.0) => Err(Error::invalid_argument(format!(
+            "{name} must be a non-negative number, not {v}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Expected outputs (one array per output leaf, e.g. XLA's saved from JAX) as
+/// a result shaped like `got`: a tuple when it has several leaves. A narrow
+/// type saved by NumPy as raw bytes (`u8`) is read as the output's type.
+/// `what` names the arrays for the count mismatch ("--expected file(s)"),
+/// `label(i)` the `i`-th for a shape mismatch.
+pub fn expected_result(
+    leaves: Vec<Literal>,
+    got: &Literal,
+    what: &str,
+    label: impl Fn(usize) -> String,
+) -> Result<Literal> {
+    let outputs = got.clone().flatten_leaves();
+    if leaves.len() != outputs.len() {
+        return Err(Error::invalid_argument(format!(
+            "the module has {} output(s) ({}) but {} {what} were given",
+            outputs.len(),
+            got.shape().without_layout(),
+            leaves.len()
+        )));
+    }
+    let mut checked = Vec::with_capacity(leaves.len());
+    for (i, (mut l, out)) in leaves.into_iter().zip(&outputs).enumerate() {
+        if let (Some(ElementType::U8), Some(ty)) = (l.element_type(), out.element_type()) {
+            if ty.is_narrow() && l.dims() == out.dims() {
+                l = l.reinterpret(ty)?;
+            }
+        }
+        if l.dims() != out.dims() {
+            return Err(Error::invalid_argument(format!(
+                "{} holds {} but output {i} is {}",
+                label(i),
+                l.shape().without_layout(),
+                out.shape().without_layout()
+            )));
+        }
+        checked.push(l);
+    }
+    Ok(if checked.len() == 1 && !got.is_tuple() {
+        checked.remove(0)
+    } else {
+        Literal::tuple(checked)
+    })
+}
+
+/// A finished comparison as `hlorun compare` (and the Python package)
+/// reports it.
+#[derive(Clone, Debug)]
+pub struct ComparisonReport {
+    /// What was compared with what, the rule, then one entry per output.
+    pub text: String,
+    pub outputs: usize,
+    pub failed: usize,
+    /// What the result was compared with.
+    pub against: String,
+}
+
+impl ComparisonReport {
+    pub fn ok(&self) -> bool {
+        self.failed == 0
+    }
+
+    /// The one-line verdict of a failed comparison of module `name` run on
+    /// `platform` (`None` when every output passed).
+    pub fn failure(&self, name: &str, platform: &str) -> Option<String> {
+        (!self.ok()).then(|| {
+            format!(
+                "{name}: {} of {} output(s) of {platform} differ from {}",
+                self.failed, self.outputs, self.against
+            )
+        })
+    }
+}
+
+/// The scale rule end to end: `got` (module `name` run on `platform` with
+/// `arguments`) against the f64 shadow evaluation of the same module, or
+/// against `expected` (the arrays and what to call them) with the shadow's
+/// scale.
+#[allow(clippy::too_many_arguments)]
+pub fn compare_by_scale(
+    module: &HloModule,
+    options: &CompileOptions,
+    arguments: &[Literal],
+    got: &Literal,
+    expected: Option<(Literal, &str)>,
+    rule: ScaleRule,
+    name: &str,
+    platform: &str,
+) -> Result<ComparisonReport> {
+    let shadow = shadow_reference(module, arguments, options)
+        .map_err(|e| e.context(format!("{name}: the shadow (f64) reference evaluation")))?;
+    let (want, against) = match expected {
+        None => (shadow.value.clone(), "the f64 shadow reference".to_string()),
+        Some((e, what)) => (e, format!("{what} (scale from the f64 shadow reference)")),
+    };
+    let mut text = format!("{name}: {platform} against {against}\nrule: {rule}\n");
+    if let Some(note) = fallback_note(&shadow) {
+        text.push_str(&format!("{note}\n"));
+    }
+    let reports = compare_scaled(got, &want, &shadow.scale, rule).map_err(|e| e.context(name))?;
+    for report in &reports {
+        text.push_str(&format!("{report}\n"));
+    }
+    Ok(ComparisonReport {
+        text,
+        outputs: reports.len(),
+        failed: reports.iter().filter(|r| !r.ok()).count(),
+        against,
+    })
+}
+
+/// The tolerance rule end to end: each result of `got` (one per replica)
+/// against the same one of `want`, which is `against`.
+pub fn compare_by_tolerance(
+    got: &[Literal],
+    want: &[Literal],
+    tolerance: Tolerance,
+    name: &str,
+    platform: &str,
+    against: String,
+) -> Result<ComparisonReport> {
+    let mut text = format!(
+        "{name}: {platform} against {against} (tolerance rule: |got - want| <= atol + rtol*|want|, rtol {:e}, atol {:e})\n",
+        tolerance.rtol, tolerance.atol
+    );
+    let (mut outputs, mut failed) = (0, 0);
+    for (replica, (g, w)) in got.iter().zip(want).enumerate() {
+        for report in compare_results(g, w, tolerance).map_err(|e| e.context(name))? {
+            outputs += 1;
+            failed += usize::from(!report.ok());
+            if got.len() > 1 {
+                text.push_str(&format!("replica {replica} "));
+            }
+            text.push_str(&format!("{report}\n"));
+        }
+    }
+    Ok(ComparisonReport {
+        text,
+        outputs,
+        failed,
+        against,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

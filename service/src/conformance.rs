@@ -558,27 +558,14 @@ pub fn compare_outputs_scaled(
         // for, a custom call registered for one platform only) is still
         // judged: by the case's tolerance, and a failure says why.
         Err(e) => {
-            return match compare_outputs(leaves, case) {
-                Status::Wrong {
-                    output,
-                    element,
-                    got,
-                    want,
-                    mismatches,
-                    judged,
-                } => Status::Wrong {
-                    output,
-                    element,
-                    got,
-                    want,
-                    mismatches,
-                    judged: format!(
-                        "{judged}, as the shadow reference could not evaluate the program: {}",
-                        e.message()
-                    ),
-                },
-                status => status,
-            };
+            let mut status = compare_outputs(leaves, case);
+            if let Status::Wrong { judged, .. } = &mut status {
+                judged.push_str(&format!(
+                    ", as the shadow reference could not evaluate the program: {}",
+                    e.message()
+                ));
+            }
+            return status;
         }
     };
     let scales = shadow.scale.flatten_leaves();

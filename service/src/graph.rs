@@ -215,6 +215,16 @@ fn label(instr: &HloInstruction) -> Label {
     }
 }
 
+/// The layers one sweep visits: downward from the second (each placed by
+/// the layer above), or upward from the second to last (by the layer below).
+fn sweep_layers(layers: usize, down: bool) -> Vec<usize> {
+    if down {
+        (1..layers).collect()
+    } else {
+        (0..layers.saturating_sub(1)).rev().collect()
+    }
+}
+
 /// Lays out computation `comp` (fusions inside it first, recursively).
 fn layout(module: &HloModule, comp: CompId, depth: usize) -> Result<Layout> {
     platform_api::hlo::stack::deep(|| layout_on_this_stack(module, comp, depth))
@@ -329,22 +339,14 @@ fn layout_on_this_stack(module: &HloModule, comp_id: CompId, depth: usize) -> Re
 
     // Order within layers: barycenter sweeps, down then up.
     let mut pos = vec![0f64; n];
-    let renumber = |rows: &Vec<Vec<usize>>, pos: &mut Vec<f64>| {
-        for row in rows {
-            for (k, &v) in row.iter().enumerate() {
-                pos[v] = k as f64;
-            }
+    for row in &rows {
+        for (k, &v) in row.iter().enumerate() {
+            pos[v] = k as f64;
         }
-    };
-    renumber(&rows, &mut pos);
+    }
     for sweep in 0..4 {
         let down = sweep % 2 == 0;
-        let range: Vec<usize> = if down {
-            (1..layers).collect()
-        } else {
-            (0..layers.saturating_sub(1)).rev().collect()
-        };
-        for l in range {
+        for l in sweep_layers(layers, down) {
             let mut keyed: Vec<(f64, usize)> = rows[l]
                 .iter()
                 .map(|&v| {
@@ -384,12 +386,7 @@ fn layout_on_this_stack(module: &HloModule, comp_id: CompId, depth: usize) -> Re
     }
     for round in 0..6 {
         let down = round % 2 == 0;
-        let range: Vec<usize> = if down {
-            (1..layers).collect()
-        } else {
-            (0..layers.saturating_sub(1)).rev().collect()
-        };
-        for l in range {
+        for l in sweep_layers(layers, down) {
             let row = &rows[l];
             let mut want: Vec<f64> = row
                 .iter()

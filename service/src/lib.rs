@@ -61,6 +61,6 @@ pub use client::{
     LocalClient, Parameter,
 };
 pub use compare::{
-    compare_results, compare_scaled, shadow_reference, LeafComparison, ScaleRule, ScaledComparison,
-    Tolerance,
+    compare_by_scale, compare_by_tolerance, compare_results, compare_scaled, shadow_reference,
+    ComparisonReport, LeafComparison, ScaleRule, ScaledComparison, Tolerance,
 };

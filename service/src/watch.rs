@@ -32,9 +32,15 @@ impl Watch {
     /// platform counts into `progress`. Does nothing unless standard error
     /// is a terminal (and `HLORUN_NO_PROGRESS` is unset).
     pub fn start(what: String, progress: Arc<Progress>) -> Watch {
-        let done = Arc::new(AtomicBool::new(false));
         let wanted =
             std::io::stderr().is_terminal() && std::env::var_os("HLORUN_NO_PROGRESS").is_none();
+        Watch::start_if(wanted, what, progress)
+    }
+
+    /// [`Watch::start`] with the decision made by the caller: a spinner
+    /// thread only when `wanted`.
+    fn start_if(wanted: bool, what: String, progress: Arc<Progress>) -> Watch {
+        let done = Arc::new(AtomicBool::new(false));
         let thread = wanted
             .then(|| {
                 let done = done.clone();
@@ -104,12 +110,15 @@ mod tests {
     }
 
     #[test]
-    fn a_watch_off_a_terminal_starts_no_thread_and_stops_at_once() {
-        // Tests run with standard error captured, not on a terminal.
-        if std::io::stderr().is_terminal() {
-            return;
-        }
-        let w = Watch::start("x".into(), Arc::new(Progress::new()));
-        assert!(w.thread.is_none());
+    fn a_watch_spins_only_when_wanted_and_stops_when_dropped() {
+        let quiet = Watch::start_if(false, "x".into(), Arc::new(Progress::new()));
+        assert!(quiet.thread.is_none());
+        // Wanted: a thread that waits out QUIET_FOR and stops as soon as the
+        // watch is dropped, without ever drawing.
+        let started = Instant::now();
+        let w = Watch::start_if(true, "x".into(), Arc::new(Progress::new()));
+        assert!(w.thread.is_some());
+        drop(w);
+        assert!(started.elapsed() < QUIET_FOR);
     }
 }

@@ -642,7 +642,13 @@ impl Walker<'_> {
                     zero_scale(&v)?
                 } else if matches!(oi.op, Op::CustomCall(_)) {
                     // Mostly linear algebra (XLA's LAPACK targets): normwise.
-                    self.normwise_fallback(oi.opcode().name(), &v, &operands, &oi.shape)?
+                    self.fallback_of(
+                        Fallback::Normwise,
+                        oi.opcode().name(),
+                        &v,
+                        &operands,
+                        &oi.shape,
+                    )?
                 } else {
                     let s = self.fallback(oi.opcode().name(), &v, &operands, &oi.shape)?;
                     if touches_complex(original, comp_id, id) {
@@ -682,19 +688,14 @@ impl Walker<'_> {
         operands: &[Pair],
         shape: &Shape,
     ) -> Result<Value> {
-        *self.fallbacks.entry(opcode.to_string()).or_insert(0) += 1;
-        let m = operands.iter().map(|p| max_scale(&p.s)).fold(0.0, f64::max);
-        fallback_leaf(v, shape, m)
+        self.fallback_of(Fallback::Elementwise, opcode, v, operands, shape)
     }
 
-    /// Like [`Self::fallback`] but normwise, for factorizations and solves:
-    /// a backward-stable algorithm's error in an element is a multiple of the
-    /// unit roundoff times the matrix dimension and the *largest* element,
-    /// not the element itself (two correct LAPACKs differ in a small entry of
-    /// Q by many of its own ULPs). Scale `w·n·max|y| + max s` per leaf, with
-    /// `n` the larger of the leaf's two minor dimensions.
-    fn normwise_fallback(
+    /// The fallback scale of kind `kind` for every float leaf of `v`, plus
+    /// the operands' largest scale; counts the op in [`ShadowOutput::fallbacks`].
+    fn fallback_of(
         &mut self,
+        kind: Fallback,
         opcode: &str,
         v: &Value,
         operands: &[Pair],
@@ -702,7 +703,7 @@ impl Walker<'_> {
     ) -> Result<Value> {
         *self.fallbacks.entry(opcode.to_string()).or_insert(0) += 1;
         let m = operands.iter().map(|p| max_scale(&p.s)).fold(0.0, f64::max);
-        normwise_fallback_leaf(v, shape, m)
+        fallback_leaf(v, shape, m, kind)
     }
 
     /// Runs the promoted instruction on substituted operands.
@@ -1020,52 +1021,49 @@ fn add_everywhere(v: Value, extra: f64) -> Result<Value> {
     })
 }
 
-/// The normwise fallback scale for each leaf of `v` (see
-/// [`Walker::normwise_fallback`]); zeros for non-float leaves.
-fn normwise_fallback_leaf(v: &Value, shape: &Shape, m: f64) -> Result<Value> {
-    match (v, shape) {
-        (Value::Tuple(t), Shape::Tuple(shapes)) => Ok(Value::Tuple(
-            t.iter()
-                .zip(shapes)
-                .map(|(v, s)| normwise_fallback_leaf(v, s, m))
-                .collect::<Result<_>>()?,
-        )),
-        (Value::Array(a), Shape::Array(s))
-            if promotable(s.element_type) || s.element_type == ElementType::F64 =>
-        {
-            let w = rounding_weight(s.element_type);
-            let n = s
-                .dims
-                .iter()
-                .rev()
-                .take(2)
-                .copied()
-                .max()
-                .unwrap_or(1)
-                .max(1) as f64;
-            let big = max_magnitude(a)?;
-            let d = vec![w * n * big + m; a.element_count()];
-            Ok(Value::from_literal(like(a, &d)?))
-        }
-        (other, _) => zero_scale(other),
-    }
+/// How the fallback scales an op without a rule of its own.
+#[derive(Clone, Copy)]
+enum Fallback {
+    /// `w|y|` per element: a well-conditioned op (`|∂f/∂x| ≤ 1`).
+    Elementwise,
+    /// `w·n·max|y|` per leaf, `n` the larger of its two minor dimensions: a
+    /// factorization or solve (custom calls, mostly LAPACK). A
+    /// backward-stable algorithm's error in an element is a multiple of the
+    /// unit roundoff times the matrix dimension and the *largest* element,
+    /// not the element itself: two correct LAPACKs differ in a small entry
+    /// of Q by many of its own ULPs.
+    Normwise,
 }
 
-/// The fallback scale for each leaf of `v` (shape `shape`, original types):
-/// `w|y| + m` for float leaves, zeros for others.
-fn fallback_leaf(v: &Value, shape: &Shape, m: f64) -> Result<Value> {
+/// The fallback scale of `kind` for each leaf of `v` (shape `shape`,
+/// original types) plus `m`; zeros for non-float leaves.
+fn fallback_leaf(v: &Value, shape: &Shape, m: f64, kind: Fallback) -> Result<Value> {
     match (v, shape) {
         (Value::Tuple(t), Shape::Tuple(shapes)) => Ok(Value::Tuple(
             t.iter()
                 .zip(shapes)
-                .map(|(v, s)| fallback_leaf(v, s, m))
+                .map(|(v, s)| fallback_leaf(v, s, m, kind))
                 .collect::<Result<_>>()?,
         )),
         (Value::Array(a), Shape::Array(s))
             if promotable(s.element_type) || s.element_type == ElementType::F64 =>
         {
             let w = rounding_weight(s.element_type);
-            let d: Vec<f64> = a.data::<f64>()?.iter().map(|y| w * y.abs() + m).collect();
+            let d: Vec<f64> = match kind {
+                Fallback::Elementwise => a.data::<f64>()?.iter().map(|y| w * y.abs() + m).collect(),
+                Fallback::Normwise => {
+                    let n = s
+                        .dims
+                        .iter()
+                        .rev()
+                        .take(2)
+                        .copied()
+                        .max()
+                        .unwrap_or(1)
+                        .max(1);
+                    vec![w * n as f64 * max_magnitude(a)? + m; a.element_count()]
+                }
+            };
             Ok(Value::from_literal(like(a, &d)?))
         }
         (other, _) => zero_scale(other),

@@ -494,8 +494,10 @@ impl Padder<'_, '_> {
                 Ok(Dyn::Array(out))
             }
             Op::Tuple => Ok(Dyn::Tuple(operand_dyn)),
-            Op::GetTupleElement { index } => match &operand_dyn[0] {
-                Dyn::Tuple(e) => Ok(e.get(*index).cloned().unwrap_or_else(|| full(&instr.shape))),
+            Op::GetTupleElement { index } => match operand_dyn.first() {
+                Some(Dyn::Tuple(e)) => {
+                    Ok(e.get(*index).cloned().unwrap_or_else(|| full(&instr.shape)))
+                }
                 _ => Ok(full(&instr.shape)),
             },
             _ => Err(self.unsupported(

@@ -568,6 +568,24 @@ impl<'a> KernelBuilder<'a> {
         Ok(())
     }
 
+    /// What a (variadic) reduce or reduce-window at `id` starts from: its
+    /// number of inputs (operands are inputs then init values), the C
+    /// function of its reducer, and the first input's dimensions.
+    fn reduction_head(
+        &mut self,
+        id: InstrId,
+        reducer: platform_api::hlo::CompId,
+    ) -> Result<(usize, String, Vec<usize>)> {
+        let instr = self.instr(id);
+        let first = *instr.operands.first().ok_or_else(|| {
+            Error::invalid_argument(format!("%{} reduces no operand", instr.name))
+        })?;
+        let n = instr.operands.len() / 2;
+        let f = self.functions.scalar_function(self.module, reducer)?;
+        let (_, dims) = array(&self.instr(first).shape, self.instr(first))?;
+        Ok((n, f, dims))
+    }
+
     /// A (variadic) reduce at `idx`: one variable per output.
     pub fn reduce(&mut self, id: InstrId, idx: &[String]) -> Result<Vec<String>> {
         let instr = self.instr(id);
@@ -578,12 +596,7 @@ impl<'a> KernelBuilder<'a> {
         else {
             return Err(Error::internal("not a reduce"));
         };
-        let n = instr.operands.len() / 2;
-        let f = self.functions.scalar_function(self.module, *to_apply)?;
-        let (_, odims) = array(
-            &self.instr(instr.operands[0]).shape,
-            self.instr(instr.operands[0]),
-        )?;
+        let (n, f, odims) = self.reduction_head(id, *to_apply)?;
         let accs = self.accumulators(&instr.operands[n..])?;
         let mut oidx = vec![String::new(); odims.len()];
         let kept: Vec<usize> = (0..odims.len())
@@ -613,12 +626,7 @@ impl<'a> KernelBuilder<'a> {
         let Op::ReduceWindow { window, to_apply } = &instr.op else {
             return Err(Error::internal("not a reduce-window"));
         };
-        let n = instr.operands.len() / 2;
-        let f = self.functions.scalar_function(self.module, *to_apply)?;
-        let (_, idims) = array(
-            &self.instr(instr.operands[0]).shape,
-            self.instr(instr.operands[0]),
-        )?;
+        let (n, f, idims) = self.reduction_head(id, *to_apply)?;
         if window.dims.len() != idims.len() || idx.len() != idims.len() {
             return Err(Error::internal("reduce-window rank mismatch"));
         }

@@ -52,7 +52,36 @@ struct ConvPlan {
     taps: Vec<Vec<Vec<Option<usize>>>>,
 }
 
+/// Row-major strides of the plan's spatial index spaces.
+struct SpatialStrides {
+    input: Vec<usize>,
+    output: Vec<usize>,
+    kernel: Vec<usize>,
+}
+
 impl ConvPlan {
+    fn strides(&self) -> SpatialStrides {
+        let rm = platform_api::shape::row_major_strides;
+        SpatialStrides {
+            input: rm(&self.in_spatial),
+            output: rm(&self.out_spatial),
+            kernel: rm(&self.k_spatial),
+        }
+    }
+
+    /// The input spatial position (row-major over `in_spatial`) that kernel
+    /// position `kp` reads for output position `pos`, or `None` where the
+    /// window falls in padding or between dilated input elements.
+    fn tap(&self, strides: &SpatialStrides, pos: usize, kp: usize) -> Option<usize> {
+        let mut off = 0;
+        for d in 0..self.in_spatial.len() {
+            let oc = (pos / strides.output[d]) % self.out_spatial[d];
+            let kc = (kp / strides.kernel[d]) % self.k_spatial[d];
+            off += self.taps[d][oc][kc]? * strides.input[d];
+        }
+        Some(off)
+    }
+
     fn positions(&self) -> usize {
         self.out_spatial.iter().product()
     }
@@ -368,9 +397,7 @@ where
     }
     let m = c_out / groups;
     let in_image: usize = p.in_spatial.iter().product::<usize>() * p.c_in;
-    let in_spatial_strides = platform_api::shape::row_major_strides(&p.in_spatial);
-    let out_strides = platform_api::shape::row_major_strides(&p.out_spatial);
-    let k_strides = platform_api::shape::row_major_strides(&p.k_spatial);
+    let strides = p.strides();
     let rows = p.n_out * positions;
     let per_task = (16_384 / (kpos * c_out).max(1)).max(1);
     parallel_for(rows, per_task, |s, e| {
@@ -380,16 +407,9 @@ where
             let (b, pos) = (row / positions, row % positions);
             acc.fill(T::zeroed());
             for kp in 0..kpos {
-                let mut off = Some(0usize);
-                for d in 0..p.in_spatial.len() {
-                    let oc = (pos / out_strides[d]) % p.out_spatial[d];
-                    let kc = (kp / k_strides[d]) % p.k_spatial[d];
-                    off = match (off, p.taps[d][oc][kc]) {
-                        (Some(a), Some(i)) => Some(a + i * in_spatial_strides[d]),
-                        _ => None,
-                    };
-                }
-                let Some(a) = off else { continue };
+                let Some(a) = p.tap(&strides, pos, kp) else {
+                    continue;
+                };
                 // SAFETY: the tap is inside image b (c_in features at offset
                 // a), and the kernel row kp has c_out entries ([spatial..., 1,
                 // c_out]).
@@ -435,9 +455,7 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
         return;
     }
     let in_image: usize = p.in_spatial.iter().product::<usize>() * p.c_in;
-    let in_spatial_strides = platform_api::shape::row_major_strides(&p.in_spatial);
-    let out_strides = platform_api::shape::row_major_strides(&p.out_spatial);
-    let k_strides = platform_api::shape::row_major_strides(&p.k_spatial);
+    let strides = p.strides();
     let rows_per_block = (BLOCK_ELEMENTS / cols.max(1)).clamp(1, positions);
     let mut col: Vec<T> = vec![T::zeroed(); rows_per_block * cols];
     for b in 0..p.n_out {
@@ -460,15 +478,7 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
                         for r in s..e {
                             let pos = p0 + r;
                             for kp in 0..kpos {
-                                let mut off = Some(0usize);
-                                for d in 0..p.in_spatial.len() {
-                                    let oc = (pos / out_strides[d]) % p.out_spatial[d];
-                                    let kc = (kp / k_strides[d]) % p.k_spatial[d];
-                                    off = match (off, p.taps[d][oc][kc]) {
-                                        (Some(a), Some(i)) => Some(a + i * in_spatial_strides[d]),
-                                        _ => None,
-                                    };
-                                }
+                                let off = p.tap(&strides, pos, kp);
                                 // SAFETY: row r of the block, columns of kernel
                                 // position kp; the input offset is inside the image.
                                 unsafe {

@@ -106,6 +106,19 @@ impl Geometry {
     }
 
     /// Whether the innermost dimension is untouched by the window.
+    /// How the output is walked: rows of its innermost dimension when that
+    /// dimension's window is plain (one walk of the window serves a whole
+    /// row), else single elements. Returns the row length and the outer
+    /// dimensions the rows are indexed by.
+    fn rows(&self) -> (usize, Vec<usize>) {
+        let rank = self.out_dims.len();
+        if rank > 0 && self.innermost_plain() {
+            (self.out_dims[rank - 1], self.out_dims[..rank - 1].to_vec())
+        } else {
+            (1, self.out_dims.clone())
+        }
+    }
+
     fn innermost_plain(&self) -> bool {
         self.window.last().is_some_and(|w| {
             w.size == 1
@@ -271,14 +284,8 @@ where
             run_scan(&geo, x, init_v, out_addr, d, prefix, f);
             return Ok(());
         }
-        let rank = geo.out_dims.len();
-        let (row, outer_rank) = if rank > 0 && geo.innermost_plain() {
-            (geo.out_dims[rank - 1], rank - 1)
-        } else {
-            (1, rank)
-        };
-        let outer_dims = geo.out_dims[..outer_rank].to_vec();
-        let outer: usize = outer_dims.iter().product();
+        let (row, outer_dims) = geo.rows();
+        let (outer_rank, outer): (usize, usize) = (outer_dims.len(), outer_dims.iter().product());
         let window_size: usize = geo.window.iter().map(|w| w.size).product();
         parallel_for(
             outer,
@@ -667,14 +674,8 @@ where
         // Windows of rows along the innermost dimension when its window is
         // plain (size 1, stride 1, no padding): one walk of the window per
         // row of `row` elements.
-        let rank = geo.out_dims.len();
-        let (row, outer_rank) = if rank > 0 && geo.innermost_plain() {
-            (geo.out_dims[rank - 1], rank - 1)
-        } else {
-            (1, rank)
-        };
-        let outer_dims = geo.out_dims[..outer_rank].to_vec();
-        let outer: usize = outer_dims.iter().product();
+        let (row, outer_dims) = geo.rows();
+        let (outer_rank, outer): (usize, usize) = (outer_dims.len(), outer_dims.iter().product());
         let mut index = vec![0usize; outer_rank];
         let (mut best, mut at) = (vec![init; row], vec![usize::MAX; row]);
         for o in 0..outer {

@@ -225,10 +225,15 @@ fn build_scan(
     for k in 0..num_carries {
         out.push(f.get_tuple_element(w, carries_at + k)?);
     }
-    let root = if returns_tuple {
-        f.tuple(&out)?
-    } else {
-        out[0]
+    let root = match (returns_tuple, out.as_slice()) {
+        (false, [one]) => *one,
+        (false, _) => {
+            return Err(Error::invalid_argument(format!(
+                "a scan with {} results returns an array",
+                out.len()
+            )))
+        }
+        (true, _) => f.tuple(&out)?,
     };
     f.build_computation(root)
 }
