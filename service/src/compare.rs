@@ -534,7 +534,7 @@ pub fn fallback_note(out: &ShadowOutput) -> Option<String> {
         .map(|(op, n)| format!("{op} x{n}"))
         .collect();
     Some(format!(
-        "scale fallback (w|y| + largest operand scale) used for: {}",
+        "scale fallback (w|y|, for custom calls w·n·max|y|, + largest operand scale) used for: {}",
         list.join(", ")
     ))
 }
