@@ -39,6 +39,14 @@ add_pair {
 }
 """
 
+SUM_S32 = """
+sum_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+"""
+
 CASES = {
     # The form of XLA's own tests: an inclusive prefix sum, reversed, seeded.
     "scan_prefix_sum_reverse": ADD_PAIR + """
@@ -186,6 +194,189 @@ ENTRY main {
   rr = f32[6] reduce(r, zero), dimensions={1}, to_apply=add
   n = s32[] get-dimension-size(t), dimensions={2}
   ROOT out = (f32[8,3], f32[6], s32[]) tuple(y, rr, n)
+}
+""",
+    # The cases below follow XLA's dynamic-padder execution tests, with sizes
+    # read from an argument (clamped into the bound) where the test had a
+    # constant. Every result is static or sliced to its real elements: XLA
+    # leaves a dynamic result's elements past its size unspecified.
+    #
+    # Elementwise ops on operands of different sizes: size 1 is broadcast
+    # (XLA's implicit broadcast), otherwise the smaller size wins.
+    "dynamic_elementwise_mixed_sizes": SUM_S32 + """
+ENTRY main {
+  x = s32[4,2] parameter(0)
+  y = s32[4,2] parameter(1)
+  n = s32[] parameter(2)
+  lo = s32[] constant(2)
+  hi = s32[] constant(4)
+  m = s32[] clamp(lo, n, hi)
+  one = s32[] constant(1)
+  three = s32[] constant(3)
+  x1 = s32[<=4,2] set-dimension-size(x, one), dimensions={0}
+  y3 = s32[<=4,2] set-dimension-size(y, three), dimensions={0}
+  xm = s32[<=4,2] set-dimension-size(x, m), dimensions={0}
+  spread = s32[<=4,2] add(x1, y3)
+  narrowed = s32[<=4,2] multiply(xm, y3)
+  c = s32[<=4,2] clamp(xm, y3, xm)
+  zero = s32[] constant(0)
+  r0 = s32[2] reduce(spread, zero), dimensions={0}, to_apply=sum_s32
+  r1 = s32[2] reduce(narrowed, zero), dimensions={0}, to_apply=sum_s32
+  r2 = s32[2] reduce(c, zero), dimensions={0}, to_apply=sum_s32
+  size_a = s32[] get-dimension-size(spread), dimensions={0}
+  size_b = s32[] get-dimension-size(narrowed), dimensions={0}
+  ROOT out = (s32[2], s32[2], s32[2], s32[], s32[]) tuple(r0, r1, r2, size_a, size_b)
+}
+""",
+    # Reshapes that merge dynamic dimensions (the real elements are gathered
+    # to the front), keep one, or reach a unit dimension of size 0; a
+    # declared-static set-dimension-size still masks.
+    "dynamic_reshape_merge": SUM_S32 + """
+ENTRY main {
+  x = s32[2,3,3] parameter(0)
+  y = s32[1,2,5,1] parameter(1)
+  n = s32[] parameter(2)
+  lo = s32[] constant(1)
+  hi = s32[] constant(3)
+  k = s32[] clamp(lo, n, hi)
+  x1 = s32[2,<=3,3] set-dimension-size(x, k), dimensions={1}
+  x2 = s32[2,<=3,<=3] set-dimension-size(x1, k), dimensions={2}
+  flat = s32[<=18] reshape(x2)
+  zero = s32[] constant(0)
+  total = s32[] reduce(flat, zero), dimensions={0}, to_apply=sum_s32
+  count = s32[] get-dimension-size(flat), dimensions={0}
+  y3 = s32[1,2,5,1] set-dimension-size(y, hi), dimensions={2}
+  yflat = s32[10] reshape(y3)
+  ytotal = s32[] reduce(yflat, zero), dimensions={0}, to_apply=sum_s32
+  ykeep = s32[2,5] reshape(y3)
+  yrows = s32[2] reduce(ykeep, zero), dimensions={1}, to_apply=sum_s32
+  y0 = s32[1,2,5,1] set-dimension-size(y, zero), dimensions={0}
+  y0flat = s32[10] reshape(y0)
+  y0total = s32[] reduce(y0flat, zero), dimensions={0}, to_apply=sum_s32
+  ROOT out = (s32[], s32[], s32[], s32[2], s32[]) tuple(total, count, ytotal, yrows, y0total)
+}
+""",
+    # A split whose output dimension cannot be told apart: XLA CPU (through
+    # StableHLO, which drops inferred_dimension) reshapes the padded buffer.
+    "dynamic_reshape_ambiguous_split": SUM_S32 + """
+ENTRY main {
+  x = s32[12] parameter(0)
+  eight = s32[] constant(8)
+  xd = s32[12] set-dimension-size(x, eight), dimensions={0}
+  r = s32[2,3,2] reshape(xd), inferred_dimension=1
+  zero = s32[] constant(0)
+  ROOT out = s32[2,2] reduce(r, zero), dimensions={1}, to_apply=sum_s32
+}
+""",
+    # dynamic-reshape merging two dynamic dimensions, and one splitting a
+    # dynamic dimension into three, each summed.
+    "dynamic_reshape_op": SUM_S32 + """
+ENTRY main {
+  x = s32[2,3,3] parameter(0)
+  v = s32[18] parameter(1)
+  two = s32[] constant(2)
+  eight = s32[] constant(8)
+  x1 = s32[2,<=3,3] set-dimension-size(x, two), dimensions={1}
+  x2 = s32[2,<=3,<=3] set-dimension-size(x1, two), dimensions={2}
+  merged = s32[<=18] dynamic-reshape(x2, eight)
+  zero = s32[] constant(0)
+  m = s32[] reduce(merged, zero), dimensions={0}, to_apply=sum_s32
+  first = s32[8] slice(merged), slice={[0:8]}
+  vd = s32[<=18] set-dimension-size(v, eight), dimensions={0}
+  cube = s32[2,<=3,<=3] dynamic-reshape(vd, two, two, two)
+  planes = s32[2] reduce(cube, zero), dimensions={1,2}, to_apply=sum_s32
+  ROOT out = (s32[], s32[8], s32[2]) tuple(m, first, planes)
+}
+""",
+    # Concatenation and reverse move the real elements; slices of the real
+    # part read them back.
+    "dynamic_concat_reverse": SUM_S32 + """
+ENTRY main {
+  a = s32[3] parameter(0)
+  b = s32[3] parameter(1)
+  c = s32[4,3] parameter(2)
+  n = s32[] parameter(3)
+  lo = s32[] constant(1)
+  hi = s32[] constant(3)
+  k = s32[] clamp(lo, n, hi)
+  two = s32[] constant(2)
+  ad = s32[<=3] set-dimension-size(a, two), dimensions={0}
+  cd = s32[<=3] set-dimension-size(b, two), dimensions={0}
+  joined = s32[9] concatenate(ad, b, cd), dimensions={0}
+  head = s32[7] slice(joined), slice={[0:7]}
+  ra = s32[<=3] reverse(ad), dimensions={0}
+  rhead = s32[2] slice(ra), slice={[0:2]}
+  c1 = s32[<=4,3] set-dimension-size(c, two), dimensions={0}
+  c2 = s32[<=4,<=3] set-dimension-size(c1, k), dimensions={1}
+  rc = s32[<=4,<=3] reverse(c2), dimensions={0,1}
+  zero = s32[] constant(0)
+  w = s32[4,3] iota(), iota_dimension=1
+  weighted = s32[<=4,<=3] multiply(rc, w)
+  rows = s32[<=4] reduce(weighted, zero), dimensions={1}, to_apply=sum_s32
+  rrows = s32[2] slice(rows), slice={[0:2]}
+  ROOT out = (s32[7], s32[2], s32[2]) tuple(head, rhead, rrows)
+}
+""",
+    # Pad with edges and interior padding; sort keeps padding last; a gather
+    # of a whole dynamic dimension keeps its size.
+    "dynamic_pad_sort_gather": SUM_S32 + """
+descending {
+  l = s32[] parameter(0)
+  r = s32[] parameter(1)
+  ROOT gt = pred[] compare(l, r), direction=GT
+}
+
+by_key {
+  kl = s32[] parameter(0)
+  kr = s32[] parameter(1)
+  vl = f32[] parameter(2)
+  vr = f32[] parameter(3)
+  ROOT lt = pred[] compare(kl, kr), direction=LT
+}
+
+ENTRY main {
+  x = s32[4] parameter(0)
+  v = f32[6] parameter(1)
+  g = s32[3,2,1] parameter(2)
+  three = s32[] constant(3)
+  two = s32[] constant(2)
+  one = s32[] constant(1)
+  xd = s32[<=4] set-dimension-size(x, three), dimensions={0}
+  edges = s32[<=6] pad(xd, two), padding=1_1
+  inner = s32[<=7] pad(xd, two), padding=0_0_1
+  zero = s32[] constant(0)
+  e = s32[] reduce(edges, zero), dimensions={0}, to_apply=sum_s32
+  i = s32[] reduce(inner, zero), dimensions={0}, to_apply=sum_s32
+  esize = s32[] get-dimension-size(edges), dimensions={0}
+  isize = s32[] get-dimension-size(inner), dimensions={0}
+  sorted = s32[<=4] sort(xd), dimensions={0}, is_stable=true, to_apply=descending
+  top = s32[3] slice(sorted), slice={[0:3]}
+  four = s32[] constant(4)
+  xx = s32[8] concatenate(x, x), dimensions={0}
+  keys = s32[6] slice(xx), slice={[0:6]}
+  kd = s32[<=6] set-dimension-size(keys, four), dimensions={0}
+  vd = f32[<=6] set-dimension-size(v, four), dimensions={0}
+  pair = (s32[<=6], f32[<=6]) sort(kd, vd), dimensions={0}, is_stable=true, to_apply=by_key
+  pv = f32[<=6] get-tuple-element(pair), index=1
+  pv4 = f32[4] slice(pv), slice={[0:4]}
+  gd = s32[3,<=2,1] set-dimension-size(g, one), dimensions={1}
+  gathered = s32[<=2,1] gather(gd, one), offset_dims={0,1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=0, slice_sizes={1,2,1}
+  gs = s32[] reduce(gathered, zero), dimensions={0,1}, to_apply=sum_s32
+  ROOT out = (s32[], s32[], s32[], s32[], s32[3], f32[4], s32[]) tuple(e, i, esize, isize, top, pv4, gs)
+}
+""",
+    # get-dimension-size of a dimension declared static reads its extent in
+    # XLA CPU, even after set-dimension-size; a declared-dynamic one reads
+    # the size.
+    "dynamic_get_size_declared": """
+ENTRY main {
+  x = s32[3] parameter(0)
+  two = s32[] constant(2)
+  s = s32[3] set-dimension-size(x, two), dimensions={0}
+  d = s32[<=3] set-dimension-size(x, two), dimensions={0}
+  a = s32[] get-dimension-size(s), dimensions={0}
+  b = s32[] get-dimension-size(d), dimensions={0}
+  ROOT out = (s32[], s32[]) tuple(a, b)
 }
 """,
 }

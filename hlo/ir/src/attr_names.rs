@@ -105,6 +105,7 @@ attr_table! {
         CrossProgramPrefetchIndex => "cross_program_prefetch_index" as Word,
         ChannelId => "channel_id" as Word,
         Delta => "delta" as Word,
+        InferredDimension => "inferred_dimension" as Word,
         Epsilon => "epsilon" as Word,
         // Enumerations.
         Direction => "direction" as Word,

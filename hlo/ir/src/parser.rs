@@ -2111,7 +2111,15 @@ impl Claim<'_, '_> {
             Opcode::Broadcast => Op::Broadcast {
                 dimensions: self.opt_dims(N::Dimensions)?.unwrap_or_default(),
             },
-            Opcode::Reshape => Op::Reshape,
+            Opcode::Reshape => {
+                // `inferred_dimension=` names the output dimension a dynamic
+                // input dimension splits into. It is read and dropped: XLA
+                // CPU (compiling through StableHLO, which has no such
+                // attribute) computes these reshapes without it, and the
+                // dynamic-shape pass follows XLA CPU's results.
+                self.opt_i64(N::InferredDimension)?;
+                Op::Reshape
+            }
             Opcode::DynamicReshape => Op::DynamicReshape,
             Opcode::Transpose => Op::Transpose {
                 dimensions: self.req_dims(N::Dimensions)?,

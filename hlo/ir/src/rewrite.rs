@@ -709,6 +709,12 @@ impl<'a> ComputationEditor<'a> {
         self.users(id).len()
     }
 
+    /// A module-wide unique instruction name built on `base`, for an
+    /// instruction the caller places in another computation it builds.
+    pub fn fresh_name(&mut self, base: &str) -> String {
+        self.names.fresh(base)
+    }
+
     /// Adds an instruction at the end and returns its id. Its name is made unique
     /// in the module (`name.N` if taken). Its operands and control predecessors
     /// may be any existing ids of this computation, wherever they are placed:

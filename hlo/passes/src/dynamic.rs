@@ -13,26 +13,42 @@
 //!   dynamic dimensions are full: an argument always has the bound's size);
 //! * `set-dimension-size(x, n)` becomes `x` with size `n`;
 //!   `get-dimension-size(x)` becomes that size (or the static extent);
-//! * elementwise ops, `broadcast`, `transpose` and size-preserving `reshape`s
-//!   carry sizes to their results;
+//! * elementwise ops, `broadcast`, `transpose`, `reduce`, `dot` and `gather`
+//!   carry sizes to their results; operands of an elementwise op with
+//!   different sizes follow XLA's rule (a size-1 operand is broadcast, else
+//!   the smaller size wins);
 //! * operations that read the padding mask it first: a `reduce` over a dynamic
-//!   dimension sees its init value there, a `dot` contracting one sees zeros;
-//! * the entry computation's results have their padding set to zero, which is
-//!   what XLA CPU hands back for elements past the dynamic size.
+//!   dimension sees its init value there, a `dot` contracting one sees zeros,
+//!   a `pad` sees its padding value;
+//! * a `slice` of part of a dynamic dimension makes it static;
+//! * operations whose element positions depend on the sizes (`concatenate`,
+//!   `reverse`, `reshape`, `dynamic-reshape`, `sort`) compute them at run time
+//!   ([`moves`]);
+//! * the entry computation's dynamic results are laid out compactly, their
+//!   logical elements first and then zeros, which is what XLA CPU hands back.
 //!
 //! XLA's `SliceToDynamic` and `PadToStatic` custom calls, which its compilers
 //! leave in the modules they print, are the same two conversions.
 //!
-//! A dynamic value reaching an operation not listed (a `slice`, `concatenate`,
-//! `while`, ...) or crossing into another computation is `Unimplemented`,
-//! naming the operation, rather than computed over its padding.
+//! Where XLA CPU's answers differ from XLA's own dynamic-padder tests, the pass
+//! follows XLA CPU (compiling through StableHLO, as jaxlib does): a reshape's
+//! `inferred_dimension` is ignored, so a dynamic dimension split ambiguously
+//! is reshaped as its padded buffer, and `get-dimension-size` of a dimension
+//! declared static reads its extent.
+//!
+//! A dynamic value reaching an operation not listed (`scatter`, `while`,
+//! `conditional`, ...) or crossing into another computation is
+//! `Unimplemented`, naming the operation, rather than computed over its
+//! padding.
+
+mod moves;
 
 use crate::HloPass;
 use hlo_ir::attrs::ComparisonDirection;
 use hlo_ir::error::{Error, Result};
 use hlo_ir::rewrite::{effectful_computations, ComputationEditor, NameGen};
 use hlo_ir::shape::{ElementType, Shape};
-use hlo_ir::{BinaryOp, HloModule, InstrId, Literal, Op, Opcode, Scalar};
+use hlo_ir::{BinaryOp, HloComputation, HloModule, InstrId, Literal, Op, Opcode, Scalar};
 
 /// See the module docs.
 #[derive(Debug, Default)]
@@ -123,15 +139,24 @@ impl HloPass for PadDynamicShapes {
         let mut names = NameGen::for_instructions(module);
         let entry = module.entry.index();
         let mut changed = false;
+        // Sorts over a dynamic dimension get comparators built from these.
+        let originals = module.computations.clone();
+        let mut added = Vec::new();
         for (c, comp) in module.computations.iter_mut().enumerate() {
             let mut ed = ComputationEditor::new(comp, &mut names);
             let mut pass = Padder {
                 ed: &mut ed,
                 dyns: Vec::new(),
                 replaced: Vec::new(),
+                originals: &originals,
+                added: &mut added,
             };
             pass.run(c == entry)?;
             changed |= ed.finish(&effectful)?;
+        }
+        for comp in added {
+            hlo_ir::rewrite::add_computation(module, comp);
+            changed = true;
         }
         for comp in module.computations.iter_mut() {
             for instr in comp.instructions.iter_mut() {
@@ -153,6 +178,10 @@ struct Padder<'e, 'a> {
     /// `(instruction, replacement)`, applied once every instruction is
     /// visited: users must still find a `set-dimension-size`'s sizes.
     replaced: Vec<(InstrId, InstrId)>,
+    /// The module's computations as the pass found them.
+    originals: &'e [HloComputation],
+    /// Computations the pass builds, added after the existing ones in order.
+    added: &'e mut Vec<HloComputation>,
 }
 
 impl Padder<'_, '_> {
@@ -258,15 +287,15 @@ impl Padder<'_, '_> {
         ))
     }
 
-    /// The value of `x` with its padding zeroed, leaf by leaf.
-    fn zero_padding(&mut self, x: InstrId, dyn_: &Dyn) -> Result<InstrId> {
+    /// The value of `x` with each dynamic leaf laid out compactly (see
+    /// [`moves`]).
+    fn compact_result(&mut self, x: InstrId, dyn_: &Dyn) -> Result<InstrId> {
         match dyn_ {
             Dyn::Array(sizes) => {
                 if sizes.iter().all(Option::is_none) {
                     return Ok(x);
                 }
-                let zero = self.zero_of(x)?;
-                self.mask(x, sizes, zero)
+                self.compact(x, sizes)
             }
             Dyn::Tuple(elements) => {
                 if !dyn_.is_dynamic() {
@@ -284,7 +313,7 @@ impl Padder<'_, '_> {
                         Op::GetTupleElement { index: i },
                         vec![x],
                     );
-                    parts.push(self.zero_padding(gte, e)?);
+                    parts.push(self.compact_result(gte, e)?);
                 }
                 Ok(self.ed.add_op("result", shape, Op::Tuple, parts))
             }
@@ -308,10 +337,13 @@ impl Padder<'_, '_> {
                      the entry, which is not supported",
                 ));
             }
-            let out = self.zero_padding(root, &root_dyn)?;
+            let out = self.compact_result(root, &root_dyn)?;
             self.ed.set_root(out);
         }
-        for (old, new) in std::mem::take(&mut self.replaced) {
+        // Latest first: a replacement may use an instruction replaced
+        // before it (a `set-dimension-size` of a `set-dimension-size`), or
+        // the very instruction it replaces.
+        for (old, new) in std::mem::take(&mut self.replaced).into_iter().rev() {
             self.ed.replace_all_uses(old, new)?;
         }
         Ok(())
@@ -340,8 +372,12 @@ impl Padder<'_, '_> {
             }
             Op::GetDimensionSize { dimension } => {
                 let x = instr.operand(0)?;
+                // A dimension the operand's shape declares static reads as
+                // its extent, as XLA CPU answers (its StableHLO form folds
+                // the size of a static dimension).
+                let declared = self.ed.instr(x).shape.array_or_err()?.is_dynamic_dim(*dimension);
                 let size = match self.array_sizes(x).get(*dimension) {
-                    Some(Some(s)) => *s,
+                    Some(Some(s)) if declared => *s,
                     _ => {
                         let dims = &self.ed.instr(x).shape.array_or_err()?.dims;
                         let extent = *dims.get(*dimension).ok_or_else(|| {
@@ -385,13 +421,16 @@ impl Padder<'_, '_> {
                 self.replaced.push((id, tuple));
                 Ok(full(&instr.shape))
             }
+            Op::DynamicReshape => self.dynamic_reshape(id),
             _ if !any_dynamic => Ok(full(&instr.shape)),
-            op if op.is_elementwise() || matches!(op, Op::Map { .. }) => {
+            Op::Clamp => {
+                // XLA passes sizes through a clamp: per dimension, the last
+                // operand with a dynamic size gives it, nothing is broadcast.
                 let mut sizes: Sizes = vec![None; rank];
                 for d in &operand_dyn {
                     if let Dyn::Array(s) = d {
                         for (k, size) in s.iter().enumerate() {
-                            if k < rank && sizes[k].is_none() {
+                            if k < rank && size.is_some() {
                                 sizes[k] = *size;
                             }
                         }
@@ -399,6 +438,37 @@ impl Padder<'_, '_> {
                 }
                 Ok(Dyn::Array(sizes))
             }
+            op if op.is_elementwise() || matches!(op, Op::Map { .. }) => {
+                self.elementwise_sizes(id, &operand_dyn, rank)
+            }
+            Op::Slice { slice } => {
+                // Slicing part of a dynamic dimension makes it static (XLA:
+                // the elements past the size read as whatever is there).
+                let x = instr.operand(0)?;
+                let dims = self.ed.instr(x).shape.array_or_err()?.dims.clone();
+                let sizes = self.array_sizes(x);
+                Ok(Dyn::Array(
+                    slice
+                        .iter()
+                        .enumerate()
+                        .map(|(d, s)| {
+                            let whole = s.start == 0 && s.stride == 1 && s.limit == dims[d];
+                            sizes.get(d).copied().flatten().filter(|_| whole)
+                        })
+                        .collect(),
+                ))
+            }
+            Op::Concatenate { dimension } => self.concatenate(id, *dimension),
+            Op::Reverse { dimensions } => self.reverse(id, dimensions),
+            Op::Pad { config } => self.pad(id, config),
+            Op::Sort {
+                dimension,
+                comparator,
+                ..
+            } => self.sort(id, *dimension, *comparator),
+            Op::Gather {
+                dnums, slice_sizes, ..
+            } => self.gather(id, dnums, slice_sizes),
             Op::Broadcast { dimensions } => {
                 let mut sizes: Sizes = vec![None; rank];
                 for (k, size) in self.array_sizes(instr.operand(0)?).iter().enumerate() {
@@ -505,38 +575,5 @@ impl Padder<'_, '_> {
                 "reads a value with a dynamic dimension, which this operation does not support yet",
             )),
         }
-    }
-
-    /// A reshape keeps a dynamic dimension where the dimensions before it
-    /// hold as many elements before and after, and it keeps its extent.
-    fn reshape(&mut self, id: InstrId) -> Result<Dyn> {
-        let x = self.ed.instr(id).operand(0)?;
-        let from = self.ed.instr(x).shape.array_or_err()?.dims.clone();
-        let to = self.ed.instr(id).shape.array_or_err()?.dims.clone();
-        let sizes = self.array_sizes(x);
-        let mut out: Sizes = vec![None; to.len()];
-        for (d, size) in sizes.iter().enumerate() {
-            let Some(size) = size else { continue };
-            let before: usize = from[..d].iter().product();
-            let mut acc = 1usize;
-            let mut found = None;
-            for (k, &extent) in to.iter().enumerate() {
-                if acc == before && extent == from[d] {
-                    found = Some(k);
-                    break;
-                }
-                acc = acc.saturating_mul(extent);
-            }
-            match found {
-                Some(k) => out[k] = Some(*size),
-                None => {
-                    return Err(self.unsupported(
-                        id,
-                        "splits or merges a dynamic dimension, which is not supported yet",
-                    ))
-                }
-            }
-        }
-        Ok(Dyn::Array(out))
     }
 }
