@@ -375,7 +375,12 @@ impl Padder<'_, '_> {
                 // A dimension the operand's shape declares static reads as
                 // its extent, as XLA CPU answers (its StableHLO form folds
                 // the size of a static dimension).
-                let declared = self.ed.instr(x).shape.array_or_err()?.is_dynamic_dim(*dimension);
+                let declared = self
+                    .ed
+                    .instr(x)
+                    .shape
+                    .array_or_err()?
+                    .is_dynamic_dim(*dimension);
                 let size = match self.array_sizes(x).get(*dimension) {
                     Some(Some(s)) if declared => *s,
                     _ => {

@@ -56,7 +56,12 @@ impl Padder<'_, '_> {
     /// sizes in one dimension: an operand of size 1 is broadcast along it
     /// (the result has the larger size); otherwise the result has the smaller
     /// size. Returns the result's size and replaces the size-1 operands.
-    pub(super) fn elementwise_sizes(&mut self, id: InstrId, operand_dyn: &[Dyn], rank: usize) -> Result<Dyn> {
+    pub(super) fn elementwise_sizes(
+        &mut self,
+        id: InstrId,
+        operand_dyn: &[Dyn],
+        rank: usize,
+    ) -> Result<Dyn> {
         let mut operands = self.ed.instr(id).operands.clone();
         let mut sizes: Sizes = vec![None; rank];
         for (d, size) in sizes.iter_mut().enumerate() {
@@ -227,7 +232,11 @@ impl Padder<'_, '_> {
         let config: Vec<PadDim> = (0..dims.len())
             .map(|d| PadDim {
                 low: 0,
-                high: if shifted.contains(&d) { dims[d] as i64 } else { 0 },
+                high: if shifted.contains(&d) {
+                    dims[d] as i64
+                } else {
+                    0
+                },
                 interior: 0,
             })
             .collect();
@@ -309,7 +318,12 @@ impl Padder<'_, '_> {
     /// Padding sorts after every real element: the sort gets an extra `pred`
     /// operand (whether the element is real) and a comparator that puts real
     /// elements first and otherwise asks the original one.
-    pub(super) fn sort(&mut self, id: InstrId, dimension: usize, comparator: CompId) -> Result<Dyn> {
+    pub(super) fn sort(
+        &mut self,
+        id: InstrId,
+        dimension: usize,
+        comparator: CompId,
+    ) -> Result<Dyn> {
         let instr = self.ed.instr(id).clone();
         let rank = strip(&self.ed.instr(instr.operand(0)?).shape)
             .array_or_err()?
@@ -358,7 +372,13 @@ impl Padder<'_, '_> {
         shapes.push(strip(&self.ed.instr(real).shape));
         let mut operands = instr.operands.clone();
         operands.push(real);
-        let is_stable = matches!(instr.op, Op::Sort { is_stable: true, .. });
+        let is_stable = matches!(
+            instr.op,
+            Op::Sort {
+                is_stable: true,
+                ..
+            }
+        );
         let sorted = self.ed.add_op(
             "sort",
             Shape::Tuple(shapes.clone()),
@@ -380,10 +400,12 @@ impl Padder<'_, '_> {
             })
             .collect();
         let replacement = match &instr.shape {
-            Shape::Tuple(_) => {
-                self.ed
-                    .add_op("sorted", Shape::Tuple(shapes[..n].to_vec()), Op::Tuple, parts)
-            }
+            Shape::Tuple(_) => self.ed.add_op(
+                "sorted",
+                Shape::Tuple(shapes[..n].to_vec()),
+                Op::Tuple,
+                parts,
+            ),
             _ => parts[0],
         };
         self.replaced.push((id, replacement));
@@ -484,7 +506,9 @@ impl Padder<'_, '_> {
                 }
             }
         }
-        let batch: Vec<usize> = (0..rank).filter(|o| !dnums.offset_dims.contains(o)).collect();
+        let batch: Vec<usize> = (0..rank)
+            .filter(|o| !dnums.offset_dims.contains(o))
+            .collect();
         let index_rank = strip(&self.ed.instr(indices).shape)
             .array_or_err()?
             .dims
@@ -847,7 +871,11 @@ fn reshape_plan(
 mod tests {
     use super::*;
 
-    fn groups(from: &[usize], to: &[usize], dynamic: &[usize]) -> (Vec<(usize, usize, usize, usize, Option<usize>)>, bool) {
+    fn groups(
+        from: &[usize],
+        to: &[usize],
+        dynamic: &[usize],
+    ) -> (Vec<(usize, usize, usize, usize, Option<usize>)>, bool) {
         let sizes: Sizes = (0..from.len())
             .map(|d| dynamic.contains(&d).then_some(InstrId(0)))
             .collect();
@@ -855,7 +883,15 @@ mod tests {
         (
             plan.groups
                 .iter()
-                .map(|g| (g.input.start, g.input.end, g.outputs.start, g.outputs.end, g.output))
+                .map(|g| {
+                    (
+                        g.input.start,
+                        g.input.end,
+                        g.outputs.start,
+                        g.outputs.end,
+                        g.output,
+                    )
+                })
                 .collect(),
             plan.moves,
         )
@@ -864,9 +900,15 @@ mod tests {
     #[test]
     fn leading_dimension_keeps_offsets() {
         // [<=4, 3] -> [12]: row-major rows are already compact.
-        assert_eq!(groups(&[4, 3], &[12], &[0]), (vec![(0, 2, 0, 1, Some(0))], false));
+        assert_eq!(
+            groups(&[4, 3], &[12], &[0]),
+            (vec![(0, 2, 0, 1, Some(0))], false)
+        );
         // [2, <=3] -> [6]: rows are not.
-        assert_eq!(groups(&[2, 3], &[6], &[1]), (vec![(0, 2, 0, 1, Some(0))], true));
+        assert_eq!(
+            groups(&[2, 3], &[6], &[1]),
+            (vec![(0, 2, 0, 1, Some(0))], true)
+        );
         // A pass-through dimension beside others.
         assert_eq!(
             groups(&[5, 2, 3], &[5, 6], &[0]),
@@ -884,8 +926,14 @@ mod tests {
     #[test]
     fn ambiguous_split_is_static() {
         // [<=12] -> [2, 3, 2]: no output dimension can be told apart.
-        assert_eq!(groups(&[12], &[2, 3, 2], &[0]), (vec![(0, 1, 0, 3, None)], false));
+        assert_eq!(
+            groups(&[12], &[2, 3, 2], &[0]),
+            (vec![(0, 1, 0, 3, None)], false)
+        );
         // [<=12] -> [1, 12]: the only non-unit one.
-        assert_eq!(groups(&[12], &[1, 12], &[0]), (vec![(0, 1, 0, 2, Some(1))], false));
+        assert_eq!(
+            groups(&[12], &[1, 12], &[0]),
+            (vec![(0, 1, 0, 2, Some(1))], false)
+        );
     }
 }
