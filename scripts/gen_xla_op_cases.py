@@ -365,6 +365,29 @@ ENTRY main {
   ROOT out = (s32[], s32[], s32[], s32[], s32[3], f32[4], s32[]) tuple(e, i, esize, isize, top, pv4, gs)
 }
 """,
+    # A scatter into a dynamic operand keeps its size; the sum reads only
+    # the real rows.
+    "dynamic_scatter_operand": """
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[6,3] parameter(0)
+  u = f32[2,3] parameter(1)
+  n = s32[] parameter(2)
+  lo = s32[] constant(2)
+  hi = s32[] constant(6)
+  k = s32[] clamp(lo, n, hi)
+  xd = f32[<=6,3] set-dimension-size(x, k), dimensions={0}
+  i = s32[2] constant({0, 4})
+  s = f32[<=6,3] scatter(xd, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_f32
+  zero = f32[] constant(0)
+  ROOT cols = f32[3] reduce(s, zero), dimensions={0}, to_apply=add_f32
+}
+""",
     # get-dimension-size of a dimension declared static reads its extent in
     # XLA CPU, even after set-dimension-size; a declared-dynamic one reads
     # the size.

@@ -160,16 +160,16 @@ first {
 ENTRY main {
   x = f32[6] parameter(0)
   n = s32[] parameter(1)
-  d = f32[<=6] set-dimension-size(x, n), dimensions={0}
-  i = s32[1,1] constant({{0}})
-  u = f32[1] constant({5})
-  ROOT s = f32[<=6] scatter(d, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=first
+  u = f32[6] negate(x)
+  d = f32[<=6] set-dimension-size(u, n), dimensions={0}
+  i = s32[6,1] iota(), iota_dimension=0
+  ROOT s = f32[6] scatter(x, i, d), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=first
 }
 ";
     let module = HloModule::parse(text).unwrap();
     for p in ["Interpreter", "Host"] {
         let err = tests::run_program(p, module.clone(), &[f32s(&[0.0; 6]), s32(2)])
-            .expect_err("a dynamic scatter operand is not supported");
+            .expect_err("dynamic scatter updates are not supported");
         let msg = err.to_string();
         assert!(
             msg.contains("%s (scatter)") && msg.contains("dynamic"),

@@ -36,7 +36,8 @@
 //! is reshaped as its padded buffer, and `get-dimension-size` of a dimension
 //! declared static reads its extent.
 //!
-//! A dynamic value reaching an operation not listed (`scatter`, `while`,
+//! A `scatter` carries its operands' sizes (dynamic indices or updates are
+//! refused). A dynamic value reaching an operation not listed (`while`,
 //! `conditional`, ...) or crossing into another computation is
 //! `Unimplemented`, naming the operation, rather than computed over its
 //! padding.
@@ -474,6 +475,22 @@ impl Padder<'_, '_> {
             Op::Gather {
                 dnums, slice_sizes, ..
             } => self.gather(id, dnums, slice_sizes),
+            Op::Scatter { .. } => {
+                // The operands' sizes are the results'; updates and indices
+                // with a dynamic dimension would need their padding skipped.
+                let n = instr.operands.len() / 2;
+                if operand_dyn[n..].iter().any(Dyn::is_dynamic) {
+                    return Err(self.unsupported(
+                        id,
+                        "has dynamic indices or updates, which is not supported yet",
+                    ));
+                }
+                let sizes = self.array_sizes(instr.operand(0)?);
+                Ok(match &instr.shape {
+                    Shape::Tuple(e) => Dyn::Tuple(vec![Dyn::Array(sizes); e.len()]),
+                    _ => Dyn::Array(sizes),
+                })
+            }
             Op::Broadcast { dimensions } => {
                 let mut sizes: Sizes = vec![None; rank];
                 for (k, size) in self.array_sizes(instr.operand(0)?).iter().enumerate() {
