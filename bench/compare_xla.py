@@ -161,7 +161,19 @@ class Xla:
             "execute_ms_median": statistics.median(times),
             "execute_ms_min": min(times),
             "iters": iters,
+            "peak_bytes": self.peak_bytes(exe),
         }
+
+    @staticmethod
+    def peak_bytes(exe):
+        """Bytes one run needs beyond its arguments, from XLA's buffer
+        assignment: temporaries plus outputs not aliasing an argument (the
+        same measure `hlorun bench` reports as peak memory)."""
+        try:
+            stats = exe.get_compiled_memory_stats()
+        except Exception:  # an older jaxlib without the call
+            return None
+        return stats.temp_size_in_bytes + stats.output_size_in_bytes - stats.alias_size_in_bytes
 
 
 def run_hlorun(args, platform, hlo_path, arg_paths):
@@ -202,6 +214,10 @@ def geomean(values):
     if not values:
         return None
     return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def mb(v):
+    return None if v is None else v / 1e6
 
 
 def fmt(v, unit=""):
@@ -247,6 +263,8 @@ def main():
                 if "error" not in r and "error" not in x:
                     r["execute_ratio"] = r["execute_ms_median"] / x["execute_ms_median"]
                     r["compile_ratio"] = r["compile_ms"] / x["compile_ms"]
+                    if r.get("peak_bytes") is not None and x.get("peak_bytes"):
+                        r["peak_ratio"] = r["peak_bytes"] / x["peak_bytes"]
                 row[p] = r
             for path in paths:
                 os.remove(path)
@@ -265,6 +283,11 @@ def main():
             "programs_failed": [r["program"] for r in results if "error" in r[p]],
             "slower_than_2x": [r["program"] for r in results
                                if (r[p].get("execute_ratio") or 0) > 2.0],
+            "slower_than_1_5x": [r["program"] for r in results
+                                 if (r[p].get("execute_ratio") or 0) > 1.5],
+            "geomean_peak_ratio": geomean([r[p].get("peak_ratio") for r in results]),
+            "peak_above_xla": [r["program"] for r in results
+                               if (r[p].get("peak_ratio") or 0) > 1.0],
         }
     doc = {"xla_version": xla.version, "iters": args.iters, "rounds": args.rounds,
            "results": results, "summary": summary}
@@ -289,34 +312,40 @@ def print_row(row, platforms, file):
 
 
 def print_table(doc, platforms):
-    head = "| program | XLA compile ms | XLA execute ms (median / min) |"
-    rule = "| --- | --- | --- |"
+    head = "| program | XLA compile ms | XLA execute ms (median / min) | XLA peak MB |"
+    rule = "| --- | --- | --- | --- |"
     for p in platforms:
-        head += f" {p} compile ms | {p} execute ms (median / min) | {p}/XLA execute | {p}/XLA compile |"
-        rule += " --- | --- | --- | --- |"
+        head += (f" {p} compile ms | {p} execute ms (median / min) | {p}/XLA execute |"
+                 f" {p}/XLA compile | {p} peak MB | {p}/XLA peak |")
+        rule += " --- | --- | --- | --- | --- | --- |"
     print(head)
     print(rule)
     for row in doc["results"]:
         x = row["xla"]
         if "error" in x:
-            line = f"| {row['program']} | error: {x['error']} | |"
+            line = f"| {row['program']} | error: {x['error']} | | |"
         else:
             line = (f"| {row['program']} | {x['compile_ms']:.1f} | "
-                    f"{x['execute_ms_median']:.3f} / {x['execute_ms_min']:.3f} |")
+                    f"{x['execute_ms_median']:.3f} / {x['execute_ms_min']:.3f} | "
+                    f"{fmt(mb(x.get('peak_bytes')))} |")
         for p in platforms:
             r = row[p]
             if "error" in r:
-                line += f" error: {r['error']} | | | |"
+                line += f" error: {r['error']} | | | | | |"
             else:
                 line += (f" {r['compile_ms']:.1f} | {r['execute_ms_median']:.3f} / "
                          f"{r['execute_ms_min']:.3f} | {fmt(r.get('execute_ratio'), 'x')} | "
-                         f"{fmt(r.get('compile_ratio'), 'x')} |")
+                         f"{fmt(r.get('compile_ratio'), 'x')} | {fmt(mb(r.get('peak_bytes')))} | "
+                         f"{fmt(r.get('peak_ratio'), 'x')} |")
         print(line)
     print()
     for p, s in doc["summary"].items():
         print(f"{p}: geometric mean of execute ratios {fmt(s['geomean_execute_ratio'], 'x')} "
               f"over {s['programs_compared']} program(s); compile {fmt(s['geomean_compile_ratio'], 'x')}; "
               f"slower than 2x: {', '.join(s['slower_than_2x']) or 'none'}; "
+              f"slower than 1.5x: {', '.join(s['slower_than_1_5x']) or 'none'}; "
+              f"peak memory {fmt(s['geomean_peak_ratio'], 'x')} of XLA's (geometric mean), "
+              f"above XLA's: {', '.join(s['peak_above_xla']) or 'none'}; "
               f"failed: {', '.join(s['programs_failed']) or 'none'}")
 
 
