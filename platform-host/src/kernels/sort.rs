@@ -404,6 +404,60 @@ fn sort(
     }))
 }
 
+/// Up to this `k`, top-k keeps a sorted buffer of the best `k` while it
+/// reads the row once: past the first few elements almost every one fails
+/// the single comparison with the buffer's worst, so the row costs one read
+/// and one compare per element instead of a selection over an index array.
+const STREAMING_TOP_K: usize = 64;
+
+/// `sortable_keys`' key of one f32 (ascending total order).
+#[inline(always)]
+fn f32_key(v: f32) -> u64 {
+    let bits = v.to_bits();
+    // Negative floats order by their magnitude reversed, then every key is
+    // offset so the most negative comes first.
+    let ordered = if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | 1 << 31
+    };
+    ordered as u64
+}
+
+/// The positions of the `k` smallest `keys`, smallest first, ties by position.
+fn top_k_of_keys(keys: &[u64], k: usize) -> Vec<u32> {
+    let n = keys.len();
+    if k <= STREAMING_TOP_K {
+        return streaming_top_k(keys.iter().copied(), k);
+    }
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    let cmp = |a: &u32, b: &u32| (keys[*a as usize], *a).cmp(&(keys[*b as usize], *b));
+    if k < n && k > 0 {
+        order.select_nth_unstable_by(k - 1, cmp);
+    }
+    order.truncate(k);
+    order.sort_unstable_by(cmp);
+    order
+}
+
+/// The positions of the `k` smallest keys, smallest first, ties by position.
+fn streaming_top_k(keys: impl IntoIterator<Item = u64>, k: usize) -> Vec<u32> {
+    let mut best: Vec<(u64, u32)> = Vec::with_capacity(k + 1);
+    if k == 0 {
+        return Vec::new();
+    }
+    for (i, key) in keys.into_iter().enumerate() {
+        // Every kept element came earlier, so an equal key loses its tie.
+        if best.len() == k && key >= best[k - 1].0 {
+            continue;
+        }
+        let at = best.partition_point(|&(b, _)| b <= key);
+        best.insert(at, (key, i as u32));
+        best.truncate(k);
+    }
+    best.into_iter().map(|(_, i)| i).collect()
+}
+
 fn top_k(ctx: &LowerCtx<'_>, id: InstrId, k: usize, largest: bool) -> Result<Box<dyn Thunk>> {
     let instr = ctx.instr(id);
     let operand = ctx.operand_array(instr, 0)?;
@@ -449,16 +503,23 @@ fn top_k(ctx: &LowerCtx<'_>, id: InstrId, k: usize, largest: bool) -> Result<Box
                 let raw = unsafe {
                     std::slice::from_raw_parts((x + r * n * width) as *const u8, n * width)
                 };
-                let Some(keys) = sortable_keys(ty, raw, largest, false) else {
-                    continue;
+                // f32 rows stream straight from the buffer, with no key array.
+                let direct = match (ty, bytemuck::try_cast_slice::<u8, f32>(raw)) {
+                    (ElementType::F32, Ok(xs)) if k <= STREAMING_TOP_K => {
+                        let flip = if largest { u64::MAX } else { 0 };
+                        Some(streaming_top_k(xs.iter().map(|v| f32_key(*v) ^ flip), k))
+                    }
+                    _ => None,
                 };
-                let mut order: Vec<u32> = (0..n as u32).collect();
-                let cmp = |a: &u32, b: &u32| (keys[*a as usize], *a).cmp(&(keys[*b as usize], *b));
-                if k < n && k > 0 {
-                    order.select_nth_unstable_by(k - 1, cmp);
-                }
-                order.truncate(k);
-                order.sort_unstable_by(cmp);
+                let order = if let Some(order) = direct {
+                    order
+                } else {
+                    let Some(keys) = sortable_keys(ty, raw, largest, false) else {
+                        continue;
+                    };
+                    top_k_of_keys(&keys, k)
+                };
+
                 for (j, &src) in order.iter().enumerate() {
                     // SAFETY: row `r` of both results has k slots.
                     unsafe {
@@ -479,6 +540,53 @@ fn top_k(ctx: &LowerCtx<'_>, id: InstrId, k: usize, largest: bool) -> Result<Box
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn streaming_top_k_matches_a_full_sort() {
+        let mut state = 12345u64;
+        for n in [1usize, 2, 7, 100, 1000] {
+            // Few distinct keys, so ties are common.
+            let keys: Vec<u64> = (0..n)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (state >> 33) % 13
+                })
+                .collect();
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            order.sort_by_key(|&i| (keys[i as usize], i));
+            for k in [0usize, 1, 3, 8, n.min(64)] {
+                let k = k.min(n);
+                assert_eq!(
+                    streaming_top_k(keys.iter().copied(), k),
+                    order[..k],
+                    "n={n} k={k}"
+                );
+                assert_eq!(top_k_of_keys(&keys, k), order[..k], "n={n} k={k}");
+            }
+        }
+    }
+
+    #[test]
+    fn f32_keys_are_the_sort_keys() {
+        let xs = [
+            f32::NEG_INFINITY,
+            -3.5,
+            -0.0,
+            0.0,
+            1e-45,
+            2.0,
+            f32::INFINITY,
+            f32::NAN,
+            -f32::NAN,
+        ];
+        let keys =
+            sortable_keys(ElementType::F32, bytemuck::cast_slice(&xs), false, false).unwrap();
+        for (x, key) in xs.iter().zip(&keys) {
+            assert_eq!(f32_key(*x), *key, "{x}");
+        }
+    }
 
     #[test]
     fn radix_and_merge_sorts_are_stable() {

@@ -81,7 +81,11 @@ pub fn run(mut module: HloModule, strategy: Strategy) -> Result<HloModule> {
         if groups.is_empty() {
             continue;
         }
-        if let Some(rewritten) = rewrite(&mut module, cid, &groups, &mut names, &mut comp_names) {
+        let rewritten = match rewrite(&mut module, cid, &groups, &mut names, &mut comp_names) {
+            Some(r) => Some(r),
+            None => rewrite_orderable(&mut module, cid, groups, &mut names, &mut comp_names),
+        };
+        if let Some(rewritten) = rewritten {
             *module.computation_mut(cid) = rewritten;
             changed = true;
         }
@@ -90,6 +94,39 @@ pub fn run(mut module: HloModule, strategy: Strategy) -> Result<HloModule> {
         DeadCodeElimination::new().run(&mut module)?;
     }
     Ok(module)
+}
+
+/// When the groups together cannot be ordered (two groups, or a group and
+/// an unfused instruction, that each need the other's result: a cheap member
+/// whose value leaves the group can carry such a dependency past the checks
+/// `decide` makes), the largest subset found greedily that can: groups are
+/// kept biggest first, each only if the computation still orders with it. One
+/// bad group then costs only itself, not every fusion of the computation.
+fn rewrite_orderable(
+    module: &mut HloModule,
+    cid: CompId,
+    mut groups: Vec<Group>,
+    names: &mut NameGen,
+    comp_names: &mut HashSet<String>,
+) -> Option<HloComputation> {
+    groups.sort_by_key(|g| Reverse(g.members.len()));
+    // An attempt adds its fused computations to the module; each probe's are
+    // taken out again, and the kept set is rewritten once at the end. Names
+    // a probe handed out are only skipped, never reused.
+    let base = module.computations.len();
+    let mut kept: Vec<Group> = Vec::new();
+    for group in groups {
+        kept.push(group);
+        let orders = rewrite(module, cid, &kept, names, comp_names).is_some();
+        module.computations.truncate(base);
+        if !orders {
+            kept.pop();
+        }
+    }
+    if kept.is_empty() {
+        return None;
+    }
+    rewrite(module, cid, &kept, names, comp_names)
 }
 
 /// Hands out instruction names unique within a module.
