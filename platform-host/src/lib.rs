@@ -29,6 +29,7 @@
 //! The crate registers itself with `inventory`: linking it is enough for the
 //! registry to find "Host" (or "cpu").
 
+pub mod arg_reduce;
 pub mod compiler;
 pub mod elementwise_ops;
 pub mod executable;

@@ -659,3 +659,115 @@ fn dynamic_sizes_are_tracked_not_dropped() {
     );
     assert_eq!(parts[1].data::<i32>().unwrap(), &[5]);
 }
+
+/// XLA's argmax/argmin of one row: the first extreme index, NaN beating
+/// every number (the first NaN wins).
+fn arg_extreme(row: &[f32], greater: bool) -> (f32, i32) {
+    let mut best = (row[0], 0i32);
+    for (j, &v) in row.iter().enumerate().skip(1) {
+        let (b, _) = best;
+        let better = !b.is_nan() && (v.is_nan() || if greater { v > b } else { v < b });
+        if better {
+            best = (v, j as i32);
+        }
+    }
+    best
+}
+
+#[test]
+fn argmax_over_an_iota_reads_positions_not_an_index_array() {
+    // Rows with ties, NaN, infinities and signed zeros; the index operand is
+    // a broadcast 1-D iota (argmax) or an iota along the row (argmin), the
+    // forms JAX emits, which the Host runs without materialising.
+    let text = "HloModule m
+argmax {
+  v0 = f32[] parameter(0)
+  i0 = s32[] parameter(1)
+  v1 = f32[] parameter(2)
+  i1 = s32[] parameter(3)
+  gt = pred[] compare(v0, v1), direction=GT
+  nan = pred[] compare(v0, v0), direction=NE
+  keep = pred[] or(gt, nan)
+  eq = pred[] compare(v0, v1), direction=EQ
+  lt = pred[] compare(i0, i1), direction=LT
+  tie = pred[] and(eq, lt)
+  keep_i = pred[] or(keep, tie)
+  v = f32[] select(keep, v0, v1)
+  i = s32[] select(keep_i, i0, i1)
+  ROOT r = (f32[], s32[]) tuple(v, i)
+}
+argmin {
+  v0 = f32[] parameter(0)
+  i0 = s32[] parameter(1)
+  v1 = f32[] parameter(2)
+  i1 = s32[] parameter(3)
+  lt = pred[] compare(v0, v1), direction=LT
+  nan = pred[] compare(v0, v0), direction=NE
+  keep = pred[] or(lt, nan)
+  eq = pred[] compare(v0, v1), direction=EQ
+  ilt = pred[] compare(i0, i1), direction=LT
+  tie = pred[] and(eq, ilt)
+  keep_i = pred[] or(keep, tie)
+  v = f32[] select(keep, v0, v1)
+  i = s32[] select(keep_i, i0, i1)
+  ROOT r = (f32[], s32[]) tuple(v, i)
+}
+ENTRY main {
+  x = f32[4,6] parameter(0)
+  ninf = f32[] constant(-inf)
+  inf = f32[] constant(inf)
+  zero = s32[] constant(0)
+  row = s32[6] iota(), iota_dimension=0
+  positions = s32[4,6] broadcast(row), dimensions={1}
+  mx = (f32[4], s32[4]) reduce(x, positions, ninf, zero), dimensions={1}, to_apply=argmax
+  along = s32[4,6] iota(), iota_dimension=1
+  mn = (f32[4], s32[4]) reduce(x, along, inf, zero), dimensions={1}, to_apply=argmin
+  ROOT t = ((f32[4], s32[4]), (f32[4], s32[4])) tuple(mx, mn)
+}
+";
+    let nan = f32::NAN;
+    let rows: [[f32; 6]; 4] = [
+        [1.0, 3.0, 3.0, -2.0, 0.5, 3.0],
+        [-0.0, 0.0, nan, 7.0, nan, -7.0],
+        [
+            f32::NEG_INFINITY,
+            -1.0,
+            -1.0,
+            f32::INFINITY,
+            2.0,
+            f32::INFINITY,
+        ],
+        [5.0, 5.0, 5.0, 5.0, 5.0, 5.0],
+    ];
+    let flat: Vec<f32> = rows.iter().flatten().copied().collect();
+    let runner = HostRunner::compile(text).unwrap();
+    let module = runner.executable.module();
+    let calls = module
+        .computation(module.entry)
+        .instructions
+        .iter()
+        .filter(|i| {
+            matches!(&i.op, platform_api::hlo::Op::CustomCall(a)
+                if a.target == platform_host::arg_reduce::ARG_REDUCE_TARGET)
+        })
+        .count();
+    assert_eq!(calls, 2, "both reductions read positions:\n{module}");
+    let got = runner
+        .run(&[f32s(&[4, 6], &flat)])
+        .unwrap()
+        .flatten_leaves();
+    assert_eq!(got.len(), 4);
+    for (k, greater) in [(0usize, true), (2, false)] {
+        let values = got[k].data::<f32>().unwrap();
+        let indices = got[k + 1].data::<i32>().unwrap();
+        for (r, row) in rows.iter().enumerate() {
+            let (v, i) = arg_extreme(row, greater);
+            assert_eq!(indices[r], i, "row {r}, greater={greater}");
+            assert!(
+                v.to_bits() == values[r].to_bits() || (v.is_nan() && values[r].is_nan()),
+                "row {r}: {} vs {v}",
+                values[r]
+            );
+        }
+    }
+}

@@ -131,6 +131,9 @@ pub fn compile_module(module: HloModule, options: &CompileOptions) -> Result<Hos
             dump.module("host-fp-contract", &module)?;
         }
     }
+    if crate::arg_reduce::run(&mut module)? {
+        DeadCodeElimination::new().run(&mut module)?;
+    }
     let entry = lower::compile_computation(&module, module.entry, ENTRY_MODE, options, true)?;
     HostExecutable::new(module, entry, options)
 }

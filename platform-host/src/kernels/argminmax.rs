@@ -167,6 +167,27 @@ pub fn fold_row<T: PartialOrd + Copy, I: Copy + Into<i64>>(
     (best, best_i)
 }
 
+/// [`fold_row`] where each element's index is its position in the row.
+#[inline]
+pub fn fold_row_positions<T: PartialOrd + Copy, I: Copy + Into<i64> + TryFrom<i64>>(
+    greater: bool,
+    best: T,
+    best_i: I,
+    values: &[T],
+) -> (T, I) {
+    let (mut best, mut index) = (best, best_i.into());
+    for (j, &v) in values.iter().enumerate() {
+        let (keep_v, keep_i) = keeps_first(greater, best, index, v, j as i64);
+        if !keep_i {
+            index = j as i64;
+        }
+        if !keep_v {
+            best = v;
+        }
+    }
+    (best, I::try_from(index).unwrap_or(best_i))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

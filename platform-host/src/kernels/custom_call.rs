@@ -31,6 +31,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     if attrs.target == crate::fma::FMA_TARGET {
         return super::elementwise::lower(ctx, id);
     }
+    if attrs.target == crate::arg_reduce::ARG_REDUCE_TARGET {
+        return super::reduce::lower_arg_reduce(ctx, id);
+    }
     let call = HostCustomCall::prepare(PLATFORM_NAME, instr)?;
     let mut operands: Vec<(Shape, Vec<BufferSlice>)> = Vec::new();
     for k in 0..instr.operands.len() {

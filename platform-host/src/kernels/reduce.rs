@@ -375,39 +375,105 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         let value = operand.element_type;
         let index = ctx.operand_array(instr, 1)?.element_type;
         if let Some(greater) = argminmax::recognize(ctx.module, *to_apply, value, index) {
-            let slices = [
-                ctx.operand_slice(instr, 0)?,
-                ctx.operand_slice(instr, 1)?,
-                ctx.operand_slice(instr, 2)?,
-                ctx.operand_slice(instr, 3)?,
-            ];
-            let name = instr.name.clone();
+            let slices = ArgOperands {
+                values: ctx.operand_slice(instr, 0)?,
+                indices: Some(ctx.operand_slice(instr, 1)?),
+                init_value: ctx.operand_slice(instr, 2)?,
+                init_index: ctx.operand_slice(instr, 3)?,
+            };
             let out = [results[0], results[1]];
-            return Ok(match (value, index) {
-                (ElementType::F32, ElementType::S32) => {
-                    arg_reduce::<f32, i32>(name, layout, greater, slices, out)
-                }
-                (ElementType::F32, _) => arg_reduce::<f32, i64>(name, layout, greater, slices, out),
-                (_, ElementType::S32) => arg_reduce::<f64, i32>(name, layout, greater, slices, out),
-                _ => arg_reduce::<f64, i64>(name, layout, greater, slices, out),
-            });
+            return Ok(typed_arg_reduce(
+                instr.name.clone(),
+                layout,
+                greater,
+                (value, index),
+                slices,
+                out,
+            ));
         }
     }
     general(ctx, id, layout, n)
 }
 
-/// An argmax/argmin reduce of contiguous rows (see [`argminmax`]): operands
-/// `[values, indices, init value, init index]`, results `[value, index]`.
+/// `__host$arg_reduce(values, init value, init index)`: an argmax/argmin
+/// whose indices are positions along the reduced dimension (see
+/// [`crate::arg_reduce`]).
+pub fn lower_arg_reduce(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
+    let instr = ctx.instr(id);
+    let bad = |why: &str| Error::internal(format!("arg-reduce %{}: {why}", instr.name));
+    let (dimension, to_apply) =
+        crate::arg_reduce::arg_reduce_of(instr).ok_or_else(|| bad("malformed call"))?;
+    let operand = ctx.operand_array(instr, 0)?;
+    let results = ctx.result_leaves(id).to_vec();
+    let leaves = instr.shape.leaves();
+    if instr.operands.len() != 3 || results.len() != 2 || leaves.len() != 2 {
+        return Err(bad(
+            "needs (values, init value, init index) and two results",
+        ));
+    }
+    let (value, index) = (operand.element_type, leaves[1].1.element_type);
+    let layout = ReduceLayout::new(&operand.dims, &[dimension]);
+    let greater = argminmax::recognize(ctx.module, to_apply, value, index)
+        .ok_or_else(|| bad("reducer is not an argmax or argmin"))?;
+    if !layout.inner || layout.reduced.len() > 1 {
+        return Err(bad("reduced dimension is not innermost"));
+    }
+    let slices = ArgOperands {
+        values: ctx.operand_slice(instr, 0)?,
+        indices: None,
+        init_value: ctx.operand_slice(instr, 1)?,
+        init_index: ctx.operand_slice(instr, 2)?,
+    };
+    Ok(typed_arg_reduce(
+        instr.name.clone(),
+        layout,
+        greater,
+        (value, index),
+        slices,
+        [results[0], results[1]],
+    ))
+}
+
+/// The buffers of an argmax/argmin: `indices` is `None` where each element's
+/// index is its position in the row.
+#[derive(Clone, Copy)]
+struct ArgOperands {
+    values: BufferSlice,
+    indices: Option<BufferSlice>,
+    init_value: BufferSlice,
+    init_index: BufferSlice,
+}
+
+fn typed_arg_reduce(
+    name: String,
+    layout: ReduceLayout,
+    greater: bool,
+    types: (ElementType, ElementType),
+    operands: ArgOperands,
+    out: [BufferSlice; 2],
+) -> Box<dyn Thunk> {
+    match types {
+        (ElementType::F32, ElementType::S32) => {
+            arg_reduce::<f32, i32>(name, layout, greater, operands, out)
+        }
+        (ElementType::F32, _) => arg_reduce::<f32, i64>(name, layout, greater, operands, out),
+        (_, ElementType::S32) => arg_reduce::<f64, i32>(name, layout, greater, operands, out),
+        _ => arg_reduce::<f64, i64>(name, layout, greater, operands, out),
+    }
+}
+
+/// An argmax/argmin reduce of contiguous rows (see [`argminmax`]), results
+/// `[value, index]`.
 fn arg_reduce<T, I>(
     name: String,
     layout: ReduceLayout,
     greater: bool,
-    operands: [BufferSlice; 4],
+    operands: ArgOperands,
     results: [BufferSlice; 2],
 ) -> Box<dyn Thunk>
 where
     T: bytemuck::Pod + PartialOrd + Send + Sync,
-    I: bytemuck::Pod + Into<i64> + Send + Sync,
+    I: bytemuck::Pod + Into<i64> + TryFrom<i64> + Send + Sync,
 {
     let n_out = layout.output_count();
     let row = layout.reduced.first().map_or(1, |g| g.0);
@@ -417,10 +483,10 @@ where
         // shapes the layout was built from.
         let (x, idx, init_v, init_i, out_v, out_i) = unsafe {
             (
-                ctx.input::<T>(operands[0]),
-                ctx.input::<I>(operands[1]),
-                ctx.input::<T>(operands[2])[0],
-                ctx.input::<I>(operands[3])[0],
+                ctx.input::<T>(operands.values),
+                operands.indices.map(|s| ctx.input::<I>(s)),
+                ctx.input::<T>(operands.init_value)[0],
+                ctx.input::<I>(operands.init_index)[0],
                 ctx.output::<T>(results[0]),
                 ctx.output::<I>(results[1]),
             )
@@ -430,13 +496,13 @@ where
             let mut kidx = unflatten(s, &kept_sizes);
             for o in s..e {
                 let base = offset(&kidx, &layout.kept);
-                let (v, i) = argminmax::fold_row(
-                    greater,
-                    init_v,
-                    init_i,
-                    &x[base..base + row],
-                    &idx[base..base + row],
-                );
+                let values = &x[base..base + row];
+                let (v, i) = match idx {
+                    Some(idx) => {
+                        argminmax::fold_row(greater, init_v, init_i, values, &idx[base..base + row])
+                    }
+                    None => argminmax::fold_row_positions(greater, init_v, init_i, values),
+                };
                 // SAFETY: output `o`; tasks own disjoint ranges.
                 unsafe {
                     (ov as *mut T).add(o).write(v);
