@@ -871,11 +871,11 @@ fn reshape_plan(
 mod tests {
     use super::*;
 
-    fn groups(
-        from: &[usize],
-        to: &[usize],
-        dynamic: &[usize],
-    ) -> (Vec<(usize, usize, usize, usize, Option<usize>)>, bool) {
+    /// Per group `(input start, input end, output start, output end, the
+    /// dynamic output dimension)`.
+    type Groups = Vec<(usize, usize, usize, usize, Option<usize>)>;
+
+    fn groups(from: &[usize], to: &[usize], dynamic: &[usize]) -> (Groups, bool) {
         let sizes: Sizes = (0..from.len())
             .map(|d| dynamic.contains(&d).then_some(InstrId(0)))
             .collect();
