@@ -456,9 +456,20 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
     }
     let in_image: usize = p.in_spatial.iter().product::<usize>() * p.c_in;
     let strides = p.strides();
-    let rows_per_block = (BLOCK_ELEMENTS / cols.max(1)).clamp(1, positions);
+    // Without groups every image multiplies the same kernel and the output
+    // rows of consecutive images are consecutive, so blocks run across
+    // images: one GEMM per block of rows rather than at least one per image,
+    // which matters when an image has few positions or the window few taps.
+    let across_images = groups == 1;
+    let (images, rows) = if across_images {
+        (1, p.n_out * positions)
+    } else {
+        (p.n_out, positions)
+    };
+    let rows_per_block = (BLOCK_ELEMENTS / cols.max(1)).clamp(1, rows);
     let mut col: Vec<T> = vec![T::zeroed(); rows_per_block * cols];
-    for b in 0..p.n_out {
+    let image_bytes = in_image * std::mem::size_of::<T>();
+    for b in 0..images {
         for grp in 0..groups {
             // Which input image and features this (image, group) reads.
             let (image, feature0) = if p.batch_groups > 1 {
@@ -466,17 +477,20 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
             } else {
                 (b, grp * ci)
             };
-            let x_img = x + image * in_image * std::mem::size_of::<T>();
             let mut p0 = 0;
-            while p0 < positions {
-                let p1 = (p0 + rows_per_block).min(positions);
+            while p0 < rows {
+                let p1 = (p0 + rows_per_block).min(rows);
                 let col_addr = col.as_mut_ptr() as usize;
                 if let Some(per_task) = 4096usize.checked_div(cols) {
                     parallel_for(p1 - p0, per_task.max(1), |s, e| {
                         let col = col_addr as *mut T;
-                        let xi = x_img as *const T;
                         for r in s..e {
-                            let pos = p0 + r;
+                            let (img, pos) = if across_images {
+                                ((p0 + r) / positions, (p0 + r) % positions)
+                            } else {
+                                (image, p0 + r)
+                            };
+                            let xi = (x + img * image_bytes) as *const T;
                             for kp in 0..kpos {
                                 let off = p.tap(&strides, pos, kp);
                                 // SAFETY: row r of the block, columns of kernel
