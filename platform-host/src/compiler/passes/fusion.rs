@@ -255,33 +255,6 @@ fn cheap_op(op: &Op) -> bool {
     )
 }
 
-/// Per instruction, whether it is copied into each group that needs it rather
-/// than owned by one: a [`cheap_op`], or an elementwise op (or data movement)
-/// computed from iotas and constants alone. Such a generated value (a random
-/// number generator's counters, position masks) costs a few operations per
-/// element to recompute in each consumer, where as an extra output of one
-/// group it would be written to memory whole and read back.
-fn cheap_instructions(comp: &HloComputation) -> Vec<bool> {
-    let mut generated = vec![false; comp.instructions.len()];
-    let mut cheap = vec![false; comp.instructions.len()];
-    for (i, instr) in comp.instructions.iter().enumerate() {
-        let from_generated = instr
-            .operands
-            .iter()
-            .all(|o| generated.get(o.index()).copied().unwrap_or(false));
-        generated[i] = instr.shape.is_array()
-            && match &instr.op {
-                Op::Iota { .. } | Op::Constant { .. } => true,
-                op if cheap_op(op) || op.is_elementwise() || matches!(op, Op::BitcastConvert) => {
-                    from_generated
-                }
-                _ => false,
-            };
-        cheap[i] = cheap_op(&instr.op) || generated[i];
-    }
-    cheap
-}
-
 /// Whether the instruction would write an array of its own if left unfused.
 fn materialises(op: &Op) -> bool {
     !matches!(
@@ -384,7 +357,7 @@ impl<'a> Ctx<'a> {
             .enumerate()
             .map(|(i, instr)| fusible_op(instr) && !controlled[i])
             .collect();
-        let cheap = cheap_instructions(comp);
+        let cheap = comp.instructions.iter().map(|i| cheap_op(&i.op)).collect();
         Ctx {
             module,
             comp,
@@ -744,7 +717,7 @@ fn rewrite(
             u
         })
         .collect();
-    let cheap = cheap_instructions(&comp);
+    let cheap: Vec<bool> = comp.instructions.iter().map(|i| cheap_op(&i.op)).collect();
     let mut owner: Vec<Option<usize>> = vec![None; n];
     struct Info {
         owned: Vec<usize>,
