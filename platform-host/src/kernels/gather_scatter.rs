@@ -346,7 +346,16 @@ impl BlockProducer for RowGather {
     unsafe fn produce(&self, addrs: &[*mut u8], pos: usize, n: usize) {
         let (out, table, idx) = (addrs[0], addrs[1].cast_const(), addrs[2].cast_const());
         let end = (pos + n).min(self.count);
+        let points = self.count / self.run.max(1);
+        let run_bytes = self.run * self.width;
+        // The rows are scattered over the table, so the hardware prefetcher
+        // cannot see the next one coming and each row's first lines would
+        // cost a full memory latency; the indices say where the rows are, so
+        // the row `ahead` points on is requested while this one is copied,
+        // keeping several rows in flight.
+        let ahead = (GATHER_AHEAD_BYTES / run_bytes.max(1)).max(1);
         let mut p = pos;
+        let mut first = true;
         while p < end {
             let (point, within) = (p / self.run, p % self.run);
             let len = (self.run - within).min(end - p);
@@ -354,6 +363,16 @@ impl BlockProducer for RowGather {
             // has `points * run` elements); the clamped start keeps the run
             // inside the operand; `p..p + len` is inside the output.
             unsafe {
+                if first {
+                    // A block's first rows were nobody's `ahead`.
+                    for q in point + 1..(point + ahead).min(points) {
+                        self.prefetch_row(table, idx, q);
+                    }
+                    first = false;
+                }
+                if point + ahead < points {
+                    self.prefetch_row(table, idx, point + ahead);
+                }
                 let i = read_index(
                     idx.add(point * self.index_type.byte_size()),
                     self.index_type,
@@ -366,6 +385,35 @@ impl BlockProducer for RowGather {
                 );
             }
             p += len;
+        }
+    }
+}
+
+/// How far ahead of the row being copied [`RowGather`] requests rows (into
+/// L2, so the requests do not hold the core's L1 fill buffers). On
+/// `gather_embedding_50000x256` (1 KiB rows) with the other core busy, median
+/// of 10 rounds: 2.32 ms without, 2.13 ms with 8 KiB ahead into L1, 1.85 ms
+/// with 4 KiB ahead into L2; farther ahead was slower.
+const GATHER_AHEAD_BYTES: usize = 4 << 10;
+/// Most bytes of one row requested ahead; beyond them the row is a long
+/// sequential run the hardware prefetcher follows by itself.
+const GATHER_AHEAD_ROW_BYTES: usize = 1 << 10;
+
+impl RowGather {
+    /// Asks for the operand row of index point `q` to be brought into cache.
+    ///
+    /// # Safety
+    /// `q` is an index point; `table` and `idx` are this run's addresses.
+    #[inline]
+    unsafe fn prefetch_row(&self, table: *const u8, idx: *const u8, q: usize) {
+        // SAFETY: `q` is a point of the indices array (the caller's contract).
+        let i = unsafe { read_index(idx.add(q * self.index_type.byte_size()), self.index_type) };
+        let start = i.clamp(0, self.limit) as usize * self.row_elems * self.width;
+        let bytes = (self.run * self.width).min(GATHER_AHEAD_ROW_BYTES);
+        let mut off = 0;
+        while off < bytes {
+            crate::kernels::prefetch_l2(table.wrapping_add(start + off));
+            off += 64;
         }
     }
 }
