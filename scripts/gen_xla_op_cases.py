@@ -39,6 +39,14 @@ add_pair {
 }
 """
 
+ADD_F32 = """
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+"""
+
 SUM_S32 = """
 sum_s32 {
   a = s32[] parameter(0)
@@ -142,12 +150,7 @@ ENTRY main {
     # set-dimension-size from an argument; a sum, a max and an elementwise op
     # over the dynamic dimension, its size read back. (No case returns a
     # dynamic array: XLA leaves the elements past its size unspecified.)
-    "dynamic_reduce_and_size": """
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
+    "dynamic_reduce_and_size": ADD_F32 + """
 
 max {
   a = f32[] parameter(0)
@@ -172,12 +175,7 @@ ENTRY main {
     # A dynamic contracting dimension (padding must add nothing), a dynamic
     # batch-like dimension carried through broadcast and transpose, and a
     # reduction over the static dimension of a dynamic array.
-    "dynamic_dot_broadcast_transpose": """
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
+    "dynamic_dot_broadcast_transpose": ADD_F32 + """
 
 ENTRY main {
   x = f32[8,6] parameter(0)
@@ -367,12 +365,7 @@ ENTRY main {
 """,
     # A scatter into a dynamic operand keeps its size; the sum reads only
     # the real rows.
-    "dynamic_scatter_operand": """
-add_f32 {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
+    "dynamic_scatter_operand": ADD_F32 + """
 
 ENTRY main {
   x = f32[6,3] parameter(0)
@@ -383,9 +376,9 @@ ENTRY main {
   k = s32[] clamp(lo, n, hi)
   xd = f32[<=6,3] set-dimension-size(x, k), dimensions={0}
   i = s32[2] constant({0, 4})
-  s = f32[<=6,3] scatter(xd, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add_f32
+  s = f32[<=6,3] scatter(xd, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
   zero = f32[] constant(0)
-  ROOT cols = f32[3] reduce(s, zero), dimensions={0}, to_apply=add_f32
+  ROOT cols = f32[3] reduce(s, zero), dimensions={0}, to_apply=add
 }
 """,
     # get-dimension-size of a dimension declared static reads its extent in

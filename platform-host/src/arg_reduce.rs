@@ -7,8 +7,9 @@
 //! counts along the single reduced dimension and the reducer is an
 //! argmax/argmin (`kernels::argminmax::recognize`), the Host rewrites the
 //! reduce as an internal `custom-call` to [`ARG_REDUCE_TARGET`] with operands
-//! `(values, init value, init index)`, the reducer as its one called
-//! computation and the reduced dimension as its `backend_config`; the reduce
+//! `(values, init value, init index)` and `backend_config` `"DIM,max"` or
+//! `"DIM,min"` (the reduced dimension and what the reducer was recognised
+//! as, so lowering need not probe it again); the reduce
 //! kernel then takes each element's index from its position in the row, and
 //! the iota is left to dead-code elimination.
 //!
@@ -27,8 +28,9 @@ use std::collections::HashSet;
 /// The internal custom-call target of an argmax/argmin over positions.
 pub const ARG_REDUCE_TARGET: &str = "__host$arg_reduce";
 
-/// The reduced dimension and the reducer of an [`ARG_REDUCE_TARGET`] call.
-pub fn arg_reduce_of(instr: &HloInstruction) -> Option<(usize, CompId)> {
+/// The reduced dimension of an [`ARG_REDUCE_TARGET`] call and whether it is
+/// an argmax (`true`) or an argmin.
+pub fn arg_reduce_of(instr: &HloInstruction) -> Option<(usize, bool)> {
     let Op::CustomCall(attrs) = &instr.op else {
         return None;
     };
@@ -38,7 +40,13 @@ pub fn arg_reduce_of(instr: &HloInstruction) -> Option<(usize, CompId)> {
     let Some(BackendConfig::String(config)) = &instr.backend_config else {
         return None;
     };
-    Some((config.parse().ok()?, *attrs.called_computations.first()?))
+    let (dimension, kind) = config.split_once(',')?;
+    let greater = match kind {
+        "max" => true,
+        "min" => false,
+        _ => return None,
+    };
+    Some((dimension.parse().ok()?, greater))
 }
 
 /// Rewrites every qualifying reduce outside fused computations; returns
@@ -59,24 +67,25 @@ pub fn run(module: &mut HloModule) -> Result<bool> {
             continue;
         }
         for i in 0..module.computations[c].instructions.len() {
-            let Some((dimension, to_apply)) = qualifies(module, &module.computations[c], i) else {
+            let Some((dimension, greater)) = qualifies(module, &module.computations[c], i) else {
                 continue;
             };
             let instr = &mut module.computations[c].instructions[i];
-            let mut attrs = CustomCallAttrs::new(ARG_REDUCE_TARGET, CustomCallApiVersion::Original);
-            attrs.called_computations = vec![to_apply];
+            let attrs = CustomCallAttrs::new(ARG_REDUCE_TARGET, CustomCallApiVersion::Original);
             instr.operands = vec![instr.operands[0], instr.operands[2], instr.operands[3]];
             instr.op = Op::CustomCall(Box::new(attrs));
-            instr.backend_config = Some(BackendConfig::String(dimension.to_string()));
+            let kind = if greater { "max" } else { "min" };
+            instr.backend_config = Some(BackendConfig::String(format!("{dimension},{kind}")));
             changed = true;
         }
     }
     Ok(changed)
 }
 
-/// The reduced dimension and reducer of instruction `i` of `comp` if it is
-/// an argmax/argmin over positions along its innermost non-unit dimension.
-fn qualifies(module: &HloModule, comp: &HloComputation, i: usize) -> Option<(usize, CompId)> {
+/// The reduced dimension of instruction `i` of `comp`, and whether it is an
+/// argmax, if it is an argmax/argmin over positions along its innermost
+/// non-unit dimension.
+fn qualifies(module: &HloModule, comp: &HloComputation, i: usize) -> Option<(usize, bool)> {
     let instr = &comp.instructions[i];
     let Op::Reduce {
         dimensions,
@@ -99,8 +108,8 @@ fn qualifies(module: &HloModule, comp: &HloComputation, i: usize) -> Option<(usi
     if !counts_along(comp, index, d) {
         return None;
     }
-    argminmax::recognize(module, *to_apply, v.element_type, ix.element_type)?;
-    Some((d, *to_apply))
+    let greater = argminmax::recognize(module, *to_apply, v.element_type, ix.element_type)?;
+    Some((d, greater))
 }
 
 /// Whether `index` holds, everywhere, its position along dimension `d`: an

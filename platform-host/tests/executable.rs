@@ -678,41 +678,31 @@ fn arg_extreme(row: &[f32], greater: bool) -> (f32, i32) {
 fn argmax_over_an_iota_reads_positions_not_an_index_array() {
     // Rows with ties, NaN, infinities and signed zeros; the index operand is
     // a broadcast 1-D iota (argmax) or an iota along the row (argmin), the
-    // forms JAX emits, which the Host runs without materialising.
-    let text = "HloModule m
-argmax {
+    // forms JAX emits, which the Host runs without materialising. JAX's
+    // reducer: keep the accumulator when it wins the comparison or is
+    // NaN; on a tie keep the lower index.
+    let reducer = |name: &str, direction: &str| {
+        format!(
+            "{name} {{
   v0 = f32[] parameter(0)
   i0 = s32[] parameter(1)
   v1 = f32[] parameter(2)
   i1 = s32[] parameter(3)
-  gt = pred[] compare(v0, v1), direction=GT
+  wins = pred[] compare(v0, v1), direction={direction}
   nan = pred[] compare(v0, v0), direction=NE
-  keep = pred[] or(gt, nan)
+  keep = pred[] or(wins, nan)
   eq = pred[] compare(v0, v1), direction=EQ
-  lt = pred[] compare(i0, i1), direction=LT
-  tie = pred[] and(eq, lt)
+  lower = pred[] compare(i0, i1), direction=LT
+  tie = pred[] and(eq, lower)
   keep_i = pred[] or(keep, tie)
   v = f32[] select(keep, v0, v1)
   i = s32[] select(keep_i, i0, i1)
   ROOT r = (f32[], s32[]) tuple(v, i)
-}
-argmin {
-  v0 = f32[] parameter(0)
-  i0 = s32[] parameter(1)
-  v1 = f32[] parameter(2)
-  i1 = s32[] parameter(3)
-  lt = pred[] compare(v0, v1), direction=LT
-  nan = pred[] compare(v0, v0), direction=NE
-  keep = pred[] or(lt, nan)
-  eq = pred[] compare(v0, v1), direction=EQ
-  ilt = pred[] compare(i0, i1), direction=LT
-  tie = pred[] and(eq, ilt)
-  keep_i = pred[] or(keep, tie)
-  v = f32[] select(keep, v0, v1)
-  i = s32[] select(keep_i, i0, i1)
-  ROOT r = (f32[], s32[]) tuple(v, i)
-}
-ENTRY main {
+}}
+"
+        )
+    };
+    let entry = "ENTRY main {
   x = f32[4,6] parameter(0)
   ninf = f32[] constant(-inf)
   inf = f32[] constant(inf)
@@ -725,6 +715,13 @@ ENTRY main {
   ROOT t = ((f32[4], s32[4]), (f32[4], s32[4])) tuple(mx, mn)
 }
 ";
+    let text = [
+        "HloModule m\n",
+        &reducer("argmax", "GT"),
+        &reducer("argmin", "LT"),
+        entry,
+    ]
+    .concat();
     let nan = f32::NAN;
     let rows: [[f32; 6]; 4] = [
         [1.0, 3.0, 3.0, -2.0, 0.5, 3.0],
@@ -740,7 +737,7 @@ ENTRY main {
         [5.0, 5.0, 5.0, 5.0, 5.0, 5.0],
     ];
     let flat: Vec<f32> = rows.iter().flatten().copied().collect();
-    let runner = HostRunner::compile(text).unwrap();
+    let runner = HostRunner::compile(&text).unwrap();
     let module = runner.executable.module();
     let calls = module
         .computation(module.entry)

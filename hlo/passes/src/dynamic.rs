@@ -49,7 +49,8 @@ use hlo_ir::attrs::ComparisonDirection;
 use hlo_ir::error::{Error, Result};
 use hlo_ir::rewrite::{effectful_computations, ComputationEditor, NameGen};
 use hlo_ir::shape::{ElementType, Shape};
-use hlo_ir::{BinaryOp, HloComputation, HloModule, InstrId, Literal, Op, Opcode, Scalar};
+use hlo_ir::{BinaryOp, CompId, HloComputation, HloModule, InstrId, Literal, Op, Opcode, Scalar};
+use std::collections::HashMap;
 
 /// See the module docs.
 #[derive(Debug, Default)]
@@ -140,8 +141,19 @@ impl HloPass for PadDynamicShapes {
         let mut names = NameGen::for_instructions(module);
         let entry = module.entry.index();
         let mut changed = false;
-        // Sorts over a dynamic dimension get comparators built from these.
-        let originals = module.computations.clone();
+        // A sort over a dynamic dimension gets a comparator built from its
+        // own; new computations are numbered after the existing ones.
+        let comparators: HashMap<CompId, HloComputation> = module
+            .computations
+            .iter()
+            .flat_map(|c| &c.instructions)
+            .filter_map(|i| match i.op {
+                Op::Sort { comparator, .. } => Some(comparator),
+                _ => None,
+            })
+            .filter_map(|c| Some((c, module.computations.get(c.index())?.clone())))
+            .collect();
+        let first_new = module.computations.len();
         let mut added = Vec::new();
         for (c, comp) in module.computations.iter_mut().enumerate() {
             let mut ed = ComputationEditor::new(comp, &mut names);
@@ -149,7 +161,8 @@ impl HloPass for PadDynamicShapes {
                 ed: &mut ed,
                 dyns: Vec::new(),
                 replaced: Vec::new(),
-                originals: &originals,
+                comparators: &comparators,
+                first_new,
                 added: &mut added,
             };
             pass.run(c == entry)?;
@@ -179,8 +192,10 @@ struct Padder<'e, 'a> {
     /// `(instruction, replacement)`, applied once every instruction is
     /// visited: users must still find a `set-dimension-size`'s sizes.
     replaced: Vec<(InstrId, InstrId)>,
-    /// The module's computations as the pass found them.
-    originals: &'e [HloComputation],
+    /// The sort comparators of the module as the pass found them.
+    comparators: &'e HashMap<CompId, HloComputation>,
+    /// The id the first computation the pass adds will have.
+    first_new: usize,
     /// Computations the pass builds, added after the existing ones in order.
     added: &'e mut Vec<HloComputation>,
 }
@@ -223,37 +238,43 @@ impl Padder<'_, '_> {
         )
     }
 
+    /// A `pred` array of extents `dims`: whether each position's index along
+    /// dimension `d` is below `size` (a real element rather than padding).
+    fn inside(&mut self, dims: &[usize], d: usize, size: InstrId) -> InstrId {
+        let index = Shape::array(ElementType::S32, dims.to_vec());
+        let iota = self.ed.add_op(
+            "pad_index",
+            index.clone(),
+            Op::Iota { dimension: d },
+            vec![],
+        );
+        let bound = self.ed.add_op(
+            "pad_size",
+            index,
+            Op::Broadcast { dimensions: vec![] },
+            vec![size],
+        );
+        self.ed.add_op(
+            "pad_inside",
+            Shape::array(ElementType::Pred, dims.to_vec()),
+            Op::Compare {
+                direction: ComparisonDirection::Lt,
+                compare_type: None,
+            },
+            vec![iota, bound],
+        )
+    }
+
     /// `x` (of `like`'s dims) with the elements past `sizes` replaced by
     /// `fill` (a scalar).
     fn mask(&mut self, x: InstrId, sizes: &Sizes, fill: InstrId) -> Result<InstrId> {
         let shape = strip(&self.ed.instr(x).shape);
         let dims = shape.array_or_err()?.dims.clone();
         let pred = Shape::array(ElementType::Pred, dims.clone());
-        let index = Shape::array(ElementType::S32, dims.clone());
         let mut keep: Option<InstrId> = None;
         for (d, size) in sizes.iter().enumerate() {
             let Some(size) = *size else { continue };
-            let iota = self.ed.add_op(
-                "pad_index",
-                index.clone(),
-                Op::Iota { dimension: d },
-                vec![],
-            );
-            let bound = self.ed.add_op(
-                "pad_size",
-                index.clone(),
-                Op::Broadcast { dimensions: vec![] },
-                vec![size],
-            );
-            let inside = self.ed.add_op(
-                "pad_inside",
-                pred.clone(),
-                Op::Compare {
-                    direction: ComparisonDirection::Lt,
-                    compare_type: None,
-                },
-                vec![iota, bound],
-            );
+            let inside = self.inside(&dims, d, size);
             keep = Some(match keep {
                 None => inside,
                 Some(k) => self.ed.add_op(
@@ -458,7 +479,8 @@ impl Padder<'_, '_> {
                         .iter()
                         .enumerate()
                         .map(|(d, s)| {
-                            let whole = s.start == 0 && s.stride == 1 && s.limit == dims[d];
+                            let whole =
+                                s.start == 0 && s.stride == 1 && dims.get(d) == Some(&s.limit);
                             sizes.get(d).copied().flatten().filter(|_| whole)
                         })
                         .collect(),

@@ -159,7 +159,7 @@ impl Ahead {
     fn fetch_until(&mut self, upto: usize) {
         while self.fetched < upto.min(self.fetches) {
             let (start, bytes) = self.runs[self.run];
-            prefetch_l2(start.wrapping_add(self.line_in_run * LINE));
+            crate::kernels::prefetch_l2(start.wrapping_add(self.line_in_run * LINE));
             self.fetched += 1;
             self.line_in_run += FETCH_STRIDE_LINES;
             if self.line_in_run * LINE >= bytes {
@@ -168,20 +168,6 @@ impl Ahead {
             }
         }
     }
-}
-
-/// A hint to bring the line holding `p` into L2. Never faults, whatever `p`.
-#[inline(always)]
-fn prefetch_l2(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it reads nothing architecturally and
-    // never faults, whatever the address.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
-        _mm_prefetch::<_MM_HINT_T1>(p.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 impl Env<'_> {

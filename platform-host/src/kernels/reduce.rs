@@ -401,7 +401,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
 pub fn lower_arg_reduce(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let instr = ctx.instr(id);
     let bad = |why: &str| Error::internal(format!("arg-reduce %{}: {why}", instr.name));
-    let (dimension, to_apply) =
+    let (dimension, greater) =
         crate::arg_reduce::arg_reduce_of(instr).ok_or_else(|| bad("malformed call"))?;
     let operand = ctx.operand_array(instr, 0)?;
     let results = ctx.result_leaves(id).to_vec();
@@ -412,9 +412,18 @@ pub fn lower_arg_reduce(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk
         ));
     }
     let (value, index) = (operand.element_type, leaves[1].1.element_type);
+    // The target can also be written by hand in HLO text: only the types the
+    // pass rewrites are accepted.
+    if !matches!(value, ElementType::F32 | ElementType::F64)
+        || !matches!(index, ElementType::S32 | ElementType::S64)
+        || leaves[0].1.element_type != value
+    {
+        return Err(Error::invalid_argument(format!(
+            "arg-reduce %{}: needs f32/f64 values and s32/s64 indices, got {}",
+            instr.name, instr.shape
+        )));
+    }
     let layout = ReduceLayout::new(&operand.dims, &[dimension]);
-    let greater = argminmax::recognize(ctx.module, to_apply, value, index)
-        .ok_or_else(|| bad("reducer is not an argmax or argmin"))?;
     if !layout.inner || layout.reduced.len() > 1 {
         return Err(bad("reduced dimension is not innermost"));
     }

@@ -13,7 +13,7 @@ use super::{strip, Dyn, Padder, Sizes};
 use hlo_ir::attrs::{ComparisonDirection, GatherDimensionNumbers, PadDim, SliceDim};
 use hlo_ir::error::Result;
 use hlo_ir::shape::{ElementType, Shape};
-use hlo_ir::{BinaryOp, CompId, HloInstruction, InstrId, Op};
+use hlo_ir::{BinaryOp, CompId, HloComputation, HloInstruction, InstrId, Op};
 
 const S32: ElementType = ElementType::S32;
 
@@ -36,10 +36,14 @@ impl Padder<'_, '_> {
     }
 
     /// The size of dimension `d`: its dynamic size, or its extent.
-    pub(super) fn size_at(&mut self, sizes: &Sizes, dims: &[usize], d: usize) -> InstrId {
-        match sizes.get(d).copied().flatten() {
-            Some(s) => s,
-            None => self.s32(dims[d] as i64),
+    pub(super) fn size_at(&mut self, sizes: &Sizes, dims: &[usize], d: usize) -> Result<InstrId> {
+        match (sizes.get(d).copied().flatten(), dims.get(d)) {
+            (Some(s), _) => Ok(s),
+            (None, Some(&extent)) => Ok(self.s32(extent as i64)),
+            (None, None) => Err(hlo_ir::error::Error::invalid_argument(format!(
+                "dynamic dimensions: dimension {d} of an array of rank {}",
+                dims.len()
+            ))),
         }
     }
 
@@ -78,33 +82,15 @@ impl Padder<'_, '_> {
             let Some((&first, rest)) = distinct.split_first() else {
                 continue;
             };
+            // With the sizes a and b: if the smaller is 1 it is broadcast and
+            // the result has the larger, otherwise it has the smaller (equal
+            // sizes give either).
             let mut acc = first;
             for &s in rest {
                 let one = self.s32(1);
-                let s_small = self.size_compare(ComparisonDirection::Lt, s, acc);
-                let s_one = self.size_compare(ComparisonDirection::Eq, s, one);
-                let s_spreads = self.ed.add_op(
-                    "size_test",
-                    Shape::scalar(ElementType::Pred),
-                    Op::Binary(BinaryOp::And),
-                    vec![s_small, s_one],
-                );
-                let a_small = self.size_compare(ComparisonDirection::Lt, acc, s);
-                let a_one = self.size_compare(ComparisonDirection::Eq, acc, one);
-                let a_spreads = self.ed.add_op(
-                    "size_test",
-                    Shape::scalar(ElementType::Pred),
-                    Op::Binary(BinaryOp::And),
-                    vec![a_small, a_one],
-                );
-                let spreads = self.ed.add_op(
-                    "size_test",
-                    Shape::scalar(ElementType::Pred),
-                    Op::Binary(BinaryOp::Or),
-                    vec![s_spreads, a_spreads],
-                );
                 let larger = self.size_op(BinaryOp::Maximum, s, acc);
                 let smaller = self.size_op(BinaryOp::Minimum, s, acc);
+                let spreads = self.size_compare(ComparisonDirection::Eq, smaller, one);
                 acc = self.ed.add_op(
                     "size",
                     Shape::scalar(S32),
@@ -205,7 +191,7 @@ impl Padder<'_, '_> {
                 .add_op("concat", shape.clone(), Op::DynamicUpdateSlice, operands);
             let sizes = self.array_sizes(o);
             let dims = strip(&self.ed.instr(o).shape).array_or_err()?.dims.clone();
-            let len = self.size_at(&sizes, &dims, cd);
+            let len = self.size_at(&sizes, &dims, cd)?;
             offset = self.size_op(BinaryOp::Add, offset, len);
         }
         out[cd] = Some(offset);
@@ -348,20 +334,7 @@ impl Padder<'_, '_> {
             .array_or_err()?
             .dims
             .clone();
-        let index = Shape::array(S32, dims.clone());
-        let iota = self
-            .ed
-            .add_op("position", index.clone(), Op::Iota { dimension }, vec![]);
-        let bound = self.broadcast_to(size, &index);
-        let real = self.ed.add_op(
-            "real",
-            Shape::array(ElementType::Pred, dims),
-            Op::Compare {
-                direction: ComparisonDirection::Lt,
-                compare_type: None,
-            },
-            vec![iota, bound],
-        );
+        let real = self.inside(&dims, dimension, size);
         let n = instr.operands.len();
         let new_comparator = self.real_first(comparator, n)?;
         let mut shapes: Vec<Shape> = instr
@@ -417,51 +390,50 @@ impl Padder<'_, '_> {
     /// padding and otherwise answers as `comparator` does.
     fn real_first(&mut self, comparator: CompId, n: usize) -> Result<CompId> {
         let mut comp = self
-            .originals
-            .get(comparator.index())
+            .comparators
+            .get(&comparator)
             .cloned()
             .ok_or_else(|| hlo_ir::error::Error::internal("sort comparator out of range"))?;
         for instr in &mut comp.instructions {
             instr.name = self.ed.fresh_name(&instr.name);
         }
-        let pred = Shape::scalar(ElementType::Pred);
-        let push = |comp: &mut hlo_ir::HloComputation, instr: HloInstruction| {
-            comp.instructions.push(instr);
+        let mut add = |comp: &mut HloComputation, name: &str, op: Op, operands: Vec<InstrId>| {
+            let name = self.ed.fresh_name(name);
+            let pred = Shape::scalar(ElementType::Pred);
+            comp.instructions
+                .push(HloInstruction::new(name, pred, op, operands));
             InstrId(comp.instructions.len() as u32 - 1)
         };
-        let lhs = HloInstruction::new(
-            self.ed.fresh_name("real_lhs"),
-            pred.clone(),
+        let lhs = add(
+            &mut comp,
+            "real_lhs",
             Op::Parameter { number: 2 * n },
             vec![],
         );
-        let lhs = push(&mut comp, lhs);
-        let rhs = HloInstruction::new(
-            self.ed.fresh_name("real_rhs"),
-            pred.clone(),
+        let rhs = add(
+            &mut comp,
+            "real_rhs",
             Op::Parameter { number: 2 * n + 1 },
             vec![],
         );
-        let rhs = push(&mut comp, rhs);
-        let differ = HloInstruction::new(
-            self.ed.fresh_name("real_differ"),
-            pred.clone(),
+        let differ = add(
+            &mut comp,
+            "real_differ",
             Op::Compare {
                 direction: ComparisonDirection::Ne,
                 compare_type: None,
             },
             vec![lhs, rhs],
         );
-        let differ = push(&mut comp, differ);
-        let root = HloInstruction::new(
-            self.ed.fresh_name("real_first"),
-            pred,
+        let old_root = comp.root;
+        comp.root = add(
+            &mut comp,
+            "real_first",
             Op::Select,
-            vec![differ, lhs, comp.root],
+            vec![differ, lhs, old_root],
         );
-        comp.root = push(&mut comp, root);
         comp.name = format!("{}.real_first", comp.name);
-        let id = CompId((self.originals.len() + self.added.len()) as u32);
+        let id = CompId((self.first_new + self.added.len()) as u32);
         self.added.push(comp);
         Ok(id)
     }
@@ -552,7 +524,7 @@ impl Padder<'_, '_> {
         let mut in_sizes = Vec::with_capacity(from.len());
         for (d, keep) in plan.input_dynamic.iter().enumerate() {
             in_sizes.push(if *keep {
-                self.size_at(&sizes, &from, d)
+                self.size_at(&sizes, &from, d)?
             } else {
                 self.s32(from[d] as i64)
             });
@@ -576,7 +548,7 @@ impl Padder<'_, '_> {
         if plan.moves {
             let mut out_sizes = Vec::with_capacity(to.len());
             for k in 0..to.len() {
-                out_sizes.push(self.size_at(&out, &to, k));
+                out_sizes.push(self.size_at(&out, &to, k)?);
             }
             let (moved, _) = self.relocate(x, &in_sizes, &to, &out_sizes)?;
             self.replaced.push((id, moved));
@@ -599,14 +571,14 @@ impl Padder<'_, '_> {
         let sizes = self.array_sizes(x);
         let mut in_sizes = Vec::with_capacity(from.len());
         for d in 0..from.len() {
-            in_sizes.push(self.size_at(&sizes, &from, d));
+            in_sizes.push(self.size_at(&sizes, &from, d)?);
         }
         let out: Sizes = (0..to.len())
             .map(|k| declared.is_dynamic_dim(k).then_some(instr.operands[1 + k]))
             .collect();
         let mut out_sizes = Vec::with_capacity(to.len());
         for k in 0..to.len() {
-            out_sizes.push(self.size_at(&out, &to, k));
+            out_sizes.push(self.size_at(&out, &to, k)?);
         }
         let moved = if from.is_empty() || to.is_empty() {
             let ty = declared.element_type;
@@ -637,7 +609,7 @@ impl Padder<'_, '_> {
         let mut extents = Vec::with_capacity(dims.len());
         let mut count = self.s32(1);
         for d in 0..dims.len() {
-            let s = self.size_at(sizes, &dims, d);
+            let s = self.size_at(sizes, &dims, d)?;
             count = self.size_op(BinaryOp::Multiply, count, s);
             logical.push(s);
             extents.push(self.s32(dims[d] as i64));
