@@ -430,7 +430,7 @@ Run on a platform:
 
     cargo run -p service --bin hlorun -- conformance --platform host --corpus tests/linalg
 
-`cargo test -p tests --test linalg` runs every case on Interpreter and Host.
+`cargo test -p tests --test suite linalg::` runs every case on Interpreter and Host.
 
 %(count)d cases. Custom-call targets used:
 

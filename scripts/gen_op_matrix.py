@@ -557,7 +557,7 @@ few ulps of its components' products (XLA CPU fuses one into an FMA).
 Complex operands stay below 1e3 so no such product overflows, and FFT inputs
 hold no NaN or infinity (where those land depends on the FFT algorithm).
 
-`cargo test -p tests --test op_matrix` runs every case in both forms on every
+`cargo test -p tests --test suite op_matrix::` runs every case in both forms on every
 linked platform, prints the table per platform and fails on any wrong result,
 error or stale gap; only the Example platform, which legalizes to a small core
 set, may answer `unsupported`. A backend that knowingly fails a case registers
@@ -574,7 +574,7 @@ Run it on a platform:
 
 and on every linked platform, with a per-op x per-dtype coverage table:
 
-    cargo test -p tests --test op_matrix -- --nocapture
+    cargo test -p tests --test suite op_matrix:: -- --nocapture
 
 Generated with jax %(jax)s: %(count)d cases (%(ops)d ops).
 

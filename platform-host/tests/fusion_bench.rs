@@ -4,7 +4,7 @@
 //! (JAX's unfused program, instruction by instruction). Ignored by default; run
 //!
 //! ```text
-//! cargo test -p platform-host --release --test fusion_bench -- --ignored --nocapture
+//! cargo test -p platform-host --release --test suite fusion_bench:: -- --ignored --nocapture
 //! ```
 //!
 //! `BENCH=name,name` selects programs, `FUSION_DUMP=1` prints each program
@@ -19,9 +19,7 @@ use platform_host::runner::HostRunner;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-#[path = "common/rng.rs"]
-mod rng;
-use rng::Rng;
+use crate::rng::Rng;
 
 fn arg(spec: &serde_json::Value, rng: &mut Rng) -> Literal {
     let dims: Vec<usize> = spec["shape"]

@@ -14,9 +14,7 @@ use platform_host::compiler::optimize;
 use platform_host::fusion::{self, Strategy};
 use platform_host::runner::HostRunner;
 
-#[path = "common/rng.rs"]
-mod rng;
-use rng::Rng;
+use crate::rng::Rng;
 
 fn random_literal(shape: &Shape, rng: &mut Rng) -> Literal {
     let a = shape.as_array().expect("array parameter");

@@ -24,9 +24,7 @@ const N: usize = 1 << 17;
 
 const TYPES: [ElementType; 15] = ElementType::ALL;
 
-#[path = "common/rng.rs"]
-mod rng;
-use rng::Rng;
+use crate::rng::Rng;
 
 /// A float format: total, exponent and mantissa bits.
 #[derive(Clone, Copy)]

@@ -5,10 +5,7 @@
 //! `service/build.rs`). Skipped (printing why) only when no C compiler exists,
 //! or while the crate has no `hlorun` binary (before the CLI lands).
 
-#[path = "../../platform-api/tests/custom_call_common/mod.rs"]
-mod custom_call_common;
-
-use custom_call_common::{build_shared_library, temp_dir, values};
+use crate::custom_call_common::{build_shared_library, temp_dir, values};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

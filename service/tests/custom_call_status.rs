@@ -4,10 +4,7 @@
 //! with `-rdynamic`, so they export the status functions. Skipped (printing why)
 //! only when no C compiler exists.
 
-#[path = "../../platform-api/tests/custom_call_common/mod.rs"]
-mod custom_call_common;
-
-use custom_call_common::{build_shared_library, custom_call};
+use crate::custom_call_common::{build_shared_library, custom_call};
 use platform_api::custom_call::{call_host_target, check_instruction, load_library};
 use platform_api::{Code, Literal};
 

@@ -50,6 +50,19 @@ pub fn stale_gaps(unmatched: &[String]) -> Vec<&String> {
         .collect()
 }
 
+/// Platforms that run only a core set of ops and answer `Unimplemented`,
+/// naming the op, for a program outside it. The cross-platform tests accept
+/// that answer from these and from no other. The Example backend is one: a
+/// template for backend authors, not a full backend.
+pub const PARTIAL_PLATFORMS: [&str; 1] = ["Example"];
+
+/// Whether `error`, as [`differential::run_guarded`] reports it, is a partial
+/// platform declining a program outside its core set.
+pub fn declined(platform: &str, error: &str) -> bool {
+    PARTIAL_PLATFORMS.contains(&platform)
+        && error.starts_with(platform_api::Code::Unimplemented.as_str())
+}
+
 /// The names of the registered platforms whose probe says *available*.
 /// Panics if the Interpreter is not among them: every test binary that asks
 /// links it.

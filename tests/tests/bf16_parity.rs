@@ -8,7 +8,7 @@
 //! differences listed in [`KNOWN`], each with its cause; a known difference
 //! that disappears fails too, so the list never goes stale. The number of
 //! differing elements of every run is printed
-//! (`cargo test -p tests --test bf16_parity -- --nocapture`).
+//! (`cargo test -p tests --test suite bf16_parity:: -- --nocapture`).
 
 use platform_api::registry;
 use platform_api::{CompileOptions, HloModule, Literal, RunOptions};

@@ -6,7 +6,7 @@
 //! must pass or be covered by a `ConformanceGap` its backend crate registers;
 //! a registered gap whose case passes fails this test too, so the gap lists
 //! always say exactly what does not work yet. A table is printed either way
-//! (`cargo test -p tests --test conformance -- --nocapture`).
+//! (`cargo test -p tests --test suite conformance:: -- --nocapture`).
 
 use service::conformance::run_corpus;
 

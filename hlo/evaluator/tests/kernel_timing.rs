@@ -2,7 +2,7 @@
 //! those programs spend their time in, with the same attributes). Ignored by
 //! default; run in release:
 //!
-//! `cargo test -p platform-interpreter --release --test kernel_timing -- --ignored --nocapture`
+//! `cargo test -p hlo-evaluator --release --test kernel_timing -- --ignored --nocapture`
 
 mod kernel_support;
 

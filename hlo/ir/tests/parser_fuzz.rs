@@ -12,7 +12,7 @@
 //! sit in the normal test suite. For a long run:
 //!
 //! ```text
-//! PARSER_FUZZ_SECONDS=600 PARSER_FUZZ_SEED=7 cargo test --release -p platform-api \
+//! PARSER_FUZZ_SECONDS=600 PARSER_FUZZ_SEED=7 cargo test --release -p hlo-ir \
 //!     --test parser_fuzz -- --nocapture
 //! ```
 //!

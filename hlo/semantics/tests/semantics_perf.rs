@@ -2,7 +2,7 @@
 //!
 //! Ignored by default (timings mean nothing in a debug build or on a loaded CI
 //! machine). Run with
-//! `cargo test --release -p platform-api --test semantics_perf -- --ignored --nocapture`.
+//! `cargo test --release -p hlo-semantics --test semantics_perf -- --ignored --nocapture`.
 //! Each line prints the time of one op over 4M elements; the assertion is a loose
 //! ceiling (half a second per op) that only a per-element dispatch or allocation
 //! would break.

@@ -12,7 +12,7 @@
 //! * one allowance: XLA CPU flushes `f32`/`f64` denormal results to zero, so a zero
 //!   from XLA matches a same-signed denormal from us.
 //!
-//! `SEMANTICS_REPORT=1 cargo test -p platform-api --test semantics_xla -- --nocapture`
+//! `SEMANTICS_REPORT=1 cargo test -p hlo-semantics --test semantics_xla -- --nocapture`
 //! prints the largest ULP distance from XLA of every case with a ULP budget.
 
 use hlo_ir::{BinaryOp, ComparisonDirection, ComparisonType, UnaryOp};

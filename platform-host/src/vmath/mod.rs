@@ -47,7 +47,7 @@
 //! vmath_accuracy -- --nocapture`, worst level; f32 against the C library's
 //! f64 function, i.e. against the correctly rounded result; f64 against the C
 //! library's f64 function, itself within about one ULP) and the largest
-//! distance to XLA CPU's own output on `tests/data/vmath` (`--test vmath_xla`):
+//! distance to XLA CPU's own output on `tests/data/vmath` (`cargo test -p platform-host --test suite vmath_xla::`):
 //!
 //! | function | f32 max ULP | f64 max ULP | f32 / f64 distance to XLA | notes |
 //! | --- | --- | --- | --- | --- |
