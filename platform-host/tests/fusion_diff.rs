@@ -11,7 +11,7 @@
 use platform_api::hlo::Op;
 use platform_api::{CompileOptions, ElementType, HloModule, Literal, Shape};
 use platform_host::compiler::optimize;
-use platform_host::fusion::{self, Strategy};
+use platform_host::fusion::{self, InPlace, Strategy};
 use platform_host::runner::HostRunner;
 
 use crate::rng::Rng;
@@ -632,7 +632,14 @@ fc {
     let entry = module.computation(module.entry);
     let f = entry.root_instr();
     let plan = fusion::plan(&module, f, &CompileOptions::default()).unwrap();
-    assert_eq!(plan.in_place_operands(), [0]);
+    assert_eq!(
+        plan.in_place_operands(),
+        [InPlace {
+            result: 0,
+            operand: 0,
+            elementwise: true
+        }]
+    );
     check("in place", &text, Agree::Within(1e-6));
     // A transposed read of the operand forbids it.
     let text2 = text.replace(
@@ -649,6 +656,40 @@ fc {
     let plan = fusion::plan(&module, f, &CompileOptions::default()).unwrap();
     assert!(plan.in_place_operands().is_empty());
     check("not in place", &text2, Agree::Within(1e-6));
+}
+
+#[test]
+fn multi_output_results_written_over_operands_read_before_them() {
+    // `s` is written before `p` reads both operands, so it may overwrite
+    // neither; `q` is written after every read, so it may overwrite either.
+    let text = module(
+        r#"
+fc {
+  a = f32[300,40] parameter(0)
+  b = f32[300,40] parameter(1)
+  s = f32[300,40] add(a, b)
+  p = f32[300,40] multiply(a, b)
+  q = f32[300,40] subtract(p, s)
+  ROOT t = (f32[300,40], f32[300,40]) tuple(s, q)
+}
+"#,
+        r#"  x = f32[300,40] parameter(0)
+  y = f32[300,40] parameter(1)
+  e = f32[300,40] exponential(x)
+  g = f32[300,40] exponential(y)
+  ROOT f = (f32[300,40], f32[300,40]) fusion(e, g), kind=kLoop, calls=fc"#,
+    );
+    let module = optimize(
+        HloModule::parse(&uniquify(&text)).unwrap(),
+        &CompileOptions::default(),
+    )
+    .unwrap();
+    let entry = module.computation(module.entry);
+    let plan = fusion::plan(&module, entry.root_instr(), &CompileOptions::default()).unwrap();
+    let pairs = plan.in_place_operands();
+    assert!(pairs.iter().all(|p| p.result == 1 && !p.elementwise), "{pairs:?}");
+    assert_eq!(pairs.len(), 2, "{pairs:?}");
+    check("multi-output in place", &text, Agree::Within(1e-6));
 }
 
 /// Random fused programs over a [R, C] domain: leaves read through every

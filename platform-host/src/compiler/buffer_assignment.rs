@@ -102,8 +102,8 @@ impl BufferAssignment {
 pub struct NestedNeeds<'a> {
     /// Scratch bytes the instruction needs while it runs (a nested arena).
     pub scratch_bytes: &'a [usize],
-    /// For a fusion, the operands its result may be written over.
-    pub fusion_in_place: &'a [Vec<usize>],
+    /// For a fusion, the operands its results may be written over.
+    pub fusion_in_place: &'a [Vec<crate::fusion::InPlace>],
 }
 
 /// Array leaf sizes of a shape, in preorder.
@@ -152,7 +152,7 @@ pub struct InPlace {
 pub fn in_place_candidates(
     comp: &HloComputation,
     instr: &HloInstruction,
-    fusion_in_place: &[usize],
+    fusion_in_place: &[crate::fusion::InPlace],
 ) -> Vec<InPlace> {
     let same_array = |operand: usize| -> bool {
         let Some(&id) = instr.operands.get(operand) else {
@@ -213,17 +213,27 @@ pub fn in_place_candidates(
             })
             .collect(),
         Op::CustomCall(attrs) if attrs.target == crate::fma::FMA_TARGET => elementwise(&all),
-        Op::Fusion { .. } => fusion_in_place
-            .iter()
-            .copied()
-            .filter(|&o| same_array(o))
-            .map(|o| InPlace {
-                result_leaf: 0,
-                operand: o,
-                operand_leaf: 0,
-                elementwise: true,
-            })
-            .collect(),
+        Op::Fusion { .. } => {
+            let results = instr.shape.leaves();
+            fusion_in_place
+                .iter()
+                .filter(|p| {
+                    let operand = instr.operands.get(p.operand).map(|&id| &comp.instr(id).shape);
+                    match (operand, results.get(p.result)) {
+                        (Some(Shape::Array(a)), Some((_, r))) => {
+                            a.element_count() == r.element_count() && a.byte_size() == r.byte_size()
+                        }
+                        _ => false,
+                    }
+                })
+                .map(|p| InPlace {
+                    result_leaf: p.result,
+                    operand: p.operand,
+                    operand_leaf: 0,
+                    elementwise: p.elementwise,
+                })
+                .collect()
+        }
         _ => Vec::new(),
     }
 }

@@ -31,7 +31,7 @@ pub enum Nested {
     /// sequence, and the operands its result may be written over.
     FusedSequence {
         sequence: ThunkSequence,
-        in_place: Vec<usize>,
+        in_place: Vec<fusion::InPlace>,
     },
 }
 
@@ -50,8 +50,8 @@ impl Nested {
         }
     }
 
-    /// For a fusion, the operands its result may be written over.
-    pub fn fusion_in_place(&self) -> &[usize] {
+    /// For a fusion, the operands its results may be written over.
+    pub fn fusion_in_place(&self) -> &[fusion::InPlace] {
         match self {
             Nested::Fusion(plan) => plan.in_place_operands(),
             Nested::FusedSequence { in_place, .. } => in_place,
@@ -124,7 +124,14 @@ pub fn compile_nested(
                 tracing::debug!("%{}: fused computation runs unfused: {why}", instr.name);
                 Nested::FusedSequence {
                     sequence: compile_computation(module, *calls, FUSED_MODE, options, false)?,
-                    in_place: sequence_in_place_operands(module, *calls, instr),
+                    in_place: sequence_in_place_operands(module, *calls, instr)
+                        .into_iter()
+                        .map(|operand| fusion::InPlace {
+                            result: 0,
+                            operand,
+                            elementwise: true,
+                        })
+                        .collect(),
                 }
             }
         },

@@ -7,9 +7,10 @@
 //!   while it runs.
 //! * [`FusionPlan::into_thunk`] makes the thunk, given the fusion's operand
 //!   leaf slices, result leaf slices and scratch slice.
-//! * [`FusionPlan::in_place_operands`] names the operands the fusion's result
-//!   may be written over; the compiler hands the plan's answer to buffer
-//!   assignment, which reuses a dying operand's buffer for them.
+//! * [`FusionPlan::in_place_operands`] names the operands each of the
+//!   fusion's results may be written over; the compiler hands the plan's
+//!   answer to buffer assignment, which reuses a dying operand's buffer for
+//!   them.
 //!
 //! # Strategy
 //! The Host does not generate machine code. A fused computation is compiled
@@ -100,14 +101,24 @@ impl Strategy {
 pub struct FusionPlan {
     name: String,
     program: Arc<BlockProgram>,
-    /// Operands the result may be written over (see the module docs).
-    in_place: Vec<usize>,
+    /// Operands the results may be written over (see the module docs).
+    in_place: Vec<InPlace>,
+}
+
+/// Result leaf `result` of a fusion may be written over operand `operand`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InPlace {
+    pub result: usize,
+    pub operand: usize,
+    /// Each element is read before it is written and nothing else is read
+    /// afterwards, so the operand's buffer may also be another operand.
+    pub elementwise: bool,
 }
 
 impl FusionPlan {
-    /// The operands the fusion's result may be written over: buffer
+    /// The operands the fusion's results may be written over: buffer
     /// assignment reuses a dying operand's buffer for the result.
-    pub fn in_place_operands(&self) -> &[usize] {
+    pub fn in_place_operands(&self) -> &[InPlace] {
         &self.in_place
     }
 
@@ -254,10 +265,14 @@ pub fn plan(
     let strategy = Strategy::from_options(options)?;
     let program = block_program(module, *calls, instr, strategy)?;
     let in_place = program
-        .in_place_params
+        .in_place_outputs
         .iter()
-        .copied()
-        .filter(|&k| k < instr.operands.len())
+        .filter(|p| p.param < instr.operands.len())
+        .map(|p| InPlace {
+            result: p.output,
+            operand: p.param,
+            elementwise: p.elementwise,
+        })
         .collect();
     Ok(FusionPlan {
         name: instr.name.clone(),

@@ -1181,6 +1181,20 @@ pub struct BlockProgram {
     /// the step that writes the single output's block: the output may be
     /// written over them.
     pub in_place_params: Vec<usize>,
+    /// Every output that may be written over a parameter, with the parameter
+    /// (see [`in_place_outputs`]): a superset of `in_place_params`' pairs.
+    pub in_place_outputs: Vec<InPlaceOutput>,
+}
+
+/// Output `output` may be written over parameter `param`'s buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InPlaceOutput {
+    pub output: usize,
+    pub param: usize,
+    /// The single output is written by the last step, reading each element
+    /// before writing it: the same buffer may also be another parameter.
+    /// Otherwise the buffer must be this parameter only.
+    pub elementwise: bool,
 }
 
 fn kernel_for(op: &ElemOp, arg_types: &[ElementType], ty: ElementType) -> Result<ops::Kernel> {
@@ -1629,6 +1643,7 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
         .map(|(&o, _)| o)
         .collect();
     let in_place_params = in_place_params(graph, &sched, mode, &out_plans);
+    let in_place_outputs = in_place_outputs(graph, &sched, mode, &out_plans, &in_place_params);
     let fetch_ahead = fetch_ahead(&b, &sched);
     Ok(BlockProgram {
         name: graph.name.clone(),
@@ -1658,6 +1673,7 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
         scratch_bytes,
         duplicated,
         in_place_params,
+        in_place_outputs,
     })
 }
 
@@ -1879,6 +1895,107 @@ fn in_place_params(
                 && graph.params[k].element_type() == Some(outputs[0].ty)
         })
         .collect()
+}
+
+/// The (output, parameter) pairs whose buffers may be one (see
+/// [`BlockProgram::in_place_outputs`]).
+///
+/// Beyond the single-output rule of [`in_place_params`]: in a multi-output
+/// fusion (a loop body updating several arrays, each from its old value)
+/// output `o` may overwrite parameter `k` when `k` is read only at each
+/// element's own position in the full domain, and every step reading a value
+/// loaded from `k` runs before the block's first write of `o`, or is that
+/// write, an elementwise kernel reading each element before writing it.
+/// A block's reads of a parameter may point straight into its memory, so it
+/// is the last *use* of a loaded value that counts, not the load.
+fn in_place_outputs(
+    graph: &FusedGraph<'_>,
+    sched: &Scheduler<'_, '_, '_>,
+    mode: Mode,
+    outputs: &[OutputPlan],
+    single: &[usize],
+) -> Vec<InPlaceOutput> {
+    let mut pairs: Vec<InPlaceOutput> = single
+        .iter()
+        .map(|&param| InPlaceOutput {
+            output: 0,
+            param,
+            elementwise: true,
+        })
+        .collect();
+    if outputs.len() < 2
+        || !matches!(mode, Mode::Rows { .. } | Mode::Chunks { .. })
+        || !sched.finalize.is_empty()
+        || !sched.col_steps.is_empty()
+    {
+        return pairs;
+    }
+    let total = sched.rows * sched.row_len;
+    let n_params = graph.params.len();
+    // The parameter each slot was loaded from, and each parameter's last use.
+    let mut loaded_from: Vec<Option<usize>> = vec![None; sched.slots.len()];
+    let mut last_use: Vec<Option<usize>> = vec![None; n_params];
+    // Per output: the first step writing it, and whether every write is a
+    // full-domain block write.
+    let mut first_write: Vec<Option<usize>> = vec![None; outputs.len()];
+    let mut full_writes = vec![true; outputs.len()];
+    let mut note_write = |o: usize, at: usize, full: bool| {
+        if let Some(w) = first_write.get_mut(o) {
+            w.get_or_insert(at);
+            full_writes[o] &= full;
+        }
+    };
+    for (at, step) in sched.steps.iter().enumerate() {
+        let reads: &[usize] = match step {
+            Step::Load { slot, leaf, .. } => {
+                if let Source::Param(k) = sched.leaves[*leaf].source {
+                    loaded_from[*slot] = Some(k);
+                    last_use[k] = Some(at);
+                }
+                &[]
+            }
+            Step::Op { slot, args, .. } => {
+                if let Home::Output(o) = sched.slots[*slot].home {
+                    note_write(o, at, sched.slots[*slot].dom == SlotDom::Full);
+                }
+                args
+            }
+            Step::RowFold { operands, .. } | Step::ColAccumulate { operands, .. } => operands,
+            Step::RowBroadcast { src, .. } => std::slice::from_ref(src),
+            Step::Store { slot, output, dom } => {
+                note_write(*output, at, *dom == SlotDom::Full);
+                std::slice::from_ref(slot)
+            }
+            Step::RowCombine { .. } | Step::ColCombine { .. } => &[],
+        };
+        for &s in reads {
+            if let Some(k) = loaded_from[s] {
+                last_use[k] = Some(at);
+            }
+        }
+    }
+    for (o, out) in outputs.iter().enumerate() {
+        let Some(w) = first_write[o] else { continue };
+        if !full_writes[o] || out.count != total {
+            continue;
+        }
+        let write_is_op = matches!(sched.steps[w], Step::Op { .. });
+        for k in 0..n_params {
+            let Some(used) = last_use[k] else { continue };
+            let fits = !sched.param_scattered[k]
+                && graph.params[k].element_count() == total
+                && graph.params[k].element_type().map(|t| t.byte_size()) == Some(out.ty.byte_size());
+            let before = used < w || (used == w && write_is_op);
+            if fits && before && !pairs.iter().any(|p| p.output == o && p.param == k) {
+                pairs.push(InPlaceOutput {
+                    output: o,
+                    param: k,
+                    elementwise: false,
+                });
+            }
+        }
+    }
+    pairs
 }
 
 /// The leaves each block fetches ahead for the next one (see

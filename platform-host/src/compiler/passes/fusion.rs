@@ -515,32 +515,92 @@ impl<'a> Ctx<'a> {
     }
 
     fn commit(&mut self, members: Vec<usize>, root: usize) {
+        let g = self.groups.len();
+        self.claim(g, &members);
+        self.groups.push(Group { members, root });
+    }
+
+    /// Records group `g` as the owner of `members`' owned instructions and as
+    /// a holder of copies of the rest.
+    fn claim(&mut self, g: usize, members: &[usize]) {
         let n = self.comp.instructions.len();
         let mut in_g = vec![false; n];
-        for &m in &members {
+        for &m in members {
             in_g[m] = true;
         }
-        let shape = self.shape_of(&members, &in_g);
-        let g = self.groups.len();
+        let shape = self.shape_of(members, &in_g);
         for &m in &shape.owned {
             self.owner[m] = Some(g);
         }
-        for &m in &members {
+        for &m in members {
             if !shape.owned.contains(&m) {
                 self.copies_in[m].push(g);
             }
         }
-        self.groups.push(Group { members, root });
+    }
+
+    /// Forgets group `g`'s ownership and copies (the group itself stays).
+    fn release(&mut self, g: usize) {
+        for &m in &self.groups[g].members {
+            if self.owner[m] == Some(g) {
+                self.owner[m] = None;
+            }
+            self.copies_in[m].retain(|&h| h != g);
+        }
+    }
+
+    /// Merges a new group (or a lone instruction) into a committed group that
+    /// computes one of its inputs, if the union is a valid group: the input is
+    /// then never written out for it and read back. The greedy growth visits
+    /// consumers first, so this is the case it misses: a consumer placed
+    /// before its producer's group root in the instruction order, grown after
+    /// that group already took the producer as an extra output (the last key
+    /// addition of a threefry round, after the round's other half).
+    fn join_producer(&mut self, members: &[usize]) -> bool {
+        let set: HashSet<usize> = members.iter().copied().collect();
+        let mut producers: Vec<usize> = members
+            .iter()
+            .flat_map(|&m| self.comp.instructions[m].operands.iter().map(|o| o.index()))
+            .filter(|o| !set.contains(o))
+            .filter_map(|o| self.owner[o])
+            .collect();
+        producers.sort_unstable();
+        producers.dedup();
+        let n = self.comp.instructions.len();
+        for h in producers {
+            let mut merged: Vec<usize> = members
+                .iter()
+                .chain(&self.groups[h].members)
+                .copied()
+                .collect();
+            merged.sort_unstable();
+            merged.dedup();
+            if merged.len() > MAX_GROUP_MEMBERS {
+                continue;
+            }
+            let mut in_g = vec![false; n];
+            for &m in &merged {
+                in_g[m] = true;
+            }
+            // Judged with the producer group's own claims removed.
+            self.release(h);
+            let ok = self.members_free(&merged, &[]) && self.valid(&merged, &in_g);
+            if ok {
+                self.claim(h, &merged);
+                self.groups[h].members = merged;
+                return true;
+            }
+            let old = std::mem::take(&mut self.groups[h].members);
+            self.claim(h, &old);
+            self.groups[h].members = old;
+        }
+        false
     }
 
     fn uncommit_last(&mut self) {
-        let Some(g) = self.groups.pop() else { return };
-        let idx = self.groups.len();
-        for &m in &g.members {
-            if self.owner[m] == Some(idx) {
-                self.owner[m] = None;
-            }
-            self.copies_in[m].retain(|&h| h != idx);
+        if let Some(g) = self.groups.len().checked_sub(1) {
+            self.release(g);
+            self.groups.pop();
         }
     }
 }
@@ -556,6 +616,9 @@ fn decide(module: &HloModule, cid: CompId) -> Vec<Group> {
         }
         let members = ctx.grow(i);
         if members.is_empty() {
+            continue;
+        }
+        if ctx.join_producer(&members) {
             continue;
         }
         if ctx.worth(&members) {
@@ -1035,5 +1098,37 @@ ENTRY e {
             .iter()
             .any(|i| matches!(i.op, Op::Fusion { .. }) && i.shape.is_tuple());
         assert!(multi, "{}", m);
+    }
+
+    #[test]
+    fn a_consumer_ordered_before_its_producers_group_joins_it() {
+        // `y0` reads `a`, which the group grown from `y1` (visited first)
+        // takes as an extra output: `y0` joins that group instead of reading
+        // `a` back from memory in a fusion of its own.
+        let text = r#"
+HloModule m
+ENTRY e {
+  x0 = u32[64,64] parameter(0)
+  x1 = u32[64,64] parameter(1)
+  k = u32[] parameter(2)
+  a = u32[64,64] add(x0, x1)
+  kb = u32[64,64] broadcast(k), dimensions={}
+  y0 = u32[64,64] add(a, kb)
+  s = u32[64,64] xor(x1, a)
+  y1 = u32[64,64] add(s, kb)
+  ROOT t = (u32[64,64], u32[64,64]) tuple(y0, y1)
+}
+"#;
+        let m = crate::compiler::optimize(HloModule::parse(text).unwrap(), &Default::default())
+            .unwrap();
+        let f = fusions(&m);
+        assert_eq!(f.len(), 1, "{m}");
+        let entry = m.computation(m.entry);
+        let fusion = entry
+            .instructions
+            .iter()
+            .find(|i| matches!(i.op, Op::Fusion { .. }))
+            .unwrap();
+        assert_eq!(fusion.shape.tuple_shapes().len(), 2, "{m}");
     }
 }
