@@ -823,7 +823,9 @@ ENTRY e {
     // the two arguments in, and the body needs no arena of its own.
     let peak = runner.executable.peak_memory_bytes().unwrap();
     assert!(peak <= (2 * N * 4 + 4096) as u64, "peak {peak} bytes");
-    let p0: Vec<u32> = (0..N as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let p0: Vec<u32> = (0..N as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
     let p1: Vec<u32> = (0..N as u32).map(|i| i ^ 0x9e37_79b9).collect();
     let key = 0x1bd1_1bdau32;
     let args = [

@@ -687,7 +687,10 @@ fc {
     let entry = module.computation(module.entry);
     let plan = fusion::plan(&module, entry.root_instr(), &CompileOptions::default()).unwrap();
     let pairs = plan.in_place_operands();
-    assert!(pairs.iter().all(|p| p.result == 1 && !p.elementwise), "{pairs:?}");
+    assert!(
+        pairs.iter().all(|p| p.result == 1 && !p.elementwise),
+        "{pairs:?}"
+    );
     assert_eq!(pairs.len(), 2, "{pairs:?}");
     check("multi-output in place", &text, Agree::Within(1e-6));
 }

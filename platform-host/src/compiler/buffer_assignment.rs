@@ -218,7 +218,10 @@ pub fn in_place_candidates(
             fusion_in_place
                 .iter()
                 .filter(|p| {
-                    let operand = instr.operands.get(p.operand).map(|&id| &comp.instr(id).shape);
+                    let operand = instr
+                        .operands
+                        .get(p.operand)
+                        .map(|&id| &comp.instr(id).shape);
                     match (operand, results.get(p.result)) {
                         (Some(Shape::Array(a)), Some((_, r))) => {
                             a.element_count() == r.element_count() && a.byte_size() == r.byte_size()

@@ -1984,7 +1984,8 @@ fn in_place_outputs(
             let Some(used) = last_use[k] else { continue };
             let fits = !sched.param_scattered[k]
                 && graph.params[k].element_count() == total
-                && graph.params[k].element_type().map(|t| t.byte_size()) == Some(out.ty.byte_size());
+                && graph.params[k].element_type().map(|t| t.byte_size())
+                    == Some(out.ty.byte_size());
             let before = used < w || (used == w && write_is_op);
             if fits && before && !pairs.iter().any(|p| p.output == o && p.param == k) {
                 pairs.push(InPlaceOutput {
