@@ -1980,8 +1980,8 @@ fn in_place_outputs(
             continue;
         }
         let write_is_op = matches!(sched.steps[w], Step::Op { .. });
-        for k in 0..n_params {
-            let Some(used) = last_use[k] else { continue };
+        for (k, used) in last_use.iter().enumerate() {
+            let Some(used) = *used else { continue };
             let fits = !sched.param_scattered[k]
                 && graph.params[k].element_count() == total
                 && graph.params[k].element_type().map(|t| t.byte_size())
