@@ -27,8 +27,8 @@
 //!   well (`exp` with arguments whose result is subnormal or zero clamped
 //!   out of the vector kernel and given the C library's correctly rounded
 //!   value: those take the CPU's slow microcode path).
-//! * `sin`, `cos`, `tan`, `expm1`, `log1p`, `cbrt`, `erf`, `power` and
-//!   `atan2` come from the C library (through the semantics), because XLA
+//! * `sin`, `cos`, `tan`, `expm1`, `log1p` (`f64`), `cbrt`, `erf`, `power`
+//!   and `atan2` come from the C library (through the semantics), because XLA
 //!   CPU calls the C library for them: programs that amplify rounding (the
 //!   conformance case `fori_loop`) then match XLA bit for bit. `vmath`'s
 //!   polynomials for them are within a few ULP, not equal (about 7% of
@@ -419,24 +419,26 @@ macro_rules! vint {
     };
 }
 
-/// Whether `vmath`'s kernel for `op` is the function XLA CPU computes, up to
-/// the differences already present between XLA and the C library: exact
-/// operations, and `exp`, `log`, `tanh` and `logistic`, which XLA CPU replaces
-/// by its own vectorised approximations too. The functions XLA CPU takes from
-/// the C library (`sin`, `cos`, `tan`, `expm1`, `log1p`, `cbrt`, `erf`, and
-/// `power`, `atan2`) are taken from it here as well: programs that amplify
-/// rounding (the conformance case `fori_loop`) then match XLA bit for bit.
-fn vmath_unary_matches_xla(op: FloatUnary) -> bool {
-    !matches!(
-        op,
+/// Whether `vmath`'s kernel for `op` on `ty` is the function XLA CPU
+/// computes, up to the differences already present between XLA and the C
+/// library: exact operations, and `exp`, `log`, `tanh` and `logistic`, which
+/// XLA CPU replaces by its own vectorised approximations too. The functions
+/// XLA CPU takes from the C library (`sin`, `cos`, `tan`, `expm1`, `cbrt`,
+/// `erf`, `power`, `atan2`, and `log1p` on `f64`) are taken from it here as
+/// well: programs that amplify rounding (the conformance case `fori_loop`)
+/// then match XLA bit for bit. `vmath`'s `f32` `log1p` is the C library's
+/// algorithm itself, bit for bit, so it runs vectorised.
+fn vmath_unary_matches_xla(op: FloatUnary, ty: ElementType) -> bool {
+    match op {
+        FloatUnary::Log1p => ty == ElementType::F32,
         FloatUnary::Sin
-            | FloatUnary::Cos
-            | FloatUnary::Tan
-            | FloatUnary::Expm1
-            | FloatUnary::Log1p
-            | FloatUnary::Cbrt
-            | FloatUnary::Erf
-    )
+        | FloatUnary::Cos
+        | FloatUnary::Tan
+        | FloatUnary::Expm1
+        | FloatUnary::Cbrt
+        | FloatUnary::Erf => false,
+        _ => true,
+    }
 }
 
 /// `exp` whose result would be subnormal or zero takes the CPU's microcode
@@ -598,7 +600,7 @@ pub fn unary(op: UnaryOp, ty: ElementType, result: ElementType) -> Result<Kernel
         )));
     }
     use UnaryOp::*;
-    if let Some(f) = FloatUnary::from_hlo(op).filter(|&f| vmath_unary_matches_xla(f)) {
+    if let Some(f) = FloatUnary::from_hlo(op).filter(|&f| vmath_unary_matches_xla(f, ty)) {
         if let Some(k) = vfloat_unary(f, ty) {
             return Ok(k);
         }

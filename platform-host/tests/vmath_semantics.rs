@@ -1093,3 +1093,44 @@ fn levels_are_ordered_and_settable() {
     assert_eq!(Level::from_name("AVX2"), Some(Level::Avx2));
     assert_eq!(Level::from_name("sse9"), None);
 }
+
+/// `f32` `log1p` runs vectorised because it is the C library's algorithm bit
+/// for bit (XLA CPU calls `log1pf`): checked against `f32::ln_1p` (the C
+/// library's `log1pf`) on every 251st bit pattern, the special values, and a
+/// dense sweep around each range boundary of the algorithm. (All 2^32 inputs
+/// agreed when the port was written; that run takes minutes.)
+#[test]
+fn f32_log1p_is_the_c_librarys_bit_for_bit() {
+    let mut xs: Vec<f32> = (0..=u32::MAX / 251).map(|i| f32::from_bits(i * 251)).collect();
+    xs.extend(specials32());
+    // Where the C code switches path: |x| = 2^-54 and 2^-29, -0.2929 and
+    // 0.41422 (the unsplit range), -1, 2^53, and the mantissa split of 1 + x.
+    for edge in [
+        0x2480_0000u32,
+        0x3100_0000,
+        0x3ed4_13d7,
+        0xbe95_f61f,
+        0xbf80_0000,
+        0x5a00_0000,
+        0x3fb5_04f7,
+        0x3f35_04f7,
+        0x7f80_0000,
+    ] {
+        for d in 0..2048u32 {
+            xs.push(f32::from_bits(edge.wrapping_add(d).wrapping_sub(1024)));
+            xs.push(-f32::from_bits(edge.wrapping_add(d).wrapping_sub(1024)));
+        }
+    }
+    for level in levels() {
+        let mut got = vec![0f32; xs.len()];
+        vmath::f32::unary_at(level, FloatUnary::Log1p, &xs, &mut got).unwrap();
+        let bad: Vec<(f32, f32, f32)> = xs
+            .iter()
+            .zip(&got)
+            .map(|(&x, &g)| (x, g, x.ln_1p()))
+            .filter(|&(_, g, w)| !same_or_nan32(g, w))
+            .take(5)
+            .collect();
+        assert!(bad.is_empty(), "{level:?}: (x, vmath, libm) {bad:?}");
+    }
+}

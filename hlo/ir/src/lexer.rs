@@ -58,6 +58,11 @@ impl Token {
 pub struct Lexer<'a> {
     src: &'a str,
     pos: usize,
+    /// The last position [`Lexer::line_col`] answered for, as (byte offset,
+    /// line, column): the parser asks for every instruction in text order, so
+    /// each question scans only the text since the previous one (a scan from
+    /// the start each time made parsing quadratic in the module's size).
+    located: std::cell::Cell<(usize, usize, usize)>,
 }
 
 pub(crate) fn is_word_byte(b: u8) -> bool {
@@ -66,7 +71,11 @@ pub(crate) fn is_word_byte(b: u8) -> bool {
 
 impl<'a> Lexer<'a> {
     pub fn new(src: &'a str) -> Self {
-        Lexer { src, pos: 0 }
+        Lexer {
+            src,
+            pos: 0,
+            located: std::cell::Cell::new((0, 1, 1)),
+        }
     }
 
     pub fn source(&self) -> &'a str {
@@ -83,7 +92,22 @@ impl<'a> Lexer<'a> {
 
     /// `line:column` (both 1-based, column counted in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        line_col(self.src, offset)
+        let offset = offset.min(self.src.len());
+        let (from, mut line, mut col) = self.located.get();
+        if offset < from || !self.src.is_char_boundary(offset) {
+            return line_col(self.src, offset);
+        }
+        for &b in &self.src.as_bytes()[from..offset] {
+            if b == b'\n' {
+                line += 1;
+                col = 1;
+            } else if b & 0xc0 != 0x80 {
+                // The first byte of a character (not a UTF-8 continuation).
+                col += 1;
+            }
+        }
+        self.located.set((offset, line, col));
+        (line, col)
     }
 
     /// An `InvalidArgument` error located at `offset`.
@@ -326,6 +350,21 @@ pub fn escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cached_line_col_agrees_with_a_scan_from_the_start() {
+        let src = "HloModule m\n\nENTRY e {\n  p = f32[] parameter(0) /* \u{e9}\u{1F600} */ x\n}\n";
+        let lexer = Lexer::new(src);
+        let offsets: Vec<usize> = (0..=src.len() + 3)
+            .chain([40, 5, 0, src.len(), 12, 12, 60])
+            .collect();
+        for offset in offsets {
+            if offset <= src.len() && !src.is_char_boundary(offset) {
+                continue;
+            }
+            assert_eq!(lexer.line_col(offset), line_col(src, offset), "offset {offset}");
+        }
+    }
 
     fn kinds(src: &str) -> Vec<(TokenKind, String)> {
         let mut lexer = Lexer::new(src);

@@ -213,26 +213,85 @@ pub fn log<I: Isa>(x: f32) -> f32 {
     }
 }
 
-/// `log(1 + x)`: `u = 1 + x` rounded, `log(u)` split as in [`log`], plus the
-/// rounding error of `u` as the first-order correction `(x - (u - 1)) / u`.
-/// When `u` is in `[sqrt(1/2), sqrt(2))` the polynomial takes `x` itself.
+/// `log(1 + x)`, bit for bit the C library's `log1pf` (the SunPro/fdlibm
+/// algorithm glibc ships, checked on all 2^32 inputs): XLA CPU calls the C
+/// library for `log1p`, and JAX's `erf_inv` (every `random.normal`) feeds it
+/// a million values at a time, so the vector form must give the same bits.
+///
+/// The scalar code branches; here every lane computes the general path and
+/// the special ranges are selected afterwards. `u = 1 + x` is split into
+/// `2^k * (1 + f)` with `1 + f` in `[sqrt(2)/2, sqrt(2))`, `c` is the rounding
+/// error of `u` relative to `u`, and `log(1 + f)` is `f - hfsq + s*(hfsq + R)`
+/// with `s = f / (2 + f)` and `R` an odd-series polynomial in `s^2`. Within
+/// `[-0.2929, 0.41422)` the split is skipped (`k = 0`, `f = x`). No step may
+/// become an FMA: the C library rounds each product.
 #[inline(always)]
 pub fn log1p<I: Isa>(x: f32) -> f32 {
-    let u = 1.0 + x;
-    let (e, m) = split_log(u);
-    let near = e == 0.0;
-    let f = if near { x } else { m - 1.0 };
-    let c = if near { 0.0 } else { (x - (u - 1.0)) / u };
-    let r = log1p_core::<I>(f);
-    let result = fma::<I>(e, LN2_HI, fma::<I>(e, LN2_LO, r + c));
-    if x == 0.0 {
-        x // keeps the sign of zero
-    } else if x == -1.0 {
-        f32::NEG_INFINITY
-    } else if x < -1.0 || x.is_nan() {
-        f32::NAN
-    } else if x == f32::INFINITY {
-        x
+    const LN2_HI_F: f32 = f32::from_bits(0x3f31_7180);
+    const LN2_LO_F: f32 = f32::from_bits(0x3717_f7d1);
+    const LP: [u32; 7] = [
+        0x3f2a_aaab,
+        0x3ecc_cccd,
+        0x3e92_4925,
+        0x3e63_8e29,
+        0x3e3a_3325,
+        0x3e1c_d04f,
+        0x3e17_8897,
+    ];
+    let lp = |i: usize| f32::from_bits(LP[i]);
+    let hx = x.to_bits() as i32;
+    let ax = hx & 0x7fff_ffff;
+    let near = hx < 0x3ed4_13d7 && (hx > 0 || hx <= 0xbe95_f61f_u32 as i32);
+    // Beyond 2^53 the 1 is lost: u = x, no correction.
+    let big = hx >= 0x5a00_0000;
+    let u = if big { x } else { 1.0 + x };
+    let hu = u.to_bits() as i32;
+    let k_u = (hu >> 23) - 127;
+    let c_u = if k_u > 0 { 1.0 - (u - x) } else { x - (u - 1.0) };
+    let c_u = if big { 0.0 } else { c_u / u };
+    let mant = hu & 0x007f_ffff;
+    let upper = mant >= 0x0035_04f7;
+    let norm = f32::from_bits((mant | if upper { 0x3f00_0000 } else { 0x3f80_0000 }) as u32);
+    let k = if near { 0 } else { k_u + upper as i32 };
+    let c = if near { 0.0 } else { c_u };
+    let f = if near { x } else { norm - 1.0 };
+    // `hu == 0` in the C code: `f` is below 2^-20 after the split.
+    let f_tiny = !near && (if upper { (0x0080_0000 - mant) >> 2 } else { mant }) == 0;
+    let kf = k as f32;
+    let hfsq = 0.5 * f * f;
+    let k_lo = kf * LN2_LO_F + c;
+    // |f| < 2^-20.
+    let r_tiny = hfsq * (1.0 - lp(0) * f);
+    let tiny_path = if k == 0 {
+        f - r_tiny
+    } else {
+        kf * LN2_HI_F - ((r_tiny - k_lo) - f)
+    };
+    let zero_path = if k == 0 { 0.0 } else { kf * LN2_HI_F + k_lo };
+    let tiny_path = if f == 0.0 { zero_path } else { tiny_path };
+    // The general case.
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let r = z * (lp(0) + z * (lp(1) + z * (lp(2) + z * (lp(3) + z * (lp(4) + z * (lp(5) + z * lp(6)))))));
+    let general = if k == 0 {
+        f - (hfsq - s * (hfsq + r))
+    } else {
+        kf * LN2_HI_F - ((hfsq - (s * (hfsq + r) + k_lo)) - f)
+    };
+    let result = if f_tiny { tiny_path } else { general };
+    // |x| < 2^-29: x - x^2/2, or x itself below 2^-54.
+    let small = if ax < 0x2480_0000 { x } else { x - x * x * 0.5 };
+    if ax < 0x3100_0000 {
+        small
+    } else if hx < 0 && ax >= 0x3f80_0000 {
+        // x <= -1 (and negative NaN).
+        if x == -1.0 {
+            f32::NEG_INFINITY
+        } else {
+            f32::NAN
+        }
+    } else if hx >= 0x7f80_0000 {
+        x + x
     } else {
         result
     }
