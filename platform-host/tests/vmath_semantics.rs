@@ -1101,7 +1101,9 @@ fn levels_are_ordered_and_settable() {
 /// agreed when the port was written; that run takes minutes.)
 #[test]
 fn f32_log1p_is_the_c_librarys_bit_for_bit() {
-    let mut xs: Vec<f32> = (0..=u32::MAX / 251).map(|i| f32::from_bits(i * 251)).collect();
+    let mut xs: Vec<f32> = (0..=u32::MAX / 251)
+        .map(|i| f32::from_bits(i * 251))
+        .collect();
     xs.extend(specials32());
     // Where the C code switches path: |x| = 2^-54 and 2^-29, -0.2929 and
     // 0.41422 (the unsplit range), -1, 2^53, and the mantissa split of 1 + x.

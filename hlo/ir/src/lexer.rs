@@ -362,7 +362,11 @@ mod tests {
             if offset <= src.len() && !src.is_char_boundary(offset) {
                 continue;
             }
-            assert_eq!(lexer.line_col(offset), line_col(src, offset), "offset {offset}");
+            assert_eq!(
+                lexer.line_col(offset),
+                line_col(src, offset),
+                "offset {offset}"
+            );
         }
     }
 
