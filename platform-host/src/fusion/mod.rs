@@ -39,7 +39,12 @@
 //! # In place
 //! A block program may write its result over a parameter read only at the
 //! result's own positions, with a single output written by the last step of
-//! each block ([`program::BlockProgram::in_place_params`]).
+//! each block ([`program::BlockProgram::in_place_params`]). In a
+//! multi-output fusion (a loop body updating several arrays, each from its
+//! old value) an output may also overwrite a parameter whose last use in each
+//! block comes before the output's first write
+//! ([`program::BlockProgram::in_place_outputs`]); that buffer must then be
+//! the parameter alone ([`InPlace::elementwise`] is false).
 
 pub mod exec;
 pub mod graph;
