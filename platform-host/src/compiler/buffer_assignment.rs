@@ -34,7 +34,7 @@
 
 use crate::thunk::{Allocation, BufferSlice, ConstantBytes};
 use platform_api::hlo::{HloComputation, HloInstruction, InstrId, Op};
-use platform_api::{Error, HloModule, Literal, Result, Shape};
+use platform_api::{ArrayShape, Error, HloModule, Literal, Result, Shape};
 use std::sync::Arc;
 
 /// Offsets in the arena are multiples of this.
@@ -154,17 +154,17 @@ pub fn in_place_candidates(
     instr: &HloInstruction,
     fusion_in_place: &[crate::fusion::InPlace],
 ) -> Vec<InPlace> {
-    let same_array = |operand: usize| -> bool {
-        let Some(&id) = instr.operands.get(operand) else {
-            return false;
-        };
-        match (&comp.instr(id).shape, &instr.shape) {
-            (Shape::Array(a), Shape::Array(r)) => {
+    // Whether operand `operand` is an array the result array `r` fits over.
+    let fits = |operand: usize, r: &ArrayShape| -> bool {
+        match instr.operands.get(operand).map(|&id| &comp.instr(id).shape) {
+            Some(Shape::Array(a)) => {
                 a.element_count() == r.element_count() && a.byte_size() == r.byte_size()
             }
             _ => false,
         }
     };
+    let same_array =
+        |operand: usize| -> bool { matches!(&instr.shape, Shape::Array(r) if fits(operand, r)) };
     let elementwise = |ops: &[usize]| -> Vec<InPlace> {
         ops.iter()
             .copied()
@@ -218,16 +218,9 @@ pub fn in_place_candidates(
             fusion_in_place
                 .iter()
                 .filter(|p| {
-                    let operand = instr
-                        .operands
-                        .get(p.operand)
-                        .map(|&id| &comp.instr(id).shape);
-                    match (operand, results.get(p.result)) {
-                        (Some(Shape::Array(a)), Some((_, r))) => {
-                            a.element_count() == r.element_count() && a.byte_size() == r.byte_size()
-                        }
-                        _ => false,
-                    }
+                    results
+                        .get(p.result)
+                        .is_some_and(|(_, r)| fits(p.operand, r))
                 })
                 .map(|p| InPlace {
                     result_leaf: p.result,

@@ -124,14 +124,7 @@ pub fn compile_nested(
                 tracing::debug!("%{}: fused computation runs unfused: {why}", instr.name);
                 Nested::FusedSequence {
                     sequence: compile_computation(module, *calls, FUSED_MODE, options, false)?,
-                    in_place: sequence_in_place_operands(module, *calls, instr)
-                        .into_iter()
-                        .map(|operand| fusion::InPlace {
-                            result: 0,
-                            operand,
-                            elementwise: true,
-                        })
-                        .collect(),
+                    in_place: sequence_in_place_operands(module, *calls, instr),
                 }
             }
         },
@@ -144,7 +137,7 @@ fn sequence_in_place_operands(
     module: &HloModule,
     fused: CompId,
     instr: &HloInstruction,
-) -> Vec<usize> {
+) -> Vec<fusion::InPlace> {
     let Some(comp) = module.computations.get(fused.index()) else {
         return Vec::new();
     };
@@ -181,6 +174,11 @@ fn sequence_in_place_operands(
             _ => None,
         })
         .filter(|&number| number < instr.operands.len())
+        .map(|operand| fusion::InPlace {
+            result: 0,
+            operand,
+            elementwise: true,
+        })
         .collect()
 }
 
