@@ -1039,6 +1039,20 @@ pub fn clamp(ty: ElementType) -> Result<Kernel> {
             _ => Err(undefined("clamp", ty))))
 }
 
+/// `or(shift-left(x, left), shift-right-logical(x, right))` of an integer
+/// type in one pass (the block evaluator's form of a rotate; operands `x`,
+/// `left`, `right`).
+pub fn shift_pair_or(ty: ElementType) -> Result<Kernel> {
+    vint!(ty, T => Kernel::new(3, move |args, dst, n| {
+        // SAFETY: `Kernel::call`'s contract.
+        unsafe {
+            let (x, l, r) = (operand::<T>(args[0], dst, n), operand::<T>(args[1], dst, n), operand::<T>(args[2], dst, n));
+            checked(vmath::int::shift_pair_or(x, l, r, out::<T>(dst, n)))
+        }
+    }))
+    .ok_or_else(|| undefined("shift pair", ty))
+}
+
 fn convert_to<F: ConvertSource + 'static>(to: ElementType) -> Kernel {
     fn make<F: ConvertSource + 'static, T: ConvertTarget + 'static>() -> Kernel {
         Kernel::new(1, |args, dst, n| {

@@ -384,6 +384,59 @@ fc {
 }
 
 #[test]
+fn rotates_as_random_number_generators_write_them() {
+    // Threefry's round: a rotate by a uniform amount written as two shifts
+    // and an or, in either order, with amounts both inside and past the
+    // width; one shift also read on its own, and a signed type.
+    let text = module(
+        r#"
+fc {
+  p0 = u32[64,33] parameter(0)
+  p1 = u32[64,33] parameter(1)
+  k = u32[] parameter(2)
+  w = u32[] constant(32)
+  m = u32[] constant(63)
+  k6 = u32[] and(k, m)
+  rk = u32[] subtract(w, k6)
+  bl = u32[64,33] broadcast(k6), dimensions={}
+  br = u32[64,33] broadcast(rk), dimensions={}
+  a = u32[64,33] add(p0, p1)
+  l = u32[64,33] shift-left(p1, bl)
+  r = u32[64,33] shift-right-logical(p1, br)
+  rot = u32[64,33] or(l, r)
+  x = u32[64,33] xor(a, rot)
+  l2 = u32[64,33] shift-left(x, p0)
+  r2 = u32[64,33] shift-right-logical(x, p1)
+  rot2 = u32[64,33] or(r2, l2)
+  y = u32[64,33] add(rot2, l)
+  ROOT o = (u32[64,33], u32[64,33]) tuple(x, y)
+}
+"#,
+        r#"  p0 = u32[64,33] parameter(0)
+  p1 = u32[64,33] parameter(1)
+  k = u32[] parameter(2)
+  ROOT f = (u32[64,33], u32[64,33]) fusion(p0, p1, k), kind=kLoop, calls=fc"#,
+    );
+    check("unsigned rotates", &text, Agree::Bits);
+    let text = module(
+        r#"
+fc {
+  p0 = s32[40,17] parameter(0)
+  p1 = s32[40,17] parameter(1)
+  l = s32[40,17] shift-left(p0, p1)
+  n = s32[40,17] negate(p1)
+  r = s32[40,17] shift-right-logical(p0, n)
+  ROOT o = s32[40,17] or(l, r)
+}
+"#,
+        r#"  p0 = s32[40,17] parameter(0)
+  p1 = s32[40,17] parameter(1)
+  ROOT f = s32[40,17] fusion(p0, p1), kind=kLoop, calls=fc"#,
+    );
+    check("signed shift pairs", &text, Agree::Bits);
+}
+
+#[test]
 fn row_column_total_and_mixed_reductions() {
     // Row and column sums of the same input in one multi-output fusion,
     // integer so that reassociation is exact.

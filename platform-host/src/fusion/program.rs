@@ -105,6 +105,10 @@ pub enum ElemOp {
     /// XLA CPU's contraction of a multiply into an add/subtract (the Host's
     /// internal `custom-call`, decoded by `compiler::contraction`).
     FusedMultiplyAdd(Contraction),
+    /// `or(shift-left(x, a), shift-right-logical(x, b))` of operands
+    /// `[x, a, b]`: a rotate when `a + b` is the width. Formed from the three
+    /// ops when the fusion holds them (see `Builder::op`).
+    ShiftPairOr,
 }
 
 // By hand: `Contraction` (a shared semantics type) does not implement `Hash`.
@@ -117,7 +121,11 @@ impl std::hash::Hash for ElemOp {
             ElemOp::Compare(d, t) => (d, t).hash(h),
             ElemOp::ReducePrecision(e, m) => (e, m).hash(h),
             ElemOp::FusedMultiplyAdd(how) => (*how as u8).hash(h),
-            ElemOp::Select | ElemOp::Clamp | ElemOp::Convert | ElemOp::Reinterpret => {}
+            ElemOp::Select
+            | ElemOp::Clamp
+            | ElemOp::Convert
+            | ElemOp::Reinterpret
+            | ElemOp::ShiftPairOr => {}
         }
     }
 }
@@ -509,6 +517,7 @@ impl<'g, 'a> Builder<'g, 'a> {
                 )));
             }
         }
+        let (op, children) = self.combined(op, children);
         self.add(
             Kind::Op(op, children),
             ty,
@@ -516,6 +525,34 @@ impl<'g, 'a> Builder<'g, 'a> {
             dom,
             uniform && dom == Dom::Any,
         )
+    }
+
+    /// `op` of `children` as one step where the Host has a kernel for the
+    /// whole pattern: `or` of a left and a logical right shift of the same
+    /// value (a rotate, as random-number generators write it) becomes
+    /// [`ElemOp::ShiftPairOr`], so a block makes one pass instead of three.
+    /// The shifts stay expressions of their own and are still computed if
+    /// anything else reads them.
+    fn combined(&self, op: ElemOp, children: Vec<ExprId>) -> (ElemOp, Vec<ExprId>) {
+        let shift = |e: ExprId, which: BinaryOp| match &self.exprs[e].key.kind {
+            Kind::Op(ElemOp::Binary(b), args) if *b == which && args.len() == 2 => {
+                Some((args[0], args[1]))
+            }
+            _ => None,
+        };
+        if let (ElemOp::Binary(BinaryOp::Or), [p, q]) = (&op, children.as_slice()) {
+            for (l, r) in [(*p, *q), (*q, *p)] {
+                if let (Some((x, a)), Some((y, b))) = (
+                    shift(l, BinaryOp::ShiftLeft),
+                    shift(r, BinaryOp::ShiftRightLogical),
+                ) {
+                    if x == y {
+                        return (ElemOp::ShiftPairOr, vec![x, a, b]);
+                    }
+                }
+            }
+        }
+        (op, children)
     }
 
     /// Operand `k` of node `i`, broadcast to `dims` when it is a scalar and
@@ -1211,6 +1248,7 @@ fn kernel_for(op: &ElemOp, arg_types: &[ElementType], ty: ElementType) -> Result
         ElemOp::Reinterpret => ops::copy(ty.byte_size()),
         ElemOp::ReducePrecision(e, m) => ops::reduce_precision(ty, *e, *m),
         ElemOp::FusedMultiplyAdd(how) => ops::fused_multiply_add(*how, ty),
+        ElemOp::ShiftPairOr => ops::shift_pair_or(ty),
     }
 }
 

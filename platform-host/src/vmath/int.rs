@@ -297,3 +297,32 @@ pub fn clamp_at<T: VInt>(
     dispatch!(level, I => map3(lo, x, hi, dst, |l, v, h| sem::minimum(h, sem::maximum(l, v))));
     Ok(())
 }
+
+/// `dst = or(shift-left(x, left), shift-right-logical(x, right))`, each shift
+/// by the shared rules (an amount past the width gives 0). With `left + right`
+/// equal to the width this is a rotate, the core of threefry's rounds; one
+/// pass instead of three.
+#[inline]
+pub fn shift_pair_or<T: VInt>(
+    x: Operand<'_, T>,
+    left: Operand<'_, T>,
+    right: Operand<'_, T>,
+    dst: &mut [T],
+) -> Result<()> {
+    shift_pair_or_at(level(), x, left, right, dst)
+}
+
+/// [`shift_pair_or`] at `level`.
+pub fn shift_pair_or_at<T: VInt>(
+    level: Level,
+    x: Operand<'_, T>,
+    left: Operand<'_, T>,
+    right: Operand<'_, T>,
+    dst: &mut [T],
+) -> Result<()> {
+    kernels::check_lengths("shift pair", &[&x, &left, &right], dst.len())?;
+    dispatch!(level, I => map3(x, left, right, dst, |v, l, r| {
+        sem::or(sem::shift_left(v, l), sem::shift_right_logical(v, r))
+    }));
+    Ok(())
+}
