@@ -1281,10 +1281,64 @@ pub fn fold(op: BinaryOp, ty: ElementType) -> Result<Fold> {
     with_same_type_binary(op, ty, FoldBuilder)
 }
 
-/// `acc = op(acc, x)` elementwise (column reductions): a binary kernel whose
-/// destination is its first operand.
-pub fn accumulate(op: BinaryOp, ty: ElementType) -> Result<Kernel> {
-    binary(op, ty, ty)
+type AccumulateFn = dyn Fn(*mut u8, *const u8, usize, usize) + Send + Sync;
+
+/// `acc[c] = op(acc[c], x[r][c])` for each row `r` of a row-major block in
+/// turn (column reductions): one call per block, however short its rows, so
+/// a reduction over a narrow minor dimension (the channels of an NHWC batch
+/// norm) does not pay a call per row. Each column is combined in row order,
+/// the order one call per row would give.
+pub struct Accumulate {
+    f: Box<AccumulateFn>,
+}
+
+impl Accumulate {
+    /// Folds `rows` rows of `row_len` elements at `xs` into the `row_len`
+    /// elements at `acc`.
+    ///
+    /// # Safety
+    /// `acc` valid for `row_len` elements, `xs` for `rows * row_len`, not
+    /// overlapping `acc`.
+    #[inline]
+    pub unsafe fn call(&self, acc: *mut u8, xs: *const u8, rows: usize, row_len: usize) {
+        if rows > 0 && row_len > 0 {
+            (self.f)(acc, xs, rows, row_len)
+        }
+    }
+}
+
+struct AccumulateBuilder;
+impl CombinerVisitor for AccumulateBuilder {
+    type Out = Accumulate;
+    fn visit<T, F>(self, f: F) -> Accumulate
+    where
+        T: bytemuck::Pod + Send + Sync + 'static,
+        F: Fn(T, T) -> T + Copy + Send + Sync + 'static,
+    {
+        Accumulate {
+            f: Box::new(move |acc, xs, rows, row_len| {
+                // SAFETY: `Accumulate::call`'s contract.
+                let (acc, xs) = unsafe {
+                    (
+                        std::slice::from_raw_parts_mut(acc.cast::<T>(), row_len),
+                        std::slice::from_raw_parts(xs.cast::<T>(), rows * row_len),
+                    )
+                };
+                crate::vmath::isa::dispatch!(vmath::level(), I => {
+                    for row in xs.chunks_exact(row_len) {
+                        for (a, &x) in acc.iter_mut().zip(row) {
+                            *a = f(*a, x);
+                        }
+                    }
+                })
+            }),
+        }
+    }
+}
+
+/// The column accumulator with reducer `op` on elements of type `ty`.
+pub fn accumulate(op: BinaryOp, ty: ElementType) -> Result<Accumulate> {
+    with_same_type_binary(op, ty, AccumulateBuilder)
 }
 
 /// Fills `n` elements of `width` bytes at `dst` with the value at `value`.

@@ -437,6 +437,53 @@ fc {
 }
 
 #[test]
+fn short_rows_repeated_down_the_block() {
+    // A batch norm over 24 channels (rows far shorter than a per-row call
+    // pays for): per-channel vectors, one a slice of a longer one, broadcast
+    // down 3000 rows (several blocks per task, the last one partial), and
+    // the per-channel sum of squares as a column reduction over them.
+    let text = module(
+        r#"
+fc {
+  x = f32[3000,24] parameter(0)
+  mean = f32[24] parameter(1)
+  scale = f32[48] parameter(2)
+  m = f32[3000,24] broadcast(mean), dimensions={1}
+  s24 = f32[24] slice(scale), slice={[24:48]}
+  s = f32[3000,24] broadcast(s24), dimensions={1}
+  c = f32[24] constant({1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24})
+  cb = f32[3000,24] broadcast(c), dimensions={1}
+  d = f32[3000,24] subtract(x, m)
+  n = f32[3000,24] multiply(d, s)
+  ROOT o = f32[3000,24] add(n, cb)
+}
+"#,
+        r#"  x = f32[3000,24] parameter(0)
+  mean = f32[24] parameter(1)
+  scale = f32[48] parameter(2)
+  ROOT f = f32[3000,24] fusion(x, mean, scale), kind=kLoop, calls=fc"#,
+    );
+    check("short repeated rows", &text, Agree::Bits);
+    let text = module(
+        r#"
+fc {
+  x = s32[20000,24] parameter(0)
+  mean = s32[24] parameter(1)
+  m = s32[20000,24] broadcast(mean), dimensions={1}
+  d = s32[20000,24] subtract(x, m)
+  sq = s32[20000,24] multiply(d, d)
+  z = s32[] constant(0)
+  ROOT r = s32[24] reduce(sq, z), dimensions={0}, to_apply=add_s32
+}
+"#,
+        r#"  x = s32[20000,24] parameter(0)
+  mean = s32[24] parameter(1)
+  ROOT f = s32[24] fusion(x, mean), kind=kInput, calls=fc"#,
+    );
+    check("short-row column sums", &text, Agree::Bits);
+}
+
+#[test]
 fn row_column_total_and_mixed_reductions() {
     // Row and column sums of the same input in one multi-output fusion,
     // integer so that reassociation is exact.

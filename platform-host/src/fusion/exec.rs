@@ -6,7 +6,8 @@
 //! pool. A task walks its blocks and runs every step on each; its block
 //! registers live in a per-thread register file that is reused by every fusion
 //! the thread runs (no allocation per run). Per task, uniform values are
-//! computed once and splatted. Column reductions accumulate into per-task
+//! computed once and splatted, and a short row repeated down the block (a
+//! per-channel vector) is expanded once. Column reductions accumulate into per-task
 //! partial rows in the fusion's scratch and are combined in task order
 //! afterwards; with chunked rows, row reductions leave one partial value per
 //! chunk, combined (with the outer-domain steps that follow) afterwards.
@@ -108,6 +109,9 @@ struct TaskState<'p> {
     evals: Vec<Option<ScalarEval<'p>>>,
     /// The next block's memory, fetched ahead while this block computes.
     ahead: Ahead,
+    /// Short repeated rows (a per-channel scale), expanded to a whole block
+    /// once per task: (the row's address, the block).
+    expanded: Vec<(*mut u8, Vec<Line>)>,
 }
 
 /// The contiguous memory the next block will read (its leaves), fetched
@@ -310,6 +314,7 @@ impl<'p> Env<'p> {
             inits,
             evals,
             ahead: Ahead::default(),
+            expanded: Vec::new(),
         }
     }
 
@@ -384,6 +389,30 @@ impl<'p> Env<'p> {
                 }
                 st.val[s] = Val::Block(dst);
                 dst
+            }
+            Val::RowRepeat(src) if p.row_len < ROW_CALL_MIN => {
+                // Short rows are expanded for every block, and every block's
+                // expansion of one row is the same: expand it once per task.
+                let bytes = p.row_len * w;
+                let at = match st.expanded.iter().position(|(from, _)| *from == src) {
+                    Some(k) => k,
+                    None => {
+                        let rows = p.cap_full.div_ceil(p.row_len.max(1));
+                        let mut lines = vec![Line([0; 64]); (rows * bytes).div_ceil(64).max(1)];
+                        let dst: *mut u8 = lines.as_mut_ptr().cast();
+                        for i in 0..rows {
+                            // SAFETY: one row at `src`; `lines` holds `rows`.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(src, dst.add(i * bytes), bytes)
+                            };
+                        }
+                        st.expanded.push((src, lines));
+                        st.expanded.len() - 1
+                    }
+                };
+                let ptr: *mut u8 = st.expanded[at].1.as_mut_ptr().cast();
+                st.val[s] = Val::Block(ptr);
+                ptr
             }
             Val::RowRepeat(src) => {
                 let dst = st.home[s];
@@ -739,11 +768,7 @@ impl<'p> Env<'p> {
                 unsafe {
                     ops::fill(widths[0], st.inits[r][0].as_ptr().cast(), dst, b.n);
                     for t in 0..p.n_tasks {
-                        accumulate.call(
-                            &[Arg::Ptr(dst.cast_const()), Arg::Ptr(part(0, t))],
-                            dst,
-                            b.n,
-                        );
+                        accumulate.call(dst, part(0, t), 1, b.n);
                     }
                 }
             }
@@ -795,6 +820,26 @@ impl<'p> Env<'p> {
             .map(|(&off, &w)| self.scratch.wrapping_add(off + b.task * row_len * w))
             .collect();
         let bases: Vec<*mut u8> = operands.iter().map(|&s| self.block(st, s, b)).collect();
+        if let Reducer::Simple { accumulate, .. } = &plan.reducer {
+            let (x, w) = (bases[0].cast_const(), widths[0]);
+            let mut first = 0;
+            if b.task_first {
+                // SAFETY: the block's first row into the task's partial row.
+                unsafe { std::ptr::copy_nonoverlapping(x, partial[0], row_len * w) };
+                first = 1;
+            }
+            // SAFETY: the block's remaining rows; the partial row is scratch
+            // apart from the block.
+            unsafe {
+                accumulate.call(
+                    partial[0],
+                    x.wrapping_add(first * row_len * w),
+                    b.nr.saturating_sub(first),
+                    row_len,
+                )
+            };
+            return;
+        }
         for i in 0..b.nr {
             let xs: Vec<*const u8> = bases
                 .iter()
@@ -811,17 +856,8 @@ impl<'p> Env<'p> {
                 continue;
             }
             match &plan.reducer {
-                Reducer::Simple { accumulate, .. } => {
-                    // SAFETY: `row_len` elements each; the destination is
-                    // exactly the first operand.
-                    unsafe {
-                        accumulate.call(
-                            &[Arg::Ptr(partial[0].cast_const()), Arg::Ptr(xs[0])],
-                            partial[0],
-                            row_len,
-                        )
-                    };
-                }
+                // Folded a block at a time above.
+                Reducer::Simple { .. } => {}
                 Reducer::Program(_) => {
                     let Some(eval) = st.evals[r].as_mut() else {
                         continue;

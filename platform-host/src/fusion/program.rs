@@ -59,6 +59,9 @@ pub const ELEMENTWISE_BLOCK: usize = 1024;
 /// Fewest compute steps per block for which a fusion fetches the next
 /// block's memory ahead.
 pub const FETCH_AHEAD_MIN_OPS: usize = 4;
+/// Extra element evaluations past which an operation pushed below a
+/// broadcast counts as amplified ([`BlockProgram::amplified`]).
+pub const AMPLIFY_MIN: usize = 4096;
 /// Longest row a block may hold whole (when a reduction is broadcast back).
 pub const MAX_ROW: usize = 1 << 16;
 /// Element-steps of work per parallel task.
@@ -175,7 +178,7 @@ pub enum Reducer {
     Simple {
         op: BinaryOp,
         fold: ops::Fold,
-        accumulate: ops::Kernel,
+        accumulate: ops::Accumulate,
     },
     /// Anything else (variadic argmax, ...): the scalar evaluator, one element
     /// at a time.
@@ -1214,6 +1217,11 @@ pub struct BlockProgram {
     /// through a data movement op into more than one view, or needed in two
     /// domains).
     pub duplicated: Vec<usize>,
+    /// Graph nodes whose operation, pushed below a broadcast, runs on at
+    /// least twice (and [`AMPLIFY_MIN`] more) as many elements as the node
+    /// has: a batch norm's per-channel `rsqrt(var + eps)` evaluated once per
+    /// pixel. Cheaper computed on its own and read through the broadcast.
+    pub amplified: Vec<usize>,
     /// Parameters read only at their own positions in the full domain, in
     /// the step that writes the single output's block: the output may be
     /// written over them.
@@ -1272,6 +1280,9 @@ struct Scheduler<'b, 'g, 'a> {
     col_steps: Vec<Step>,
     needs_whole_rows: bool,
     origin_instances: HashMap<usize, usize>,
+    /// Graph nodes whose operation runs at a broadcast's size (see
+    /// [`BlockProgram::amplified`]).
+    amplified: std::collections::BTreeSet<usize>,
     /// Parameters read other than at their own full-domain positions.
     param_scattered: Vec<bool>,
 }
@@ -1304,6 +1315,7 @@ impl<'b, 'g, 'a> Scheduler<'b, 'g, 'a> {
             col_steps: Vec::new(),
             needs_whole_rows: false,
             origin_instances: HashMap::new(),
+            amplified: Default::default(),
             param_scattered: vec![false; b.graph.params.len()],
         };
         for (k, &e) in outputs.iter().enumerate() {
@@ -1447,10 +1459,11 @@ impl<'b, 'g, 'a> Scheduler<'b, 'g, 'a> {
                 }
                 let l = self.leaf_plan(&leaf, ty)?;
                 let slot = self.new_slot(ty, dom, false);
+                // A row repeated down the block is read in place (long rows)
+                // or expanded once per task (short ones, `exec`), never
+                // gathered again for every block.
                 let repeat = match (dom, &leaf.source) {
-                    (SlotDom::Full, Source::Param(_) | Source::Constant(_))
-                        if self.row_len >= ROW_CALL_MIN =>
-                    {
+                    (SlotDom::Full, Source::Param(_) | Source::Constant(_)) => {
                         leaf.view.repeat_base(self.rows, self.row_len)
                     }
                     _ => None,
@@ -1476,6 +1489,11 @@ impl<'b, 'g, 'a> Scheduler<'b, 'g, 'a> {
                     .map_err(|e| e.context(format_args!("{}", self.b.graph.name)))?;
                 if let Some(origin) = self.b.exprs[e].origin {
                     *self.origin_instances.entry(origin).or_insert(0) += 1;
+                    let own = self.b.graph.nodes[origin].instr.shape.element_count();
+                    let count = self.b.exprs[e].key.count;
+                    if dom != SlotDom::Uniform && count >= 2 * own && count - own >= AMPLIFY_MIN {
+                        self.amplified.insert(origin);
+                    }
                 }
                 let slot = self.new_slot(ty, dom, true);
                 self.push(dom, Step::Op { slot, kernel, args });
@@ -1710,6 +1728,7 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
             .collect(),
         scratch_bytes,
         duplicated,
+        amplified: sched.amplified.iter().copied().collect(),
         in_place_params,
         in_place_outputs,
     })
@@ -2039,6 +2058,22 @@ fn in_place_outputs(
 
 /// The leaves each block fetches ahead for the next one (see
 /// [`BlockProgram::fetch_ahead`]).
+/// Smallest leaf source (bytes) a fusion fetches ahead.
+const FETCH_AHEAD_MIN_BYTES: usize = 256 << 10;
+
+/// The bytes behind a leaf's source.
+fn source_bytes(b: &Builder<'_, '_>, source: &Source) -> usize {
+    match source {
+        Source::Param(k) => b
+            .graph
+            .params
+            .get(*k)
+            .map_or(0, |s| s.leaves().iter().map(|(_, a)| a.byte_size()).sum()),
+        Source::Constant(c) => b.constants.get(*c).map_or(0, |c| c.as_bytes().len()),
+        Source::Index => 0,
+    }
+}
+
 fn fetch_ahead(b: &Builder<'_, '_>, sched: &Scheduler<'_, '_, '_>) -> Vec<FetchLeaf> {
     // Prefetching pays where a block's compute passes leave the memory idle;
     // a reduction or a short chain is one streaming pass the hardware
@@ -2056,7 +2091,13 @@ fn fetch_ahead(b: &Builder<'_, '_>, sched: &Scheduler<'_, '_, '_>) -> Vec<FetchL
         .steps
         .iter()
         .filter_map(|s| match s {
-            Step::Load { slot, leaf, .. } if sched.leaves[*leaf].index.is_none() => {
+            // A leaf whose whole source fits in L2 (a per-channel scale
+            // broadcast over the block) stays cached after the first
+            // blocks: fetching it again only costs the walk over its runs.
+            Step::Load { slot, leaf, .. }
+                if sched.leaves[*leaf].index.is_none()
+                    && source_bytes(b, &sched.leaves[*leaf].source) >= FETCH_AHEAD_MIN_BYTES =>
+            {
                 Some(FetchLeaf {
                     leaf: *leaf,
                     dom: sched.slots[*slot].dom,

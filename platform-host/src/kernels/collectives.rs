@@ -109,7 +109,7 @@ impl Reducer {
     fn new(ctx: &LowerCtx<'_>, comp: CompId, ty: platform_api::ElementType) -> Result<Reducer> {
         if let Some((op, t)) = binary_reducer(ctx.module, comp) {
             if t == ty {
-                return Ok(Reducer::Typed(ops::accumulate(op, t)?));
+                return Ok(Reducer::Typed(ops::binary(op, t, t)?));
             }
         }
         let p = ScalarProgram::compile(ctx.module, comp)?;

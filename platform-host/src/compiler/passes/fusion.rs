@@ -19,7 +19,11 @@
 //!   only feed elementwise ops join too.
 //! * A computed value used both inside a group and outside it becomes an
 //!   extra output of the group (a tuple-rooted fusion) rather than being
-//!   recomputed: no expensive operation is ever duplicated.
+//!   recomputed: no expensive operation is ever duplicated. Nor is one
+//!   amplified: an operation whose result reaches the group only through a
+//!   broadcast (a batch norm's per-channel `rsqrt(var + eps)`) would run at
+//!   the broadcast's size inside it, so it stays out and is read through the
+//!   broadcast instead (`BlockProgram::amplified`).
 //! * Sibling groups reading the same large input (the row and column
 //!   reductions of one matrix) are merged into one multi-output fusion, so the
 //!   input is read once.
@@ -438,7 +442,8 @@ impl<'a> Ctx<'a> {
         let Ok((graph, _)) = FusedGraph::from_group(self.module, self.comp, &ids, &outs) else {
             return false;
         };
-        matches!(program::compile(&graph), Ok(p) if p.duplicated.is_empty())
+        matches!(program::compile(&graph),
+            Ok(p) if p.duplicated.is_empty() && p.amplified.is_empty())
     }
 
     /// Grows a group from `root` (consumers first), see the module doc.
@@ -1061,6 +1066,41 @@ ENTRY e {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn per_channel_math_is_not_fused_below_its_broadcast() {
+        // rsqrt(var + eps) of 32 channels, broadcast over 4096 pixels: fused,
+        // it would run once per pixel instead of once per channel.
+        let text = r#"
+HloModule m
+ENTRY e {
+  x = f32[4096,32] parameter(0)
+  var = f32[32] parameter(1)
+  eps = f32[] constant(1e-5)
+  be = f32[32] broadcast(eps), dimensions={}
+  v = f32[32] add(var, be)
+  r = f32[32] rsqrt(v)
+  br = f32[4096,32] broadcast(r), dimensions={1}
+  ROOT y = f32[4096,32] multiply(x, br)
+}
+"#;
+        let m = optimized(text);
+        for comp in &m.computations {
+            let has_rsqrt = comp
+                .instructions
+                .iter()
+                .any(|i| matches!(i.op, Op::Unary(platform_api::hlo::UnaryOp::Rsqrt)));
+            let full_size = comp
+                .instructions
+                .iter()
+                .any(|i| i.shape.element_count() == 4096 * 32);
+            assert!(
+                !(has_rsqrt && full_size),
+                "%{}: rsqrt fused with the full-size multiply",
+                comp.name
+            );
+        }
     }
 
     #[test]
