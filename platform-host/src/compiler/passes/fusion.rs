@@ -19,11 +19,11 @@
 //!   only feed elementwise ops join too.
 //! * A computed value used both inside a group and outside it becomes an
 //!   extra output of the group (a tuple-rooted fusion) rather than being
-//!   recomputed: no expensive operation is ever duplicated. Nor is one
-//!   amplified: an operation whose result reaches the group only through a
+//!   recomputed: no expensive operation is ever duplicated. Nor amplified:
+//!   an operation whose result reaches the grown group only through a
 //!   broadcast (a batch norm's per-channel `rsqrt(var + eps)`) would run at
-//!   the broadcast's size inside it, so it stays out and is read through the
-//!   broadcast instead (`BlockProgram::amplified`).
+//!   the broadcast's size inside it, so it is taken out again and read
+//!   through the broadcast (`BlockProgram::amplified`).
 //! * Sibling groups reading the same large input (the row and column
 //!   reductions of one matrix) are merged into one multi-output fusion, so the
 //!   input is read once.
@@ -442,12 +442,73 @@ impl<'a> Ctx<'a> {
         let Ok((graph, _)) = FusedGraph::from_group(self.module, self.comp, &ids, &outs) else {
             return false;
         };
-        matches!(program::compile(&graph),
-            Ok(p) if p.duplicated.is_empty() && p.amplified.is_empty())
+        matches!(program::compile(&graph), Ok(p) if p.duplicated.is_empty())
     }
 
-    /// Grows a group from `root` (consumers first), see the module doc.
+    /// Grows a group from `root` (consumers first), see the module doc, then
+    /// sheds what the group would run at a broadcast's size.
     fn grow(&self, root: usize) -> Vec<usize> {
+        let members = self.grow_greedy(root);
+        self.shed_amplified(root, members)
+    }
+
+    /// The members whose operation the group's block program runs on many
+    /// more elements than the member has (`BlockProgram::amplified`).
+    fn amplified(&self, members: &[usize], in_g: &[bool]) -> Vec<usize> {
+        let shape = self.shape_of(members, in_g);
+        let ids: Vec<InstrId> = members.iter().map(|&m| InstrId(m as u32)).collect();
+        let outs: Vec<InstrId> = shape.outputs.iter().map(|&m| InstrId(m as u32)).collect();
+        let Ok((graph, _)) = FusedGraph::from_group(self.module, self.comp, &ids, &outs) else {
+            return Vec::new();
+        };
+        match program::compile(&graph) {
+            Ok(p) => p.amplified.iter().map(|&n| members[n]).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Takes out of a grown group every operation it would run at a
+    /// broadcast's size (a batch norm's per-channel `rsqrt(var + eps)`, once
+    /// per pixel), with the members that only feed them: they form groups of
+    /// their own and the group reads their result through the broadcast.
+    /// Judged on the whole group, not per addition: while a group grows, a
+    /// layer norm's per-row `rsqrt` looks amplified until the reduction it
+    /// comes from joins and makes it a per-row value.
+    fn shed_amplified(&self, root: usize, members: Vec<usize>) -> Vec<usize> {
+        let n = self.comp.instructions.len();
+        let amplified = self.amplified(&members, &membership(n, &members));
+        if amplified.is_empty() {
+            return members;
+        }
+        let mut dropped: HashSet<usize> = amplified.into_iter().collect();
+        // Members are in instruction order: users come after their operands.
+        for &m in members.iter().rev() {
+            let inside: Vec<usize> = self.users[m]
+                .iter()
+                .copied()
+                .filter(|u| members.binary_search(u).is_ok())
+                .collect();
+            if m != root && !inside.is_empty() && inside.iter().all(|u| dropped.contains(u)) {
+                dropped.insert(m);
+            }
+        }
+        if dropped.contains(&root) {
+            return members;
+        }
+        let kept: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|m| !dropped.contains(m))
+            .collect();
+        let in_g = membership(n, &kept);
+        if self.valid(&kept, &in_g) {
+            kept
+        } else {
+            members
+        }
+    }
+
+    fn grow_greedy(&self, root: usize) -> Vec<usize> {
         let n = self.comp.instructions.len();
         let mut in_g = vec![false; n];
         in_g[root] = true;
@@ -1101,6 +1162,45 @@ ENTRY e {
                 comp.name
             );
         }
+    }
+
+    #[test]
+    fn layernorm_with_scale_and_shift_is_one_fusion() {
+        // The per-row rsqrt looks amplified until its reduction joins.
+        let text = r#"
+HloModule m
+add {
+  a1 = f32[] parameter(0)
+  b1 = f32[] parameter(1)
+  ROOT r1 = f32[] add(a1, b1)
+}
+ENTRY e {
+  x = f32[64,256] parameter(0)
+  g = f32[256] parameter(1)
+  b = f32[256] parameter(2)
+  z = f32[] constant(0)
+  n = f32[64] broadcast(f32[] constant(256)), dimensions={}
+  s = f32[64] reduce(x, z), dimensions={1}, to_apply=add
+  mean = f32[64] divide(s, n)
+  bm = f32[64,256] broadcast(mean), dimensions={0}
+  d = f32[64,256] subtract(x, bm)
+  sq = f32[64,256] multiply(d, d)
+  ss = f32[64] reduce(sq, z), dimensions={1}, to_apply=add
+  var = f32[64] divide(ss, n)
+  eps = f32[64] broadcast(f32[] constant(1e-5)), dimensions={}
+  ve = f32[64] add(var, eps)
+  r = f32[64] rsqrt(ve)
+  br = f32[64,256] broadcast(r), dimensions={0}
+  y = f32[64,256] multiply(d, br)
+  bg = f32[64,256] broadcast(g), dimensions={1}
+  yg = f32[64,256] multiply(y, bg)
+  bb = f32[64,256] broadcast(b), dimensions={1}
+  ROOT o = f32[64,256] add(yg, bb)
+}
+"#;
+        let m = optimized(text);
+        let f = fusions(&m);
+        assert_eq!(f.len(), 1, "{f:?}");
     }
 
     #[test]
