@@ -268,6 +268,13 @@ struct Buffer {
     offset: usize,
 }
 
+impl Buffer {
+    /// Whether the two are live at some common step.
+    fn live_with(&self, other: &Buffer) -> bool {
+        self.start <= other.end && other.start <= self.end
+    }
+}
+
 /// For each state leaf of a `while` whose body is `body`: whether the body's
 /// result leaf is its parameter's leaf, unchanged (through aliases only). Such a
 /// leaf is never written by the loop: the body keeps it live to its end, so no
@@ -925,13 +932,13 @@ fn lodge_in_outputs(buffers: &mut [Buffer]) {
         let (room, opens) = (buffers[h].size, buffers[h].start);
         let mut lodged: Vec<usize> = Vec::new();
         for &g in &guests {
-            let (start, stop, size) = (buffers[g].start, buffers[g].end, buffers[g].size);
+            let (stop, size) = (buffers[g].end, buffers[g].size);
             if buffers[g].host.is_some() || stop >= opens || size > room {
                 continue;
             }
             let busy = lodged
                 .iter()
-                .filter(|&&p| buffers[p].start <= stop && start <= buffers[p].end)
+                .filter(|&&p| buffers[p].live_with(&buffers[g]))
                 .map(|&p| (buffers[p].offset, buffers[p].offset + buffers[p].size));
             let offset = lowest_free_offset(busy.collect(), size);
             if offset + size <= room {
@@ -1031,10 +1038,10 @@ fn first_fit(buffers: &[Buffer], order: &[usize]) -> (usize, Vec<usize>) {
     let mut placed: Vec<usize> = Vec::with_capacity(order.len());
     let mut temp_bytes = 0usize;
     for &b in order {
-        let (start, stop, size) = (buffers[b].start, buffers[b].end, buffers[b].size);
+        let size = buffers[b].size;
         let busy = placed
             .iter()
-            .filter(|&&p| buffers[p].start <= stop && start <= buffers[p].end)
+            .filter(|&&p| buffers[p].live_with(&buffers[b]))
             .map(|&p| (offset_of[p], offset_of[p] + buffers[p].size));
         let offset = lowest_free_offset(busy.collect(), size);
         offset_of[b] = offset;

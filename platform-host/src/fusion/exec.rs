@@ -7,7 +7,8 @@
 //! registers live in a per-thread register file that is reused by every fusion
 //! the thread runs (no allocation per run). Per task, uniform values are
 //! computed once and splatted, and a short row repeated down the block (a
-//! per-channel vector) is expanded once. Column reductions accumulate into per-task
+//! per-channel vector) is expanded once, into a block the task allocates (one
+//! per such row, the only allocation of a run besides the task list). Column reductions accumulate into per-task
 //! partial rows in the fusion's scratch and are combined in task order
 //! afterwards; with chunked rows, row reductions leave one partial value per
 //! chunk, combined (with the outer-domain steps that follow) afterwards.
@@ -855,32 +856,27 @@ impl<'p> Env<'p> {
                 }
                 continue;
             }
-            match &plan.reducer {
-                // Folded a block at a time above.
-                Reducer::Simple { .. } => {}
-                Reducer::Program(_) => {
-                    let Some(eval) = st.evals[r].as_mut() else {
-                        continue;
-                    };
-                    for c in 0..row_len {
-                        let mut acc: Vec<Register> = partial
-                            .iter()
-                            .zip(&widths)
-                            // SAFETY: element `c` of the partial row.
-                            .map(|(&pp, &w)| unsafe { load_register(pp.add(c * w), w) })
-                            .collect();
-                        let xc: Vec<*const u8> = xs
-                            .iter()
-                            .zip(&widths)
-                            .map(|(&x, &w)| x.wrapping_add(c * w))
-                            .collect();
-                        // SAFETY: one element each.
-                        unsafe { program_fold(eval, &mut acc, &xc, &widths, 1, 1) };
-                        for (j, a) in acc.iter().enumerate() {
-                            // SAFETY: element `c` of the partial row.
-                            unsafe { store_register(a, widths[j], partial[j].add(c * widths[j])) };
-                        }
-                    }
+            // The scalar evaluator's reducers (a simple one returned above).
+            let Some(eval) = st.evals[r].as_mut() else {
+                continue;
+            };
+            for c in 0..row_len {
+                let mut acc: Vec<Register> = partial
+                    .iter()
+                    .zip(&widths)
+                    // SAFETY: element `c` of the partial row.
+                    .map(|(&pp, &w)| unsafe { load_register(pp.add(c * w), w) })
+                    .collect();
+                let xc: Vec<*const u8> = xs
+                    .iter()
+                    .zip(&widths)
+                    .map(|(&x, &w)| x.wrapping_add(c * w))
+                    .collect();
+                // SAFETY: one element each.
+                unsafe { program_fold(eval, &mut acc, &xc, &widths, 1, 1) };
+                for (j, a) in acc.iter().enumerate() {
+                    // SAFETY: element `c` of the partial row.
+                    unsafe { store_register(a, widths[j], partial[j].add(c * widths[j])) };
                 }
             }
         }

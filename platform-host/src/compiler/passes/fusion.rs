@@ -432,17 +432,22 @@ impl<'a> Ctx<'a> {
 
     /// Whether `members` may form a group: acyclic, and a block program with
     /// nothing computed twice.
-    fn valid(&self, members: &[usize], in_g: &[bool]) -> bool {
+    /// The block program of the group `members` (`in_g` its mask), if it has
+    /// one.
+    fn compile_group(&self, members: &[usize], in_g: &[bool]) -> Option<program::BlockProgram> {
         let shape = self.shape_of(members, in_g);
         if shape.outputs.is_empty() || self.creates_cycle(members, &shape, in_g) {
-            return false;
+            return None;
         }
         let ids: Vec<InstrId> = members.iter().map(|&m| InstrId(m as u32)).collect();
         let outs: Vec<InstrId> = shape.outputs.iter().map(|&m| InstrId(m as u32)).collect();
-        let Ok((graph, _)) = FusedGraph::from_group(self.module, self.comp, &ids, &outs) else {
-            return false;
-        };
-        matches!(program::compile(&graph), Ok(p) if p.duplicated.is_empty())
+        let (graph, _) = FusedGraph::from_group(self.module, self.comp, &ids, &outs).ok()?;
+        program::compile(&graph).ok()
+    }
+
+    fn valid(&self, members: &[usize], in_g: &[bool]) -> bool {
+        self.compile_group(members, in_g)
+            .is_some_and(|p| p.duplicated.is_empty())
     }
 
     /// Grows a group from `root` (consumers first), see the module doc, then
@@ -455,16 +460,9 @@ impl<'a> Ctx<'a> {
     /// The members whose operation the group's block program runs on many
     /// more elements than the member has (`BlockProgram::amplified`).
     fn amplified(&self, members: &[usize], in_g: &[bool]) -> Vec<usize> {
-        let shape = self.shape_of(members, in_g);
-        let ids: Vec<InstrId> = members.iter().map(|&m| InstrId(m as u32)).collect();
-        let outs: Vec<InstrId> = shape.outputs.iter().map(|&m| InstrId(m as u32)).collect();
-        let Ok((graph, _)) = FusedGraph::from_group(self.module, self.comp, &ids, &outs) else {
-            return Vec::new();
-        };
-        match program::compile(&graph) {
-            Ok(p) => p.amplified.iter().map(|&n| members[n]).collect(),
-            Err(_) => Vec::new(),
-        }
+        self.compile_group(members, in_g)
+            .map(|p| p.amplified.iter().map(|&n| members[n]).collect())
+            .unwrap_or_default()
     }
 
     /// Takes out of a grown group every operation it would run at a
