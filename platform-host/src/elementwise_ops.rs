@@ -1221,15 +1221,16 @@ unsafe fn fold_run<T: Copy>(xs: *const T, n: usize, init: Option<T>, f: impl Fn(
         };
         return iter.fold(first, f);
     }
-    let mut acc = [xs[0]; LANES];
-    acc.copy_from_slice(&xs[..LANES]);
-    let body = &xs[LANES..];
+    let (head, body) = xs.split_at(LANES);
+    let mut acc: [T; LANES] = std::array::from_fn(|k| head[k]);
     let chunks = body.chunks_exact(LANES);
     let rest = chunks.remainder();
     for c in chunks {
-        for k in 0..LANES {
-            acc[k] = f(acc[k], c[k]);
-        }
+        // A new array each step, not `acc[k] = f(acc[k], c[k])` in place:
+        // with the in-place form LLVM kept the accumulators in memory where
+        // the fold is built behind a boxed closure (a NaN-propagating `max`
+        // became masked stores to the stack, 5x slower on AVX2).
+        acc = std::array::from_fn(|k| f(acc[k], c[k]));
     }
     let mut width = LANES;
     while width > 1 {
