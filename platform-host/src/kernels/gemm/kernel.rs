@@ -2,7 +2,8 @@
 //!
 //! [`tile`] computes one `MR × NV·LANES` block of `C` from a strip of the lhs
 //! (`MR` rows, `kc` columns, addressed by a row stride and a k stride so
-//! both packed layouts, row panels and column panels, work) and a packed
+//! both packed layouts, row panels and column panels, work; the packer
+//! writes column panels) and a packed
 //! rhs micro-panel (`kc` rows of `NV` vectors). Per k step it loads the `NV`
 //! rhs vectors once, broadcasts each of the `MR` lhs values and issues
 //! `MR·NV` fused multiply-adds into accumulators that live in registers for
@@ -51,6 +52,21 @@ pub(super) unsafe fn tile<S: Simd, const MR: usize, const NV: usize>(
     // SAFETY (whole body): the caller guarantees every access below is in
     // bounds and that the instruction set is available.
     unsafe {
+        if csc == 1 {
+            // The tile of C is read or written only after the k loop; asking
+            // for its lines now hides their latency behind the loop (C is
+            // usually far from L1: its rows are a whole row of C apart).
+            for i in 0..MR {
+                let row = c.offset(i as isize * rsc).cast::<u8>();
+                let bytes = n_eff * std::mem::size_of::<S::T>();
+                let mut off = 0;
+                while off < bytes {
+                    prefetch(row.wrapping_add(off));
+                    off += 64;
+                }
+                prefetch(row.wrapping_add(bytes.saturating_sub(1)));
+            }
+        }
         let mut acc = [[S::zero(); NV]; MR];
         let mut ap = a;
         let mut bp = b;
@@ -97,6 +113,20 @@ pub(super) unsafe fn tile<S: Simd, const MR: usize, const NV: usize>(
             }
         }
     }
+}
+
+/// Asks for the cache line holding `p` (a hint: any address is allowed).
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults, whatever the address; SSE is part of
+    // every x86-64 processor.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// Selects the [`tile`] instance for `mr` rows (1..=6) and `NV` vectors.

@@ -1,13 +1,13 @@
 //! Packing: copying blocks of the operands into the layouts the micro-kernel
 //! streams through, flushing subnormals on the way.
 //!
-//! * The lhs block (`mc × kc`) becomes strips of `MR` rows. A source whose
-//!   rows are contiguous (row-major matrices, convolution windows) is copied
-//!   row by row into *row panels* (each row of a strip is `kc` consecutive
-//!   values); a column-major source is copied column by column into *column
-//!   panels* (each k step of a strip is `MR` consecutive values). The kernel
-//!   reads either through a row stride and a k stride, so both copies are
-//!   plain contiguous runs: no transposition is needed for the common cases.
+//! * The lhs block (`mc × kc`) becomes strips of `MR` rows in *column
+//!   panels*: each k step of a strip is `MR` consecutive values, so the
+//!   kernel's broadcasts read one short run per step. A column-major source
+//!   is copied column by column; one whose rows are contiguous (row-major
+//!   matrices, convolution windows) is read a run of each row at a time and
+//!   interleaved. ([`super::kernel`] also reads *row panels*, rows of `kc`
+//!   consecutive values, through its row and k strides.)
 //! * The rhs block (`kc × nc`) becomes micro-panels of `NR` columns, each
 //!   row of a panel `NR` consecutive values; the last panel is rounded up to
 //!   whole vectors with zeros. Row-major sources copy runs of `NR`; column-
@@ -175,13 +175,33 @@ pub(super) unsafe fn pack_lhs<T: Element, A: LhsSource<T>>(
                 strip: mr * kc,
             }
         } else {
-            // Row panels: row i of the block at i·kc (so strip s at s·mr·kc).
-            for i in 0..mc {
-                src.read_row(r0 + i, p0, kc, dst.add(i * kc));
+            // Rows read in runs through a small buffer, then interleaved into
+            // the same column panels: the kernel then broadcasts `mr`
+            // consecutive values per k step, one address and no stride
+            // arithmetic (row panels, read in place, measured 10-15% slower
+            // on AVX2).
+            const RUN: usize = 256;
+            let mut run = [T::default(); RUN];
+            let mut i0 = 0;
+            while i0 < mc {
+                let rows = mr.min(mc - i0);
+                let strip = dst.add(i0 * kc);
+                let mut q = 0;
+                while q < kc {
+                    let len = RUN.min(kc - q);
+                    for i in 0..rows {
+                        src.read_row(r0 + i0 + i, p0 + q, len, run.as_mut_ptr());
+                        for (p, &v) in run[..len].iter().enumerate() {
+                            strip.add((q + p) * mr + i).write(v);
+                        }
+                    }
+                    q += len;
+                }
+                i0 += mr;
             }
             LhsLayout {
-                ars: kc,
-                aps: 1,
+                ars: 1,
+                aps: mr,
                 strip: mr * kc,
             }
         }
