@@ -1222,7 +1222,9 @@ unsafe fn fold_run<T: Copy>(xs: *const T, n: usize, init: Option<T>, f: impl Fn(
         return iter.fold(first, f);
     }
     let (head, body) = xs.split_at(LANES);
-    let mut acc: [T; LANES] = std::array::from_fn(|k| head[k]);
+    let mut acc: [T; LANES] = head
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("LANES elements"));
     let chunks = body.chunks_exact(LANES);
     let rest = chunks.remainder();
     for c in chunks {
@@ -1230,7 +1232,7 @@ unsafe fn fold_run<T: Copy>(xs: *const T, n: usize, init: Option<T>, f: impl Fn(
         // with the in-place form LLVM kept the accumulators in memory where
         // the fold is built behind a boxed closure (a NaN-propagating `max`
         // became masked stores to the stack, 5x slower on AVX2).
-        acc = std::array::from_fn(|k| f(acc[k], c[k]));
+        acc = crate::kernels::reduce::combine_lanes(&acc, c, &f);
     }
     let mut width = LANES;
     while width > 1 {
@@ -1326,11 +1328,7 @@ impl CombinerVisitor for AccumulateBuilder {
                     )
                 };
                 crate::vmath::isa::dispatch!(vmath::level(), I => {
-                    for row in xs.chunks_exact(row_len) {
-                        for (a, &x) in acc.iter_mut().zip(row) {
-                            *a = f(*a, x);
-                        }
-                    }
+                    crate::kernels::reduce::fold_columns(acc, xs, rows, |r| r * row_len, f)
                 })
             }),
         }

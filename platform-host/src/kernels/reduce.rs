@@ -34,6 +34,9 @@ use std::sync::Arc;
 /// Elements per parallel task.
 const REDUCE_GRAIN: usize = 1 << 15;
 
+/// Input rows a column reduction folds per call of [`accumulate_at`].
+const OFFSET_BATCH: usize = 256;
+
 /// Outputs the general path computes at once (see [`ScalarProgram::lane_evaluator`]).
 const LANES: usize = 64;
 
@@ -121,9 +124,9 @@ fn fold_body<T: Copy, F: Fn(T, T) -> T>(init: T, xs: &[T], f: &F) -> T {
     let chunks = xs[L..].chunks_exact(L);
     let rest = chunks.remainder();
     for c in chunks {
-        for k in 0..L {
-            acc[k] = f(acc[k], c[k]);
-        }
+        // A new array per step keeps the accumulators in registers (see
+        // `elementwise_ops::fold_run`).
+        acc = combine_lanes(&acc, c, f);
     }
     let mut width = L;
     while width > 1 {
@@ -139,12 +142,102 @@ fn fold_body<T: Copy, F: Fn(T, T) -> T>(init: T, xs: &[T], f: &F) -> T {
     r
 }
 
-/// `acc[i] = f(acc[i], xs[i])`.
+/// `[f(a[0], b[0]), ..., f(a[L-1], b[L-1])]` as a new array (`b` holds at
+/// least `L` elements). Written into a fresh array rather than over `a`, so
+/// no lane keeps its old value and LLVM has no conditional store to make of
+/// a `max` (see [`fold_columns`]); plain loops, not `std::array::from_fn`,
+/// which LLVM did not always inline into the vectorised callers.
 #[inline(always)]
-fn accumulate_body<T: Copy, F: Fn(T, T) -> T>(acc: &mut [T], xs: &[T], f: &F) {
-    for (a, &v) in acc.iter_mut().zip(xs) {
-        *a = f(*a, v);
+pub(crate) fn combine_lanes<T: Copy, const L: usize>(
+    a: &[T; L],
+    b: &[T],
+    f: impl Fn(T, T) -> T,
+) -> [T; L] {
+    let b = &b[..L];
+    let mut r = *a;
+    for k in 0..L {
+        r[k] = f(a[k], b[k]);
     }
+    r
+}
+
+/// `acc[c] = f(acc[c], x[offset(j) + c])` for `j` in `0..count` in turn,
+/// every column combined in that order.
+///
+/// A run of columns is held in registers down all `count` inputs and stored
+/// once. Updating `acc` in memory input by input let LLVM turn a
+/// NaN-propagating `max` (which keeps `acc[c]` when it is NaN) into masked
+/// stores, several times slower on AMD processors, and costs a load and a
+/// store per element besides.
+#[inline(always)]
+pub(crate) fn fold_columns<T: Copy>(
+    acc: &mut [T],
+    x: &[T],
+    count: usize,
+    offset: impl Fn(usize) -> usize,
+    f: impl Fn(T, T) -> T,
+) {
+    let c0 = fold_column_runs::<T, 32>(acc, 0, x, count, &offset, &f);
+    let c0 = fold_column_runs::<T, 8>(acc, c0, x, count, &offset, &f);
+    for (c, a) in acc.iter_mut().enumerate().skip(c0) {
+        let mut v = *a;
+        for j in 0..count {
+            v = f(v, x[offset(j) + c]);
+        }
+        *a = v;
+    }
+}
+
+/// [`fold_columns`] on whole runs of `L` columns from `c0`; returns the first
+/// column left.
+#[inline(always)]
+fn fold_column_runs<T: Copy, const L: usize>(
+    acc: &mut [T],
+    mut c0: usize,
+    x: &[T],
+    count: usize,
+    offset: &impl Fn(usize) -> usize,
+    f: &impl Fn(T, T) -> T,
+) -> usize {
+    while c0 + L <= acc.len() {
+        let mut v: [T; L] = acc[c0..c0 + L]
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("a run of L columns"));
+        for j in 0..count {
+            let at = offset(j) + c0;
+            let run = &x[at..at + L];
+            v = combine_lanes(&v, run, f);
+        }
+        acc[c0..c0 + L].copy_from_slice(&v);
+        c0 += L;
+    }
+    c0
+}
+
+/// # Safety
+/// As `fold_unsafe`.
+unsafe fn fold_offsets_unsafe<T: Copy, F: Fn(T, T) -> T>(
+    acc: &mut [T],
+    x: &[T],
+    offsets: &[usize],
+    f: &F,
+) {
+    fold_columns(acc, x, offsets.len(), |j| offsets[j], f)
+}
+
+crate::multiversion!(unsafe fn fold_offsets_simd<T: Copy, F: Fn(T, T) -> T>(acc: &mut [T], x: &[T], offsets: &[usize], f: &F) => fold_offsets_unsafe);
+
+/// `acc[c] = f(acc[c], x[o + c])` for each `o` of `offsets` in turn,
+/// vectorized for the processor (see [`fold_columns`]).
+#[inline]
+pub(crate) fn accumulate_at<T: Copy, F: Fn(T, T) -> T>(
+    acc: &mut [T],
+    x: &[T],
+    offsets: &[usize],
+    f: &F,
+) {
+    // SAFETY: the bodies only touch the given slices.
+    unsafe { fold_offsets_simd(acc, x, offsets, f) }
 }
 
 /// # Safety
@@ -153,27 +246,13 @@ unsafe fn fold_unsafe<T: Copy, F: Fn(T, T) -> T>(init: T, xs: &[T], f: &F) -> T 
     fold_body(init, xs, f)
 }
 
-/// # Safety
-/// As `fold_unsafe`.
-unsafe fn accumulate_unsafe<T: Copy, F: Fn(T, T) -> T>(acc: &mut [T], xs: &[T], f: &F) {
-    accumulate_body(acc, xs, f)
-}
-
 crate::multiversion!(unsafe fn fold_simd<T: Copy, F: Fn(T, T) -> T>(init: T, xs: &[T], f: &F) -> T => fold_unsafe);
-crate::multiversion!(unsafe fn accumulate_simd<T: Copy, F: Fn(T, T) -> T>(acc: &mut [T], xs: &[T], f: &F) => accumulate_unsafe);
 
 /// Folds `xs` into `init`, vectorized for the processor.
 #[inline]
 pub(crate) fn fold<T: Copy, F: Fn(T, T) -> T>(init: T, xs: &[T], f: &F) -> T {
     // SAFETY: the bodies only touch the given slices.
     unsafe { fold_simd(init, xs, f) }
-}
-
-/// `acc[i] = f(acc[i], xs[i])`, vectorized for the processor.
-#[inline]
-pub(crate) fn accumulate<T: Copy, F: Fn(T, T) -> T>(acc: &mut [T], xs: &[T], f: &F) {
-    // SAFETY: as in `fold`.
-    unsafe { accumulate_simd(acc, xs, f) }
 }
 
 /// A typed reduction with a binary reducer `f`.
@@ -273,6 +352,7 @@ where
             parallel_for(tasks, grain, |s, e| {
                 let out = out_addr as *mut T;
                 let mut ridx = vec![0usize; red.len()];
+                let mut offsets = Vec::with_capacity(OFFSET_BATCH);
                 for t in s..e {
                     let row = t / col_tasks;
                     let c0 = (t % col_tasks) * col_chunk;
@@ -283,11 +363,17 @@ where
                         std::slice::from_raw_parts_mut(out.add(row * row_len + c0), c1 - c0)
                     };
                     acc.fill(init_v);
-                    // `ridx` is all zeros here: `next` wraps it back.
+                    // `ridx` is all zeros here: `next` wraps it back. The
+                    // input rows are folded a batch of offsets at a time.
+                    offsets.clear();
                     loop {
-                        let off = base + offset(&ridx, red) + c0;
-                        accumulate(acc, &x[off..off + (c1 - c0)], &f);
-                        if !next(&mut ridx, red) {
+                        offsets.push(base + offset(&ridx, red) + c0);
+                        let more = next(&mut ridx, red);
+                        if offsets.len() == OFFSET_BATCH || !more {
+                            accumulate_at(acc, x, &offsets, &f);
+                            offsets.clear();
+                        }
+                        if !more {
                             break;
                         }
                     }

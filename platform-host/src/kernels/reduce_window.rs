@@ -74,11 +74,18 @@ impl Geometry {
     /// coordinates `out` over dimensions `dims` (others fixed at 0).
     #[inline]
     fn for_each_in_window(&self, out: &[usize], dims: usize, mut f: impl FnMut(usize)) {
-        let sizes: Vec<usize> = (0..dims).map(|d| self.window[d].size).collect();
-        if sizes.contains(&0) {
+        if (0..dims).any(|d| self.window[d].size == 0) {
             return;
         }
-        let mut w = vec![0usize; dims];
+        // Called once per output row: no allocation for the usual ranks.
+        let mut small = [0usize; 8];
+        let mut large = Vec::new();
+        let w: &mut [usize] = if dims <= small.len() {
+            &mut small[..dims]
+        } else {
+            large.resize(dims, 0);
+            &mut large
+        };
         'outer: loop {
             let mut off = 0usize;
             let mut ok = true;
@@ -96,7 +103,7 @@ impl Geometry {
             }
             for d in (0..dims).rev() {
                 w[d] += 1;
-                if w[d] < sizes[d] {
+                if w[d] < self.window[d].size {
                     continue 'outer;
                 }
                 w[d] = 0;
@@ -293,14 +300,15 @@ where
             |s, e| {
                 let out = out_addr as *mut T;
                 let mut acc = vec![init_v; row];
+                let mut offsets = Vec::with_capacity(window_size);
                 let mut index = unflatten(s, &outer_dims);
                 for o in s..e {
                     for a in acc.iter_mut() {
                         *a = init_v;
                     }
-                    geo.for_each_in_window(&index, outer_rank, |off| {
-                        super::reduce::accumulate(&mut acc, &x[off..off + row], &f);
-                    });
+                    offsets.clear();
+                    geo.for_each_in_window(&index, outer_rank, |off| offsets.push(off));
+                    super::reduce::accumulate_at(&mut acc, x, &offsets, &f);
                     // SAFETY: row `o` of the result; tasks own disjoint rows.
                     unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), out.add(o * row), row) };
                     platform_api::index::next_index(&mut index, &outer_dims);
