@@ -397,6 +397,15 @@ pub fn standard_pipeline() -> Pipeline {
 /// a backend's own kernels when `elementwise` is given (see
 /// [`ElementwiseEvaluator`]).
 pub fn standard_pipeline_with(elementwise: Option<Arc<dyn ElementwiseEvaluator>>) -> Pipeline {
+    standard_pipeline_for(elementwise, SimplifierOptions::default())
+}
+
+/// [`standard_pipeline_with`], with the algebraic simplifier's optional rules
+/// chosen by `simplifier` (see [`SimplifierOptions`]).
+pub fn standard_pipeline_for(
+    elementwise: Option<Arc<dyn ElementwiseEvaluator>>,
+    simplifier: SimplifierOptions,
+) -> Pipeline {
     let folding = match elementwise {
         Some(e) => ConstantFolding::new().with_elementwise(e),
         None => ConstantFolding::new(),
@@ -411,7 +420,7 @@ pub fn standard_pipeline_with(elementwise: Option<Arc<dyn ElementwiseEvaluator>>
             "simplify",
             8,
             vec![
-                Box::new(AlgebraicSimplifier::new()),
+                Box::new(AlgebraicSimplifier::with_options(simplifier)),
                 Box::new(folding),
                 Box::new(ComputationDeduplication::new()),
                 Box::new(CommonSubexpressionElimination::new()),

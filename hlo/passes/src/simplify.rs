@@ -55,6 +55,10 @@
 //!   `xor` with `false` → `x`.
 //! * Floats: `maximum(x, -inf)`, `minimum(x, +inf)` → `x` (a NaN `x` is
 //!   returned as is; otherwise `x` is the larger, or smaller, of the two).
+//! * Only with [`SimplifierOptions::nan_payloads_unspecified`]:
+//!   `transpose(dot(a, b))` that swaps the product's free dimensions →
+//!   `dot(b, a)`, when the transpose is the product's one user (the product
+//!   writes the transposed result itself: no copy, no second buffer).
 //! * Floats, only with [`SimplifierOptions::assume_no_signaling_nans`]:
 //!   `x * 1`, `x / 1`, `x - (+0)`, `x + (-0)` → `x`. These are exact for every
 //!   value except a signaling NaN, which IEEE arithmetic returns quieted (one
@@ -84,6 +88,13 @@ pub struct SimplifierOptions {
     /// input as is, where the arithmetic would have quieted it (`x * 1 → x`,
     /// `x / 1 → x`, `x - 0 → x`, `x + (-0) → x`). Off by default.
     pub assume_no_signaling_nans: bool,
+    /// Allow rules that are exact except for which payload a NaN result
+    /// carries where two NaNs meet: `transpose(dot(a, b)) → dot(b, a)` swaps
+    /// every product's operands, and `x * y` of two NaNs returns the first
+    /// one's payload. Off by default (the interpreter's results stay bit for
+    /// bit); a backend whose own products make no promise about NaN payloads
+    /// (a blocked GEMM's sums do not) turns it on.
+    pub nan_payloads_unspecified: bool,
 }
 
 /// The algebraic simplifier (see the module docs for its rules).
@@ -376,6 +387,11 @@ impl Simplifier<'_, '_> {
         if let Some(b) = self.movement_of_broadcast_scalar(id, x) {
             return Some(b);
         }
+        if self.options.nan_payloads_unspecified {
+            if let Some(d) = self.transpose_of_dot(id, x, perm) {
+                return Some(d);
+            }
+        }
         // Only size-1 dimensions move: the non-trivial ones keep their order, so
         // the row-major sequence of elements is unchanged.
         let dims = self.dims(x);
@@ -389,6 +405,61 @@ impl Simplifier<'_, '_> {
             return Some(self.add(id, shape, Op::Reshape, vec![x]));
         }
         None
+    }
+
+    /// `transpose(dot(a, b))` that swaps the dot's free dimensions (the lhs's
+    /// after the rhs's, each group in order, batch dimensions first and in
+    /// place) is `dot(b, a)`: the product writes the transposed result
+    /// directly, with no copy and no second buffer. Only when the transpose
+    /// is the dot's one user, so the product is still computed once.
+    fn transpose_of_dot(&mut self, id: InstrId, x: InstrId, perm: &[usize]) -> Option<InstrId> {
+        let Op::Dot {
+            dnums,
+            precision,
+            algorithm,
+        } = self.op(x)
+        else {
+            return None;
+        };
+        if self.ed.root() == x || self.ed.users(x) != [id] {
+            return None;
+        }
+        let rank = self.dims(x).len();
+        let nb = dnums.lhs_batch_dims.len();
+        let nl = self.dims(self.operands(x).first().copied()?).len()
+            - nb
+            - dnums.lhs_contracting_dims.len();
+        let nr = rank.checked_sub(nb + nl)?;
+        let swapped: Vec<usize> = (0..nb)
+            .chain(nb + nl..nb + nl + nr)
+            .chain(nb..nb + nl)
+            .collect();
+        if perm != swapped.as_slice() || nl == 0 || nr == 0 {
+            return None;
+        }
+        let dnums = hlo_ir::DotDimensionNumbers {
+            lhs_batch_dims: dnums.rhs_batch_dims.clone(),
+            rhs_batch_dims: dnums.lhs_batch_dims.clone(),
+            lhs_contracting_dims: dnums.rhs_contracting_dims.clone(),
+            rhs_contracting_dims: dnums.lhs_contracting_dims.clone(),
+        };
+        let precision = precision.iter().rev().cloned().collect();
+        let algorithm = algorithm.clone();
+        let (a, b) = match self.operands(x) {
+            [a, b] => (*a, *b),
+            _ => return None,
+        };
+        let shape = self.shape(id).clone();
+        Some(self.add(
+            id,
+            shape,
+            Op::Dot {
+                dnums,
+                precision,
+                algorithm,
+            },
+            vec![b, a],
+        ))
     }
 
     /// A movement op (`id`) of a broadcast scalar: the same scalar broadcast

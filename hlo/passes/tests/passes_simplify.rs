@@ -2,9 +2,11 @@
 
 mod passes_common;
 
-use hlo_ir::{HloModule, Op, Opcode};
+use hlo_ir::{HloModule, Literal, Op, Opcode};
 use hlo_passes::{AlgebraicSimplifier, DeadCodeElimination, SimplifierOptions};
-use passes_common::{entry_opcodes, parse, run, run_assuming_quiet_nans};
+use passes_common::{
+    entry_opcodes, evaluate, parse, random_literal, run, run_assuming_quiet_nans, run_on_entry, Rng,
+};
 
 /// `ENTRY` body → module after the simplifier and dead-code elimination (each
 /// checked to verify and to report its change honestly).
@@ -339,6 +341,7 @@ fn float_rules_that_are_not_exact_are_not_applied() {
     let strict = SimplifierOptions::default();
     let lax = SimplifierOptions {
         assume_no_signaling_nans: true,
+        ..SimplifierOptions::default()
     };
     // (op, constant, with the default options, with assume_no_signaling_nans)
     let cases = [
@@ -393,4 +396,55 @@ fn layouts_are_respected_before_normalization() {
     // Replacing a {0,1} value by a {1,0} one would change what the bitcast reads.
     let out = simplify("  p = f32[2,3]{1,0} parameter(0)\n  c = f32[2,3]{0,1} copy(p)\n  ROOT b = f32[6]{0} bitcast(c)");
     assert_ops(&out, &[Parameter, Copy, Bitcast]);
+}
+
+/// The simplifier with NaN payloads left unspecified, checked on random
+/// inputs with every NaN counted equal to every other.
+fn simplify_free_nans(body: &str) -> HloModule {
+    let options = SimplifierOptions {
+        nan_payloads_unspecified: true,
+        ..SimplifierOptions::default()
+    };
+    let (m, out, _) = run_on_entry(&mut AlgebraicSimplifier::with_options(options), body);
+    let (out, _) = run(&mut DeadCodeElimination::new(), &out);
+    let mut rng = Rng(7);
+    let args: Vec<Literal> = m
+        .entry_program_shape()
+        .parameters
+        .iter()
+        .map(|p| random_literal(p, &mut rng))
+        .collect();
+    let (want, got) = (evaluate(&m, &args).unwrap(), evaluate(&out, &args).unwrap());
+    let values = |l: &Literal| -> Vec<String> {
+        (0..l.element_count())
+            .map(|k| format!("{:?}", l.get(k).ok()))
+            .collect()
+    };
+    assert_eq!(values(&want), values(&got), "\n{m}\n{out}");
+    out
+}
+
+#[test]
+fn a_transposed_product_is_the_product_with_operands_swapped() {
+    // [2,3]·[3,4] transposed: [4,3]·[3,2] read as dot(b, a).
+    let out = simplify_free_nans("  a = f32[2,3] parameter(0)\n  b = f32[3,4] parameter(1)\n  d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  ROOT t = f32[4,2] transpose(d), dimensions={1,0}");
+    assert_ops(&out, &[Parameter, Parameter, Dot]);
+    let root = out.entry().root_instr();
+    let Op::Dot { dnums, .. } = &root.op else {
+        unreachable!()
+    };
+    assert_eq!(dnums.lhs_contracting_dims, [0]);
+    assert_eq!(dnums.rhs_contracting_dims, [1]);
+    assert_eq!(root.shape.to_string(), "f32[4,2]");
+    // With batch dimensions, which stay first.
+    let out = simplify_free_nans("  a = f32[5,2,3] parameter(0)\n  b = f32[5,4,3] parameter(1)\n  d = f32[5,2,4] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}\n  ROOT t = f32[5,4,2] transpose(d), dimensions={0,2,1}");
+    assert_ops(&out, &[Parameter, Parameter, Dot]);
+    // Not when the product has another user (it would be computed twice),
+    // nor when the transpose moves a batch dimension, nor by default.
+    let out = simplify_free_nans("  a = f32[2,3] parameter(0)\n  b = f32[3,4] parameter(1)\n  d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  t = f32[4,2] transpose(d), dimensions={1,0}\n  ROOT r = (f32[2,4], f32[4,2]) tuple(d, t)");
+    assert_ops(&out, &[Parameter, Parameter, Dot, Transpose, Tuple]);
+    let out = simplify_free_nans("  a = f32[5,2,3] parameter(0)\n  b = f32[5,4,3] parameter(1)\n  d = f32[5,2,4] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}\n  ROOT t = f32[2,5,4] transpose(d), dimensions={1,0,2}");
+    assert_ops(&out, &[Parameter, Parameter, Dot, Transpose]);
+    let out = simplify("  a = f32[2,3] parameter(0)\n  b = f32[3,4] parameter(1)\n  d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  ROOT t = f32[4,2] transpose(d), dimensions={1,0}");
+    assert_ops(&out, &[Parameter, Parameter, Dot, Transpose]);
 }

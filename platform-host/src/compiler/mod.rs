@@ -104,7 +104,14 @@ pub fn optimize(module: HloModule, options: &CompileOptions) -> Result<HloModule
         options.debug_option("divide_by_reciprocal"),
     )?;
     dumped("xla-numerics", changed, &module)?;
-    passes::standard_pipeline_with(Some(Arc::new(folding::HostFolding)))
+    // The Host's GEMM sums in blocks and promises no NaN payloads, so the
+    // simplifier may swap a product's operands (a transposed product is
+    // computed transposed, with no copy).
+    let simplifier = passes::SimplifierOptions {
+        nan_payloads_unspecified: true,
+        ..passes::SimplifierOptions::default()
+    };
+    passes::standard_pipeline_for(Some(Arc::new(folding::HostFolding)), simplifier)
         .dump_to(dump.clone())
         .run(&mut module)?;
     let module = fusion_pass::run(module, strategy)?;

@@ -1980,13 +1980,24 @@ fn in_place_outputs(
             elementwise: true,
         })
         .collect();
-    if outputs.len() < 2
-        || !matches!(mode, Mode::Rows { .. } | Mode::Chunks { .. })
-        || !sched.finalize.is_empty()
-        || !sched.col_steps.is_empty()
-    {
+    if outputs.len() < 2 || !matches!(mode, Mode::Rows { .. } | Mode::Chunks { .. }) {
         return pairs;
     }
+    // Steps after the blocks (a column reduction's combine, a chunked row's)
+    // read partials, not the outputs' blocks; a parameter they load is left
+    // alone all the same.
+    let late_loads: Vec<usize> = sched
+        .finalize
+        .iter()
+        .chain(&sched.col_steps)
+        .filter_map(|step| match step {
+            Step::Load { leaf, .. } => match sched.leaves[*leaf].source {
+                Source::Param(k) => Some(k),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
     let total = sched.rows * sched.row_len;
     let n_params = graph.params.len();
     // The parameter each slot was loaded from, and each parameter's last use.
@@ -2040,6 +2051,7 @@ fn in_place_outputs(
         for (k, used) in last_use.iter().enumerate() {
             let Some(used) = *used else { continue };
             let fits = !sched.param_scattered[k]
+                && !late_loads.contains(&k)
                 && graph.params[k].element_count() == total
                 && graph.params[k].element_type().map(|t| t.byte_size())
                     == Some(out.ty.byte_size());
