@@ -444,7 +444,7 @@ impl Simplifier<'_, '_> {
             rhs_contracting_dims: dnums.lhs_contracting_dims.clone(),
         };
         let precision = precision.iter().rev().cloned().collect();
-        let algorithm = algorithm.clone();
+        let algorithm = *algorithm;
         let (a, b) = match self.operands(x) {
             [a, b] => (*a, *b),
             _ => return None,
