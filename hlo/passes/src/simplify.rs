@@ -426,9 +426,10 @@ impl Simplifier<'_, '_> {
         }
         let rank = self.dims(x).len();
         let nb = dnums.lhs_batch_dims.len();
-        let nl = self.dims(self.operands(x).first().copied()?).len()
-            - nb
-            - dnums.lhs_contracting_dims.len();
+        let nl = self
+            .dims(self.operands(x).first().copied()?)
+            .len()
+            .checked_sub(nb + dnums.lhs_contracting_dims.len())?;
         let nr = rank.checked_sub(nb + nl)?;
         let swapped: Vec<usize> = (0..nb)
             .chain(nb + nl..nb + nl + nr)

@@ -56,9 +56,9 @@ pub(super) unsafe fn tile<S: Simd, const MR: usize, const NV: usize>(
             // The tile of C is read or written only after the k loop; asking
             // for its lines now hides their latency behind the loop (C is
             // usually far from L1: its rows are a whole row of C apart).
+            let bytes = n_eff * std::mem::size_of::<S::T>();
             for i in 0..MR {
                 let row = c.offset(i as isize * rsc).cast::<u8>();
-                let bytes = n_eff * std::mem::size_of::<S::T>();
                 let mut off = 0;
                 while off < bytes {
                     prefetch(row.wrapping_add(off));
