@@ -117,7 +117,7 @@ pub(super) unsafe fn tile<S: Simd, const MR: usize, const NV: usize>(
 
 /// Asks for the cache line holding `p` (a hint: any address is allowed).
 #[inline(always)]
-fn prefetch(p: *const u8) {
+pub(super) fn prefetch(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults, whatever the address; SSE is part of
     // every x86-64 processor.

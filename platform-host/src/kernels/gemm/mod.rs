@@ -17,7 +17,8 @@
 //! * [`pack`]: packing, any strides, subnormals flushed on the way; the lhs
 //!   comes from an [`LhsSource`] (a [`Strided`] matrix, or the convolution's
 //!   implicit im2col windows).
-//! * Block sizes come from the caches ([`blocking`]).
+//! * Block sizes come from the caches ([`blocking`]); a product with few
+//!   rows (one lhs block) packs rhs blocks small enough to stay in L2.
 //! * The instruction set is chosen per call from [`crate::vmath::level`]
 //!   (detected once, lowered by `VMATH_LEVEL`), or forced by the caller; the
 //!   whole single-thread driver is compiled once per level.
@@ -400,7 +401,12 @@ unsafe fn serial_body<S: Simd, A: LhsSource<S::T>>(
     // Even slices: e.g. k = 576 with kc = 256 runs 3 × 192, not 256+256+64.
     let kc = even_block(k, bl.kc, 1);
     let mc = even_block(rows.len(), bl.mc, S::MR);
-    let nc = even_block(cols.len(), bl.nc, S::NR);
+    let nc_target = if rows.len() <= mc {
+        bl.nc_one_pass
+    } else {
+        bl.nc
+    };
+    let nc = even_block(cols.len(), nc_target, S::NR);
     let (c, rsc, csc) = (job.c.ptr, job.c.rs, job.c.cs);
     let mut j0 = cols.start;
     while j0 < cols.end {

@@ -187,6 +187,11 @@ const SHAPES: &[(usize, usize, usize)] = &[
     (3, 200, 5),
     (200, 3, 5),
     (97, 131, 67),
+    // Wide right-hand sides: several runs of the row-wise rhs packing, a
+    // ragged last panel, more rows than are fetched ahead, several rhs
+    // blocks under one lhs block.
+    (7, 600, 40),
+    (5, 1100, 300),
 ];
 
 #[test]
