@@ -339,10 +339,41 @@ def write_depthwise_and_pool_grads():
         t), [t], rtol=1e-5, atol=1e-6)
 
 
+def write_conv_windows():
+    """Convolutions whose im2col rows mix every kind of tap: padding (low,
+    high, negative), input dilation (holes between taps), kernel dilation and
+    reversal (taps that are not consecutive), strides, three spatial
+    dimensions, few input features (runs of consecutive taps copied whole)
+    and feature groups (taps that read part of the features). Own seed
+    (`--only conv-windows`)."""
+    rng = np.random.default_rng(20261128)
+    g = lambda *shape: rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+    conv = jax.lax.conv_general_dilated
+    x, w = g(2, 9, 11, 3), g(3, 4, 3, 7)
+    write("conv_windows_2d_few_features", jit_text(
+        lambda a, b: (conv(a, b, (1, 2), ((1, 1), (2, 1)), dimension_numbers=("NHWC", "HWIO", "NHWC")),
+                      conv(a, b, (2, 1), ((0, 1), (-1, 2)), lhs_dilation=(2, 1), rhs_dilation=(1, 2),
+                           dimension_numbers=("NHWC", "HWIO", "NHWC"))), x, w),
+        [x, w], rtol=1e-4, atol=1e-5)
+    x3, w3 = g(2, 5, 6, 7, 3), g(2, 3, 2, 3, 4)
+    write("conv_windows_3d", jit_text(
+        lambda a, b: conv(a, b, (1, 2, 1), ((1, 0), (0, 1), (1, 1)), rhs_dilation=(2, 1, 1),
+                          dimension_numbers=("NDHWC", "DHWIO", "NDHWC")), x3, w3),
+        [x3, w3], rtol=1e-4, atol=1e-5)
+    xg, wg = g(2, 8, 8, 6), g(3, 3, 3, 8)
+    write("conv_windows_groups_reversed", jit_text(
+        lambda a, b: conv(a, jnp.flip(b, axis=0), (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                          feature_group_count=2), xg, wg),
+        [xg, wg], rtol=1e-4, atol=1e-5)
+
+
 if __name__ == "__main__":
     import sys
     if sys.argv[1:] == ["--only", "depthwise"]:
         write_depthwise_and_pool_grads()
+    elif sys.argv[1:] == ["--only", "conv-windows"]:
+        write_conv_windows()
     else:
         main()
         write_depthwise_and_pool_grads()
+        write_conv_windows()

@@ -52,11 +52,41 @@ struct ConvPlan {
     taps: Vec<Vec<Vec<Option<usize>>>>,
 }
 
+/// Scratch of [`ConvPlan::for_each_tap_run`]: output and kernel coordinates,
+/// and the output position whose coordinates follow from `oc` by counting.
+#[derive(Default)]
+struct TapWalk {
+    oc: Vec<usize>,
+    kc: Vec<usize>,
+    next_pos: Option<usize>,
+}
+
+/// Copies `n` elements, up to 16 of them with inline moves: a call to
+/// `memcpy` for each run of a few elements (an im2col row of a 3x3 window
+/// over 3 features is three runs of 9) costs more than the copy.
+///
+/// # Safety
+/// As [`std::ptr::copy_nonoverlapping`].
+#[inline(always)]
+unsafe fn copy_short<T>(src: *const T, dst: *mut T, n: usize) {
+    macro_rules! by_count {
+        ($($k:literal)*) => {
+            // SAFETY: the caller's contract, for `n` elements.
+            unsafe {
+                match n {
+                    $($k => std::ptr::copy_nonoverlapping(src, dst, $k),)*
+                    _ => std::ptr::copy_nonoverlapping(src, dst, n),
+                }
+            }
+        };
+    }
+    by_count!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+}
+
 /// Row-major strides of the plan's spatial index spaces.
 struct SpatialStrides {
     input: Vec<usize>,
     output: Vec<usize>,
-    kernel: Vec<usize>,
 }
 
 impl ConvPlan {
@@ -65,21 +95,99 @@ impl ConvPlan {
         SpatialStrides {
             input: rm(&self.in_spatial),
             output: rm(&self.out_spatial),
-            kernel: rm(&self.k_spatial),
         }
     }
 
-    /// The input spatial position (row-major over `in_spatial`) that kernel
-    /// position `kp` reads for output position `pos`, or `None` where the
-    /// window falls in padding or between dilated input elements.
-    fn tap(&self, strides: &SpatialStrides, pos: usize, kp: usize) -> Option<usize> {
-        let mut off = 0;
-        for d in 0..self.in_spatial.len() {
-            let oc = (pos / strides.output[d]) % self.out_spatial[d];
-            let kc = (kp / strides.kernel[d]) % self.k_spatial[d];
-            off += self.taps[d][oc][kc]? * strides.input[d];
+    /// Walks the kernel positions of output position `pos` in order, calling
+    /// `f(kp, len, at)` for runs of them: `len` kernel positions from `kp`,
+    /// consecutive along the last spatial dimension, that read consecutive
+    /// input spatial positions (row-major over `in_spatial`) from `at`, or
+    /// that fall in padding or between dilated input elements (`None`).
+    ///
+    /// The output coordinates are found once per call and the kernel
+    /// coordinates counted, so a tap costs a table lookup, not the divisions
+    /// of decoding `pos` and `kp` (an im2col row of a 3x3 window over 3
+    /// features spent more time there than its GEMM did).
+    fn for_each_tap_run(
+        &self,
+        strides: &SpatialStrides,
+        walk: &mut TapWalk,
+        pos: usize,
+        mut f: impl FnMut(usize, usize, Option<usize>),
+    ) {
+        let nd = self.in_spatial.len();
+        if nd == 0 {
+            f(0, 1, Some(0));
+            return;
         }
-        Some(off)
+        if self.k_spatial.contains(&0) {
+            return;
+        }
+        let last = nd - 1;
+        if walk.next_pos == Some(pos) && walk.oc.len() == nd {
+            // The position after the last one walked: count, don't divide.
+            let mut d = nd;
+            while d > 0 {
+                d -= 1;
+                walk.oc[d] += 1;
+                if walk.oc[d] < self.out_spatial[d] {
+                    break;
+                }
+                walk.oc[d] = 0;
+            }
+        } else {
+            walk.oc.clear();
+            for d in 0..nd {
+                walk.oc
+                    .push((pos / strides.output[d]) % self.out_spatial[d]);
+            }
+        }
+        walk.next_pos = Some(pos + 1);
+        walk.kc.clear();
+        walk.kc.resize(nd, 0);
+        let row = &self.taps[last][walk.oc[last]];
+        let k_last = self.k_spatial[last];
+        let mut kp = 0;
+        loop {
+            let mut base = Some(0);
+            for d in 0..last {
+                base = match (base, self.taps[d][walk.oc[d]][walk.kc[d]]) {
+                    (Some(b), Some(t)) => Some(b + t * strides.input[d]),
+                    _ => None,
+                };
+            }
+            match base {
+                None => f(kp, k_last, None),
+                Some(b) => {
+                    let mut j = 0;
+                    while j < k_last {
+                        let at = row[j];
+                        let mut len = 1;
+                        if let Some(t) = at {
+                            while j + len < k_last && row[j + len] == Some(t + len) {
+                                len += 1;
+                            }
+                        }
+                        f(kp + j, len, at.map(|t| b + t * strides.input[last]));
+                        j += len;
+                    }
+                }
+            }
+            kp += k_last;
+            // The next position of the outer kernel dimensions.
+            let mut d = last;
+            loop {
+                if d == 0 {
+                    return;
+                }
+                d -= 1;
+                walk.kc[d] += 1;
+                if walk.kc[d] < self.k_spatial[d] {
+                    break;
+                }
+                walk.kc[d] = 0;
+            }
+        }
     }
 
     fn positions(&self) -> usize {
@@ -403,35 +511,39 @@ where
     parallel_for(rows, per_task, |s, e| {
         let (xp, kp_base, op) = (x as *const T, k as *const T, o as *mut T);
         let mut acc: Vec<T> = vec![T::zeroed(); c_out];
+        let mut walk = TapWalk::default();
         for row in s..e {
             let (b, pos) = (row / positions, row % positions);
             acc.fill(T::zeroed());
-            for kp in 0..kpos {
-                let Some(a) = p.tap(&strides, pos, kp) else {
-                    continue;
+            p.for_each_tap_run(&strides, &mut walk, pos, |kp0, len, at| {
+                let Some(a0) = at else {
+                    return;
                 };
-                // SAFETY: the tap is inside image b (c_in features at offset
-                // a), and the kernel row kp has c_out entries ([spatial..., 1,
-                // c_out]).
-                let (xr, kr) = unsafe {
-                    (
-                        std::slice::from_raw_parts(xp.add(b * in_image + a * p.c_in), p.c_in),
-                        std::slice::from_raw_parts(kp_base.add(kp * c_out), c_out),
-                    )
-                };
-                if m == 1 {
-                    for ((acc, &xv), &kv) in acc.iter_mut().zip(xr).zip(kr) {
-                        *acc = *acc + xv * kv;
-                    }
-                } else {
-                    for (g, &xv) in xr.iter().enumerate().take(groups) {
-                        let (acc, kr) = (&mut acc[g * m..(g + 1) * m], &kr[g * m..(g + 1) * m]);
-                        for (acc, &kv) in acc.iter_mut().zip(kr) {
+                for i in 0..len {
+                    let (kp, a) = (kp0 + i, a0 + i);
+                    // SAFETY: the tap is inside image b (c_in features at
+                    // offset a), and the kernel row kp has c_out entries
+                    // ([spatial..., 1, c_out]).
+                    let (xr, kr) = unsafe {
+                        (
+                            std::slice::from_raw_parts(xp.add(b * in_image + a * p.c_in), p.c_in),
+                            std::slice::from_raw_parts(kp_base.add(kp * c_out), c_out),
+                        )
+                    };
+                    if m == 1 {
+                        for ((acc, &xv), &kv) in acc.iter_mut().zip(xr).zip(kr) {
                             *acc = *acc + xv * kv;
+                        }
+                    } else {
+                        for (g, &xv) in xr.iter().enumerate().take(groups) {
+                            let (acc, kr) = (&mut acc[g * m..(g + 1) * m], &kr[g * m..(g + 1) * m]);
+                            for (acc, &kv) in acc.iter_mut().zip(kr) {
+                                *acc = *acc + xv * kv;
+                            }
                         }
                     }
                 }
-            }
+            });
             // SAFETY: output row `row` of the canonical output has c_out entries.
             unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), op.add(row * c_out), c_out) };
         }
@@ -484,6 +596,10 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
                 if let Some(per_task) = 4096usize.checked_div(cols) {
                     parallel_for(p1 - p0, per_task.max(1), |s, e| {
                         let col = col_addr as *mut T;
+                        let mut walk = TapWalk::default();
+                        // Consecutive taps read consecutive input features
+                        // when a tap reads all of them.
+                        let whole_taps = ci == p.c_in;
                         for r in s..e {
                             let (img, pos) = if across_images {
                                 ((p0 + r) / positions, (p0 + r) % positions)
@@ -491,22 +607,29 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
                                 (image, p0 + r)
                             };
                             let xi = (x + img * image_bytes) as *const T;
-                            for kp in 0..kpos {
-                                let off = p.tap(&strides, pos, kp);
+                            p.for_each_tap_run(&strides, &mut walk, pos, |kp, len, at| {
                                 // SAFETY: row r of the block, columns of kernel
-                                // position kp; the input offset is inside the image.
+                                // positions kp..kp + len; the input offsets are
+                                // inside the image.
                                 unsafe {
                                     let dst = col.add(r * cols + kp * ci);
-                                    match off {
-                                        Some(a) => std::ptr::copy_nonoverlapping(
-                                            xi.add(a * p.c_in + feature0),
-                                            dst,
-                                            ci,
-                                        ),
-                                        None => std::ptr::write_bytes(dst, 0, ci),
+                                    match at {
+                                        Some(a) if whole_taps => {
+                                            copy_short(xi.add(a * p.c_in + feature0), dst, len * ci)
+                                        }
+                                        Some(a) => {
+                                            for i in 0..len {
+                                                copy_short(
+                                                    xi.add((a + i) * p.c_in + feature0),
+                                                    dst.add(i * ci),
+                                                    ci,
+                                                );
+                                            }
+                                        }
+                                        None => std::ptr::write_bytes(dst, 0, len * ci),
                                     }
                                 }
-                            }
+                            });
                         }
                     });
                 }

@@ -227,8 +227,42 @@ pub(super) unsafe fn pack_rhs<T: Element>(
     dst: *mut T,
 ) {
     if b.cs == 1 {
-        // SAFETY: forwarded.
-        unsafe { pack_rhs_rows(b, p0, kc, j0, nc, nr, lanes, dst) };
+        // Rows of B are contiguous: pack a run of panels at a time, row by
+        // row, so each row is read as one contiguous run of [`RHS_RUN_BYTES`],
+        // fetched a few rows ahead. Walking one panel down all `kc` rows
+        // instead reads one line per row: on a wide B (the `[512, 32000]`
+        // weights of a language-model head) every line is on its own page,
+        // no prefetcher follows, and each is a full trip to memory.
+        let run_cols = (RHS_RUN_BYTES / std::mem::size_of::<T>()).next_multiple_of(nr);
+        let mut jr = 0;
+        while jr < nc {
+            let cols = run_cols.min(nc - jr);
+            let run_bytes = cols * std::mem::size_of::<T>();
+            for p in 0..kc {
+                // SAFETY: every read lies in the block; panels before each
+                // written one are full (`nr·kc` each), as `run_cols` is a
+                // multiple of `nr`.
+                unsafe {
+                    if p + RHS_ROWS_AHEAD < kc {
+                        let ahead = b.at(p0 + p + RHS_ROWS_AHEAD, j0 + jr).cast::<u8>();
+                        for line in (0..run_bytes).step_by(64) {
+                            super::kernel::prefetch(ahead.wrapping_add(line));
+                        }
+                    }
+                    let src = b.at(p0 + p, j0 + jr);
+                    let mut jp = 0;
+                    while jp < cols {
+                        let width = nr.min(cols - jp);
+                        let panel_w = width.next_multiple_of(lanes);
+                        let row = dst.add((jr + jp) * kc + p * panel_w);
+                        copy_flushed(src.add(jp), 1, row, width);
+                        super::kernel::zero_fill(row.add(width), panel_w - width);
+                        jp += width;
+                    }
+                }
+            }
+            jr += cols;
+        }
         return;
     }
     let mut jp = 0;
@@ -266,60 +300,7 @@ pub(super) unsafe fn pack_rhs<T: Element>(
     }
 }
 
-/// Bytes of each row of B that [`pack_rhs_rows`] copies in one pass.
+/// Bytes of each row of a row-major B that [`pack_rhs`] copies in one pass.
 const RHS_RUN_BYTES: usize = 1024;
 /// Rows of B fetched ahead of the one being copied.
 const RHS_ROWS_AHEAD: usize = 8;
-
-/// [`pack_rhs`] for a B whose rows are contiguous: the block is packed a run
-/// of panels at a time, row by row, so each row of B is read as one
-/// contiguous run of [`RHS_RUN_BYTES`], fetched a few rows ahead. Walking
-/// one panel down all `kc` rows instead reads one line per row: on a wide B
-/// (the `[512, 32000]` weights of a language-model head) every line is on
-/// its own page, no prefetcher follows, and each is a full trip to memory.
-///
-/// # Safety
-/// As [`pack_rhs`], with `b.cs == 1`.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn pack_rhs_rows<T: Element>(
-    b: &Strided<T>,
-    p0: usize,
-    kc: usize,
-    j0: usize,
-    nc: usize,
-    nr: usize,
-    lanes: usize,
-    dst: *mut T,
-) {
-    let run_cols = (RHS_RUN_BYTES / std::mem::size_of::<T>()).next_multiple_of(nr);
-    let mut jr = 0;
-    while jr < nc {
-        let cols = run_cols.min(nc - jr);
-        let run_bytes = cols * std::mem::size_of::<T>();
-        for p in 0..kc {
-            // SAFETY: every read lies in the block; panels before each
-            // written one are full (`nr·kc` each), as `run_cols` is a
-            // multiple of `nr`.
-            unsafe {
-                if p + RHS_ROWS_AHEAD < kc {
-                    let ahead = b.at(p0 + p + RHS_ROWS_AHEAD, j0 + jr).cast::<u8>();
-                    for line in (0..run_bytes).step_by(64) {
-                        super::kernel::prefetch(ahead.wrapping_add(line));
-                    }
-                }
-                let src = b.at(p0 + p, j0 + jr);
-                let mut jp = 0;
-                while jp < cols {
-                    let width = nr.min(cols - jp);
-                    let panel_w = width.next_multiple_of(lanes);
-                    let row = dst.add((jr + jp) * kc + p * panel_w);
-                    copy_flushed(src.add(jp), 1, row, width);
-                    super::kernel::zero_fill(row.add(width), panel_w - width);
-                    jp += width;
-                }
-            }
-        }
-        jr += cols;
-    }
-}
