@@ -7,8 +7,8 @@
 //! Every (case, form, platform) must give XLA CPU's bits, except the known
 //! differences listed in [`KNOWN`], each with its cause; a known difference
 //! that disappears fails too, so the list never goes stale. [`VARIES`] lists
-//! the runs whose agreement depends on the processor (either outcome passes). The number of
-//! differing elements of every run is printed
+//! the runs whose agreement depends on the processor (either outcome passes).
+//! The number of differing elements of every run is printed
 //! (`cargo test -p tests --test suite bf16_parity:: -- --nocapture`).
 
 use platform_api::registry;

@@ -28,6 +28,7 @@ use num_complex::{Complex32, Complex64};
 use platform_api::hlo::analysis::convolution::ConvolutionGeometry;
 use platform_api::hlo::analysis::window::input_position;
 use platform_api::hlo::{InstrId, Op};
+use platform_api::index::next_index;
 use platform_api::{ArrayShape, ElementType, Error, Result};
 
 /// Target im2col block size, in elements.
@@ -52,8 +53,9 @@ struct ConvPlan {
     taps: Vec<Vec<Vec<Option<usize>>>>,
 }
 
-/// Scratch of [`ConvPlan::for_each_tap_run`]: output and kernel coordinates,
-/// and the output position whose coordinates follow from `oc` by counting.
+/// Scratch of [`ConvPlan::for_each_tap_run`]: output coordinates, kernel
+/// coordinates of the dimensions before the last, and the output position
+/// whose coordinates follow from `oc` by counting.
 #[derive(Default)]
 struct TapWalk {
     oc: Vec<usize>,
@@ -126,15 +128,7 @@ impl ConvPlan {
         let last = nd - 1;
         if walk.next_pos == Some(pos) && walk.oc.len() == nd {
             // The position after the last one walked: count, don't divide.
-            let mut d = nd;
-            while d > 0 {
-                d -= 1;
-                walk.oc[d] += 1;
-                if walk.oc[d] < self.out_spatial[d] {
-                    break;
-                }
-                walk.oc[d] = 0;
-            }
+            next_index(&mut walk.oc, &self.out_spatial);
         } else {
             walk.oc.clear();
             for d in 0..nd {
@@ -143,8 +137,9 @@ impl ConvPlan {
             }
         }
         walk.next_pos = Some(pos + 1);
+        // Kernel coordinates of the dimensions before the last.
         walk.kc.clear();
-        walk.kc.resize(nd, 0);
+        walk.kc.resize(last, 0);
         let row = &self.taps[last][walk.oc[last]];
         let k_last = self.k_spatial[last];
         let mut kp = 0;
@@ -174,18 +169,8 @@ impl ConvPlan {
                 }
             }
             kp += k_last;
-            // The next position of the outer kernel dimensions.
-            let mut d = last;
-            loop {
-                if d == 0 {
-                    return;
-                }
-                d -= 1;
-                walk.kc[d] += 1;
-                if walk.kc[d] < self.k_spatial[d] {
-                    break;
-                }
-                walk.kc[d] = 0;
+            if !next_index(&mut walk.kc, &self.k_spatial[..last]) {
+                return;
             }
         }
     }
