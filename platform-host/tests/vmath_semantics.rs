@@ -1136,3 +1136,50 @@ fn f32_log1p_is_the_c_librarys_bit_for_bit() {
         assert!(bad.is_empty(), "{level:?}: (x, vmath, libm) {bad:?}");
     }
 }
+
+/// `select` of every element width, with each branch a slice, a broadcast
+/// scalar or the destination itself, over lengths that leave every possible
+/// tail after the vector loop; any nonzero predicate byte is true.
+#[test]
+fn select_reads_every_branch_form_at_every_width_and_length() {
+    fn check<T: vmath::SelectElem + PartialEq + std::fmt::Debug>(
+        level: Level,
+        make: impl Fn(u64) -> T,
+    ) {
+        for n in 0..=37usize {
+            let pred: Vec<u8> = (0..n)
+                .map(|i| [0u8, 1, 2, 0, 0x80, 255, 0][i % 7])
+                .collect();
+            let a: Vec<T> = (0..n as u64).map(|i| make(1000 + i)).collect();
+            let b: Vec<T> = (0..n as u64).map(|i| make(2000 + i)).collect();
+            let before: Vec<T> = (0..n as u64).map(|i| make(3000 + i)).collect();
+            fn forms<T: Copy>(s: &[T], v: T) -> [(Operand<'_, T>, Option<Vec<T>>); 3] {
+                [
+                    (Operand::Slice(s), Some(s.to_vec())),
+                    (Operand::Scalar(v), Some(vec![v; s.len()])),
+                    (Operand::Dst, None),
+                ]
+            }
+            for (t, t_vals) in forms(&a, make(7)) {
+                for (f, f_vals) in forms(&b, make(9)) {
+                    let mut out = before.clone();
+                    vmath::select_at(level, Operand::Slice(&pred), t, f, &mut out).unwrap();
+                    let t_vals = t_vals.clone().unwrap_or_else(|| before.clone());
+                    let f_vals = f_vals.unwrap_or_else(|| before.clone());
+                    for i in 0..n {
+                        let want = if pred[i] != 0 { t_vals[i] } else { f_vals[i] };
+                        assert_eq!(out[i], want, "{level} n={n} i={i} {t:?} / {f:?}");
+                    }
+                }
+            }
+        }
+    }
+    for level in levels() {
+        check::<u8>(level, |v| v as u8);
+        check::<u16>(level, |v| v as u16);
+        check::<u32>(level, |v| v as u32 | 0x8000_0000);
+        check::<f32>(level, |v| f32::from_bits(0x3f80_0000 | v as u32));
+        check::<u64>(level, |v| v | 0xdead_0000_0000_0000);
+        check::<f64>(level, |v| -(v as f64));
+    }
+}

@@ -95,6 +95,7 @@
 //! Errors: a length mismatch, or [`Operand::Dst`] where the destination has
 //! another type, is an `InvalidArgument` naming the kernel and the lengths.
 
+mod blend;
 mod float;
 pub mod int;
 pub mod isa;
@@ -466,6 +467,14 @@ pub fn select_at<T: SelectElem>(
         }
         Operand::Slice(p) => {
             let p = &p[..n];
+            #[cfg(target_arch = "x86_64")]
+            if level.min(detected_level()) == Level::Avx2 {
+                // SAFETY: the processor has AVX2 (the level is at most the
+                // detected one); the lengths were checked above.
+                if unsafe { blend::select_avx2(p, on_true, on_false, dst) } {
+                    return Ok(());
+                }
+            }
             isa::dispatch!(level, I => kernels::with_lane!(on_true, n, lt => kernels::with_lane!(on_false, n, lf => {
                 for i in 0..n {
                     let (t, f) = (kernels::Lane::at(lt, i, dst), kernels::Lane::at(lf, i, dst));
