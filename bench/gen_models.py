@@ -145,6 +145,88 @@ def rng_dropout(key, x):
     return dropped[perm]
 
 
+# 8. A residual block trained one SGD step: 3x3 convolutions at stride 1,
+#    batch norm, a skip connection, global average pooling.
+def resnet_train(x, labels, w1, w2, w3, wf, g1, b1):
+    def bn(h, g, b):
+        m = jnp.mean(h, axis=(0, 1, 2))
+        v = jnp.var(h, axis=(0, 1, 2))
+        return (h - m) * lax.rsqrt(v + 1e-5) * g + b
+
+    def loss(p):
+        w1, w2, w3, wf, g1, b1 = p
+        h = jax.nn.relu(bn(conv(x, w1), g1, b1))
+        r = h
+        h = jax.nn.relu(conv(h, w2))
+        h = jax.nn.relu(conv(h, w3) + r)
+        h = jnp.mean(h, axis=(1, 2))
+        return cross_entropy(h @ wf, labels)
+    p = (w1, w2, w3, wf, g1, b1)
+    l, g = jax.value_and_grad(loss)(p)
+    return (l,) + tuple(a - 0.01 * d for a, d in zip(p, g))
+
+
+# 9. A GRU over 100 steps with lax.scan.
+def gru_scan(xs, h0, wx, wh):
+    def cell(h, x):
+        zx, zh = x @ wx, h @ wh
+        r = jax.nn.sigmoid(zx[:, :256] + zh[:, :256])
+        z = jax.nn.sigmoid(zx[:, 256:512] + zh[:, 256:512])
+        n = jnp.tanh(zx[:, 512:] + r * zh[:, 512:])
+        h = (1 - z) * n + z * h
+        return h, h
+    h, hs = lax.scan(cell, h0, xs)
+    return hs, h
+
+
+# 10. An MLP's gradient and an Adam update of its weights (elementwise-heavy).
+def mlp_adam(x, y, w1, w2, m1, m2, v1, v2):
+    def loss(p):
+        w1, w2 = p
+        return jnp.mean((jax.nn.gelu(x @ w1) @ w2 - y) ** 2)
+    g1, g2 = jax.grad(loss)((w1, w2))
+    out = []
+    for w, g, m, v in ((w1, g1, m1, v1), (w2, g2, m2, v2)):
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g * g
+        out += [w - 1e-3 * m / (jnp.sqrt(v) + 1e-8), m, v]
+    return tuple(out)
+
+
+# 11. Self-attention inference (8 heads over 256 positions): XLA CPU fuses
+#     the two batched products and the softmax between them.
+def attention_infer(x, wq, wk, wv, wo):
+    b, t, d = x.shape
+    heads = 8
+
+    def norm(z):
+        m = jnp.mean(z, -1, keepdims=True)
+        v = jnp.var(z, -1, keepdims=True)
+        return (z - m) * lax.rsqrt(v + 1e-5)
+    z = norm(x)
+    q, k, v = ((z @ w).reshape(b, t, heads, d // heads) for w in (wq, wk, wv))
+    s = jnp.einsum("bthd,bshd->bhts", q, k) / np.sqrt(d // heads)
+    a = jnp.einsum("bhts,bshd->bthd", jax.nn.softmax(s, -1), v).reshape(b, t, d)
+    return x + a @ wo
+
+
+# 12. Top-k over a batch of logits, a sort of rows and an argsort.
+def topk_sort(x):
+    v, i = lax.top_k(x, 16)
+    return v, i, jnp.sort(x[:64], axis=-1), jnp.argsort(x[0])
+
+
+# 13. An embedding bag: rows looked up, summed per bag, then a dense layer.
+def embed_bag(table, idx, w):
+    return jax.nn.relu(jnp.sum(jnp.take(table, idx, axis=0), axis=1) @ w)
+
+
+# 14. A transposed convolution (a decoder's upsampling step).
+def conv_transpose_up(x, w):
+    return jax.nn.relu(lax.conv_transpose(x, w, (2, 2), "SAME",
+                                          dimension_numbers=("NHWC", "HWIO", "NHWC")))
+
+
 MODELS = {
     "cnn_depthwise_train": (cnn_depthwise_train, [
         arg("float32", (16, 64, 64, 16)), arg("int32", (16,), 0, 10),
@@ -170,6 +252,29 @@ MODELS = {
         arg("float32", (64, 8192)), arg("float32", (64,)), arg("float32", (256, 256))]),
     "rng_dropout": (rng_dropout, [
         arg("uint32", (2,), 0, 1 << 30), arg("float32", (2048, 512))]),
+    "resnet_train": (resnet_train, [
+        arg("float32", (16, 32, 32, 32)), arg("int32", (16,), 0, 10),
+        arg("float32", (3, 3, 32, 64), -0.1, 0.1), arg("float32", (3, 3, 64, 64), -0.05, 0.05),
+        arg("float32", (3, 3, 64, 64), -0.05, 0.05), arg("float32", (64, 10), -0.1, 0.1),
+        arg("float32", (64,), 0.5, 1.5), arg("float32", (64,), -0.1, 0.1)]),
+    "gru_scan": (gru_scan, [
+        arg("float32", (100, 16, 128)), arg("float32", (16, 256)),
+        arg("float32", (128, 768), -0.1, 0.1), arg("float32", (256, 768), -0.1, 0.1)]),
+    "mlp_adam": (mlp_adam, [
+        arg("float32", (256, 512)), arg("float32", (256, 512)),
+        arg("float32", (512, 2048), -0.05, 0.05), arg("float32", (2048, 512), -0.02, 0.02),
+        arg("float32", (512, 2048), -0.01, 0.01), arg("float32", (2048, 512), -0.01, 0.01),
+        arg("float32", (512, 2048), 0.0, 0.01), arg("float32", (2048, 512), 0.0, 0.01)]),
+    "attention_infer": (attention_infer, [
+        arg("float32", (8, 256, 512)), arg("float32", (512, 512), -0.05, 0.05),
+        arg("float32", (512, 512), -0.05, 0.05), arg("float32", (512, 512), -0.05, 0.05),
+        arg("float32", (512, 512), -0.05, 0.05)]),
+    "topk_sort": (topk_sort, [arg("float32", (256, 32000))]),
+    "embed_bag": (embed_bag, [
+        arg("float32", (100000, 128)), arg("int32", (512, 32), 0, 100000),
+        arg("float32", (128, 256), -0.1, 0.1)]),
+    "conv_transpose_up": (conv_transpose_up, [
+        arg("float32", (8, 32, 32, 64)), arg("float32", (3, 3, 64, 32), -0.1, 0.1)]),
 }
 
 

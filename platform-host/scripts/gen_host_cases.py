@@ -367,13 +367,44 @@ def write_conv_windows():
         [xg, wg], rtol=1e-4, atol=1e-5)
 
 
+def write_conv_transposed():
+    """Convolutions over a dilated input, where most window taps fall between
+    input elements and the Host contracts only the real ones, per class of
+    output positions (`convolution::TapClass`): a 2-D transposed
+    convolution, the input gradient of a strided convolution, and a 1-D one
+    with uneven dilation, padding and a dilated kernel. Own seed
+    (`--only conv-transposed`)."""
+    rng = np.random.default_rng(20261129)
+    g = lambda *shape: rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+    conv = jax.lax.conv_general_dilated
+    x, w = g(2, 7, 6, 5), g(3, 3, 5, 4)
+    write("conv_transposed_2d", jit_text(
+        lambda a, b: jax.lax.conv_transpose(a, b, (2, 2), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")),
+        x, w), [x, w], rtol=1e-4, atol=1e-5)
+    xs, ws = g(2, 9, 8, 3), g(3, 3, 3, 6)
+
+    def input_grad(a, b):
+        f = lambda t: conv(t, b, (2, 2), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        y, vjp = jax.vjp(f, a)
+        return vjp(jnp.sin(y))[0]
+    write("conv_transposed_input_grad", jit_text(input_grad, xs, ws), [xs, ws], rtol=1e-4, atol=1e-5)
+    x1, w1 = g(3, 10, 4), g(4, 4, 5)
+    write("conv_transposed_1d_uneven", jit_text(
+        lambda a, b: conv(a, b, (1,), ((3, 1),), lhs_dilation=(3,), rhs_dilation=(2,),
+                          dimension_numbers=("NWC", "WIO", "NWC")), x1, w1),
+        [x1, w1], rtol=1e-4, atol=1e-5)
+
+
 if __name__ == "__main__":
     import sys
     if sys.argv[1:] == ["--only", "depthwise"]:
         write_depthwise_and_pool_grads()
     elif sys.argv[1:] == ["--only", "conv-windows"]:
         write_conv_windows()
+    elif sys.argv[1:] == ["--only", "conv-transposed"]:
+        write_conv_transposed()
     else:
         main()
         write_depthwise_and_pool_grads()
         write_conv_windows()
+        write_conv_transposed()

@@ -222,6 +222,58 @@ ENTRY e {
 }
 
 #[test]
+fn sort_overwrites_operands_that_die_at_it() {
+    // Both operands are temporaries that die at the sort, so the sort writes
+    // its results over them: no temp arena at all (each value lives in its
+    // output buffer). Sorting along dimension 0 of [300, 3] permutes lines
+    // whose elements are 3 apart, staged before they are written back.
+    let runner = HostRunner::compile(
+        r#"
+HloModule m
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  x = f32[300,3] parameter(0)
+  i = s32[300,3] parameter(1)
+  n = f32[300,3] negate(x)
+  m = s32[300,3] multiply(i, i)
+  ROOT s = (f32[300,3], s32[300,3]) sort(n, m), dimensions={0}, is_stable=true, to_apply=cmp
+}
+"#,
+    )
+    .unwrap();
+    assert_eq!(runner.executable.temp_bytes(), 0);
+    let x: Vec<f32> = (0..900).map(|k| ((k * 7) % 50) as f32).collect();
+    let i: Vec<i32> = (0..900).collect();
+    let out = runner
+        .run(&[
+            f32s(&[300, 3], &x),
+            Literal::from_slice(&[300, 3], &i).unwrap(),
+        ])
+        .unwrap()
+        .decompose_tuple();
+    let (keys, vals) = (out[0].data::<f32>().unwrap(), out[1].data::<i32>().unwrap());
+    for c in 0..3 {
+        let mut want: Vec<(f32, i32)> = (0..300)
+            .map(|r| (-x[r * 3 + c], i[r * 3 + c] * i[r * 3 + c]))
+            .collect();
+        want.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+        for (r, &(k, v)) in want.iter().enumerate() {
+            assert_eq!(
+                (keys[r * 3 + c], vals[r * 3 + c]),
+                (k, v),
+                "line {c}, position {r}"
+            );
+        }
+    }
+}
+
+#[test]
 fn results_can_be_arguments_or_repeat_each_other() {
     let runner = HostRunner::compile(
         "HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  y = f32[3] negate(x)\n  ROOT t = (f32[3], f32[3], f32[3]) tuple(x, y, y)\n}\n",

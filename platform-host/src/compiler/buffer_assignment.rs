@@ -15,7 +15,7 @@
 //! Values are grouped into *buffers* (one memory block each). A value joins its
 //! operand's buffer, instead of getting its own, when the instruction may write
 //! its result over that operand (an elementwise op, `dynamic-update-slice`,
-//! `scatter`, `while`, an elementwise fusion: see [`in_place_candidates`]), the
+//! `scatter`, `sort`, `while`, an elementwise fusion: see [`in_place_candidates`]), the
 //! operand's buffer dies at that instruction, the sizes agree, and the buffer is
 //! writable (not a constant, not a caller's read-only parameter).
 //!
@@ -180,6 +180,13 @@ pub fn in_place_candidates(
             })
             .collect()
     };
+    // Result leaf `k` over operand `k` (a whole array), not elementwise.
+    let kth_over_kth = |k: usize| InPlace {
+        result_leaf: k,
+        operand: k,
+        operand_leaf: 0,
+        elementwise: false,
+    };
     let all: Vec<usize> = (0..instr.operands.len()).collect();
     match &instr.op {
         Op::Unary(_)
@@ -198,14 +205,7 @@ pub fn in_place_candidates(
         }],
         Op::Scatter { .. } => {
             let n = instr.operands.len().saturating_sub(1) / 2;
-            (0..n)
-                .map(|k| InPlace {
-                    result_leaf: k,
-                    operand: k,
-                    operand_leaf: 0,
-                    elementwise: false,
-                })
-                .collect()
+            (0..n).map(kth_over_kth).collect()
         }
         Op::While { .. } => (0..leaf_count(&instr.shape))
             .map(|k| InPlace {
@@ -215,6 +215,15 @@ pub fn in_place_candidates(
                 elementwise: false,
             })
             .collect(),
+        // The sort kernel stages a line before permuting it when its result
+        // and operand share a buffer (`kernels::sort`).
+        Op::Sort { .. } => {
+            let results = instr.shape.leaves();
+            (0..instr.operands.len())
+                .filter(|&k| results.get(k).is_some_and(|(_, r)| fits(k, r)))
+                .map(kth_over_kth)
+                .collect()
+        }
         Op::CustomCall(attrs) if attrs.target == crate::fma::FMA_TARGET => elementwise(&all),
         Op::Fusion { .. } => {
             let results = instr.shape.leaves();

@@ -624,25 +624,36 @@ impl<'p> Env<'p> {
         // partial per chunk into the scratch.
         let (rows, len) = if chunked { (1, b.n) } else { (b.nr, p.row_len) };
         let bases: Vec<*mut u8> = operands.iter().map(|&s| self.block(st, s, b)).collect();
+        // Refilled per row, allocated once per block: rows can be a few
+        // elements long (a middle dimension read through a transposed view).
+        let mut xs: Vec<*const u8> = Vec::with_capacity(bases.len());
+        let mut dsts: Vec<*mut u8> = Vec::with_capacity(widths.len());
+        let mut acc: Vec<Register> = Vec::with_capacity(widths.len());
+        let mut rest: Vec<*const u8> = Vec::with_capacity(bases.len());
         for i in 0..rows {
-            let xs: Vec<*const u8> = bases
-                .iter()
-                .zip(&widths)
-                .map(|(&v, &w)| v.wrapping_add(i * len * w).cast_const())
-                .collect();
-            let dsts: Vec<*mut u8> = if chunked {
-                plan.partials
+            xs.clear();
+            xs.extend(
+                bases
                     .iter()
                     .zip(&widths)
-                    .map(|(&off, &w)| self.scratch.wrapping_add(off + b.chunk * w))
-                    .collect()
+                    .map(|(&v, &w)| v.wrapping_add(i * len * w).cast_const()),
+            );
+            dsts.clear();
+            if chunked {
+                dsts.extend(
+                    plan.partials
+                        .iter()
+                        .zip(&widths)
+                        .map(|(&off, &w)| self.scratch.wrapping_add(off + b.chunk * w)),
+                );
             } else {
-                results
-                    .iter()
-                    .zip(&widths)
-                    .map(|(&s, &w)| st.home[s].wrapping_add(i * w))
-                    .collect()
-            };
+                dsts.extend(
+                    results
+                        .iter()
+                        .zip(&widths)
+                        .map(|(&s, &w)| st.home[s].wrapping_add(i * w)),
+                );
+            }
             match &plan.reducer {
                 Reducer::Simple { fold, .. } => {
                     let init = if chunked {
@@ -657,23 +668,25 @@ impl<'p> Env<'p> {
                     let Some(eval) = st.evals[r].as_mut() else {
                         continue;
                     };
-                    let (mut acc, skip): (Vec<Register>, usize) = if chunked {
+                    let skip = if chunked {
+                        acc.clear();
                         // SAFETY: a chunk has at least one element.
-                        (
+                        acc.extend(
                             xs.iter()
                                 .zip(&widths)
-                                .map(|(&x, &w)| unsafe { load_register(x, w) })
-                                .collect(),
-                            1,
-                        )
+                                .map(|(&x, &w)| unsafe { load_register(x, w) }),
+                        );
+                        1
                     } else {
-                        (st.inits[r].clone(), 0)
+                        acc.clone_from(&st.inits[r]);
+                        0
                     };
-                    let rest: Vec<*const u8> = xs
-                        .iter()
-                        .zip(&widths)
-                        .map(|(&x, &w)| x.wrapping_add(skip * w))
-                        .collect();
+                    rest.clear();
+                    rest.extend(
+                        xs.iter()
+                            .zip(&widths)
+                            .map(|(&x, &w)| x.wrapping_add(skip * w)),
+                    );
                     // SAFETY: forwarded.
                     unsafe {
                         program_fold(eval, &mut acc, &rest, &widths, len.saturating_sub(skip), 1)

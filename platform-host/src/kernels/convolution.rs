@@ -51,6 +51,106 @@ struct ConvPlan {
     /// For each spatial dimension, for each output coordinate, for each kernel
     /// coordinate: the input coordinate, if real.
     taps: Vec<Vec<Vec<Option<usize>>>>,
+    /// The output positions grouped by which taps are real, when most taps
+    /// are not (see [`TapClass`]).
+    classes: Option<Vec<TapClass>>,
+}
+
+/// Output positions whose windows have the same real taps.
+///
+/// With input dilation (a transposed convolution, the input gradient of a
+/// strided one) most of a window falls between input elements: a 3x3 window
+/// over an input dilated by 2 has 4, 2, 2 or 1 real taps depending on the
+/// output position's parity. The dense im2col multiplies the zeros of the
+/// other taps too; per class, the GEMM contracts only the real taps (the
+/// kernel's rows for them gathered into a smaller kernel matrix), and the
+/// product's rows are scattered to the class's positions.
+#[derive(Clone, Debug)]
+struct TapClass {
+    /// Row-major spatial output positions.
+    positions: Vec<usize>,
+    /// Row-major kernel positions every window of the class reads.
+    kernel_positions: Vec<usize>,
+}
+
+/// Classes are used when they cut the multiply-adds to at most this share
+/// of the dense im2col's.
+const CLASS_MAX_SHARE: f64 = 0.75;
+/// Nor when there would be more classes than this (each is its own GEMM).
+const MAX_CLASSES: usize = 64;
+
+/// The output positions grouped by their real taps (see [`TapClass`]),
+/// if that saves enough work.
+fn tap_classes(
+    taps: &[Vec<Vec<Option<usize>>>],
+    out_spatial: &[usize],
+    k_spatial: &[usize],
+) -> Option<Vec<TapClass>> {
+    let nd = taps.len();
+    if nd == 0 || out_spatial.contains(&0) || k_spatial.contains(&0) {
+        return None;
+    }
+    // Per dimension: (real kernel coordinates, output coordinates having them).
+    let mut per_dim: Vec<Vec<(Vec<usize>, Vec<usize>)>> = Vec::with_capacity(nd);
+    for dim in taps {
+        let mut groups: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+        for (o, row) in dim.iter().enumerate() {
+            let live: Vec<usize> = (0..row.len()).filter(|&k| row[k].is_some()).collect();
+            match groups.iter_mut().find(|(l, _)| *l == live) {
+                Some((_, os)) => os.push(o),
+                None => groups.push((live, vec![o])),
+            }
+        }
+        per_dim.push(groups);
+    }
+    let count: usize = per_dim.iter().map(Vec::len).product();
+    if count > MAX_CLASSES {
+        return None;
+    }
+    let dense =
+        out_spatial.iter().product::<usize>() as f64 * k_spatial.iter().product::<usize>() as f64;
+    let sparse: f64 = {
+        // The product over dimensions of (Σ over groups of |outputs|·|live|).
+        per_dim
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .map(|(l, os)| (l.len() * os.len()) as f64)
+                    .sum::<f64>()
+            })
+            .product()
+    };
+    if sparse > CLASS_MAX_SHARE * dense {
+        return None;
+    }
+    let out_strides = platform_api::shape::row_major_strides(out_spatial);
+    let k_strides = platform_api::shape::row_major_strides(k_spatial);
+    let radix: Vec<usize> = per_dim.iter().map(Vec::len).collect();
+    let mut pick = vec![0usize; nd];
+    let mut classes = Vec::with_capacity(count);
+    loop {
+        let mut positions = vec![0usize];
+        let mut kernel_positions = vec![0usize];
+        for d in 0..nd {
+            let (live, outs) = &per_dim[d][pick[d]];
+            let (os, ks) = (out_strides[d], k_strides[d]);
+            positions = positions
+                .iter()
+                .flat_map(|&p| outs.iter().map(move |&o| p + o * os))
+                .collect();
+            kernel_positions = kernel_positions
+                .iter()
+                .flat_map(|&p| live.iter().map(move |&k| p + k * ks))
+                .collect();
+        }
+        classes.push(TapClass {
+            positions,
+            kernel_positions,
+        });
+        if !next_index(&mut pick, &radix) {
+            return Some(classes);
+        }
+    }
 }
 
 /// Scratch of [`ConvPlan::for_each_tap_run`]: output coordinates, kernel
@@ -320,6 +420,11 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         out_spatial: geometry.output_spatial.clone(),
         feature_groups: geometry.feature_groups,
         batch_groups: geometry.batch_groups,
+        classes: if geometry.feature_groups == 1 && geometry.batch_groups == 1 {
+            tap_classes(&taps, &geometry.output_spatial, &geometry.kernel_spatial)
+        } else {
+            None
+        },
         taps,
     };
     let out_ty = result.element_type;
@@ -552,6 +657,12 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
         return;
     }
     let in_image: usize = p.in_spatial.iter().product::<usize>() * p.c_in;
+    if let Some(classes) = &p.classes {
+        for class in classes {
+            run_class(p, class, x, k, o, gemm);
+        }
+        return;
+    }
     let strides = p.strides();
     // Without groups every image multiplies the same kernel and the output
     // rows of consecutive images are consecutive, so blocks run across
@@ -656,5 +767,134 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
                 p0 = p1;
             }
         }
+    }
+}
+
+/// The positions of one [`TapClass`] (no groups): im2col over the class's
+/// real taps only, the GEMM against the kernel's rows for them, and the
+/// product's rows scattered to the positions' output rows.
+fn run_class<T: bytemuck::Pod + Send + Sync>(
+    p: &ConvPlan,
+    class: &TapClass,
+    x: usize,
+    k: usize,
+    o: usize,
+    gemm: super::dot::GemmFn<T>,
+) {
+    let (ci, c_out, nd) = (p.c_in, p.c_out, p.in_spatial.len());
+    let positions = p.positions();
+    let class_positions = class.positions.len();
+    let rows = p.n_out * class_positions;
+    let taps = class.kernel_positions.len();
+    let cols = taps * ci;
+    if rows == 0 {
+        return;
+    }
+    let out = o as *mut T;
+    if cols == 0 {
+        for r in 0..rows {
+            let (img, pos) = (r / class_positions, class.positions[r % class_positions]);
+            // SAFETY: output row (img, pos) has c_out entries.
+            unsafe { std::ptr::write_bytes(out.add((img * positions + pos) * c_out), 0, c_out) };
+        }
+        return;
+    }
+    // The kernel's rows for the class's taps: [taps × ci, c_out].
+    let mut kernel: Vec<T> = Vec::with_capacity(cols * c_out);
+    for &kp in &class.kernel_positions {
+        // SAFETY: kernel position kp's rows ([spatial..., ci, c_out]).
+        kernel.extend_from_slice(unsafe {
+            std::slice::from_raw_parts((k as *const T).add(kp * ci * c_out), ci * c_out)
+        });
+    }
+    let strides = p.strides();
+    let k_coords: Vec<Vec<usize>> = class
+        .kernel_positions
+        .iter()
+        .map(|&kp| {
+            let mut rest = kp;
+            let mut c = vec![0usize; nd];
+            for d in (0..nd).rev() {
+                c[d] = rest % p.k_spatial[d];
+                rest /= p.k_spatial[d];
+            }
+            c
+        })
+        .collect();
+    let in_image: usize = p.in_spatial.iter().product::<usize>() * ci;
+    let rows_per_block = (BLOCK_ELEMENTS / cols).clamp(1, rows);
+    let mut col: Vec<T> = vec![T::zeroed(); rows_per_block * cols];
+    let mut product: Vec<T> = vec![T::zeroed(); rows_per_block * c_out];
+    let mut r0 = 0;
+    while r0 < rows {
+        let r1 = (r0 + rows_per_block).min(rows);
+        let col_addr = col.as_mut_ptr() as usize;
+        parallel_for(r1 - r0, (4096 / cols).max(1), |s, e| {
+            let col = col_addr as *mut T;
+            let mut oc = vec![0usize; nd];
+            for r in s..e {
+                let (img, pos) = (
+                    (r0 + r) / class_positions,
+                    class.positions[(r0 + r) % class_positions],
+                );
+                for d in 0..nd {
+                    oc[d] = (pos / strides.output[d]) % p.out_spatial[d];
+                }
+                let xi = (x as *const T).wrapping_add(img * in_image);
+                for (j, kc) in k_coords.iter().enumerate() {
+                    let mut at = 0;
+                    for d in 0..nd {
+                        // Every tap of the class is real (`tap_classes`).
+                        at += p.taps[d][oc[d]][kc[d]].unwrap_or(0) * strides.input[d];
+                    }
+                    // SAFETY: row r of the block, the tap's ci columns; the
+                    // tap reads ci features inside image img.
+                    unsafe { copy_short(xi.add(at * ci), col.add(r * cols + j * ci), ci) };
+                }
+            }
+        });
+        // SAFETY: the block (rows × cols), the class kernel (cols × c_out)
+        // and the product block (rows × c_out) are valid and disjoint.
+        unsafe {
+            gemm(
+                r1 - r0,
+                cols,
+                c_out,
+                Strided {
+                    ptr: col.as_ptr(),
+                    rs: cols as isize,
+                    cs: 1,
+                },
+                Strided {
+                    ptr: kernel.as_ptr(),
+                    rs: c_out as isize,
+                    cs: 1,
+                },
+                StridedMut {
+                    ptr: product.as_mut_ptr(),
+                    rs: c_out as isize,
+                    cs: 1,
+                },
+            )
+        };
+        let product_addr = product.as_ptr() as usize;
+        parallel_for(r1 - r0, (16_384 / c_out).max(1), |s, e| {
+            for r in s..e {
+                let (img, pos) = (
+                    (r0 + r) / class_positions,
+                    class.positions[(r0 + r) % class_positions],
+                );
+                // SAFETY: product row r and output row (img, pos), c_out each;
+                // the class's positions are distinct.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        (product_addr as *const T).add(r * c_out),
+                        (o as *mut T).add((img * positions + pos) * c_out),
+                        c_out,
+                    )
+                };
+            }
+        });
+        r0 = r1;
     }
 }

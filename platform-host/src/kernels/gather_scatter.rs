@@ -174,6 +174,9 @@ fn gather(
             "result {result} does not match indices {indices} and slice sizes {slice_sizes:?}"
         )));
     }
+    if let Some(rows) = RowGather::new(ctx, id) {
+        return Ok(row_gather_thunk(instr.name.clone(), rows));
+    }
     let op_strides = platform_api::shape::row_major_strides(&operand.dims);
     let out_strides = platform_api::shape::row_major_strides(&result.dims);
     let width = operand.element_type.byte_size();
@@ -387,6 +390,22 @@ impl BlockProducer for RowGather {
             p += len;
         }
     }
+}
+
+/// A gather of whole rows on its own (no fusion pulls it in): the same row
+/// copies, with the same prefetching, over the whole result in parallel.
+fn row_gather_thunk(name: String, rows: RowGather) -> Box<dyn Thunk> {
+    let slices = rows.slices();
+    thunk(name, "gather", move |ctx| {
+        let addrs: Vec<usize> = slices.iter().map(|s| ctx.ptr(*s) as usize).collect();
+        parallel_for(rows.count, 1 << 14, |s, e| {
+            let addrs: Vec<*mut u8> = addrs.iter().map(|&a| a as *mut u8).collect();
+            // SAFETY: this run's addresses of `slices`; the tasks' ranges
+            // are disjoint parts of the result.
+            unsafe { rows.produce(&addrs, s, e - s) };
+        });
+        Ok(())
+    })
 }
 
 /// How far ahead of the row being copied [`RowGather`] requests rows (into

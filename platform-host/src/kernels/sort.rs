@@ -204,33 +204,39 @@ fn radix_pairs<K: Copy + Default>(
     pairs.into_iter().map(|(_, i)| i).collect()
 }
 
-/// `dst[base + j*stride] = src[base + order[j]*stride]` for elements of `w`
-/// bytes.
+/// `dst[base_out + j*stride_out] = src[base_in + order[j]*stride_in]` for
+/// elements of `w` bytes.
 ///
 /// # Safety
 /// Every position reached must be inside `src` and `dst`, which must not
 /// overlap.
+#[allow(clippy::too_many_arguments)]
 unsafe fn permute_line(
     src: usize,
     dst: usize,
     w: usize,
     order: &[u32],
-    base: usize,
-    stride: usize,
+    base_in: usize,
+    stride_in: usize,
+    base_out: usize,
+    stride_out: usize,
 ) {
     crate::with_width!(w, W => {
         let (s, d) = (src as *const W, dst as *mut W);
         for (j, &o) in order.iter().enumerate() {
             // SAFETY: the caller's contract.
-            unsafe { d.add(base + j * stride).write(s.add(base + o as usize * stride).read()) };
+            unsafe {
+                d.add(base_out + j * stride_out)
+                    .write(s.add(base_in + o as usize * stride_in).read())
+            };
         }
     }, _ => {
         for (j, &o) in order.iter().enumerate() {
             // SAFETY: as above.
             unsafe {
                 std::ptr::copy_nonoverlapping(
-                    (src + (base + o as usize * stride) * w) as *const u8,
-                    (dst + (base + j * stride) * w) as *mut u8,
+                    (src + (base_in + o as usize * stride_in) * w) as *const u8,
+                    (dst + (base_out + j * stride_out) * w) as *mut u8,
                     w,
                 )
             };
@@ -365,6 +371,7 @@ fn sort(
         let lines = outer * inner;
         crate::runtime::pool::parallel_for(lines, (1 << 14) / n.max(1) + 1, |s, e| {
             let mut ev = program.evaluator();
+            let mut staged: Vec<u8> = Vec::new();
             for line in s..e {
                 let (o, i) = (line / inner.max(1), line % inner.max(1));
                 let pos = |j: usize| (o * n + j) * inner + i;
@@ -389,10 +396,34 @@ fn sort(
                     }
                 };
                 for k in 0..n_ops {
+                    let base = o * n * inner + i;
+                    // Sorting in place (buffer assignment put the result over
+                    // the operand): the line is staged first, as the
+                    // permutation reads positions it has already written.
+                    let (src, base_in, stride_in) = if ins[k] == outs[k] {
+                        staged.clear();
+                        staged.resize(n * widths[k], 0);
+                        let w = widths[k];
+                        for (j, slot) in staged.chunks_exact_mut(w).enumerate() {
+                            // SAFETY: position `j` of this line in operand `k`.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    (ins[k] + (base + j * inner) * w) as *const u8,
+                                    slot.as_mut_ptr(),
+                                    w,
+                                )
+                            };
+                        }
+                        (staged.as_ptr() as usize, 0, 1)
+                    } else {
+                        (ins[k], base, inner)
+                    };
                     // SAFETY: positions of this line in operand and result
                     // `k`; lines are disjoint.
                     unsafe {
-                        permute_line(ins[k], outs[k], widths[k], &order, o * n * inner + i, inner)
+                        permute_line(
+                            src, outs[k], widths[k], &order, base_in, stride_in, base, inner,
+                        )
                     };
                 }
             }
