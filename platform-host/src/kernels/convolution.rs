@@ -837,8 +837,8 @@ fn run_class<T: bytemuck::Pod + Send + Sync>(
                     (r0 + r) / class_positions,
                     class.positions[(r0 + r) % class_positions],
                 );
-                for d in 0..nd {
-                    oc[d] = (pos / strides.output[d]) % p.out_spatial[d];
+                for (d, c) in oc.iter_mut().enumerate() {
+                    *c = (pos / strides.output[d]) % p.out_spatial[d];
                 }
                 let xi = (x as *const T).wrapping_add(img * in_image);
                 for (j, kc) in k_coords.iter().enumerate() {
