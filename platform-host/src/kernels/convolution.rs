@@ -30,6 +30,7 @@ use platform_api::hlo::analysis::window::input_position;
 use platform_api::hlo::{InstrId, Op};
 use platform_api::index::next_index;
 use platform_api::{ArrayShape, ElementType, Error, Result};
+use std::collections::HashMap;
 
 /// Target im2col block size, in elements.
 const BLOCK_ELEMENTS: usize = 1 << 20;
@@ -78,6 +79,8 @@ struct TapClass {
 const CLASS_MAX_SHARE: f64 = 0.75;
 /// Nor when there would be more classes than this (each is its own GEMM).
 const MAX_CLASSES: usize = 64;
+/// Nor over more output positions than this per image.
+const MAX_CLASS_POSITIONS: usize = 1 << 22;
 
 /// The output positions grouped by their real taps (see [`TapClass`]),
 /// if that saves enough work.
@@ -90,22 +93,37 @@ fn tap_classes(
     if nd == 0 || out_spatial.contains(&0) || k_spatial.contains(&0) {
         return None;
     }
-    // Per dimension: (real kernel coordinates, output coordinates having them).
+    // The classes list every output position: not for enormous outputs.
+    let positions = out_spatial
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))?;
+    if positions > MAX_CLASS_POSITIONS {
+        return None;
+    }
+    // Per dimension: (real kernel coordinates, output coordinates having them),
+    // found through a map so a long dimension with a long kernel stays linear.
     let mut per_dim: Vec<Vec<(Vec<usize>, Vec<usize>)>> = Vec::with_capacity(nd);
+    let mut count = 1usize;
     for dim in taps {
         let mut groups: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+        let mut index: HashMap<Vec<usize>, usize> = HashMap::new();
         for (o, row) in dim.iter().enumerate() {
             let live: Vec<usize> = (0..row.len()).filter(|&k| row[k].is_some()).collect();
-            match groups.iter_mut().find(|(l, _)| *l == live) {
-                Some((_, os)) => os.push(o),
-                None => groups.push((live, vec![o])),
+            match index.get(&live) {
+                Some(&g) => groups[g].1.push(o),
+                None => {
+                    if groups.len() == MAX_CLASSES {
+                        return None;
+                    }
+                    index.insert(live.clone(), groups.len());
+                    groups.push((live, vec![o]));
+                }
             }
         }
+        count = count
+            .checked_mul(groups.len())
+            .filter(|&c| c <= MAX_CLASSES)?;
         per_dim.push(groups);
-    }
-    let count: usize = per_dim.iter().map(Vec::len).product();
-    if count > MAX_CLASSES {
-        return None;
     }
     let dense =
         out_spatial.iter().product::<usize>() as f64 * k_spatial.iter().product::<usize>() as f64;
