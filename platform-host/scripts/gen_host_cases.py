@@ -40,6 +40,13 @@ def run_xla(text, args):
     return [np.asarray(o) for o in exe.execute(bufs)]
 
 
+def uniform_f32(seed):
+    """A draw of f32 arrays uniform in [-1, 1) from its own generator, so a
+    group of cases with its own seed can be made alone."""
+    rng = np.random.default_rng(seed)
+    return lambda *shape: rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+
+
 def write(name, text, args, rtol=1e-5, atol=1e-6):
     outs = run_xla(text, args)
     d = os.path.join(OUT, name)
@@ -310,8 +317,7 @@ def write_depthwise_and_pool_grads():
     (select-and-scatter with an ordering select and an add scatter: the typed
     path) with ties, padding and NaN. Own seed, so they can be made alone
     (`--only depthwise`) without touching the other cases."""
-    rng = np.random.default_rng(20261125)
-    g = lambda *shape: rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+    g = uniform_f32(20261125)
     dn = ("NHWC", "HWIO", "NHWC")
     x = g(2, 9, 8, 6)
     w = g(3, 3, 1, 12)  # channel multiplier 2
@@ -346,8 +352,7 @@ def write_conv_windows():
     dimensions, few input features (runs of consecutive taps copied whole)
     and feature groups (taps that read part of the features). Own seed
     (`--only conv-windows`)."""
-    rng = np.random.default_rng(20261128)
-    g = lambda *shape: rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+    g = uniform_f32(20261128)
     conv = jax.lax.conv_general_dilated
     x, w = g(2, 9, 11, 3), g(3, 4, 3, 7)
     write("conv_windows_2d_few_features", jit_text(
@@ -374,8 +379,7 @@ def write_conv_transposed():
     convolution, the input gradient of a strided convolution, and a 1-D one
     with uneven dilation, padding and a dilated kernel. Own seed
     (`--only conv-transposed`)."""
-    rng = np.random.default_rng(20261129)
-    g = lambda *shape: rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+    g = uniform_f32(20261129)
     conv = jax.lax.conv_general_dilated
     x, w = g(2, 7, 6, 5), g(3, 3, 5, 4)
     write("conv_transposed_2d", jit_text(

@@ -125,8 +125,7 @@ fn tap_classes(
             .filter(|&c| c <= MAX_CLASSES)?;
         per_dim.push(groups);
     }
-    let dense =
-        out_spatial.iter().product::<usize>() as f64 * k_spatial.iter().product::<usize>() as f64;
+    let dense = positions as f64 * k_spatial.iter().product::<usize>() as f64;
     let sparse: f64 = {
         // The product over dimensions of (Σ over groups of |outputs|·|live|).
         per_dim
@@ -674,13 +673,13 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
     if positions == 0 || p.c_out == 0 || p.n_out == 0 {
         return;
     }
-    let in_image: usize = p.in_spatial.iter().product::<usize>() * p.c_in;
     if let Some(classes) = &p.classes {
         for class in classes {
             run_class(p, class, x, k, o, gemm);
         }
         return;
     }
+    let in_image: usize = p.in_spatial.iter().product::<usize>() * p.c_in;
     let strides = p.strides();
     // Without groups every image multiplies the same kernel and the output
     // rows of consecutive images are consecutive, so blocks run across

@@ -7,8 +7,9 @@
 //! chunk staged through a local array), LLVM vectorises it as a *masked store*
 //! of the lanes that change: `vpmaskmovd` / `vmaskmovps` under AVX2. On AMD Zen
 //! processors those stores are microcoded and cost tens of cycles each, so the
-//! select ran at a fraction of memory speed (three quarters of the samples of
-//! `gather_embedding_50000x256`'s fusion under `perf annotate`). Here every
+//! select ran at a fraction of memory speed (a quarter of all the samples of
+//! `hlorun bench gather_embedding_50000x256.hlo` under `perf record` sat on
+//! them). Here every
 //! vector is loaded, blended and stored whole, which costs the same wherever
 //! the branches come from.
 //!
@@ -20,14 +21,26 @@ use super::{Operand, SelectElem};
 use std::arch::x86_64::*;
 
 /// One branch of the select as the vector loop reads it: vector `i` (of
-/// elements `i..i + lanes`) is at `base + (i & step) * width`: `step` is all
-/// ones for a slice or the destination, and zero for a broadcast scalar held
-/// in `splat`.
+/// elements `i..i + lanes`) is at `start() + (i & step) * width`: `step` is
+/// all ones for a slice or the destination, and zero for a broadcast scalar,
+/// whose vector is `splat`.
 #[cfg(target_arch = "x86_64")]
 struct Branch {
     base: *const u8,
     step: usize,
     splat: [u64; 4],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Branch {
+    /// Where vector 0 is read from.
+    fn start(&self) -> *const u8 {
+        if self.step == 0 {
+            self.splat.as_ptr().cast()
+        } else {
+            self.base
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -88,15 +101,7 @@ pub(super) unsafe fn select_avx2<T: SelectElem>(
     }
     let n = dst.len().min(p.len());
     let out = dst.as_mut_ptr();
-    let mut t = Branch::new(on_true, out);
-    let mut f = Branch::new(on_false, out);
-    // A broadcast branch reads its vector from its own `splat`, pinned here.
-    if t.step == 0 {
-        t.base = t.splat.as_ptr().cast();
-    }
-    if f.step == 0 {
-        f.base = f.splat.as_ptr().cast();
-    }
+    let (t, f) = (Branch::new(on_true, out), Branch::new(on_false, out));
     // SAFETY: AVX2 (the caller's contract); the branches hold `n` elements
     // (or a full vector of splats), as does `dst`.
     unsafe {
@@ -119,6 +124,7 @@ pub(super) unsafe fn select_avx2<T: SelectElem>(
 unsafe fn blend<const W: usize>(p: *const u8, t: &Branch, f: &Branch, out: *mut u8, n: usize) {
     let lanes = 32 / W;
     let zero = _mm256_setzero_si256();
+    let (tb, fb) = (t.start(), f.start());
     let mut i = 0;
     while i + lanes <= n {
         // SAFETY: elements `i..i + lanes` lie in every slice (the loop bound).
@@ -130,8 +136,8 @@ unsafe fn blend<const W: usize>(p: *const u8, t: &Branch, f: &Branch, out: *mut 
                 let bytes = _mm_cvtsi32_si128(p.add(i).cast::<i32>().read_unaligned());
                 _mm256_cmpeq_epi64(_mm256_cvtepu8_epi64(bytes), zero)
             };
-            let a = _mm256_loadu_si256(t.base.add((i & t.step) * W).cast());
-            let b = _mm256_loadu_si256(f.base.add((i & f.step) * W).cast());
+            let a = _mm256_loadu_si256(tb.add((i & t.step) * W).cast());
+            let b = _mm256_loadu_si256(fb.add((i & f.step) * W).cast());
             _mm256_storeu_si256(out.add(i * W).cast(), _mm256_blendv_epi8(a, b, is_false));
         }
         i += lanes;
@@ -140,8 +146,12 @@ unsafe fn blend<const W: usize>(p: *const u8, t: &Branch, f: &Branch, out: *mut 
         // SAFETY: element `i` lies in every slice; a broadcast branch reads
         // its first splat.
         unsafe {
-            let from = if p.add(i).read() != 0 { t } else { f };
-            std::ptr::copy(from.base.add((i & from.step) * W), out.add(i * W), W);
+            let (from, step) = if p.add(i).read() != 0 {
+                (tb, t.step)
+            } else {
+                (fb, f.step)
+            };
+            std::ptr::copy(from.add((i & step) * W), out.add(i * W), W);
         }
         i += 1;
     }
