@@ -1088,3 +1088,139 @@ fn row_gathers_run_inside_the_fusion_that_consumes_them() {
     assert!(thunk_categories(&shared).iter().any(|c| c == "gather"));
     check("gather also returned", &shared, Agree::Bits);
 }
+
+/// The column groups of each fusion's plan after the Host's passes, in
+/// entry order.
+fn column_groups(text: &str) -> Vec<usize> {
+    let module = optimize(
+        HloModule::parse(&uniquify(text)).unwrap(),
+        &CompileOptions::default(),
+    )
+    .unwrap();
+    let entry = module.computation(module.entry);
+    entry
+        .instructions
+        .iter()
+        .filter(|i| matches!(i.op, Op::Fusion { .. }))
+        .map(|i| {
+            fusion::plan(&module, i, &CompileOptions::default())
+                .unwrap_or_else(|e| panic!("%{}: {e}\n{module}", i.name))
+                .column_groups()
+        })
+        .collect()
+}
+
+#[test]
+fn middle_dimension_reductions_run_as_grouped_columns() {
+    // Sums over a middle dimension, read in memory order: blocks that hold
+    // several groups (rows of 40, groups of 9 rows), groups longer than a
+    // block (3000 rows of 20), size-1 dimensions, two reduced dimensions,
+    // results used by column-phase ops with a broadcast operand (a mean
+    // scaled per column), a variadic argmax, a full-domain second output,
+    // and enough results for the column phase to run in parallel.
+    let text = module(
+        r#"
+fa {
+  p0 = s32[12,9,40] parameter(0)
+  five = s32[] constant(5)
+  ROOT r = s32[12,40] reduce(p0, five), dimensions={1}, to_apply=add_s32
+}
+fb {
+  p0 = f32[6,3000,20] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[6,20] reduce(p0, z), dimensions={1}, to_apply=add_f32
+}
+fc {
+  p0 = f32[5,1,7,1,33] parameter(0)
+  ninf = f32[] constant(-inf)
+  ROOT r = f32[5,1,1,33] reduce(p0, ninf), dimensions={2}, to_apply=max_f32
+}
+fd {
+  p0 = f32[4,3,5,6,17] parameter(0)
+  w = f32[17] parameter(1)
+  z = f32[] constant(0)
+  s = f32[4,6,17] reduce(p0, z), dimensions={1,2}, to_apply=add_f32
+  n = f32[] constant(15)
+  bn = f32[4,6,17] broadcast(n), dimensions={}
+  mean = f32[4,6,17] divide(s, bn)
+  bw = f32[4,6,17] broadcast(w), dimensions={2}
+  ROOT o = f32[4,6,17] multiply(mean, bw)
+}
+fe {
+  p0 = f32[8,30,32] parameter(0)
+  i = s32[8,30,32] iota(), iota_dimension=1
+  ninf = f32[] constant(-inf)
+  zero = s32[] constant(0)
+  ROOT r = (f32[8,32], s32[8,32]) reduce(p0, i, ninf, zero), dimensions={1}, to_apply=argmax
+}
+ff {
+  p0 = f32[16,7,64] parameter(0)
+  ninf = f32[] constant(-inf)
+  e = f32[16,7,64] exponential(p0)
+  m = f32[16,64] reduce(e, ninf), dimensions={1}, to_apply=max_f32
+  ROOT t = (f32[16,64], f32[16,7,64]) tuple(m, e)
+}
+fg {
+  p0 = s32[128,8,1024] parameter(0)
+  z = s32[] constant(0)
+  ROOT r = s32[128,1024] reduce(p0, z), dimensions={1}, to_apply=add_s32
+}
+"#,
+        r#"  p0 = s32[12,9,40] parameter(0)
+  p1 = f32[6,3000,20] parameter(1)
+  p2 = f32[5,1,7,1,33] parameter(2)
+  p3 = f32[4,3,5,6,17] parameter(3)
+  p4 = f32[17] parameter(4)
+  p5 = f32[8,30,32] parameter(5)
+  p6 = f32[16,7,64] parameter(6)
+  p7 = s32[128,8,1024] parameter(7)
+  a = s32[12,40] fusion(p0), kind=kInput, calls=fa
+  b = f32[6,20] fusion(p1), kind=kInput, calls=fb
+  c = f32[5,1,1,33] fusion(p2), kind=kInput, calls=fc
+  d = f32[4,6,17] fusion(p3, p4), kind=kInput, calls=fd
+  e = (f32[8,32], s32[8,32]) fusion(p5), kind=kInput, calls=fe
+  f = (f32[16,64], f32[16,7,64]) fusion(p6), kind=kInput, calls=ff
+  g = s32[128,1024] fusion(p7), kind=kInput, calls=fg
+  ROOT t = (s32[12,40], f32[6,20], f32[5,1,1,33], f32[4,6,17], (f32[8,32], s32[8,32]), (f32[16,64], f32[16,7,64]), s32[128,1024]) tuple(a, b, c, d, e, f, g)"#,
+    );
+    assert_eq!(column_groups(&text), [12, 6, 5, 4, 8, 16, 128]);
+    check("grouped columns", &text, Agree::Within(1e-5));
+}
+
+#[test]
+fn middle_dimension_reductions_fall_back_when_groups_cannot_hold() {
+    // A row reduction beside a grouped one (its rows are the groups' rows),
+    // a reduction of another orientation after a grouped one, and too few
+    // groups: each runs as a block program, the last two without groups.
+    let text = module(
+        r#"
+fb {
+  p0 = s32[8,9,32] parameter(0)
+  z = s32[] constant(0)
+  mid = s32[8,32] reduce(p0, z), dimensions={1}, to_apply=add_s32
+  last = s32[8,9] reduce(p0, z), dimensions={2}, to_apply=add_s32
+  ROOT t = (s32[8,32], s32[8,9]) tuple(mid, last)
+}
+fd {
+  p0 = s32[8,9,32] parameter(0)
+  z = s32[] constant(0)
+  mid = s32[8,32] reduce(p0, z), dimensions={1}, to_apply=add_s32
+  other = s32[9] reduce(p0, z), dimensions={0,2}, to_apply=add_s32
+  ROOT t = (s32[8,32], s32[9]) tuple(mid, other)
+}
+fc {
+  p0 = s32[2,50,64] parameter(0)
+  z = s32[] constant(0)
+  ROOT r = s32[2,64] reduce(p0, z), dimensions={1}, to_apply=add_s32
+}
+"#,
+        r#"  p1 = s32[8,9,32] parameter(0)
+  p2 = s32[2,50,64] parameter(1)
+  b = (s32[8,32], s32[8,9]) fusion(p1), kind=kInput, calls=fb
+  d = (s32[8,32], s32[9]) fusion(p1), kind=kInput, calls=fd
+  c = s32[2,64] fusion(p2), kind=kInput, calls=fc
+  ROOT t = ((s32[8,32], s32[8,9]), (s32[8,32], s32[9]), s32[2,64]) tuple(b, d, c)"#,
+    );
+    assert_eq!(column_groups(&text), [8, 1, 1]);
+    check("ungrouped middle reductions", &text, Agree::Bits);
+}

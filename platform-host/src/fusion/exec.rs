@@ -218,6 +218,10 @@ impl Env<'_> {
     }
 }
 
+/// Column-phase results per parallel task: below it, the phase runs on the
+/// calling thread.
+const PARALLEL_COLS: usize = 1 << 15;
+
 /// Splits `0..units` into `tasks` near-equal contiguous ranges.
 fn task_range(units: usize, tasks: usize, t: usize) -> (usize, usize) {
     let base = units / tasks;
@@ -770,6 +774,13 @@ impl<'p> Env<'p> {
         let plan = &p.reduces[r];
         let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
         let row_len = p.row_len;
+        // Grouped: one partial row per group, at the results' own positions
+        // (`t` is always 0).
+        let (parts, row_len) = if p.col_groups > 1 {
+            (1, 0)
+        } else {
+            (p.n_tasks, row_len)
+        };
         let part = |j: usize, t: usize| -> *const u8 {
             self.scratch
                 .wrapping_add(plan.partials[j] + (t * row_len + b.pos) * widths[j])
@@ -781,7 +792,7 @@ impl<'p> Env<'p> {
                 // SAFETY: the slot holds `n` elements, partial rows `row_len`.
                 unsafe {
                     ops::fill(widths[0], st.inits[r][0].as_ptr().cast(), dst, b.n);
-                    for t in 0..p.n_tasks {
+                    for t in 0..parts {
                         accumulate.call(dst, part(0, t), 1, b.n);
                     }
                 }
@@ -792,7 +803,7 @@ impl<'p> Env<'p> {
                 };
                 for c in 0..b.n {
                     let mut acc = st.inits[r].clone();
-                    for t in 0..p.n_tasks {
+                    for t in 0..parts {
                         let xs: Vec<*const u8> = (0..widths.len())
                             .map(|j| part(j, t).wrapping_add(c * widths[j]))
                             .collect();
@@ -821,9 +832,57 @@ impl<'p> Env<'p> {
         b: &Block,
     ) {
         let p = self.p;
-        if p.row_len == 0 {
+        if p.row_len == 0 || b.nr == 0 {
             return;
         }
+        let bases: Vec<*mut u8> = operands.iter().map(|&s| self.block(st, s, b)).collect();
+        if p.col_groups <= 1 {
+            // SAFETY: forwarded; the task's own partial row.
+            unsafe { self.col_accumulate_run(st, r, &bases, b.task, b.task_first, 0, b.nr) };
+            return;
+        }
+        // Grouped: the block's rows split at group boundaries, each run
+        // summed into its group's row (a task owns its groups whole).
+        let per_group = p.rows / p.col_groups;
+        let mut row = b.row0;
+        while row < b.row0 + b.nr {
+            let g = row / per_group;
+            let end = ((g + 1) * per_group).min(b.row0 + b.nr);
+            // SAFETY: forwarded; group `g` belongs to this task.
+            unsafe {
+                self.col_accumulate_run(
+                    st,
+                    r,
+                    &bases,
+                    g,
+                    row.is_multiple_of(per_group),
+                    row - b.row0,
+                    end - row,
+                )
+            };
+            row = end;
+        }
+    }
+
+    /// Folds rows `first_row..first_row + nr` of the block (operand blocks
+    /// at `bases`) into partial row `part` of reduction `r`; with `fresh`,
+    /// the first of them starts the partial row instead.
+    ///
+    /// # Safety
+    /// The rows lie in the block; partial row `part` is scratch no other
+    /// task touches.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn col_accumulate_run(
+        &self,
+        st: &mut TaskState<'p>,
+        r: usize,
+        bases: &[*mut u8],
+        part: usize,
+        fresh: bool,
+        first_row: usize,
+        nr: usize,
+    ) {
+        let p = self.p;
         let plan = &p.reduces[r];
         let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
         let row_len = p.row_len;
@@ -831,38 +890,38 @@ impl<'p> Env<'p> {
             .partials
             .iter()
             .zip(&widths)
-            .map(|(&off, &w)| self.scratch.wrapping_add(off + b.task * row_len * w))
+            .map(|(&off, &w)| self.scratch.wrapping_add(off + part * row_len * w))
             .collect();
-        let bases: Vec<*mut u8> = operands.iter().map(|&s| self.block(st, s, b)).collect();
         if let Reducer::Simple { accumulate, .. } = &plan.reducer {
-            let (x, w) = (bases[0].cast_const(), widths[0]);
+            let w = widths[0];
+            let x = bases[0].cast_const().wrapping_add(first_row * row_len * w);
             let mut first = 0;
-            if b.task_first {
-                // SAFETY: the block's first row into the task's partial row.
+            if fresh {
+                // SAFETY: the run's first row into the partial row.
                 unsafe { std::ptr::copy_nonoverlapping(x, partial[0], row_len * w) };
                 first = 1;
             }
-            // SAFETY: the block's remaining rows; the partial row is scratch
+            // SAFETY: the run's remaining rows; the partial row is scratch
             // apart from the block.
             unsafe {
                 accumulate.call(
                     partial[0],
                     x.wrapping_add(first * row_len * w),
-                    b.nr.saturating_sub(first),
+                    nr.saturating_sub(first),
                     row_len,
                 )
             };
             return;
         }
-        for i in 0..b.nr {
+        for i in 0..nr {
             let xs: Vec<*const u8> = bases
                 .iter()
                 .zip(&widths)
-                .map(|(&v, &w)| v.wrapping_add(i * row_len * w).cast_const())
+                .map(|(&v, &w)| v.wrapping_add((first_row + i) * row_len * w).cast_const())
                 .collect();
-            if b.task_first && i == 0 {
+            if fresh && i == 0 {
                 for j in 0..xs.len() {
-                    // SAFETY: a row of the block into the task's partial row.
+                    // SAFETY: a row of the block into the partial row.
                     unsafe {
                         std::ptr::copy_nonoverlapping(xs[j], partial[j], row_len * widths[j])
                     };
@@ -917,7 +976,13 @@ impl<'p> Env<'p> {
             self.uniforms(&mut st);
             match p.mode {
                 Mode::Rows { rows_per_block } => {
-                    let (r0, r1) = task_range(p.rows, p.n_tasks, t);
+                    let (r0, r1) = if p.col_groups > 1 {
+                        let per_group = p.rows / p.col_groups;
+                        let (g0, g1) = task_range(p.col_groups, p.n_tasks, t);
+                        (g0 * per_group, g1 * per_group)
+                    } else {
+                        task_range(p.rows, p.n_tasks, t)
+                    };
                     let block_at = |row: usize| {
                         let nr = rows_per_block.min(r1 - row);
                         Block {
@@ -982,18 +1047,15 @@ impl<'p> Env<'p> {
         });
     }
 
-    /// After every task: column reductions and chunked rows' outer steps.
-    fn finalize(&self) {
+    /// The column phase over result positions `c0..c1`, in blocks.
+    fn col_phase(&self, c0: usize, c1: usize) {
         let p = self.p;
-        if p.finalize.is_empty() && p.col_steps.is_empty() {
-            return;
-        }
         with_registers(p.regfile_bytes, |regs| {
             let mut st = self.new_state(regs);
             self.uniforms(&mut st);
-            let mut col = 0;
-            while !p.col_steps.is_empty() && col < p.row_len {
-                let nc = p.cap_cols.min(p.row_len - col);
+            let mut col = c0;
+            while col < c1 {
+                let nc = p.cap_cols.min(c1 - col);
                 let b = Block {
                     pos: col,
                     n: nc,
@@ -1007,6 +1069,38 @@ impl<'p> Env<'p> {
                 unsafe { self.run_block(&mut st, &p.col_steps, &b) };
                 col += nc;
             }
+        });
+    }
+
+    /// After every task: column reductions and chunked rows' outer steps.
+    fn finalize(&self) {
+        let p = self.p;
+        if !p.col_steps.is_empty() {
+            let col_len = p.row_len * p.col_groups;
+            // Each position's combine reads only its own partials, so the
+            // split does not change results.
+            let blocks = col_len.div_ceil(p.cap_cols.max(1));
+            let tasks = (col_len / PARALLEL_COLS)
+                .clamp(1, p.n_tasks.max(1))
+                .min(blocks);
+            if tasks > 1 {
+                compute_pool().scope(|s| {
+                    for t in 0..tasks {
+                        let (b0, b1) = task_range(blocks, tasks, t);
+                        let (c0, c1) = (b0 * p.cap_cols, (b1 * p.cap_cols).min(col_len));
+                        s.spawn(move |_| self.col_phase(c0, c1));
+                    }
+                });
+            } else {
+                self.col_phase(0, col_len);
+            }
+        }
+        if p.finalize.is_empty() {
+            return;
+        }
+        with_registers(p.regfile_bytes, |regs| {
+            let mut st = self.new_state(regs);
+            self.uniforms(&mut st);
             let mut row = 0;
             while !p.finalize.is_empty() && row < p.rows {
                 let nr = p.cap_rows.min(p.rows - row);

@@ -127,6 +127,13 @@ impl FusionPlan {
         &self.in_place
     }
 
+    /// The groups of its column reductions: 1, or the outer extent `G` of
+    /// a reduction of `[G, R, B]` over `R` that reads its input in memory
+    /// order (see [`program::BlockProgram::col_groups`]).
+    pub fn column_groups(&self) -> usize {
+        self.program.col_groups
+    }
+
     /// Scratch the fusion needs for its temporaries.
     pub fn scratch_bytes(&self) -> usize {
         self.program.scratch_bytes

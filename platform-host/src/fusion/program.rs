@@ -11,8 +11,12 @@
 //! domain by a broadcast along the row (softmax's `x - max(x)`, layernorm's
 //! `(x - mean) * rsqrt(var)`); a *column reduction* (reduced dimensions become
 //! the row index, kept ones the row) accumulates rows into one vector, which
-//! can only be a result of the fusion. A reduction whose dimensions do not come
-//! in that order reads its operand through a transposed view. Values that do
+//! can only be a result of the fusion (and of column-phase ops of it). A
+//! reduction of `[A, R, B]` over the middle `R` is a *grouped* column
+//! reduction: `A·R` rows of `B`, each group of `R` rows accumulated into its
+//! own result row ([`BlockProgram::col_groups`]). Any other reduction whose
+//! dimensions do not come in one of those orders reads its operand through a
+//! transposed view. Values that do
 //! not vary at all (a broadcast scalar, an expression of those) are
 //! *uniform*: computed once per task and splatted into a register.
 //!
@@ -64,6 +68,12 @@ pub const FETCH_AHEAD_MIN_OPS: usize = 4;
 pub const AMPLIFY_MIN: usize = 4096;
 /// Longest row a block may hold whole (when a reduction is broadcast back).
 pub const MAX_ROW: usize = 1 << 16;
+/// Fewest groups (outer extent) for a grouped column reduction: its tasks
+/// split the groups, so fewer would leave cores idle.
+const MIN_COL_GROUPS: usize = 4;
+/// Shortest row of a grouped column reduction: below it, adding row into
+/// row costs more in calls than the transposed read it replaces.
+const MIN_GROUP_ROW: usize = 16;
 /// Element-steps of work per parallel task.
 const TASK_WORK: usize = 1 << 18;
 /// Most tasks one fusion is split into (fixed, so results do not depend on
@@ -233,6 +243,12 @@ struct Builder<'g, 'a> {
     /// Treat every reduction as a row reduction (reading column reductions
     /// through a transposed view), so its result can feed other operations.
     rows_only: bool,
+    /// Whether a reduction over middle dimensions may become a grouped
+    /// column reduction (see [`BlockProgram::col_groups`]).
+    allow_groups: bool,
+    /// The domain's column groups: 1, or the outer extent of a grouped
+    /// column reduction.
+    col_groups: usize,
 }
 
 fn array_dims(shape: &Shape, what: &str) -> Result<(ElementType, Vec<usize>)> {
@@ -809,14 +825,26 @@ impl<'g, 'a> Builder<'g, 'a> {
                 return Ok(v);
             }
         }
-        let col = self.reduce_orientation(&shape)?;
-        let (rows, row_len) = if col {
-            (shape.red, shape.kept)
-        } else {
-            (shape.kept, shape.red)
+        let groups = self.column_groups(&shape)?;
+        let col = match groups {
+            Some(_) => true,
+            None => self.reduce_orientation(&shape)?,
+        };
+        if col && groups.is_none() && self.col_groups > 1 {
+            return Err(self.unsupported(
+                "a column reduction of another shape after a grouped column reduction",
+            ));
+        }
+        let (rows, row_len) = match groups {
+            Some(a) => (a * shape.red, shape.kept / a),
+            None if col => (shape.red, shape.kept),
+            None => (shape.kept, shape.red),
         };
         self.domain = Some((rows, row_len));
-        self.reduce_in_row_order(&mut inputs, &shape, col)?;
+        if let Some(a) = groups {
+            self.col_groups = a;
+        }
+        self.reduce_in_row_order(&mut inputs, &shape, col, groups.is_some())?;
         let spec = ReduceSpec {
             col,
             operands: inputs,
@@ -944,6 +972,55 @@ impl<'g, 'a> Builder<'g, 'a> {
         Ok(Some(Value::One(e)))
     }
 
+    /// The outer extent `A` when a reduce of `shape` runs as a grouped
+    /// column reduction: its input is `[A, R, B]` in memory order (kept
+    /// dimensions, then reduced ones, then kept ones, size-1 dimensions
+    /// aside), so the domain is `A·R` rows of `B` and each group of `R`
+    /// consecutive rows sums into its own result row, reading the input
+    /// in place. Otherwise such a reduce reads its input through a
+    /// transposed view, one strided element at a time.
+    ///
+    /// Only for the first reduction of a fusion, or one of the same grouping
+    /// after it. After a grouped one, a row reduction of its rows is fine;
+    /// any other column reduction is unsupported (the fusion is then
+    /// compiled again without groups).
+    fn column_groups(&self, shape: &ReduceShape) -> Result<Option<usize>> {
+        if !self.allow_groups || self.rows_only {
+            return Ok(None);
+        }
+        let dims: Vec<(usize, bool)> = (0..shape.in_dims.len())
+            .filter(|&d| shape.in_dims[d] != 1)
+            .map(|d| (shape.in_dims[d], shape.red_dims.contains(&d)))
+            .collect();
+        let grouping = match (
+            dims.iter().position(|d| d.1),
+            dims.iter().rposition(|d| d.1),
+        ) {
+            (Some(first), Some(last))
+                if first > 0 && last + 1 < dims.len() && dims[first..=last].iter().all(|d| d.1) =>
+            {
+                let a: usize = dims[..first].iter().map(|d| d.0).product();
+                let b: usize = dims[last + 1..].iter().map(|d| d.0).product();
+                Some((a, b))
+            }
+            _ => None,
+        };
+        match (self.domain, grouping) {
+            (None, Some((a, b)))
+                if a >= MIN_COL_GROUPS && (MIN_GROUP_ROW..=MAX_ROW).contains(&b) =>
+            {
+                Ok(Some(a))
+            }
+            (None, _) => Ok(None),
+            (Some(domain), Some((a, b)))
+                if self.col_groups > 1 && a == self.col_groups && domain == (a * shape.red, b) =>
+            {
+                Ok(Some(a))
+            }
+            (Some(_), _) => Ok(None),
+        }
+    }
+
     /// Whether a reduce of `shape` is a column reduction (otherwise a row
     /// reduction), given the domain earlier reductions fixed.
     fn reduce_orientation(&self, shape: &ReduceShape) -> Result<bool> {
@@ -992,6 +1069,7 @@ impl<'g, 'a> Builder<'g, 'a> {
         inputs: &mut [ExprId],
         shape: &ReduceShape,
         col: bool,
+        grouped: bool,
     ) -> Result<()> {
         let (first, last) = if col {
             (&shape.red_dims, &shape.kept_dims)
@@ -999,7 +1077,9 @@ impl<'g, 'a> Builder<'g, 'a> {
             (&shape.kept_dims, &shape.red_dims)
         };
         let perm: Vec<usize> = first.iter().chain(last).copied().collect();
-        let identity = perm.iter().enumerate().all(|(a, &b)| a == b)
+        // A grouped column reduction reads its input in memory order.
+        let identity = grouped
+            || perm.iter().enumerate().all(|(a, &b)| a == b)
             || View::identity().apply(&shape.in_dims, &Movement::Transpose(&perm))?
                 == View::identity();
         if !identity {
@@ -1042,7 +1122,8 @@ impl<'g, 'a> Builder<'g, 'a> {
         (0..types.len())
             .map(|index| {
                 let (kind, dom, count) = if col {
-                    (Kind::ColResult { reduce, index }, Dom::Col, row_len)
+                    let count = row_len * self.col_groups;
+                    (Kind::ColResult { reduce, index }, Dom::Col, count)
                 } else {
                     (Kind::RowResult { reduce, index }, Dom::Outer, rows)
                 };
@@ -1185,6 +1266,12 @@ pub struct BlockProgram {
     pub name: String,
     pub rows: usize,
     pub row_len: usize,
+    /// Column reductions' groups: 1, or `G` when the rows fall into `G`
+    /// groups of `rows / G` consecutive rows, each reduced into its own
+    /// result row (a reduction of `[G, R, B]` over `R`). Column-phase
+    /// positions then run over `G · row_len` results, and each task takes
+    /// whole groups, so no partial rows are combined across tasks.
+    pub col_groups: usize,
     pub mode: Mode,
     /// Elements a full-domain register holds.
     pub cap_full: usize,
@@ -1437,7 +1524,7 @@ impl<'b, 'g, 'a> Scheduler<'b, 'g, 'a> {
         let expected = match dom {
             SlotDom::Full => Some(self.rows * self.row_len),
             SlotDom::Outer => Some(self.rows),
-            SlotDom::Col => Some(self.row_len),
+            SlotDom::Col => Some(self.row_len * self.b.col_groups),
             SlotDom::Uniform => None,
         };
         if let Some(n) = expected {
@@ -1658,15 +1745,37 @@ fn last_uses(order: &[&Step], n_slots: usize) -> Vec<usize> {
 const COLUMN_RESULT_USED: &str = "a column reduction's result is used inside the fusion";
 
 /// Compiles a fused graph into a block program.
+///
+/// A fusion that fails with grouped column reductions (one whose result is
+/// used inside the fusion, or a second reduction of another shape) is
+/// compiled again without them, and one whose column reduction's result is
+/// used inside it once more with row reductions only.
 pub fn compile(graph: &FusedGraph<'_>) -> Result<BlockProgram> {
-    match compile_with(graph, false) {
-        Err(e) if e.message().contains(COLUMN_RESULT_USED) => compile_with(graph, true),
+    let (first, grouped) = compile_with(graph, false, true);
+    let ungrouped = match first {
+        Err(_) if grouped => compile_with(graph, false, false).0,
+        other => other,
+    };
+    match ungrouped {
+        Err(e) if e.message().contains(COLUMN_RESULT_USED) => compile_with(graph, true, false).0,
         other => other,
     }
 }
 
-fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram> {
-    let mut b = Builder::new(graph, rows_only);
+/// Compiles with the given reduction orientations allowed; also says
+/// whether a grouped column reduction was formed.
+fn compile_with(
+    graph: &FusedGraph<'_>,
+    rows_only: bool,
+    allow_groups: bool,
+) -> (Result<BlockProgram>, bool) {
+    let mut b = Builder::new(graph, rows_only, allow_groups);
+    let program = compile_built(&mut b);
+    (program, b.col_groups > 1)
+}
+
+fn compile_built(b: &mut Builder<'_, '_>) -> Result<BlockProgram> {
+    let graph = b.graph;
     b.build_nodes()?;
     let outputs = b.outputs()?;
     let (rows, row_len) = match b.domain {
@@ -1678,13 +1787,20 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
     } else {
         BLOCK
     };
-    let (mut sched, mode) = schedule(&b, &outputs, rows, row_len, block)?;
-    let caps = Capacities::new(mode, rows, row_len, block);
+    let (mut sched, mode) = schedule(b, &outputs, rows, row_len, block)?;
+    let col_groups = b.col_groups;
+    let caps = Capacities::new(mode, rows, row_len, row_len * col_groups, block);
     let regfile_bytes = sched.allocate_registers(&caps);
     let total = rows * row_len;
     let work = total.max(rows) * (sched.steps.len() + sched.finalize.len()).max(1);
-    let n_tasks = task_count(work, caps.units);
-    let (reduces, scratch_bytes) = reduce_plans(&b, &mut sched, mode, n_tasks, caps.units)?;
+    // A grouped column reduction's tasks take whole groups.
+    let task_units = if col_groups > 1 {
+        col_groups
+    } else {
+        caps.units
+    };
+    let n_tasks = task_count(work, task_units);
+    let (reduces, scratch_bytes) = reduce_plans(b, &mut sched, mode, n_tasks, caps.units)?;
     let out_plans = outputs
         .iter()
         .map(|&e| OutputPlan {
@@ -1700,11 +1816,12 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
         .collect();
     let in_place_params = in_place_params(graph, &sched, mode, &out_plans);
     let in_place_outputs = in_place_outputs(graph, &sched, mode, &out_plans, &in_place_params);
-    let fetch_ahead = fetch_ahead(&b, &sched);
+    let fetch_ahead = fetch_ahead(b, &sched);
     Ok(BlockProgram {
         name: graph.name.clone(),
         rows,
         row_len,
+        col_groups,
         mode,
         cap_full: caps.full,
         cap_rows: caps.rows,
@@ -1735,9 +1852,11 @@ fn compile_with(graph: &FusedGraph<'_>, rows_only: bool) -> Result<BlockProgram>
 }
 
 impl<'g, 'a> Builder<'g, 'a> {
-    fn new(graph: &'g FusedGraph<'a>, rows_only: bool) -> Self {
+    fn new(graph: &'g FusedGraph<'a>, rows_only: bool, allow_groups: bool) -> Self {
         Builder {
             rows_only,
+            allow_groups,
+            col_groups: 1,
             folded: HashMap::new(),
             graph,
             exprs: Vec::new(),
@@ -1828,7 +1947,8 @@ struct Capacities {
 }
 
 impl Capacities {
-    fn new(mode: Mode, rows: usize, row_len: usize, block: usize) -> Self {
+    /// `col_len`: the elements of a column reduction's results.
+    fn new(mode: Mode, rows: usize, row_len: usize, col_len: usize, block: usize) -> Self {
         let (full, cap_rows, units) = match mode {
             Mode::Rows { rows_per_block } => (rows_per_block * row_len, rows_per_block, rows),
             Mode::Chunks {
@@ -1836,7 +1956,7 @@ impl Capacities {
                 chunks_per_row,
             } => (chunk_len, rows.clamp(1, block), rows * chunks_per_row),
         };
-        let cols = row_len.clamp(1, block);
+        let cols = col_len.clamp(1, block);
         Capacities {
             full,
             rows: cap_rows,
@@ -1906,7 +2026,10 @@ fn reduce_plans(
         }
         let mut partials = Vec::new();
         for &ty in &spec.types {
-            let per = if spec.col {
+            let per = if spec.col && b.col_groups > 1 {
+                // One result row per group, summed by the task owning it.
+                b.col_groups * sched.row_len
+            } else if spec.col {
                 n_tasks * sched.row_len
             } else if matches!(mode, Mode::Chunks { .. }) {
                 units
