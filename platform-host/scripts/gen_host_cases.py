@@ -399,6 +399,29 @@ def write_conv_transposed():
         [x1, w1], rtol=1e-4, atol=1e-5)
 
 
+def write_middle_reductions():
+    """Reductions over middle dimensions, which the Host runs as grouped
+    column reductions (`[A, R, B]`: each group of `R` rows summed into its
+    own result row) or, with few groups, as column reductions of a
+    transposed read: a sum, a mean over two dimensions scaled per column, a
+    max with a single group pair, an argmax (variadic reduce), and a bag of
+    embeddings (gather, then a sum over the bag). Own seed
+    (`--only middle-reduce`)."""
+    g = uniform_f32(20261128)
+    x = g(16, 37, 48)
+    write("reduce_middle_sum", jit_text(lambda a: jnp.sum(jnp.exp(a), axis=1), x), [x])
+    y, w = g(4, 5, 6, 40), g(40)
+    write("reduce_middle_mean_scaled", jit_text(lambda a, b: jnp.mean(a, axis=(1, 2)) * b, y, w), [y, w])
+    z = g(2, 300, 64)
+    write("reduce_middle_max_two_groups", jit_text(lambda a: jnp.max(a * a, axis=1), z), [z])
+    v = g(8, 30, 32)
+    write("reduce_middle_argmax", jit_text(lambda a: jnp.argmax(a, axis=1).astype(jnp.int32), v), [v])
+    table = g(1000, 24)
+    idx = np.random.default_rng(20261128).integers(0, 1000, size=(64, 12)).astype(np.int32)
+    write("embedding_bag_sum", jit_text(lambda t, i: jnp.take(t, i, axis=0).sum(axis=1), table, idx),
+          [table, idx], rtol=1e-5, atol=1e-5)
+
+
 if __name__ == "__main__":
     import sys
     if sys.argv[1:] == ["--only", "depthwise"]:
@@ -407,8 +430,11 @@ if __name__ == "__main__":
         write_conv_windows()
     elif sys.argv[1:] == ["--only", "conv-transposed"]:
         write_conv_transposed()
+    elif sys.argv[1:] == ["--only", "middle-reduce"]:
+        write_middle_reductions()
     else:
         main()
         write_depthwise_and_pool_grads()
         write_conv_windows()
         write_conv_transposed()
+        write_middle_reductions()

@@ -988,24 +988,7 @@ impl<'g, 'a> Builder<'g, 'a> {
         if !self.allow_groups || self.rows_only {
             return Ok(None);
         }
-        let dims: Vec<(usize, bool)> = (0..shape.in_dims.len())
-            .filter(|&d| shape.in_dims[d] != 1)
-            .map(|d| (shape.in_dims[d], shape.red_dims.contains(&d)))
-            .collect();
-        let grouping = match (
-            dims.iter().position(|d| d.1),
-            dims.iter().rposition(|d| d.1),
-        ) {
-            (Some(first), Some(last))
-                if first > 0 && last + 1 < dims.len() && dims[first..=last].iter().all(|d| d.1) =>
-            {
-                let a: usize = dims[..first].iter().map(|d| d.0).product();
-                let b: usize = dims[last + 1..].iter().map(|d| d.0).product();
-                Some((a, b))
-            }
-            _ => None,
-        };
-        match (self.domain, grouping) {
+        match (self.domain, middle_split(shape)) {
             (None, Some((a, b)))
                 if a >= MIN_COL_GROUPS && (MIN_GROUP_ROW..=MAX_ROW).contains(&b) =>
             {
@@ -1022,7 +1005,11 @@ impl<'g, 'a> Builder<'g, 'a> {
     }
 
     /// Whether a reduce of `shape` is a column reduction (otherwise a row
-    /// reduction), given the domain earlier reductions fixed.
+    /// reduction), given the domain earlier reductions fixed. A first
+    /// reduction over middle dimensions that is not grouped (too few groups)
+    /// is a column reduction when the kept inner dimensions hold at least
+    /// [`MIN_GROUP_ROW`] elements: its transposed read is then runs of
+    /// contiguous elements rather than one strided element at a time.
     fn reduce_orientation(&self, shape: &ReduceShape) -> Result<bool> {
         let (kept, red) = (shape.kept, shape.red);
         // Does the operand's order already put reduced dims last (row) or
@@ -1042,7 +1029,10 @@ impl<'g, 'a> Builder<'g, 'a> {
                 }
                 false
             }
-            None => natural_col && !natural_row,
+            None => {
+                (natural_col && !natural_row)
+                    || matches!(middle_split(shape), Some((_, b)) if b >= MIN_GROUP_ROW)
+            }
             Some((rows, row_len)) => {
                 if natural_row && kept == rows && red == row_len {
                     false
@@ -1131,6 +1121,24 @@ impl<'g, 'a> Builder<'g, 'a> {
             })
             .collect()
     }
+}
+
+/// `(A, B)` when a reduce's input is `[A, R, B]` in memory order: kept
+/// dimensions, then every reduced one, then kept ones again (size-1
+/// dimensions aside).
+fn middle_split(shape: &ReduceShape) -> Option<(usize, usize)> {
+    let dims: Vec<(usize, bool)> = (0..shape.in_dims.len())
+        .filter(|&d| shape.in_dims[d] != 1)
+        .map(|d| (shape.in_dims[d], shape.red_dims.contains(&d)))
+        .collect();
+    let first = dims.iter().position(|d| d.1)?;
+    let last = dims.iter().rposition(|d| d.1)?;
+    if first == 0 || last + 1 == dims.len() || !dims[first..=last].iter().all(|d| d.1) {
+        return None;
+    }
+    let a = dims[..first].iter().map(|d| d.0).product();
+    let b = dims[last + 1..].iter().map(|d| d.0).product();
+    Some((a, b))
 }
 
 /// Where a slot's block lives.
