@@ -1190,8 +1190,9 @@ fg {
 #[test]
 fn middle_dimension_reductions_fall_back_when_groups_cannot_hold() {
     // A row reduction beside a grouped one (its rows are the groups' rows),
-    // a reduction of another orientation after a grouped one, and too few
-    // groups: each runs as a block program, the last two without groups.
+    // a reduction of another orientation after a grouped one, too few
+    // groups, and nothing to reduce (the init for every result): each runs
+    // as a block program, the last three without groups.
     let text = module(
         r#"
 fb {
@@ -1213,14 +1214,74 @@ fc {
   z = s32[] constant(0)
   ROOT r = s32[2,64] reduce(p0, z), dimensions={1}, to_apply=add_s32
 }
+fe {
+  p0 = s32[6,0,32] parameter(0)
+  three = s32[] constant(3)
+  ROOT r = s32[6,32] reduce(p0, three), dimensions={1}, to_apply=add_s32
+}
 "#,
         r#"  p1 = s32[8,9,32] parameter(0)
   p2 = s32[2,50,64] parameter(1)
   b = (s32[8,32], s32[8,9]) fusion(p1), kind=kInput, calls=fb
   d = (s32[8,32], s32[9]) fusion(p1), kind=kInput, calls=fd
   c = s32[2,64] fusion(p2), kind=kInput, calls=fc
-  ROOT t = ((s32[8,32], s32[8,9]), (s32[8,32], s32[9]), s32[2,64]) tuple(b, d, c)"#,
+  p3 = s32[6,0,32] parameter(2)
+  e = s32[6,32] fusion(p3), kind=kInput, calls=fe
+  ROOT t = ((s32[8,32], s32[8,9]), (s32[8,32], s32[9]), s32[2,64], s32[6,32]) tuple(b, d, c, e)"#,
     );
-    assert_eq!(column_groups(&text), [8, 1, 1]);
+    assert_eq!(column_groups(&text), [8, 1, 1, 1]);
     check("ungrouped middle reductions", &text, Agree::Bits);
+}
+
+#[test]
+fn dynamic_slices_read_in_place_at_clamped_starts() {
+    // Dynamic slices of parameters fused into their consumers: starts from
+    // s32 parameters (random in -20..=20, so below zero and past the end
+    // clamp), a u32 one, compile-time constants, a slice along a middle
+    // dimension, a reshape of the slice, and two slices of one operand.
+    let text = module(
+        r#"
+fa {
+  xs = f32[12,5,40] parameter(0)
+  i = s32[] parameter(1)
+  h = f32[5,40] parameter(2)
+  z = s32[] constant(0)
+  ds = f32[1,5,40] dynamic-slice(xs, i, z, z), dynamic_slice_sizes={1,5,40}
+  r = f32[5,40] reshape(ds)
+  a = f32[5,40] add(r, h)
+  ROOT t = f32[5,40] tanh(a)
+}
+fb {
+  x = s32[30,7,9] parameter(0)
+  j = u32[] parameter(1)
+  k = s32[] parameter(2)
+  z = u32[] constant(0)
+  two = s32[] constant(2)
+  d1 = s32[30,3,9] dynamic-slice(x, z, j, z), dynamic_slice_sizes={30,3,9}
+  zs = s32[] constant(0)
+  d2 = s32[30,3,9] dynamic-slice(x, zs, k, two), dynamic_slice_sizes={30,3,9}
+  ROOT m = s32[30,3,9] multiply(d1, d2)
+}
+fc {
+  x = s32[30,7,9] parameter(0)
+  k = s32[] parameter(1)
+  l = s32[] parameter(2)
+  d1 = s32[4,3,9] dynamic-slice(x, k, l, k), dynamic_slice_sizes={4,3,9}
+  d2 = s32[4,3,9] dynamic-slice(x, l, k, l), dynamic_slice_sizes={4,3,9}
+  ROOT s = s32[4,3,9] subtract(d1, d2)
+}
+"#,
+        r#"  xs = f32[12,5,40] parameter(0)
+  i = s32[] parameter(1)
+  h = f32[5,40] parameter(2)
+  x = s32[30,7,9] parameter(3)
+  j = u32[] parameter(4)
+  k = s32[] parameter(5)
+  l = s32[] parameter(6)
+  a = f32[5,40] fusion(xs, i, h), kind=kLoop, calls=fa
+  b = s32[30,3,9] fusion(x, j, k), kind=kLoop, calls=fb
+  c = s32[4,3,9] fusion(x, k, l), kind=kLoop, calls=fc
+  ROOT t = (f32[5,40], s32[30,3,9], s32[4,3,9]) tuple(a, b, c)"#,
+    );
+    check("dynamic slices", &text, Agree::Within(1e-6));
 }

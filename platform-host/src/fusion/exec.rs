@@ -58,6 +58,8 @@ struct Env<'p> {
     params: Vec<*const u8>,
     outs: Vec<*mut u8>,
     consts: Vec<*const u8>,
+    /// Each dynamic slice's offset in elements, for this run.
+    dynamic: Vec<usize>,
     scratch: *mut u8,
     /// The producer of one parameter, run on each block's positions just
     /// before the block (see [`crate::lowering::BlockProducer`]), with its addresses.
@@ -178,7 +180,10 @@ impl Ahead {
 impl Env<'_> {
     fn leaf_base(&self, leaf: &LeafPlan) -> *const u8 {
         match leaf.source {
-            Source::Param(k) => self.params[k],
+            Source::Param(k) => match leaf.dynamic {
+                Some(d) => self.params[k].wrapping_add(self.dynamic[d] * leaf.width),
+                None => self.params[k],
+            },
             Source::Constant(c) => self.consts[c],
             Source::Index => std::ptr::null(),
         }
@@ -1143,13 +1148,22 @@ impl Thunk for BlockFusion {
     }
     fn execute(&self, ctx: &ExecuteContext<'_>) -> Result<()> {
         let p = &*self.program;
+        let params: Vec<*const u8> = self
+            .operands
+            .iter()
+            .map(|s| ctx.ptr(*s).cast_const())
+            .collect();
+        let dynamic = p
+            .dynamic_offsets
+            .iter()
+            // SAFETY: a start parameter is a scalar of its type (checked
+            // when the program was compiled against the fusion's shapes).
+            .map(|d| unsafe { d.elements(&params) })
+            .collect();
         let env = Env {
             p,
-            params: self
-                .operands
-                .iter()
-                .map(|s| ctx.ptr(*s).cast_const())
-                .collect(),
+            params,
+            dynamic,
             outs: self.results.iter().map(|s| ctx.ptr(*s)).collect(),
             consts: p.constants.iter().map(|c| c.as_bytes().as_ptr()).collect(),
             // No scratch: a dangling (aligned, non-null) base for empty partials.

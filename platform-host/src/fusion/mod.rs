@@ -24,9 +24,12 @@
 //! along its row within the fusion (softmax and layernorm run as one pass).
 //! See [`program`] for the model and [`exec`] for the runtime.
 //!
-//! A fusion the block evaluator does not support (a `dot`, `scatter`,
-//! `dynamic-slice`, `pad`, ... inside it: XLA's `kCustom` and some of its
-//! `kLoop` fusions) is the compiler's to run otherwise: it compiles the fused
+//! A `dynamic-slice` of a fusion parameter at starts that are scalar
+//! parameters or constants is a leaf read in place, at an offset worked out
+//! from the clamped starts each time the fusion runs (a scan's slice of its
+//! inputs for the step). A fusion the block evaluator does not support (a
+//! `dot`, `scatter`, a `dynamic-slice` of a computed value, `pad`, ... inside
+//! it: XLA's `kCustom` and some of its `kLoop` fusions) is the compiler's to run otherwise: it compiles the fused
 //! computation like any other computation, as a nested thunk sequence whose
 //! temporaries live in the fusion's scratch (`compiler::nested`): correct for
 //! every fusion, but every intermediate is materialised. This module knows

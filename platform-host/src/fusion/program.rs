@@ -101,6 +101,31 @@ pub enum Source {
 pub struct Leaf {
     pub source: Source,
     pub view: View,
+    /// A `dynamic-slice` of a parameter: index into
+    /// [`BlockProgram::dynamic_offsets`], the offset (known only when the
+    /// fusion runs) added to the source before the view's offsets.
+    pub dynamic: Option<usize>,
+}
+
+/// Where a `dynamic-slice` start index comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartIndex {
+    /// A scalar integer parameter of the fusion, read when it runs.
+    Param(usize, ElementType),
+    /// Known when the fusion is compiled.
+    Const(i64),
+}
+
+/// The offset of a `dynamic-slice` of a parameter: `Σ clamp(start_d, 0,
+/// limit_d) · stride_d` elements, each start clamped as HLO specifies so the
+/// slice stays inside the operand.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DynamicOffset {
+    pub starts: Vec<StartIndex>,
+    /// `operand_dim - slice_size` per dimension.
+    pub limits: Vec<usize>,
+    /// Row-major element strides of the operand.
+    pub strides: Vec<usize>,
 }
 
 /// An elementwise operation.
@@ -249,6 +274,7 @@ struct Builder<'g, 'a> {
     /// The domain's column groups: 1, or the outer extent of a grouped
     /// column reduction.
     col_groups: usize,
+    dynamic_offsets: Vec<DynamicOffset>,
 }
 
 fn array_dims(shape: &Shape, what: &str) -> Result<(ElementType, Vec<usize>)> {
@@ -318,6 +344,20 @@ impl<'g, 'a> Builder<'g, 'a> {
         ty: ElementType,
         count: usize,
     ) -> Result<ExprId> {
+        self.leaf_at(source, view, None, ty, count)
+    }
+
+    /// [`Builder::leaf`], at a dynamic offset of its source. The view's
+    /// offsets are checked with the offset at zero: a dynamic slice's
+    /// clamped start keeps them inside the operand from anywhere.
+    fn leaf_at(
+        &mut self,
+        source: Source,
+        view: View,
+        dynamic: Option<usize>,
+        ty: ElementType,
+        count: usize,
+    ) -> Result<ExprId> {
         if let (Some(n), Some((lo, hi))) = (self.source_count(&source), view.offset_range(count)) {
             if lo < 0 || hi >= n as isize {
                 return Err(Error::internal(format!(
@@ -329,7 +369,11 @@ impl<'g, 'a> Builder<'g, 'a> {
         // (An empty read is not uniform: there is no element to read.)
         let uniform = count == 1 || (count > 1 && view.splat_offset().is_some());
         self.add(
-            Kind::Leaf(Leaf { source, view }),
+            Kind::Leaf(Leaf {
+                source,
+                view,
+                dynamic,
+            }),
             ty,
             count,
             Dom::Any,
@@ -391,7 +435,7 @@ impl<'g, 'a> Builder<'g, 'a> {
         let result = match (&key.kind, dom) {
             (Kind::Leaf(leaf), _) => {
                 let view = leaf.view.apply(dims, movement)?;
-                self.leaf(leaf.source.clone(), view, key.ty, count)?
+                self.leaf_at(leaf.source.clone(), view, leaf.dynamic, key.ty, count)?
             }
             (Kind::Op(op, children), Dom::Any) => {
                 let saved = self.current;
@@ -632,6 +676,7 @@ impl<'g, 'a> Builder<'g, 'a> {
                 self.moved_node(&s, &Movement::Slice(&slice))
             }
             Op::Reverse { dimensions } => self.moved_node(&s, &Movement::Reverse(dimensions)),
+            Op::DynamicSlice { sizes } => self.dynamic_slice_node(&s, sizes),
             Op::Unary(u) => self.elementwise_node(&s, ElemOp::Unary(*u), 1),
             Op::Binary(b) => self.elementwise_node(&s, ElemOp::Binary(*b), 2),
             Op::Compare {
@@ -777,6 +822,71 @@ impl<'g, 'a> Builder<'g, 'a> {
             });
         }
         self.op(op, args, s.ty, s.count).map(Value::One)
+    }
+
+    /// `dynamic-slice` of a parameter read whole, at start indices that are
+    /// scalar parameters or compile-time constants: a leaf reading the
+    /// parameter through a slice view from offset zero, shifted when the
+    /// fusion runs by the clamped starts ([`DynamicOffset`]).
+    fn dynamic_slice_node(&mut self, s: &Site<'_>, sizes: &[usize]) -> Result<Value> {
+        let dims = self.operand_dims(s, 0)?;
+        if sizes.len() != dims.len()
+            || s.ops.len() != 1 + dims.len()
+            || sizes.iter().zip(&dims).any(|(z, d)| z > d)
+            || sizes.iter().product::<usize>() != s.count
+        {
+            return Err(Error::invalid_argument(format!(
+                "%{}: dynamic-slice sizes {sizes:?} do not fit an operand of {dims:?}",
+                s.instr.name
+            )));
+        }
+        let x = self.operand(s.ops[0])?;
+        let param = match &self.exprs[x].key.kind {
+            Kind::Leaf(Leaf {
+                source: Source::Param(k),
+                view,
+                dynamic: None,
+            }) if *view == View::identity() => *k,
+            _ => return Err(self.unsupported("a dynamic slice of a computed value")),
+        };
+        let mut starts = Vec::with_capacity(dims.len());
+        for d in 0..dims.len() {
+            let e = self.operand(s.ops[1 + d])?;
+            let ty = self.ty(e);
+            if self.count(e) != 1 || !is_index_type(ty) {
+                return Err(Error::invalid_argument(format!(
+                    "%{}: a dynamic-slice start must be an integer scalar",
+                    s.instr.name
+                )));
+            }
+            let start = match &self.exprs[e].key.kind {
+                Kind::Leaf(Leaf {
+                    source: Source::Param(k),
+                    dynamic: None,
+                    ..
+                }) => StartIndex::Param(*k, ty),
+                _ if !self.exprs[e].variable => {
+                    let bits = self.evaluate(e, &mut HashMap::new())?;
+                    StartIndex::Const(index_value(ty, bits[0]))
+                }
+                _ => return Err(self.unsupported("a dynamic-slice start computed in the fusion")),
+            };
+            starts.push(start);
+        }
+        let mut strides = vec![1usize; dims.len()];
+        for d in (0..dims.len().saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1] * dims[d + 1];
+        }
+        self.dynamic_offsets.push(DynamicOffset {
+            starts,
+            limits: dims.iter().zip(sizes).map(|(d, z)| d - z).collect(),
+            strides,
+        });
+        let slice: Vec<(usize, usize, usize)> = sizes.iter().map(|&z| (0, z, 1)).collect();
+        let view = View::identity().apply(&dims, &Movement::Slice(&slice))?;
+        let id = self.dynamic_offsets.len() - 1;
+        self.leaf_at(Source::Param(param), view, Some(id), s.ty, s.count)
+            .map(Value::One)
     }
 
     fn convert_node(&mut self, s: &Site<'_>) -> Result<Value> {
@@ -990,7 +1100,9 @@ impl<'g, 'a> Builder<'g, 'a> {
         }
         match (self.domain, middle_split(shape)) {
             (None, Some((a, b)))
-                if a >= MIN_COL_GROUPS && (MIN_GROUP_ROW..=MAX_ROW).contains(&b) =>
+                if a >= MIN_COL_GROUPS
+                    && (MIN_GROUP_ROW..=MAX_ROW).contains(&b)
+                    && shape.red > 0 =>
             {
                 Ok(Some(a))
             }
@@ -1141,6 +1253,53 @@ fn middle_split(shape: &ReduceShape) -> Option<(usize, usize)> {
     Some((a, b))
 }
 
+/// Integer types a `dynamic-slice` start may have.
+fn is_index_type(ty: ElementType) -> bool {
+    use ElementType::*;
+    matches!(ty, S8 | S16 | S32 | S64 | U8 | U16 | U32 | U64)
+}
+
+/// The value of an integer of type `ty` held in the low bits of `bits`;
+/// unsigned values past `i64::MAX` saturate (any start past the operand
+/// clamps to the same place).
+pub fn index_value(ty: ElementType, bits: u64) -> i64 {
+    use ElementType::*;
+    match ty {
+        S8 => bits as u8 as i8 as i64,
+        S16 => bits as u16 as i16 as i64,
+        S32 => bits as u32 as i32 as i64,
+        S64 => bits as i64,
+        U8 => (bits as u8).into(),
+        U16 => (bits as u16).into(),
+        U32 => (bits as u32).into(),
+        _ => i64::try_from(bits).unwrap_or(i64::MAX),
+    }
+}
+
+impl DynamicOffset {
+    /// The offset in elements, given each parameter's address.
+    ///
+    /// # Safety
+    /// Each start parameter's address holds a value of its type.
+    pub unsafe fn elements(&self, params: &[*const u8]) -> usize {
+        let mut offset = 0;
+        for ((start, &limit), &stride) in self.starts.iter().zip(&self.limits).zip(&self.strides) {
+            let v = match *start {
+                StartIndex::Const(v) => v,
+                StartIndex::Param(k, ty) => {
+                    let mut bits = [0u8; 8];
+                    let w = ty.byte_size().min(8);
+                    // SAFETY: the caller's contract.
+                    unsafe { std::ptr::copy_nonoverlapping(params[k], bits.as_mut_ptr(), w) };
+                    index_value(ty, u64::from_le_bytes(bits))
+                }
+            };
+            offset += (v.clamp(0, limit as i64) as usize) * stride;
+        }
+        offset
+    }
+}
+
 /// Where a slot's block lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Home {
@@ -1173,6 +1332,8 @@ pub struct Slot {
 pub struct LeafPlan {
     pub source: Source,
     pub view: View,
+    /// See [`Leaf::dynamic`].
+    pub dynamic: Option<usize>,
     pub width: usize,
     /// For an iota: writes the values.
     pub index: Option<ops::IndexGen>,
@@ -1296,6 +1457,8 @@ pub struct BlockProgram {
     /// Elements a column-phase register holds.
     pub cap_cols: usize,
     pub leaves: Vec<LeafPlan>,
+    /// The offsets of the fusion's dynamic slices (see [`Leaf::dynamic`]).
+    pub dynamic_offsets: Vec<DynamicOffset>,
     pub constants: Vec<Arc<ConstantBytes>>,
     pub reduces: Vec<ReducePlan>,
     pub regfile_bytes: usize,
@@ -1504,6 +1667,7 @@ impl<'b, 'g, 'a> Scheduler<'b, 'g, 'a> {
         self.leaves.push(LeafPlan {
             source: leaf.source.clone(),
             view: leaf.view.clone(),
+            dynamic: leaf.dynamic,
             width: ty.byte_size(),
             index,
         });
@@ -1840,6 +2004,7 @@ fn compile_built(b: &mut Builder<'_, '_>) -> Result<BlockProgram> {
         col_steps: sched.col_steps,
         cap_cols: caps.cols,
         leaves: sched.leaves,
+        dynamic_offsets: b.dynamic_offsets.clone(),
         constants: b.constants.clone(),
         reduces,
         regfile_bytes,
@@ -1865,6 +2030,7 @@ impl<'g, 'a> Builder<'g, 'a> {
             rows_only,
             allow_groups,
             col_groups: 1,
+            dynamic_offsets: Vec::new(),
             folded: HashMap::new(),
             graph,
             exprs: Vec::new(),

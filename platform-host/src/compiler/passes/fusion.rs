@@ -234,6 +234,7 @@ fn fusible_op(instr: &HloInstruction) -> bool {
         | Op::Copy
         | Op::Transpose { .. }
         | Op::Slice { .. }
+        | Op::DynamicSlice { .. }
         | Op::Reverse { .. }
         | Op::Iota { .. }
         | Op::Constant { .. } => array,
@@ -253,6 +254,7 @@ fn cheap_op(op: &Op) -> bool {
             | Op::Copy
             | Op::Transpose { .. }
             | Op::Slice { .. }
+            | Op::DynamicSlice { .. }
             | Op::Reverse { .. }
             | Op::Iota { .. }
             | Op::Constant { .. }
