@@ -422,6 +422,30 @@ def write_middle_reductions():
           [table, idx], rtol=1e-5, atol=1e-5)
 
 
+def write_dynamic_slices():
+    """Dynamic slices read in place inside a fusion, at starts the program
+    passes in: inside the operand, past its end and below zero (both
+    clamped), and a scan whose every step slices its inputs. Own seed
+    (`--only dynamic-slice`)."""
+    g = uniform_f32(20261130)
+    x, h = g(12, 5, 40), g(5, 40)
+
+    def step(a, b, i):
+        return jnp.tanh(jax.lax.dynamic_slice(a, (i, np.int32(0), np.int32(0)), (1, 5, 40))[0] + b)
+    for name, i in [("inside", 4), ("past_end", 17), ("below_zero", -3)]:
+        iv = np.int32(i)
+        write(f"dynamic_slice_start_{name}", jit_text(step, x, h, iv), [x, h, iv])
+    xs, w, h0 = g(16, 8, 32), g(32, 32), g(8, 32)
+
+    def scan(h, xs, w):
+        return jax.lax.scan(lambda c, x: (jnp.tanh(x + c @ w),) * 2, h, xs)[1]
+    # Sixteen steps of a tanh recurrence carry XLA's own rounding (its tanh
+    # is off by up to 4.6 ULP) forward: its result and the Host's, which
+    # `hlorun compare` puts within 0.4 ULP of an f64 evaluation, differ by
+    # up to 7e-5 here.
+    write("dynamic_slice_scan", jit_text(scan, h0, xs, w), [h0, xs, w], rtol=1e-3, atol=1e-4)
+
+
 if __name__ == "__main__":
     import sys
     if sys.argv[1:] == ["--only", "depthwise"]:
@@ -432,9 +456,13 @@ if __name__ == "__main__":
         write_conv_transposed()
     elif sys.argv[1:] == ["--only", "middle-reduce"]:
         write_middle_reductions()
+        write_dynamic_slices()
+    elif sys.argv[1:] == ["--only", "dynamic-slice"]:
+        write_dynamic_slices()
     else:
         main()
         write_depthwise_and_pool_grads()
         write_conv_windows()
         write_conv_transposed()
         write_middle_reductions()
+        write_dynamic_slices()
