@@ -178,21 +178,31 @@ pub(super) struct PackedLhs<T> {
     pub strip: usize,
 }
 
-/// Runs every tile of a packed `rows × nc` block of `C`.
-///
-/// The rhs block holds `nc` columns as micro-panels of `S::NR` columns (the
-/// last one `ceil(rest / LANES)` vectors wide), each `kc` rows, one after the
-/// other.
+/// Where a block's rhs micro-panels are.
+#[derive(Clone, Copy)]
+pub(super) enum Rhs<T> {
+    /// Packed: `nc` columns as micro-panels of `S::NR` columns (the last one
+    /// `ceil(rest / LANES)` vectors wide), each `kc` rows, one after the
+    /// other.
+    Packed(*const T),
+    /// Read in place from a matrix whose rows are contiguous, `ld` elements
+    /// apart, starting at the block's first element; `nc` is a multiple of
+    /// `S::NR`.
+    Direct { ptr: *const T, ld: usize },
+}
+
+/// Runs every tile of a `rows × nc` block of `C`.
 ///
 /// # Safety
-/// The packed blocks must be as described and `c` valid for `rows × nc`
-/// elements at strides `rsc`, `csc`; `S`'s instruction set must be available.
+/// The lhs must be packed as described, the rhs as its variant says, and
+/// `c` valid for `rows × nc` elements at strides `rsc`, `csc`; `S`'s
+/// instruction set must be available.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn block<S: Simd>(
     kc: usize,
     lhs: PackedLhs<S::T>,
-    b: *const S::T,
+    rhs: Rhs<S::T>,
     nc: usize,
     c: *mut S::T,
     rsc: isize,
@@ -205,8 +215,14 @@ pub(super) unsafe fn block<S: Simd>(
         let width = S::NR.min(nc - j0);
         let nv = width.div_ceil(S::LANES);
         let panel_w = nv * S::LANES;
-        // SAFETY: panels before this one are full, so it starts at j0·kc.
-        let bp = unsafe { b.add(j0 * kc) };
+        // SAFETY: packed panels before this one are full, so it starts at
+        // j0·kc; a direct one starts at column j0 of the first row.
+        let (bp, bps) = unsafe {
+            match rhs {
+                Rhs::Packed(b) => (b.add(j0 * kc), panel_w),
+                Rhs::Direct { ptr, ld } => (ptr.add(j0), ld),
+            }
+        };
         let mut i0 = 0;
         while i0 < lhs.rows {
             let mr = S::MR.min(lhs.rows - i0);
@@ -217,8 +233,7 @@ pub(super) unsafe fn block<S: Simd>(
                 macro_rules! go {
                     ($v:literal) => {
                         tile_rows::<S, $v>(
-                            mr, kc, ap, lhs.ars, lhs.aps, bp, panel_w, cp, rsc, csc, width,
-                            accumulate,
+                            mr, kc, ap, lhs.ars, lhs.aps, bp, bps, cp, rsc, csc, width, accumulate,
                         )
                     };
                 }

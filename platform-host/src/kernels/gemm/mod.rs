@@ -19,6 +19,11 @@
 //!   implicit im2col windows).
 //! * Block sizes come from the caches ([`blocking`]); a product with few
 //!   rows (one lhs block) packs rhs blocks small enough to stay in L2.
+//! * With at most 64 rows per thread (a recurrent step's `[16, 256] x
+//!   [256, 768]`), packing the rhs costs about as much as the product: full
+//!   micro-panels of a row-major rhs whose `kc`-row slice spans at most
+//!   2 MiB are read in place instead ([`kernel::Rhs::Direct`]), unless the
+//!   slice holds a subnormal (only packing flushes them).
 //! * The instruction set is chosen per call from [`crate::vmath::level`]
 //!   (detected once, lowered by `VMATH_LEVEL`), or forced by the caller; the
 //!   whole single-thread driver is compiled once per level.
@@ -46,7 +51,7 @@ use crate::kernels::denormal::Flushable;
 use crate::runtime::pool::compute_pool;
 use crate::vmath::Level;
 use arch::{Portable, Simd};
-use kernel::PackedLhs;
+use kernel::{PackedLhs, Rhs};
 use std::cell::Cell;
 use std::ops::Range;
 
@@ -230,6 +235,13 @@ struct Job<'a, T, A> {
     blocking: Blocking,
 }
 
+/// Most rows of `C` (per thread) for which the rhs is read in place rather
+/// than packed (see `serial_body`).
+const DIRECT_RHS_MAX_ROWS: usize = 64;
+/// Most bytes one `kc`-row slice of an rhs read in place may span: its
+/// pages stay within the TLB's reach.
+const DIRECT_RHS_MAX_SPAN: usize = 2 << 20;
+
 /// Products below this many multiply-adds run on one thread: handing work
 /// to the pool costs a few microseconds.
 const PARALLEL_MIN_MACS: usize = 1 << 20;
@@ -408,15 +420,42 @@ unsafe fn serial_body<S: Simd, A: LhsSource<S::T>>(
     };
     let nc = even_block(cols.len(), nc_target, S::NR);
     let (c, rsc, csc) = (job.c.ptr, job.c.rs, job.c.cs);
+    // With few rows each rhs element feeds only a few multiply-adds, and
+    // packing the rhs costs about as much as the product: full micro-panels
+    // of a row-major rhs are then read in place (each stays in L1 while the
+    // lhs strips pass over it), unless the block holds a subnormal, which
+    // only packing flushes.
+    // Rows far apart (a wide rhs) each sit on their own page, where no
+    // prefetcher follows: those are packed (see `pack::pack_rhs`).
+    let direct_rhs = rows.len() <= DIRECT_RHS_MAX_ROWS
+        && job.b.cs == 1
+        && job.b.rs > 0
+        && kc * job.b.rs as usize * std::mem::size_of::<S::T>() <= DIRECT_RHS_MAX_SPAN;
     let mut j0 = cols.start;
     while j0 < cols.end {
         let ncb = nc.min(cols.end - j0);
         let mut p0 = 0;
         while p0 < k {
             let kcb = kc.min(k - p0);
-            let bbuf = bufs.b.get::<S::T>(kcb * ncb.next_multiple_of(S::LANES));
-            // SAFETY: the block lies in B; the buffer holds the packed panels.
-            unsafe { pack::pack_rhs(&job.b, p0, kcb, j0, ncb, S::NR, S::LANES, bbuf) };
+            let full = ncb / S::NR * S::NR;
+            // SAFETY: the block lies in B.
+            let direct = if direct_rhs
+                && full > 0
+                && !unsafe { pack::has_subnormal(&job.b, p0, kcb, j0, full) }
+            {
+                full
+            } else {
+                0
+            };
+            let rest = ncb - direct;
+            let bbuf = bufs.b.get::<S::T>(kcb * rest.next_multiple_of(S::LANES));
+            if rest > 0 {
+                // SAFETY: the block lies in B; the buffer holds the packed
+                // panels.
+                unsafe {
+                    pack::pack_rhs(&job.b, p0, kcb, j0 + direct, rest, S::NR, S::LANES, bbuf)
+                };
+            }
             let mut i0 = rows.start;
             while i0 < rows.end {
                 let mcb = mc.min(rows.end - i0);
@@ -425,22 +464,28 @@ unsafe fn serial_body<S: Simd, A: LhsSource<S::T>>(
                 // tile (i0, j0) of C belongs to this rectangle.
                 unsafe {
                     let layout = pack::pack_lhs(job.a, i0, mcb, p0, kcb, S::MR, abuf);
-                    kernel::block::<S>(
-                        kcb,
-                        PackedLhs {
-                            ptr: abuf,
-                            rows: mcb,
-                            ars: layout.ars,
-                            aps: layout.aps,
-                            strip: layout.strip,
-                        },
-                        bbuf,
-                        ncb,
-                        c.offset(i0 as isize * rsc + j0 as isize * csc),
-                        rsc,
-                        csc,
-                        job.accumulate || p0 > 0,
-                    );
+                    let lhs = PackedLhs {
+                        ptr: abuf,
+                        rows: mcb,
+                        ars: layout.ars,
+                        aps: layout.aps,
+                        strip: layout.strip,
+                    };
+                    let accumulate = job.accumulate || p0 > 0;
+                    if direct > 0 {
+                        let rhs = Rhs::Direct {
+                            ptr: job.b.at(p0, j0),
+                            ld: job.b.rs as usize,
+                        };
+                        let cp = c.offset(i0 as isize * rsc + j0 as isize * csc);
+                        kernel::block::<S>(kcb, lhs, rhs, direct, cp, rsc, csc, accumulate);
+                    }
+                    if rest > 0 {
+                        let jr = j0 + direct;
+                        let cp = c.offset(i0 as isize * rsc + jr as isize * csc);
+                        let rhs = Rhs::Packed(bbuf.cast_const());
+                        kernel::block::<S>(kcb, lhs, rhs, rest, cp, rsc, csc, accumulate);
+                    }
                 }
                 i0 += mcb;
             }

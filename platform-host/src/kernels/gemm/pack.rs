@@ -300,6 +300,27 @@ pub(super) unsafe fn pack_rhs<T: Element>(
     }
 }
 
+/// Whether `B[p0 .. p0 + kc, j0 .. j0 + nc]` of a matrix with contiguous
+/// rows holds a subnormal.
+///
+/// # Safety
+/// The block must lie in `b`, and `b.cs == 1`.
+#[inline(always)]
+pub(super) unsafe fn has_subnormal<T: Element>(
+    b: &Strided<T>,
+    p0: usize,
+    kc: usize,
+    j0: usize,
+    nc: usize,
+) -> bool {
+    (0..kc).any(|p| {
+        // SAFETY: a row of the block (the caller's contract).
+        let row = unsafe { std::slice::from_raw_parts(b.at(p0 + p, j0), nc) };
+        // Folded rather than `any`, so the row is one vectorised pass.
+        row.iter().fold(false, |found, x| found | x.is_subnormal())
+    })
+}
+
 /// Bytes of each row of a row-major B that [`pack_rhs`] copies in one pass.
 const RHS_RUN_BYTES: usize = 1024;
 /// Rows of B fetched ahead of the one being copied.

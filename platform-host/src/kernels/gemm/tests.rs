@@ -392,6 +392,38 @@ fn split_prefers_the_cheaper_dimension() {
     assert_eq!(split(3, 10, 5, 2, 6, 64), (1, 1));
 }
 
+/// `C = A·B` for row-major f32 matrices, on one thread at `level`.
+fn row_major_f32(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32], level: Level) {
+    assert!(a.len() == m * k && b.len() == k * n && c.len() == m * n);
+    let options = Options {
+        accumulate: false,
+        parallel: false,
+        level: Some(level),
+    };
+    let view = |ptr: *const f32, cols: usize| Strided {
+        ptr,
+        rs: cols as isize,
+        cs: 1,
+    };
+    let cv = StridedMut {
+        ptr: c.as_mut_ptr(),
+        rs: n as isize,
+        cs: 1,
+    };
+    // SAFETY: row-major matrices of their sizes (checked above).
+    unsafe {
+        gemm(
+            m,
+            n,
+            k,
+            view(a.as_ptr(), k),
+            view(b.as_ptr(), n),
+            cv,
+            options,
+        )
+    };
+}
+
 #[test]
 fn subnormal_operands_are_flushed() {
     // XLA CPU multiplies with denormals-are-zero; the packing does the same.
@@ -399,36 +431,40 @@ fn subnormal_operands_are_flushed() {
         let a = [1e-40f32, 1.0, -1e-40, 2.0];
         let b = [1.0f32, 1e-39, 3.0, 1e-39];
         let mut c = [f32::NAN; 4];
-        let options = Options {
-            accumulate: false,
-            parallel: false,
-            level: Some(level),
-        };
-        // SAFETY: 2x2 row-major matrices.
-        unsafe {
-            gemm(
-                2,
-                2,
-                2,
-                Strided {
-                    ptr: a.as_ptr(),
-                    rs: 2,
-                    cs: 1,
-                },
-                Strided {
-                    ptr: b.as_ptr(),
-                    rs: 2,
-                    cs: 1,
-                },
-                StridedMut {
-                    ptr: c.as_mut_ptr(),
-                    rs: 2,
-                    cs: 1,
-                },
-                options,
-            )
-        };
+        row_major_f32(2, 2, 2, &a, &b, &mut c, level);
         // Row 0: [1e-40 → 0, 1] · B with B's subnormals → 0: [0·1 + 1·3, 0 + 0].
         assert_eq!(c, [3.0, 0.0, 6.0, 0.0], "{level}");
+    }
+}
+
+#[test]
+fn subnormals_in_a_rhs_read_in_place_are_flushed() {
+    // A few rows against a wide row-major rhs: its full micro-panels are read
+    // in place, except in a block holding a subnormal, which is packed (and
+    // flushed) instead. A subnormal times 2^100 would show as 1e-9; every
+    // other product and sum is exact.
+    for level in levels() {
+        let (m, n, k) = (3, 40, 5);
+        let scale = 2f32.powi(100);
+        let a = vec![scale; m * k];
+        let mut b: Vec<f32> = (0..k * n).map(|i| (i % 7) as f32 - 3.0).collect();
+        // Column 17 is zero but for the subnormal, so nothing hides it.
+        for p in 0..k {
+            b[p * n + 17] = 0.0;
+        }
+        b[2 * n + 17] = 1e-39;
+        let mut c = vec![f32::NAN; m * n];
+        row_major_f32(m, n, k, &a, &b, &mut c, level);
+        for j in 0..n {
+            let exact: f64 = (0..k)
+                .map(|p| {
+                    let x = b[p * n + j];
+                    scale as f64 * if x.is_subnormal() { 0.0 } else { x as f64 }
+                })
+                .sum();
+            for i in 0..m {
+                assert_eq!(c[i * n + j] as f64, exact, "{level} C[{i},{j}]");
+            }
+        }
     }
 }
