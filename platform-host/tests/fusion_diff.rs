@@ -1238,7 +1238,8 @@ fn dynamic_slices_read_in_place_at_clamped_starts() {
     // Dynamic slices of parameters fused into their consumers: starts from
     // s32 parameters (random in -20..=20, so below zero and past the end
     // clamp), a u32 one, compile-time constants, a slice along a middle
-    // dimension, a reshape of the slice, and two slices of one operand.
+    // dimension, a reshape of the slice, two slices of one operand, and
+    // starts that are elements of an array parameter.
     let text = module(
         r#"
 fa {
@@ -1270,6 +1271,15 @@ fc {
   d2 = s32[4,3,9] dynamic-slice(x, l, k, l), dynamic_slice_sizes={4,3,9}
   ROOT s = s32[4,3,9] subtract(d1, d2)
 }
+fd {
+  x = s32[30,7,9] parameter(0)
+  idx = s32[3] parameter(1)
+  s1 = s32[1] slice(idx), slice={[1:2]}
+  i = s32[] reshape(s1)
+  s2 = s32[1] slice(idx), slice={[2:3]}
+  j = s32[] reshape(s2)
+  ROOT d = s32[2,7,4] dynamic-slice(x, i, i, j), dynamic_slice_sizes={2,7,4}
+}
 "#,
         r#"  xs = f32[12,5,40] parameter(0)
   i = s32[] parameter(1)
@@ -1281,7 +1291,9 @@ fc {
   a = f32[5,40] fusion(xs, i, h), kind=kLoop, calls=fa
   b = s32[30,3,9] fusion(x, j, k), kind=kLoop, calls=fb
   c = s32[4,3,9] fusion(x, k, l), kind=kLoop, calls=fc
-  ROOT t = (f32[5,40], s32[30,3,9], s32[4,3,9]) tuple(a, b, c)"#,
+  idx = s32[3] parameter(7)
+  d = s32[2,7,4] fusion(x, idx), kind=kLoop, calls=fd
+  ROOT t = (f32[5,40], s32[30,3,9], s32[4,3,9], s32[2,7,4]) tuple(a, b, c, d)"#,
     );
     check("dynamic slices", &text, Agree::Within(1e-6));
 }

@@ -1156,8 +1156,9 @@ impl Thunk for BlockFusion {
         let dynamic = p
             .dynamic_offsets
             .iter()
-            // SAFETY: a start parameter is a scalar of its type (checked
-            // when the program was compiled against the fusion's shapes).
+            // SAFETY: a start parameter holds a value of its type at its
+            // offset (checked when the program was compiled against the
+            // fusion's shapes).
             .map(|d| unsafe { d.elements(&params) })
             .collect();
         let env = Env {

@@ -110,8 +110,13 @@ pub struct Leaf {
 /// Where a `dynamic-slice` start index comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StartIndex {
-    /// A scalar integer parameter of the fusion, read when it runs.
-    Param(usize, ElementType),
+    /// Element `offset` of an integer parameter of the fusion (a scalar, or
+    /// one element sliced out of an array), read when it runs.
+    Param {
+        param: usize,
+        ty: ElementType,
+        offset: usize,
+    },
     /// Known when the fusion is compiled.
     Const(i64),
 }
@@ -862,9 +867,20 @@ impl<'g, 'a> Builder<'g, 'a> {
             let start = match &self.exprs[e].key.kind {
                 Kind::Leaf(Leaf {
                     source: Source::Param(k),
+                    view,
                     dynamic: None,
-                    ..
-                }) => StartIndex::Param(*k, ty),
+                }) => match view.offset_range(1) {
+                    Some((lo, _)) if lo >= 0 => StartIndex::Param {
+                        param: *k,
+                        ty,
+                        offset: lo as usize,
+                    },
+                    _ => {
+                        return Err(Error::internal(
+                            "a dynamic-slice start outside its parameter",
+                        ))
+                    }
+                },
                 _ if !self.exprs[e].variable => {
                     let bits = self.evaluate(e, &mut HashMap::new())?;
                     StartIndex::Const(index_value(ty, bits[0]))
@@ -1280,17 +1296,23 @@ impl DynamicOffset {
     /// The offset in elements, given each parameter's address.
     ///
     /// # Safety
-    /// Each start parameter's address holds a value of its type.
+    /// Each start parameter holds a value of its type at its offset.
     pub unsafe fn elements(&self, params: &[*const u8]) -> usize {
         let mut offset = 0;
         for ((start, &limit), &stride) in self.starts.iter().zip(&self.limits).zip(&self.strides) {
             let v = match *start {
                 StartIndex::Const(v) => v,
-                StartIndex::Param(k, ty) => {
+                StartIndex::Param { param, ty, offset } => {
                     let mut bits = [0u8; 8];
                     let w = ty.byte_size().min(8);
                     // SAFETY: the caller's contract.
-                    unsafe { std::ptr::copy_nonoverlapping(params[k], bits.as_mut_ptr(), w) };
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            params[param].add(offset * ty.byte_size()),
+                            bits.as_mut_ptr(),
+                            w,
+                        )
+                    };
                     index_value(ty, u64::from_le_bytes(bits))
                 }
             };
