@@ -424,13 +424,16 @@ unsafe fn serial_body<S: Simd, A: LhsSource<S::T>>(
     // packing the rhs costs about as much as the product: full micro-panels
     // of a row-major rhs are then read in place (each stays in L1 while the
     // lhs strips pass over it), unless the block holds a subnormal, which
-    // only packing flushes.
-    // Rows far apart (a wide rhs) each sit on their own page, where no
-    // prefetcher follows: those are packed (see `pack::pack_rhs`).
+    // only packing flushes. Rows far apart (a wide rhs) each sit on their
+    // own page, where no prefetcher follows: those are still packed (see
+    // `pack::pack_rhs`).
+    let span = kc
+        .saturating_mul(job.b.rs.unsigned_abs())
+        .saturating_mul(std::mem::size_of::<S::T>());
     let direct_rhs = rows.len() <= DIRECT_RHS_MAX_ROWS
         && job.b.cs == 1
         && job.b.rs > 0
-        && kc * job.b.rs as usize * std::mem::size_of::<S::T>() <= DIRECT_RHS_MAX_SPAN;
+        && span <= DIRECT_RHS_MAX_SPAN;
     let mut j0 = cols.start;
     while j0 < cols.end {
         let ncb = nc.min(cols.end - j0);
