@@ -889,14 +889,10 @@ impl<'g, 'a> Builder<'g, 'a> {
             };
             starts.push(start);
         }
-        let mut strides = vec![1usize; dims.len()];
-        for d in (0..dims.len().saturating_sub(1)).rev() {
-            strides[d] = strides[d + 1] * dims[d + 1];
-        }
         self.dynamic_offsets.push(DynamicOffset {
             starts,
             limits: dims.iter().zip(sizes).map(|(d, z)| d - z).collect(),
-            strides,
+            strides: platform_api::shape::row_major_strides(&dims),
         });
         let slice: Vec<(usize, usize, usize)> = sizes.iter().map(|&z| (0, z, 1)).collect();
         let view = View::identity().apply(&dims, &Movement::Slice(&slice))?;
