@@ -1297,3 +1297,172 @@ fd {
     );
     check("dynamic slices", &text, Agree::Within(1e-6));
 }
+
+/// The optimized module's product chains (`kCustom` fusions of the chain
+/// pass) and the compiled program's peak memory.
+fn chains_and_peak(text: &str) -> (usize, u64) {
+    use platform_api::Executable;
+    let module = HloModule::parse(text).unwrap();
+    let optimized = optimize(module, &CompileOptions::default()).unwrap();
+    let chains = optimized
+        .computations
+        .iter()
+        .flat_map(|c| &c.instructions)
+        .filter(|i| {
+            matches!(i.op, Op::Fusion { kind: platform_api::hlo::FusionKind::Custom, calls }
+                if optimized.computation(calls).instructions.iter().filter(|j| matches!(j.op, Op::Dot { .. })).count() == 2)
+        })
+        .count();
+    let peak = HostRunner::compile(text)
+        .unwrap()
+        .executable
+        .peak_memory_bytes()
+        .unwrap();
+    (chains, peak)
+}
+
+/// Runs `text` with and without the block evaluator (the reference runs
+/// every instruction on its own) and compares the results.
+fn check_unfused_module(name: &str, text: &str, agree: Agree) {
+    let module = HloModule::parse(text).unwrap_or_else(|e| panic!("{name}: parse: {e}"));
+    let mut rng = Rng(0x51_7cc1_b727_220a ^ name.len() as u64);
+    let args: Vec<Literal> = module
+        .computation(module.entry)
+        .program_shape()
+        .parameters
+        .iter()
+        .map(|s| random_literal(s, &mut rng))
+        .collect();
+    let got = HostRunner::compile(text).unwrap().run(&args).unwrap();
+    let want = HostRunner::compile_with(text, &Strategy::Unfused.options())
+        .unwrap()
+        .run(&args)
+        .unwrap();
+    let (g, w) = (got.flatten_leaves(), want.flatten_leaves());
+    assert_eq!(g.len(), w.len(), "{name}: result count");
+    for (k, (a, b)) in g.iter().zip(&w).enumerate() {
+        compare(&format!("{name} out{k}"), a, b, agree);
+    }
+}
+
+/// A row softmax of `s` (type `t`, dimensions `dims`, rows over the last
+/// one, `outer` the other dimensions' list) as HLO lines defining `p`.
+fn softmax_lines(t: &str, dims: &str, outer_dims: &str, kept: &str) -> String {
+    let last = dims.split(',').count() - 1;
+    format!(
+        r#"  ninf = {t}[] constant(-inf)
+  mx = {t}[{outer_dims}] reduce(s2, ninf), dimensions={{{last}}}, to_apply=max_{t}
+  bmx = {t}[{dims}] broadcast(mx), dimensions={{{kept}}}
+  sub = {t}[{dims}] subtract(s2, bmx)
+  e = {t}[{dims}] exponential(sub)
+  zero = {t}[] constant(0)
+  sm = {t}[{outer_dims}] reduce(e, zero), dimensions={{{last}}}, to_apply=add_{t}
+  bs = {t}[{dims}] broadcast(sm), dimensions={{{kept}}}
+  p = {t}[{dims}] divide(e, bs)"#
+    )
+}
+
+const F64_REDUCERS: &str = r#"
+add_f64 {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT r = f64[] add(a, b)
+}
+max_f64 {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT r = f64[] maximum(a, b)
+}
+"#;
+
+#[test]
+fn attention_runs_as_a_product_chain_without_its_scores() {
+    // Heads as a batch dimension between the sequence and the head size (as
+    // JAX writes multi-head attention), the weighted sum as `Vᵀ·Pᵀ`, rows
+    // of 40 in blocks that do not divide them.
+    let heads = format!(
+        "HloModule heads\n{REDUCERS}\nENTRY main {{\n{}\n{}\n{}\n}}\n",
+        r#"  q = f32[2,40,3,8] parameter(0)
+  k = f32[2,40,3,8] parameter(1)
+  v = f32[2,40,3,8] parameter(2)
+  s = f32[2,3,40,40] dot(q, k), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+  c = f32[] constant(0.35)
+  bc = f32[2,3,40,40] broadcast(c), dimensions={}
+  s2 = f32[2,3,40,40] multiply(s, bc)"#,
+        softmax_lines("f32", "2,3,40,40", "2,3,40", "0,1,2"),
+        "  ROOT o = f32[2,3,8,40] dot(v, p), lhs_batch_dims={0,2}, lhs_contracting_dims={1}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}"
+    );
+    // f64, a mask read through a broadcast (every row at its own place in
+    // the whole domain), `P·V`, 37 rows of 300 in blocks of 27 and 10.
+    let masked = format!(
+        "HloModule masked\n{F64_REDUCERS}\nENTRY main {{\n{}\n{}\n{}\n}}\n",
+        r#"  q = f64[3,37,16] parameter(0)
+  k = f64[3,300,16] parameter(1)
+  v = f64[3,300,5] parameter(2)
+  mask = f64[37,300] parameter(3)
+  s = f64[3,37,300] dot(q, k), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}
+  bm = f64[3,37,300] broadcast(mask), dimensions={1,2}
+  s2 = f64[3,37,300] add(s, bm)"#,
+        softmax_lines("f64", "3,37,300", "3,37", "0,1"),
+        "  ROOT o = f64[3,37,5] dot(p, v), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}"
+    );
+    // No batch, rows of 3000 (one row per block would still fit), the
+    // keys as a `[K, N]` matrix.
+    let long = format!(
+        "HloModule long\n{REDUCERS}\nENTRY main {{\n{}\n{}\n{}\n}}\n",
+        r#"  q = f32[5,16] parameter(0)
+  k = f32[16,3000] parameter(1)
+  v = f32[3000,7] parameter(2)
+  s2 = f32[5,3000] dot(q, k), lhs_contracting_dims={1}, rhs_contracting_dims={0}"#,
+        softmax_lines("f32", "5,3000", "5", "0"),
+        "  ROOT o = f32[5,7] dot(p, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}"
+    );
+    for (name, text, scores_bytes) in [
+        ("heads", &heads, 2 * 3 * 40 * 40 * 4),
+        ("masked", &masked, 3 * 37 * 300 * 8),
+        ("long", &long, 5 * 3000 * 4),
+    ] {
+        let (chains, peak) = chains_and_peak(text);
+        assert_eq!(chains, 1, "{name}: one chain");
+        assert!(
+            peak < scores_bytes,
+            "{name}: peak {peak} bytes holds the scores ({scores_bytes} bytes)"
+        );
+        check_unfused_module(name, text, Agree::Within(1e-5));
+    }
+}
+
+#[test]
+fn chains_that_do_not_fit_run_op_by_op() {
+    // A softmax over the scores' columns (each row of the result needs
+    // every row of the scores), and scores used twice: no chain, the same
+    // results.
+    let columns = format!(
+        "HloModule columns\n{REDUCERS}\nENTRY main {{\n{}\n{}\n}}\n",
+        r#"  q = f32[24,8] parameter(0)
+  k = f32[8,24] parameter(1)
+  v = f32[24,6] parameter(2)
+  s = f32[24,24] dot(q, k), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ninf = f32[] constant(-inf)
+  mx = f32[24] reduce(s, ninf), dimensions={0}, to_apply=max_f32
+  bmx = f32[24,24] broadcast(mx), dimensions={1}
+  sub = f32[24,24] subtract(s, bmx)
+  p = f32[24,24] exponential(sub)"#,
+        "  ROOT o = f32[24,6] dot(p, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}"
+    );
+    let twice = format!(
+        "HloModule twice\n{REDUCERS}\nENTRY main {{\n{}\n}}\n",
+        r#"  q = f32[24,8] parameter(0)
+  k = f32[8,24] parameter(1)
+  v = f32[24,6] parameter(2)
+  s = f32[24,24] dot(q, k), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  p = f32[24,24] tanh(s)
+  o = f32[24,6] dot(p, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f32[24,6], f32[24,24]) tuple(o, s)"#
+    );
+    for (name, text) in [("columns", &columns), ("twice", &twice)] {
+        let (chains, _) = chains_and_peak(text);
+        assert_eq!(chains, 0, "{name}: no chain");
+        check_unfused_module(name, text, Agree::Within(1e-5));
+    }
+}

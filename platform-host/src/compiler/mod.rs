@@ -6,7 +6,9 @@
 //!   `platform_api::passes::standard_pipeline`
 //!   (layout normalization, call inlining, simplification, folding, CSE, DCE),
 //!   folding elementwise ops with the Host's own op table ([`folding`]).
-//! * [`fusion_pass`]: the Host's fusion decisions, after the standard pipeline.
+//! * [`fusion_pass`]: the Host's fusion decisions, after the standard pipeline;
+//!   [`chain_pass`]: `dot → fusion → dot` chains (attention) as one fusion
+//!   run a block of rows at a time.
 //! * [`contraction`]: XLA CPU's floating-point contraction (a multiply fused into
 //!   the add that is its only use), decided on the optimized module.
 //! * [`buffer_assignment`]: where every value lives (liveness-packed arena,
@@ -15,6 +17,8 @@
 //!   nested sequences of control flow and of fusions no block program covers.
 
 pub mod buffer_assignment;
+#[path = "passes/chain.rs"]
+pub mod chain_pass;
 pub mod contraction;
 pub mod folding;
 #[path = "passes/fusion.rs"]
@@ -114,8 +118,12 @@ pub fn optimize(module: HloModule, options: &CompileOptions) -> Result<HloModule
     passes::standard_pipeline_for(Some(Arc::new(folding::HostFolding)), simplifier)
         .dump_to(dump.clone())
         .run(&mut module)?;
-    let module = fusion_pass::run(module, strategy)?;
+    let mut module = fusion_pass::run(module, strategy)?;
     dumped("host-fusion", true, &module)?;
+    if strategy == Strategy::Block {
+        let changed = chain_pass::run(&mut module, options)?;
+        dumped("host-chain", changed, &module)?;
+    }
     Ok(module)
 }
 

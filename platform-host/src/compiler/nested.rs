@@ -9,7 +9,7 @@ use crate::fusion;
 use crate::lowering::{BlockProducer, LowerCtx};
 use crate::thunk::nested::{ConditionalThunk, SequenceFusion, WhileThunk};
 use crate::thunk::{BufferSlice, Thunk, ThunkSequence};
-use platform_api::hlo::{CompId, HloInstruction, InstrId, Op};
+use platform_api::hlo::{CompId, FusionKind, HloInstruction, InstrId, Op};
 use platform_api::{CompileOptions, Error, HloModule, Result, Shape};
 
 /// Nested sequences an instruction runs, compiled before its computation's
@@ -27,6 +27,8 @@ pub enum Nested {
     },
     /// A fusion running as a block program.
     Fusion(fusion::FusionPlan),
+    /// A `dot → fusion → dot` chain run a block of rows at a time.
+    Chain(fusion::chain::ChainPlan),
     /// A fusion no block program covers: its computation as a nested
     /// sequence, and the operands its result may be written over.
     FusedSequence {
@@ -46,6 +48,7 @@ impl Nested {
             }
             Nested::Call { callee } => callee.temp_bytes,
             Nested::Fusion(plan) => plan.scratch_bytes(),
+            Nested::Chain(_) => 0,
             Nested::FusedSequence { sequence, .. } => sequence.temp_bytes,
         }
     }
@@ -118,16 +121,30 @@ pub fn compile_nested(
         Op::Call { to_apply } => Nested::Call {
             callee: compile_computation(module, *to_apply, NESTED_MODE, options, true)?,
         },
-        Op::Fusion { calls, .. } => match fusion::plan(module, instr, options) {
-            Ok(plan) => Nested::Fusion(plan),
-            Err(why) => {
-                tracing::debug!("%{}: fused computation runs unfused: {why}", instr.name);
-                Nested::FusedSequence {
-                    sequence: compile_computation(module, *calls, FUSED_MODE, options, false)?,
-                    in_place: sequence_in_place_operands(module, *calls, instr),
+        Op::Fusion { kind, calls } => {
+            let chain = match kind {
+                FusionKind::Custom => fusion::chain::plan(module, instr, options)
+                    .inspect_err(|why| {
+                        tracing::debug!("%{}: runs as a nested sequence: {why}", instr.name)
+                    })
+                    .ok(),
+                _ => None,
+            };
+            let plan = match chain {
+                Some(chain) => return Ok(Some(Nested::Chain(chain))),
+                None => fusion::plan(module, instr, options),
+            };
+            match plan {
+                Ok(plan) => Nested::Fusion(plan),
+                Err(why) => {
+                    tracing::debug!("%{}: fused computation runs unfused: {why}", instr.name);
+                    Nested::FusedSequence {
+                        sequence: compile_computation(module, *calls, FUSED_MODE, options, false)?,
+                        in_place: sequence_in_place_operands(module, *calls, instr),
+                    }
                 }
             }
-        },
+        }
         _ => return Ok(None),
     }))
 }
@@ -237,6 +254,7 @@ pub fn lower_nested(ctx: &LowerCtx<'_>, id: InstrId, nested: Nested) -> Result<B
             }))
         }
         Nested::Fusion(plan) => plan.into_thunk(fusion_operands(ctx, id)?, results, scratch),
+        Nested::Chain(plan) => plan.into_thunk(fusion_operands(ctx, id)?, ctx.result_slice(id)?),
         Nested::FusedSequence { sequence, .. } => {
             let operands = fusion_operands(ctx, id)?;
             let fits = |got: &[BufferSlice], want: &[usize]| {

@@ -988,33 +988,8 @@ impl<'p> Env<'p> {
                     } else {
                         task_range(p.rows, p.n_tasks, t)
                     };
-                    let block_at = |row: usize| {
-                        let nr = rows_per_block.min(r1 - row);
-                        Block {
-                            pos: row * p.row_len,
-                            n: nr * p.row_len,
-                            row0: row,
-                            nr,
-                            chunk: 0,
-                            task_first: row == r0,
-                            task: t,
-                        }
-                    };
-                    let mut row = r0;
-                    while row < r1 {
-                        let b = block_at(row);
-                        if !p.fetch_ahead.is_empty() && row + b.nr < r1 {
-                            self.plan_ahead(&mut st, &block_at(row + b.nr));
-                        } else {
-                            st.ahead.clear();
-                        }
-                        // SAFETY: the block is inside this task's rows.
-                        unsafe {
-                            self.produce(&b);
-                            self.run_block(&mut st, &p.steps, &b)
-                        };
-                        row += b.nr;
-                    }
+                    // SAFETY: the task's own rows, inside the domain.
+                    unsafe { self.run_row_range(&mut st, rows_per_block, t, r0, r1) };
                 }
                 Mode::Chunks {
                     chunk_len,
@@ -1050,6 +1025,49 @@ impl<'p> Env<'p> {
                 }
             }
         });
+    }
+
+    /// Runs rows `r0..r1` (whole rows, blocks of `rows_per_block`) as task
+    /// `t`, fetching each next block ahead while the current one computes.
+    ///
+    /// # Safety
+    /// `r0..r1` lies inside the domain, and no other task runs these rows.
+    unsafe fn run_row_range(
+        &self,
+        st: &mut TaskState<'p>,
+        rows_per_block: usize,
+        t: usize,
+        r0: usize,
+        r1: usize,
+    ) {
+        let p = self.p;
+        let block_at = |row: usize| {
+            let nr = rows_per_block.min(r1 - row);
+            Block {
+                pos: row * p.row_len,
+                n: nr * p.row_len,
+                row0: row,
+                nr,
+                chunk: 0,
+                task_first: row == r0,
+                task: t,
+            }
+        };
+        let mut row = r0;
+        while row < r1 {
+            let b = block_at(row);
+            if !p.fetch_ahead.is_empty() && row + b.nr < r1 {
+                self.plan_ahead(st, &block_at(row + b.nr));
+            } else {
+                st.ahead.clear();
+            }
+            // SAFETY: the block is inside rows the caller owns.
+            unsafe {
+                self.produce(&b);
+                self.run_block(st, &p.steps, &b)
+            };
+            row += b.nr;
+        }
     }
 
     /// The column phase over result positions `c0..c1`, in blocks.
@@ -1180,6 +1198,42 @@ impl Thunk for BlockFusion {
         run(&env);
         Ok(())
     }
+}
+
+/// Runs domain rows `rows` of `p` on the calling thread: how a fused chain
+/// ([`super::chain`]) applies a row-local program to the rows it holds in
+/// its working buffers. `params` and `outs` are the addresses the program
+/// would be given for the whole domain; only the rows' positions are read
+/// or written through them.
+///
+/// # Safety
+/// [`BlockProgram::runs_by_rows`] holds; every address the program computes
+/// for these rows from `params` is valid to read, and from `outs[0]` valid to
+/// write; nothing else touches those output positions meanwhile.
+pub unsafe fn run_rows(
+    p: &BlockProgram,
+    params: Vec<*const u8>,
+    outs: Vec<*mut u8>,
+    rows: std::ops::Range<usize>,
+) {
+    let Mode::Rows { rows_per_block } = p.mode else {
+        return;
+    };
+    let env = Env {
+        p,
+        params,
+        dynamic: Vec::new(),
+        outs,
+        consts: p.constants.iter().map(|c| c.as_bytes().as_ptr()).collect(),
+        scratch: std::ptr::NonNull::<u64>::dangling().as_ptr().cast(),
+        producer: None,
+    };
+    with_registers(p.regfile_bytes, |regs| {
+        let mut st = env.new_state(regs);
+        env.uniforms(&mut st);
+        // SAFETY: forwarded from the caller.
+        unsafe { env.run_row_range(&mut st, rows_per_block, 0, rows.start, rows.end) };
+    });
 }
 
 fn run(env: &Env<'_>) {

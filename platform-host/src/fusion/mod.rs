@@ -49,6 +49,7 @@
 //! ([`program::BlockProgram::in_place_outputs`]); that buffer must then be
 //! the parameter alone ([`InPlace::elementwise`] is false).
 
+pub mod chain;
 pub mod exec;
 pub mod graph;
 pub mod program;

@@ -1505,6 +1505,25 @@ pub struct BlockProgram {
     /// Every output that may be written over a parameter, with the parameter
     /// (see [`in_place_outputs`]): a superset of `in_place_params`' pairs.
     pub in_place_outputs: Vec<InPlaceOutput>,
+    /// Parameters with one element per domain position, read only at their
+    /// own positions: a row of the domain reads only the same row of them.
+    pub own_position_params: Vec<usize>,
+}
+
+impl BlockProgram {
+    /// Whether any range of whole rows can run on its own
+    /// ([`super::exec::run_rows`]): rows mode, one output, nothing combined
+    /// across rows (no column reductions, no chunked rows, no scratch), no
+    /// dynamic slices.
+    pub fn runs_by_rows(&self) -> bool {
+        matches!(self.mode, Mode::Rows { .. })
+            && self.col_steps.is_empty()
+            && self.finalize.is_empty()
+            && self.col_groups == 1
+            && self.scratch_bytes == 0
+            && self.dynamic_offsets.is_empty()
+            && self.outputs.len() == 1
+    }
 }
 
 /// Output `output` may be written over parameter `param`'s buffer.
@@ -2007,6 +2026,9 @@ fn compile_built(b: &mut Builder<'_, '_>) -> Result<BlockProgram> {
     let in_place_params = in_place_params(graph, &sched, mode, &out_plans);
     let in_place_outputs = in_place_outputs(graph, &sched, mode, &out_plans, &in_place_params);
     let fetch_ahead = fetch_ahead(b, &sched);
+    let own_position_params = (0..graph.params.len())
+        .filter(|&k| !sched.param_scattered[k] && graph.params[k].element_count() == total)
+        .collect();
     Ok(BlockProgram {
         name: graph.name.clone(),
         rows,
@@ -2039,6 +2061,7 @@ fn compile_built(b: &mut Builder<'_, '_>) -> Result<BlockProgram> {
         amplified: sched.amplified.iter().copied().collect(),
         in_place_params,
         in_place_outputs,
+        own_position_params,
     })
 }
 

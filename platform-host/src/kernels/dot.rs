@@ -154,7 +154,11 @@ struct OperandView {
 }
 
 /// If `dims` (in this order) can be walked as one dimension, its stride.
-fn merged_stride(dims: &[usize], shape: &ArrayShape, strides: &[usize]) -> Option<isize> {
+pub(crate) fn merged_stride(
+    dims: &[usize],
+    shape: &ArrayShape,
+    strides: &[usize],
+) -> Option<isize> {
     let live: Vec<usize> = dims
         .iter()
         .copied()

@@ -165,7 +165,7 @@ impl NameGen {
 }
 
 /// The entry and every computation control flow runs as a sequence.
-fn sequential_computations(module: &HloModule) -> Vec<CompId> {
+pub(crate) fn sequential_computations(module: &HloModule) -> Vec<CompId> {
     let mut seen = HashSet::new();
     let mut order = Vec::new();
     let mut stack = vec![module.entry];
