@@ -35,6 +35,11 @@
 //! every fusion, but every intermediate is materialised. This module knows
 //! nothing of that fallback, so it never calls back into the compiler.
 //!
+//! [`chain`] runs the one kind of `kCustom` fusion the compiler forms
+//! itself, `dot → fusion → dot` (attention), a block of rows at a time with
+//! the middle fusion's block program ([`exec::run_rows`]), so the product
+//! between them is never materialised.
+//!
 //! [`graph`] presents a fusion's instructions to the compiler of block
 //! programs; the fusion pass (`compiler::passes::fusion`) uses it to ask
 //! whether a candidate group would compile before it forms the group.
