@@ -64,15 +64,6 @@ const SIBLING_MIN_ELEMENTS: usize = 1024;
 /// bigger fusion saves nothing measurable.
 const MAX_GROUP_MEMBERS: usize = 128;
 
-/// The bound for a group that grows by same-shaped elementwise operations
-/// only (an unrolled random number generator's rounds: hundreds of integer
-/// ops on one array). Such an addition cannot make a valid group invalid, so
-/// the group's block program is compiled only every
-/// [`QUICK_ADDITIONS_PER_CHECK`] additions and once at the end, which keeps
-/// the growth linear in practice.
-const MAX_ELEMENTWISE_GROUP_MEMBERS: usize = 1024;
-const QUICK_ADDITIONS_PER_CHECK: usize = 32;
-
 pub fn run(mut module: HloModule, strategy: Strategy) -> Result<HloModule> {
     if strategy == Strategy::Unfused {
         return Ok(module);
@@ -464,11 +455,7 @@ impl<'a> Ctx<'a> {
     /// Grows a group from `root` (consumers first), see the module doc, then
     /// sheds what the group would run at a broadcast's size.
     fn grow(&self, root: usize) -> Vec<usize> {
-        let n = self.comp.instructions.len();
-        let mut members = self.grow_greedy(root, true);
-        if !members.is_empty() && !self.valid(&members, &membership(n, &members)) {
-            members = self.grow_greedy(root, false);
-        }
+        let members = self.grow_greedy(root);
         self.shed_amplified(root, members)
     }
 
@@ -521,43 +508,7 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Whether adding `p` (every user of which is a member) to a valid
-    /// group rooted at `root` with no reduction keeps it valid without
-    /// compiling it: `p` is elementwise on operands and a result of the
-    /// root's dimensions, and so are its users, so it is computed once, at
-    /// the positions of the fusion's own domain.
-    fn quick_addition(&self, root: usize, p: usize) -> bool {
-        let dims = self.comp.instructions[root].shape.dims();
-        let same_domain_elementwise = |i: &HloInstruction| {
-            let plain = |i: &HloInstruction| {
-                i.shape
-                    .as_array()
-                    .is_some_and(|a| !a.element_type.is_complex() && a.dims == dims)
-            };
-            matches!(
-                i.op,
-                Op::Unary(_)
-                    | Op::Binary(_)
-                    | Op::Compare { .. }
-                    | Op::Select
-                    | Op::Convert
-                    | Op::BitcastConvert
-            ) && plain(i)
-                && i
-                    .operands
-                    .iter()
-                    .all(|o| plain(&self.comp.instructions[o.index()]))
-        };
-        same_domain_elementwise(&self.comp.instructions[p])
-            && self.users[p]
-                .iter()
-                .all(|&u| same_domain_elementwise(&self.comp.instructions[u]))
-    }
-
-    /// Grows a group greedily from `root`. With `quick`, same-shaped
-    /// elementwise additions are accepted between full checks (see
-    /// [`MAX_ELEMENTWISE_GROUP_MEMBERS`]); the caller checks the result.
-    fn grow_greedy(&self, root: usize, quick: bool) -> Vec<usize> {
+    fn grow_greedy(&self, root: usize) -> Vec<usize> {
         let n = self.comp.instructions.len();
         let mut in_g = vec![false; n];
         in_g[root] = true;
@@ -565,11 +516,6 @@ impl<'a> Ctx<'a> {
         if !self.valid(&members, &in_g) {
             return Vec::new();
         }
-        // Quick additions accepted since the last full check, full checks
-        // made past MAX_GROUP_MEMBERS, and whether a reduction joined.
-        let mut unchecked = 0usize;
-        let mut late_checks = 0usize;
-        let mut has_reduce = matches!(self.comp.instructions[root].op, Op::Reduce { .. });
         let mut rejected: HashSet<usize> = HashSet::new();
         loop {
             let mut candidates: Vec<usize> = members
@@ -584,7 +530,7 @@ impl<'a> Ctx<'a> {
             let mut progress = false;
             let mut deferred = Vec::new();
             for p in candidates {
-                if members.len() >= MAX_ELEMENTWISE_GROUP_MEMBERS {
+                if members.len() >= MAX_GROUP_MEMBERS {
                     return members;
                 }
                 let inside = self.users[p].iter().all(|&u| in_g[u]);
@@ -592,27 +538,8 @@ impl<'a> Ctx<'a> {
                     deferred.push(p);
                     continue;
                 }
-                let quick_kind = quick && !has_reduce && inside && self.quick_addition(root, p);
-                if quick_kind && unchecked < QUICK_ADDITIONS_PER_CHECK {
-                    in_g[p] = true;
-                    let pos = members.partition_point(|&m| m < p);
-                    members.insert(pos, p);
-                    unchecked += 1;
-                    progress = true;
-                    continue;
-                }
-                // Past the usual bound only quick additions keep the
-                // group growing, with a few full checks for the rest.
-                if members.len() >= MAX_GROUP_MEMBERS && !quick_kind {
-                    if late_checks >= QUICK_ADDITIONS_PER_CHECK {
-                        continue;
-                    }
-                    late_checks += 1;
-                }
                 if self.try_add(p, &mut members, &mut in_g) {
                     progress = true;
-                    unchecked = 0;
-                    has_reduce |= matches!(self.comp.instructions[p].op, Op::Reduce { .. });
                 } else if inside {
                     rejected.insert(p);
                 }
@@ -622,8 +549,6 @@ impl<'a> Ctx<'a> {
                 for p in deferred {
                     if self.try_add(p, &mut members, &mut in_g) {
                         progress = true;
-                        unchecked = 0;
-                        has_reduce |= matches!(self.comp.instructions[p].op, Op::Reduce { .. });
                         break;
                     }
                     rejected.insert(p);
