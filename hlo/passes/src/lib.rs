@@ -36,7 +36,7 @@
 //! * The passes: [`CallInliner`], [`DeadCodeElimination`],
 //!   [`CommonSubexpressionElimination`], [`ComputationDeduplication`],
 //!   [`AlgebraicSimplifier`], [`ConstantFolding`], [`LayoutNormalization`],
-//!   [`FusionInliner`], [`WhileLoopUnroller`].
+//!   [`FusionInliner`].
 //! * [`standard_pipeline`]: the order a backend should run them in.
 //! * [`legalize`]: rewriting a module into the ops a backend declares
 //!   ([`legalize::OpSupport`]), with [`FusionInliner`] and per-op expanders.
@@ -63,7 +63,6 @@ mod layout;
 pub mod legalize;
 mod reciprocal;
 mod simplify;
-mod unroll;
 
 pub use cse::{CommonSubexpressionElimination, ComputationDeduplication};
 pub use dce::DeadCodeElimination;
@@ -73,7 +72,6 @@ pub use inline::{CallInliner, FusionInliner};
 pub use layout::LayoutNormalization;
 pub use reciprocal::{divide_by_reciprocal_option, DivideByReciprocal};
 pub use simplify::{AlgebraicSimplifier, SimplifierOptions};
-pub use unroll::WhileLoopUnroller;
 
 use hlo_ir::error::Result;
 use hlo_ir::verifier::verify_module;
@@ -385,9 +383,7 @@ pub(crate) fn rewrite_instructions(
 ///    the layouts XLA gave them; afterwards every value is a row-major array.
 /// 3. [`CallInliner`] — JAX nests `call`s; inlining exposes everything to the
 ///    passes below and to fusion.
-/// 4. A fixed-point group (at most 8 rounds): [`WhileLoopUnroller`] (a
-///    loop of a few iterations counted by constants, as JAX's random number
-///    generator runs, becomes copies of its body), [`AlgebraicSimplifier`],
+/// 4. A fixed-point group (at most 8 rounds): [`AlgebraicSimplifier`],
 ///    [`ConstantFolding`], [`ComputationDeduplication`],
 ///    [`CommonSubexpressionElimination`], [`DeadCodeElimination`]. Each can
 ///    enable the others (a simplified `broadcast` folds, a folded constant
@@ -424,7 +420,6 @@ pub fn standard_pipeline_for(
             "simplify",
             8,
             vec![
-                Box::new(WhileLoopUnroller::new()),
                 Box::new(AlgebraicSimplifier::with_options(simplifier)),
                 Box::new(folding),
                 Box::new(ComputationDeduplication::new()),
