@@ -1466,3 +1466,23 @@ fn chains_that_do_not_fit_run_op_by_op() {
         check_unfused_module(name, text, Agree::Within(1e-5));
     }
 }
+
+#[test]
+fn chains_of_empty_products() {
+    // No contraction (the scores are all zero, the softmax uniform), no
+    // keys (an empty sum: zeros), no queries (an empty result): each gives
+    // what the instructions give one by one, chain or not.
+    for (name, m, n, k) in [("k0", 6, 9, 0), ("n0", 6, 0, 4), ("m0", 0, 9, 4)] {
+        let text = format!(
+            "HloModule {name}\n{REDUCERS}\nENTRY main {{\n{}\n{}\n{}\n}}\n",
+            format_args!(
+                "  q = f32[{m},{k}] parameter(0)\n  kk = f32[{k},{n}] parameter(1)\n  v = f32[{n},3] parameter(2)\n  s2 = f32[{m},{n}] dot(q, kk), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}"
+            ),
+            softmax_lines("f32", &format!("{m},{n}"), &m.to_string(), "0"),
+            "  ROOT o = f32[".to_string()
+                + &m.to_string()
+                + ",3] dot(p, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}"
+        );
+        check_unfused_module(name, &text, Agree::Within(1e-6));
+    }
+}

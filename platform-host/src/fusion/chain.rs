@@ -294,6 +294,9 @@ pub fn analyze(
     if nb * m * f != result.element_count() {
         return Err(unsupported("the result's shape"));
     }
+    if [nb, m, n, k, f].contains(&0) {
+        return Err(unsupported("an empty product"));
+    }
     let other = if probs_is_lhs {
         MatrixView::new(v, &v_shape, o_batch, o_contracting, &v_free)
     } else {
