@@ -155,7 +155,15 @@ fn check(name: &str, text: &str, agree: Agree) {
         }
     }
     assert!(fusions > 0, "{name}: no fusion");
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ name.len() as u64);
+    compare_with_unfused(name, text, 0x9e37_79b9_7f4a_7c15, agree);
+}
+
+/// Runs `text` as compiled by default and with every fusion run instruction
+/// by instruction (`host_fusion=off`), on the same random inputs (from
+/// `seed`), and compares every result leaf.
+fn compare_with_unfused(name: &str, text: &str, seed: u64, agree: Agree) {
+    let module = HloModule::parse(text).unwrap_or_else(|e| panic!("{name}: parse: {e}"));
+    let mut rng = Rng(seed ^ name.len() as u64);
     let args: Vec<Literal> = module
         .computation(module.entry)
         .program_shape()
@@ -1321,32 +1329,18 @@ fn chains_and_peak(text: &str) -> (usize, u64) {
     (chains, peak)
 }
 
-/// Runs `text` with and without the block evaluator (the reference runs
-/// every instruction on its own) and compares the results.
-fn check_unfused_module(name: &str, text: &str, agree: Agree) {
-    let module = HloModule::parse(text).unwrap_or_else(|e| panic!("{name}: parse: {e}"));
-    let mut rng = Rng(0x51_7cc1_b727_220a ^ name.len() as u64);
-    let args: Vec<Literal> = module
-        .computation(module.entry)
-        .program_shape()
-        .parameters
-        .iter()
-        .map(|s| random_literal(s, &mut rng))
-        .collect();
-    let got = HostRunner::compile(text).unwrap().run(&args).unwrap();
-    let want = HostRunner::compile_with(text, &Strategy::Unfused.options())
-        .unwrap()
-        .run(&args)
-        .unwrap();
-    let (g, w) = (got.flatten_leaves(), want.flatten_leaves());
-    assert_eq!(g.len(), w.len(), "{name}: result count");
-    for (k, (a, b)) in g.iter().zip(&w).enumerate() {
-        compare(&format!("{name} out{k}"), a, b, agree);
-    }
+/// The inputs of the product-chain tests.
+const CHAIN_SEED: u64 = 0x51_7cc1_b727_220a;
+
+/// A module computing scores (`s2`), their row softmax (`p`) and a product
+/// of `p`, with `extra` computations beside the f32 reducers.
+fn chain_module(extra: &str, scores: &str, softmax: String, product: &str) -> String {
+    module(extra, &format!("{scores}\n{softmax}\n{product}"))
 }
 
-/// A row softmax of `s` (type `t`, dimensions `dims`, rows over the last
-/// one, `outer` the other dimensions' list) as HLO lines defining `p`.
+/// A row softmax of `s2` (element type `t`, dimensions `dims`, rows along
+/// the last one; `outer_dims` the others, which `kept` lists by number) as
+/// HLO lines defining `p`.
 fn softmax_lines(t: &str, dims: &str, outer_dims: &str, kept: &str) -> String {
     let last = dims.split(',').count() - 1;
     format!(
@@ -1380,8 +1374,8 @@ fn attention_runs_as_a_product_chain_without_its_scores() {
     // Heads as a batch dimension between the sequence and the head size (as
     // JAX writes multi-head attention), the weighted sum as `Vᵀ·Pᵀ`, rows
     // of 40 in blocks that do not divide them.
-    let heads = format!(
-        "HloModule heads\n{REDUCERS}\nENTRY main {{\n{}\n{}\n{}\n}}\n",
+    let heads = chain_module(
+        "",
         r#"  q = f32[2,40,3,8] parameter(0)
   k = f32[2,40,3,8] parameter(1)
   v = f32[2,40,3,8] parameter(2)
@@ -1394,8 +1388,8 @@ fn attention_runs_as_a_product_chain_without_its_scores() {
     );
     // f64, a mask read through a broadcast (every row at its own place in
     // the whole domain), `P·V`, 37 rows of 300 in blocks of 27 and 10.
-    let masked = format!(
-        "HloModule masked\n{F64_REDUCERS}\nENTRY main {{\n{}\n{}\n{}\n}}\n",
+    let masked = chain_module(
+        F64_REDUCERS,
         r#"  q = f64[3,37,16] parameter(0)
   k = f64[3,300,16] parameter(1)
   v = f64[3,300,5] parameter(2)
@@ -1408,14 +1402,14 @@ fn attention_runs_as_a_product_chain_without_its_scores() {
     );
     // No batch, rows of 3000 (one row per block would still fit), the
     // keys as a `[K, N]` matrix.
-    let long = format!(
-        "HloModule long\n{REDUCERS}\nENTRY main {{\n{}\n{}\n{}\n}}\n",
+    let long = chain_module(
+        "",
         r#"  q = f32[5,16] parameter(0)
   k = f32[16,3000] parameter(1)
   v = f32[3000,7] parameter(2)
   s2 = f32[5,3000] dot(q, k), lhs_contracting_dims={1}, rhs_contracting_dims={0}"#,
         softmax_lines("f32", "5,3000", "5", "0"),
-        "  ROOT o = f32[5,7] dot(p, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}"
+        "  ROOT o = f32[5,7] dot(p, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
     );
     for (name, text, scores_bytes) in [
         ("heads", &heads, 2 * 3 * 40 * 40 * 4),
@@ -1428,7 +1422,7 @@ fn attention_runs_as_a_product_chain_without_its_scores() {
             peak < scores_bytes,
             "{name}: peak {peak} bytes holds the scores ({scores_bytes} bytes)"
         );
-        check_unfused_module(name, text, Agree::Within(1e-5));
+        compare_with_unfused(name, text, CHAIN_SEED, Agree::Within(1e-5));
     }
 }
 
@@ -1437,8 +1431,8 @@ fn chains_that_do_not_fit_run_op_by_op() {
     // A softmax over the scores' columns (each row of the result needs
     // every row of the scores), and scores used twice: no chain, the same
     // results.
-    let columns = format!(
-        "HloModule columns\n{REDUCERS}\nENTRY main {{\n{}\n{}\n}}\n",
+    let columns = module(
+        "",
         r#"  q = f32[24,8] parameter(0)
   k = f32[8,24] parameter(1)
   v = f32[24,6] parameter(2)
@@ -1447,23 +1441,23 @@ fn chains_that_do_not_fit_run_op_by_op() {
   mx = f32[24] reduce(s, ninf), dimensions={0}, to_apply=max_f32
   bmx = f32[24,24] broadcast(mx), dimensions={1}
   sub = f32[24,24] subtract(s, bmx)
-  p = f32[24,24] exponential(sub)"#,
-        "  ROOT o = f32[24,6] dot(p, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}"
+  p = f32[24,24] exponential(sub)
+  ROOT o = f32[24,6] dot(p, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}"#,
     );
-    let twice = format!(
-        "HloModule twice\n{REDUCERS}\nENTRY main {{\n{}\n}}\n",
+    let twice = module(
+        "",
         r#"  q = f32[24,8] parameter(0)
   k = f32[8,24] parameter(1)
   v = f32[24,6] parameter(2)
   s = f32[24,24] dot(q, k), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   p = f32[24,24] tanh(s)
   o = f32[24,6] dot(p, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT t = (f32[24,6], f32[24,24]) tuple(o, s)"#
+  ROOT t = (f32[24,6], f32[24,24]) tuple(o, s)"#,
     );
     for (name, text) in [("columns", &columns), ("twice", &twice)] {
         let (chains, _) = chains_and_peak(text);
         assert_eq!(chains, 0, "{name}: no chain");
-        check_unfused_module(name, text, Agree::Within(1e-5));
+        compare_with_unfused(name, text, CHAIN_SEED, Agree::Within(1e-5));
     }
 }
 
@@ -1473,16 +1467,18 @@ fn chains_of_empty_products() {
     // keys (an empty sum: zeros), no queries (an empty result): each gives
     // what the instructions give one by one, chain or not.
     for (name, m, n, k) in [("k0", 6, 9, 0), ("n0", 6, 0, 4), ("m0", 0, 9, 4)] {
-        let text = format!(
-            "HloModule {name}\n{REDUCERS}\nENTRY main {{\n{}\n{}\n{}\n}}\n",
-            format_args!(
-                "  q = f32[{m},{k}] parameter(0)\n  kk = f32[{k},{n}] parameter(1)\n  v = f32[{n},3] parameter(2)\n  s2 = f32[{m},{n}] dot(q, kk), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}"
+        let text = chain_module(
+            "",
+            &format!(
+                "  q = f32[{m},{k}] parameter(0)
+  kk = f32[{k},{n}] parameter(1)
+  v = f32[{n},3] parameter(2)
+  s2 = f32[{m},{n}] dot(q, kk), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}"
             ),
             softmax_lines("f32", &format!("{m},{n}"), &m.to_string(), "0"),
-            "  ROOT o = f32[".to_string()
-                + &m.to_string()
-                + ",3] dot(p, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}"
+            &format!("  ROOT o = f32[{m},3] dot(p, v), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}"),
         );
-        check_unfused_module(name, &text, Agree::Within(1e-6));
+        assert_eq!(chains_and_peak(&text).0, 0, "{name}: no chain");
+        compare_with_unfused(name, &text, CHAIN_SEED, Agree::Within(1e-6));
     }
 }

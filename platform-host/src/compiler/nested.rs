@@ -122,19 +122,15 @@ pub fn compile_nested(
             callee: compile_computation(module, *to_apply, NESTED_MODE, options, true)?,
         },
         Op::Fusion { kind, calls } => {
-            let chain = match kind {
-                FusionKind::Custom => fusion::chain::plan(module, instr, options)
-                    .inspect_err(|why| {
-                        tracing::debug!("%{}: runs as a nested sequence: {why}", instr.name)
-                    })
-                    .ok(),
-                _ => None,
-            };
-            let plan = match chain {
-                Some(chain) => return Ok(Some(Nested::Chain(chain))),
-                None => fusion::plan(module, instr, options),
-            };
-            match plan {
+            // The chain pass's fusions; any other `kCustom` fusion (XLA's)
+            // is no chain and says so at debug level.
+            if *kind == FusionKind::Custom {
+                match fusion::chain::plan(module, instr, options) {
+                    Ok(chain) => return Ok(Some(Nested::Chain(chain))),
+                    Err(why) => tracing::debug!("%{}: {why}", instr.name),
+                }
+            }
+            match fusion::plan(module, instr, options) {
                 Ok(plan) => Nested::Fusion(plan),
                 Err(why) => {
                     tracing::debug!("%{}: fused computation runs unfused: {why}", instr.name);

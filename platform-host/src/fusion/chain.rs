@@ -28,13 +28,13 @@
 //! (`N`, the rows' length); the fusion keeps the product's shape, runs by
 //! rows ([`BlockProgram::runs_by_rows`]) over exactly its rows, and reads it
 //! only at its own positions; the second product contracts the fusion's last
-//! dimension alone and batches over its leading batch dimensions, in order.
+//! dimension alone and batches over its leading batch dimensions, in order;
+//! no dimension is empty (an empty product runs op by op).
 
 use super::exec::run_rows;
 use super::program::BlockProgram;
-use crate::kernels::dot::merged_stride;
+use crate::kernels::dot::{batch_offsets, merged_stride};
 use crate::kernels::gemm::{self, Strided, StridedMut};
-use crate::kernels::strided::unflatten;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{BufferSlice, ExecuteContext, Thunk};
 use platform_api::hlo::{HloComputation, HloInstruction, InstrId, Op};
@@ -67,24 +67,11 @@ impl MatrixView {
         cols: &[usize],
     ) -> Option<MatrixView> {
         let strides = platform_api::shape::row_major_strides(&shape.dims);
-        let rs = merged_stride(rows, shape, &strides)?;
-        let cs = merged_stride(cols, shape, &strides)?;
-        let sizes: Vec<usize> = batch.iter().map(|&d| shape.dims[d]).collect();
-        let nb: usize = sizes.iter().product();
-        let batch_offsets = (0..nb)
-            .map(|b| {
-                unflatten(b, &sizes)
-                    .iter()
-                    .zip(batch)
-                    .map(|(i, &d)| i * strides[d])
-                    .sum()
-            })
-            .collect();
         Some(MatrixView {
             operand,
-            batch_offsets,
-            rs,
-            cs,
+            rs: merged_stride(rows, shape, &strides)?,
+            cs: merged_stride(cols, shape, &strides)?,
+            batch_offsets: batch_offsets(shape, batch, &strides),
         })
     }
 }
@@ -174,6 +161,26 @@ pub fn analyze(
     let k_shape = operand_shape(first, 1)?;
     if q_shape.element_type != ty || k_shape.element_type != ty {
         return Err(unsupported("the first product converts its operands"));
+    }
+    // Dimension numbers as the verifier checks them, for a module that did
+    // not go through it: paired lists of equal length, in range, of equal
+    // sizes.
+    let paired = |a: &ArrayShape, b: &ArrayShape, da: &[usize], db: &[usize]| {
+        da.len() == db.len()
+            && da
+                .iter()
+                .zip(db)
+                .all(|(&x, &y)| x < a.rank() && y < b.rank() && a.dims[x] == b.dims[y])
+    };
+    if !paired(&q_shape, &k_shape, &d1.lhs_batch_dims, &d1.rhs_batch_dims)
+        || !paired(
+            &q_shape,
+            &k_shape,
+            &d1.lhs_contracting_dims,
+            &d1.rhs_contracting_dims,
+        )
+    {
+        return Err(unsupported("the first product's dimension numbers"));
     }
     let free = |rank: usize, batch: &[usize], contracting: &[usize]| -> Vec<usize> {
         (0..rank)
@@ -288,6 +295,11 @@ pub fn analyze(
     let v_shape = operand_shape(second, v_pos)?;
     if v_shape.element_type != ty {
         return Err(unsupported("the second product converts its operand"));
+    }
+    if !paired(&probs, &v_shape, p_batch, o_batch)
+        || !paired(&probs, &v_shape, p_contracting, o_contracting)
+    {
+        return Err(unsupported("the second product's dimension numbers"));
     }
     let v_free = free(v_shape.rank(), o_batch, o_contracting);
     let f: usize = v_free.iter().map(|&d| v_shape.dims[d]).product();

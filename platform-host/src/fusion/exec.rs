@@ -1216,6 +1216,11 @@ pub unsafe fn run_rows(
     outs: Vec<*mut u8>,
     rows: std::ops::Range<usize>,
 ) {
+    debug_assert!(
+        p.runs_by_rows(),
+        "%{}: run_rows on a program that does not",
+        p.name
+    );
     let Mode::Rows { rows_per_block } = p.mode else {
         return;
     };

@@ -172,6 +172,21 @@ pub(crate) fn merged_stride(
     Some(live.last().map(|&d| strides[d] as isize).unwrap_or(1))
 }
 
+/// The element offset of each batch of an array of shape `shape` (row-major
+/// `strides`) whose batch dimensions are `batch`, batches in row-major order.
+pub(crate) fn batch_offsets(shape: &ArrayShape, batch: &[usize], strides: &[usize]) -> Vec<usize> {
+    let sizes: Vec<usize> = batch.iter().map(|&d| shape.dims[d]).collect();
+    (0..sizes.iter().product())
+        .map(|b| {
+            unflatten(b, &sizes)
+                .iter()
+                .zip(batch)
+                .map(|(i, &d)| i * strides[d])
+                .sum()
+        })
+        .collect()
+}
+
 /// Plans an operand seen as `[batch, rows, cols]` from the given dimension lists.
 fn plan_operand(
     slice: BufferSlice,
@@ -182,8 +197,7 @@ fn plan_operand(
     compute: ElementType,
 ) -> Result<OperandView> {
     let strides = platform_api::shape::row_major_strides(&shape.dims);
-    let batch_sizes: Vec<usize> = batch.iter().map(|&d| shape.dims[d]).collect();
-    let nb: usize = batch_sizes.iter().product();
+    let nb: usize = batch.iter().map(|&d| shape.dims[d]).product();
     let r: usize = rows.iter().map(|&d| shape.dims[d]).product();
     let c: usize = cols.iter().map(|&d| shape.dims[d]).product();
     let direct = (
@@ -200,18 +214,9 @@ fn plan_operand(
         if !dense(rs, cs) {
             return plan_canonical(slice, shape, batch, rows, cols, compute, &strides, nb, r, c);
         }
-        let batch_offsets = (0..nb)
-            .map(|b| {
-                unflatten(b, &batch_sizes)
-                    .iter()
-                    .zip(batch)
-                    .map(|(i, &d)| i * strides[d])
-                    .sum()
-            })
-            .collect();
         return Ok(OperandView {
             slice,
-            batch_offsets,
+            batch_offsets: batch_offsets(shape, batch, &strides),
             rs,
             cs,
             canonicalize: None,

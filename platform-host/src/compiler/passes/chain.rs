@@ -15,7 +15,7 @@ use platform_api::hlo::rewrite::NameGen;
 use platform_api::hlo::{CompId, FusionKind, HloComputation, HloInstruction, InstrId, Op};
 use platform_api::passes::{DeadCodeElimination, HloPass};
 use platform_api::{CompileOptions, HloModule, Result};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Forms every chain of `module`; whether anything changed.
 pub fn run(module: &mut HloModule, options: &CompileOptions) -> Result<bool> {
@@ -23,7 +23,9 @@ pub fn run(module: &mut HloModule, options: &CompileOptions) -> Result<bool> {
     let mut comp_names = NameGen::for_computations(module);
     let mut changed = false;
     for cid in super::fusion_pass::sequential_computations(module) {
-        while let Some(found) = find_chain(module, cid, options) {
+        // Forming a chain only replaces its second product (the first and
+        // the fusion die, for DCE), so every chain found keeps its ids.
+        for found in find_chains(module, cid, options) {
             form_chain(module, cid, found, &mut names, &mut comp_names);
             changed = true;
         }
@@ -34,9 +36,12 @@ pub fn run(module: &mut HloModule, options: &CompileOptions) -> Result<bool> {
     Ok(changed)
 }
 
-/// The next chain `[first, fusion, second]` of computation `cid`.
-fn find_chain(module: &HloModule, cid: CompId, options: &CompileOptions) -> Option<[InstrId; 3]> {
+/// The chains `[first, fusion, second]` of computation `cid`, in order, no
+/// instruction in two of them: a fusion and a first product have one user,
+/// so only a product that ends one chain could start a later one.
+fn find_chains(module: &HloModule, cid: CompId, options: &CompileOptions) -> Vec<[InstrId; 3]> {
     let comp = module.computation(cid);
+    let mut found: Vec<[InstrId; 3]> = Vec::new();
     let users = comp.users();
     let single_use = |id: InstrId, by: InstrId| {
         users[id.index()] == [by]
@@ -44,7 +49,7 @@ fn find_chain(module: &HloModule, cid: CompId, options: &CompileOptions) -> Opti
             && comp.instr(by).operands.iter().filter(|&&o| o == id).count() == 1
     };
     let plain = |i: &HloInstruction| i.control_predecessors.is_empty();
-    for second in comp.ids() {
+    'seconds: for second in comp.ids() {
         let d2 = comp.instr(second);
         if !matches!(d2.op, Op::Dot { .. }) || !plain(d2) {
             continue;
@@ -64,18 +69,23 @@ fn find_chain(module: &HloModule, cid: CompId, options: &CompileOptions) -> Opti
                 .filter(|&o| matches!(comp.instr(o).op, Op::Dot { .. }))
                 .collect();
             for first in firsts {
-                if !plain(comp.instr(first)) || !single_use(first, fusion) {
+                // The first product may end a chain found before.
+                if !plain(comp.instr(first))
+                    || !single_use(first, fusion)
+                    || found.iter().any(|c| c[2] == first)
+                {
                     continue;
                 }
                 let ids = [first, fusion, second];
                 let operand_of = |id: InstrId| (!ids.contains(&id)).then_some(id.index());
                 if chain::analyze(module, comp, ids, &operand_of, options).is_ok() {
-                    return Some(ids);
+                    found.push(ids);
+                    continue 'seconds;
                 }
             }
         }
     }
-    None
+    found
 }
 
 /// Replaces `second` by a `kCustom` fusion of the three instructions.
@@ -110,17 +120,17 @@ fn form_chain(
             )
         })
         .collect();
-    let local = |id: InstrId, inner_len: usize| -> InstrId {
-        match chain_ids.iter().position(|&c| c == id) {
-            // The chain's instructions follow the parameters, in order.
-            Some(c) => InstrId((inputs.len() + c) as u32),
-            None => InstrId(inputs.iter().position(|&i| i == id).unwrap_or(inner_len) as u32),
-        }
-    };
+    // Inside: the parameters in input order, then the three in order.
+    let local: HashMap<InstrId, InstrId> = inputs
+        .iter()
+        .chain(&chain_ids)
+        .enumerate()
+        .map(|(k, &id)| (id, InstrId(k as u32)))
+        .collect();
     for id in chain_ids {
         let mut copy = comp.instr(id).clone();
-        let len = inner.len();
-        copy.operands = copy.operands.iter().map(|&o| local(o, len)).collect();
+        // Every operand is an input or one of the three, by construction.
+        copy.operands = copy.operands.iter().map(|o| local[o]).collect();
         if id == second {
             copy.name = names.fresh(&copy.name);
         }
