@@ -1482,3 +1482,47 @@ fn chains_of_empty_products() {
         compare_with_unfused(name, &text, CHAIN_SEED, Agree::Within(1e-6));
     }
 }
+
+#[test]
+fn chains_with_malformed_dimension_numbers_are_refused_not_run() {
+    // A module that skipped the verifier (a chain fusion written by hand,
+    // planned directly): a contracting dimension out of range is an error
+    // of the plan, where indexing by it would panic. The same chain with
+    // the dimension in range is planned.
+    let text = |contracting: usize| {
+        module(
+            &format!(
+                "sm {{
+  p0 = f32[4,6] parameter(0)
+  ninf = f32[] constant(-inf)
+  mx = f32[4] reduce(p0, ninf), dimensions={{1}}, to_apply=max_f32
+  b = f32[4,6] broadcast(mx), dimensions={{0}}
+  ROOT e = f32[4,6] subtract(p0, b)
+}}
+chain {{
+  q = f32[4,3] parameter(0)
+  k = f32[3,6] parameter(1)
+  v = f32[6,2] parameter(2)
+  s = f32[4,6] dot(q, k), lhs_contracting_dims={{{contracting}}}, rhs_contracting_dims={{0}}
+  p = f32[4,6] fusion(s), kind=kLoop, calls=sm
+  ROOT o = f32[4,2] dot(p, v), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+}}"
+            ),
+            "  q = f32[4,3] parameter(0)
+  k = f32[3,6] parameter(1)
+  v = f32[6,2] parameter(2)
+  ROOT c = f32[4,2] fusion(q, k, v), kind=kCustom, calls=chain",
+        )
+    };
+    let plan = |contracting: usize| {
+        let module = HloModule::parse(&text(contracting)).unwrap();
+        let entry = module.computation(module.entry);
+        fusion::chain::plan(&module, entry.root_instr(), &CompileOptions::default()).map(|_| ())
+    };
+    assert!(plan(1).is_ok(), "{:?}", plan(1).err());
+    let refused = plan(7).expect_err("a contracting dimension out of range");
+    assert!(
+        refused.to_string().contains("dimension numbers"),
+        "{refused}"
+    );
+}

@@ -37,8 +37,9 @@ use crate::kernels::dot::{batch_offsets, merged_stride};
 use crate::kernels::gemm::{self, Strided, StridedMut};
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{BufferSlice, ExecuteContext, Thunk};
+use platform_api::hlo::shape_inference::{infer_shape, NoComputations};
 use platform_api::hlo::{HloComputation, HloInstruction, InstrId, Op};
-use platform_api::{ArrayShape, CompileOptions, ElementType, Error, HloModule, Result};
+use platform_api::{ArrayShape, CompileOptions, ElementType, Error, HloModule, Result, Shape};
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 
@@ -131,6 +132,19 @@ pub fn analyze(
     else {
         return Err(unsupported("not dot, fusion, dot"));
     };
+    // For a module that did not go through the verifier: each product's
+    // shape must be what its dimension numbers make of its operands' (so
+    // every dimension number below is in range and paired sizes agree).
+    let consistent = |dot: &HloInstruction| {
+        let operands: Vec<&Shape> = dot.operands.iter().map(|&o| &comp.instr(o).shape).collect();
+        infer_shape(&dot.op, &operands, &dot.shape, &NoComputations)
+            .is_ok_and(|inferred| inferred.compatible(&dot.shape))
+    };
+    if !consistent(first) || !consistent(second) {
+        return Err(unsupported(
+            "a product's shape is not what its dimension numbers make of its operands",
+        ));
+    }
     let array = |i: &HloInstruction| {
         i.shape
             .as_array()
@@ -161,26 +175,6 @@ pub fn analyze(
     let k_shape = operand_shape(first, 1)?;
     if q_shape.element_type != ty || k_shape.element_type != ty {
         return Err(unsupported("the first product converts its operands"));
-    }
-    // Dimension numbers as the verifier checks them, for a module that did
-    // not go through it: paired lists of equal length, in range, of equal
-    // sizes.
-    let paired = |a: &ArrayShape, b: &ArrayShape, da: &[usize], db: &[usize]| {
-        da.len() == db.len()
-            && da
-                .iter()
-                .zip(db)
-                .all(|(&x, &y)| x < a.rank() && y < b.rank() && a.dims[x] == b.dims[y])
-    };
-    if !paired(&q_shape, &k_shape, &d1.lhs_batch_dims, &d1.rhs_batch_dims)
-        || !paired(
-            &q_shape,
-            &k_shape,
-            &d1.lhs_contracting_dims,
-            &d1.rhs_contracting_dims,
-        )
-    {
-        return Err(unsupported("the first product's dimension numbers"));
     }
     let free = |rank: usize, batch: &[usize], contracting: &[usize]| -> Vec<usize> {
         (0..rank)
@@ -295,11 +289,6 @@ pub fn analyze(
     let v_shape = operand_shape(second, v_pos)?;
     if v_shape.element_type != ty {
         return Err(unsupported("the second product converts its operand"));
-    }
-    if !paired(&probs, &v_shape, p_batch, o_batch)
-        || !paired(&probs, &v_shape, p_contracting, o_contracting)
-    {
-        return Err(unsupported("the second product's dimension numbers"));
     }
     let v_free = free(v_shape.rank(), o_batch, o_contracting);
     let f: usize = v_free.iter().map(|&d| v_shape.dims[d]).product();
