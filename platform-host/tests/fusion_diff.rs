@@ -1526,3 +1526,264 @@ chain {{
         "{refused}"
     );
 }
+
+/// Runs of simple steps compiled to machine code (`fusion::jit`) against the
+/// same program with the code off and against every op run on its own, bit
+/// for bit, on values that reach every special case: NaN, signed zeros,
+/// infinities, subnormals, and shift amounts inside, at and past the width
+/// (and negative). `at_least` runs must have been formed, so the test fails
+/// if the code stops being used.
+fn check_generated(name: &str, text: &str, args: &[Literal], at_least: usize) {
+    let text = &uniquify(text);
+    let module = HloModule::parse(text).unwrap_or_else(|e| panic!("{name}: parse: {e}"));
+    let optimized = optimize(module, &CompileOptions::default()).unwrap();
+    let entry = optimized.computation(optimized.entry);
+    let runs: usize = entry
+        .instructions
+        .iter()
+        .filter(|i| matches!(i.op, Op::Fusion { .. }))
+        .map(|i| {
+            fusion::plan(&optimized, i, &CompileOptions::default())
+                .unwrap_or_else(|e| panic!("{name}: plan: {e}"))
+                .generated_runs()
+        })
+        .sum();
+    let x86_avx2 = cfg!(target_arch = "x86_64") && {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    };
+    if x86_avx2 {
+        assert!(runs >= at_least, "{name}: {runs} generated run(s)");
+    } else {
+        assert_eq!(runs, 0, "{name}: no code without AVX2 and FMA");
+    }
+    let off = CompileOptions {
+        debug_options: vec![(fusion::JIT_OPTION.to_string(), "off".to_string())],
+        ..CompileOptions::default()
+    };
+    let with_code = HostRunner::compile(text).unwrap();
+    let without = HostRunner::compile_with(text, &off).unwrap();
+    let unfused = HostRunner::compile_with(text, &Strategy::Unfused.options()).unwrap();
+    let want = unfused.run(args).unwrap().flatten_leaves();
+    for (how, runner) in [("generated", &with_code), ("steps", &without)] {
+        let got = runner
+            .run(args)
+            .unwrap_or_else(|e| panic!("{name} {how}: {e}"))
+            .flatten_leaves();
+        assert_eq!(got.len(), want.len());
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            compare(&format!("{name} {how} out{k}"), g, w, Agree::Bits);
+        }
+    }
+}
+
+fn special_f32(n: usize, salt: u32) -> Literal {
+    const SPECIAL: [f32; 12] = [
+        f32::NAN,
+        -0.0,
+        0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1e-40,
+        -3e-39,
+        f32::MAX,
+        f32::MIN_POSITIVE,
+        1.0,
+        -1.5,
+        3.0e38,
+    ];
+    let mut rng = crate::rng::Rng(0x5eed ^ salt as u64);
+    let values: Vec<f32> = (0..n)
+        .map(|i| {
+            if (i as u32 ^ salt).is_multiple_of(3) {
+                SPECIAL[(rng.next() % SPECIAL.len() as u64) as usize]
+            } else {
+                (rng.unit() * 8.0 - 4.0) as f32
+            }
+        })
+        .collect();
+    Literal::from_bytes(
+        Shape::array(ElementType::F32, vec![n]),
+        bytemuck_bytes(&values),
+    )
+    .unwrap()
+}
+
+fn special_u32(ty: ElementType, n: usize, salt: u32, amounts: bool) -> Literal {
+    let mut rng = crate::rng::Rng(0xb175 ^ salt as u64);
+    let values: Vec<u32> = (0..n)
+        .map(|_| {
+            let r = rng.next();
+            if amounts {
+                // Shift amounts: mostly inside the width, some at or past
+                // it, some negative as signed.
+                match r % 8 {
+                    0 => 32 + (r >> 8) as u32 % 40,
+                    1 => (r >> 8) as u32 | 0x8000_0000,
+                    _ => (r >> 8) as u32 % 32,
+                }
+            } else {
+                match r % 16 {
+                    0 => 0x8000_0000,
+                    1 => 0x7fff_ffff,
+                    2 => u32::MAX,
+                    3 => 0,
+                    _ => (r >> 16) as u32 ^ (r as u32),
+                }
+            }
+        })
+        .collect();
+    Literal::from_bytes(Shape::array(ty, vec![n]), bytemuck_bytes(&values)).unwrap()
+}
+
+fn bytemuck_bytes<T: Copy>(v: &[T]) -> &[u8] {
+    // SAFETY: plain 4-byte numbers, read as their bytes.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
+}
+
+fn scalar_literal<T: Copy>(ty: ElementType, v: T) -> Literal {
+    Literal::from_bytes(Shape::scalar(ty), bytemuck_bytes(&[v])).unwrap()
+}
+
+#[test]
+fn generated_code_agrees_bit_for_bit_with_the_steps() {
+    // Sizes: a tail only, one vector and a tail, and several blocks over
+    // both cores with a tail.
+    for n in [5usize, 13, 9001] {
+        // Float ops, the three contractions, a reinterpretation, and twenty
+        // results alive at once (more than the registers hold).
+        let mut many = String::new();
+        let mut outs = vec![
+            "f".to_string(),
+            "h".into(),
+            "j".into(),
+            "l".into(),
+            "bits".into(),
+        ];
+        for k in 0..20 {
+            many.push_str(&format!(
+                "  c{k} = f32[] constant({}.25)\n  b{k} = f32[N] broadcast(c{k}), dimensions={{}}\n  m{k} = f32[N] multiply(a, b{k})\n  v{k} = f32[N] add(m{k}, y)\n",
+                k + 1
+            ));
+            outs.push(format!("v{k}"));
+        }
+        let types = vec!["f32[N]"; 4]
+            .into_iter()
+            .chain(["s32[N]"])
+            .chain(vec!["f32[N]"; 20])
+            .collect::<Vec<_>>()
+            .join(", ");
+        let fused = format!(
+            r#"
+fc {{
+  x = f32[N] parameter(0)
+  y = f32[N] parameter(1)
+  s = f32[] parameter(2)
+  bs = f32[N] broadcast(s), dimensions={{}}
+  a = f32[N] add(x, y)
+  b = f32[N] subtract(a, bs)
+  c = f32[N] multiply(b, x)
+  d = f32[N] divide(c, y)
+  e = f32[N] negate(d)
+  f = f32[N] abs(e)
+  g = f32[N] multiply(x, y)
+  h = f32[N] add(g, bs)
+  i = f32[N] multiply(a, b)
+  j = f32[N] subtract(i, c)
+  k = f32[N] multiply(d, e)
+  l = f32[N] subtract(f, k)
+  bits = s32[N] bitcast-convert(l)
+{many}  ROOT o = ({types}) tuple({})
+}}
+"#,
+            outs.join(", ")
+        );
+        let entry = format!(
+            r#"  x = f32[N] parameter(0)
+  y = f32[N] parameter(1)
+  s = f32[] parameter(2)
+  ROOT r = ({types}) fusion(x, y, s), kind=kLoop, calls=fc"#
+        );
+        let text = module(&fused, &entry).replace("[N]", &format!("[{n}]"));
+        let args = [
+            special_f32(n, 1),
+            special_f32(n, 2),
+            scalar_literal(ElementType::F32, -0.75f32),
+        ];
+        check_generated(&format!("float n={n}"), &text, &args, 1);
+
+        // Integer ops and shifts in both types, a rotate by a uniform
+        // amount, and a result written over the operand that dies at the
+        // fusion.
+        for ty in ["u32", "s32"] {
+            let fused = r#"
+fc {
+  p = T[N] parameter(0)
+  q = T[N] parameter(1)
+  k = T[] parameter(2)
+  bk = T[N] broadcast(k), dimensions={}
+  w = T[] constant(32)
+  rk = T[] subtract(w, k)
+  brk = T[N] broadcast(rk), dimensions={}
+  a = T[N] add(p, q)
+  b = T[N] subtract(a, bk)
+  c = T[N] multiply(b, q)
+  d = T[N] xor(c, p)
+  e = T[N] and(d, q)
+  f = T[N] or(e, a)
+  g = T[N] not(f)
+  h = T[N] shift-left(p, q)
+  i = T[N] shift-right-logical(p, q)
+  j = T[N] shift-right-arithmetic(p, q)
+  l = T[N] shift-left(a, bk)
+  r = T[N] shift-right-logical(a, brk)
+  rot = T[N] or(l, r)
+  mx = T[N] maximum(p, q)
+  mn = T[N] minimum(a, b)
+  s1 = T[N] add(g, h)
+  s2 = T[N] xor(s1, i)
+  s3 = T[N] add(s2, j)
+  s4 = T[N] xor(s3, rot)
+  s5 = T[N] subtract(s4, mx)
+  s6 = T[N] add(s5, mn)
+  u1 = T[N] shift-right-arithmetic(p, bk)
+  u2 = T[N] shift-left(q, bk)
+  u3 = T[N] shift-right-logical(s6, bk)
+  u4 = T[N] subtract(bk, u1)
+  u5 = T[N] shift-left(bk, q)
+  u6 = T[N] xor(u2, u3)
+  u7 = T[N] add(u4, u5)
+  ROOT u8 = T[N] xor(u6, u7)
+}
+"#;
+            let entry = r#"  p0 = T[N] parameter(0)
+  q = T[N] parameter(1)
+  k = T[] parameter(2)
+  p = T[N] multiply(p0, p0)
+  ROOT r = T[N] fusion(p, q, k), kind=kLoop, calls=fc"#;
+            let text = module(fused, entry)
+                .replace("T[", &format!("{ty}["))
+                .replace("[N]", &format!("[{n}]"));
+            let et = if ty == "u32" {
+                ElementType::U32
+            } else {
+                ElementType::S32
+            };
+            // Uniform amounts inside the width, past it, and negative.
+            for k in [13u32, 40, 0xffff_fff0] {
+                let args = [
+                    special_u32(et, n, 3, false),
+                    special_u32(et, n, 4, true),
+                    scalar_literal(et, k),
+                ];
+                check_generated(&format!("{ty} n={n} k={k}"), &text, &args, 1);
+            }
+        }
+    }
+}

@@ -13,6 +13,7 @@
 //! afterwards; with chunked rows, row reductions leave one partial value per
 //! chunk, combined (with the outer-domain steps that follow) afterwards.
 
+use super::jit;
 use super::program::{
     BlockProgram, Home, LeafPlan, Mode, Reducer, SlotDom, Source, Step, ROW_CALL_MIN,
 };
@@ -370,7 +371,9 @@ impl<'p> Env<'p> {
                     }
                     st.val[*slot] = Val::Scalar(dst);
                 }
-                Step::Op { slot, kernel, args } => {
+                Step::Op {
+                    slot, kernel, args, ..
+                } => {
                     let a: Vec<Arg> = args
                         .iter()
                         .map(|&s| Arg::Ptr(st.home[s].cast_const()))
@@ -477,6 +480,126 @@ impl<'p> Env<'p> {
         // fetches competing with the leaves' for the core's fill buffers.
     }
 
+    /// Runs one `Op` step on block `b`.
+    ///
+    /// # Safety
+    /// As [`Self::run_block`].
+    unsafe fn run_op(
+        &self,
+        st: &mut TaskState<'p>,
+        slot: usize,
+        kernel: &ops::Kernel,
+        args: &[usize],
+        b: &Block,
+    ) {
+        let p = self.p;
+        let slot = &slot;
+        let n = match p.slots[*slot].dom {
+            SlotDom::Outer => b.nr,
+            _ => b.n,
+        };
+        let mut per_row = false;
+        for &s in args {
+            if let Val::PerRow(_) | Val::RowRepeat(_) = st.val[s] {
+                if p.row_len < ROW_CALL_MIN {
+                    self.block(st, s, b);
+                } else {
+                    per_row = true;
+                }
+            }
+        }
+        let dst = st.home[*slot];
+        let mut a = [Arg::Ptr(std::ptr::null()); 3];
+        if !per_row {
+            for (k, &s) in args.iter().enumerate() {
+                a[k] = match st.val[s] {
+                    Val::Scalar(v) => Arg::Scalar(v),
+                    Val::Block(v) | Val::PerRow(v) | Val::RowRepeat(v) => Arg::Ptr(v),
+                };
+            }
+            // SAFETY: every slot holds the block.
+            unsafe { kernel.call(&a[..args.len()], dst, n) };
+        } else {
+            // Row by row, a per-row value as a scalar operand.
+            let w = p.slots[*slot].width;
+            for r in 0..b.nr {
+                for (k, &s) in args.iter().enumerate() {
+                    let aw = p.slots[s].width;
+                    a[k] = match st.val[s] {
+                        Val::Scalar(v) => Arg::Scalar(v),
+                        Val::PerRow(v) => Arg::Scalar(v.wrapping_add(r * aw)),
+                        Val::RowRepeat(v) => Arg::Ptr(v),
+                        Val::Block(v) => Arg::Ptr(v.wrapping_add(r * p.row_len * aw)),
+                    };
+                }
+                // SAFETY: row `r` of every operand and of the result.
+                unsafe { kernel.call(&a[..args.len()], dst.add(r * p.row_len * w), p.row_len) };
+            }
+        }
+        st.val[*slot] = Val::Block(dst);
+    }
+
+    /// Runs a [`Step::Run`] on block `b`: its generated code when every
+    /// input holds the kind of value the code was compiled for and no block
+    /// it writes partly overlaps one it reads, its steps one by one
+    /// otherwise.
+    ///
+    /// # Safety
+    /// As [`Self::run_block`].
+    unsafe fn run_generated(&self, st: &mut TaskState<'p>, run: &jit::Run, b: &Block) {
+        let p = self.p;
+        let mut ins = [std::ptr::null::<u8>(); jit::MAX_PORTS];
+        let mut outs = [std::ptr::null_mut::<u8>(); jit::MAX_PORTS];
+        let mut usable = true;
+        for (k, &(s, scalar)) in run.inputs.iter().enumerate() {
+            if !scalar && p.row_len < ROW_CALL_MIN {
+                if let Val::PerRow(_) | Val::RowRepeat(_) = st.val[s] {
+                    self.block(st, s, b);
+                }
+            }
+            match (st.val[s], scalar) {
+                (Val::Block(v), false) | (Val::Scalar(v), true) => ins[k] = v,
+                _ => usable = false,
+            }
+        }
+        let bytes = b.n * 4;
+        let overlap = |x: *const u8, y: *const u8| {
+            let (x, y) = (x as usize, y as usize);
+            x != y && x < y + bytes && y < x + bytes
+        };
+        for (k, &s) in run.outputs.iter().enumerate() {
+            outs[k] = st.home[s];
+            let blocks_in = run
+                .inputs
+                .iter()
+                .zip(&ins)
+                .filter(|((_, scalar), _)| !scalar);
+            usable &= !blocks_in.clone().any(|(_, &i)| overlap(i, outs[k]))
+                && !outs[..k]
+                    .iter()
+                    .any(|&o| o == outs[k] || overlap(o, outs[k]));
+        }
+        if usable && b.n > 0 {
+            let (n_in, n_out) = (run.inputs.len(), run.outputs.len());
+            // SAFETY: every input holds its block or scalar, every output's
+            // register holds a block, and the blocks are checked above.
+            unsafe { run.call(&ins[..n_in], &outs[..n_out], b.n) };
+            for &s in &run.outputs {
+                st.val[s] = Val::Block(st.home[s]);
+            }
+        } else {
+            for step in &run.steps {
+                if let Step::Op {
+                    slot, kernel, args, ..
+                } = step
+                {
+                    // SAFETY: forwarded.
+                    unsafe { self.run_op(st, *slot, kernel, args, b) };
+                }
+            }
+        }
+    }
+
     /// Runs `steps` on one block.
     ///
     /// # Safety
@@ -509,52 +632,15 @@ impl<'p> Env<'p> {
                         self.load(&p.leaves[*leaf], start, n, st.home[*slot])
                     });
                 }
-                Step::Op { slot, kernel, args } => {
-                    let n = match p.slots[*slot].dom {
-                        SlotDom::Outer => b.nr,
-                        _ => b.n,
-                    };
-                    let mut per_row = false;
-                    for &s in args {
-                        if let Val::PerRow(_) | Val::RowRepeat(_) = st.val[s] {
-                            if p.row_len < ROW_CALL_MIN {
-                                self.block(st, s, b);
-                            } else {
-                                per_row = true;
-                            }
-                        }
-                    }
-                    let dst = st.home[*slot];
-                    let mut a = [Arg::Ptr(std::ptr::null()); 3];
-                    if !per_row {
-                        for (k, &s) in args.iter().enumerate() {
-                            a[k] = match st.val[s] {
-                                Val::Scalar(v) => Arg::Scalar(v),
-                                Val::Block(v) | Val::PerRow(v) | Val::RowRepeat(v) => Arg::Ptr(v),
-                            };
-                        }
-                        // SAFETY: every slot holds the block.
-                        unsafe { kernel.call(&a[..args.len()], dst, n) };
-                    } else {
-                        // Row by row, a per-row value as a scalar operand.
-                        let w = p.slots[*slot].width;
-                        for r in 0..b.nr {
-                            for (k, &s) in args.iter().enumerate() {
-                                let aw = p.slots[s].width;
-                                a[k] = match st.val[s] {
-                                    Val::Scalar(v) => Arg::Scalar(v),
-                                    Val::PerRow(v) => Arg::Scalar(v.wrapping_add(r * aw)),
-                                    Val::RowRepeat(v) => Arg::Ptr(v),
-                                    Val::Block(v) => Arg::Ptr(v.wrapping_add(r * p.row_len * aw)),
-                                };
-                            }
-                            // SAFETY: row `r` of every operand and of the result.
-                            unsafe {
-                                kernel.call(&a[..args.len()], dst.add(r * p.row_len * w), p.row_len)
-                            };
-                        }
-                    }
-                    st.val[*slot] = Val::Block(dst);
+                Step::Op {
+                    slot, kernel, args, ..
+                } => {
+                    // SAFETY: forwarded.
+                    unsafe { self.run_op(st, *slot, kernel, args, b) };
+                }
+                Step::Run(run) => {
+                    // SAFETY: forwarded.
+                    unsafe { self.run_generated(st, run, b) };
                 }
                 Step::RowFold {
                     reduce,

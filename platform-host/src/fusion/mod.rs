@@ -13,8 +13,7 @@
 //!   them.
 //!
 //! # Strategy
-//! The Host does not generate machine code. A fused computation is compiled
-//! into a [`program::BlockProgram`]: the fusion's elements are evaluated in
+//! A fused computation is compiled into a [`program::BlockProgram`]: the fusion's elements are evaluated in
 //! cache-sized blocks, each HLO instruction becoming one slice kernel call per
 //! block ([`crate::elementwise_ops`]), so dispatch costs are paid per block and intermediates
 //! stay in registers of a few KiB instead of going to memory. Leaves are read
@@ -22,7 +21,11 @@
 //! general index maps), reductions are folded per row or accumulated per
 //! column inside the same pass, and a row reduction may be broadcast back
 //! along its row within the fusion (softmax and layernorm run as one pass).
-//! See [`program`] for the model and [`exec`] for the runtime.
+//! See [`program`] for the model and [`exec`] for the runtime. Runs of
+//! consecutive simple steps (integer and float arithmetic, bitwise ops,
+//! shifts) are the one place the Host generates machine code: [`jit`] turns
+//! each into a loop that keeps its intermediates in vector registers, and
+//! keeps the steps to fall back on.
 //!
 //! A `dynamic-slice` of a fusion parameter at starts that are scalar
 //! parameters or constants is a leaf read in place, at an offset worked out
@@ -57,6 +60,7 @@
 pub mod chain;
 pub mod exec;
 pub mod graph;
+pub mod jit;
 pub mod program;
 pub mod view;
 
@@ -111,6 +115,21 @@ impl Strategy {
     }
 }
 
+/// The debug option that turns generated code for runs of simple steps
+/// ([`jit`]) on (the default) or off.
+pub const JIT_OPTION: &str = "host_jit";
+
+/// Whether `options` let block programs run generated code.
+pub fn jit_enabled(options: &CompileOptions) -> Result<bool> {
+    match options.debug_option(JIT_OPTION) {
+        None | Some("on") | Some("true") => Ok(true),
+        Some("off") | Some("false") => Ok(false),
+        Some(other) => Err(Error::invalid_argument(format!(
+            "{JIT_OPTION} must be on (the default) or off, not \"{other}\""
+        ))),
+    }
+}
+
 /// A fusion compiled to a block program, before buffer assignment.
 pub struct FusionPlan {
     name: String,
@@ -134,6 +153,16 @@ impl FusionPlan {
     /// assignment reuses a dying operand's buffer for the result.
     pub fn in_place_operands(&self) -> &[InPlace] {
         &self.in_place
+    }
+
+    /// How many runs of the per-block steps run as generated code
+    /// ([`jit`]).
+    pub fn generated_runs(&self) -> usize {
+        self.program
+            .steps
+            .iter()
+            .filter(|s| matches!(s, program::Step::Run(_)))
+            .count()
     }
 
     /// The groups of its column reductions: 1, or the outer extent `G` of
@@ -284,7 +313,10 @@ pub fn plan(
         return Err(Error::internal(format!("%{} is not a fusion", instr.name)));
     };
     let strategy = Strategy::from_options(options)?;
-    let program = block_program(module, *calls, instr, strategy)?;
+    let mut program = block_program(module, *calls, instr, strategy)?;
+    if jit_enabled(options)? {
+        program.form_runs();
+    }
     let in_place = program
         .in_place_outputs
         .iter()

@@ -1374,7 +1374,11 @@ pub enum Step {
         slot: usize,
         kernel: ops::Kernel,
         args: Vec<usize>,
+        /// The op as generated code can run it (see [`super::jit`]).
+        jit: Option<super::jit::JitOp>,
     },
+    /// Consecutive `Op` steps run as one loop of generated code.
+    Run(Box<super::jit::Run>),
     /// Row reduction of the block's rows (whole rows), or of a chunk into a
     /// partial value (chunked rows).
     RowFold {
@@ -1511,6 +1515,20 @@ pub struct BlockProgram {
 }
 
 impl BlockProgram {
+    /// Turns runs of simple per-block steps into generated code
+    /// ([`super::jit::form_runs`]). Done last: the in-place analyses above
+    /// read the steps one by one, and a run keeps their order of reads and
+    /// writes at each position.
+    pub fn form_runs(&mut self) {
+        let elsewhere: Vec<usize> = self
+            .finalize
+            .iter()
+            .chain(&self.col_steps)
+            .flat_map(|s| step_slots(s).0)
+            .collect();
+        super::jit::form_runs(&mut self.steps, &self.slots, &elsewhere);
+    }
+
     /// Whether any range of whole rows can run on its own
     /// ([`super::exec::run_rows`]): rows mode, one output, nothing combined
     /// across rows (no column reductions, no chunked rows, no scratch), no
@@ -1783,6 +1801,7 @@ impl<'b, 'g, 'a> Scheduler<'b, 'g, 'a> {
                 }
                 let kernel = kernel_for(&op, &types, ty)
                     .map_err(|e| e.context(format_args!("{}", self.b.graph.name)))?;
+                let jit = super::jit::JitOp::of(&op, &types, ty);
                 if let Some(origin) = self.b.exprs[e].origin {
                     *self.origin_instances.entry(origin).or_insert(0) += 1;
                     let own = self.b.graph.nodes[origin].instr.shape.element_count();
@@ -1792,7 +1811,15 @@ impl<'b, 'g, 'a> Scheduler<'b, 'g, 'a> {
                     }
                 }
                 let slot = self.new_slot(ty, dom, true);
-                self.push(dom, Step::Op { slot, kernel, args });
+                self.push(
+                    dom,
+                    Step::Op {
+                        slot,
+                        kernel,
+                        args,
+                        jit,
+                    },
+                );
                 slot
             }
             Kind::RowResult { reduce, index } => {
@@ -1916,8 +1943,13 @@ impl<'b, 'g, 'a> Scheduler<'b, 'g, 'a> {
 }
 
 /// The slots a step reads and the slots it writes.
-fn step_slots(step: &Step) -> (Vec<usize>, Vec<usize>) {
+pub(super) fn step_slots(step: &Step) -> (Vec<usize>, Vec<usize>) {
     match step {
+        Step::Run(run) => {
+            let reads = run.inputs.iter().map(|&(s, _)| s).collect();
+            let writes = run.steps.iter().flat_map(|s| step_slots(s).1).collect();
+            (reads, writes)
+        }
         Step::Load { slot, .. } => (vec![], vec![*slot]),
         Step::Op { slot, args, .. } => (args.clone(), vec![*slot]),
         Step::RowFold {
@@ -2373,6 +2405,14 @@ fn in_place_outputs(
                 std::slice::from_ref(slot)
             }
             Step::RowCombine { .. } | Step::ColCombine { .. } => &[],
+            // Runs are formed after this analysis; were one here, no output
+            // would be written over a parameter.
+            Step::Run(_) => {
+                for o in 0..outputs.len() {
+                    note_write(o, at, false);
+                }
+                &[]
+            }
         };
         for &s in reads {
             if let Some(k) = loaded_from[s] {
