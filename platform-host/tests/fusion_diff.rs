@@ -1656,8 +1656,9 @@ fn generated_code_agrees_bit_for_bit_with_the_steps() {
     // Sizes: a tail only, one vector and a tail, and several blocks over
     // both cores with a tail.
     for n in [5usize, 13, 9001] {
-        // Float ops, the three contractions, a reinterpretation, and twenty
-        // results alive at once (more than the registers hold).
+        // Float ops, the three contractions, maximum and minimum (NaN and
+        // signed zeros on both sides), a reinterpretation and a conversion,
+        // and twenty results alive at once (more than the registers hold).
         let mut many = String::new();
         let mut outs = vec![
             "f".to_string(),
@@ -1665,6 +1666,10 @@ fn generated_code_agrees_bit_for_bit_with_the_steps() {
             "j".into(),
             "l".into(),
             "bits".into(),
+            "mx".into(),
+            "mn".into(),
+            "mz".into(),
+            "cv".into(),
         ];
         for k in 0..20 {
             many.push_str(&format!(
@@ -1676,7 +1681,7 @@ fn generated_code_agrees_bit_for_bit_with_the_steps() {
         let types = vec!["f32[N]"; 4]
             .into_iter()
             .chain(["s32[N]"])
-            .chain(vec!["f32[N]"; 20])
+            .chain(vec!["f32[N]"; 24])
             .collect::<Vec<_>>()
             .join(", ");
         let fused = format!(
@@ -1699,6 +1704,10 @@ fc {{
   k = f32[N] multiply(d, e)
   l = f32[N] subtract(f, k)
   bits = s32[N] bitcast-convert(l)
+  mx = f32[N] maximum(x, y)
+  mn = f32[N] minimum(y, x)
+  mz = f32[N] maximum(e, bs)
+  cv = f32[N] convert(bits)
 {many}  ROOT o = ({types}) tuple({})
 }}
 "#,

@@ -58,7 +58,13 @@ pub enum JitOp {
     FDiv,
     FNeg,
     FAbs,
+    /// XLA's `maximum`/`minimum`: NaN propagates (the first operand's when
+    /// both are NaN), `-0 < +0`.
+    FMax,
+    FMin,
     Fma(Contraction),
+    /// `convert` from s32 (rounded to nearest).
+    S32ToF32,
     IAdd,
     ISub,
     IMul,
@@ -94,6 +100,8 @@ impl JitOp {
                 BinaryOp::Subtract => JitOp::FSub,
                 BinaryOp::Multiply => JitOp::FMul,
                 BinaryOp::Divide => JitOp::FDiv,
+                BinaryOp::Maximum => JitOp::FMax,
+                BinaryOp::Minimum => JitOp::FMin,
                 _ => return None,
             },
             ElemOp::Binary(b) if int => match (b, ty) {
@@ -113,6 +121,7 @@ impl JitOp {
                 _ => return None,
             },
             ElemOp::FusedMultiplyAdd(how) if float => JitOp::Fma(*how),
+            ElemOp::Convert if ty == F32 && args == [S32] => JitOp::S32ToF32,
             ElemOp::ShiftPairOr if int => JitOp::ShiftPairOr,
             ElemOp::Reinterpret
                 if ty.byte_size() == 4 && args.iter().all(|t| t.byte_size() == 4) =>
@@ -126,7 +135,7 @@ impl JitOp {
 
     fn arity(self) -> usize {
         match self {
-            JitOp::FNeg | JitOp::FAbs | JitOp::Not | JitOp::Same => 1,
+            JitOp::FNeg | JitOp::FAbs | JitOp::Not | JitOp::Same | JitOp::S32ToF32 => 1,
             JitOp::Fma(_) | JitOp::ShiftPairOr => 3,
             _ => 2,
         }
@@ -469,10 +478,10 @@ mod codegen {
     /// `$a.$ins(dst, x, second)` with `second` a register or a splat in the
     /// frame.
     macro_rules! rm {
-        ($self:ident, $a:ident . $ins:ident ($o:expr, $x:expr, $y:expr)) => {
+        ($self:ident, $a:ident . $ins:ident ($o:expr, $x:expr, $y:expr $(, $imm:expr)?)) => {
             match $y {
-                Src::Reg(r) => $a.$ins($o, $x, YMM[r])?,
-                Src::Splat(k) => $a.$ins($o, $x, ymmword_ptr(rsp + $self.frame.splat(k)))?,
+                Src::Reg(r) => $a.$ins($o, $x, YMM[r] $(, $imm)?)?,
+                Src::Splat(k) => $a.$ins($o, $x, ymmword_ptr(rsp + $self.frame.splat(k)) $(, $imm)?)?,
             }
         };
     }
@@ -623,6 +632,32 @@ mod codegen {
                     JitOp::FSub => rm!(self, a.vsubps(o, x, sy)),
                     JitOp::FMul => rm!(self, a.vmulps(o, x, sy)),
                     JitOp::FDiv => rm!(self, a.vdivps(o, x, sy)),
+                    JitOp::FMax | JitOp::FMin => {
+                        // The hardware's max/min return the second operand
+                        // for a NaN or a pair of zeros: the zeros' sign is
+                        // fixed with the first operand's bits where the two
+                        // compare equal (and for max, or for min), then a
+                        // NaN first operand is put back.
+                        if x == T0 {
+                            // A uniform first operand would need a third
+                            // scratch register; such runs keep their steps.
+                            return Err(GenError);
+                        }
+                        if *op == JitOp::FMax {
+                            rm!(self, a.vcmpps(T1, x, sy, 4)); // NEQ_UQ
+                            a.vorps(T1, T1, x)?;
+                            rm!(self, a.vmaxps(T0, x, sy));
+                            a.vandps(T0, T0, T1)?;
+                        } else {
+                            rm!(self, a.vcmpps(T1, x, sy, 0)); // EQ_OQ
+                            a.vandps(T1, T1, x)?;
+                            rm!(self, a.vminps(T0, x, sy));
+                            a.vorps(T0, T0, T1)?;
+                        }
+                        a.vcmpps(T1, x, x, 3)?; // UNORD_Q
+                        a.vblendvps(o, T0, x, T1)?;
+                    }
+                    JitOp::S32ToF32 => a.vcvtdq2ps(o, x)?,
                     JitOp::FNeg => a.vxorps(o, x, ymmword_ptr(rsp + SIGN))?,
                     JitOp::FAbs => a.vandps(o, x, ymmword_ptr(rsp + MAGNITUDE))?,
                     JitOp::Fma(how) => {
