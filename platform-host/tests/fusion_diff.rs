@@ -1528,8 +1528,8 @@ chain {{
 }
 
 /// Runs of simple steps compiled to machine code (`fusion::jit`) against the
-/// same program with the code off and against every op run on its own, bit
-/// for bit, on values that reach every special case: NaN, signed zeros,
+/// same program with the code off and against every op run on its own, byte
+/// for byte (NaN payloads included), on values that reach every special case: NaN, signed zeros,
 /// infinities, subnormals, and shift amounts inside, at and past the width
 /// (and negative). `at_least` runs must have been formed, so the test fails
 /// if the code stops being used.
@@ -1579,6 +1579,12 @@ fn check_generated(name: &str, text: &str, args: &[Literal], at_least: usize) {
         assert_eq!(got.len(), want.len());
         for (k, (g, w)) in got.iter().zip(&want).enumerate() {
             compare(&format!("{name} {how} out{k}"), g, w, Agree::Bits);
+            // Stricter than `compare`: NaN payloads too, and `pred` bytes
+            // (which `compare` reads as truth values) exactly 0 or 1.
+            assert!(
+                g.bytes().unwrap() == w.bytes().unwrap(),
+                "{name} {how} out{k}: the bytes differ"
+            );
         }
     }
 }
@@ -1727,6 +1733,63 @@ fc {{
         ];
         check_generated(&format!("float n={n}"), &text, &args, 1);
 
+        // Comparisons (NaN on either side), `pred` logic, selects, a `pred`
+        // parameter, a uniform `pred`, and `pred` results, one of them read
+        // by a byte-wise `xor` outside the fusion (so a `pred` stored as
+        // anything but 0 or 1 shows).
+        let fused = r#"
+fc {
+  x = f32[N] parameter(0)
+  y = f32[N] parameter(1)
+  m = pred[N] parameter(2)
+  u = pred[] parameter(3)
+  s = f32[] parameter(4)
+  bs = f32[N] broadcast(s), dimensions={}
+  bu = pred[N] broadcast(u), dimensions={}
+  gt = pred[N] compare(x, y), direction=GT
+  ge = pred[N] compare(x, bs), direction=GE
+  lt = pred[N] compare(bs, y), direction=LT
+  le = pred[N] compare(x, y), direction=LE
+  eq = pred[N] compare(x, y), direction=EQ
+  ne = pred[N] compare(x, x), direction=NE
+  a1 = pred[N] and(gt, m)
+  o1 = pred[N] or(a1, ne)
+  x1 = pred[N] xor(o1, bu)
+  n1 = pred[N] not(x1)
+  s1 = f32[N] select(n1, x, y)
+  s2 = f32[N] select(ge, bs, s1)
+  s3 = f32[N] select(lt, s2, bs)
+  s4 = f32[N] select(bu, s3, x)
+  s5 = f32[N] select(m, s4, y)
+  s6 = f32[N] add(s5, x)
+  ROOT o = (f32[N], pred[N], pred[N], pred[N]) tuple(s6, le, eq, n1)
+}
+"#;
+        let entry = r#"  x = f32[N] parameter(0)
+  y = f32[N] parameter(1)
+  m = pred[N] parameter(2)
+  u = pred[] parameter(3)
+  s = f32[] parameter(4)
+  r = (f32[N], pred[N], pred[N], pred[N]) fusion(x, y, m, u, s), kind=kLoop, calls=fc
+  g = pred[N] get-tuple-element(r), index=3
+  t = pred[] constant(true)
+  bt = pred[N] broadcast(t), dimensions={}
+  nx = pred[N] xor(g, bt)
+  ROOT out = ((f32[N], pred[N], pred[N], pred[N]), pred[N]) tuple(r, nx)"#;
+        let text = module(fused, entry).replace("[N]", &format!("[{n}]"));
+        let mut rng = crate::rng::Rng(0x9e3 ^ n as u64);
+        let mask: Vec<u8> = (0..n).map(|_| (rng.next() & 1) as u8).collect();
+        for u in [0u8, 1] {
+            let args = [
+                special_f32(n, 5),
+                special_f32(n, 6),
+                Literal::from_bytes(Shape::array(ElementType::Pred, vec![n]), &mask).unwrap(),
+                scalar_literal(ElementType::Pred, u),
+                scalar_literal(ElementType::F32, 0.5f32),
+            ];
+            check_generated(&format!("compare n={n} u={u}"), &text, &args, 1);
+        }
+
         // Integer ops and shifts in both types, a rotate by a uniform
         // amount, and a result written over the operand that dies at the
         // fusion.
@@ -1768,7 +1831,19 @@ fc {
   u5 = T[N] shift-left(bk, q)
   u6 = T[N] xor(u2, u3)
   u7 = T[N] add(u4, u5)
-  ROOT u8 = T[N] xor(u6, u7)
+  u8 = T[N] xor(u6, u7)
+  c1 = pred[N] compare(p, q), direction=LT
+  c2 = pred[N] compare(p, bk), direction=GE
+  c3 = pred[N] compare(bk, q), direction=GT
+  c4 = pred[N] compare(p, q), direction=LE
+  c5 = pred[N] compare(p, q), direction=EQ
+  c6 = pred[N] compare(u8, q), direction=NE
+  t1 = T[N] select(c1, p, q)
+  t2 = T[N] select(c2, t1, bk)
+  t3 = T[N] select(c3, bk, t2)
+  t4 = T[N] select(c4, t3, p)
+  t5 = T[N] select(c5, t4, u8)
+  ROOT t6 = T[N] select(c6, t5, bk)
 }
 "#;
             let entry = r#"  p0 = T[N] parameter(0)

@@ -551,41 +551,41 @@ impl<'p> Env<'p> {
         let mut ins = [std::ptr::null::<u8>(); jit::MAX_PORTS];
         let mut outs = [std::ptr::null_mut::<u8>(); jit::MAX_PORTS];
         let mut usable = true;
-        for (k, &(s, scalar)) in run.inputs.iter().enumerate() {
-            if !scalar && p.row_len < ROW_CALL_MIN {
+        for (k, port) in run.inputs.iter().enumerate() {
+            let s = port.slot;
+            if !port.scalar && p.row_len < ROW_CALL_MIN {
                 if let Val::PerRow(_) | Val::RowRepeat(_) = st.val[s] {
                     self.block(st, s, b);
                 }
             }
-            match (st.val[s], scalar) {
+            match (st.val[s], port.scalar) {
                 (Val::Block(v), false) | (Val::Scalar(v), true) => ins[k] = v,
                 _ => usable = false,
             }
         }
-        let bytes = b.n * 4;
-        let overlap = |x: *const u8, y: *const u8| {
-            let (x, y) = (x as usize, y as usize);
-            x != y && x < y + bytes && y < x + bytes
-        };
-        for (k, &s) in run.outputs.iter().enumerate() {
-            outs[k] = st.home[s];
-            let blocks_in = run
-                .inputs
+        // Blocks as byte ranges: a written one must be a read one exactly or
+        // miss it, and miss every other written one.
+        let range = |at: *const u8, width: usize| (at as usize, at as usize + b.n * width);
+        let overlap = |(a0, a1): (usize, usize), (b0, b1): (usize, usize)| a0 < b1 && b0 < a1;
+        for (k, port) in run.outputs.iter().enumerate() {
+            outs[k] = st.home[port.slot];
+            let out = range(outs[k], port.width);
+            let reads = run.inputs.iter().zip(&ins).filter(|(i, _)| !i.scalar);
+            usable &= reads
+                .map(|(i, &at)| range(at, i.width))
+                .all(|r| r == out || !overlap(r, out));
+            usable &= run.outputs[..k]
                 .iter()
-                .zip(&ins)
-                .filter(|((_, scalar), _)| !scalar);
-            usable &= !blocks_in.clone().any(|(_, &i)| overlap(i, outs[k]))
-                && !outs[..k]
-                    .iter()
-                    .any(|&o| o == outs[k] || overlap(o, outs[k]));
+                .zip(&outs)
+                .all(|(o, &at)| !overlap(range(at, o.width), out));
         }
         if usable && b.n > 0 {
             let (n_in, n_out) = (run.inputs.len(), run.outputs.len());
             // SAFETY: every input holds its block or scalar, every output's
             // register holds a block, and the blocks are checked above.
             unsafe { run.call(&ins[..n_in], &outs[..n_out], b.n) };
-            for &s in &run.outputs {
-                st.val[s] = Val::Block(st.home[s]);
+            for port in &run.outputs {
+                st.val[port.slot] = Val::Block(st.home[port.slot]);
             }
         } else {
             for step in &run.steps {

@@ -39,7 +39,7 @@
 //! or the sign for an arithmetic shift).
 
 use super::program::{step_slots, ElemOp, Home, Slot, SlotDom, Step};
-use platform_api::hlo::{BinaryOp, UnaryOp};
+use platform_api::hlo::{BinaryOp, ComparisonDirection, ComparisonType, UnaryOp};
 use platform_api::semantics::contraction::Contraction;
 use platform_api::ElementType;
 
@@ -83,18 +83,54 @@ pub enum JitOp {
     UMin,
     /// The same bits as another 4-byte type.
     Same,
+    /// A comparison, giving a mask (`pred` as all-ones or zero lanes).
+    Cmp(ComparisonDirection, Order),
+    /// `select(mask, on_true, on_false)`.
+    Select,
+}
+
+/// How a comparison orders its operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// IEEE: every comparison with a NaN is false but `NE`.
+    Float,
+    Signed,
+    Unsigned,
 }
 
 impl JitOp {
     /// The op for `op` of operands `args` giving `ty`, if a run can hold it.
     pub fn of(op: &ElemOp, args: &[ElementType], ty: ElementType) -> Option<JitOp> {
-        use ElementType::{F32, S32, U32};
+        use ElementType::{Pred, F32, S32, U32};
         let int = matches!(ty, S32 | U32) && args.iter().all(|&t| t == ty);
         let float = ty == F32 && args.iter().all(|&t| t == F32);
+        // Bitwise ops of masks are bitwise ops of their lanes.
+        let bits = (int || ty == Pred) && args.iter().all(|&t| t == ty);
         let op = match op {
             ElemOp::Unary(UnaryOp::Negate) if float => JitOp::FNeg,
             ElemOp::Unary(UnaryOp::Abs) if float => JitOp::FAbs,
-            ElemOp::Unary(UnaryOp::Not) if int => JitOp::Not,
+            ElemOp::Unary(UnaryOp::Not) if bits => JitOp::Not,
+            ElemOp::Binary(BinaryOp::And) if bits => JitOp::And,
+            ElemOp::Binary(BinaryOp::Or) if bits => JitOp::Or,
+            ElemOp::Binary(BinaryOp::Xor) if bits => JitOp::Xor,
+            ElemOp::Compare(dir, how) if ty == Pred && args.len() == 2 && args[0] == args[1] => {
+                let order = match (args[0], how) {
+                    (F32, None | Some(ComparisonType::Float)) => Order::Float,
+                    (S32 | U32, Some(ComparisonType::Signed)) | (S32, None) => Order::Signed,
+                    (S32 | U32, Some(ComparisonType::Unsigned)) | (U32, None) => Order::Unsigned,
+                    _ => return None,
+                };
+                JitOp::Cmp(*dir, order)
+            }
+            ElemOp::Select
+                if matches!(ty, F32 | S32 | U32)
+                    && args.len() == 3
+                    && args[0] == Pred
+                    && args[1] == ty
+                    && args[2] == ty =>
+            {
+                JitOp::Select
+            }
             ElemOp::Binary(b) if float => match b {
                 BinaryOp::Add => JitOp::FAdd,
                 BinaryOp::Subtract => JitOp::FSub,
@@ -108,9 +144,6 @@ impl JitOp {
                 (BinaryOp::Add, _) => JitOp::IAdd,
                 (BinaryOp::Subtract, _) => JitOp::ISub,
                 (BinaryOp::Multiply, _) => JitOp::IMul,
-                (BinaryOp::And, _) => JitOp::And,
-                (BinaryOp::Or, _) => JitOp::Or,
-                (BinaryOp::Xor, _) => JitOp::Xor,
                 (BinaryOp::ShiftLeft, _) => JitOp::Shl,
                 (BinaryOp::ShiftRightLogical, _) => JitOp::ShrLogical,
                 (BinaryOp::ShiftRightArithmetic, _) => JitOp::ShrArithmetic,
@@ -136,22 +169,33 @@ impl JitOp {
     fn arity(self) -> usize {
         match self {
             JitOp::FNeg | JitOp::FAbs | JitOp::Not | JitOp::Same | JitOp::S32ToF32 => 1,
-            JitOp::Fma(_) | JitOp::ShiftPairOr => 3,
+            JitOp::Fma(_) | JitOp::ShiftPairOr | JitOp::Select => 3,
             _ => 2,
         }
     }
+}
+
+/// A slot the generated code reads or writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Port {
+    pub slot: usize,
+    /// Read as one uniform value (otherwise as a block).
+    pub scalar: bool,
+    /// Bytes per element: 1 for `pred` (0 or 1; a mask inside the code), 4
+    /// otherwise.
+    pub width: usize,
 }
 
 /// A run of steps and its machine code (see the module doc).
 pub struct Run {
     /// The original steps, run one by one when the code cannot be used.
     pub steps: Vec<Step>,
-    /// Slots read before the run writes them, each with whether the code
-    /// reads it as one uniform scalar (otherwise as a block).
-    pub inputs: Vec<(usize, bool)>,
+    /// Slots read before the run writes them, in the order the code takes
+    /// them.
+    pub inputs: Vec<Port>,
     /// Slots written in the run and read after it (or homed in an output),
     /// in the order the code stores them.
-    pub outputs: Vec<usize>,
+    pub outputs: Vec<Port>,
     code: Code,
 }
 
@@ -282,10 +326,10 @@ pub fn form_runs(steps: &mut Vec<Step>, slots: &[Slot], read_elsewhere: &[usize]
 
 /// A run in value numbers, ready for code generation.
 struct Desc {
-    inputs: Vec<(usize, bool)>,
+    inputs: Vec<Port>,
     /// Per step: the op and its operands' values.
     ops: Vec<(JitOp, Vec<usize>)>,
-    outputs: Vec<usize>,
+    outputs: Vec<Port>,
     /// The value each output stores.
     output_values: Vec<usize>,
 }
@@ -314,7 +358,11 @@ fn describe(steps: &[Step], slots: &[Slot], live: &[bool]) -> Option<Desc> {
         let mut vals = Vec::with_capacity(args.len());
         for &a in args {
             let v = *value_of.entry(a).or_insert_with(|| {
-                inputs.push((a, slots[a].dom == SlotDom::Uniform));
+                inputs.push(Port {
+                    slot: a,
+                    scalar: slots[a].dom == SlotDom::Uniform,
+                    width: slots[a].width,
+                });
                 V::In(inputs.len() - 1)
             });
             vals.push(v);
@@ -335,11 +383,23 @@ fn describe(steps: &[Step], slots: &[Slot], live: &[bool]) -> Option<Desc> {
         .into_iter()
         .map(|(op, vals)| (op, vals.into_iter().map(number).collect()))
         .collect();
-    let outputs: Vec<usize> = written.into_iter().filter(|&s| live[s]).collect();
-    if n_in > MAX_PORTS || outputs.len() > MAX_PORTS {
+    let outputs: Vec<Port> = written
+        .into_iter()
+        .filter(|&s| live[s])
+        .map(|s| Port {
+            slot: s,
+            scalar: false,
+            width: slots[s].width,
+        })
+        .collect();
+    let widths_ok = inputs
+        .iter()
+        .chain(&outputs)
+        .all(|p| matches!(p.width, 1 | 4));
+    if n_in > MAX_PORTS || outputs.len() > MAX_PORTS || !widths_ok {
         return None;
     }
-    let output_values = outputs.iter().map(|s| number(value_of[s])).collect();
+    let output_values = outputs.iter().map(|p| number(value_of[&p.slot])).collect();
     Some(Desc {
         inputs,
         ops,
@@ -366,9 +426,10 @@ impl Code {
 
 #[cfg(target_arch = "x86_64")]
 mod codegen {
-    use super::{Desc, JitOp};
+    use super::{Desc, JitOp, Order};
     use iced_x86::code_asm::*;
     use iced_x86::IcedError;
+    use platform_api::hlo::ComparisonDirection;
     use platform_api::semantics::contraction::Contraction;
 
     /// Code that could not be generated (the run then keeps its steps).
@@ -423,9 +484,10 @@ mod codegen {
     const T0: AsmRegisterYmm = ymm14;
     const T1: AsmRegisterYmm = ymm15;
 
-    /// The stack frame, above the 32-byte aligned `rsp`: per scalar input its
-    /// value in all lanes and as a shift count (zero-extended), three masks,
-    /// then one spill slot per computed value.
+    /// The stack frame, above the 32-byte aligned `rsp`: four constants
+    /// (sign bits, magnitude bits, all ones, zero), per scalar input its value
+    /// in all lanes and as a shift count (zero-extended), then one spill slot
+    /// per computed value.
     struct Frame {
         n_scalars: usize,
         n_in: usize,
@@ -434,19 +496,21 @@ mod codegen {
     const SIGN: i32 = 0;
     const MAGNITUDE: i32 = 32;
     const ONES: i32 = 64;
+    const ZERO: i32 = 96;
+    const MASKS: usize = 128;
 
     impl Frame {
         fn splat(&self, k: usize) -> i32 {
-            (96 + 32 * k) as i32
+            (MASKS + 32 * k) as i32
         }
         fn count(&self, k: usize) -> i32 {
-            (96 + 32 * self.n_scalars + 16 * k) as i32
+            (MASKS + 32 * self.n_scalars + 16 * k) as i32
         }
         fn spill(&self, v: usize) -> i32 {
-            (96 + 48 * self.n_scalars + 32 * (v - self.n_in)) as i32
+            (MASKS + 48 * self.n_scalars + 32 * (v - self.n_in)) as i32
         }
         fn bytes(&self, computed: usize) -> i32 {
-            (96 + 48 * self.n_scalars + 32 * computed) as i32
+            (MASKS + 48 * self.n_scalars + 32 * computed) as i32
         }
     }
 
@@ -556,7 +620,18 @@ mod codegen {
             let r = self.free(a, pos, pinned)?;
             if v < self.n_in() {
                 a.mov(r10, qword_ptr(rdi + (v * 8) as i32))?;
-                if self.wide {
+                if self.d.inputs[v].width == 1 {
+                    // `pred` bytes to a mask: zero-extend, then not-equal
+                    // to zero.
+                    if self.wide {
+                        a.vpmovzxbd(YMM[r], qword_ptr(r10 + rcx))?;
+                    } else {
+                        a.movzx(eax, byte_ptr(r10 + rcx))?;
+                        a.vmovd(XMM[r], eax)?;
+                    }
+                    a.vpcmpeqd(YMM[r], YMM[r], ymmword_ptr(rsp + ZERO))?;
+                    a.vpxor(YMM[r], YMM[r], ymmword_ptr(rsp + ONES))?;
+                } else if self.wide {
                     a.vmovups(YMM[r], ymmword_ptr(r10 + rcx * 4))?;
                 } else {
                     a.vmovss(XMM[r], dword_ptr(r10 + rcx * 4))?;
@@ -658,6 +733,58 @@ mod codegen {
                         a.vblendvps(o, T0, x, T1)?;
                     }
                     JitOp::S32ToF32 => a.vcvtdq2ps(o, x)?,
+                    JitOp::Cmp(dir, Order::Float) => {
+                        // Ordered and false on NaN, but `NE` (unordered).
+                        let predicate = match dir {
+                            ComparisonDirection::Eq => 0x00,
+                            ComparisonDirection::Lt => 0x01,
+                            ComparisonDirection::Le => 0x02,
+                            ComparisonDirection::Ne => 0x04,
+                            ComparisonDirection::Ge => 0x0d,
+                            ComparisonDirection::Gt => 0x0e,
+                        };
+                        rm!(self, a.vcmpps(o, x, sy, predicate));
+                    }
+                    JitOp::Cmp(dir, order) => {
+                        // Unsigned: flip both sign bits, then compare signed.
+                        let (x, y) = if *order == Order::Unsigned {
+                            a.vpxor(T0, x, ymmword_ptr(rsp + SIGN))?;
+                            a.vmovups(T1, ymmword_ptr(rsp + SIGN))?;
+                            rm!(self, a.vpxor(T1, T1, sy));
+                            (T0, T1)
+                        } else {
+                            (x, self.in_reg(a, sy, T1)?)
+                        };
+                        use ComparisonDirection as D;
+                        let (p, q, equal, negate) = match dir {
+                            D::Eq => (x, y, true, false),
+                            D::Ne => (x, y, true, true),
+                            D::Gt => (x, y, false, false),
+                            D::Lt => (y, x, false, false),
+                            D::Le => (x, y, false, true),
+                            D::Ge => (y, x, false, true),
+                        };
+                        if equal {
+                            a.vpcmpeqd(o, p, q)?;
+                        } else {
+                            a.vpcmpgtd(o, p, q)?;
+                        }
+                        if negate {
+                            a.vpxor(o, o, ymmword_ptr(rsp + ONES))?;
+                        }
+                    }
+                    JitOp::Select => {
+                        // `x` is the mask; on false in a register, on true
+                        // wherever it is.
+                        let mask = if x == T0 {
+                            a.vmovaps(T1, T0)?;
+                            T1
+                        } else {
+                            x
+                        };
+                        let on_false = self.in_reg(a, sz, T0)?;
+                        rm!(self, a.vblendvps(o, on_false, sy, mask));
+                    }
                     JitOp::FNeg => a.vxorps(o, x, ymmword_ptr(rsp + SIGN))?,
                     JitOp::FAbs => a.vandps(o, x, ymmword_ptr(rsp + MAGNITUDE))?,
                     JitOp::Fma(how) => {
@@ -715,7 +842,19 @@ mod codegen {
                 let src = self.operand(a, v, end, &[])?;
                 let r = self.in_reg(a, src, T0)?;
                 a.mov(r10, qword_ptr(rsi + (k * 8) as i32))?;
-                if self.wide {
+                if d.outputs[k].width == 1 {
+                    // A mask to `pred` bytes: its low bit, packed.
+                    a.vpsrld(T0, r, 31)?;
+                    if self.wide {
+                        a.vextracti128(xmm15, T0, 1)?;
+                        a.vpackusdw(xmm14, xmm14, xmm15)?;
+                        a.vpackuswb(xmm14, xmm14, xmm14)?;
+                        a.vmovq(qword_ptr(r10 + rcx), xmm14)?;
+                    } else {
+                        a.vmovd(eax, xmm14)?;
+                        a.mov(byte_ptr(r10 + rcx), al)?;
+                    }
+                } else if self.wide {
                     a.vmovups(ymmword_ptr(r10 + rcx * 4), r)?;
                 } else {
                     let x = XMM[YMM.iter().position(|&y| y == r).ok_or(GenError)?];
@@ -746,8 +885,8 @@ mod codegen {
         }
         let mut scalar_index = vec![None; n_values];
         let mut scalars = Vec::new();
-        for (v, &(_, scalar)) in d.inputs.iter().enumerate() {
-            if scalar {
+        for (v, port) in d.inputs.iter().enumerate() {
+            if port.scalar {
                 scalar_index[v] = Some(scalars.len());
                 scalars.push(v);
             }
@@ -766,6 +905,7 @@ mod codegen {
             (SIGN, 0x8000_0000u32),
             (MAGNITUDE, 0x7fff_ffff),
             (ONES, u32::MAX),
+            (ZERO, 0),
         ] {
             a.mov(eax, bits)?;
             a.vmovd(xmm15, eax)?;
@@ -774,11 +914,23 @@ mod codegen {
         }
         for (k, &v) in scalars.iter().enumerate() {
             a.mov(r10, qword_ptr(rdi + (v * 8) as i32))?;
-            a.vbroadcastss(ymm15, dword_ptr(r10))?;
+            if d.inputs[v].width == 1 {
+                // A uniform `pred`: its mask in every lane.
+                a.cmp(byte_ptr(r10), 0)?;
+                a.setne(al)?;
+                a.movzx(eax, al)?;
+                a.neg(eax)?;
+                a.vmovd(xmm15, eax)?;
+                a.vpbroadcastd(ymm15, xmm15)?;
+            } else {
+                a.vbroadcastss(ymm15, dword_ptr(r10))?;
+            }
             a.vmovups(ymmword_ptr(rsp + frame.splat(k)), ymm15)?;
-            // `vmovd` zero-extends: the count is the amount as unsigned.
-            a.vmovd(xmm15, dword_ptr(r10))?;
-            a.vmovdqu(xmmword_ptr(rsp + frame.count(k)), xmm15)?;
+            if d.inputs[v].width == 4 {
+                // `vmovd` zero-extends: the count is the amount as unsigned.
+                a.vmovd(xmm15, dword_ptr(r10))?;
+                a.vmovdqu(xmmword_ptr(rsp + frame.count(k)), xmm15)?;
+            }
         }
         a.xor(ecx, ecx)?;
         a.mov(r8, rdx)?;

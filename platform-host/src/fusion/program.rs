@@ -1946,7 +1946,7 @@ impl<'b, 'g, 'a> Scheduler<'b, 'g, 'a> {
 pub(super) fn step_slots(step: &Step) -> (Vec<usize>, Vec<usize>) {
     match step {
         Step::Run(run) => {
-            let reads = run.inputs.iter().map(|&(s, _)| s).collect();
+            let reads = run.inputs.iter().map(|p| p.slot).collect();
             let writes = run.steps.iter().flat_map(|s| step_slots(s).1).collect();
             (reads, writes)
         }
