@@ -3,16 +3,17 @@
 //!
 //! A block program runs every elementwise op as one slice kernel call per
 //! block: the op reads its operands from block registers in L1 and writes its
-//! result to another, so a cheap op (an add, a shift, an xor) costs its loads
-//! and its store more than its arithmetic. Here a run of consecutive steps
-//! whose operations are simple (integer and float arithmetic, bitwise ops and
-//! shifts on 4-byte elements) becomes one loop of generated code that walks
-//! the block eight lanes at a time with every intermediate in a vector
-//! register, and stores only the slots read after the run. Random-number
-//! generation (threefry's rounds of adds, rotates and xors) and the
-//! arithmetic between transcendental steps are what it is for.
-//! Transcendentals keep their slice kernels: they are compute bound, so a pass
-//! of their own costs them little.
+//! result to another, so a cheap op (an add, a shift, an xor, a select) costs
+//! its loads and its store more than its arithmetic. Here a run of consecutive
+//! steps whose operations are simple (integer and float arithmetic, bitwise
+//! ops, shifts, comparisons and selects on 4-byte elements and `pred`)
+//! becomes one loop of generated code that walks the block eight lanes at a
+//! time with every intermediate in a vector register, and stores only the
+//! slots read after the run. Random numbers (threefry's rounds of adds,
+//! rotates and xors; the normal distribution's `erf_inv`, a polynomial whose
+//! coefficients are selected per element) and the arithmetic between
+//! transcendental steps are what it is for. Transcendentals keep their slice
+//! kernels: they are compute bound, so a pass of their own costs them little.
 //!
 //! [`form_runs`] replaces such runs in a program's per-block steps with a
 //! [`Step::Run`] that keeps the original steps. The runtime takes the machine
@@ -21,31 +22,39 @@
 //! overlaps one it reads; otherwise it runs the steps one by one.
 //!
 //! # Code generation
-//! Values are numbered: the run's inputs, then one per step. Each gets a
-//! `ymm` register from a pool of 15 when it is needed; with the pool empty,
+//! Values are numbered: the run's inputs, then one per step. A value gets a
+//! `ymm` register from a pool of 14 when it is needed; with the pool empty,
 //! the value used furthest ahead is evicted (an input is reloaded when needed
-//! again, a computed value goes to a stack slot). An iteration loads inputs
-//! as they are first used and stores the run's results at its end, after
-//! every load of its lanes, so a result may be written over one of its inputs
-//! (in place). The tail of a block (fewer than eight elements) runs the same
-//! code one lane at a time. The code gets a mapping of its own, made
-//! executable once written; it is position independent (relative branches
-//! only, no data).
+//! again, a computed value goes to a stack slot). Uniform scalars are splatted
+//! into the stack frame once per call and read as memory operands (a shift by
+//! one uses AVX2's count form). A `pred` is a lane mask (all ones or zero)
+//! inside the code and a 0/1 byte outside it. An iteration loads inputs as
+//! they are first used and stores the run's results at its end, after every
+//! load of its lanes, so a result may be written over one of its inputs (in
+//! place). The tail of a block (fewer than eight elements) runs the same code
+//! one lane at a time. The code gets a mapping of its own, made executable
+//! once written; it is position independent (relative branches only, no
+//! data).
 //!
 //! Every operation is the instruction the slice kernels' loops compile to, so
-//! results are bit for bit the same: IEEE `add`/`sub`/`mul`/`div`, fused
-//! multiply-adds rounded once, sign-bit `negate`/`abs`, and AVX2's variable
-//! shifts, which give XLA's results for amounts of the width or more (zero,
-//! or the sign for an arithmetic shift).
+//! results are byte for byte the same, NaN payloads included: IEEE
+//! `add`/`sub`/`mul`/`div` and comparisons, fused multiply-adds rounded once
+//! after negating an operand's sign bit (as the kernels do), sign-bit
+//! `negate`/`abs`, `maximum`/`minimum` with the hardware's answer fixed for
+//! NaNs and signed zeros, and AVX2's variable shifts, which give XLA's results
+//! for amounts of the width or more (zero, or the sign for an arithmetic
+//! shift).
 
 use super::program::{step_slots, ElemOp, Home, Slot, SlotDom, Step};
 use platform_api::hlo::{BinaryOp, ComparisonDirection, ComparisonType, UnaryOp};
 use platform_api::semantics::contraction::Contraction;
 use platform_api::ElementType;
 
-/// Longest run compiled as one loop: bounds the code and the stack frame
-/// (one 32-byte slot per computed value, well under a page).
-const MAX_STEPS: usize = 96;
+/// Longest run compiled as one loop: bounds the code and the stack frame,
+/// which must stay under a page (constants, 48 bytes per scalar input, 32 per
+/// computed value: 3,712 bytes at most), so that the code's first write below
+/// the caller's frame cannot step over the stack's guard page.
+const MAX_STEPS: usize = 64;
 /// Most inputs or results of one run (the runtime passes them in arrays).
 pub const MAX_PORTS: usize = 32;
 
