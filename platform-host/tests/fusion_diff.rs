@@ -1528,12 +1528,19 @@ chain {{
 }
 
 /// Runs of simple steps compiled to machine code (`fusion::jit`) against the
-/// same program with the code off and against every op run on its own, byte
-/// for byte (NaN payloads included), on values that reach every special case: NaN, signed zeros,
-/// infinities, subnormals, and shift amounts inside, at and past the width
-/// (and negative). `at_least` runs must have been formed, so the test fails
-/// if the code stops being used.
-fn check_generated(name: &str, text: &str, args: &[Literal], at_least: usize) {
+/// same program with the code off, bit for bit (but NaN payloads), on values
+/// that reach every special case: NaN, signed zeros, infinities, subnormals,
+/// and shift amounts inside, at and past the width (and negative). `at_least` runs must have been formed, so the test fails
+/// if the code stops being used. The steps must in turn agree with the
+/// unfused program as `unfused_agree` says (a reduction in the fusion sums in
+/// another order).
+fn check_generated(
+    name: &str,
+    text: &str,
+    args: &[Literal],
+    at_least: usize,
+    unfused_agree: Agree,
+) {
     let text = &uniquify(text);
     let module = HloModule::parse(text).unwrap_or_else(|e| panic!("{name}: parse: {e}"));
     let optimized = optimize(module, &CompileOptions::default()).unwrap();
@@ -1570,22 +1577,30 @@ fn check_generated(name: &str, text: &str, args: &[Literal], at_least: usize) {
     let with_code = HostRunner::compile(text).unwrap();
     let without = HostRunner::compile_with(text, &off).unwrap();
     let unfused = HostRunner::compile_with(text, &Strategy::Unfused.options()).unwrap();
-    let want = unfused.run(args).unwrap().flatten_leaves();
-    for (how, runner) in [("generated", &with_code), ("steps", &without)] {
-        let got = runner
+    let run = |how: &str, runner: &HostRunner| {
+        runner
             .run(args)
             .unwrap_or_else(|e| panic!("{name} {how}: {e}"))
-            .flatten_leaves();
-        assert_eq!(got.len(), want.len());
-        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-            compare(&format!("{name} {how} out{k}"), g, w, Agree::Bits);
-            // Stricter than `compare`: NaN payloads too, and `pred` bytes
-            // (which `compare` reads as truth values) exactly 0 or 1.
-            assert!(
-                g.bytes().unwrap() == w.bytes().unwrap(),
-                "{name} {how} out{k}: the bytes differ"
-            );
-        }
+            .flatten_leaves()
+    };
+    let (got, steps) = (run("generated", &with_code), run("steps", &without));
+    let alone = run("unfused", &unfused);
+    assert_eq!(got.len(), steps.len());
+    for (k, ((g, s), u)) in got.iter().zip(&steps).zip(&alone).enumerate() {
+        compare(&format!("{name} generated out{k}"), g, s, Agree::Bits);
+        // `compare` lets NaN payloads differ (which operand's NaN comes out
+        // of an op on two NaNs is the compiler's choice of operand order, in
+        // the slice kernels as in the code) and reads `pred` as truth
+        // values: integers and `pred` must match byte for byte.
+        let float = g
+            .shape()
+            .as_array()
+            .is_some_and(|a| a.element_type.is_float());
+        assert!(
+            float || g.bytes().unwrap() == s.bytes().unwrap(),
+            "{name} generated out{k}: the bytes differ"
+        );
+        compare(&format!("{name} steps out{k}"), s, u, unfused_agree);
     }
 }
 
@@ -1731,7 +1746,7 @@ fc {{
             special_f32(n, 2),
             scalar_literal(ElementType::F32, -0.75f32),
         ];
-        check_generated(&format!("float n={n}"), &text, &args, 1);
+        check_generated(&format!("float n={n}"), &text, &args, 1, Agree::Bits);
 
         // Comparisons (NaN on either side), `pred` logic, selects, a `pred`
         // parameter, a uniform `pred`, and `pred` results, one of them read
@@ -1787,7 +1802,13 @@ fc {
                 scalar_literal(ElementType::Pred, u),
                 scalar_literal(ElementType::F32, 0.5f32),
             ];
-            check_generated(&format!("compare n={n} u={u}"), &text, &args, 1);
+            check_generated(
+                &format!("compare n={n} u={u}"),
+                &text,
+                &args,
+                1,
+                Agree::Bits,
+            );
         }
 
         // Integer ops and shifts in both types, a rotate by a uniform
@@ -1866,8 +1887,64 @@ fc {
                     special_u32(et, n, 4, true),
                     scalar_literal(et, k),
                 ];
-                check_generated(&format!("{ty} n={n} k={k}"), &text, &args, 1);
+                check_generated(&format!("{ty} n={n} k={k}"), &text, &args, 1, Agree::Bits);
             }
         }
+    }
+}
+
+#[test]
+fn generated_code_takes_row_values_and_repeated_rows() {
+    // A row's sum broadcast back along the row and a bias repeated down the
+    // rows, read by a run: row by row with rows of at least 64 elements,
+    // expanded into blocks below that.
+    for (rows, len) in [(37usize, 100usize), (9, 517), (50, 20)] {
+        let fused = r#"
+fc {
+  x = f32[R,L] parameter(0)
+  g = f32[L] parameter(1)
+  z = f32[] constant(0)
+  sum = f32[R] reduce(x, z), dimensions={1}, to_apply=add_f32
+  bs = f32[R,L] broadcast(sum), dimensions={0}
+  bg = f32[R,L] broadcast(g), dimensions={1}
+  d = f32[R,L] subtract(x, bs)
+  e = f32[R,L] multiply(d, bg)
+  f = f32[R,L] add(e, bs)
+  m = f32[R,L] maximum(f, d)
+  c = pred[R,L] compare(m, bg), direction=LT
+  ROOT s = f32[R,L] select(c, bs, m)
+}
+"#;
+        let entry = r#"  x = f32[R,L] parameter(0)
+  g = f32[L] parameter(1)
+  ROOT r = f32[R,L] fusion(x, g), kind=kLoop, calls=fc"#;
+        let text = module(fused, entry)
+            .replace("R,L]", &format!("{rows},{len}]"))
+            .replace("[R]", &format!("[{rows}]"))
+            .replace("[L]", &format!("[{len}]"));
+        // Finite values (a NaN or infinity in a row would make every row's
+        // sum alike), with one row of special values.
+        let mut rng = crate::rng::Rng(0x70f ^ (rows * len) as u64);
+        let specials = special_f32(len, 9);
+        let mut bytes = Vec::with_capacity(rows * len * 4);
+        for r in 0..rows {
+            if r == rows / 2 {
+                bytes.extend_from_slice(specials.bytes().unwrap());
+            } else {
+                for _ in 0..len {
+                    bytes.extend_from_slice(&((rng.unit() * 8.0 - 4.0) as f32).to_le_bytes());
+                }
+            }
+        }
+        let x =
+            Literal::from_bytes(Shape::array(ElementType::F32, vec![rows, len]), &bytes).unwrap();
+        let args = [x, special_f32(len, 8)];
+        check_generated(
+            &format!("rows {rows}x{len}"),
+            &text,
+            &args,
+            1,
+            Agree::Within(1e-5),
+        );
     }
 }

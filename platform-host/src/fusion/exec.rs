@@ -540,17 +540,20 @@ impl<'p> Env<'p> {
     }
 
     /// Runs a [`Step::Run`] on block `b`: its generated code when every
-    /// input holds the kind of value the code was compiled for and no block
-    /// it writes partly overlaps one it reads, its steps one by one
-    /// otherwise.
+    /// input holds a kind of value the code was compiled for and no block it
+    /// writes partly overlaps one it reads, its steps one by one otherwise.
+    /// A row's value broadcast along the row, or a row repeated down the
+    /// block, is taken by the row-by-row code (once per row, as the steps do
+    /// for rows of at least [`ROW_CALL_MIN`]).
     ///
     /// # Safety
     /// As [`Self::run_block`].
     unsafe fn run_generated(&self, st: &mut TaskState<'p>, run: &jit::Run, b: &Block) {
         let p = self.p;
-        let mut ins = [std::ptr::null::<u8>(); jit::MAX_PORTS];
-        let mut outs = [std::ptr::null_mut::<u8>(); jit::MAX_PORTS];
+        let mut vals = [Val::Scalar(std::ptr::null_mut()); jit::MAX_PORTS];
+        // Whole blocks, or (`by_rows`) one row at a time.
         let mut usable = true;
+        let mut by_rows = false;
         for (k, port) in run.inputs.iter().enumerate() {
             let s = port.slot;
             if !port.scalar && p.row_len < ROW_CALL_MIN {
@@ -558,36 +561,41 @@ impl<'p> Env<'p> {
                     self.block(st, s, b);
                 }
             }
+            vals[k] = st.val[s];
             match (st.val[s], port.scalar) {
-                (Val::Block(v), false) | (Val::Scalar(v), true) => ins[k] = v,
+                (Val::Block(_), false) | (Val::Scalar(_), true) => {}
+                (Val::PerRow(_), false) if port.per_row => by_rows = true,
+                (Val::RowRepeat(_), false) => by_rows = true,
                 _ => usable = false,
             }
         }
+        usable &= !by_rows || b.nr * p.row_len == b.n;
         // Blocks as byte ranges: a written one must be a read one exactly or
-        // miss it, and miss every other written one.
-        let range = |at: *const u8, width: usize| (at as usize, at as usize + b.n * width);
+        // miss it, miss every other written one, and miss every row value
+        // and repeated row (read again after the first row is written).
+        let range = |at: *const u8, width: usize, n: usize| (at as usize, at as usize + n * width);
         let overlap = |(a0, a1): (usize, usize), (b0, b1): (usize, usize)| a0 < b1 && b0 < a1;
+        let mut outs = [std::ptr::null_mut::<u8>(); jit::MAX_PORTS];
         for (k, port) in run.outputs.iter().enumerate() {
             outs[k] = st.home[port.slot];
-            let out = range(outs[k], port.width);
-            let reads = run.inputs.iter().zip(&ins).filter(|(i, _)| !i.scalar);
-            usable &= reads
-                .map(|(i, &at)| range(at, i.width))
-                .all(|r| r == out || !overlap(r, out));
+            let out = range(outs[k], port.width, b.n);
+            for (i, val) in run.inputs.iter().zip(&vals) {
+                usable &= match *val {
+                    Val::Block(at) => {
+                        let r = range(at, i.width, b.n);
+                        r == out || !overlap(r, out)
+                    }
+                    Val::PerRow(at) => !overlap(range(at, i.width, b.nr), out),
+                    Val::RowRepeat(at) => !overlap(range(at, i.width, p.row_len), out),
+                    Val::Scalar(_) => true,
+                };
+            }
             usable &= run.outputs[..k]
                 .iter()
                 .zip(&outs)
-                .all(|(o, &at)| !overlap(range(at, o.width), out));
+                .all(|(o, &at)| !overlap(range(at, o.width, b.n), out));
         }
-        if usable && b.n > 0 {
-            let (n_in, n_out) = (run.inputs.len(), run.outputs.len());
-            // SAFETY: every input holds its block or scalar, every output's
-            // register holds a block, and the blocks are checked above.
-            unsafe { run.call(&ins[..n_in], &outs[..n_out], b.n) };
-            for port in &run.outputs {
-                st.val[port.slot] = Val::Block(st.home[port.slot]);
-            }
-        } else {
+        if !usable || b.n == 0 {
             for step in &run.steps {
                 if let Step::Op {
                     slot, kernel, args, ..
@@ -597,6 +605,40 @@ impl<'p> Env<'p> {
                     unsafe { self.run_op(st, *slot, kernel, args, b) };
                 }
             }
+            return;
+        }
+        let (n_in, n_out) = (run.inputs.len(), run.outputs.len());
+        let mut ins = [std::ptr::null::<u8>(); jit::MAX_PORTS];
+        if by_rows {
+            let mut row_outs = [std::ptr::null_mut::<u8>(); jit::MAX_PORTS];
+            for r in 0..b.nr {
+                for (k, (port, val)) in run.inputs.iter().zip(&vals).enumerate() {
+                    let w = port.width;
+                    ins[k] = match *val {
+                        Val::Block(at) => at.wrapping_add(r * p.row_len * w),
+                        Val::PerRow(at) => at.wrapping_add(r * w),
+                        Val::RowRepeat(at) | Val::Scalar(at) => at,
+                    };
+                }
+                for (k, port) in run.outputs.iter().enumerate() {
+                    row_outs[k] = outs[k].wrapping_add(r * p.row_len * port.width);
+                }
+                // SAFETY: row `r` of every block, its value of every row
+                // value, the repeated row, the scalars; checked above.
+                unsafe { run.call_row(&ins[..n_in], &row_outs[..n_out], p.row_len) };
+            }
+        } else {
+            for (k, val) in vals[..n_in].iter().enumerate() {
+                if let Val::Block(at) | Val::Scalar(at) = *val {
+                    ins[k] = at;
+                }
+            }
+            // SAFETY: every input holds its block or scalar, every output's
+            // register holds a block, and the blocks are checked above.
+            unsafe { run.call(&ins[..n_in], &outs[..n_out], b.n) };
+        }
+        for port in &run.outputs {
+            st.val[port.slot] = Val::Block(st.home[port.slot]);
         }
     }
 

@@ -19,7 +19,11 @@
 //! [`Step::Run`] that keeps the original steps. The runtime takes the machine
 //! code only when every input holds the kind of value it was compiled for (a
 //! block of elements, or one uniform scalar) and no block it writes partly
-//! overlaps one it reads; otherwise it runs the steps one by one.
+//! overlaps one it reads; otherwise it runs the steps one by one. A run that
+//! reads a row's value broadcast along the row (softmax's `x - max`,
+//! layernorm's `(x - mean) * rstd`) or a row repeated down the block (a bias)
+//! has a second loop that takes the row's value as a scalar, called once per
+//! row, as the steps themselves go row by row there.
 //!
 //! # Code generation
 //! Values are numbered: the run's inputs, then one per step. A value gets a
@@ -190,6 +194,9 @@ pub struct Port {
     pub slot: usize,
     /// Read as one uniform value (otherwise as a block).
     pub scalar: bool,
+    /// A row's value broadcast along the row (a `RowBroadcast` slot): a
+    /// scalar for each row when the run goes row by row.
+    pub per_row: bool,
     /// Bytes per element: 1 for `pred` (0 or 1; a mask inside the code), 4
     /// otherwise.
     pub width: usize,
@@ -206,6 +213,10 @@ pub struct Run {
     /// in the order the code stores them.
     pub outputs: Vec<Port>,
     code: Code,
+    /// The code with the `per_row` inputs read as scalars, run once per row
+    /// of a block (when some input is a row's value or a repeated row); none
+    /// when no input is `per_row` (the code above then serves).
+    rows: Option<Code>,
 }
 
 impl std::fmt::Debug for Run {
@@ -221,6 +232,20 @@ impl std::fmt::Debug for Run {
 }
 
 impl Run {
+    /// Runs the code over one row of `n` elements: as [`Self::call`], with
+    /// each `per_row` input pointing to its row's one value (a repeated row
+    /// is an ordinary block input there).
+    ///
+    /// # Safety
+    /// As [`Self::call`].
+    pub unsafe fn call_row(&self, ins: &[*const u8], outs: &[*mut u8], n: usize) {
+        debug_assert_eq!(ins.len(), self.inputs.len());
+        debug_assert_eq!(outs.len(), self.outputs.len());
+        let code = self.rows.as_ref().unwrap_or(&self.code);
+        // SAFETY: forwarded.
+        unsafe { code.call(ins.as_ptr(), outs.as_ptr(), n) }
+    }
+
     /// Runs the code over `n` elements.
     ///
     /// # Safety
@@ -256,6 +281,12 @@ fn supported() -> bool {
 pub fn form_runs(steps: &mut Vec<Step>, slots: &[Slot], read_elsewhere: &[usize]) {
     if !supported() {
         return;
+    }
+    let mut row_values = vec![false; slots.len()];
+    for step in steps.iter() {
+        if let Step::RowBroadcast { slot, .. } = step {
+            row_values[*slot] = true;
+        }
     }
     let compilable = |step: &Step| match step {
         Step::Op {
@@ -309,18 +340,31 @@ pub fn form_runs(steps: &mut Vec<Step>, slots: &[Slot], read_elsewhere: &[usize]
             }
         }
         at = end;
-        let run = describe(&steps[start..end], slots, &live).and_then(|d| {
+        let run = describe(&steps[start..end], slots, &live, &row_values).and_then(|d| {
             let code = Code::new(&d)?;
-            Some((d, code))
+            // With a row's value among the inputs, the row-by-row code must
+            // exist: the other would read that value as a block.
+            let rows = match d.inputs.iter().any(|p| p.per_row) {
+                true => {
+                    let mut by_rows = d.clone();
+                    for p in &mut by_rows.inputs {
+                        p.scalar |= p.per_row;
+                    }
+                    Some(Code::new(&by_rows)?)
+                }
+                false => None,
+            };
+            Some((d, code, rows))
         });
         runs.push((
             start,
             end,
-            run.map(|(d, code)| Run {
+            run.map(|(d, code, rows)| Run {
                 steps: Vec::new(),
                 inputs: d.inputs,
                 outputs: d.outputs,
                 code,
+                rows,
             }),
         ));
     }
@@ -334,6 +378,7 @@ pub fn form_runs(steps: &mut Vec<Step>, slots: &[Slot], read_elsewhere: &[usize]
 }
 
 /// A run in value numbers, ready for code generation.
+#[derive(Clone)]
 struct Desc {
     inputs: Vec<Port>,
     /// Per step: the op and its operands' values.
@@ -343,7 +388,7 @@ struct Desc {
     output_values: Vec<usize>,
 }
 
-fn describe(steps: &[Step], slots: &[Slot], live: &[bool]) -> Option<Desc> {
+fn describe(steps: &[Step], slots: &[Slot], live: &[bool], row_values: &[bool]) -> Option<Desc> {
     /// A value while the run is read: an input, or step `k`'s result.
     #[derive(Clone, Copy)]
     enum V {
@@ -370,6 +415,7 @@ fn describe(steps: &[Step], slots: &[Slot], live: &[bool]) -> Option<Desc> {
                 inputs.push(Port {
                     slot: a,
                     scalar: slots[a].dom == SlotDom::Uniform,
+                    per_row: row_values[a],
                     width: slots[a].width,
                 });
                 V::In(inputs.len() - 1)
@@ -398,6 +444,7 @@ fn describe(steps: &[Step], slots: &[Slot], live: &[bool]) -> Option<Desc> {
         .map(|s| Port {
             slot: s,
             scalar: false,
+            per_row: false,
             width: slots[s].width,
         })
         .collect();
