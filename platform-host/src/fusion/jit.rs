@@ -41,7 +41,8 @@
 //! data).
 //!
 //! Every operation is the instruction the slice kernels' loops compile to, so
-//! results are byte for byte the same, NaN payloads included: IEEE
+//! results are bit for bit the same, but for which NaN an op on two NaNs
+//! returns (the operand order, which LLVM may commute in a kernel): IEEE
 //! `add`/`sub`/`mul`/`div` and comparisons, fused multiply-adds rounded once
 //! after negating an operand's sign bit (as the kernels do), sign-bit
 //! `negate`/`abs`, `maximum`/`minimum` with the hardware's answer fixed for
