@@ -1555,17 +1555,7 @@ fn check_generated(
                 .generated_runs()
         })
         .sum();
-    let x86_avx2 = cfg!(target_arch = "x86_64") && {
-        #[cfg(target_arch = "x86_64")]
-        {
-            std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            false
-        }
-    };
-    if x86_avx2 {
+    if fusion::jit::supported() {
         assert!(runs >= at_least, "{name}: {runs} generated run(s)");
     } else {
         assert_eq!(runs, 0, "{name}: no code without AVX2 and FMA");

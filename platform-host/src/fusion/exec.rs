@@ -493,8 +493,7 @@ impl<'p> Env<'p> {
         b: &Block,
     ) {
         let p = self.p;
-        let slot = &slot;
-        let n = match p.slots[*slot].dom {
+        let n = match p.slots[slot].dom {
             SlotDom::Outer => b.nr,
             _ => b.n,
         };
@@ -508,7 +507,7 @@ impl<'p> Env<'p> {
                 }
             }
         }
-        let dst = st.home[*slot];
+        let dst = st.home[slot];
         let mut a = [Arg::Ptr(std::ptr::null()); 3];
         if !per_row {
             for (k, &s) in args.iter().enumerate() {
@@ -521,7 +520,7 @@ impl<'p> Env<'p> {
             unsafe { kernel.call(&a[..args.len()], dst, n) };
         } else {
             // Row by row, a per-row value as a scalar operand.
-            let w = p.slots[*slot].width;
+            let w = p.slots[slot].width;
             for r in 0..b.nr {
                 for (k, &s) in args.iter().enumerate() {
                     let aw = p.slots[s].width;
@@ -536,7 +535,7 @@ impl<'p> Env<'p> {
                 unsafe { kernel.call(&a[..args.len()], dst.add(r * p.row_len * w), p.row_len) };
             }
         }
-        st.val[*slot] = Val::Block(dst);
+        st.val[slot] = Val::Block(dst);
     }
 
     /// Runs a [`Step::Run`] on block `b`: its generated code when every

@@ -262,16 +262,11 @@ impl Run {
     }
 }
 
-/// Whether this machine runs the generated code.
-fn supported() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+/// Whether runs are compiled: on x86-64 at the vector level the slice
+/// kernels use ([`crate::vmath::level`]: detected, or lowered with
+/// `VMATH_LEVEL`) when it has AVX2 and FMA.
+pub fn supported() -> bool {
+    cfg!(target_arch = "x86_64") && crate::vmath::level() >= crate::vmath::Level::Avx2
 }
 
 /// Replaces runs of at least two consecutive compilable steps in `steps` (a

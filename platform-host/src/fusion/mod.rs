@@ -13,7 +13,8 @@
 //!   them.
 //!
 //! # Strategy
-//! A fused computation is compiled into a [`program::BlockProgram`]: the fusion's elements are evaluated in
+//! A fused computation is compiled into a [`program::BlockProgram`]: the
+//! fusion's elements are evaluated in
 //! cache-sized blocks, each HLO instruction becoming one slice kernel call per
 //! block ([`crate::elementwise_ops`]), so dispatch costs are paid per block and intermediates
 //! stay in registers of a few KiB instead of going to memory. Leaves are read
@@ -23,7 +24,7 @@
 //! along its row within the fusion (softmax and layernorm run as one pass).
 //! See [`program`] for the model and [`exec`] for the runtime. Runs of
 //! consecutive simple steps (integer and float arithmetic, bitwise ops,
-//! shifts) are the one place the Host generates machine code: [`jit`] turns
+//! shifts, comparisons and selects) are the one place the Host generates machine code: [`jit`] turns
 //! each into a loop that keeps its intermediates in vector registers, and
 //! keeps the steps to fall back on.
 //!
