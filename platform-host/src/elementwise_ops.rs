@@ -500,12 +500,33 @@ macro_rules! exp_clamped {
     };
 }
 
+/// `f32` `exp`: from here down the result is subnormal or zero, and
+/// [`exp_f32_below_normal`] gives it.
+pub(crate) const EXP_F32_NORMAL_FROM: f32 = -87.0;
+/// `f32` `exp` rounds to zero below this.
+const EXP_F32_ZERO_BELOW: f32 = -103.98;
+
+/// `exp(x)` for `x < EXP_F32_NORMAL_FROM`, as the `exp` kernel fixes such
+/// elements up.
+pub(crate) fn exp_f32_below_normal(x: f32) -> f32 {
+    if x < EXP_F32_ZERO_BELOW {
+        0.0
+    } else {
+        float::exp(x)
+    }
+}
+
 fn vfloat_unary(op: FloatUnary, ty: ElementType) -> Option<Kernel> {
     if op == FloatUnary::Exp {
         return match ty {
             ElementType::F32 => {
                 use vmath::f32 as V;
-                Some(exp_clamped!(V, f32, -87.0f32, -103.98f32))
+                Some(exp_clamped!(
+                    V,
+                    f32,
+                    EXP_F32_NORMAL_FROM,
+                    EXP_F32_ZERO_BELOW
+                ))
             }
             ElementType::F64 => {
                 use vmath::f64 as V;

@@ -1595,6 +1595,18 @@ fn check_generated(
 }
 
 fn special_f32(n: usize, salt: u32) -> Literal {
+    f32_literal(&special_values(n, salt))
+}
+
+fn f32_literal(values: &[f32]) -> Literal {
+    Literal::from_bytes(
+        Shape::array(ElementType::F32, vec![values.len()]),
+        bytemuck_bytes(values),
+    )
+    .unwrap()
+}
+
+fn special_values(n: usize, salt: u32) -> Vec<f32> {
     const SPECIAL: [f32; 12] = [
         f32::NAN,
         -0.0,
@@ -1610,7 +1622,7 @@ fn special_f32(n: usize, salt: u32) -> Literal {
         3.0e38,
     ];
     let mut rng = crate::rng::Rng(0x5eed ^ salt as u64);
-    let values: Vec<f32> = (0..n)
+    (0..n)
         .map(|i| {
             if (i as u32 ^ salt).is_multiple_of(3) {
                 SPECIAL[(rng.next() % SPECIAL.len() as u64) as usize]
@@ -1618,12 +1630,7 @@ fn special_f32(n: usize, salt: u32) -> Literal {
                 (rng.unit() * 8.0 - 4.0) as f32
             }
         })
-        .collect();
-    Literal::from_bytes(
-        Shape::array(ElementType::F32, vec![n]),
-        bytemuck_bytes(&values),
-    )
-    .unwrap()
+        .collect()
 }
 
 fn special_u32(ty: ElementType, n: usize, salt: u32, amounts: bool) -> Literal {
@@ -1880,6 +1887,90 @@ fc {
                 check_generated(&format!("{ty} n={n} k={k}"), &text, &args, 1, Agree::Bits);
             }
         }
+    }
+}
+
+/// `n` floats over the whole range: every binade from subnormals to the
+/// largest, both signs, a third of them [`special_f32`]'s and values near the
+/// written-out functions' branch points.
+fn wide_f32(n: usize, salt: u32) -> Literal {
+    const EDGES: [f32; 12] = [
+        0.625,
+        0.624_999_9,
+        9.1,
+        9.100_001,
+        3.92,
+        0.921_875,
+        -110.0,
+        -110.5,
+        89.0,
+        88.8,
+        87.0,
+        87.5,
+    ];
+    let special = special_values(n, salt);
+    let mut rng = crate::rng::Rng(0xf00d ^ salt as u64);
+    let values: Vec<f32> = (0..n)
+        .map(|i| match rng.next() % 5 {
+            0 => special[i],
+            1 => EDGES[(rng.next() % EDGES.len() as u64) as usize],
+            // Where `exp` is subnormal, and around it.
+            2 => -80.0 - 30.0 * rng.unit() as f32,
+            // Any bits but NaN's: every binade, both signs.
+            _ => loop {
+                let v = f32::from_bits(rng.next() as u32);
+                if !v.is_nan() {
+                    break v;
+                }
+            },
+        })
+        .collect();
+    f32_literal(&values)
+}
+
+#[test]
+fn generated_code_writes_out_element_functions_bit_for_bit() {
+    // Each function alone on values over the whole range and on moderate
+    // ones, and inside arithmetic (elementwise_4m's shape), so that the
+    // functions' values flow through registers into the ops around them.
+    let fused = r#"
+fc {
+  x = f32[N] parameter(0)
+  y = f32[N] parameter(1)
+  e = f32[N] exponential(x)
+  t = f32[N] tanh(x)
+  l = f32[N] logistic(x)
+  g = f32[N] log(x)
+  q = f32[N] sqrt(x)
+  rs = f32[N] rsqrt(x)
+  ey = f32[N] exponential(y)
+  ty = f32[N] tanh(y)
+  ly = f32[N] logistic(y)
+  gy = f32[N] log(y)
+  m = f32[N] multiply(x, y)
+  one = f32[] constant(1)
+  b1 = f32[N] broadcast(one), dimensions={}
+  a = f32[N] add(m, b1)
+  th = f32[N] tanh(a)
+  ab = f32[N] abs(x)
+  ng = f32[N] negate(ab)
+  ex = f32[N] exponential(ng)
+  yy = f32[N] multiply(y, y)
+  a3 = f32[N] add(yy, b1)
+  d = f32[N] divide(ex, a3)
+  s = f32[N] subtract(th, d)
+  lg = f32[N] log(a3)
+  sg = f32[N] logistic(s)
+  ROOT o = (f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N]) tuple(e, t, l, g, q, rs, ey, ty, ly, gy, s, lg, sg)
+}
+"#;
+    let entry = r#"  x = f32[N] parameter(0)
+  y = f32[N] parameter(1)
+  ROOT r = (f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N]) fusion(x, y), kind=kLoop, calls=fc"#;
+    for n in [13usize, 9001] {
+        let text = module(fused, entry).replace("[N]", &format!("[{n}]"));
+        let args = [wide_f32(n, 7), special_f32(n, 8)];
+        check_generated(&format!("functions n={n}"), &text, &args, 1, Agree::Bits);
     }
 }
 

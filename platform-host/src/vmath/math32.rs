@@ -51,7 +51,7 @@ fn pow2i(k: i32) -> f32 {
 
 /// 1.5 * 2^23: adding and subtracting it rounds an `|x| < 2^22` to an integer
 /// (nearest-even), and the sum's low mantissa bits hold that integer.
-const ROUND_MAGIC: f32 = 12_582_912.0;
+pub(crate) const ROUND_MAGIC: f32 = 12_582_912.0;
 
 /// Nearest integer (ties to even) of `|x| < 2^22`, as a float and as an `i32`.
 #[inline(always)]
@@ -114,10 +114,22 @@ pub fn round_away<I: Isa>(x: f32) -> f32 {
 // ---------------------------------------------------------------------------
 // Exponentials.
 
-const LOG2E: f32 = std::f32::consts::LOG2_E;
+pub(crate) const LOG2E: f32 = std::f32::consts::LOG2_E;
 /// ln 2 split so that `k * LN2_HI` is exact for `|k| < 2^8`.
-const LN2_HI: f32 = 0.693_145_751_953_125;
-const LN2_LO: f32 = 1.428_606_765_330_187e-6;
+pub(crate) const LN2_HI: f32 = 0.693_145_751_953_125;
+pub(crate) const LN2_LO: f32 = 1.428_606_765_330_187e-6;
+/// [`exp`]'s argument range: beyond it the result is 0 (after rounding) or
+/// infinity, and the clamped argument keeps `2^k` two exponent fields.
+pub(crate) const EXP_LOW: f32 = -110.0;
+pub(crate) const EXP_HIGH: f32 = 89.0;
+/// [`logistic`]'s clamp (see there).
+pub(crate) const LOGISTIC_HIGH: f32 = 87.0;
+/// [`tanh`]: the polynomial below this magnitude, the exponential form above.
+pub(crate) const TANH_SMALL: f32 = 0.625;
+/// [`tanh`]: the exponential form's argument clamp (see there).
+pub(crate) const TANH_CLAMP: f32 = 9.1;
+/// [`log`]: the bits of `sqrt(1/2)`, where the mantissa range starts.
+pub(crate) const SQRT_HALF_BITS: i32 = 0x3f35_04f3;
 
 /// `exp(x) = 2^k p` with `p = e^r`, `|r| <= ln2/2`, for `|x| < 2^21`: the
 /// reduction and polynomial [`exp`] and [`exp_moderate`] share, before each
@@ -135,8 +147,8 @@ fn exp_reduced<I: Isa>(x: f32) -> (f32, i32) {
 #[inline(always)]
 pub fn exp<I: Isa>(x: f32) -> f32 {
     // Clamp so that k stays within [-160, 129]; NaN passes both comparisons.
-    let xc = if x < -110.0 { -110.0 } else { x };
-    let xc = if xc > 89.0 { 89.0 } else { xc };
+    let xc = if x < EXP_LOW { EXP_LOW } else { x };
+    let xc = if xc > EXP_HIGH { EXP_HIGH } else { xc };
     let (p, k) = exp_reduced::<I>(xc);
     let k1 = k >> 1;
     p * pow2i(k1) * pow2i(k - k1)
@@ -169,7 +181,11 @@ pub fn expm1<I: Isa>(x: f32) -> f32 {
 pub fn logistic<I: Isa>(x: f32) -> f32 {
     // Beyond 87, exp(-x) < 2^-125 leaves 1 + exp(-x) = 1 anyway; clamping keeps
     // exp out of the subnormal range, where the hardware is slow.
-    let nx = if x > 87.0 { -87.0 } else { -x };
+    let nx = if x > LOGISTIC_HIGH {
+        -LOGISTIC_HIGH
+    } else {
+        -x
+    };
     1.0 / (1.0 + exp::<I>(nx))
 }
 
@@ -179,7 +195,6 @@ pub fn logistic<I: Isa>(x: f32) -> f32 {
 /// Splits a positive normal `x` into `2^e * m`, `m` in `[sqrt(1/2), sqrt(2))`.
 #[inline(always)]
 fn split_log(x: f32) -> (f32, f32) {
-    const SQRT_HALF_BITS: i32 = 0x3f35_04f3;
     let bits = x.to_bits() as i32;
     let e = bits.wrapping_sub(SQRT_HALF_BITS) >> 23;
     let m = f32::from_bits(bits.wrapping_sub(e.wrapping_shl(23)) as u32);
@@ -322,9 +337,9 @@ pub fn tanh<I: Isa>(x: f32) -> f32 {
     // 1 - 2 / (e^{2a} + 1), which rounds to 1 from 9.02 on: clamping the
     // argument at 9.1 changes no result and keeps e^{2a} in [1, 2^27), where
     // it needs none of `exp`'s overflow and underflow handling. NaN passes.
-    let ac = if a > 9.1 { 9.1 } else { a };
+    let ac = if a > TANH_CLAMP { TANH_CLAMP } else { a };
     let large = 1.0 - 2.0 / (exp_moderate::<I>(ac + ac) + 1.0);
-    copysign(if a < 0.625 { small } else { large }, x)
+    copysign(if a < TANH_SMALL { small } else { large }, x)
 }
 
 /// `exp(x)` for `0 <= x <= 18.2` (or NaN), the same result as [`exp`] there:

@@ -102,10 +102,10 @@ pub mod isa;
 mod kernels;
 // The split constants in these are exact binary values written out in full.
 #[allow(clippy::excessive_precision)]
-mod math32;
+pub(crate) mod math32;
 #[allow(clippy::excessive_precision)]
 mod math64;
-mod poly;
+pub(crate) mod poly;
 
 pub mod convert;
 pub use convert::convert;

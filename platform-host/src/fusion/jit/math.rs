@@ -1,0 +1,296 @@
+//! Element functions as sequences of a run's simple operations.
+//!
+//! A transcendental step in a run (`exponential`, `tanh`, `logistic`, `log`,
+//! `rsqrt`) is written out here as the operations its slice kernel performs
+//! ([`crate::vmath::math32`]'s function, and for `exponential` the kernel's
+//! own handling of subnormal results), in their order, with their
+//! constants: the same range reduction, the same Horner steps as fused
+//! multiply-adds, the same selects for the special ranges. Every one of those
+//! operations rounds as the slice kernel's instruction does, so the generated
+//! code gives the kernel's bits (NaN payloads aside, as for every op of a
+//! run) while the value stays in a register between the function and the
+//! arithmetic around it.
+//!
+//! The functions below mirror their originals line by line; a change to one
+//! must be made to both (`fusion_diff`'s comparison of generated code with
+//! the steps catches a difference).
+
+use super::{JitOp, Order};
+use crate::elementwise_ops::EXP_F32_NORMAL_FROM;
+use crate::vmath::math32::{
+    EXP_HIGH, EXP_LOW, LN2_HI, LN2_LO, LOG2E, LOGISTIC_HIGH, ROUND_MAGIC, SQRT_HALF_BITS,
+    TANH_CLAMP, TANH_SMALL,
+};
+use crate::vmath::poly::{EXP_F32, LOG_F32, TANH_F32};
+use platform_api::hlo::ComparisonDirection as Dir;
+use platform_api::semantics::contraction::Contraction;
+
+/// A value while a run is written out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Val {
+    /// The run's `k`th input.
+    In(usize),
+    /// The `k`th constant (its bits in every lane).
+    Const(usize),
+    /// The `k`th operation's result.
+    Op(usize),
+}
+
+/// The operations of a run, in order, and the constants they read.
+#[derive(Default)]
+pub(super) struct Builder {
+    pub consts: Vec<u32>,
+    pub ops: Vec<(JitOp, Vec<Val>)>,
+}
+
+impl Builder {
+    pub fn op(&mut self, op: JitOp, args: &[Val]) -> Val {
+        debug_assert!(!op.is_function(), "{op:?} must be written out");
+        self.ops.push((op, args.to_vec()));
+        Val::Op(self.ops.len() - 1)
+    }
+
+    /// `op` applied to `args`: a function written out, or the op itself.
+    pub fn apply(&mut self, op: JitOp, args: &[Val]) -> Val {
+        let x = args[0];
+        match op {
+            JitOp::Exp => self.exp_kernel(x),
+            JitOp::Tanh => self.tanh(x),
+            JitOp::Logistic => self.logistic(x),
+            JitOp::Log => self.log(x),
+            JitOp::Rsqrt => {
+                let s = self.op(JitOp::Sqrt, &[x]);
+                let one = self.f(1.0);
+                self.op(JitOp::FDiv, &[one, s])
+            }
+            _ => self.op(op, args),
+        }
+    }
+
+    fn bits(&mut self, bits: u32) -> Val {
+        let k = match self.consts.iter().position(|&b| b == bits) {
+            Some(k) => k,
+            None => {
+                self.consts.push(bits);
+                self.consts.len() - 1
+            }
+        };
+        Val::Const(k)
+    }
+
+    fn f(&mut self, x: f32) -> Val {
+        self.bits(x.to_bits())
+    }
+
+    fn i(&mut self, x: i32) -> Val {
+        self.bits(x as u32)
+    }
+
+    fn add(&mut self, a: Val, b: Val) -> Val {
+        self.op(JitOp::FAdd, &[a, b])
+    }
+
+    fn sub(&mut self, a: Val, b: Val) -> Val {
+        self.op(JitOp::FSub, &[a, b])
+    }
+
+    fn mul(&mut self, a: Val, b: Val) -> Val {
+        self.op(JitOp::FMul, &[a, b])
+    }
+
+    fn div(&mut self, a: Val, b: Val) -> Val {
+        self.op(JitOp::FDiv, &[a, b])
+    }
+
+    /// `a * b + c`, rounded once. The product is exact whichever factor
+    /// comes first, so a constant goes second, where the code reads it from
+    /// memory.
+    fn fma(&mut self, a: Val, b: Val, c: Val) -> Val {
+        let (a, b) = match a {
+            Val::Const(_) => (b, a),
+            _ => (a, b),
+        };
+        self.op(JitOp::Fma(Contraction::Add), &[a, b, c])
+    }
+
+    /// `if test(a, b) { on_true } else { on_false }` with IEEE's ordered
+    /// comparison (false on NaN).
+    fn pick(&mut self, dir: Dir, a: Val, b: Val, on_true: Val, on_false: Val) -> Val {
+        let mask = self.op(JitOp::Cmp(dir, Order::Float), &[a, b]);
+        self.op(JitOp::Select, &[mask, on_true, on_false])
+    }
+
+    /// `c[0] + c[1] x + ...` by Horner's rule, as `math32::poly`.
+    fn poly(&mut self, x: Val, c: &[f32]) -> Val {
+        let mut p = self.f(c[c.len() - 1]);
+        for &ci in c[..c.len() - 1].iter().rev() {
+            let ci = self.f(ci);
+            p = self.fma(p, x, ci);
+        }
+        p
+    }
+
+    /// `2^k` from the integer `k`, as `math32::pow2i`.
+    fn pow2i(&mut self, k: Val) -> Val {
+        let bias = self.i(127);
+        let e = self.op(JitOp::IAdd, &[k, bias]);
+        let shift = self.i(23);
+        self.op(JitOp::Shl, &[e, shift])
+    }
+
+    /// `math32::copysign`: `magnitude`'s bits but the sign, `sign`'s.
+    fn copysign(&mut self, magnitude: Val, sign: Val) -> Val {
+        let low = self.i(0x7fff_ffff);
+        let m = self.op(JitOp::And, &[magnitude, low]);
+        let high = self.i(i32::MIN);
+        let s = self.op(JitOp::And, &[sign, high]);
+        self.op(JitOp::Or, &[m, s])
+    }
+
+    /// `math32::exp_reduced`: `(e^r, k)` with `exp(x) = 2^k e^r`.
+    fn exp_reduced(&mut self, x: Val) -> (Val, Val) {
+        let log2e = self.f(LOG2E);
+        let t = self.mul(x, log2e);
+        // round_small
+        let magic = self.f(ROUND_MAGIC);
+        let shifted = self.add(t, magic);
+        let magic_bits = self.i(ROUND_MAGIC.to_bits() as i32);
+        let k = self.op(JitOp::ISub, &[shifted, magic_bits]);
+        let kf = self.sub(shifted, magic);
+        let hi = self.f(-LN2_HI);
+        let r = self.fma(kf, hi, x);
+        let lo = self.f(-LN2_LO);
+        let r = self.fma(kf, lo, r);
+        let p = self.poly(r, &EXP_F32);
+        let r2 = self.mul(r, r);
+        let q = self.fma(r2, p, r);
+        let one = self.f(1.0);
+        (self.add(q, one), k)
+    }
+
+    /// The `exp` kernel: `math32::exp` of the argument clamped where the
+    /// result is normal, then the kernel's fixup below that.
+    fn exp_kernel(&mut self, x: Val) -> Val {
+        let bound = self.f(EXP_F32_NORMAL_FROM);
+        let xc = self.pick(Dir::Lt, x, bound, bound, x);
+        let e = self.exp(xc);
+        self.op(JitOp::ExpBelowNormal, &[x, e, bound])
+    }
+
+    /// `math32::exp`.
+    fn exp(&mut self, x: Val) -> Val {
+        let low = self.f(EXP_LOW);
+        let xc = self.pick(Dir::Lt, x, low, low, x);
+        let high = self.f(EXP_HIGH);
+        let xc = self.pick(Dir::Gt, xc, high, high, xc);
+        let (p, k) = self.exp_reduced(xc);
+        let one = self.i(1);
+        let k1 = self.op(JitOp::ShrArithmetic, &[k, one]);
+        let k2 = self.op(JitOp::ISub, &[k, k1]);
+        let s1 = self.pow2i(k1);
+        let s2 = self.pow2i(k2);
+        let p = self.mul(p, s1);
+        self.mul(p, s2)
+    }
+
+    /// `math32::tanh`.
+    fn tanh(&mut self, x: Val) -> Val {
+        let a = self.op(JitOp::FAbs, &[x]);
+        let z = self.mul(a, a);
+        let az = self.mul(a, z);
+        let p = self.poly(z, &TANH_F32);
+        let small = self.fma(az, p, a);
+        let clamp = self.f(TANH_CLAMP);
+        let ac = self.pick(Dir::Gt, a, clamp, clamp, a);
+        let twice = self.add(ac, ac);
+        // exp_moderate
+        let (p, k) = self.exp_reduced(twice);
+        let scale = self.pow2i(k);
+        let e = self.mul(p, scale);
+        let one = self.f(1.0);
+        let two = self.f(2.0);
+        let e1 = self.add(e, one);
+        let q = self.div(two, e1);
+        let large = self.sub(one, q);
+        let bound = self.f(TANH_SMALL);
+        let r = self.pick(Dir::Lt, a, bound, small, large);
+        self.copysign(r, x)
+    }
+
+    /// `math32::logistic`.
+    fn logistic(&mut self, x: Val) -> Val {
+        let high = self.f(LOGISTIC_HIGH);
+        let low = self.f(-LOGISTIC_HIGH);
+        let nx = self.op(JitOp::FNeg, &[x]);
+        let nx = self.pick(Dir::Gt, x, high, low, nx);
+        let e = self.exp(nx);
+        let one = self.f(1.0);
+        let d = self.add(one, e);
+        self.div(one, d)
+    }
+
+    /// `math32::log`.
+    fn log(&mut self, x: Val) -> Val {
+        let min = self.f(f32::MIN_POSITIVE);
+        let tiny = self.op(JitOp::Cmp(Dir::Lt, Order::Float), &[x, min]);
+        let scale = self.f(8_388_608.0);
+        let scaled = self.mul(x, scale);
+        let xs = self.op(JitOp::Select, &[tiny, scaled, x]);
+        // split_log
+        let half = self.i(SQRT_HALF_BITS);
+        let biased = self.op(JitOp::ISub, &[xs, half]);
+        let shift = self.i(23);
+        let e = self.op(JitOp::ShrArithmetic, &[biased, shift]);
+        let e_bits = self.op(JitOp::Shl, &[e, shift]);
+        let m = self.op(JitOp::ISub, &[xs, e_bits]);
+        let e = self.op(JitOp::S32ToF32, &[e]);
+        let t23 = self.f(23.0);
+        let e_tiny = self.sub(e, t23);
+        let e = self.op(JitOp::Select, &[tiny, e_tiny, e]);
+        // log1p_core
+        let one = self.f(1.0);
+        let f = self.sub(m, one);
+        let p = self.poly(f, &LOG_F32);
+        let minus_half = self.f(-0.5);
+        let t = self.fma(f, p, minus_half);
+        let f2 = self.mul(f, f);
+        let r = self.fma(f2, t, f);
+        let lo = self.f(LN2_LO);
+        let r = self.fma(e, lo, r);
+        let hi = self.f(LN2_HI);
+        let result = self.fma(e, hi, r);
+        // The special cases, the last test first so that the first wins.
+        let inf = self.f(f32::INFINITY);
+        let result = self.pick(Dir::Eq, x, inf, x, result);
+        let zero = self.f(0.0);
+        // `x < 0 || x.is_nan()`: not greater or equal, unordered.
+        let negative = self.op(JitOp::FloatPredicate(0x09), &[x, zero]);
+        let nan = self.f(f32::NAN);
+        let result = self.op(JitOp::Select, &[negative, nan, result]);
+        let minus_inf = self.f(f32::NEG_INFINITY);
+        self.pick(Dir::Eq, x, zero, minus_inf, result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`JitOp::weight`] bounds each function's length, which bounds a run's
+    /// stack frame.
+    #[test]
+    fn weights_bound_the_written_out_functions() {
+        for op in [
+            JitOp::Exp,
+            JitOp::Tanh,
+            JitOp::Logistic,
+            JitOp::Log,
+            JitOp::Rsqrt,
+            JitOp::FAdd,
+        ] {
+            let mut b = Builder::default();
+            b.apply(op, &[Val::In(0)]);
+            assert!(b.ops.len() <= op.weight(), "{op:?}: {}", b.ops.len());
+        }
+    }
+}
