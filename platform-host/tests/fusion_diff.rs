@@ -1932,11 +1932,14 @@ fn wide_f32(n: usize, salt: u32) -> Literal {
 fn generated_code_writes_out_element_functions_bit_for_bit() {
     // Each function alone on values over the whole range and on moderate
     // ones, and inside arithmetic (elementwise_4m's shape), so that the
-    // functions' values flow through registers into the ops around them.
+    // functions' values flow through registers into the ops around them;
+    // roundings, clamps (uniform and elementwise bounds) and conversions.
     let fused = r#"
 fc {
   x = f32[N] parameter(0)
   y = f32[N] parameter(1)
+  i = s32[N] parameter(2)
+  lo = f32[] parameter(3)
   e = f32[N] exponential(x)
   t = f32[N] tanh(x)
   l = f32[N] logistic(x)
@@ -1961,15 +1964,48 @@ fc {
   s = f32[N] subtract(th, d)
   lg = f32[N] log(a3)
   sg = f32[N] logistic(s)
-  ROOT o = (f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N]) tuple(e, t, l, g, q, rs, ey, ty, ly, gy, s, lg, sg)
+  fl = f32[N] floor(x)
+  ce = f32[N] ceil(y)
+  re = f32[N] round-nearest-even(x)
+  blo = f32[N] broadcast(lo), dimensions={}
+  six = f32[] constant(6)
+  b6 = f32[N] broadcast(six), dimensions={}
+  c1 = f32[N] clamp(blo, x, b6)
+  c2 = f32[N] clamp(y, x, b1)
+  ci = s32[N] convert(x)
+  cy = s32[N] convert(y)
+  z = s32[] constant(-5)
+  bz = s32[N] broadcast(z), dimensions={}
+  h = s32[] constant(100000)
+  bh = s32[N] broadcast(h), dimensions={}
+  c3 = s32[N] clamp(bz, i, bh)
+  c4 = s32[N] clamp(i, cy, ci)
+  p = pred[N] compare(x, y), direction=LT
+  pf = f32[N] convert(p)
+  pi = s32[N] convert(p)
+  u = u32[N] bitcast-convert(i)
+  pu = u32[N] convert(p)
+  u1 = u32[] constant(7)
+  bu1 = u32[N] broadcast(u1), dimensions={}
+  u2 = u32[] constant(3000000000)
+  bu2 = u32[N] broadcast(u2), dimensions={}
+  c5 = u32[N] clamp(bu1, u, bu2)
+  ROOT o = (f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], s32[N], s32[N], s32[N], s32[N], f32[N], s32[N], u32[N], u32[N]) tuple(e, t, l, g, q, rs, ey, ty, ly, gy, s, lg, sg, fl, ce, re, c1, c2, ci, cy, c3, c4, pf, pi, pu, c5)
 }
 "#;
     let entry = r#"  x = f32[N] parameter(0)
   y = f32[N] parameter(1)
-  ROOT r = (f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N]) fusion(x, y), kind=kLoop, calls=fc"#;
+  i = s32[N] parameter(2)
+  lo = f32[] parameter(3)
+  ROOT r = (f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], s32[N], s32[N], s32[N], s32[N], f32[N], s32[N], u32[N], u32[N]) fusion(x, y, i, lo), kind=kLoop, calls=fc"#;
     for n in [13usize, 9001] {
         let text = module(fused, entry).replace("[N]", &format!("[{n}]"));
-        let args = [wide_f32(n, 7), special_f32(n, 8)];
+        let args = [
+            wide_f32(n, 7),
+            special_f32(n, 8),
+            special_u32(ElementType::S32, n, 9, false),
+            scalar_literal(ElementType::F32, -0.5f32),
+        ];
         check_generated(&format!("functions n={n}"), &text, &args, 1, Agree::Bits);
     }
 }

@@ -297,12 +297,16 @@ impl Body<'_> {
             let dst = self.free(a, pos, vals)?;
             let o = YMM[dst];
             let (sx, sy, sz) = (src[0], src[1], src[2]);
-            // Commutative integer ops take a splat as their second
-            // operand. Float ops keep their order: with two NaN
-            // operands, the order picks the NaN that comes out.
+            // Commutative ops take a splat as their second operand. Float
+            // arithmetic keeps its order, as the kernels' loops do (with
+            // two NaN operands, the order picks the NaN that comes out);
+            // `maximum` and `minimum` do not (`clamp`'s bounds are
+            // uniform), the one place the NaN may differ from the kernel's.
             let (sx, sy) = match (op, sx, sy) {
                 (
-                    JitOp::IAdd
+                    JitOp::FMax
+                    | JitOp::FMin
+                    | JitOp::IAdd
                     | JitOp::IMul
                     | JitOp::And
                     | JitOp::Or
@@ -414,6 +418,14 @@ impl Body<'_> {
                     }
                     rm!(self, a.vfmadd213ps(o, other, sz));
                 }
+                JitOp::Fma(Contraction::Add)
+                    if matches!((sy, sz), (Src::Splat(_), Src::Splat(_))) && o != x =>
+                {
+                    // A polynomial's first step, `x * c1 + c0`.
+                    let Src::Splat(k) = sz else { unreachable!() };
+                    a.vmovups(o, ymmword_ptr(rsp + self.frame.splat(k)))?;
+                    rm!(self, a.vfmadd231ps(o, x, sy));
+                }
                 JitOp::Fma(how) => {
                     // As the slice kernels do: negate an operand (its sign
                     // bit), then one fused multiply-add.
@@ -457,6 +469,8 @@ impl Body<'_> {
                 JitOp::UMin => rm!(self, a.vpminud(o, x, sy)),
                 JitOp::Same => a.vmovaps(o, x)?,
                 JitOp::Sqrt => a.vsqrtps(o, x)?,
+                JitOp::Round(imm) => a.vroundps(o, x, i32::from(*imm))?,
+                JitOp::TruncToS32 => a.vcvttps2dq(o, x)?,
                 JitOp::ExpBelowNormal => {
                     // `x` is the argument (maybe in T0), `sy` the result so far,
                     // `sz` the bound.
@@ -485,9 +499,14 @@ impl Body<'_> {
                 }
                 JitOp::FloatPredicate(p) => rm!(self, a.vcmpps(o, x, sy, i32::from(*p))),
                 // `math` writes the functions out before code is made.
-                JitOp::Exp | JitOp::Tanh | JitOp::Logistic | JitOp::Log | JitOp::Rsqrt => {
-                    return Err(GenError)
-                }
+                JitOp::Exp
+                | JitOp::Tanh
+                | JitOp::Logistic
+                | JitOp::Log
+                | JitOp::Rsqrt
+                | JitOp::Clamp(_)
+                | JitOp::F32ToS32
+                | JitOp::FromPred(_) => return Err(GenError),
             }
             let v = first_op + pos;
             self.reg[v] = Some(dst);

@@ -63,6 +63,30 @@ impl Builder {
                 let one = self.f(1.0);
                 self.op(JitOp::FDiv, &[one, s])
             }
+            JitOp::Clamp(order) => {
+                let (max, min) = match order {
+                    Order::Float => (JitOp::FMax, JitOp::FMin),
+                    Order::Signed => (JitOp::SMax, JitOp::SMin),
+                    Order::Unsigned => (JitOp::UMax, JitOp::UMin),
+                };
+                let m = self.op(max, &[args[0], args[1]]);
+                self.op(min, &[args[2], m])
+            }
+            JitOp::F32ToS32 => {
+                // The instruction truncates and gives `i32::MIN` for NaN and
+                // every out-of-range value: right below the range only.
+                let t = self.op(JitOp::TruncToS32, &[x]);
+                let limit = self.f(2_147_483_648.0);
+                let big = self.op(JitOp::Cmp(Dir::Ge, Order::Float), &[x, limit]);
+                let max = self.i(i32::MAX);
+                let t = self.op(JitOp::Select, &[big, max, t]);
+                let ordered = self.op(JitOp::FloatPredicate(0x07), &[x, x]);
+                self.op(JitOp::And, &[t, ordered])
+            }
+            JitOp::FromPred(one) => {
+                let one = self.bits(one);
+                self.op(JitOp::And, &[x, one])
+            }
             _ => self.op(op, args),
         }
     }

@@ -11,9 +11,13 @@
 //! time with every intermediate in a vector register, and stores only the
 //! slots read after the run. Random numbers (threefry's rounds of adds,
 //! rotates and xors; the normal distribution's `erf_inv`, a polynomial whose
-//! coefficients are selected per element) and the arithmetic between
-//! transcendental steps are what it is for. Transcendentals keep their slice
-//! kernels: they are compute bound, so a pass of their own costs them little.
+//! coefficients are selected per element) and elementwise arithmetic around
+//! transcendentals are what it is for. The transcendentals whose slice
+//! kernels are `vmath`'s own formulas (`exponential`, `tanh`, `logistic`,
+//! `log`, `rsqrt`) join runs written out as those formulas' operations
+//! ([`math`]), so `tanh(x * y + 1) - exp(-|x|) / (y * y + 1)` is one pass
+//! over memory; those taken from the C library (`erf`, `sin`, ...) keep their
+//! kernels.
 //!
 //! [`form_runs`] replaces such runs in a program's per-block steps with a
 //! [`Step::Run`] that keeps the original steps. The runtime takes the machine
@@ -26,19 +30,25 @@
 //! row, as the steps themselves go row by row there.
 //!
 //! # Code generation
-//! Values are numbered: the run's inputs, then one per step. A value gets a
-//! `ymm` register from a pool of 14 when it is needed; with the pool empty,
-//! the value used furthest ahead is evicted (an input is reloaded when needed
-//! again, a computed value goes to a stack slot). Uniform scalars are splatted
-//! into the stack frame once per call and read as memory operands (a shift by
-//! one uses AVX2's count form). A `pred` is a lane mask (all ones or zero)
+//! Values are numbered: the run's inputs, its constants, then one per
+//! operation (a function written out is many). A value gets a `ymm` register
+//! from a pool of 14 when it is needed; with the pool empty, the value used
+//! furthest ahead is evicted (an input is reloaded when needed again, a
+//! computed value goes to a stack slot). Uniform scalars and constants are
+//! splatted into the stack frame once per call and read as memory operands (a
+//! shift by one uses AVX2's count form); a frame larger than a page is
+//! touched a page at a time from the top first, so that a short stack meets
+//! its guard page. A `pred` is a lane mask (all ones or zero)
 //! inside the code and a 0/1 byte outside it. An iteration loads inputs as
 //! they are first used and stores the run's results at its end, after every
 //! load of its lanes, so a result may be written over one of its inputs (in
 //! place). The tail of a block (fewer than eight elements) runs the same code
 //! one lane at a time. The code gets a mapping of its own, made executable
-//! once written; it is position independent (relative branches only, no
-//! data).
+//! once written; it holds no data and branches relatively, but for one
+//! absolute call: `exponential`'s subnormal results (a masked softmax's
+//! `exp(-1e9)`s) are computed as the slice kernel fixes them up, by a call to
+//! a Rust function out of line that the loop branches to only for an
+//! 8-lane group with such an argument.
 //!
 //! Every operation is the instruction the slice kernels' loops compile to, so
 //! results are bit for bit the same, but for which NaN an op on two NaNs
@@ -108,6 +118,12 @@ pub enum JitOp {
     FloatPredicate(u8),
     /// IEEE square root (one instruction).
     Sqrt,
+    /// `vroundps` with this immediate: `floor`, `ceil`,
+    /// `round-nearest-even`.
+    Round(u8),
+    /// `vcvttps2dq`: truncation toward zero, `i32::MIN` for NaN and out of
+    /// range (the `convert` function fixes those).
+    TruncToS32,
     /// `[x, e, bound]`: `e`, but where `x < bound` (8-lane groups with such
     /// a lane are rare: a masked softmax's `-inf`s) the `exp` kernel's fixup,
     /// by a call out of the code
@@ -120,6 +136,13 @@ pub enum JitOp {
     Logistic,
     Log,
     Rsqrt,
+    /// `clamp(lo, x, hi)`: `minimum(hi, maximum(lo, x))` in the order's
+    /// type.
+    Clamp(Order),
+    /// `convert` from f32 to s32: truncated, saturated, NaN to 0.
+    F32ToS32,
+    /// `convert` from `pred`: the mask's lanes and these bits (1 or 1.0).
+    FromPred(u32),
 }
 
 /// How a comparison orders its operands.
@@ -143,6 +166,11 @@ impl JitOp {
             ElemOp::Unary(UnaryOp::Negate) if float => JitOp::FNeg,
             ElemOp::Unary(UnaryOp::Abs) if float => JitOp::FAbs,
             ElemOp::Unary(UnaryOp::Sqrt) if float => JitOp::Sqrt,
+            // `vroundps`'s immediate: the rounding, and no precision
+            // exception (as `f32::floor` and the others compile).
+            ElemOp::Unary(UnaryOp::Floor) if float => JitOp::Round(0x9),
+            ElemOp::Unary(UnaryOp::Ceil) if float => JitOp::Round(0xa),
+            ElemOp::Unary(UnaryOp::RoundNearestEven) if float => JitOp::Round(0x8),
             ElemOp::Unary(UnaryOp::Rsqrt) if float => JitOp::Rsqrt,
             ElemOp::Unary(UnaryOp::Exp) if float => JitOp::Exp,
             ElemOp::Unary(UnaryOp::Tanh) if float => JitOp::Tanh,
@@ -194,6 +222,17 @@ impl JitOp {
             },
             ElemOp::FusedMultiplyAdd(how) if float => JitOp::Fma(*how),
             ElemOp::Convert if ty == F32 && args == [S32] => JitOp::S32ToF32,
+            ElemOp::Convert if ty == S32 && args == [F32] => JitOp::F32ToS32,
+            ElemOp::Convert if ty == F32 && args == [Pred] => JitOp::FromPred(1f32.to_bits()),
+            ElemOp::Convert if matches!(ty, S32 | U32) && args == [Pred] => JitOp::FromPred(1),
+            ElemOp::Clamp if args.len() == 3 && args.iter().all(|&t| t == ty) => {
+                JitOp::Clamp(match ty {
+                    F32 => Order::Float,
+                    S32 => Order::Signed,
+                    U32 => Order::Unsigned,
+                    _ => return None,
+                })
+            }
             ElemOp::ShiftPairOr if int => JitOp::ShiftPairOr,
             ElemOp::Reinterpret
                 if ty.byte_size() == 4 && args.iter().all(|t| t.byte_size() == 4) =>
@@ -212,9 +251,15 @@ impl JitOp {
             | JitOp::Not
             | JitOp::Same
             | JitOp::S32ToF32
-            | JitOp::Sqrt => 1,
+            | JitOp::Sqrt
+            | JitOp::Round(_)
+            | JitOp::TruncToS32 => 1,
             _ if self.is_function() => 1,
-            JitOp::Fma(_) | JitOp::ShiftPairOr | JitOp::Select | JitOp::ExpBelowNormal => 3,
+            JitOp::Fma(_)
+            | JitOp::ShiftPairOr
+            | JitOp::Select
+            | JitOp::ExpBelowNormal
+            | JitOp::Clamp(_) => 3,
             _ => 2,
         }
     }
@@ -223,7 +268,14 @@ impl JitOp {
     fn is_function(self) -> bool {
         matches!(
             self,
-            JitOp::Exp | JitOp::Tanh | JitOp::Logistic | JitOp::Log | JitOp::Rsqrt
+            JitOp::Exp
+                | JitOp::Tanh
+                | JitOp::Logistic
+                | JitOp::Log
+                | JitOp::Rsqrt
+                | JitOp::Clamp(_)
+                | JitOp::F32ToS32
+                | JitOp::FromPred(_)
         )
     }
 
@@ -235,7 +287,8 @@ impl JitOp {
             JitOp::Tanh => 40,
             JitOp::Logistic => 35,
             JitOp::Log => 40,
-            JitOp::Rsqrt => 2,
+            JitOp::Rsqrt | JitOp::Clamp(_) => 2,
+            JitOp::F32ToS32 => 5,
             _ => 1,
         }
     }
