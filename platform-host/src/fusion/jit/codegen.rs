@@ -406,35 +406,39 @@ impl Body<'_> {
                 }
                 JitOp::FNeg => a.vxorps(o, x, ymmword_ptr(rsp + SIGN))?,
                 JitOp::FAbs => a.vandps(o, x, ymmword_ptr(rsp + MAGNITUDE))?,
-                JitOp::Fma(Contraction::Add)
-                    if matches!((sy, sz), (Src::Reg(_), Src::Splat(_))) =>
-                {
-                    // A Horner step, `p * x + c`: into `o` straight from
-                    // whichever factor it holds.
-                    let Src::Reg(ry) = sy else { unreachable!() };
-                    let (keep, other) = if YMM[ry] == o { (o, x) } else { (x, YMM[ry]) };
-                    if keep != o {
-                        a.vmovaps(o, keep)?;
+                JitOp::Fma(Contraction::Add) => {
+                    // `o = x * y + z`, rounded once, in whichever form
+                    // leaves the result in `o` without moves: the operand
+                    // order of a product does not change its rounding. `o`
+                    // may be the register of an operand that dies here.
+                    let held = |s: Src| matches!(s, Src::Reg(r) if YMM[r] == o);
+                    match (sy, sz) {
+                        _ if held(sz) => rm!(self, a.vfmadd231ps(o, x, sy)),
+                        (Src::Reg(y), _) if o == x => rm!(self, a.vfmadd213ps(o, YMM[y], sz)),
+                        (Src::Splat(_), Src::Reg(z)) if o == x => {
+                            rm!(self, a.vfmadd132ps(o, YMM[z], sy))
+                        }
+                        (Src::Splat(_), Src::Splat(k)) if o == x => {
+                            a.vmovups(T1, ymmword_ptr(rsp + self.frame.splat(k)))?;
+                            rm!(self, a.vfmadd231ps(T1, x, sy));
+                            a.vmovaps(o, T1)?;
+                        }
+                        _ if held(sy) => rm!(self, a.vfmadd213ps(o, x, sz)),
+                        (_, Src::Reg(z)) => {
+                            a.vmovaps(o, YMM[z])?;
+                            rm!(self, a.vfmadd231ps(o, x, sy));
+                        }
+                        (_, Src::Splat(k)) => {
+                            a.vmovups(o, ymmword_ptr(rsp + self.frame.splat(k)))?;
+                            rm!(self, a.vfmadd231ps(o, x, sy));
+                        }
                     }
-                    rm!(self, a.vfmadd213ps(o, other, sz));
-                }
-                JitOp::Fma(Contraction::Add)
-                    if matches!((sy, sz), (Src::Splat(_), Src::Splat(_))) && o != x =>
-                {
-                    // A polynomial's first step, `x * c1 + c0`.
-                    let Src::Splat(k) = sz else { unreachable!() };
-                    a.vmovups(o, ymmword_ptr(rsp + self.frame.splat(k)))?;
-                    rm!(self, a.vfmadd231ps(o, x, sy));
                 }
                 JitOp::Fma(how) => {
                     // As the slice kernels do: negate an operand (its sign
                     // bit), then one fused multiply-add.
                     match how {
-                        Contraction::Add => {
-                            let z = self.in_reg(a, sz, T1)?;
-                            a.vmovaps(T1, z)?;
-                            rm!(self, a.vfmadd231ps(T1, x, sy));
-                        }
+                        Contraction::Add => return Err(GenError),
                         Contraction::SubtractFromProduct => {
                             a.vmovups(T1, ymmword_ptr(rsp + SIGN))?;
                             rm!(self, a.vxorps(T1, T1, sz));

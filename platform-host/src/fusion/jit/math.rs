@@ -197,7 +197,9 @@ impl Builder {
     fn exp_kernel(&mut self, x: Val) -> Val {
         let bound = self.f(EXP_F32_NORMAL_FROM);
         let xc = self.pick(Dir::Lt, x, bound, bound, x);
-        let e = self.exp(xc);
+        // `math32::exp`'s own lower clamp is below the kernel's.
+        const _: () = assert!(EXP_LOW < EXP_F32_NORMAL_FROM);
+        let e = self.exp_above(xc);
         self.op(JitOp::ExpBelowNormal, &[x, e, bound])
     }
 
@@ -205,6 +207,11 @@ impl Builder {
     fn exp(&mut self, x: Val) -> Val {
         let low = self.f(EXP_LOW);
         let xc = self.pick(Dir::Lt, x, low, low, x);
+        self.exp_above(xc)
+    }
+
+    /// `math32::exp` of an `x` at or above its lower clamp (or NaN).
+    fn exp_above(&mut self, xc: Val) -> Val {
         let high = self.f(EXP_HIGH);
         let xc = self.pick(Dir::Gt, xc, high, high, xc);
         let (p, k) = self.exp_reduced(xc);
