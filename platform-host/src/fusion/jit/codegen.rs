@@ -19,19 +19,37 @@ type Entry = unsafe extern "sysv64" fn(*const *const u8, *const *mut u8, usize);
 /// Executable machine code (see the module doc).
 pub struct Code {
     _map: memmap2::Mmap,
+    /// The constants the code reads (by address: it must not move).
+    _consts: Box<[Lanes]>,
     entry: Entry,
 }
 
+/// Eight lanes, aligned as a `ymm` load wants them.
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct Lanes([u32; 8]);
+
 impl Code {
     pub(super) fn new(d: &Desc) -> Option<Code> {
-        let bytes = assemble(d).ok()?;
+        // Per constant: its value in every lane, then its value as a shift
+        // count (zero-extended).
+        let consts: Box<[Lanes]> = d
+            .consts
+            .iter()
+            .flat_map(|&c| [Lanes([c; 8]), Lanes([c, 0, 0, 0, 0, 0, 0, 0])])
+            .collect();
+        let bytes = assemble(d, consts.as_ptr() as u64).ok()?;
         let mut map = memmap2::MmapMut::map_anon(bytes.len()).ok()?;
         map.copy_from_slice(&bytes);
         let map = map.make_exec().ok()?;
         // SAFETY: the mapping holds a function with this signature
         // (`assemble`'s prologue and epilogue follow the System V ABI).
         let entry = unsafe { std::mem::transmute::<*const u8, Entry>(map.as_ptr()) };
-        Some(Code { _map: map, entry })
+        Some(Code {
+            _map: map,
+            _consts: consts,
+            entry,
+        })
     }
 
     /// # Safety
@@ -57,12 +75,14 @@ const T0: AsmRegisterYmm = ymm14;
 const T1: AsmRegisterYmm = ymm15;
 
 /// The stack frame, above the 32-byte aligned `rsp`: four constants
-/// (sign bits, magnitude bits, all ones, zero), per splat (a scalar input or
-/// a constant) its value in all lanes, then per splat its value as a shift
-/// count (zero-extended), then one spill slot per computed value, then
-/// (for a run that calls out) the registers saved around the call.
+/// (sign bits, magnitude bits, all ones, zero), per scalar input its value
+/// in all lanes, then per scalar input its value as a shift count
+/// (zero-extended), then one spill slot per computed value, then (for a run
+/// that calls out) the registers saved around the call. The run's constants
+/// are not in the frame: they are written once, beside the code, and read
+/// through `r11`.
 struct Frame {
-    n_splats: usize,
+    n_scalars: usize,
     first_op: usize,
     computed: usize,
     calls_out: bool,
@@ -70,7 +90,7 @@ struct Frame {
 
 /// The call-out area: the pool's registers, the argument and result lanes,
 /// and the general registers the loop keeps.
-const SAVED_GPRS: [AsmRegister64; 5] = [rdi, rsi, rdx, rcx, r8];
+const SAVED_GPRS: [AsmRegister64; 6] = [rdi, rsi, rdx, rcx, r8, r11];
 const CALL_AREA: usize = 32 * (POOL + 2) + 8 * SAVED_GPRS.len();
 
 const SIGN: i32 = 0;
@@ -84,14 +104,14 @@ impl Frame {
         (MASKS + 32 * k) as i32
     }
     fn count(&self, k: usize) -> i32 {
-        (MASKS + 32 * self.n_splats + 16 * k) as i32
+        (MASKS + 32 * self.n_scalars + 16 * k) as i32
     }
     fn spill(&self, v: usize) -> i32 {
-        (MASKS + 48 * self.n_splats + 32 * (v - self.first_op)) as i32
+        (MASKS + 48 * self.n_scalars + 32 * (v - self.first_op)) as i32
     }
     /// The call-out area (see [`CALL_AREA`]).
     fn call_area(&self) -> i32 {
-        (MASKS + 48 * self.n_splats + 32 * self.computed) as i32
+        (MASKS + 48 * self.n_scalars + 32 * self.computed) as i32
     }
     fn bytes(&self) -> i32 {
         self.call_area() + if self.calls_out { CALL_AREA as i32 } else { 0 }
@@ -160,7 +180,7 @@ macro_rules! rm {
     ($self:ident, $a:ident . $ins:ident ($o:expr, $x:expr, $y:expr $(, $imm:expr)?)) => {
         match $y {
             Src::Reg(r) => $a.$ins($o, $x, YMM[r] $(, $imm)?)?,
-            Src::Splat(k) => $a.$ins($o, $x, ymmword_ptr(rsp + $self.frame.splat(k)) $(, $imm)?)?,
+            Src::Splat(k) => $a.$ins($o, $x, $self.splat(k) $(, $imm)?)?,
         }
     };
 }
@@ -171,12 +191,28 @@ macro_rules! shift {
     ($self:ident, $a:ident, $var:ident, $uni:ident, $o:expr, $x:expr, $y:expr) => {
         match $y {
             Src::Reg(r) => $a.$var($o, $x, YMM[r])?,
-            Src::Splat(k) => $a.$uni($o, $x, xmmword_ptr(rsp + $self.frame.count(k)))?,
+            Src::Splat(k) => $a.$uni($o, $x, $self.count(k))?,
         }
     };
 }
 
 impl Body<'_> {
+    /// Splat `k` (scalar inputs first, then constants) in every lane.
+    fn splat(&self, k: usize) -> AsmMemoryOperand {
+        match k.checked_sub(self.frame.n_scalars) {
+            None => ymmword_ptr(rsp + self.frame.splat(k)),
+            Some(c) => ymmword_ptr(r11 + (64 * c) as i32),
+        }
+    }
+
+    /// Splat `k` as a shift count.
+    fn count(&self, k: usize) -> AsmMemoryOperand {
+        match k.checked_sub(self.frame.n_scalars) {
+            None => xmmword_ptr(rsp + self.frame.count(k)),
+            Some(c) => xmmword_ptr(r11 + (64 * c + 32) as i32),
+        }
+    }
+
     fn n_in(&self) -> usize {
         self.d.inputs.len()
     }
@@ -269,7 +305,7 @@ impl Body<'_> {
         Ok(match src {
             Src::Reg(r) => YMM[r],
             Src::Splat(k) => {
-                a.vmovups(t, ymmword_ptr(rsp + self.frame.splat(k)))?;
+                a.vmovups(t, self.splat(k))?;
                 t
             }
         })
@@ -419,7 +455,7 @@ impl Body<'_> {
                             rm!(self, a.vfmadd132ps(o, YMM[z], sy))
                         }
                         (Src::Splat(_), Src::Splat(k)) if o == x => {
-                            a.vmovups(T1, ymmword_ptr(rsp + self.frame.splat(k)))?;
+                            a.vmovups(T1, self.splat(k))?;
                             rm!(self, a.vfmadd231ps(T1, x, sy));
                             a.vmovaps(o, T1)?;
                         }
@@ -429,7 +465,7 @@ impl Body<'_> {
                             rm!(self, a.vfmadd231ps(o, x, sy));
                         }
                         (_, Src::Splat(k)) => {
-                            a.vmovups(o, ymmword_ptr(rsp + self.frame.splat(k)))?;
+                            a.vmovups(o, self.splat(k))?;
                             rm!(self, a.vfmadd231ps(o, x, sy));
                         }
                     }
@@ -549,7 +585,7 @@ impl Body<'_> {
 
 /// `fn(ins, outs, n)` (System V): `rdi` = inputs, `rsi` = outputs,
 /// `rdx` = elements, `rcx` = the element index.
-fn assemble(d: &Desc) -> Result<Vec<u8>, GenError> {
+fn assemble(d: &Desc, consts: u64) -> Result<Vec<u8>, GenError> {
     let n_values = d.first_op() + d.ops.len();
     let mut uses = vec![Vec::new(); n_values];
     for (pos, (_, vals)) in d.ops.iter().enumerate() {
@@ -576,7 +612,7 @@ fn assemble(d: &Desc) -> Result<Vec<u8>, GenError> {
         scalar_index[d.inputs.len() + c] = Some(scalars.len() + c);
     }
     let frame = Frame {
-        n_splats: scalars.len() + d.consts.len(),
+        n_scalars: scalars.len(),
         first_op: d.first_op(),
         computed: d.ops.len(),
         calls_out: d.ops.iter().any(|(op, _)| *op == JitOp::ExpBelowNormal),
@@ -624,14 +660,7 @@ fn assemble(d: &Desc) -> Result<Vec<u8>, GenError> {
             a.vmovdqu(xmmword_ptr(rsp + frame.count(k)), xmm15)?;
         }
     }
-    for (c, &bits) in d.consts.iter().enumerate() {
-        let k = scalars.len() + c;
-        a.mov(eax, bits)?;
-        a.vmovd(xmm15, eax)?;
-        a.vmovdqu(xmmword_ptr(rsp + frame.count(k)), xmm15)?;
-        a.vpbroadcastd(ymm15, xmm15)?;
-        a.vmovups(ymmword_ptr(rsp + frame.splat(k)), ymm15)?;
-    }
+    a.mov(r11, consts)?;
     a.xor(ecx, ecx)?;
     a.mov(r8, rdx)?;
     a.and(r8, -8)?;

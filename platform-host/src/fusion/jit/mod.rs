@@ -34,9 +34,10 @@
 //! operation (a function written out is many). A value gets a `ymm` register
 //! from a pool of 14 when it is needed; with the pool empty, the value used
 //! furthest ahead is evicted (an input is reloaded when needed again, a
-//! computed value goes to a stack slot). Uniform scalars and constants are
-//! splatted into the stack frame once per call and read as memory operands (a
-//! shift by one uses AVX2's count form); a frame larger than a page is
+//! computed value goes to a stack slot). Uniform scalars are splatted into
+//! the stack frame once per call, constants once per run into a table beside
+//! the code, and both are read as memory operands (a shift by one uses AVX2's
+//! count form); a frame larger than a page is
 //! touched a page at a time from the top first, so that a short stack meets
 //! its guard page. A `pred` is a lane mask (all ones or zero)
 //! inside the code and a 0/1 byte outside it. An iteration loads inputs as
@@ -44,8 +45,9 @@
 //! load of its lanes, so a result may be written over one of its inputs (in
 //! place). The tail of a block (fewer than eight elements) runs the same code
 //! one lane at a time. The code gets a mapping of its own, made executable
-//! once written; it holds no data and branches relatively, but for one
-//! absolute call: `exponential`'s subnormal results (a masked softmax's
+//! once written; it branches relatively, and holds two absolute addresses:
+//! its constants' table (kept with it) and one call: `exponential`'s
+//! subnormal results (a masked softmax's
 //! `exp(-1e9)`s) are computed as the slice kernel fixes them up, by a call to
 //! a Rust function out of line that the loop branches to only for an
 //! 8-lane group with such an argument.
