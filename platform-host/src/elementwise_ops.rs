@@ -445,10 +445,9 @@ fn vmath_unary_matches_xla(op: FloatUnary, ty: ElementType) -> bool {
 /// assists (a hundred cycles per element) in `vmath`'s formula: a masked
 /// softmax feeds `exp` millions of `-1e9`s. Arguments are clamped to where
 /// `exp` is still normal before the vector kernel, and the few below are fixed
-/// up after it: zero where `exp` rounds to zero, the C library's (correctly
-/// rounded) `exp` in the narrow subnormal band.
+/// up after it by `$below` ([`exp_f32_below_normal`]).
 macro_rules! exp_clamped {
-    ($V:ident, $T:ty, $normal_from:expr, $zero_below:expr) => {
+    ($V:ident, $T:ty, $normal_from:expr, $below:expr) => {
         Kernel::new(1, move |args, dst, n| {
             const CHUNK: usize = 256;
             // SAFETY: `Kernel::call`'s contract.
@@ -489,7 +488,7 @@ macro_rules! exp_clamped {
                     if low {
                         for (o, &v) in out.iter_mut().zip(&orig[..len]) {
                             if v < $normal_from {
-                                *o = if v < $zero_below { 0.0 } else { float::exp(v) };
+                                *o = $below(v);
                             }
                         }
                     }
@@ -507,9 +506,20 @@ pub(crate) const EXP_F32_NORMAL_FROM: f32 = -87.0;
 const EXP_F32_ZERO_BELOW: f32 = -103.98;
 
 /// `exp(x)` for `x < EXP_F32_NORMAL_FROM`, as the `exp` kernel fixes such
-/// elements up.
+/// elements up (and generated code calls out for): zero where `exp` rounds
+/// to zero, the C library's (correctly rounded) `exp` in the narrow
+/// subnormal band.
 pub(crate) fn exp_f32_below_normal(x: f32) -> f32 {
     if x < EXP_F32_ZERO_BELOW {
+        0.0
+    } else {
+        float::exp(x)
+    }
+}
+
+/// As [`exp_f32_below_normal`], for `f64` below -708.
+fn exp_f64_below_normal(x: f64) -> f64 {
+    if x < -745.2 {
         0.0
     } else {
         float::exp(x)
@@ -525,12 +535,12 @@ fn vfloat_unary(op: FloatUnary, ty: ElementType) -> Option<Kernel> {
                     V,
                     f32,
                     EXP_F32_NORMAL_FROM,
-                    EXP_F32_ZERO_BELOW
+                    exp_f32_below_normal
                 ))
             }
             ElementType::F64 => {
                 use vmath::f64 as V;
-                Some(exp_clamped!(V, f64, -708.0f64, -745.2f64))
+                Some(exp_clamped!(V, f64, -708.0f64, exp_f64_below_normal))
             }
             _ => None,
         };

@@ -1890,17 +1890,19 @@ fc {
     }
 }
 
-/// `n` floats over the whole range: every binade from subnormals to the
-/// largest, both signs, a third of them [`special_f32`]'s and values near the
-/// written-out functions' branch points.
+/// `n` floats over the whole range, a fifth each of [`special_f32`]'s values,
+/// values at the written-out functions' branch points (`tanh`'s, `exp`'s
+/// clamps, the edge of s32), and arguments where `exp` is subnormal; the rest
+/// any bits but NaN's: every binade from subnormals to the largest, both
+/// signs.
 fn wide_f32(n: usize, salt: u32) -> Literal {
     const EDGES: [f32; 12] = [
         0.625,
         0.624_999_9,
         9.1,
         9.100_001,
-        3.92,
-        0.921_875,
+        2_147_483_648.0,
+        2_147_483_520.0,
         -110.0,
         -110.5,
         89.0,
@@ -1916,7 +1918,6 @@ fn wide_f32(n: usize, salt: u32) -> Literal {
             1 => EDGES[(rng.next() % EDGES.len() as u64) as usize],
             // Where `exp` is subnormal, and around it.
             2 => -80.0 - 30.0 * rng.unit() as f32,
-            // Any bits but NaN's: every binade, both signs.
             _ => loop {
                 let v = f32::from_bits(rng.next() as u32);
                 if !v.is_nan() {

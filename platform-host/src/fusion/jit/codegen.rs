@@ -470,22 +470,18 @@ impl Body<'_> {
                         }
                     }
                 }
-                JitOp::Fma(how) => {
-                    // As the slice kernels do: negate an operand (its sign
-                    // bit), then one fused multiply-add.
-                    match how {
-                        Contraction::Add => return Err(GenError),
-                        Contraction::SubtractFromProduct => {
-                            a.vmovups(T1, ymmword_ptr(rsp + SIGN))?;
-                            rm!(self, a.vxorps(T1, T1, sz));
-                            rm!(self, a.vfmadd231ps(T1, x, sy));
-                        }
-                        Contraction::SubtractProduct => {
-                            a.vxorps(T1, x, ymmword_ptr(rsp + SIGN))?;
-                            let y = self.in_reg(a, sy, T0)?;
-                            rm!(self, a.vfmadd213ps(T1, y, sz));
-                        }
-                    }
+                // The subtractions as the slice kernels do them: negate an
+                // operand (its sign bit), then one fused multiply-add.
+                JitOp::Fma(Contraction::SubtractFromProduct) => {
+                    a.vmovups(T1, ymmword_ptr(rsp + SIGN))?;
+                    rm!(self, a.vxorps(T1, T1, sz));
+                    rm!(self, a.vfmadd231ps(T1, x, sy));
+                    a.vmovaps(o, T1)?;
+                }
+                JitOp::Fma(Contraction::SubtractProduct) => {
+                    a.vxorps(T1, x, ymmword_ptr(rsp + SIGN))?;
+                    let y = self.in_reg(a, sy, T0)?;
+                    rm!(self, a.vfmadd213ps(T1, y, sz));
                     a.vmovaps(o, T1)?;
                 }
                 JitOp::IAdd => rm!(self, a.vpaddd(o, x, sy)),
@@ -539,14 +535,7 @@ impl Body<'_> {
                 }
                 JitOp::FloatPredicate(p) => rm!(self, a.vcmpps(o, x, sy, i32::from(*p))),
                 // `math` writes the functions out before code is made.
-                JitOp::Exp
-                | JitOp::Tanh
-                | JitOp::Logistic
-                | JitOp::Log
-                | JitOp::Rsqrt
-                | JitOp::Clamp(_)
-                | JitOp::F32ToS32
-                | JitOp::FromPred(_) => return Err(GenError),
+                JitOp::Func(_) => return Err(GenError),
             }
             let v = first_op + pos;
             self.reg[v] = Some(dst);
@@ -623,10 +612,13 @@ fn assemble(d: &Desc, consts: u64) -> Result<Vec<u8>, GenError> {
     a.and(rsp, -32)?;
     let bytes = frame.bytes();
     a.sub(rsp, bytes)?;
-    // Touch the frame a page at a time from the top, so that a stack too
-    // short for it faults on its guard page rather than writing past it.
-    for page in (0..bytes).step_by(4096).rev() {
-        a.or(dword_ptr(rsp + page), 0)?;
+    // A frame past a page is touched a page at a time from the top, so that
+    // a stack too short for it faults on its guard page rather than writing
+    // past it; one within a page cannot step over the guard.
+    if bytes > 4096 {
+        for page in (0..bytes).step_by(4096).rev() {
+            a.or(dword_ptr(rsp + page), 0)?;
+        }
     }
     // The masks and the scalars' splats and counts, once per call.
     for (at, bits) in [

@@ -131,8 +131,16 @@ pub enum JitOp {
     /// by a call out of the code
     /// ([`crate::elementwise_ops::exp_f32_below_normal`]).
     ExpBelowNormal,
-    /// Element functions of [`crate::vmath::math32`], written out as the ops
-    /// above by [`math`] when the run is compiled.
+    /// A function of the ops above, written out by [`math`] when the run
+    /// is compiled (never reaches code generation).
+    Func(Function),
+}
+
+/// An operation a run holds as a sequence of the simple [`JitOp`]s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Function {
+    /// Element functions of [`crate::vmath::math32`] (`exponential` with the
+    /// `exp` kernel's handling of subnormal results).
     Exp,
     Tanh,
     Logistic,
@@ -145,6 +153,21 @@ pub enum JitOp {
     F32ToS32,
     /// `convert` from `pred`: the mask's lanes and these bits (1 or 1.0).
     FromPred(u32),
+}
+
+impl Function {
+    /// At least the number of simple ops the function becomes.
+    fn weight(self) -> usize {
+        match self {
+            Function::Exp => 32,
+            Function::Tanh => 40,
+            Function::Logistic => 35,
+            Function::Log => 40,
+            Function::Rsqrt | Function::Clamp(_) => 2,
+            Function::F32ToS32 => 5,
+            Function::FromPred(_) => 1,
+        }
+    }
 }
 
 /// How a comparison orders its operands.
@@ -173,11 +196,11 @@ impl JitOp {
             ElemOp::Unary(UnaryOp::Floor) if float => JitOp::Round(0x9),
             ElemOp::Unary(UnaryOp::Ceil) if float => JitOp::Round(0xa),
             ElemOp::Unary(UnaryOp::RoundNearestEven) if float => JitOp::Round(0x8),
-            ElemOp::Unary(UnaryOp::Rsqrt) if float => JitOp::Rsqrt,
-            ElemOp::Unary(UnaryOp::Exp) if float => JitOp::Exp,
-            ElemOp::Unary(UnaryOp::Tanh) if float => JitOp::Tanh,
-            ElemOp::Unary(UnaryOp::Logistic) if float => JitOp::Logistic,
-            ElemOp::Unary(UnaryOp::Log) if float => JitOp::Log,
+            ElemOp::Unary(UnaryOp::Rsqrt) if float => JitOp::Func(Function::Rsqrt),
+            ElemOp::Unary(UnaryOp::Exp) if float => JitOp::Func(Function::Exp),
+            ElemOp::Unary(UnaryOp::Tanh) if float => JitOp::Func(Function::Tanh),
+            ElemOp::Unary(UnaryOp::Logistic) if float => JitOp::Func(Function::Logistic),
+            ElemOp::Unary(UnaryOp::Log) if float => JitOp::Func(Function::Log),
             ElemOp::Unary(UnaryOp::Not) if bits => JitOp::Not,
             ElemOp::Binary(BinaryOp::And) if bits => JitOp::And,
             ElemOp::Binary(BinaryOp::Or) if bits => JitOp::Or,
@@ -224,16 +247,20 @@ impl JitOp {
             },
             ElemOp::FusedMultiplyAdd(how) if float => JitOp::Fma(*how),
             ElemOp::Convert if ty == F32 && args == [S32] => JitOp::S32ToF32,
-            ElemOp::Convert if ty == S32 && args == [F32] => JitOp::F32ToS32,
-            ElemOp::Convert if ty == F32 && args == [Pred] => JitOp::FromPred(1f32.to_bits()),
-            ElemOp::Convert if matches!(ty, S32 | U32) && args == [Pred] => JitOp::FromPred(1),
+            ElemOp::Convert if ty == S32 && args == [F32] => JitOp::Func(Function::F32ToS32),
+            ElemOp::Convert if ty == F32 && args == [Pred] => {
+                JitOp::Func(Function::FromPred(1f32.to_bits()))
+            }
+            ElemOp::Convert if matches!(ty, S32 | U32) && args == [Pred] => {
+                JitOp::Func(Function::FromPred(1))
+            }
             ElemOp::Clamp if args.len() == 3 && args.iter().all(|&t| t == ty) => {
-                JitOp::Clamp(match ty {
+                JitOp::Func(Function::Clamp(match ty {
                     F32 => Order::Float,
                     S32 => Order::Signed,
                     U32 => Order::Unsigned,
                     _ => return None,
-                })
+                }))
             }
             ElemOp::ShiftPairOr if int => JitOp::ShiftPairOr,
             ElemOp::Reinterpret
@@ -256,41 +283,20 @@ impl JitOp {
             | JitOp::Sqrt
             | JitOp::Round(_)
             | JitOp::TruncToS32 => 1,
-            _ if self.is_function() => 1,
             JitOp::Fma(_)
             | JitOp::ShiftPairOr
             | JitOp::Select
             | JitOp::ExpBelowNormal
-            | JitOp::Clamp(_) => 3,
+            | JitOp::Func(Function::Clamp(_)) => 3,
+            JitOp::Func(_) => 1,
             _ => 2,
         }
     }
 
-    /// Whether the op is an element function [`math`] writes out.
-    fn is_function(self) -> bool {
-        matches!(
-            self,
-            JitOp::Exp
-                | JitOp::Tanh
-                | JitOp::Logistic
-                | JitOp::Log
-                | JitOp::Rsqrt
-                | JitOp::Clamp(_)
-                | JitOp::F32ToS32
-                | JitOp::FromPred(_)
-        )
-    }
-
-    /// At least the number of simple ops the op becomes (one but for the
-    /// functions).
+    /// At least the number of simple ops the op becomes.
     fn weight(self) -> usize {
         match self {
-            JitOp::Exp => 32,
-            JitOp::Tanh => 40,
-            JitOp::Logistic => 35,
-            JitOp::Log => 40,
-            JitOp::Rsqrt | JitOp::Clamp(_) => 2,
-            JitOp::F32ToS32 => 5,
+            JitOp::Func(f) => f.weight(),
             _ => 1,
         }
     }
@@ -391,33 +397,34 @@ pub fn form_runs(steps: &mut Vec<Step>, slots: &[Slot], read_elsewhere: &[usize]
             row_values[*slot] = true;
         }
     }
+    // A step a run can hold, with its weight.
     let compilable = |step: &Step| match step {
         Step::Op {
-            slot, args, jit, ..
-        } => {
-            jit.is_some()
-                && slots[*slot].dom == SlotDom::Full
-                && args
-                    .iter()
-                    .all(|&a| matches!(slots[a].dom, SlotDom::Full | SlotDom::Uniform))
+            slot,
+            args,
+            jit: Some(op),
+            ..
+        } if slots[*slot].dom == SlotDom::Full
+            && args
+                .iter()
+                .all(|&a| matches!(slots[a].dom, SlotDom::Full | SlotDom::Uniform)) =>
+        {
+            Some(op.weight())
         }
-        _ => false,
+        _ => None,
     };
     // Runs as index ranges, each at most MAX_OPS long written out.
     let mut ranges = Vec::new();
     let mut i = 0;
     while i < steps.len() {
-        if !compilable(&steps[i]) {
+        if compilable(&steps[i]).is_none() {
             i += 1;
             continue;
         }
         let mut j = i;
         let mut ops = 0;
-        while j < steps.len() && compilable(&steps[j]) {
-            let Step::Op { jit: Some(op), .. } = &steps[j] else {
-                break;
-            };
-            ops += op.weight();
+        while let Some(weight) = steps.get(j).and_then(compilable) {
+            ops += weight;
             if ops > MAX_OPS {
                 break;
             }
