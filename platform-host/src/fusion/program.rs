@@ -2031,6 +2031,7 @@ fn compile_built(b: &mut Builder<'_, '_>) -> Result<BlockProgram> {
     let (mut sched, mode) = schedule(b, &outputs, rows, row_len, block)?;
     let col_groups = b.col_groups;
     let caps = Capacities::new(mode, rows, row_len, row_len * col_groups, block);
+    hoist_loads(&mut sched.steps);
     let regfile_bytes = sched.allocate_registers(&caps);
     let total = rows * row_len;
     let work = total.max(rows) * (sched.steps.len() + sched.finalize.len()).max(1);
@@ -2151,6 +2152,25 @@ impl<'g, 'a> Builder<'g, 'a> {
 
 /// Schedules the outputs over `rows × row_len` and chooses how blocks of
 /// `block` elements cover them.
+/// Moves every `Load` among per-block steps up to the start of the stretch
+/// of loads and elementwise ops it sits in (keeping the loads' order and the
+/// ops'), so that a read between two ops does not split them into two
+/// passes over the block: layernorm's `(x - mean) * rstd * g + b` reads `g`
+/// and `b` after the first product, and with the loads first the whole
+/// expression is one generated run ([`super::jit`]). A load has no operand
+/// but its leaf, which no step of the fusion writes, so it may run earlier;
+/// registers are allocated after this.
+fn hoist_loads(steps: &mut [Step]) {
+    let movable = |s: &Step| matches!(s, Step::Load { .. } | Step::Op { jit: Some(_), .. });
+    let mut i = 0;
+    while i < steps.len() {
+        let len = steps[i..].iter().take_while(|s| movable(s)).count();
+        // Stable: loads first, each group in its order.
+        steps[i..i + len].sort_by_key(|s| !matches!(s, Step::Load { .. }));
+        i += len.max(1);
+    }
+}
+
 fn schedule<'b, 'g, 'a>(
     b: &'b Builder<'g, 'a>,
     outputs: &[ExprId],

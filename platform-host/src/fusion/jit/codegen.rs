@@ -74,16 +74,24 @@ const XMM: [AsmRegisterXmm; 16] = [
 const T0: AsmRegisterYmm = ymm14;
 const T1: AsmRegisterYmm = ymm15;
 
+/// Groups of eight lanes the main loop computes per iteration, their
+/// operations interleaved: a written-out function is a long chain of
+/// dependent steps, and one group's chain alone leaves the vector units
+/// waiting on latency (the out-of-order window holds little more than one
+/// iteration of such a run).
+const GROUPS: usize = 2;
+
 /// The stack frame, above the 32-byte aligned `rsp`: four constants
 /// (sign bits, magnitude bits, all ones, zero), per scalar input its value
 /// in all lanes, then per scalar input its value as a shift count
-/// (zero-extended), then one spill slot per computed value, then (for a run
-/// that calls out) the registers saved around the call. The run's constants
-/// are not in the frame: they are written once, beside the code, and read
-/// through `r11`.
+/// (zero-extended), then per group one spill slot per computed value, then
+/// (for a run that calls out) the registers saved around the call. The run's
+/// constants are not in the frame: they are written once, beside the code,
+/// and read through `r11`.
 struct Frame {
     n_scalars: usize,
     first_op: usize,
+    /// Computed values per group.
     computed: usize,
     calls_out: bool,
 }
@@ -106,12 +114,13 @@ impl Frame {
     fn count(&self, k: usize) -> i32 {
         (MASKS + 32 * self.n_scalars + 16 * k) as i32
     }
-    fn spill(&self, v: usize) -> i32 {
-        (MASKS + 48 * self.n_scalars + 32 * (v - self.first_op)) as i32
+    /// Group `g`'s slot for computed value `v`.
+    fn spill(&self, g: usize, v: usize) -> i32 {
+        (MASKS + 48 * self.n_scalars + 32 * (g * self.computed + v - self.first_op)) as i32
     }
     /// The call-out area (see [`CALL_AREA`]).
     fn call_area(&self) -> i32 {
-        (MASKS + 48 * self.n_scalars + 32 * self.computed) as i32
+        (MASKS + 48 * self.n_scalars + 32 * GROUPS * self.computed) as i32
     }
     fn bytes(&self) -> i32 {
         self.call_area() + if self.calls_out { CALL_AREA as i32 } else { 0 }
@@ -134,9 +143,15 @@ struct Body<'d> {
     scalar_index: &'d [Option<usize>],
     /// Eight lanes (`true`) or one.
     wide: bool,
-    /// Per value, the steps using it, ascending; `d.ops.len()` stands for
-    /// the stores at the end.
-    uses: &'d [Vec<usize>],
+    /// Groups computed side by side (one unless `wide`). The body's values
+    /// are numbered per group: value `v` of group `g` is `g * n_values + v`
+    /// (see [`Body::id`]), and its operations interleave the groups, op by op.
+    groups: usize,
+    /// The run's values (inputs, constants, ops) per group.
+    n_values: usize,
+    /// Per value (of every group), the body positions using it, ascending;
+    /// `groups * d.ops.len()` stands for the stores at the end.
+    uses: Vec<Vec<usize>>,
     reg: Vec<Option<usize>>,
     holder: [Option<usize>; POOL],
     /// Computed values currently saved in their spill slot.
@@ -217,6 +232,16 @@ impl Body<'_> {
         self.d.inputs.len()
     }
 
+    /// Value `v` of group `g`.
+    fn id(&self, g: usize, v: usize) -> usize {
+        g * self.n_values + v
+    }
+
+    /// A body value's group and value in the run.
+    fn split(&self, id: usize) -> (usize, usize) {
+        (id / self.n_values, id % self.n_values)
+    }
+
     fn next_use(&self, v: usize, from: usize) -> usize {
         self.uses[v]
             .iter()
@@ -244,8 +269,9 @@ impl Body<'_> {
             .filter(|(_, v)| !pinned.contains(v))
             .max_by_key(|&(_, v)| self.next_use(v, pos))
             .ok_or(GenError)?;
-        if v >= self.d.first_op() && !self.saved[v] {
-            a.vmovups(ymmword_ptr(rsp + self.frame.spill(v)), YMM[r])?;
+        let (g, orig) = self.split(v);
+        if orig >= self.d.first_op() && !self.saved[v] {
+            a.vmovups(ymmword_ptr(rsp + self.frame.spill(g, orig)), YMM[r])?;
             self.saved[v] = true;
         }
         self.reg[v] = None;
@@ -262,20 +288,24 @@ impl Body<'_> {
         pos: usize,
         pinned: &[usize],
     ) -> Result<Src, GenError> {
-        if let Some(k) = self.scalar_index.get(v).copied().flatten() {
+        let (g, orig) = self.split(v);
+        if let Some(k) = self.scalar_index.get(orig).copied().flatten() {
             return Ok(Src::Splat(k));
         }
         if let Some(r) = self.reg[v] {
             return Ok(Src::Reg(r));
         }
         let r = self.free(a, pos, pinned)?;
-        if v < self.n_in() {
-            a.mov(r10, qword_ptr(rdi + (v * 8) as i32))?;
-            if self.d.inputs[v].width == 1 {
+        if orig < self.n_in() {
+            a.mov(r10, qword_ptr(rdi + (orig * 8) as i32))?;
+            // Group `g`'s lanes start `8 g` elements on.
+            let width = self.d.inputs[orig].width;
+            let at = (8 * g * width) as i32;
+            if width == 1 {
                 // `pred` bytes to a mask: zero-extend, then not-equal
                 // to zero.
                 if self.wide {
-                    a.vpmovzxbd(YMM[r], qword_ptr(r10 + rcx))?;
+                    a.vpmovzxbd(YMM[r], qword_ptr(r10 + rcx + at))?;
                 } else {
                     a.movzx(eax, byte_ptr(r10 + rcx))?;
                     a.vmovd(XMM[r], eax)?;
@@ -283,12 +313,12 @@ impl Body<'_> {
                 a.vpcmpeqd(YMM[r], YMM[r], ymmword_ptr(rsp + ZERO))?;
                 a.vpxor(YMM[r], YMM[r], ymmword_ptr(rsp + ONES))?;
             } else if self.wide {
-                a.vmovups(YMM[r], ymmword_ptr(r10 + rcx * 4))?;
+                a.vmovups(YMM[r], ymmword_ptr(r10 + rcx * 4 + at))?;
             } else {
                 a.vmovss(XMM[r], dword_ptr(r10 + rcx * 4))?;
             }
         } else {
-            a.vmovups(YMM[r], ymmword_ptr(rsp + self.frame.spill(v)))?;
+            a.vmovups(YMM[r], ymmword_ptr(rsp + self.frame.spill(g, orig)))?;
         }
         self.reg[v] = Some(r);
         self.holder[r] = Some(v);
@@ -320,7 +350,12 @@ impl Body<'_> {
     fn emit(&mut self, a: &mut CodeAssembler) -> Result<(), GenError> {
         let first_op = self.d.first_op();
         let d = self.d;
-        for (pos, (op, vals)) in d.ops.iter().enumerate() {
+        let groups = self.groups;
+        let steps = d.ops.iter().enumerate();
+        let steps = steps.flat_map(|(k, op)| (0..groups).map(move |g| (k, g, op)));
+        for (pos, (k, g, (op, vals))) in steps.enumerate() {
+            let vals: Vec<usize> = vals.iter().map(|&v| self.id(g, v)).collect();
+            let vals = &vals[..];
             let mut src = [Src::Splat(0); 3];
             for (k, &v) in vals.iter().enumerate() {
                 src[k] = self.operand(a, v, pos, vals)?;
@@ -537,18 +572,21 @@ impl Body<'_> {
                 // `math` writes the functions out before code is made.
                 JitOp::Func(_) => return Err(GenError),
             }
-            let v = first_op + pos;
+            let v = self.id(g, first_op + k);
             self.reg[v] = Some(dst);
             self.holder[dst] = Some(v);
             if self.uses[v].is_empty() {
                 self.release(v);
             }
         }
-        let end = d.ops.len();
-        for (k, &v) in d.output_values.iter().enumerate() {
-            let src = self.operand(a, v, end, &[])?;
+        let end = self.groups * d.ops.len();
+        let stores = d.output_values.iter().enumerate();
+        let stores = (0..groups).flat_map(|g| stores.clone().map(move |o| (g, o)));
+        for (g, (k, &v)) in stores {
+            let src = self.operand(a, self.id(g, v), end, &[])?;
             let r = self.in_reg(a, src, T0)?;
             a.mov(r10, qword_ptr(rsi + (k * 8) as i32))?;
+            let at = (8 * g * d.outputs[k].width) as i32;
             if d.outputs[k].width == 1 {
                 // A mask to `pred` bytes: its low bit, packed.
                 a.vpsrld(T0, r, 31)?;
@@ -556,13 +594,13 @@ impl Body<'_> {
                     a.vextracti128(xmm15, T0, 1)?;
                     a.vpackusdw(xmm14, xmm14, xmm15)?;
                     a.vpackuswb(xmm14, xmm14, xmm14)?;
-                    a.vmovq(qword_ptr(r10 + rcx), xmm14)?;
+                    a.vmovq(qword_ptr(r10 + rcx + at), xmm14)?;
                 } else {
                     a.vmovd(eax, xmm14)?;
                     a.mov(byte_ptr(r10 + rcx), al)?;
                 }
             } else if self.wide {
-                a.vmovups(ymmword_ptr(r10 + rcx * 4), r)?;
+                a.vmovups(ymmword_ptr(r10 + rcx * 4 + at), r)?;
             } else {
                 let x = XMM[YMM.iter().position(|&y| y == r).ok_or(GenError)?];
                 a.vmovss(dword_ptr(r10 + rcx * 4), x)?;
@@ -574,21 +612,34 @@ impl Body<'_> {
 
 /// `fn(ins, outs, n)` (System V): `rdi` = inputs, `rsi` = outputs,
 /// `rdx` = elements, `rcx` = the element index.
-fn assemble(d: &Desc, consts: u64) -> Result<Vec<u8>, GenError> {
+/// Per value of `groups` groups (numbered as [`Body::id`]), the positions of
+/// the body that read it, ascending; `groups * d.ops.len()` stands for the
+/// stores.
+fn uses(d: &Desc, groups: usize) -> Vec<Vec<usize>> {
     let n_values = d.first_op() + d.ops.len();
-    let mut uses = vec![Vec::new(); n_values];
-    for (pos, (_, vals)) in d.ops.iter().enumerate() {
-        for &v in vals {
-            if uses[v].last() != Some(&pos) {
-                uses[v].push(pos);
+    let mut uses = vec![Vec::new(); groups * n_values];
+    let mut read = |v: usize, pos: usize| {
+        if uses[v].last() != Some(&pos) {
+            uses[v].push(pos);
+        }
+    };
+    for (k, (_, vals)) in d.ops.iter().enumerate() {
+        for g in 0..groups {
+            for &v in vals {
+                read(g * n_values + v, k * groups + g);
             }
         }
     }
-    for &v in &d.output_values {
-        if uses[v].last() != Some(&d.ops.len()) {
-            uses[v].push(d.ops.len());
+    for g in 0..groups {
+        for &v in &d.output_values {
+            read(g * n_values + v, groups * d.ops.len());
         }
     }
+    uses
+}
+
+fn assemble(d: &Desc, consts: u64) -> Result<Vec<u8>, GenError> {
+    let n_values = d.first_op() + d.ops.len();
     let mut scalar_index = vec![None; n_values];
     let mut scalars = Vec::new();
     for (v, port) in d.inputs.iter().enumerate() {
@@ -654,40 +705,52 @@ fn assemble(d: &Desc, consts: u64) -> Result<Vec<u8>, GenError> {
     }
     a.mov(r11, consts)?;
     a.xor(ecx, ecx)?;
-    a.mov(r8, rdx)?;
-    a.and(r8, -8)?;
-    let mut vec_loop = a.create_label();
+    // The main loop takes GROUPS * 8 elements at a time, then one group of
+    // eight if that many are left, then the rest one by one.
+    let mut main_loop = a.create_label();
+    let mut one_group = a.create_label();
     let mut tail = a.create_label();
     let mut done = a.create_label();
-    a.set_label(&mut vec_loop)?;
-    a.cmp(rcx, r8)?;
-    a.jae(tail)?;
     let mut calls = Vec::new();
-    for wide in [true, false] {
+    let mut body = |a: &mut CodeAssembler, wide: bool, groups: usize| {
         let mut body = Body {
             d,
             frame: &frame,
             scalar_index: &scalar_index,
             wide,
-            uses: &uses,
-            reg: vec![None; n_values],
+            groups,
+            n_values,
+            uses: uses(d, groups),
+            reg: vec![None; groups * n_values],
             holder: [None; POOL],
-            saved: vec![false; n_values],
+            saved: vec![false; groups * n_values],
             calls: Vec::new(),
         };
-        body.emit(&mut a)?;
+        body.emit(a)?;
         calls.append(&mut body.calls);
-        if wide {
-            a.add(rcx, 8)?;
-            a.jmp(vec_loop)?;
-            a.set_label(&mut tail)?;
-            a.cmp(rcx, rdx)?;
-            a.jae(done)?;
-        } else {
-            a.inc(rcx)?;
-            a.jmp(tail)?;
-        }
-    }
+        Ok::<(), GenError>(())
+    };
+    a.mov(r8, rdx)?;
+    a.and(r8, -8 * GROUPS as i32)?;
+    a.set_label(&mut main_loop)?;
+    a.cmp(rcx, r8)?;
+    a.jae(one_group)?;
+    body(&mut a, true, GROUPS)?;
+    a.add(rcx, 8 * GROUPS as i32)?;
+    a.jmp(main_loop)?;
+    a.set_label(&mut one_group)?;
+    a.mov(r8, rdx)?;
+    a.and(r8, -8)?;
+    a.cmp(rcx, r8)?;
+    a.jae(tail)?;
+    body(&mut a, true, 1)?;
+    a.add(rcx, 8)?;
+    a.set_label(&mut tail)?;
+    a.cmp(rcx, rdx)?;
+    a.jae(done)?;
+    body(&mut a, false, 1)?;
+    a.inc(rcx)?;
+    a.jmp(tail)?;
     a.set_label(&mut done)?;
     a.vzeroupper()?;
     a.mov(rsp, rbp)?;
