@@ -1897,7 +1897,7 @@ fc {
 /// any bits but NaN's: every binade from subnormals to the largest, both
 /// signs.
 fn wide_f32(n: usize, salt: u32) -> Literal {
-    const EDGES: [f32; 12] = [
+    const EDGES: [f32; 20] = [
         0.625,
         0.624_999_9,
         9.1,
@@ -1910,6 +1910,16 @@ fn wide_f32(n: usize, salt: u32) -> Literal {
         88.8,
         87.0,
         87.5,
+        // `exp`: where 2^k reaches 2^128, and where the result overflows.
+        88.376_26,
+        88.376_27,
+        88.722_83,
+        88.722_84,
+        // `exp`'s normal results start at -87 (`k` = -126 from -87.34).
+        -87.0,
+        -86.999_99,
+        -87.000_01,
+        -87.336_54,
     ];
     let special = special_values(n, salt);
     let mut rng = crate::rng::Rng(0xf00d ^ salt as u64);

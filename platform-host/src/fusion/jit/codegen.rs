@@ -542,6 +542,9 @@ impl Body<'_> {
                 JitOp::Sqrt => a.vsqrtps(o, x)?,
                 JitOp::Round(imm) => a.vroundps(o, x, i32::from(*imm))?,
                 JitOp::TruncToS32 => a.vcvttps2dq(o, x)?,
+                JitOp::RoundToS32 => a.vcvtps2dq(o, x)?,
+                JitOp::PickGreater => rm!(self, a.vmaxps(o, x, sy)),
+                JitOp::PickLess => rm!(self, a.vminps(o, x, sy)),
                 JitOp::ExpBelowNormal => {
                     // `x` is the argument (maybe in T0), `sy` the result so far,
                     // `sz` the bound.

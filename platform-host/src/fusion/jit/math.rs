@@ -18,8 +18,7 @@
 use super::{Function, JitOp, Order};
 use crate::elementwise_ops::EXP_F32_NORMAL_FROM;
 use crate::vmath::math32::{
-    EXP_HIGH, EXP_LOW, LN2_HI, LN2_LO, LOG2E, LOGISTIC_HIGH, ROUND_MAGIC, SQRT_HALF_BITS,
-    TANH_CLAMP, TANH_SMALL,
+    EXP_HIGH, EXP_LOW, LN2_HI, LN2_LO, LOG2E, LOGISTIC_HIGH, SQRT_HALF_BITS, TANH_CLAMP, TANH_SMALL,
 };
 use crate::vmath::poly::{EXP_F32, LOG_F32, TANH_F32};
 use platform_api::hlo::ComparisonDirection as Dir;
@@ -156,33 +155,16 @@ impl Builder {
         p
     }
 
-    /// `2^k` from the integer `k`, as `math32::pow2i`.
-    fn pow2i(&mut self, k: Val) -> Val {
-        let bias = self.i(127);
-        let e = self.op(JitOp::IAdd, &[k, bias]);
-        let shift = self.i(23);
-        self.op(JitOp::Shl, &[e, shift])
-    }
-
-    /// `math32::copysign`: `magnitude`'s bits but the sign, `sign`'s.
-    fn copysign(&mut self, magnitude: Val, sign: Val) -> Val {
-        let low = self.i(0x7fff_ffff);
-        let m = self.op(JitOp::And, &[magnitude, low]);
-        let high = self.i(i32::MIN);
-        let s = self.op(JitOp::And, &[sign, high]);
-        self.op(JitOp::Or, &[m, s])
-    }
-
     /// `math32::exp_reduced`: `(e^r, k)` with `exp(x) = 2^k e^r`.
     fn exp_reduced(&mut self, x: Val) -> (Val, Val) {
         let log2e = self.f(LOG2E);
         let t = self.mul(x, log2e);
-        // round_small
-        let magic = self.f(ROUND_MAGIC);
-        let shifted = self.add(t, magic);
-        let magic_bits = self.i(ROUND_MAGIC.to_bits() as i32);
-        let k = self.op(JitOp::ISub, &[shifted, magic_bits]);
-        let kf = self.sub(shifted, magic);
+        // `round_small`'s sum with 1.5 * 2^23 rounds `|t| < 2^22` to the
+        // nearest integer, ties to even, as the conversion does; for NaN the
+        // conversion gives `i32::MIN`, whose shift into the exponent field
+        // is zero (see `scale`).
+        let k = self.op(JitOp::RoundToS32, &[t]);
+        let kf = self.op(JitOp::S32ToF32, &[k]);
         let hi = self.f(-LN2_HI);
         let r = self.fma(kf, hi, x);
         let lo = self.f(-LN2_LO);
@@ -194,36 +176,43 @@ impl Builder {
         (self.add(q, one), k)
     }
 
+    /// `2^k p` for a `p` of exponent -1 or 0 and a result of at most
+    /// exponent 127 or NaN: `k` added to `p`'s exponent field, the product
+    /// `math32` computes where that is exact (the result is normal).
+    fn scale(&mut self, p: Val, k: Val) -> Val {
+        let shift = self.i(23);
+        let field = self.op(JitOp::Shl, &[k, shift]);
+        self.op(JitOp::IAdd, &[p, field])
+    }
+
     /// The `exp` kernel: `math32::exp` of the argument clamped where the
     /// result is normal, then the kernel's fixup below that.
     fn exp_kernel(&mut self, x: Val) -> Val {
         let bound = self.f(EXP_F32_NORMAL_FROM);
-        let xc = self.pick(Dir::Lt, x, bound, bound, x);
-        // `math32::exp`'s own lower clamp is below the kernel's.
-        const _: () = assert!(EXP_LOW < EXP_F32_NORMAL_FROM);
-        let e = self.exp_above(xc);
+        let xc = self.op(JitOp::PickGreater, &[bound, x]);
+        let e = self.exp_normal(xc);
         self.op(JitOp::ExpBelowNormal, &[x, e, bound])
     }
 
-    /// `math32::exp`.
-    fn exp(&mut self, x: Val) -> Val {
-        let low = self.f(EXP_LOW);
-        let xc = self.pick(Dir::Lt, x, low, low, x);
-        self.exp_above(xc)
-    }
-
-    /// `math32::exp` of an `x` at or above its lower clamp (or NaN).
-    fn exp_above(&mut self, xc: Val) -> Val {
+    /// `math32::exp` of an `xc` at or above [`EXP_F32_NORMAL_FROM`] (or NaN),
+    /// where its result is normal or infinite: there its two-step scaling is
+    /// exact, and adding `k` to the exponent field gives the same bits.
+    /// `k >= -126`, and `k = -126` only with `r > 0.33`, `p > 1`; at the top
+    /// `k <= 128` (the clamp at 89), and the field overflows exactly when
+    /// `p 2^128` does: those lanes (and a NaN's, positive or not) take
+    /// `p * inf`.
+    fn exp_normal(&mut self, xc: Val) -> Val {
+        // `math32::exp`'s own lower clamp is below this range.
+        const _: () = assert!(EXP_LOW < EXP_F32_NORMAL_FROM);
         let high = self.f(EXP_HIGH);
-        let xc = self.pick(Dir::Gt, xc, high, high, xc);
+        let xc = self.op(JitOp::PickLess, &[high, xc]);
         let (p, k) = self.exp_reduced(xc);
-        let one = self.i(1);
-        let k1 = self.op(JitOp::ShrArithmetic, &[k, one]);
-        let k2 = self.op(JitOp::ISub, &[k, k1]);
-        let s1 = self.pow2i(k1);
-        let s2 = self.pow2i(k2);
-        let p = self.mul(p, s1);
-        self.mul(p, s2)
+        let bits = self.scale(p, k);
+        let max = self.i(f32::MAX.to_bits() as i32);
+        let over = self.op(JitOp::Cmp(Dir::Gt, Order::Signed), &[bits, max]);
+        let inf = self.f(f32::INFINITY);
+        let big = self.mul(p, inf);
+        self.op(JitOp::Select, &[over, big, bits])
     }
 
     /// `math32::tanh`.
@@ -234,12 +223,11 @@ impl Builder {
         let p = self.poly(z, &TANH_F32);
         let small = self.fma(az, p, a);
         let clamp = self.f(TANH_CLAMP);
-        let ac = self.pick(Dir::Gt, a, clamp, clamp, a);
+        let ac = self.op(JitOp::PickLess, &[clamp, a]);
         let twice = self.add(ac, ac);
-        // exp_moderate
+        // exp_moderate: 2^k with 0 <= k <= 27, a normal result.
         let (p, k) = self.exp_reduced(twice);
-        let scale = self.pow2i(k);
-        let e = self.mul(p, scale);
+        let e = self.scale(p, k);
         let one = self.f(1.0);
         let two = self.f(2.0);
         let e1 = self.add(e, one);
@@ -247,7 +235,12 @@ impl Builder {
         let large = self.sub(one, q);
         let bound = self.f(TANH_SMALL);
         let r = self.pick(Dir::Lt, a, bound, small, large);
-        self.copysign(r, x)
+        // `copysign(r, x)`: `r`'s sign bit is clear (`small` for finite
+        // `a < 0.625`, `large` otherwise, and a NaN comes from `a`'s), so
+        // the magnitude needs no mask.
+        let high = self.i(i32::MIN);
+        let sign = self.op(JitOp::And, &[x, high]);
+        self.op(JitOp::Or, &[r, sign])
     }
 
     /// `math32::logistic`.
@@ -256,7 +249,9 @@ impl Builder {
         let low = self.f(-LOGISTIC_HIGH);
         let nx = self.op(JitOp::FNeg, &[x]);
         let nx = self.pick(Dir::Gt, x, high, low, nx);
-        let e = self.exp(nx);
+        // `nx >= -87`, where `exp`'s result is normal.
+        const _: () = assert!(-LOGISTIC_HIGH >= EXP_F32_NORMAL_FROM);
+        let e = self.exp_normal(nx);
         let one = self.f(1.0);
         let d = self.add(one, e);
         self.div(one, d)

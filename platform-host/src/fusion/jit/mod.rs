@@ -133,6 +133,14 @@ pub enum JitOp {
     /// `vcvttps2dq`: truncation toward zero, `i32::MIN` for NaN and out of
     /// range (the `convert` function fixes those).
     TruncToS32,
+    /// `vcvtps2dq`: to the nearest integer, ties to even (the rounding mode
+    /// nothing here changes), `i32::MIN` for NaN and out of range.
+    RoundToS32,
+    /// `[a, b]`: `a > b ? a : b` (`vmaxps`), so a NaN `b` passes: the
+    /// written-out functions' lower clamps, `if x < lo { lo } else { x }`.
+    PickGreater,
+    /// `[a, b]`: `a < b ? a : b` (`vminps`): upper clamps.
+    PickLess,
     /// `[x, e, bound]`: `e`, but where `x < bound` (8-lane groups with such
     /// a lane are rare: a masked softmax's `-inf`s) the `exp` kernel's fixup,
     /// by a call out of the code
@@ -289,7 +297,8 @@ impl JitOp {
             | JitOp::S32ToF32
             | JitOp::Sqrt
             | JitOp::Round(_)
-            | JitOp::TruncToS32 => 1,
+            | JitOp::TruncToS32
+            | JitOp::RoundToS32 => 1,
             JitOp::Fma(_)
             | JitOp::ShiftPairOr
             | JitOp::Select
