@@ -9,7 +9,11 @@
 //! operations rounds as the slice kernel's instruction does, so the generated
 //! code gives the kernel's bits (NaN payloads aside, as for every op of a
 //! run) while the value stays in a register between the function and the
-//! arithmetic around it.
+//! arithmetic around it. Where a cheaper instruction gives the same value
+//! on every argument it can see, it stands in for the kernel's, each said
+//! where it is: a clamp as one `vmaxps`/`vminps` (the same comparison), the
+//! rounding to an integer as a conversion, and `2^k p` as `k` added to `p`'s
+//! exponent field over the range where the kernel's product is exact.
 //!
 //! The functions below mirror their originals line by line; a change to one
 //! must be made to both (`fusion_diff`'s comparison of generated code with
