@@ -222,6 +222,55 @@ ENTRY e {
 }
 
 #[test]
+fn temporaries_lodge_in_the_result_rather_than_the_product() {
+    // `g` (256 KiB) dies at the bag sums `s` (8 KiB), which die at the
+    // product `d`, which `maximum` could overwrite in the result buffer. With
+    // `d` in the result, `s` would need room in the arena beside `g`; with
+    // `d` in `g`'s dead space and `s` lodged in the result until `maximum`
+    // writes it, the arena is `g` alone.
+    let runner = HostRunner::compile(
+        r#"
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,128] parameter(0)
+  y = f32[128,1024] parameter(1)
+  w = f32[32,256] parameter(2)
+  g = f32[64,1024] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  r = f32[64,32,32] reshape(g)
+  z = f32[] constant(0)
+  s = f32[64,32] reduce(r, z), dimensions={2}, to_apply=add
+  d = f32[64,256] dot(s, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  b = f32[64,256] broadcast(z), dimensions={}
+  ROOT m = f32[64,256] maximum(d, b)
+}
+"#,
+    )
+    .unwrap();
+    assert_eq!(runner.executable.temp_bytes(), 64 * 1024 * 4);
+    // Exact values: g = 64 everywhere, s = 2048, d = +-65536 by column.
+    let w: Vec<f32> = (0..32 * 256)
+        .map(|k| if k % 2 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let out = runner
+        .run(&[
+            f32s(&[64, 128], &[0.5; 64 * 128]),
+            f32s(&[128, 1024], &[1.0; 128 * 1024]),
+            f32s(&[32, 256], &w),
+        ])
+        .unwrap();
+    let got = out.data::<f32>().unwrap();
+    for (k, &v) in got.iter().enumerate() {
+        let want = if k % 2 == 0 { 65536.0 } else { 0.0 };
+        assert_eq!(v, want, "element {k}");
+    }
+}
+
+#[test]
 fn sort_overwrites_operands_that_die_at_it() {
     // Both operands are temporaries that die at the sort, so the sort writes
     // its results over them: no temp arena at all (each value lives in its

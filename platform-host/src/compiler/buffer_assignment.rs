@@ -29,7 +29,8 @@
 //! the argument buffer or an earlier output instead.
 //!
 //! An unpinned buffer whose life ends before an output buffer's first value is
-//! computed may live inside that output buffer (`lodge_in_outputs`); every
+//! computed may live inside that output buffer (`lodge_in_outputs`; [`assign`]
+//! says when a result is not merged into a temporary to make room); every
 //! other unpinned buffer goes into the temp arena, each placed at the lowest
 //! 64-byte-aligned offset that no buffer live at the same time occupies
 //! (greedy interval packing), trying several orders and keeping the smallest
@@ -343,13 +344,43 @@ pub fn while_invariant_leaves(module: &HloModule, body: platform_api::hlo::CompI
 /// leaves are, their liveness, where results want to be, buffers (merging
 /// in-place results into dying operands), how results reach the caller,
 /// scratch, packing the arena, and the slices of every leaf.
+///
+/// A temporary merged into an output buffer (a result computed in place over
+/// it) makes that buffer busy from the temporary's start, so nothing that
+/// dies before can lodge in it (`lodge_in_outputs`). When that happened, the
+/// assignment is made a second time without such merges, and the smaller
+/// arena is kept: an embedding bag's `maximum(dot(sums, w), 0)` with the sums
+/// in the result buffer and the product in the dead gather's space needs the
+/// sums' bytes less than with the product in the result.
 pub fn assign(
     module: &HloModule,
     comp: &HloComputation,
     mode: SequenceMode,
     nested: &NestedNeeds<'_>,
 ) -> Result<BufferAssignment> {
+    let (first, absorbed) = assign_with(module, comp, mode, nested, true)?;
+    if !absorbed {
+        return Ok(first);
+    }
+    let (second, _) = assign_with(module, comp, mode, nested, false)?;
+    Ok(if second.temp_bytes < first.temp_bytes {
+        second
+    } else {
+        first
+    })
+}
+
+/// [`assign`], with temporaries merged into output buffers or not; also
+/// says whether one was.
+fn assign_with(
+    module: &HloModule,
+    comp: &HloComputation,
+    mode: SequenceMode,
+    nested: &NestedNeeds<'_>,
+    absorb_temporaries: bool,
+) -> Result<(BufferAssignment, bool)> {
     let mut a = Assigner::new(module, comp, mode);
+    a.absorb_temporaries = absorb_temporaries;
     a.define_values()?;
     a.compute_liveness();
     a.want_results_in_place();
@@ -360,7 +391,8 @@ pub fn assign(
         lodge_in_outputs(&mut a.buffers);
     }
     let temp_bytes = pack_arena(&mut a.buffers);
-    Ok(a.into_assignment(routes, &scratch, temp_bytes))
+    let absorbed = a.absorbed_temporary;
+    Ok((a.into_assignment(routes, &scratch, temp_bytes), absorbed))
 }
 
 /// The state of one computation's buffer assignment, step by step (see
@@ -379,6 +411,11 @@ struct Assigner<'a> {
     param_leaf_base: Vec<usize>,
     parameter_leaf_bytes: Vec<usize>,
     output_leaf_bytes: Vec<usize>,
+    /// Whether a result that wants an output buffer may be computed in place
+    /// over an unpinned operand (which then becomes that output buffer).
+    absorb_temporaries: bool,
+    /// Whether that happened.
+    absorbed_temporary: bool,
 }
 
 /// How results that did not land where they belong reach the caller.
@@ -411,6 +448,8 @@ impl<'a> Assigner<'a> {
             param_leaf_base,
             parameter_leaf_bytes,
             output_leaf_bytes: leaf_bytes(&comp.root_instr().shape),
+            absorb_temporaries: true,
+            absorbed_temporary: false,
         }
     }
 
@@ -678,7 +717,7 @@ impl<'a> Assigner<'a> {
         let buf = &self.buffers[b];
         let pins_agree = match (buf.pin, wanted) {
             (None, None) => true,
-            (None, Some(Pin::Out(_))) => self.absorb(),
+            (None, Some(Pin::Out(_))) => self.absorb() && self.absorb_temporaries,
             (None, Some(_)) => false,
             (Some(p), None) => self.writable(Some(p)),
             (Some(p), Some(q)) => p == q && self.writable(Some(p)),
@@ -703,6 +742,7 @@ impl<'a> Assigner<'a> {
         buf.last_merge = Some(i);
         if buf.pin.is_none() {
             buf.pin = wanted;
+            self.absorbed_temporary |= matches!(wanted, Some(Pin::Out(_)));
         }
         self.values[v].buffer = b;
         true
