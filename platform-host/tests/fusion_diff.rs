@@ -2077,3 +2077,53 @@ fc {
         );
     }
 }
+
+#[test]
+fn generated_runs_take_the_bias_reads_between_their_ops() {
+    // Layernorm: `(x - mean) * rstd * g + b` reads `g` and `b` after the
+    // first product. Both stretches of ops form runs (two in all) only when
+    // those reads come before the ops around them (`program::hoist_loads`).
+    let fused = r#"
+fc {
+  x = f32[37,100] parameter(0)
+  g = f32[100] parameter(1)
+  b = f32[100] parameter(2)
+  z = f32[] constant(0)
+  sum = f32[37] reduce(x, z), dimensions={1}, to_apply=add_f32
+  n = f32[] constant(0.01)
+  bn = f32[37] broadcast(n), dimensions={}
+  mean = f32[37] multiply(sum, bn)
+  bm = f32[37,100] broadcast(mean), dimensions={0}
+  d = f32[37,100] subtract(x, bm)
+  dd = f32[37,100] multiply(d, d)
+  ss = f32[37] reduce(dd, z), dimensions={1}, to_apply=add_f32
+  var = f32[37] multiply(ss, bn)
+  rs = f32[37] rsqrt(var)
+  br = f32[37,100] broadcast(rs), dimensions={0}
+  nd = f32[37,100] multiply(d, br)
+  bg = f32[37,100] broadcast(g), dimensions={1}
+  sc = f32[37,100] multiply(nd, bg)
+  bb = f32[37,100] broadcast(b), dimensions={1}
+  ROOT o = f32[37,100] add(sc, bb)
+}
+"#;
+    let entry = r#"  x = f32[37,100] parameter(0)
+  g = f32[100] parameter(1)
+  b = f32[100] parameter(2)
+  ROOT r = f32[37,100] fusion(x, g, b), kind=kLoop, calls=fc"#;
+    let text = module(fused, entry);
+    let mut rng = crate::rng::Rng(0x1a7e);
+    let values: Vec<f32> = (0..37 * 100)
+        .map(|_| (rng.unit() * 8.0 - 4.0) as f32)
+        .collect();
+    let args = [
+        Literal::from_bytes(
+            Shape::array(ElementType::F32, vec![37, 100]),
+            bytemuck_bytes(&values),
+        )
+        .unwrap(),
+        special_f32(100, 3),
+        special_f32(100, 4),
+    ];
+    check_generated("layernorm", &text, &args, 2, Agree::Within(1e-5));
+}

@@ -349,9 +349,10 @@ pub fn while_invariant_leaves(module: &HloModule, body: platform_api::hlo::CompI
 /// it) makes that buffer busy from the temporary's start, so nothing that
 /// dies before can lodge in it (`lodge_in_outputs`). When that happened, the
 /// assignment is made a second time without such merges, and the smaller
-/// arena is kept: an embedding bag's `maximum(dot(sums, w), 0)` with the sums
-/// in the result buffer and the product in the dead gather's space needs the
-/// sums' bytes less than with the product in the result.
+/// arena is kept. An embedding bag's `maximum(dot(sums, w), 0)`: with the
+/// product merged into the result, the sums (read by the product) need arena
+/// room; without, they lodge in the result and the product takes the dead
+/// gather's bytes.
 pub fn assign(
     module: &HloModule,
     comp: &HloComputation,
@@ -379,8 +380,7 @@ fn assign_with(
     nested: &NestedNeeds<'_>,
     absorb_temporaries: bool,
 ) -> Result<(BufferAssignment, bool)> {
-    let mut a = Assigner::new(module, comp, mode);
-    a.absorb_temporaries = absorb_temporaries;
+    let mut a = Assigner::new(module, comp, mode, absorb_temporaries);
     a.define_values()?;
     a.compute_liveness();
     a.want_results_in_place();
@@ -429,7 +429,12 @@ struct ResultRoutes {
 }
 
 impl<'a> Assigner<'a> {
-    fn new(module: &'a HloModule, comp: &'a HloComputation, mode: SequenceMode) -> Self {
+    fn new(
+        module: &'a HloModule,
+        comp: &'a HloComputation,
+        mode: SequenceMode,
+        absorb_temporaries: bool,
+    ) -> Self {
         let n = comp.instructions.len();
         let mut param_leaf_base = vec![0usize; n];
         let mut parameter_leaf_bytes = Vec::new();
@@ -448,7 +453,7 @@ impl<'a> Assigner<'a> {
             param_leaf_base,
             parameter_leaf_bytes,
             output_leaf_bytes: leaf_bytes(&comp.root_instr().shape),
-            absorb_temporaries: true,
+            absorb_temporaries,
             absorbed_temporary: false,
         }
     }

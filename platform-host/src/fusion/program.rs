@@ -2150,8 +2150,6 @@ impl<'g, 'a> Builder<'g, 'a> {
     }
 }
 
-/// Schedules the outputs over `rows × row_len` and chooses how blocks of
-/// `block` elements cover them.
 /// Moves every `Load` among per-block steps up to the start of the stretch
 /// of loads and elementwise ops it sits in (keeping the loads' order and the
 /// ops'), so that a read between two ops does not split them into two
@@ -2171,6 +2169,8 @@ fn hoist_loads(steps: &mut [Step]) {
     }
 }
 
+/// Schedules the outputs over `rows × row_len` and chooses how blocks of
+/// `block` elements cover them.
 fn schedule<'b, 'g, 'a>(
     b: &'b Builder<'g, 'a>,
     outputs: &[ExprId],

@@ -144,14 +144,12 @@ struct Body<'d> {
     /// Eight lanes (`true`) or one.
     wide: bool,
     /// Groups computed side by side (one unless `wide`). The body's values
-    /// are numbered per group: value `v` of group `g` is `g * n_values + v`
-    /// (see [`Body::id`]), and its operations interleave the groups, op by op.
+    /// are numbered per group (see [`Body::id`]), and its operations
+    /// interleave the groups, op by op.
     groups: usize,
-    /// The run's values (inputs, constants, ops) per group.
-    n_values: usize,
     /// Per value (of every group), the body positions using it, ascending;
-    /// `groups * d.ops.len()` stands for the stores at the end.
-    uses: Vec<Vec<usize>>,
+    /// `groups * d.ops.len()` stands for the stores at the end (see [`uses`]).
+    uses: &'d [Vec<usize>],
     reg: Vec<Option<usize>>,
     holder: [Option<usize>; POOL],
     /// Computed values currently saved in their spill slot.
@@ -232,14 +230,14 @@ impl Body<'_> {
         self.d.inputs.len()
     }
 
-    /// Value `v` of group `g`.
+    /// Value `v` of group `g`: `g * d.n_values() + v`.
     fn id(&self, g: usize, v: usize) -> usize {
-        g * self.n_values + v
+        g * self.d.n_values() + v
     }
 
     /// A body value's group and value in the run.
     fn split(&self, id: usize) -> (usize, usize) {
-        (id / self.n_values, id % self.n_values)
+        (id / self.d.n_values(), id % self.d.n_values())
     }
 
     fn next_use(&self, v: usize, from: usize) -> usize {
@@ -353,7 +351,7 @@ impl Body<'_> {
         let groups = self.groups;
         let steps = d.ops.iter().enumerate();
         let steps = steps.flat_map(|(k, op)| (0..groups).map(move |g| (k, g, op)));
-        for (pos, (k, g, (op, vals))) in steps.enumerate() {
+        for (pos, (step, g, (op, vals))) in steps.enumerate() {
             let vals: Vec<usize> = vals.iter().map(|&v| self.id(g, v)).collect();
             let vals = &vals[..];
             let mut src = [Src::Splat(0); 3];
@@ -575,7 +573,7 @@ impl Body<'_> {
                 // `math` writes the functions out before code is made.
                 JitOp::Func(_) => return Err(GenError),
             }
-            let v = self.id(g, first_op + k);
+            let v = self.id(g, first_op + step);
             self.reg[v] = Some(dst);
             self.holder[dst] = Some(v);
             if self.uses[v].is_empty() {
@@ -613,13 +611,11 @@ impl Body<'_> {
     }
 }
 
-/// `fn(ins, outs, n)` (System V): `rdi` = inputs, `rsi` = outputs,
-/// `rdx` = elements, `rcx` = the element index.
 /// Per value of `groups` groups (numbered as [`Body::id`]), the positions of
 /// the body that read it, ascending; `groups * d.ops.len()` stands for the
 /// stores.
 fn uses(d: &Desc, groups: usize) -> Vec<Vec<usize>> {
-    let n_values = d.first_op() + d.ops.len();
+    let n_values = d.n_values();
     let mut uses = vec![Vec::new(); groups * n_values];
     let mut read = |v: usize, pos: usize| {
         if uses[v].last() != Some(&pos) {
@@ -641,8 +637,10 @@ fn uses(d: &Desc, groups: usize) -> Vec<Vec<usize>> {
     uses
 }
 
+/// `fn(ins, outs, n)` (System V): `rdi` = inputs, `rsi` = outputs,
+/// `rdx` = elements, `rcx` = the element index.
 fn assemble(d: &Desc, consts: u64) -> Result<Vec<u8>, GenError> {
-    let n_values = d.first_op() + d.ops.len();
+    let n_values = d.n_values();
     let mut scalar_index = vec![None; n_values];
     let mut scalars = Vec::new();
     for (v, port) in d.inputs.iter().enumerate() {
@@ -715,6 +713,7 @@ fn assemble(d: &Desc, consts: u64) -> Result<Vec<u8>, GenError> {
     let mut tail = a.create_label();
     let mut done = a.create_label();
     let mut calls = Vec::new();
+    let (uses_grouped, uses_single) = (uses(d, GROUPS), uses(d, 1));
     let mut body = |a: &mut CodeAssembler, wide: bool, groups: usize| {
         let mut body = Body {
             d,
@@ -722,8 +721,11 @@ fn assemble(d: &Desc, consts: u64) -> Result<Vec<u8>, GenError> {
             scalar_index: &scalar_index,
             wide,
             groups,
-            n_values,
-            uses: uses(d, groups),
+            uses: if groups == 1 {
+                &uses_single
+            } else {
+                &uses_grouped
+            },
             reg: vec![None; groups * n_values],
             holder: [None; POOL],
             saved: vec![false; groups * n_values],

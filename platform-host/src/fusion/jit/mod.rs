@@ -49,18 +49,19 @@
 //! operation emitted for the first group then the second: a written-out
 //! function is a long chain of dependent steps, and with one group the
 //! out-of-order window holds too little of the next iteration to hide its
-//! latency (`elementwise_4m` on one core about 14% faster). Eight lanes left
-//! over take one pass of the single-group code, and the tail of a block
-//! (fewer than eight elements) runs the same code one lane at a time. The code gets a mapping of its own, made executable
-//! once written; it branches relatively, and holds two absolute addresses:
-//! its constants' table (kept with it) and one call: `exponential`'s
-//! subnormal results (a masked softmax's
-//! `exp(-1e9)`s) are computed as the slice kernel fixes them up, by a call to
-//! a Rust function out of line that the loop branches to only for an
-//! 8-lane group with such an argument.
+//! latency. Eight lanes left over take one pass of the single-group code, and
+//! the tail of a block (fewer than eight elements) runs the same code one lane
+//! at a time. The code gets a mapping of its own, made executable once
+//! written; it branches relatively, and holds two absolute addresses: its
+//! constants' table (kept with it) and one call: `exponential`'s subnormal
+//! results (a masked softmax's `exp(-1e9)`s) are computed as the slice kernel
+//! fixes them up, by a call to a Rust function out of line that the loop
+//! branches to only for an 8-lane group with such an argument.
 //!
-//! Every operation is the instruction the slice kernels' loops compile to, so
-//! results are bit for bit the same, but for which NaN an op on two NaNs
+//! Every operation is the instruction the slice kernels' loops compile to, or
+//! (in a written-out function, see [`math`]) one that gives the same value on
+//! every argument it can see, so results are bit for bit the same, but for
+//! which NaN an op on two NaNs
 //! returns (the operand order, which LLVM may commute in a kernel): IEEE
 //! `add`/`sub`/`mul`/`div` and comparisons, fused multiply-adds rounded once
 //! after negating an operand's sign bit (as the kernels do), sign-bit
@@ -530,6 +531,11 @@ impl Desc {
     /// The first op's value.
     fn first_op(&self) -> usize {
         self.inputs.len() + self.consts.len()
+    }
+
+    /// Values in all: inputs, constants, ops.
+    fn n_values(&self) -> usize {
+        self.first_op() + self.ops.len()
     }
 }
 
