@@ -1898,8 +1898,9 @@ fc {
 /// signs.
 fn wide_f32(n: usize, salt: u32) -> Literal {
     const EDGES: [f32; 20] = [
-        0.625,
-        0.624_999_9,
+        // `tanh`: where it saturates to 1, and its clamp.
+        9.010_914,
+        9.010_913,
         9.1,
         9.100_001,
         2_147_483_648.0,

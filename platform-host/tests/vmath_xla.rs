@@ -8,7 +8,8 @@
 //!   subnormal where XLA has ±0 is accepted;
 //! * otherwise the result must be within `TOLERANCE` ULPs of XLA's, or (where
 //!   XLA's own approximation is the one off, e.g. `tanh` saturating to 1 from
-//!   7.9 on) within 2 ULPs of the C library's `f64` result.
+//!   7.9 on) within 2 ULPs of the C library's `f64` result (`f32` `tanh`:
+//!   within its documented 5, see `own_bound`).
 //!
 //! `--nocapture` prints the largest distance to XLA per op.
 
@@ -91,6 +92,17 @@ fn reference(op: &str, args: &[f64]) -> Option<f64> {
     })
 }
 
+/// How far from the C library's result a kernel may be where it is more than
+/// `TOLERANCE` from XLA's: 2 ULP, and for `f32` `tanh`, a rational function
+/// like XLA's own but fitted separately, its documented bound (both are up to
+/// about 5 ULP off near 1, not always in the same direction).
+fn own_bound(ty: &str, op: &str) -> i64 {
+    match (ty, op) {
+        ("f32", "tanh") => 5,
+        _ => 2,
+    }
+}
+
 macro_rules! replay {
     ($T:ident, $file:expr, $ordered:ident, $bits:ty) => {{
         let cases = load($file);
@@ -156,9 +168,10 @@ macro_rules! replay {
                 let r = reference(&case.op, &wide)
                     .unwrap_or_else(|| panic!("{what}: {d} ULP from XLA"));
                 let r = r as $T;
+                let bound = own_bound(stringify!($T), &case.op);
                 assert!(
-                    ulp_distance($ordered(got), $ordered(r)) <= 2,
-                    "{what}: {d} ULP from XLA and not within 2 ULP of the C library ({r:e})"
+                    ulp_distance($ordered(got), $ordered(r)) <= bound,
+                    "{what}: {d} ULP from XLA and not within {bound} ULP of the C library ({r:e})"
                 );
             }
         }

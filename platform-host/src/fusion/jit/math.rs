@@ -22,9 +22,9 @@
 use super::{Function, JitOp, Order};
 use crate::elementwise_ops::EXP_F32_NORMAL_FROM;
 use crate::vmath::math32::{
-    EXP_HIGH, EXP_LOW, LN2_HI, LN2_LO, LOG2E, LOGISTIC_HIGH, SQRT_HALF_BITS, TANH_CLAMP, TANH_SMALL,
+    EXP_HIGH, EXP_LOW, LN2_HI, LN2_LO, LOG2E, LOGISTIC_HIGH, SQRT_HALF_BITS, TANH_CLAMP, TANH_ONE,
 };
-use crate::vmath::poly::{EXP_F32, LOG_F32, TANH_F32};
+use crate::vmath::poly::{EXP_F32, LOG_F32, TANH_F32_DEN, TANH_F32_NUM};
 use platform_api::hlo::ComparisonDirection as Dir;
 use platform_api::semantics::contraction::Contraction;
 
@@ -222,26 +222,21 @@ impl Builder {
     /// `math32::tanh`.
     fn tanh(&mut self, x: Val) -> Val {
         let a = self.op(JitOp::FAbs, &[x]);
-        let z = self.mul(a, a);
-        let az = self.mul(a, z);
-        let p = self.poly(z, &TANH_F32);
-        let small = self.fma(az, p, a);
         let clamp = self.f(TANH_CLAMP);
         let ac = self.op(JitOp::PickLess, &[clamp, a]);
-        let twice = self.add(ac, ac);
-        // exp_moderate: 2^k with 0 <= k <= 27, a normal result.
-        let (p, k) = self.exp_reduced(twice);
-        let e = self.scale(p, k);
+        let z = self.mul(ac, ac);
+        let p = self.poly(z, &TANH_F32_NUM);
+        let q = self.poly(z, &TANH_F32_DEN);
+        let n = self.mul(ac, p);
+        let r = self.div(n, q);
+        // `vminps` returns its second operand when either is NaN: a NaN `r`
+        // passes, as in the kernel's comparison.
         let one = self.f(1.0);
-        let two = self.f(2.0);
-        let e1 = self.add(e, one);
-        let q = self.div(two, e1);
-        let large = self.sub(one, q);
-        let bound = self.f(TANH_SMALL);
-        let r = self.pick(Dir::Lt, a, bound, small, large);
-        // `copysign(r, x)`: `r`'s sign bit is clear (`small` for finite
-        // `a < 0.625`, `large` otherwise, and a NaN comes from `a`'s), so
-        // the magnitude needs no mask.
+        let capped = self.op(JitOp::PickLess, &[one, r]);
+        let saturate = self.f(TANH_ONE);
+        let r = self.pick(Dir::Ge, a, saturate, one, capped);
+        // `copysign(r, x)`: `r`'s sign bit is clear (a NaN comes from `a`'s),
+        // so the magnitude needs no mask.
         let high = self.i(i32::MIN);
         let sign = self.op(JitOp::And, &[x, high]);
         self.op(JitOp::Or, &[r, sign])
