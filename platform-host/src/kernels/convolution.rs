@@ -674,8 +674,12 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
         return;
     }
     if let Some(classes) = &p.classes {
+        // One pair of block buffers for all classes, never zeroed: each
+        // class writes every element of them it reads (zeroing megabytes per
+        // class on one thread took a tenth of a transposed convolution).
+        let (mut col, mut product) = (Vec::new(), Vec::new());
         for class in classes {
-            run_class(p, class, x, k, o, gemm);
+            run_class(p, class, x, k, o, gemm, &mut col, &mut product);
         }
         return;
     }
@@ -692,7 +696,10 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
         (p.n_out, positions)
     };
     let rows_per_block = (BLOCK_ELEMENTS / cols.max(1)).clamp(1, rows);
-    let mut col: Vec<T> = vec![T::zeroed(); rows_per_block * cols];
+    // Not zeroed: every tap of every row is written (copied, or zero in
+    // padding) before the GEMM reads the block.
+    let mut col_buf: Vec<T> = Vec::new();
+    let col = spare(&mut col_buf, rows_per_block * cols);
     let image_bytes = in_image * std::mem::size_of::<T>();
     for b in 0..images {
         for grp in 0..groups {
@@ -705,7 +712,7 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
             let mut p0 = 0;
             while p0 < rows {
                 let p1 = (p0 + rows_per_block).min(rows);
-                let col_addr = col.as_mut_ptr() as usize;
+                let col_addr = col as usize;
                 if let Some(per_task) = 4096usize.checked_div(cols) {
                     parallel_for(p1 - p0, per_task.max(1), |s, e| {
                         let col = col_addr as *mut T;
@@ -755,16 +762,17 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
                         unsafe { std::ptr::write_bytes(out_block.add(r * p.c_out), 0, co_group) };
                     }
                 } else {
-                    // SAFETY: the block (rows × cols), the kernel's group columns
-                    // (cols × co_group, row stride c_out) and the output block
-                    // (row stride c_out) are valid and disjoint.
+                    // SAFETY: the block (rows × cols, written whole above),
+                    // the kernel's group columns (cols × co_group, row stride
+                    // c_out) and the output block (row stride c_out) are
+                    // valid and disjoint.
                     unsafe {
                         gemm(
                             p1 - p0,
                             cols,
                             co_group,
                             Strided {
-                                ptr: col.as_ptr(),
+                                ptr: col.cast_const(),
                                 rs: cols as isize,
                                 cs: 1,
                             },
@@ -787,9 +795,23 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
     }
 }
 
+/// A pointer to room for `n` elements in `buf`'s spare capacity (growing it,
+/// not initialising it): the caller writes each element before reading it,
+/// through the pointer only (no reference to the uninitialised memory is
+/// ever made).
+fn spare<T>(buf: &mut Vec<T>, n: usize) -> *mut T {
+    buf.clear();
+    buf.reserve(n);
+    buf.as_mut_ptr()
+}
+
 /// The positions of one [`TapClass`] (no groups): im2col over the class's
 /// real taps only, the GEMM against the kernel's rows for them, and the
 /// product's rows scattered to the positions' output rows.
+///
+/// `col` and `product` are scratch: their contents are neither read nor
+/// kept, only their capacity is reused.
+#[allow(clippy::too_many_arguments)]
 fn run_class<T: bytemuck::Pod + Send + Sync>(
     p: &ConvPlan,
     class: &TapClass,
@@ -797,6 +819,8 @@ fn run_class<T: bytemuck::Pod + Send + Sync>(
     k: usize,
     o: usize,
     gemm: super::dot::GemmFn<T>,
+    col: &mut Vec<T>,
+    product: &mut Vec<T>,
 ) {
     let (ci, c_out, nd) = (p.c_in, p.c_out, p.in_spatial.len());
     let positions = p.positions();
@@ -840,12 +864,12 @@ fn run_class<T: bytemuck::Pod + Send + Sync>(
         .collect();
     let in_image: usize = p.in_spatial.iter().product::<usize>() * ci;
     let rows_per_block = (BLOCK_ELEMENTS / cols).clamp(1, rows);
-    let mut col: Vec<T> = vec![T::zeroed(); rows_per_block * cols];
-    let mut product: Vec<T> = vec![T::zeroed(); rows_per_block * c_out];
+    let col = spare(col, rows_per_block * cols);
+    let product = spare(product, rows_per_block * c_out);
     let mut r0 = 0;
     while r0 < rows {
         let r1 = (r0 + rows_per_block).min(rows);
-        let col_addr = col.as_mut_ptr() as usize;
+        let col_addr = col as usize;
         parallel_for(r1 - r0, (4096 / cols).max(1), |s, e| {
             let col = col_addr as *mut T;
             let mut oc = vec![0usize; nd];
@@ -870,15 +894,17 @@ fn run_class<T: bytemuck::Pod + Send + Sync>(
                 }
             }
         });
-        // SAFETY: the block (rows × cols), the class kernel (cols × c_out)
-        // and the product block (rows × c_out) are valid and disjoint.
+        // SAFETY: the block (rows × cols, every element written just above:
+        // each of the class's taps copies its ci columns), the class kernel
+        // (cols × c_out) and the product block (rows × c_out, which the GEMM
+        // writes whole) are valid and disjoint.
         unsafe {
             gemm(
                 r1 - r0,
                 cols,
                 c_out,
                 Strided {
-                    ptr: col.as_ptr(),
+                    ptr: col.cast_const(),
                     rs: cols as isize,
                     cs: 1,
                 },
@@ -888,13 +914,13 @@ fn run_class<T: bytemuck::Pod + Send + Sync>(
                     cs: 1,
                 },
                 StridedMut {
-                    ptr: product.as_mut_ptr(),
+                    ptr: product,
                     rs: c_out as isize,
                     cs: 1,
                 },
             )
         };
-        let product_addr = product.as_ptr() as usize;
+        let product_addr = product as usize;
         parallel_for(r1 - r0, (16_384 / c_out).max(1), |s, e| {
             for r in s..e {
                 let (img, pos) = (
