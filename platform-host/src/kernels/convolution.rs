@@ -34,6 +34,11 @@ use std::collections::HashMap;
 
 /// Target im2col block size, in elements.
 const BLOCK_ELEMENTS: usize = 1 << 20;
+/// A tap class's im2col chunk, in elements: one task's chunk and its
+/// product stay in that core's L2 between the copy, the GEMM and the scatter.
+const CLASS_CHUNK_ELEMENTS: usize = 1 << 14;
+/// Fewest multiply-adds per task of a tap class (several chunks each).
+const TASK_MACS: usize = 1 << 21;
 
 #[derive(Clone, Debug)]
 struct ConvPlan {
@@ -674,12 +679,8 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
         return;
     }
     if let Some(classes) = &p.classes {
-        // One pair of block buffers for all classes, never zeroed: each
-        // class writes every element of them it reads (zeroing megabytes per
-        // class on one thread took a tenth of a transposed convolution).
-        let (mut col, mut product) = (Vec::new(), Vec::new());
         for class in classes {
-            run_class(p, class, x, k, o, gemm, &mut col, &mut product);
+            run_class(p, class, x, k, o, gemm);
         }
         return;
     }
@@ -808,10 +809,6 @@ fn spare<T>(buf: &mut Vec<T>, n: usize) -> *mut T {
 /// The positions of one [`TapClass`] (no groups): im2col over the class's
 /// real taps only, the GEMM against the kernel's rows for them, and the
 /// product's rows scattered to the positions' output rows.
-///
-/// `col` and `product` are scratch: their contents are neither read nor
-/// kept, only their capacity is reused.
-#[allow(clippy::too_many_arguments)]
 fn run_class<T: bytemuck::Pod + Send + Sync>(
     p: &ConvPlan,
     class: &TapClass,
@@ -819,8 +816,6 @@ fn run_class<T: bytemuck::Pod + Send + Sync>(
     k: usize,
     o: usize,
     gemm: super::dot::GemmFn<T>,
-    col: &mut Vec<T>,
-    product: &mut Vec<T>,
 ) {
     let (ci, c_out, nd) = (p.c_in, p.c_out, p.in_spatial.len());
     let positions = p.positions();
@@ -863,81 +858,82 @@ fn run_class<T: bytemuck::Pod + Send + Sync>(
         })
         .collect();
     let in_image: usize = p.in_spatial.iter().product::<usize>() * ci;
-    let rows_per_block = (BLOCK_ELEMENTS / cols).clamp(1, rows);
-    let col = spare(col, rows_per_block * cols);
-    let product = spare(product, rows_per_block * c_out);
-    let mut r0 = 0;
-    while r0 < rows {
-        let r1 = (r0 + rows_per_block).min(rows);
-        let col_addr = col as usize;
-        parallel_for(r1 - r0, (4096 / cols).max(1), |s, e| {
-            let col = col_addr as *mut T;
-            let mut oc = vec![0usize; nd];
-            for r in s..e {
-                let (img, pos) = (
-                    (r0 + r) / class_positions,
-                    class.positions[(r0 + r) % class_positions],
-                );
+    // Each task takes a range of the class's rows and runs them in chunks
+    // that stay in its own cache: the chunk's im2col rows, their product
+    // (one thread's GEMM; with few rows it reads the class kernel in place),
+    // then the product rows scattered to their output positions. One
+    // parallel pass per class, where whole-class blocks needed three with a
+    // barrier after each and sent the block through memory between them.
+    let chunk = (CLASS_CHUNK_ELEMENTS / cols).clamp(1, rows);
+    let per_task = chunk.max((TASK_MACS / (cols * c_out).max(1)).max(1));
+    let kernel_addr = kernel.as_ptr() as usize;
+    parallel_for(rows, per_task, |s, e| {
+        let mut col_buf: Vec<T> = Vec::new();
+        let mut product_buf: Vec<T> = Vec::new();
+        let col = spare(&mut col_buf, chunk * cols);
+        let product = spare(&mut product_buf, chunk * c_out);
+        let mut oc = vec![0usize; nd];
+        let mut r0 = s;
+        while r0 < e {
+            let r1 = (r0 + chunk).min(e);
+            for r in r0..r1 {
+                let (img, pos) = (r / class_positions, class.positions[r % class_positions]);
                 for (d, c) in oc.iter_mut().enumerate() {
                     *c = (pos / strides.output[d]) % p.out_spatial[d];
                 }
                 let xi = (x as *const T).wrapping_add(img * in_image);
+                let row = col.wrapping_add((r - r0) * cols);
                 for (j, kc) in k_coords.iter().enumerate() {
                     let mut at = 0;
                     for d in 0..nd {
                         // Every tap of the class is real (`tap_classes`).
                         at += p.taps[d][oc[d]][kc[d]].unwrap_or(0) * strides.input[d];
                     }
-                    // SAFETY: row r of the block, the tap's ci columns; the
-                    // tap reads ci features inside image img.
-                    unsafe { copy_short(xi.add(at * ci), col.add(r * cols + j * ci), ci) };
+                    // SAFETY: row r - r0 of the chunk, the tap's ci columns;
+                    // the tap reads ci features inside image img.
+                    unsafe { copy_short(xi.add(at * ci), row.add(j * ci), ci) };
                 }
             }
-        });
-        // SAFETY: the block (rows × cols, every element written just above:
-        // each of the class's taps copies its ci columns), the class kernel
-        // (cols × c_out) and the product block (rows × c_out, which the GEMM
-        // writes whole) are valid and disjoint.
-        unsafe {
-            gemm(
-                r1 - r0,
-                cols,
-                c_out,
-                Strided {
-                    ptr: col.cast_const(),
-                    rs: cols as isize,
-                    cs: 1,
-                },
-                Strided {
-                    ptr: kernel.as_ptr(),
-                    rs: c_out as isize,
-                    cs: 1,
-                },
-                StridedMut {
-                    ptr: product,
-                    rs: c_out as isize,
-                    cs: 1,
-                },
-            )
-        };
-        let product_addr = product as usize;
-        parallel_for(r1 - r0, (16_384 / c_out).max(1), |s, e| {
-            for r in s..e {
-                let (img, pos) = (
-                    (r0 + r) / class_positions,
-                    class.positions[(r0 + r) % class_positions],
-                );
-                // SAFETY: product row r and output row (img, pos), c_out each;
-                // the class's positions are distinct.
+            // SAFETY: the chunk (rows × cols, every element written just
+            // above: each of the class's taps copies its ci columns), the
+            // class kernel (cols × c_out) and the product chunk (rows ×
+            // c_out, which the GEMM writes whole) are valid and disjoint.
+            unsafe {
+                gemm(
+                    r1 - r0,
+                    cols,
+                    c_out,
+                    Strided {
+                        ptr: col.cast_const(),
+                        rs: cols as isize,
+                        cs: 1,
+                    },
+                    Strided {
+                        ptr: kernel_addr as *const T,
+                        rs: c_out as isize,
+                        cs: 1,
+                    },
+                    StridedMut {
+                        ptr: product,
+                        rs: c_out as isize,
+                        cs: 1,
+                    },
+                )
+            };
+            for r in r0..r1 {
+                let (img, pos) = (r / class_positions, class.positions[r % class_positions]);
+                // SAFETY: product row r - r0 and output row (img, pos), c_out
+                // each; the class's positions are distinct, and the tasks'
+                // row ranges disjoint.
                 unsafe {
                     std::ptr::copy_nonoverlapping(
-                        (product_addr as *const T).add(r * c_out),
+                        product.add((r - r0) * c_out).cast_const(),
                         (o as *mut T).add((img * positions + pos) * c_out),
                         c_out,
                     )
                 };
             }
-        });
-        r0 = r1;
-    }
+            r0 = r1;
+        }
+    });
 }
