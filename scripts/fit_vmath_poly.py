@@ -136,18 +136,20 @@ def _():
         lambda z: 2 * mp.atanh(mp.sqrt(z)), "f64")
 
 
-def fit_rational_tanh_f32(m, n, clamp):
-    """tanh(x) = x P(z) / Q(z), z = x^2, on [0, clamp], P(0) = Q(0) = 1: the
+def fit_rational_tanh_f32(m, n, fit_to):
+    """tanh(x) = x P(z) / Q(z), z = x^2, on [0, fit_to], P(0) = Q(0) = 1: the
     weighted least-squares fit of the linearised relative error, reweighted
-    toward the largest errors (Lawson) until it levels off; then the f32
-    coefficients are evaluated as the kernel does (fused Horner steps, one
-    product, one division) on every 37th f32 of the range against f64 tanh."""
-    s = clamp * clamp
-    x = np.unique(np.concatenate([np.linspace(0, clamp, 40000),
-                                  clamp * np.sin(np.linspace(0, np.pi / 2, 40000)),
+    toward the largest errors (Lawson) until it levels off. Then the f32
+    coefficients are evaluated as `math32::tanh` does (argument clamped at
+    TANH_ONE, fused Horner steps, one product, one division, capped at 1, 1
+    from TANH_ONE on) on every f32 from 2^-12 to fit_to (below, P and Q round
+    to 1 and tanh(x) = x), against f64 tanh."""
+    s = fit_to * fit_to
+    x = np.unique(np.concatenate([np.linspace(0, fit_to, 40000),
+                                  fit_to * np.sin(np.linspace(0, np.pi / 2, 40000)),
                                   np.geomspace(1e-6, 1, 20000)]))
     x = x[x > 0]
-    t = x * x / s  # the fit runs in z / clamp^2, which keeps the system well scaled
+    t = x * x / s  # the fit runs in z / fit_to^2, which keeps the system well scaled
     f = np.tanh(x) / x
     w = np.ones_like(t)
     best = None
@@ -167,6 +169,13 @@ def fit_rational_tanh_f32(m, n, clamp):
     pz = (p / s ** np.arange(m + 1)).astype(np.float32)
     qz = (q / s ** np.arange(n + 1)).astype(np.float32)
 
+    # TANH_ONE: the first f32 whose tanh rounds to 1, i.e. 1 - tanh(x) is at
+    # most half an ULP of 1 below it (2^-25; the tie rounds to even, 1).
+    bits = int(np.float32(8.0).view(np.int32))
+    while 1 - mp.tanh(mp.mpf(float(np.int32(bits).view(np.float32)))) > mp.mpf(2) ** -25:
+        bits += 1
+    one = np.int32(bits).view(np.float32)
+
     def horner(c, z):
         r = np.full_like(z, c[-1])
         for ck in c[-2::-1]:
@@ -174,15 +183,26 @@ def fit_rational_tanh_f32(m, n, clamp):
             r = (r.astype(np.float64) * z + np.float64(ck)).astype(np.float32)
         return r
 
-    xs = np.arange(np.float32(2.0 ** -20).view(np.int32), np.float32(clamp).view(np.int32), 37,
-                   dtype=np.int32).view(np.float32)
-    z = (xs * xs).astype(np.float32)
-    r = np.minimum((xs * horner(pz, z)).astype(np.float32) / horner(qz, z), np.float32(1))
-    ref = np.tanh(xs.astype(np.float64))
-    ulp = np.abs(r - ref) / np.spacing(ref.astype(np.float32)).astype(np.float64)
-    print(f"// TANH_F32_NUM / TANH_F32_DEN: [0, {clamp}], degrees {m}/{n} in x^2, fit "
-          f"{e / 2.0 ** -24:.3f} ulp; as evaluated in f32: max {ulp.max():.2f} ulp, "
-          f"mean {ulp.mean():.3f}")
+    worst, at, total, count = 0.0, 0.0, 0.0, 0
+    lo = int(np.float32(2.0 ** -12).view(np.int32))
+    hi = int(np.float32(fit_to).view(np.int32)) + 1
+    for start in range(lo, hi, 1 << 22):
+        xs = np.arange(start, min(start + (1 << 22), hi), dtype=np.int32).view(np.float32)
+        ac = np.minimum(xs, one)
+        z = (ac * ac).astype(np.float32)
+        r = np.minimum((ac * horner(pz, z)).astype(np.float32) / horner(qz, z), np.float32(1))
+        r = np.where(xs >= one, np.float32(1), r)
+        ref = np.tanh(xs.astype(np.float64))
+        ulp = np.abs(r - ref) / np.spacing(ref.astype(np.float32)).astype(np.float64)
+        i = int(np.argmax(ulp))
+        if ulp[i] > worst:
+            worst, at = float(ulp[i]), float(xs[i])
+        total += float(ulp.sum())
+        count += len(xs)
+    print(f"// TANH_F32_NUM / TANH_F32_DEN: [0, {fit_to}], degrees {m}/{n} in x^2, fit "
+          f"{e / 2.0 ** -24:.3f} ulp; as evaluated in f32 with FMA, every f32 from 2^-12 "
+          f"to {fit_to}: max {worst:.2f} ulp (at {at!r}), mean {total / count:.3f}")
+    print(f"// TANH_ONE = f32::from_bits({bits:#x}) = {float(one)!r}")
     for name, c in (("TANH_F32_NUM", pz), ("TANH_F32_DEN", qz)):
         body = ", ".join(repr(float(v)) for v in c)
         print(f"pub const {name}: [f32; {len(c)}] = [{body}];\n")

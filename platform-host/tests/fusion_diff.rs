@@ -1898,7 +1898,7 @@ fc {
 /// signs.
 fn wide_f32(n: usize, salt: u32) -> Literal {
     const EDGES: [f32; 20] = [
-        // `tanh`: where it saturates to 1, and its clamp.
+        // `tanh`: where it saturates to 1 (and clamps), and beyond.
         9.010_914,
         9.010_913,
         9.1,

@@ -36,6 +36,8 @@ use std::collections::HashMap;
 const BLOCK_ELEMENTS: usize = 1 << 20;
 /// A tap class's im2col chunk, in elements: one task's chunk and its
 /// product stay in that core's L2 between the copy, the GEMM and the scatter.
+/// (Fewer where the chunk's product would reach the GEMM's parallel
+/// threshold: the task's GEMM runs on the task's thread.)
 const CLASS_CHUNK_ELEMENTS: usize = 1 << 14;
 /// Fewest multiply-adds per task of a tap class (several chunks each).
 const TASK_MACS: usize = 1 << 21;
@@ -864,7 +866,10 @@ fn run_class<T: bytemuck::Pod + Send + Sync>(
     // then the product rows scattered to their output positions. One
     // parallel pass per class, where whole-class blocks needed three with a
     // barrier after each and sent the block through memory between them.
-    let chunk = (CLASS_CHUNK_ELEMENTS / cols).clamp(1, rows);
+    let serial_rows = (super::gemm::PARALLEL_MIN_MACS - 1) / (cols * c_out).max(1);
+    let chunk = (CLASS_CHUNK_ELEMENTS / cols)
+        .min(serial_rows)
+        .clamp(1, rows);
     let per_task = chunk.max((TASK_MACS / (cols * c_out).max(1)).max(1));
     let kernel_addr = kernel.as_ptr() as usize;
     parallel_for(rows, per_task, |s, e| {

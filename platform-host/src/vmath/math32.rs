@@ -124,11 +124,9 @@ pub(crate) const EXP_LOW: f32 = -110.0;
 pub(crate) const EXP_HIGH: f32 = 89.0;
 /// [`logistic`]'s clamp (see there).
 pub(crate) const LOGISTIC_HIGH: f32 = 87.0;
-/// [`tanh`]'s argument clamp: the rational function is fitted up to it, and
-/// `tanh` rounds to 1 from 9.02 on.
-pub(crate) const TANH_CLAMP: f32 = 9.1;
 /// The smallest `f32` whose `tanh` rounds to 1 (`1 - tanh` is below half an
-/// ULP of 1 from it on).
+/// ULP of 1 from it on; `scripts/fit_vmath_poly.py TANH_F32_RATIONAL` prints
+/// it): [`tanh`] clamps its argument here and returns 1 from here on.
 pub(crate) const TANH_ONE: f32 = f32::from_bits(0x4110_2cb4);
 /// [`log`]: the bits of `sqrt(1/2)`, where the mantissa range starts.
 pub(crate) const SQRT_HALF_BITS: i32 = 0x3f35_04f3;
@@ -331,23 +329,24 @@ pub fn log1p<I: Isa>(x: f32) -> f32 {
 // Hyperbolic and error functions.
 
 /// One rational function over the whole range, `x P(x^2) / Q(x^2)` with the
-/// argument clamped at 9.1 (tanh rounds to 1 from 9.02 on): one division and
+/// argument clamped at [`TANH_ONE`], from where the result is 1: one division and
 /// no branch, so a vector of arguments costs the same wherever they lie (the
 /// two-branch form it replaced, a polynomial below 0.625 and `1 - 2 / (e^2x +
 /// 1)` above, was within 1.2 ULP but computed both branches for every lane,
-/// twice this one's work). At most 5.2 ULP (mean 0.65) from the exact result
-/// over every f32 from 2^-12 to 9.1, with `tanh(x) = x` below; the fit's own
-/// error is 0.4 ULP (`scripts/fit_vmath_poly.py TANH_F32_RATIONAL`), the rest
-/// is the Horner steps' rounding near 1, where `P` and `Q` are large. XLA
-/// CPU's `tanh` is one rational function too, 4.7 ULP off at most on every
-/// 7th f32 of the same range. Near 1 the quotient can round just above 1, so
-/// it is capped there, and from [`TANH_ONE`] on the result is 1 whatever the
-/// rounding of the steps (with or without fused multiply-adds). Odd: the sign
-/// is `x`'s, so `tanh(-0) = -0`; NaN passes.
+/// twice this one's work). With fused multiply-adds, at most 5.2 ULP (mean
+/// 0.65) from the exact result over every f32 from 2^-12 to 9.1, and
+/// `tanh(x) = x` below (`scripts/fit_vmath_poly.py TANH_F32_RATIONAL`, which
+/// fits the coefficients and evaluates them as here); the fit's own error is
+/// 0.4 ULP, the rest is the Horner steps' rounding near 1, where `P` and `Q`
+/// are large. XLA CPU's `tanh` is one rational function too, 4.7 ULP off at
+/// most on every 7th f32 of the same range. Near 1 the quotient can round
+/// just above 1, so it is capped there, and from [`TANH_ONE`] on the result
+/// is 1 whatever the rounding of the steps. Odd: the sign is `x`'s, so
+/// `tanh(-0) = -0`; NaN passes.
 #[inline(always)]
 pub fn tanh<I: Isa>(x: f32) -> f32 {
     let a = x.abs();
-    let ac = if a > TANH_CLAMP { TANH_CLAMP } else { a };
+    let ac = if a > TANH_ONE { TANH_ONE } else { a };
     let z = ac * ac;
     let p = poly::<I, 5>(z, &TANH_F32_NUM);
     let q = poly::<I, 5>(z, &TANH_F32_DEN);
@@ -636,7 +635,7 @@ mod tests {
             }
             bits += 4093;
         }
-        for x in [TANH_ONE, 9.02, TANH_CLAMP, 20.0, f32::MAX, f32::INFINITY] {
+        for x in [TANH_ONE, 9.02, 9.1, 20.0, f32::MAX, f32::INFINITY] {
             assert_eq!(tanh::<I>(x), 1.0, "tanh({x})");
             assert_eq!(tanh::<I>(-x), -1.0, "tanh(-{x})");
         }

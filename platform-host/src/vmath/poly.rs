@@ -76,7 +76,7 @@ pub const LOG_F64: [f64; 7] = [
     0.14616449685043406,
 ];
 
-// TANH_F32_NUM / TANH_F32_DEN: [0, 9.1], degrees 4/4 in x^2, fit 0.399 ulp; as evaluated in f32: max 4.62 ulp, mean 0.431
+// TANH_F32_NUM / TANH_F32_DEN: [0, 9.1], degrees 4/4 in x^2, fit 0.399 ulp; as evaluated in f32 with FMA, every f32 from 2^-12 to 9.1: max 5.14 ulp (at 8.740891456604004), mean 0.646
 // (`tanh(x) = x NUM(x^2) / DEN(x^2)`, `fit_rational_tanh_f32` in the script.)
 pub const TANH_F32_NUM: [f32; 5] = [
     1.0,

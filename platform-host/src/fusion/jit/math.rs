@@ -22,7 +22,7 @@
 use super::{Function, JitOp, Order};
 use crate::elementwise_ops::EXP_F32_NORMAL_FROM;
 use crate::vmath::math32::{
-    EXP_HIGH, EXP_LOW, LN2_HI, LN2_LO, LOG2E, LOGISTIC_HIGH, SQRT_HALF_BITS, TANH_CLAMP, TANH_ONE,
+    EXP_HIGH, EXP_LOW, LN2_HI, LN2_LO, LOG2E, LOGISTIC_HIGH, SQRT_HALF_BITS, TANH_ONE,
 };
 use crate::vmath::poly::{EXP_F32, LOG_F32, TANH_F32_DEN, TANH_F32_NUM};
 use platform_api::hlo::ComparisonDirection as Dir;
@@ -222,8 +222,8 @@ impl Builder {
     /// `math32::tanh`.
     fn tanh(&mut self, x: Val) -> Val {
         let a = self.op(JitOp::FAbs, &[x]);
-        let clamp = self.f(TANH_CLAMP);
-        let ac = self.op(JitOp::PickLess, &[clamp, a]);
+        let saturate = self.f(TANH_ONE);
+        let ac = self.op(JitOp::PickLess, &[saturate, a]);
         let z = self.mul(ac, ac);
         let p = self.poly(z, &TANH_F32_NUM);
         let q = self.poly(z, &TANH_F32_DEN);
@@ -233,7 +233,6 @@ impl Builder {
         // passes, as in the kernel's comparison.
         let one = self.f(1.0);
         let capped = self.op(JitOp::PickLess, &[one, r]);
-        let saturate = self.f(TANH_ONE);
         let r = self.pick(Dir::Ge, a, saturate, one, capped);
         // `copysign(r, x)`: `r`'s sign bit is clear (a NaN comes from `a`'s),
         // so the magnitude needs no mask.

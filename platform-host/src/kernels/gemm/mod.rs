@@ -244,7 +244,7 @@ const DIRECT_RHS_MAX_SPAN: usize = 2 << 20;
 
 /// Products below this many multiply-adds run on one thread: handing work
 /// to the pool costs a few microseconds.
-const PARALLEL_MIN_MACS: usize = 1 << 20;
+pub(crate) const PARALLEL_MIN_MACS: usize = 1 << 20;
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn gemm_source<T: Element, A: LhsSource<T>>(
