@@ -21,7 +21,7 @@ use super::view::gather;
 use crate::elementwise_ops::{self as ops, Arg};
 use crate::kernels::scalar_program::{load_register, Register, ScalarEval};
 use crate::lowering::BlockProducer;
-use crate::runtime::pool::compute_pool;
+use crate::runtime::pool::run_tasks;
 use crate::thunk::{BufferSlice, ExecuteContext, Thunk};
 use platform_api::Result;
 use std::cell::RefCell;
@@ -1234,12 +1234,10 @@ impl<'p> Env<'p> {
                 .clamp(1, p.n_tasks.max(1))
                 .min(blocks);
             if tasks > 1 {
-                compute_pool().scope(|s| {
-                    for t in 0..tasks {
-                        let (b0, b1) = task_range(blocks, tasks, t);
-                        let (c0, c1) = (b0 * p.cap_cols, (b1 * p.cap_cols).min(col_len));
-                        s.spawn(move |_| self.col_phase(c0, c1));
-                    }
+                run_tasks(tasks, |t| {
+                    let (b0, b1) = task_range(blocks, tasks, t);
+                    let (c0, c1) = (b0 * p.cap_cols, (b1 * p.cap_cols).min(col_len));
+                    self.col_phase(c0, c1);
                 });
             } else {
                 self.col_phase(0, col_len);
@@ -1373,11 +1371,7 @@ fn run(env: &Env<'_>) {
     if tasks == 1 {
         env.run_task(0);
     } else if tasks > 1 {
-        compute_pool().scope(|s| {
-            for t in 0..tasks {
-                s.spawn(move |_| env.run_task(t));
-            }
-        });
+        run_tasks(tasks, |t| env.run_task(t));
     }
     env.finalize();
 }

@@ -25,7 +25,7 @@ use super::scalar_program::{binary_reducer, load_register, Register, ScalarProgr
 use super::strided::unflatten;
 use crate::elementwise_ops::{typed_combiner, CombinerVisitor};
 use crate::lowering::LowerCtx;
-use crate::runtime::pool::{compute_pool, parallel_for};
+use crate::runtime::pool::{compute_pool, map_tasks, parallel_for};
 use crate::thunk::{thunk, BufferSlice, Thunk};
 use platform_api::hlo::{BinaryOp, InstrId, Op};
 use platform_api::{ElementType, Error, Result};
@@ -296,18 +296,12 @@ where
                 let threads = compute_pool().current_num_threads().max(1);
                 let parts = threads * 4;
                 let chunk = inner_len.div_ceil(parts);
-                let partials: Vec<T> = compute_pool().install(|| {
-                    use rayon::prelude::*;
-                    (0..parts)
-                        .into_par_iter()
-                        .filter_map(|p| {
-                            let s = p * chunk;
-                            let e = ((p + 1) * chunk).min(inner_len);
-                            (s < e).then(|| fold(x[s], &x[s + 1..e], &f))
-                        })
-                        .collect()
+                let partials: Vec<Option<T>> = map_tasks(parts, |p| {
+                    let s = p * chunk;
+                    let e = ((p + 1) * chunk).min(inner_len);
+                    (s < e).then(|| fold(x[s], &x[s + 1..e], &f))
                 });
-                let r = partials.into_iter().fold(init_v, f);
+                let r = partials.into_iter().flatten().fold(init_v, f);
                 out[0] = r;
                 return Ok(());
             }

@@ -48,7 +48,7 @@ pub use blocking::Blocking;
 pub use pack::{LhsSource, Strided};
 
 use crate::kernels::denormal::Flushable;
-use crate::runtime::pool::compute_pool;
+use crate::runtime::pool::{compute_pool, run_tasks};
 use crate::vmath::Level;
 use arch::{Portable, Simd};
 use kernel::{PackedLhs, Rhs};
@@ -307,13 +307,7 @@ unsafe fn gemm_source<T: Element, A: LhsSource<T>>(
             unsafe { serial(&job, rows, cols, level) };
         }
     };
-    compute_pool().scope(|s| {
-        let part = &part;
-        for t in 1..parts {
-            s.spawn(move |_| part(t));
-        }
-        part(0);
-    });
+    run_tasks(parts, part);
 }
 
 /// How many row and column parts to cut `C` into for `threads` threads:
