@@ -2,8 +2,7 @@
 //!
 //! [`tile`] computes one `MR × NV·LANES` block of `C` from a strip of the lhs
 //! (`MR` rows, `kc` columns, addressed by a row stride and a k stride so
-//! both packed layouts, row panels and column panels, work; the packer
-//! writes column panels) and a packed
+//! both packed layouts, row panels and column panels, work) and a packed
 //! rhs micro-panel (`kc` rows of `NV` vectors). Per k step it loads the `NV`
 //! rhs vectors once, broadcasts each of the `MR` lhs values and issues
 //! `MR·NV` fused multiply-adds into accumulators that live in registers for

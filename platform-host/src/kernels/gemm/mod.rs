@@ -460,7 +460,8 @@ unsafe fn serial_body<S: Simd, A: LhsSource<S::T>>(
                 // SAFETY: the block lies in A; the buffer holds the strips;
                 // tile (i0, j0) of C belongs to this rectangle.
                 unsafe {
-                    let layout = pack::pack_lhs(job.a, i0, mcb, p0, kcb, S::MR, abuf);
+                    let layout =
+                        pack::pack_lhs(job.a, i0, mcb, p0, kcb, S::MR, S::ROW_PANELS, abuf);
                     let lhs = PackedLhs {
                         ptr: abuf,
                         rows: mcb,

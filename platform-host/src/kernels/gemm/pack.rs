@@ -6,8 +6,9 @@
 //!   kernel's broadcasts read one short run per step. A column-major source
 //!   is copied column by column; one whose rows are contiguous (row-major
 //!   matrices, convolution windows) is read a run of each row at a time and
-//!   interleaved. ([`super::kernel`] also reads *row panels*, rows of `kc`
-//!   consecutive values, through its row and k strides.)
+//!   interleaved, or, under AVX-512, copied row by row into *row panels*
+//!   (rows of `kc` consecutive values, which [`super::kernel`] reads through
+//!   its row and k strides; see [`super::arch::Simd::ROW_PANELS`]).
 //! * The rhs block (`kc × nc`) becomes micro-panels of `NR` columns, each
 //!   row of a panel `NR` consecutive values; the last panel is rounded up to
 //!   whole vectors with zeros. Row-major sources copy runs of `NR`; column-
@@ -139,7 +140,10 @@ pub(super) struct LhsLayout {
 }
 
 /// Packs `A[r0 .. r0 + mc, p0 .. p0 + kc]` into strips of `mr` rows at `dst`
-/// (`mc·kc` elements, rounded up to whole strips for column panels).
+/// (`mc·kc` elements, rounded up to whole strips for column panels). A source
+/// with contiguous rows is packed as row panels when `row_panels` is set
+/// (see [`super::arch::Simd::ROW_PANELS`]), else interleaved into column
+/// panels.
 ///
 /// # Safety
 /// The block must lie in the source; `dst` valid for
@@ -153,6 +157,7 @@ pub(super) unsafe fn pack_lhs<T: Element, A: LhsSource<T>>(
     p0: usize,
     kc: usize,
     mr: usize,
+    row_panels: bool,
     dst: *mut T,
 ) -> LhsLayout {
     // SAFETY (both branches): every write stays inside the strips, every
@@ -172,6 +177,23 @@ pub(super) unsafe fn pack_lhs<T: Element, A: LhsSource<T>>(
             LhsLayout {
                 ars: 1,
                 aps: mr,
+                strip: mr * kc,
+            }
+        } else if row_panels {
+            // Row panels: strip s, row i, k step p at s·mr·kc + i·kc + p,
+            // each row one contiguous copy.
+            let mut i0 = 0;
+            while i0 < mc {
+                let rows = mr.min(mc - i0);
+                let strip = dst.add(i0 * kc);
+                for i in 0..rows {
+                    src.read_row(r0 + i0 + i, p0, kc, strip.add(i * kc));
+                }
+                i0 += mr;
+            }
+            LhsLayout {
+                ars: kc,
+                aps: 1,
                 strip: mr * kc,
             }
         } else {
