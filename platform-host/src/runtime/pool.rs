@@ -16,10 +16,15 @@
 //! parallel kernel (the pool's, then the caller's), tens of microseconds on a
 //! virtual machine: more than a small GEMM of a recurrent step takes.
 //!
-//! A helper only ever blocks on nothing: the caller waits for claimed tasks,
-//! which run without waiting on anything, so a kernel never blocks a pool
-//! thread on another stream and calls may nest (a task that itself calls
-//! [`run_tasks`] is a caller in turn).
+//! A helper whose job has no tasks left lingers for a while (`LINGER`),
+//! watching for the next posted job and joining it at once: a recurrent step
+//! alternates parallel GEMMs with short serial kernels, and a helper that had
+//! gone to sleep in between would wake after the caller had done its share.
+//!
+//! Nothing here waits for work that has not started: a caller waits only for
+//! tasks already running, so a kernel never blocks a pool thread on another
+//! stream, and calls may nest (a task that itself calls [`run_tasks`] is a
+//! caller in turn).
 //!
 //! [`parallel_for`] is the range form: it splits `0..n` into contiguous
 //! ranges of at least `min_per_task` items, or runs inline when the work is
@@ -141,6 +146,53 @@ impl Job {
     }
 }
 
+/// How long a helper whose job has no tasks left watches for the next one
+/// before going back to the pool (which soon puts it to sleep). A recurrent
+/// step runs a parallel GEMM, a short serial kernel, another GEMM: a helper
+/// that has fallen asleep in between wakes too late to take its share.
+const LINGER: Duration = Duration::from_micros(100);
+
+/// The latest job posted by [`run_tasks`], for lingering helpers; `EPOCH`
+/// counts posts, `LINGERING` the helpers watching.
+static POSTED: Mutex<Option<Arc<Job>>> = Mutex::new(None);
+static EPOCH: AtomicUsize = AtomicUsize::new(0);
+static LINGERING: AtomicUsize = AtomicUsize::new(0);
+
+/// A pool thread's part in `job`, then in the jobs posted while it lingers.
+/// A stale job is harmless: its tasks are all claimed, so `work` returns
+/// without touching its body.
+fn help(job: Arc<Job>) {
+    job.work();
+    drop(job);
+    LINGERING.fetch_add(1, Ordering::AcqRel);
+    let mut seen = EPOCH.load(Ordering::Acquire);
+    let mut since = Instant::now();
+    let mut checks = 0u32;
+    while since.elapsed() < LINGER {
+        let epoch = EPOCH.load(Ordering::Acquire);
+        if epoch != seen {
+            seen = epoch;
+            let next = POSTED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            if let Some(next) = next {
+                next.work();
+            }
+            since = Instant::now();
+            continue;
+        }
+        for _ in 0..4 {
+            std::hint::spin_loop();
+        }
+        checks += 1;
+        if checks.is_multiple_of(16) {
+            // Every few microseconds (a `pause` can take 140 cycles), leave
+            // the core to anything else runnable on it: the stream thread or
+            // the program's caller may be waiting for one.
+            std::thread::yield_now();
+        }
+    }
+    LINGERING.fetch_sub(1, Ordering::AcqRel);
+}
+
 /// Runs `f(0)`, …, `f(tasks - 1)`, each exactly once, on the calling thread
 /// and up to `cores - 1` pool threads, and returns when all have finished.
 /// A panic in any task is re-raised here once every started task has ended.
@@ -164,14 +216,25 @@ pub fn run_tasks(tasks: usize, f: impl Fn(usize) + Sync) {
         panic: Mutex::new(None),
         caller: std::thread::current(),
     });
-    for _ in 0..helpers {
+    // Helpers still lingering after an earlier job pick this one up at
+    // once; the pool is asked only for the rest.
+    *POSTED.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&job));
+    EPOCH.fetch_add(1, Ordering::AcqRel);
+    let lingering = LINGERING.load(Ordering::Acquire);
+    for _ in lingering.min(helpers)..helpers {
         let job = Arc::clone(&job);
-        compute_pool().spawn(move || job.work());
+        compute_pool().spawn(move || help(job));
     }
     // `work` catches the tasks' panics, so the wait always happens and the
     // borrowed closure outlives every helper running it.
     job.work();
     job.wait();
+    {
+        let mut posted = POSTED.lock().unwrap_or_else(|e| e.into_inner());
+        if posted.as_ref().is_some_and(|p| Arc::ptr_eq(p, &job)) {
+            *posted = None;
+        }
+    }
     let payload = job.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(payload) = payload {
         std::panic::resume_unwind(payload);
