@@ -124,25 +124,34 @@ impl Job {
         }
     }
 
-    /// Waits until every task is finished or abandoned.
+    /// Waits until every task is finished or abandoned: spins for [`SPIN`],
+    /// then parks until the last finisher unparks it.
     fn wait(&self) {
         let start = Instant::now();
-        let mut spins = 0u32;
+        let mut round = 0;
         while self.done.load(Ordering::Acquire) < self.tasks {
             if start.elapsed() < SPIN {
-                for _ in 0..64 {
-                    std::hint::spin_loop();
-                }
-                spins += 1;
-                if spins.is_multiple_of(16) {
-                    std::thread::yield_now();
-                }
+                relax(&mut round);
             } else {
-                // A stale token from an earlier job can end this early; the
+                // `finish` counts before it unparks, so no wake-up is lost; a
+                // stale token from an earlier job ends this early, and the
                 // loop re-checks.
-                std::thread::park_timeout(Duration::from_millis(1));
+                std::thread::park();
             }
         }
+    }
+}
+
+/// One round of a spin-wait: a few `pause`s (each can take 140 cycles), and
+/// every few microseconds the core left to anything else runnable on it (the
+/// stream thread, or the program's caller, may be waiting for one).
+fn relax(round: &mut u32) {
+    for _ in 0..4 {
+        std::hint::spin_loop();
+    }
+    *round += 1;
+    if round.is_multiple_of(16) {
+        std::thread::yield_now();
     }
 }
 
@@ -163,11 +172,12 @@ static LINGERING: AtomicUsize = AtomicUsize::new(0);
 /// without touching its body.
 fn help(job: Arc<Job>) {
     job.work();
+    // Not kept alive while lingering: the caller clears `POSTED` by identity.
     drop(job);
     LINGERING.fetch_add(1, Ordering::AcqRel);
     let mut seen = EPOCH.load(Ordering::Acquire);
     let mut since = Instant::now();
-    let mut checks = 0u32;
+    let mut round = 0;
     while since.elapsed() < LINGER {
         let epoch = EPOCH.load(Ordering::Acquire);
         if epoch != seen {
@@ -179,16 +189,7 @@ fn help(job: Arc<Job>) {
             since = Instant::now();
             continue;
         }
-        for _ in 0..4 {
-            std::hint::spin_loop();
-        }
-        checks += 1;
-        if checks.is_multiple_of(16) {
-            // Every few microseconds (a `pause` can take 140 cycles), leave
-            // the core to anything else runnable on it: the stream thread or
-            // the program's caller may be waiting for one.
-            std::thread::yield_now();
-        }
+        relax(&mut round);
     }
     LINGERING.fetch_sub(1, Ordering::AcqRel);
 }

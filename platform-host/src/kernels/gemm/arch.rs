@@ -46,7 +46,7 @@ pub unsafe trait Simd: Copy + Send + Sync + 'static {
     /// for large products; but interleaving is a strided write, which
     /// AVX-512 code turns into scatter instructions, and then packing cost
     /// more than the multiply-adds of a narrow product (a convolution's 64
-    /// output channels: 3.4-4.0 against 2.4-2.5 ms for `[3136, 576] x [576,
+    /// output channels: 3.4-4.0 against 2.4-2.9 ms for `[3136, 576] x [576,
     /// 64]` on one core).
     const ROW_PANELS: bool = false;
 
