@@ -125,8 +125,16 @@ impl Kernel {
 
 /// Reads element `i` of an operand: from a slice, the one scalar, or the
 /// destination's current element (`cur`, when the destination is that operand).
+///
+/// The loops first cut every slice lane to the destination's length
+/// ([`Lane::fit`]): with the lengths unrelated, each `at` kept a bounds check
+/// and LLVM vectorised all but the last 1..=lanes elements, leaving those to
+/// a scalar loop that cost more than the vector part on a block of a few
+/// thousand elements.
 trait Lane<T, R>: Copy {
     fn at(self, i: usize, cur: R) -> T;
+    /// This lane, reading no further than `n` elements.
+    fn fit(self, n: usize) -> Self;
 }
 
 #[derive(Clone, Copy)]
@@ -141,12 +149,20 @@ impl<T: Copy, R> Lane<T, R> for P<'_, T> {
     fn at(self, i: usize, _: R) -> T {
         self.0[i]
     }
+    #[inline(always)]
+    fn fit(self, n: usize) -> Self {
+        P(&self.0[..n])
+    }
 }
 
 impl<T: Copy, R> Lane<T, R> for S<T> {
     #[inline(always)]
     fn at(self, _: usize, _: R) -> T {
         self.0
+    }
+    #[inline(always)]
+    fn fit(self, _: usize) -> Self {
+        self
     }
 }
 
@@ -157,6 +173,10 @@ impl<T: Copy, R: Copy> Lane<T, R> for D {
         // type (checked by `lane!`).
         // SAFETY: same size (checked), both plain data.
         unsafe { std::mem::transmute_copy::<R, T>(&cur) }
+    }
+    #[inline(always)]
+    fn fit(self, _: usize) -> Self {
+        self
     }
 }
 
@@ -183,8 +203,10 @@ unsafe fn scalar<T: Copy>(p: *const u8) -> T {
 /// None beyond the types' (`unsafe` for `multiversion!`).
 #[inline(always)]
 unsafe fn run1_loop<A: Copy, R: Copy, L: Lane<A, R>, F: Fn(A) -> R>(a: L, out: &mut [R], f: F) {
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = f(a.at(i, *o));
+    let n = out.len();
+    let a = a.fit(n);
+    for i in 0..n {
+        out[i] = f(a.at(i, out[i]));
     }
 }
 
@@ -197,8 +219,11 @@ unsafe fn run2_loop<A: Copy, B: Copy, R: Copy, LA: Lane<A, R>, LB: Lane<B, R>, F
     out: &mut [R],
     f: F,
 ) {
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = f(a.at(i, *o), b.at(i, *o));
+    let n = out.len();
+    let (a, b) = (a.fit(n), b.fit(n));
+    for i in 0..n {
+        let cur = out[i];
+        out[i] = f(a.at(i, cur), b.at(i, cur));
     }
 }
 
@@ -222,8 +247,11 @@ unsafe fn run3_loop<
     out: &mut [R],
     f: F,
 ) {
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = f(a.at(i, *o), b.at(i, *o), c.at(i, *o));
+    let n = out.len();
+    let (a, b, c) = (a.fit(n), b.fit(n), c.fit(n));
+    for i in 0..n {
+        let cur = out[i];
+        out[i] = f(a.at(i, cur), b.at(i, cur), c.at(i, cur));
     }
 }
 

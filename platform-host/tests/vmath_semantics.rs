@@ -1139,14 +1139,15 @@ fn f32_log1p_is_the_c_librarys_bit_for_bit() {
 
 /// `select` of every element width, with each branch a slice, a broadcast
 /// scalar or the destination itself, over lengths that leave every possible
-/// tail after the vector loop; any nonzero predicate byte is true.
+/// tail after the vector loop, and around the generic loop's chunks of 64;
+/// any nonzero predicate byte is true.
 #[test]
 fn select_reads_every_branch_form_at_every_width_and_length() {
     fn check<T: vmath::SelectElem + PartialEq + std::fmt::Debug>(
         level: Level,
         make: impl Fn(u64) -> T,
     ) {
-        for n in 0..=37usize {
+        for n in (0..=37usize).chain([63, 64, 65, 127, 128, 130, 200]) {
             let pred: Vec<u8> = (0..n)
                 .map(|i| [0u8, 1, 2, 0, 0x80, 255, 0][i % 7])
                 .collect();

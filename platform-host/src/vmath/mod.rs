@@ -476,10 +476,7 @@ pub fn select_at<T: SelectElem>(
                 }
             }
             isa::dispatch!(level, I => kernels::with_lane!(on_true, n, lt => kernels::with_lane!(on_false, n, lf => {
-                for i in 0..n {
-                    let (t, f) = (kernels::Lane::at(lt, i, dst), kernels::Lane::at(lf, i, dst));
-                    dst[i] = if p[i] != 0 { t } else { f };
-                }
+                kernels::select_lanes(p, lt, lf, dst)
             })));
             Ok(())
         }
