@@ -201,6 +201,9 @@ unsafe fn scalar<T: Copy>(p: *const u8) -> T {
 ///
 /// # Safety
 /// None beyond the types' (`unsafe` for `multiversion!`).
+// Indexed, not `iter_mut().enumerate()`: see `Lane` (the iterator form
+// kept the scalar tail).
+#[allow(clippy::needless_range_loop)]
 #[inline(always)]
 unsafe fn run1_loop<A: Copy, R: Copy, L: Lane<A, R>, F: Fn(A) -> R>(a: L, out: &mut [R], f: F) {
     let n = out.len();
@@ -212,6 +215,9 @@ unsafe fn run1_loop<A: Copy, R: Copy, L: Lane<A, R>, F: Fn(A) -> R>(a: L, out: &
 
 /// # Safety
 /// As [`run1_loop`].
+// Indexed, not `iter_mut().enumerate()`: see `Lane` (the iterator form
+// kept the scalar tail).
+#[allow(clippy::needless_range_loop)]
 #[inline(always)]
 unsafe fn run2_loop<A: Copy, B: Copy, R: Copy, LA: Lane<A, R>, LB: Lane<B, R>, F: Fn(A, B) -> R>(
     a: LA,
@@ -229,6 +235,9 @@ unsafe fn run2_loop<A: Copy, B: Copy, R: Copy, LA: Lane<A, R>, LB: Lane<B, R>, F
 
 /// # Safety
 /// As [`run1_loop`].
+// Indexed, not `iter_mut().enumerate()`: see `Lane` (the iterator form
+// kept the scalar tail).
+#[allow(clippy::needless_range_loop)]
 #[inline(always)]
 #[allow(clippy::many_single_char_names)]
 unsafe fn run3_loop<

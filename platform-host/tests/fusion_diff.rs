@@ -1100,6 +1100,11 @@ fn row_gathers_run_inside_the_fusion_that_consumes_them() {
 /// The column groups of each fusion's plan after the Host's passes, in
 /// entry order.
 fn column_groups(text: &str) -> Vec<usize> {
+    fusion_plans(text, |p| p.column_groups())
+}
+
+/// `f` of each fusion's plan after the Host's passes, in entry order.
+fn fusion_plans<T>(text: &str, f: impl Fn(&fusion::FusionPlan) -> T) -> Vec<T> {
     let module = optimize(
         HloModule::parse(&uniquify(text)).unwrap(),
         &CompileOptions::default(),
@@ -1111,9 +1116,8 @@ fn column_groups(text: &str) -> Vec<usize> {
         .iter()
         .filter(|i| matches!(i.op, Op::Fusion { .. }))
         .map(|i| {
-            fusion::plan(&module, i, &CompileOptions::default())
-                .unwrap_or_else(|e| panic!("%{}: {e}\n{module}", i.name))
-                .column_groups()
+            f(&fusion::plan(&module, i, &CompileOptions::default())
+                .unwrap_or_else(|e| panic!("%{}: {e}\n{module}", i.name)))
         })
         .collect()
 }
@@ -1192,6 +1196,15 @@ fg {
   ROOT t = (s32[12,40], f32[6,20], f32[5,1,1,33], f32[4,6,17], (f32[8,32], s32[8,32]), (f32[16,64], f32[16,7,64]), s32[128,1024]) tuple(a, b, c, d, e, f, g)"#,
     );
     assert_eq!(column_groups(&text), [12, 6, 5, 4, 8, 16, 128]);
+    // A sum or max stored unchanged builds its groups' rows in the output
+    // itself; scaled results (`fd`) and variadic ones (`fe`) keep them in
+    // scratch.
+    let scratch = fusion_plans(&text, |p| p.scratch_bytes());
+    assert_eq!(
+        scratch.iter().map(|&b| b > 0).collect::<Vec<_>>(),
+        [false, false, false, true, true, false, false],
+        "{scratch:?}"
+    );
     check("grouped columns", &text, Agree::Within(1e-5));
 }
 

@@ -15,7 +15,7 @@
 
 use super::jit;
 use super::program::{
-    BlockProgram, Home, LeafPlan, Mode, Reducer, SlotDom, Source, Step, ROW_CALL_MIN,
+    BlockProgram, Home, LeafPlan, Mode, ReducePlan, Reducer, SlotDom, Source, Step, ROW_CALL_MIN,
 };
 use super::view::gather;
 use crate::elementwise_ops::{self as ops, Arg};
@@ -914,11 +914,20 @@ impl<'p> Env<'p> {
             (p.n_tasks, row_len)
         };
         let part = |j: usize, t: usize| -> *const u8 {
-            self.scratch
-                .wrapping_add(plan.partials[j] + (t * row_len + b.pos) * widths[j])
+            self.partial_base(plan, plan.partials[j])
+                .wrapping_add((t * row_len + b.pos) * widths[j])
                 .cast_const()
         };
         match &plan.reducer {
+            Reducer::Simple { .. } if plan.partials_in_output.is_some() => {
+                // Already combined with the init, at the results' positions.
+                let (dst, src) = (st.home[results[0]], part(0, 0));
+                if !std::ptr::eq(dst.cast_const(), src) {
+                    // SAFETY: the slot and the output hold `n` elements;
+                    // a register never overlaps an output.
+                    unsafe { std::ptr::copy_nonoverlapping(src, dst, b.n * widths[0]) };
+                }
+            }
             Reducer::Simple { accumulate, .. } => {
                 let dst = st.home[results[0]];
                 // SAFETY: the slot holds `n` elements, partial rows `row_len`.
@@ -953,6 +962,15 @@ impl<'p> Env<'p> {
         }
         for &s in results {
             st.val[s] = Val::Block(st.home[s]);
+        }
+    }
+
+    /// Where reduction `plan`'s partial values at scratch offset `offset`
+    /// are: in the scratch, or at the start of the output holding them.
+    fn partial_base(&self, plan: &ReducePlan, offset: usize) -> *mut u8 {
+        match plan.partials_in_output {
+            Some(k) => self.outs[k],
+            None => self.scratch.wrapping_add(offset),
         }
     }
 
@@ -1022,13 +1040,20 @@ impl<'p> Env<'p> {
             .partials
             .iter()
             .zip(&widths)
-            .map(|(&off, &w)| self.scratch.wrapping_add(off + part * row_len * w))
+            .map(|(&off, &w)| {
+                self.partial_base(plan, off)
+                    .wrapping_add(part * row_len * w)
+            })
             .collect();
         if let Reducer::Simple { accumulate, .. } = &plan.reducer {
             let w = widths[0];
             let x = bases[0].cast_const().wrapping_add(first_row * row_len * w);
             let mut first = 0;
-            if fresh {
+            if fresh && plan.partials_in_output.is_some() {
+                // The combine adds nothing: the row starts from the init.
+                // SAFETY: the partial row (the group's result row).
+                unsafe { ops::fill(w, st.inits[r][0].as_ptr().cast(), partial[0], row_len) };
+            } else if fresh {
                 // SAFETY: the run's first row into the partial row.
                 unsafe { std::ptr::copy_nonoverlapping(x, partial[0], row_len * w) };
                 first = 1;

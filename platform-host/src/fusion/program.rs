@@ -1435,6 +1435,11 @@ pub struct ReducePlan {
     /// Byte offset in the fusion's scratch of each result's partial values
     /// (column: `n_tasks` rows of `row_len`; chunked row: one per chunk).
     pub partials: Vec<usize>,
+    /// A grouped column reduction of one simple result that is an output of
+    /// its own type and size: that output, which holds each group's partial
+    /// row at the group's own result positions (started from the init value)
+    /// instead of the scratch, so the combine has nothing left to add.
+    pub partials_in_output: Option<usize>,
 }
 
 #[derive(Debug)]
@@ -2042,7 +2047,6 @@ fn compile_built(b: &mut Builder<'_, '_>) -> Result<BlockProgram> {
         caps.units
     };
     let n_tasks = task_count(work, task_units);
-    let (reduces, scratch_bytes) = reduce_plans(b, &mut sched, mode, n_tasks, caps.units)?;
     let out_plans = outputs
         .iter()
         .map(|&e| OutputPlan {
@@ -2050,14 +2054,16 @@ fn compile_built(b: &mut Builder<'_, '_>) -> Result<BlockProgram> {
             ty: b.ty(e),
         })
         .collect::<Vec<_>>();
+    let in_place_params = in_place_params(graph, &sched, mode, &out_plans);
+    let in_place_outputs = in_place_outputs(graph, &sched, mode, &out_plans, &in_place_params);
+    let homes = grouped_partial_homes(b, &sched, &out_plans, &in_place_outputs);
+    let (reduces, scratch_bytes) = reduce_plans(b, &mut sched, mode, n_tasks, caps.units, &homes)?;
     let duplicated = sched
         .origin_instances
         .iter()
         .filter(|&(_, &n)| n > 1)
         .map(|(&o, _)| o)
         .collect();
-    let in_place_params = in_place_params(graph, &sched, mode, &out_plans);
-    let in_place_outputs = in_place_outputs(graph, &sched, mode, &out_plans, &in_place_params);
     let fetch_ahead = fetch_ahead(b, &sched);
     let own_position_params = (0..graph.params.len())
         .filter(|&k| !sched.param_scattered[k] && graph.params[k].element_count() == total)
@@ -2282,18 +2288,25 @@ fn reduce_plans(
     mode: Mode,
     n_tasks: usize,
     units: usize,
+    homes: &[Option<usize>],
 ) -> Result<(Vec<ReducePlan>, usize)> {
     let mut scratch_bytes = 0usize;
     let mut reduces = Vec::with_capacity(b.reduces.len());
-    for spec in &b.reduces {
+    for (r, spec) in b.reduces.iter().enumerate() {
         let reducer = reducer(b, spec)?;
+        let partials_in_output = match reducer {
+            Reducer::Simple { .. } => homes.get(r).copied().flatten(),
+            Reducer::Program(_) => None,
+        };
         let mut inits = Vec::new();
         for (leaf, &ty) in spec.inits.iter().zip(&spec.types) {
             inits.push(sched.leaf_plan(leaf, ty)?);
         }
         let mut partials = Vec::new();
         for &ty in &spec.types {
-            let per = if spec.col && b.col_groups > 1 {
+            let per = if partials_in_output.is_some() {
+                0
+            } else if spec.col && b.col_groups > 1 {
                 // One result row per group, summed by the task owning it.
                 b.col_groups * sched.row_len
             } else if spec.col {
@@ -2312,9 +2325,49 @@ fn reduce_plans(
             inits,
             reducer,
             partials,
+            partials_in_output,
         });
     }
     Ok((reduces, scratch_bytes))
+}
+
+/// Per reduction, the output that may hold its partial rows
+/// ([`ReducePlan::partials_in_output`]): a grouped column reduction (every
+/// group at least one row, each group owned by one task) with one result,
+/// stored whole and unchanged to an output of its type and size that no
+/// parameter shares a buffer with (it is written while the rows are read).
+fn grouped_partial_homes(
+    b: &Builder<'_, '_>,
+    sched: &Scheduler<'_, '_, '_>,
+    outputs: &[OutputPlan],
+    in_place: &[InPlaceOutput],
+) -> Vec<Option<usize>> {
+    let groups = b.col_groups;
+    let col_len = sched.row_len * groups;
+    let grouped = groups > 1 && sched.rows >= groups && sched.rows.is_multiple_of(groups);
+    (0..b.reduces.len())
+        .map(|r| {
+            let spec = &b.reduces[r];
+            if !grouped || !spec.col || spec.types.len() != 1 {
+                return None;
+            }
+            let slot = *sched.col_results.get(r)?.as_ref()?.first()?;
+            let output = match sched.slots[slot].home {
+                Home::Output(k) => k,
+                _ => sched.col_steps.iter().find_map(|step| match step {
+                    Step::Store {
+                        slot: s, output, ..
+                    } if *s == slot => Some(*output),
+                    _ => None,
+                })?,
+            };
+            let plan = outputs.get(output)?;
+            (plan.count == col_len
+                && plan.ty == spec.types[0]
+                && !in_place.iter().any(|p| p.output == output))
+            .then_some(output)
+        })
+        .collect()
 }
 
 /// Parameters whose buffer the single full-domain output may be written
