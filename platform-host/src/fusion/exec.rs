@@ -755,10 +755,39 @@ impl<'p> Env<'p> {
         let p = self.p;
         let plan = &p.reduces[r];
         let chunked = matches!(p.mode, Mode::Chunks { .. });
-        let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
         // Whole rows: one fold per row into the result slots. Chunked: one
         // partial per chunk into the scratch.
         let (rows, len) = if chunked { (1, b.n) } else { (b.nr, p.row_len) };
+        if let (Reducer::Simple { fold, .. }, [operand], [result], [off]) =
+            (&plan.reducer, operands, results, plan.partials.as_slice())
+        {
+            // One operand, one result: no per-call lists (a block can be one
+            // long row, and a few allocations per row were a tenth of a
+            // memory-bound sum's time).
+            let w = plan.types[0].byte_size();
+            let x = self.block(st, *operand, b).cast_const();
+            if chunked {
+                let dst = self.scratch.wrapping_add(off + b.chunk * w);
+                // SAFETY: the chunk's `len` elements; its partial.
+                unsafe { fold.call(x, len, std::ptr::null(), dst) };
+                return;
+            }
+            let init = st.inits[r][0].as_ptr().cast::<u8>();
+            for i in 0..rows {
+                // SAFETY: row `i` of the block; element `i` of the slot.
+                unsafe {
+                    fold.call(
+                        x.wrapping_add(i * len * w),
+                        len,
+                        init,
+                        st.home[*result].wrapping_add(i * w),
+                    )
+                };
+            }
+            st.val[*result] = Val::Block(st.home[*result]);
+            return;
+        }
+        let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
         let bases: Vec<*mut u8> = operands.iter().map(|&s| self.block(st, s, b)).collect();
         // Refilled per row, allocated once per block: rows can be a few
         // elements long (a middle dimension read through a transposed view).
