@@ -1063,19 +1063,13 @@ impl<'p> Env<'p> {
     ) {
         let p = self.p;
         let plan = &p.reduces[r];
-        let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
         let row_len = p.row_len;
-        let partial: Vec<*mut u8> = plan
-            .partials
-            .iter()
-            .zip(&widths)
-            .map(|(&off, &w)| {
-                self.partial_base(plan, off)
-                    .wrapping_add(part * row_len * w)
-            })
-            .collect();
         if let Reducer::Simple { accumulate, .. } = &plan.reducer {
-            let w = widths[0];
+            // One operand and one result, so no per-call lists.
+            let w = plan.types[0].byte_size();
+            let partial = [self
+                .partial_base(plan, plan.partials[0])
+                .wrapping_add(part * row_len * w)];
             let x = bases[0].cast_const().wrapping_add(first_row * row_len * w);
             let mut first = 0;
             if fresh && plan.partials_in_output.is_some() {
@@ -1099,6 +1093,16 @@ impl<'p> Env<'p> {
             };
             return;
         }
+        let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
+        let partial: Vec<*mut u8> = plan
+            .partials
+            .iter()
+            .zip(&widths)
+            .map(|(&off, &w)| {
+                self.partial_base(plan, off)
+                    .wrapping_add(part * row_len * w)
+            })
+            .collect();
         for i in 0..nr {
             let xs: Vec<*const u8> = bases
                 .iter()
