@@ -197,12 +197,13 @@ unsafe fn scalar<T: Copy>(p: *const u8) -> T {
 /// that does not overlap it (or the destination itself), so LLVM vectorises
 /// without runtime alias checks. They are compiled for AVX2 as well
 /// ([`crate::multiversion!`]): the types `vmath` lacks (`f16`, `bf16`,
-/// complex, `pred`) vectorise 8-wide there.
+/// complex, `pred`) vectorise 8-wide there. They index the destination
+/// rather than iterate over it: with lanes cut to its length ([`Lane::fit`])
+/// that is the form LLVM vectorises to the end (the iterator form kept a
+/// scalar tail).
 ///
 /// # Safety
 /// None beyond the types' (`unsafe` for `multiversion!`).
-// Indexed, not `iter_mut().enumerate()`: see `Lane` (the iterator form
-// kept the scalar tail).
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]
 unsafe fn run1_loop<A: Copy, R: Copy, L: Lane<A, R>, F: Fn(A) -> R>(a: L, out: &mut [R], f: F) {
@@ -215,8 +216,6 @@ unsafe fn run1_loop<A: Copy, R: Copy, L: Lane<A, R>, F: Fn(A) -> R>(a: L, out: &
 
 /// # Safety
 /// As [`run1_loop`].
-// Indexed, not `iter_mut().enumerate()`: see `Lane` (the iterator form
-// kept the scalar tail).
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]
 unsafe fn run2_loop<A: Copy, B: Copy, R: Copy, LA: Lane<A, R>, LB: Lane<B, R>, F: Fn(A, B) -> R>(
@@ -235,8 +234,6 @@ unsafe fn run2_loop<A: Copy, B: Copy, R: Copy, LA: Lane<A, R>, LB: Lane<B, R>, F
 
 /// # Safety
 /// As [`run1_loop`].
-// Indexed, not `iter_mut().enumerate()`: see `Lane` (the iterator form
-// kept the scalar tail).
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]
 #[allow(clippy::many_single_char_names)]

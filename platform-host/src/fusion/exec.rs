@@ -758,16 +758,15 @@ impl<'p> Env<'p> {
         // Whole rows: one fold per row into the result slots. Chunked: one
         // partial per chunk into the scratch.
         let (rows, len) = if chunked { (1, b.n) } else { (b.nr, p.row_len) };
-        if let (Reducer::Simple { fold, .. }, [operand], [result], [off]) =
-            (&plan.reducer, operands, results, plan.partials.as_slice())
-        {
-            // One operand, one result: no per-call lists (a block can be one
-            // long row, and a few allocations per row were a tenth of a
-            // memory-bound sum's time).
+        if let Reducer::Simple { fold, .. } = &plan.reducer {
+            // One operand, one result (a simple reducer has one type): no
+            // per-call lists (a block can be one long row, and a few
+            // allocations per row were a tenth of a memory-bound sum's time).
+            let (operand, result) = (operands[0], results[0]);
             let w = plan.types[0].byte_size();
-            let x = self.block(st, *operand, b).cast_const();
+            let x = self.block(st, operand, b).cast_const();
             if chunked {
-                let dst = self.scratch.wrapping_add(off + b.chunk * w);
+                let dst = self.scratch.wrapping_add(plan.partials[0] + b.chunk * w);
                 // SAFETY: the chunk's `len` elements; its partial.
                 unsafe { fold.call(x, len, std::ptr::null(), dst) };
                 return;
@@ -780,15 +779,19 @@ impl<'p> Env<'p> {
                         x.wrapping_add(i * len * w),
                         len,
                         init,
-                        st.home[*result].wrapping_add(i * w),
+                        st.home[result].wrapping_add(i * w),
                     )
                 };
             }
-            st.val[*result] = Val::Block(st.home[*result]);
+            st.val[result] = Val::Block(st.home[result]);
             return;
         }
         let widths: Vec<usize> = plan.types.iter().map(|t| t.byte_size()).collect();
         let bases: Vec<*mut u8> = operands.iter().map(|&s| self.block(st, s, b)).collect();
+        // The scalar evaluator's reducers (variadic ones included).
+        let Some(eval) = st.evals[r].as_mut() else {
+            return;
+        };
         // Refilled per row, allocated once per block: rows can be a few
         // elements long (a middle dimension read through a transposed view).
         let mut xs: Vec<*const u8> = Vec::with_capacity(bases.len());
@@ -819,48 +822,30 @@ impl<'p> Env<'p> {
                         .map(|(&s, &w)| st.home[s].wrapping_add(i * w)),
                 );
             }
-            match &plan.reducer {
-                Reducer::Simple { fold, .. } => {
-                    let init = if chunked {
-                        std::ptr::null()
-                    } else {
-                        st.inits[r][0].as_ptr().cast::<u8>()
-                    };
-                    // SAFETY: `len` elements of the row.
-                    unsafe { fold.call(xs[0], len, init, dsts[0]) };
-                }
-                Reducer::Program(_) => {
-                    let Some(eval) = st.evals[r].as_mut() else {
-                        continue;
-                    };
-                    let skip = if chunked {
-                        acc.clear();
-                        // SAFETY: a chunk has at least one element.
-                        acc.extend(
-                            xs.iter()
-                                .zip(&widths)
-                                .map(|(&x, &w)| unsafe { load_register(x, w) }),
-                        );
-                        1
-                    } else {
-                        acc.clone_from(&st.inits[r]);
-                        0
-                    };
-                    rest.clear();
-                    rest.extend(
-                        xs.iter()
-                            .zip(&widths)
-                            .map(|(&x, &w)| x.wrapping_add(skip * w)),
-                    );
-                    // SAFETY: forwarded.
-                    unsafe {
-                        program_fold(eval, &mut acc, &rest, &widths, len.saturating_sub(skip), 1)
-                    };
-                    for (j, a) in acc.iter().enumerate() {
-                        // SAFETY: room for one element.
-                        unsafe { store_register(a, widths[j], dsts[j]) };
-                    }
-                }
+            let skip = if chunked {
+                acc.clear();
+                // SAFETY: a chunk has at least one element.
+                acc.extend(
+                    xs.iter()
+                        .zip(&widths)
+                        .map(|(&x, &w)| unsafe { load_register(x, w) }),
+                );
+                1
+            } else {
+                acc.clone_from(&st.inits[r]);
+                0
+            };
+            rest.clear();
+            rest.extend(
+                xs.iter()
+                    .zip(&widths)
+                    .map(|(&x, &w)| x.wrapping_add(skip * w)),
+            );
+            // SAFETY: forwarded.
+            unsafe { program_fold(eval, &mut acc, &rest, &widths, len.saturating_sub(skip), 1) };
+            for (j, a) in acc.iter().enumerate() {
+                // SAFETY: room for one element.
+                unsafe { store_register(a, widths[j], dsts[j]) };
             }
         }
         if !chunked {
@@ -1067,25 +1052,25 @@ impl<'p> Env<'p> {
         if let Reducer::Simple { accumulate, .. } = &plan.reducer {
             // One operand and one result, so no per-call lists.
             let w = plan.types[0].byte_size();
-            let partial = [self
+            let partial = self
                 .partial_base(plan, plan.partials[0])
-                .wrapping_add(part * row_len * w)];
+                .wrapping_add(part * row_len * w);
             let x = bases[0].cast_const().wrapping_add(first_row * row_len * w);
             let mut first = 0;
             if fresh && plan.partials_in_output.is_some() {
                 // The combine adds nothing: the row starts from the init.
                 // SAFETY: the partial row (the group's result row).
-                unsafe { ops::fill(w, st.inits[r][0].as_ptr().cast(), partial[0], row_len) };
+                unsafe { ops::fill(w, st.inits[r][0].as_ptr().cast(), partial, row_len) };
             } else if fresh {
                 // SAFETY: the run's first row into the partial row.
-                unsafe { std::ptr::copy_nonoverlapping(x, partial[0], row_len * w) };
+                unsafe { std::ptr::copy_nonoverlapping(x, partial, row_len * w) };
                 first = 1;
             }
-            // SAFETY: the run's remaining rows; the partial row is scratch
-            // apart from the block.
+            // SAFETY: the run's remaining rows; the partial row (scratch, or
+            // the group's row of the output) lies apart from the block.
             unsafe {
                 accumulate.call(
-                    partial[0],
+                    partial,
                     x.wrapping_add(first * row_len * w),
                     nr.saturating_sub(first),
                     row_len,
