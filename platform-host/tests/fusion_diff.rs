@@ -1061,9 +1061,68 @@ fn row_gathers_run_inside_the_fusion_that_consumes_them() {
   nans = f32[64,24] broadcast(qnan), dimensions={}
   ROOT r = f32[64,24] select(okb, g, nans)"#,
     );
-    let cats = thunk_categories(&take);
-    assert!(!cats.iter().any(|c| c == "gather"), "{cats:?}");
+    // The index fusion, then the gather and its select as one thunk (the
+    // mask computed there from the fixed indices).
+    assert_eq!(thunk_categories(&take), ["fusion", "gather"]);
     check("masked take", &take, Agree::Bits);
+
+    // As JAX writes it: the bounds check reduced over the index vector
+    // dimension, so the mask arrives as an array; the branches the other
+    // way round (a negated mask); indices of two dimensions.
+    let jax_take = module(
+        r#"
+and_reducer {
+  a = pred[] parameter(0)
+  b = pred[] parameter(1)
+  ROOT c = pred[] and(a, b)
+}
+"#,
+        r#"  table = f32[16,8] parameter(0)
+  idx = s32[6,5] parameter(1)
+  zero = s32[] constant(0)
+  zeros = s32[6,5] broadcast(zero), dimensions={}
+  neg = pred[6,5] compare(idx, zeros), direction=LT
+  n = s32[] constant(16)
+  ns = s32[6,5] broadcast(n), dimensions={}
+  wrapped = s32[6,5] add(idx, ns)
+  fixed = s32[6,5] select(neg, wrapped, idx)
+  col = s32[6,5,1] reshape(fixed)
+  zeros1 = s32[6,5,1] broadcast(zero), dimensions={}
+  ge = pred[6,5,1] compare(col, zeros1), direction=GE
+  last = s32[] constant(15)
+  lasts = s32[6,5,1] broadcast(last), dimensions={}
+  le = pred[6,5,1] compare(col, lasts), direction=LE
+  ok1 = pred[6,5,1] and(ge, le)
+  yes = pred[] constant(true)
+  ok = pred[6,5] reduce(ok1, yes), dimensions={2}, to_apply=and_reducer
+  bad = pred[6,5] not(ok)
+  badb = pred[6,5,8] broadcast(bad), dimensions={0,1}
+  g = f32[6,5,8] gather(table, col), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1,8}
+  minus = f32[] constant(-1.5)
+  fill = f32[6,5,8] broadcast(minus), dimensions={}
+  ROOT r = f32[6,5,8] select(badb, fill, g)"#,
+    );
+    assert_eq!(
+        thunk_categories(&jax_take)
+            .iter()
+            .filter(|c| *c == "gather")
+            .count(),
+        1
+    );
+    check("masked take as JAX writes it", &jax_take, Agree::Bits);
+
+    // A predicate over the slice's columns is no per-point mask: the gather
+    // feeds the fusion block by block instead.
+    let columns = take.replace(
+        "okb = pred[64,24] broadcast(ok), dimensions={0}",
+        "cols = s32[24] iota(), iota_dimension=0
+  three = s32[] constant(3)
+  threes = s32[24] broadcast(three), dimensions={}
+  okc = pred[24] compare(cols, threes), direction=GT
+  okb = pred[64,24] broadcast(okc), dimensions={1}",
+    );
+    assert_eq!(thunk_categories(&columns), ["fusion", "fusion"]);
+    check("column mask", &columns, Agree::Bits);
 
     // Two-row slices (dimension 0 kept), s64 indices with an explicit index
     // vector dimension, consumed by arithmetic with another operand.

@@ -29,6 +29,11 @@
 //!   concatenates along the same dimension flattened.
 //! * `reverse` of no (or only size-1) dimensions → `x`; `reverse(reverse(x))` →
 //!   reverse of the dimensions reversed an odd number of times.
+//! * `reduce(x, init)` over dimensions of size 1 only, with a reducer that is
+//!   one binary op of its two parameters → that op of `broadcast(init)` and
+//!   `reshape(x)`, in the reducer's operand order: a reduction of one element
+//!   combines the init value with it once, which is this op (JAX's `take`
+//!   reduces its bounds check over the size-1 index vector dimension).
 //! * `get-tuple-element(tuple(...), i)` → operand `i`;
 //!   `tuple(gte(t, 0), ..., gte(t, n-1))` → `t` for an `n`-tuple `t`.
 //!
@@ -74,6 +79,7 @@
 
 use super::layout::same_layouts;
 use super::HloPass;
+use hlo_ir::analysis::combiner::{binary_combiner, BinaryCombiner};
 use hlo_ir::error::Result;
 use hlo_ir::native::Scalar;
 use hlo_ir::rewrite::{effectful_computations, ComputationEditor, NameGen};
@@ -123,12 +129,15 @@ impl HloPass for AlgebraicSimplifier {
         let mut changed = false;
         let effectful = effectful_computations(module);
         let mut names = NameGen::for_instructions(module);
+        let combiners: Vec<Option<BinaryCombiner>> =
+            module.computations.iter().map(binary_combiner).collect();
         for comp in &mut module.computations {
             let mut ed = ComputationEditor::new(comp, &mut names);
             let mut s = Simplifier {
                 ed: &mut ed,
                 options: self.options,
                 uniform: HashMap::new(),
+                combiners: &combiners,
             };
             // New instructions are visited too; the bound keeps a rule that
             // keeps producing rewritable output from looping (none should).
@@ -158,6 +167,8 @@ struct Simplifier<'e, 'a> {
     options: SimplifierOptions,
     /// Per instruction, its value if every element is the same (see `uniform`).
     uniform: HashMap<InstrId, Option<Scalar>>,
+    /// Per computation of the module, its binary-op form (for reducers).
+    combiners: &'e [Option<BinaryCombiner>],
 }
 
 /// Constants bigger than this are not scanned for a uniform value.
@@ -318,8 +329,54 @@ impl Simplifier<'_, '_> {
             Op::Compare { .. } | Op::ReducePrecision { .. } | Op::BitcastConvert => {
                 self.elementwise_of_broadcast_scalars(id)
             }
+            Op::Reduce {
+                dimensions,
+                to_apply,
+            } => {
+                let (dimensions, to_apply) = (dimensions.clone(), *to_apply);
+                self.reduce_of_one(id, &dimensions, to_apply)
+            }
             _ => None,
         }
+    }
+
+    /// `reduce(x, init)` over size-1 dimensions only → `op(init, x)`.
+    fn reduce_of_one(
+        &mut self,
+        id: InstrId,
+        dimensions: &[usize],
+        to_apply: hlo_ir::CompId,
+    ) -> Option<InstrId> {
+        let [x, init] = *self.operands(id) else {
+            return None;
+        };
+        let combiner = (*self.combiners.get(to_apply.index())?)?;
+        let dims = self.dims(x);
+        if dimensions.is_empty() || !dimensions.iter().all(|&d| dims.get(d) == Some(&1)) {
+            return None;
+        }
+        let result = self.shape(id).clone();
+        if result.element_type() != Some(combiner.ty)
+            || self.elem(x) != Some(combiner.ty)
+            || !self.shape(init).is_scalar()
+        {
+            return None;
+        }
+        let init_b = self.add(
+            id,
+            result.clone(),
+            Op::Broadcast {
+                dimensions: Vec::new(),
+            },
+            vec![init],
+        );
+        let x_r = self.add(id, result.clone(), Op::Reshape, vec![x]);
+        let operands = if combiner.swapped {
+            vec![x_r, init_b]
+        } else {
+            vec![init_b, x_r]
+        };
+        Some(self.add(id, result, Op::Binary(combiner.op), operands))
     }
 
     fn reshape(&mut self, id: InstrId) -> Option<InstrId> {

@@ -448,3 +448,48 @@ fn a_transposed_product_is_the_product_with_operands_swapped() {
     let out = simplify("  a = f32[2,3] parameter(0)\n  b = f32[3,4] parameter(1)\n  d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  ROOT t = f32[4,2] transpose(d), dimensions={1,0}");
     assert_ops(&out, &[Parameter, Parameter, Dot, Transpose]);
 }
+
+#[test]
+fn reductions_of_one_element_are_one_op() {
+    let module = |reducer: &str, ty: &str, init: &str| {
+        parse(&format!(
+            "HloModule m\n\nr {{\n  a = {ty}[] parameter(0)\n  b = {ty}[] parameter(1)\n  ROOT c = {ty}[] {reducer}\n}}\n\nENTRY e {{\n  p = {ty}[6,1,3,1] parameter(0)\n  i = {ty}[] constant({init})\n  ROOT s = {ty}[6,3] reduce(p, i), dimensions={{1,3}}, to_apply=r\n}}\n"
+        ))
+    };
+    let mut rng = Rng(7);
+    for (reducer, ty, init, want) in [
+        // `and` with true is `x` itself: the rule, then the pred identity.
+        ("and(a, b)", "pred", "true", vec![Parameter, Reshape]),
+        (
+            "add(a, b)",
+            "f32",
+            "-0",
+            vec![Parameter, Constant, Broadcast, Reshape, Add],
+        ),
+        (
+            "subtract(b, a)",
+            "s32",
+            "5",
+            vec![Parameter, Constant, Broadcast, Reshape, Subtract],
+        ),
+        ("maximum(a, b)", "f32", "-inf", vec![Parameter, Reshape]),
+    ] {
+        let m = module(reducer, ty, init);
+        let (s, changed) = run(&mut AlgebraicSimplifier::new(), &m);
+        let (out, _) = run(&mut DeadCodeElimination::new(), &s);
+        assert!(changed, "{reducer}");
+        assert_eq!(entry_opcodes(&out), want, "{reducer}:\n{out}");
+        let params = m.entry().program_shape().parameters;
+        for _ in 0..4 {
+            let args: Vec<Literal> = params.iter().map(|p| random_literal(p, &mut rng)).collect();
+            let (a, b) = (evaluate(&m, &args).unwrap(), evaluate(&out, &args).unwrap());
+            assert_eq!(a.bytes().unwrap(), b.bytes().unwrap(), "{reducer}:\n{out}");
+        }
+    }
+    // A reduction of more than one element, or with a reducer of more than
+    // one op, stays.
+    let m = parse("HloModule m\n\nr {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n\nENTRY e {\n  p = f32[6,2] parameter(0)\n  i = f32[] constant(0)\n  ROOT s = f32[6] reduce(p, i), dimensions={1}, to_apply=r\n}\n");
+    assert!(!run(&mut AlgebraicSimplifier::new(), &m).1);
+    let m = parse("HloModule m\n\nr {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  s = f32[] add(a, b)\n  ROOT c = f32[] multiply(s, b)\n}\n\nENTRY e {\n  p = f32[6,1] parameter(0)\n  i = f32[] constant(0)\n  ROOT s = f32[6] reduce(p, i), dimensions={1}, to_apply=r\n}\n");
+    assert!(!run(&mut AlgebraicSimplifier::new(), &m).1);
+}

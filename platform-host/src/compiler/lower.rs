@@ -20,19 +20,30 @@ use platform_api::passes::dump::{Dump, DUMP_OPTION};
 use platform_api::profile::instruction_args;
 use platform_api::{CompileOptions, Error, EventArgs, HloModule, Result};
 
-/// A gather that runs inside the fusion after it, as the producer of that
-/// fusion's operand `operand` (see [`BlockProducer`]).
+/// A gather that runs inside the fusion after it.
 struct FusedGather {
     gather: InstrId,
-    operand: usize,
-    producer: Box<dyn BlockProducer>,
+    how: GatherInFusion,
+}
+
+enum GatherInFusion {
+    /// As the producer of the fusion's operand `operand`, block by block
+    /// (see [`BlockProducer`]).
+    Producer {
+        operand: usize,
+        producer: Box<dyn BlockProducer>,
+    },
+    /// The fusion is the select of a masked gather: one thunk does both
+    /// ([`kernels::gather_scatter::MaskedRowGather`]).
+    Masked(Box<kernels::gather_scatter::MaskedRowGather>),
 }
 
 /// For each fusion, the gather lowered just before it that can run inside it:
-/// a row gather whose result is used once, by that fusion, as an operand the
-/// fusion reads only at each block's own positions, where nothing the fusion
-/// writes (results, scratch) lies over what the gather reads (the gather now
-/// runs while the fusion writes).
+/// a row gather whose result is used once, by that fusion, either as the
+/// gathered branch of the masked select `jnp.take` emits, or as an operand the
+/// fusion reads only at each block's own positions; in both cases where
+/// nothing the fusion writes (results, scratch) lies over what is read (the
+/// gather now runs while the fusion writes).
 fn fused_gathers(ctx: &LowerCtx<'_>, nested: &[Option<Nested>]) -> Vec<Option<FusedGather>> {
     let comp = ctx.comp;
     let users = comp.users();
@@ -54,6 +65,24 @@ fn fused_gathers(ctx: &LowerCtx<'_>, nested: &[Option<Nested>]) -> Vec<Option<Fu
         {
             continue;
         }
+        let mut written = ctx.result_leaves(fusion).to_vec();
+        written.extend(ctx.scratch(fusion));
+        let overlaps = |a: &BufferSlice, b: &BufferSlice| {
+            a.allocation == b.allocation
+                && a.offset < b.offset + b.size
+                && b.offset < a.offset + a.size
+        };
+        let reads_written =
+            |reads: &[BufferSlice]| reads.iter().any(|r| written.iter().any(|w| overlaps(r, w)));
+        if let Some(masked) = kernels::gather_scatter::MaskedRowGather::new(ctx, gather, fusion) {
+            if !reads_written(&masked.reads()) {
+                fused[fusion.index()] = Some(FusedGather {
+                    gather,
+                    how: GatherInFusion::Masked(Box::new(masked)),
+                });
+            }
+            continue;
+        }
         let fusion_instr = ctx.instr(fusion);
         let Some(operand) = fusion_instr.operands.iter().position(|&o| o == gather) else {
             continue;
@@ -64,22 +93,13 @@ fn fused_gathers(ctx: &LowerCtx<'_>, nested: &[Option<Nested>]) -> Vec<Option<Fu
         let Some(row_gather) = kernels::gather_scatter::RowGather::new(ctx, gather) else {
             continue;
         };
-        let mut written = ctx.result_leaves(fusion).to_vec();
-        written.extend(ctx.scratch(fusion));
-        let overlaps = |a: &BufferSlice, b: &BufferSlice| {
-            a.allocation == b.allocation
-                && a.offset < b.offset + b.size
-                && b.offset < a.offset + a.size
-        };
-        let reads_written = row_gather
-            .reads()
-            .iter()
-            .any(|r| written.iter().any(|w| overlaps(r, w)));
-        if !reads_written {
+        if !reads_written(&row_gather.reads()) {
             fused[fusion.index()] = Some(FusedGather {
                 gather,
-                operand,
-                producer: Box::new(row_gather),
+                how: GatherInFusion::Producer {
+                    operand,
+                    producer: Box::new(row_gather),
+                },
             });
         }
     }
@@ -158,9 +178,12 @@ fn compile_computation_on_this_stack(
         {
             continue;
         }
-        thunks.push(match (plan, fused[i].take()) {
-            (Some(Nested::Fusion(plan)), Some(g)) => {
-                nested::lower_fusion_with_producer(&ctx, id, plan, g.operand, g.producer)?
+        thunks.push(match (plan, fused[i].take().map(|g| g.how)) {
+            (Some(Nested::Fusion(_)), Some(GatherInFusion::Masked(masked))) => {
+                masked.into_thunk(instr.name.clone())
+            }
+            (Some(Nested::Fusion(plan)), Some(GatherInFusion::Producer { operand, producer })) => {
+                nested::lower_fusion_with_producer(&ctx, id, plan, operand, producer)?
             }
             (Some(plan), _) => nested::lower_nested(&ctx, id, plan)?,
             (None, _) => kernels::lower(&ctx, id)?,

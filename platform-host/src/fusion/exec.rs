@@ -1409,6 +1409,59 @@ pub unsafe fn run_rows(
     });
 }
 
+/// Runs positions `range` of `p`'s one output on the calling thread: how a
+/// kernel computes a fused expression over a range of its own iteration
+/// ([`super::PositionProgram`]). `params` are the addresses the program would
+/// be given for the whole domain; `out` is where position `range.start` goes.
+///
+/// # Safety
+/// [`BlockProgram::runs_by_positions`] holds; every address the program
+/// computes for these positions from `params` is valid to read; `out` has
+/// room for `range.len()` elements of the output.
+pub unsafe fn run_positions(
+    p: &BlockProgram,
+    params: Vec<*const u8>,
+    out: *mut u8,
+    range: std::ops::Range<usize>,
+) {
+    debug_assert!(
+        p.runs_by_positions(),
+        "%{}: run_positions on a program that does not",
+        p.name
+    );
+    let width = p.outputs.first().map_or(0, |o| o.ty.byte_size());
+    let env = Env {
+        p,
+        params,
+        dynamic: Vec::new(),
+        outs: vec![out.wrapping_sub(range.start * width)],
+        consts: p.constants.iter().map(|c| c.as_bytes().as_ptr()).collect(),
+        scratch: std::ptr::NonNull::<u64>::dangling().as_ptr().cast(),
+        producer: None,
+    };
+    let step = p.cap_full.max(1);
+    with_registers(p.regfile_bytes, |regs| {
+        let mut st = env.new_state(regs);
+        env.uniforms(&mut st);
+        st.ahead.clear();
+        let mut pos = range.start;
+        while pos < range.end {
+            let b = Block {
+                pos,
+                n: step.min(range.end - pos),
+                row0: 0,
+                nr: 1,
+                chunk: 0,
+                task_first: false,
+                task: 0,
+            };
+            // SAFETY: positions of the caller's range, in one domain row.
+            unsafe { env.run_block(&mut st, &p.steps, &b) };
+            pos += b.n;
+        }
+    });
+}
+
 fn run(env: &Env<'_>) {
     let tasks = env.p.n_tasks;
     if tasks == 1 {

@@ -67,7 +67,7 @@ pub mod view;
 
 use crate::lowering::BlockProducer;
 use crate::thunk::{BufferSlice, Thunk};
-use platform_api::hlo::{CompId, HloInstruction, Op};
+use platform_api::hlo::{CompId, HloInstruction, InstrId, Op};
 use platform_api::{CompileOptions, Error, HloModule, Result};
 use program::BlockProgram;
 use std::sync::Arc;
@@ -333,6 +333,133 @@ pub fn plan(
         program: Arc::new(program),
         in_place,
     })
+}
+
+/// A fused expression computed over any range of its positions: the
+/// sub-expression `root` of a computation (element-wise ops, broadcasts,
+/// reshapes and the like of the parameters it reads; nothing that calls a
+/// computation), compiled on its own to a block program. A kernel that needs
+/// such a value per position of its own iteration (the mask of a
+/// [`crate::kernels::gather_scatter::MaskedRowGather`]) computes it a chunk
+/// at a time instead of reading a materialised array.
+pub struct PositionProgram {
+    program: Arc<BlockProgram>,
+    /// The computation's parameter numbers it reads, in its own order.
+    params: Vec<usize>,
+}
+
+impl PositionProgram {
+    /// Compiles `root` of computation `comp` and what it depends on.
+    pub fn of_expression(
+        module: &HloModule,
+        comp: CompId,
+        root: InstrId,
+        options: &CompileOptions,
+    ) -> Result<PositionProgram> {
+        let c = module
+            .computations
+            .get(comp.index())
+            .ok_or_else(|| Error::internal(format!("no computation #{}", comp.0)))?;
+        if root.index() >= c.instructions.len() {
+            return Err(Error::internal(format!(
+                "{}: no instruction #{}",
+                c.name, root.0
+            )));
+        }
+        let mut needed = vec![false; root.index() + 1];
+        needed[root.index()] = true;
+        for i in (0..=root.index()).rev() {
+            if needed[i] {
+                for o in &c.instructions[i].operands {
+                    // Operands come first in a verified computation.
+                    *needed
+                        .get_mut(o.index())
+                        .ok_or_else(|| Error::internal("an operand after its user"))? = true;
+                }
+            }
+        }
+        let mut instructions = Vec::new();
+        let mut map = vec![InstrId(0); root.index() + 1];
+        let mut params = Vec::new();
+        for (i, instr) in c.instructions[..=root.index()].iter().enumerate() {
+            if !needed[i] {
+                continue;
+            }
+            if !instr.op.called_computations().is_empty() {
+                return Err(Error::unimplemented(format!(
+                    "%{} calls a computation",
+                    instr.name
+                )));
+            }
+            let mut copy = HloInstruction::new(
+                instr.name.clone(),
+                instr.shape.clone(),
+                instr.op.clone(),
+                instr.operands.iter().map(|o| map[o.index()]).collect(),
+            );
+            if let Op::Parameter { number } = instr.op {
+                copy.op = Op::Parameter {
+                    number: params.len(),
+                };
+                params.push(number);
+            }
+            map[i] = InstrId(instructions.len() as u32);
+            instructions.push(copy);
+        }
+        let name = format!("{}.{}", c.name, c.instr(root).name);
+        let sub = HloModule {
+            name: name.clone(),
+            config: Default::default(),
+            computations: vec![platform_api::hlo::HloComputation {
+                name: name.clone(),
+                instructions,
+                root: map[root.index()],
+            }],
+            entry: CompId(0),
+            stack_frames: Default::default(),
+        };
+        let graph = graph::FusedGraph::from_computation(&sub, CompId(0), &name)?;
+        let mut program = program::compile(&graph)?;
+        if !program.runs_by_positions() {
+            return Err(Error::unimplemented(format!(
+                "%{name} does not run position by position"
+            )));
+        }
+        if jit_enabled(options)? {
+            program.form_runs();
+        }
+        Ok(PositionProgram {
+            program: Arc::new(program),
+            params,
+        })
+    }
+
+    /// The computation's parameters it reads, in the order
+    /// [`PositionProgram::run`] takes their addresses.
+    pub fn params(&self) -> &[usize] {
+        &self.params
+    }
+
+    /// The element type of its value.
+    pub fn element_type(&self) -> platform_api::ElementType {
+        self.program.outputs[0].ty
+    }
+
+    /// Writes positions `range` of the value to `out`.
+    ///
+    /// # Safety
+    /// `params` are whole arrays of [`PositionProgram::params`]' shapes, in
+    /// that order; `out` has room for `range.len()` elements; `range` lies
+    /// inside the value.
+    pub unsafe fn run(&self, params: &[*const u8], out: *mut u8, range: std::ops::Range<usize>) {
+        // SAFETY: forwarded; `of_expression` checked `runs_by_positions`.
+        unsafe { exec::run_positions(&self.program, params.to_vec(), out, range) }
+    }
+
+    /// Positions of its value.
+    pub fn positions(&self) -> usize {
+        self.program.outputs[0].count
+    }
 }
 
 /// Why fusion `instr` would not run as a block program (`Ok` when it would).

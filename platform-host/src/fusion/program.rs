@@ -1539,13 +1539,27 @@ impl BlockProgram {
     /// across rows (no column reductions, no chunked rows, no scratch), no
     /// dynamic slices.
     pub fn runs_by_rows(&self) -> bool {
-        matches!(self.mode, Mode::Rows { .. })
-            && self.col_steps.is_empty()
+        matches!(self.mode, Mode::Rows { .. }) && self.one_output_without_cross_terms()
+    }
+
+    /// One output, nothing combined across rows (no column reductions, no
+    /// finalize, no scratch), no dynamic slices.
+    fn one_output_without_cross_terms(&self) -> bool {
+        self.col_steps.is_empty()
             && self.finalize.is_empty()
             && self.col_groups == 1
             && self.scratch_bytes == 0
             && self.dynamic_offsets.is_empty()
             && self.outputs.len() == 1
+    }
+}
+
+impl BlockProgram {
+    /// Whether any range of positions can run on its own
+    /// ([`super::exec::run_positions`]): one domain row, one output, no
+    /// reductions, no scratch, no dynamic slices.
+    pub fn runs_by_positions(&self) -> bool {
+        self.rows == 1 && self.reduces.is_empty() && self.one_output_without_cross_terms()
     }
 }
 

@@ -15,6 +15,7 @@ use super::data_movement::read_index;
 use super::scalar_program::{binary_reducer, ScalarProgram};
 use super::strided::{unflatten, StridedCopy};
 use crate::elementwise_ops::{typed_combiner, CombinerVisitor};
+use crate::fusion::PositionProgram;
 use crate::lowering::BlockProducer;
 use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
@@ -432,6 +433,223 @@ impl RowGather {
         while off < bytes {
             crate::kernels::prefetch_l2(table.wrapping_add(start + off));
             off += 64;
+        }
+    }
+}
+
+/// A row gather seen through the select `jnp.take` puts after it (its
+/// default `mode="fill"`): `select(broadcast(mask), gather, broadcast(c))`,
+/// the mask one predicate per index point, broadcast over the slice. Each
+/// point's slice is copied where the mask keeps it and filled with `c`
+/// elsewhere, straight into the select's result: one pass that reads no
+/// table row it discards, where the fusion after the gather would read every
+/// gathered element back and load a broadcast predicate per element. The
+/// mask is an array, or an expression the fusion computes from arrays of the
+/// points (the bounds check of the index), computed here a chunk of points
+/// at a time ([`PositionProgram`]).
+pub struct MaskedRowGather {
+    rows: RowGather,
+    mask: PointMask,
+    /// The mask value that keeps the gathered slice (`false` when the
+    /// select's branches are the other way round).
+    keep_when: bool,
+    /// One element: what a discarded slice is filled with.
+    fill: Vec<u8>,
+    /// The select's result.
+    out: BufferSlice,
+}
+
+/// Where a [`MaskedRowGather`] finds its mask.
+enum PointMask {
+    /// One `pred` per index point.
+    Array(BufferSlice),
+    /// Computed from these arrays.
+    Computed(PositionProgram, Vec<BufferSlice>),
+}
+
+/// Index points whose mask a [`MaskedRowGather`] computes at a time.
+const MASK_CHUNK: usize = 512;
+
+impl MaskedRowGather {
+    /// The masked form of row gather `gather` read by fusion `fusion`, if
+    /// the fusion is exactly such a select of it.
+    pub fn new(ctx: &LowerCtx<'_>, gather: InstrId, fusion: InstrId) -> Option<MaskedRowGather> {
+        let rows = RowGather::new(ctx, gather)?;
+        let instr = ctx.instr(fusion);
+        let Op::Fusion { calls, .. } = &instr.op else {
+            return None;
+        };
+        let comp = ctx.module.computations.get(calls.index())?;
+        let root = comp.root_instr();
+        if root.op != Op::Select
+            || root.operands.len() != 3
+            || root.shape != ctx.instr(gather).shape
+        {
+            return None;
+        }
+        let result = root.shape.as_array()?;
+        let param_of = |id: InstrId| match comp.instr(id).op {
+            Op::Parameter { number } => Some(number),
+            _ => None,
+        };
+        let reads_gather = |k: usize| instr.operands.get(k) == Some(&gather);
+        let fill_of = |id: InstrId| {
+            let b = comp.instr(id);
+            let Op::Broadcast { dimensions } = &b.op else {
+                return None;
+            };
+            let c = comp.instr(*b.operands.first()?);
+            let scalar = c.shape.as_array()?;
+            match &c.op {
+                Op::Constant { literal }
+                    if dimensions.is_empty()
+                        && scalar.element_type == result.element_type
+                        && scalar.element_count() == 1 =>
+                {
+                    literal.bytes().ok().map(<[u8]>::to_vec)
+                }
+                _ => None,
+            }
+        };
+        let (on_true, on_false) = (root.operands[1], root.operands[2]);
+        let (keep_when, fill) = if param_of(on_true).is_some_and(reads_gather) {
+            (true, fill_of(on_false)?)
+        } else if param_of(on_false).is_some_and(reads_gather) {
+            (false, fill_of(on_true)?)
+        } else {
+            return None;
+        };
+        if fill.len() != result.element_type.byte_size() {
+            return None;
+        }
+        // The mask: a value of the point dimensions (the result's leading
+        // ones), broadcast over the trailing slice dimensions.
+        let pred = comp.instr(root.operands[0]);
+        let Op::Broadcast { dimensions } = &pred.op else {
+            return None;
+        };
+        let m = *pred.operands.first()?;
+        let mask_shape = comp.instr(m).shape.as_array()?;
+        let point_rank = mask_shape.rank();
+        let points = rows.count / rows.run.max(1);
+        let leading_dims = dimensions.iter().copied().eq(0..point_rank)
+            && result.dims.get(..point_rank) == Some(&mask_shape.dims[..])
+            && mask_shape.element_count() == points
+            && mask_shape.element_type == ElementType::Pred;
+        if !leading_dims {
+            return None;
+        }
+        let mask = match param_of(m) {
+            Some(k) if reads_gather(k) => return None,
+            Some(k) => PointMask::Array(ctx.operand_slice(instr, k).ok()?),
+            None => {
+                let program =
+                    PositionProgram::of_expression(ctx.module, *calls, m, ctx.options).ok()?;
+                if program.params().iter().any(|&k| reads_gather(k))
+                    || program.positions() != points
+                    || program.element_type() != ElementType::Pred
+                {
+                    return None;
+                }
+                let arrays = program
+                    .params()
+                    .iter()
+                    .map(|&k| ctx.operand_slice(instr, k).ok())
+                    .collect::<Option<Vec<_>>>()?;
+                PointMask::Computed(program, arrays)
+            }
+        };
+        Some(MaskedRowGather {
+            rows,
+            mask,
+            keep_when,
+            fill,
+            out: ctx.result_slice(fusion).ok()?,
+        })
+    }
+
+    /// What it reads: the table, the indices and the mask's arrays.
+    pub fn reads(&self) -> Vec<BufferSlice> {
+        let mut reads = vec![self.rows.table, self.rows.indices];
+        match &self.mask {
+            PointMask::Array(m) => reads.push(*m),
+            PointMask::Computed(_, arrays) => reads.extend(arrays),
+        }
+        reads
+    }
+
+    /// The thunk that writes the select's result, index points split over
+    /// the cores.
+    pub fn into_thunk(self, name: String) -> Box<dyn Thunk> {
+        let mut slices = vec![self.out, self.rows.table, self.rows.indices];
+        slices.extend(self.reads().into_iter().skip(2));
+        let points = self.rows.count / self.rows.run.max(1);
+        let grain = ((1 << 14) / self.rows.run.max(1)).max(1);
+        thunk(name, "gather", move |ctx| {
+            let addrs: Vec<usize> = slices.iter().map(|s| ctx.ptr(*s) as usize).collect();
+            parallel_for(points, grain, |p0, p1| {
+                let addrs: Vec<*const u8> = addrs.iter().map(|&a| a as *const u8).collect();
+                let mut chunk = p0;
+                while chunk < p1 {
+                    let end = (chunk + MASK_CHUNK).min(p1);
+                    // SAFETY: this run's addresses of the slices; the tasks'
+                    // point ranges, so their output rows, are disjoint.
+                    unsafe { self.points(&addrs, chunk, end) };
+                    chunk = end;
+                }
+            });
+            Ok(())
+        })
+    }
+
+    /// Writes the slices of index points `p0..p1` (at most [`MASK_CHUNK`]).
+    ///
+    /// # Safety
+    /// `addrs` are this run's addresses of the output, the table, the
+    /// indices and the mask's arrays; `p0..p1` are index points whose output
+    /// rows no other thread touches.
+    unsafe fn points(&self, addrs: &[*const u8], p0: usize, p1: usize) {
+        let g = &self.rows;
+        let (out, table, idx) = (addrs[0].cast_mut(), addrs[1], addrs[2]);
+        let mut computed = [0u8; MASK_CHUNK];
+        let mask = match &self.mask {
+            // SAFETY: the mask holds one `pred` per point.
+            PointMask::Array(_) => unsafe { addrs[3].add(p0) },
+            PointMask::Computed(program, _) => {
+                // SAFETY: the program's arrays, whole; `computed` has room
+                // for the chunk; the points lie inside its value.
+                unsafe { program.run(&addrs[3..], computed.as_mut_ptr(), p0..p1) };
+                computed.as_ptr()
+            }
+        };
+        let run_bytes = g.run * g.width;
+        let ahead = (GATHER_AHEAD_BYTES / run_bytes.max(1)).max(1);
+        let n = p1 - p0;
+        // SAFETY (whole body): `mask` holds the chunk's `n` predicates;
+        // points below `p1` index the indices; the clamped start keeps each
+        // slice inside the table; point `q`'s output row is
+        // `q * run_bytes..` of the result.
+        unsafe {
+            let keeps = |j: usize| (mask.add(j).read() != 0) == self.keep_when;
+            for j in 1..ahead.min(n) {
+                if keeps(j) {
+                    g.prefetch_row(table, idx, p0 + j);
+                }
+            }
+            for j in 0..n {
+                if j + ahead < n && keeps(j + ahead) {
+                    g.prefetch_row(table, idx, p0 + j + ahead);
+                }
+                let q = p0 + j;
+                let dst = out.add(q * run_bytes);
+                if keeps(j) {
+                    let i = read_index(idx.add(q * g.index_type.byte_size()), g.index_type);
+                    let src = i.clamp(0, g.limit) as usize * g.row_elems;
+                    std::ptr::copy_nonoverlapping(table.add(src * g.width), dst, run_bytes);
+                } else {
+                    crate::elementwise_ops::fill(g.width, self.fill.as_ptr(), dst, g.run);
+                }
+            }
         }
     }
 }
