@@ -1033,6 +1033,14 @@ fn thunk_categories(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Bytes of the entry's temp arena.
+fn temp_bytes(text: &str) -> usize {
+    HostRunner::compile(&uniquify(text))
+        .unwrap()
+        .executable
+        .temp_bytes()
+}
+
 #[test]
 fn row_gathers_run_inside_the_fusion_that_consumes_them() {
     // jnp.take's lowering: indices normalised, rows gathered, rows whose
@@ -1061,10 +1069,19 @@ fn row_gathers_run_inside_the_fusion_that_consumes_them() {
   nans = f32[64,24] broadcast(qnan), dimensions={}
   ROOT r = f32[64,24] select(okb, g, nans)"#,
     );
-    // The index fusion, then the gather and its select as one thunk (the
-    // mask computed there from the fixed indices).
-    assert_eq!(thunk_categories(&take), ["fusion", "gather"]);
+    // One thunk: the gather and its select, the indices and the mask
+    // computed there from the raw indices, nothing in between stored.
+    assert_eq!(thunk_categories(&take), ["gather"]);
+    assert_eq!(temp_bytes(&take), 0);
     check("masked take", &take, Agree::Bits);
+    // With the fixed indices also returned, their fusion stays; the mask is
+    // still computed by the gather, from them.
+    let returned = take.replace(
+        "ROOT r = f32[64,24] select(okb, g, nans)",
+        "r = f32[64,24] select(okb, g, nans)\n  ROOT t = (f32[64,24], s32[64]) tuple(r, fixed)",
+    );
+    assert_eq!(thunk_categories(&returned), ["fusion", "gather"]);
+    check("masked take, indices returned", &returned, Agree::Bits);
 
     // As JAX writes it: the bounds check reduced over the index vector
     // dimension, so the mask arrives as an array; the branches the other
@@ -1102,13 +1119,8 @@ and_reducer {
   fill = f32[6,5,8] broadcast(minus), dimensions={}
   ROOT r = f32[6,5,8] select(badb, fill, g)"#,
     );
-    assert_eq!(
-        thunk_categories(&jax_take)
-            .iter()
-            .filter(|c| *c == "gather")
-            .count(),
-        1
-    );
+    assert_eq!(thunk_categories(&jax_take), ["gather"]);
+    assert_eq!(temp_bytes(&jax_take), 0);
     check("masked take as JAX writes it", &jax_take, Agree::Bits);
 
     // A predicate over the slice's columns is no per-point mask: the gather

@@ -108,6 +108,13 @@ pub struct NestedNeeds<'a> {
     pub scratch_bytes: &'a [usize],
     /// For a fusion, the operands its results may be written over.
     pub fusion_in_place: &'a [Vec<crate::fusion::InPlace>],
+    /// Instructions whose values no thunk reads: a later thunk computes
+    /// them itself. They get no room (empty if shorter than the
+    /// computation).
+    pub elided: &'a [bool],
+    /// Per instruction, values it reads beyond its operands (those the
+    /// elided values were computed from): they live until it runs.
+    pub extra_reads: &'a [Vec<InstrId>],
 }
 
 /// Array leaf sizes of a shape, in preorder.
@@ -381,6 +388,8 @@ fn assign_with(
     absorb_temporaries: bool,
 ) -> Result<(BufferAssignment, bool)> {
     let mut a = Assigner::new(module, comp, mode, absorb_temporaries);
+    a.elided = nested.elided;
+    a.extra_reads = nested.extra_reads;
     a.define_values()?;
     a.compute_liveness();
     a.want_results_in_place();
@@ -416,6 +425,9 @@ struct Assigner<'a> {
     absorb_temporaries: bool,
     /// Whether that happened.
     absorbed_temporary: bool,
+    /// See [`NestedNeeds::elided`] and [`NestedNeeds::extra_reads`].
+    elided: &'a [bool],
+    extra_reads: &'a [Vec<InstrId>],
 }
 
 /// How results that did not land where they belong reach the caller.
@@ -455,6 +467,8 @@ impl<'a> Assigner<'a> {
             output_leaf_bytes: leaf_bytes(&comp.root_instr().shape),
             absorb_temporaries,
             absorbed_temporary: false,
+            elided: &[],
+            extra_reads: &[],
         }
     }
 
@@ -492,7 +506,8 @@ impl<'a> Assigner<'a> {
             }
             if is_alias(&instr.op) {
                 for (&v, &want) in mine.iter().zip(&sizes) {
-                    if self.values[v].size != want {
+                    let elided = self.elided.get(self.values[v].def) == Some(&true);
+                    if self.values[v].size != want && !elided {
                         return Err(Error::invalid_argument(format!(
                             "%{} ({}) changes the byte size of its operand: {} to {}",
                             instr.name,
@@ -579,10 +594,13 @@ impl<'a> Assigner<'a> {
                     })
                     .collect()
             }
-            _ => leaf_bytes(&instr.shape)
-                .into_iter()
-                .map(|size| self.new_value(i, size, None))
-                .collect(),
+            _ => {
+                let elided = self.elided.get(i).copied().unwrap_or(false);
+                leaf_bytes(&instr.shape)
+                    .into_iter()
+                    .map(|size| self.new_value(i, if elided { 0 } else { size }, None))
+                    .collect()
+            }
         })
     }
 
@@ -595,6 +613,13 @@ impl<'a> Assigner<'a> {
             }
             for o in instr.operands.iter() {
                 for &v in &self.leaves[o.index()] {
+                    self.values[v].last_use = self.values[v].last_use.max(i);
+                }
+            }
+        }
+        for (i, reads) in self.extra_reads.iter().enumerate() {
+            for id in reads {
+                for &v in self.leaves.get(id.index()).map_or(&[][..], Vec::as_slice) {
                     self.values[v].last_use = self.values[v].last_use.max(i);
                 }
             }

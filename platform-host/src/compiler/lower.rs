@@ -13,9 +13,10 @@ use super::buffer_assignment::{self, NestedNeeds, SequenceMode};
 use super::nested::{self, compile_nested, Nested};
 use super::plan_dump;
 use crate::kernels;
+use crate::kernels::gather_scatter::MaskedGatherPlan;
 use crate::lowering::{BlockProducer, LowerCtx};
 use crate::thunk::{thunk, BufferSlice, Thunk, ThunkSequence};
-use platform_api::hlo::{CompId, InstrId, Op};
+use platform_api::hlo::{CompId, HloComputation, InstrId, Op};
 use platform_api::passes::dump::{Dump, DUMP_OPTION};
 use platform_api::profile::instruction_args;
 use platform_api::{CompileOptions, Error, EventArgs, HloModule, Result};
@@ -38,33 +39,67 @@ enum GatherInFusion {
     Masked(Box<kernels::gather_scatter::MaskedRowGather>),
 }
 
+/// The (gather, fusion) pairs where the gather is lowered just before the
+/// fusion, its only user, and the gather's result is not the computation's.
+fn gather_fusion_pairs(
+    comp: &HloComputation,
+    nested: &[Option<Nested>],
+) -> Vec<(InstrId, InstrId)> {
+    let users = comp.users();
+    let lowered: Vec<InstrId> = comp
+        .ids()
+        .filter(|&id| {
+            let op = &comp.instr(id).op;
+            !buffer_assignment::is_alias(op)
+                && !matches!(op, Op::Parameter { .. } | Op::Constant { .. })
+        })
+        .collect();
+    lowered
+        .windows(2)
+        .map(|pair| (pair[0], pair[1]))
+        .filter(|&(gather, fusion)| {
+            matches!(nested[fusion.index()], Some(Nested::Fusion(_)))
+                && matches!(comp.instr(gather).op, Op::Gather { .. })
+                && comp.root != gather
+                && users[gather.index()] == [fusion]
+        })
+        .collect()
+}
+
+/// Per fusion, the masked gather it and the gather before it are (see
+/// [`MaskedGatherPlan`]), decided before buffers are assigned: a plan may
+/// leave the indices' fusion without room.
+fn masked_gather_plans(
+    module: &HloModule,
+    comp: &HloComputation,
+    nested: &[Option<Nested>],
+    options: &CompileOptions,
+) -> Vec<Option<MaskedGatherPlan>> {
+    let mut plans: Vec<Option<MaskedGatherPlan>> = (0..nested.len()).map(|_| None).collect();
+    for (gather, fusion) in gather_fusion_pairs(comp, nested) {
+        plans[fusion.index()] = MaskedGatherPlan::new(module, comp, gather, fusion, options);
+    }
+    plans
+}
+
 /// For each fusion, the gather lowered just before it that can run inside it:
 /// a row gather whose result is used once, by that fusion, either as the
-/// gathered branch of the masked select `jnp.take` emits, or as an operand the
-/// fusion reads only at each block's own positions; in both cases where
-/// nothing the fusion writes (results, scratch) lies over what is read (the
-/// gather now runs while the fusion writes).
-fn fused_gathers(ctx: &LowerCtx<'_>, nested: &[Option<Nested>]) -> Vec<Option<FusedGather>> {
-    let comp = ctx.comp;
-    let users = comp.users();
+/// gathered branch of the masked select `jnp.take` emits (`masked`), or as an
+/// operand the fusion reads only at each block's own positions; in both cases
+/// where nothing the fusion writes (results, scratch) lies over what is read
+/// (the gather now runs while the fusion writes). A masked plan that left
+/// values without room must be taken (buffer assignment kept what it reads
+/// alive until the fusion, so nothing it reads can have been overwritten).
+fn fused_gathers(
+    ctx: &LowerCtx<'_>,
+    nested: &[Option<Nested>],
+    masked: &mut [Option<MaskedGatherPlan>],
+) -> Result<Vec<Option<FusedGather>>> {
     let mut fused: Vec<Option<FusedGather>> = (0..nested.len()).map(|_| None).collect();
-    let lowered = comp.ids().filter(|&id| {
-        let op = &ctx.instr(id).op;
-        !buffer_assignment::is_alias(op)
-            && !matches!(op, Op::Parameter { .. } | Op::Constant { .. })
-    });
-    let lowered: Vec<InstrId> = lowered.collect();
-    for pair in lowered.windows(2) {
-        let (gather, fusion) = (pair[0], pair[1]);
+    for (gather, fusion) in gather_fusion_pairs(ctx.comp, nested) {
         let Some(Nested::Fusion(plan)) = &nested[fusion.index()] else {
             continue;
         };
-        if !matches!(ctx.instr(gather).op, Op::Gather { .. })
-            || comp.root == gather
-            || users[gather.index()] != [fusion]
-        {
-            continue;
-        }
         let mut written = ctx.result_leaves(fusion).to_vec();
         written.extend(ctx.scratch(fusion));
         let overlaps = |a: &BufferSlice, b: &BufferSlice| {
@@ -74,14 +109,24 @@ fn fused_gathers(ctx: &LowerCtx<'_>, nested: &[Option<Nested>]) -> Vec<Option<Fu
         };
         let reads_written =
             |reads: &[BufferSlice]| reads.iter().any(|r| written.iter().any(|w| overlaps(r, w)));
-        if let Some(masked) = kernels::gather_scatter::MaskedRowGather::new(ctx, gather, fusion) {
-            if !reads_written(&masked.reads()) {
-                fused[fusion.index()] = Some(FusedGather {
-                    gather,
-                    how: GatherInFusion::Masked(Box::new(masked)),
-                });
+        if let Some(masked) = masked[fusion.index()].take() {
+            let elides = !masked.elided().is_empty();
+            match masked.into_kernel(ctx, fusion) {
+                Some(kernel) if !reads_written(&kernel.reads()) => {
+                    fused[fusion.index()] = Some(FusedGather {
+                        gather,
+                        how: GatherInFusion::Masked(Box::new(kernel)),
+                    });
+                    continue;
+                }
+                _ if elides => {
+                    return Err(Error::internal(format!(
+                        "%{}: the masked gather whose indices were left without room cannot run",
+                        ctx.instr(fusion).name
+                    )))
+                }
+                _ => {}
             }
-            continue;
         }
         let fusion_instr = ctx.instr(fusion);
         let Some(operand) = fusion_instr.operands.iter().position(|&o| o == gather) else {
@@ -103,7 +148,7 @@ fn fused_gathers(ctx: &LowerCtx<'_>, nested: &[Option<Nested>]) -> Vec<Option<Fu
             });
         }
     }
-    fused
+    Ok(fused)
 }
 
 /// Compiles computation `comp_id` of `module` to a thunk sequence with calling
@@ -151,9 +196,22 @@ fn compile_computation_on_this_stack(
     }
 
     // 2. Buffers, told what the plans need (never recompiling them).
+    let mut masked = masked_gather_plans(module, comp, &nested, options);
+    let mut elided = vec![false; n];
+    let mut extra_reads = vec![Vec::new(); n];
+    for (i, plan) in masked.iter().enumerate() {
+        if let Some(plan) = plan {
+            for id in plan.elided() {
+                elided[id.index()] = true;
+            }
+            extra_reads[i] = plan.reads(comp);
+        }
+    }
     let needs = NestedNeeds {
         scratch_bytes: &scratch_bytes,
         fusion_in_place: &fusion_in_place,
+        elided: &elided,
+        extra_reads: &extra_reads,
     };
     let assignment = buffer_assignment::assign(module, comp, mode, &needs)?;
 
@@ -167,7 +225,7 @@ fn compile_computation_on_this_stack(
     };
     let mut thunks: Vec<Box<dyn Thunk>> = Vec::new();
     let mut event_args: Vec<Option<EventArgs>> = Vec::new();
-    let mut fused = fused_gathers(&ctx, &nested);
+    let mut fused = fused_gathers(&ctx, &nested, &mut masked)?;
     let inside_fusions: Vec<InstrId> = fused.iter().flatten().map(|f| f.gather).collect();
     for (i, plan) in nested.into_iter().enumerate() {
         let instr = &comp.instructions[i];
@@ -175,6 +233,7 @@ fn compile_computation_on_this_stack(
         if buffer_assignment::is_alias(&instr.op)
             || matches!(instr.op, Op::Parameter { .. } | Op::Constant { .. })
             || inside_fusions.contains(&id)
+            || elided[i]
         {
             continue;
         }

@@ -67,9 +67,11 @@ pub mod view;
 
 use crate::lowering::BlockProducer;
 use crate::thunk::{BufferSlice, Thunk};
-use platform_api::hlo::{CompId, HloInstruction, InstrId, Op};
+use platform_api::hlo::{CompId, HloComputation, HloInstruction, InstrId, Op};
+use platform_api::Shape;
 use platform_api::{CompileOptions, Error, HloModule, Result};
 use program::BlockProgram;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// How fusions run: a compile option (`host_fusion`), so it is part of what
@@ -335,42 +337,88 @@ pub fn plan(
     })
 }
 
-/// A fused expression computed over any range of its positions: the
-/// sub-expression `root` of a computation (element-wise ops, broadcasts,
-/// reshapes and the like of the parameters it reads; nothing that calls a
-/// computation), compiled on its own to a block program. A kernel that needs
-/// such a value per position of its own iteration (the mask of a
+/// A fused expression computed over any range of its positions: a value
+/// inside a fusion of a computation (element-wise ops, broadcasts, reshapes
+/// and the like of the fusion's operands; nothing that calls a computation),
+/// compiled on its own to a block program. A kernel that needs such a value
+/// per position of its own iteration (the mask and the indices of a
 /// [`crate::kernels::gather_scatter::MaskedRowGather`]) computes it a chunk
-/// at a time instead of reading a materialised array.
+/// at a time instead of reading a materialised array. An operand that is an
+/// output of another fusion the caller names (directly or through
+/// `get-tuple-element` and reshapes) is computed from that fusion's own
+/// expression, so that fusion's result need not exist at all.
 pub struct PositionProgram {
-    program: Arc<BlockProgram>,
-    /// The computation's parameter numbers it reads, in its own order.
-    params: Vec<usize>,
+    program: BlockProgram,
+    /// The instructions of the outer computation whose values it reads, in
+    /// the order [`PositionProgram::run`] takes their addresses.
+    reads: Vec<InstrId>,
 }
 
-impl PositionProgram {
-    /// Compiles `root` of computation `comp` and what it depends on.
-    pub fn of_expression(
-        module: &HloModule,
-        comp: CompId,
-        root: InstrId,
-        options: &CompileOptions,
-    ) -> Result<PositionProgram> {
-        let c = module
-            .computations
-            .get(comp.index())
-            .ok_or_else(|| Error::internal(format!("no computation #{}", comp.0)))?;
-        if root.index() >= c.instructions.len() {
+/// Copies fused expressions into one computation (see [`PositionProgram`]).
+struct ExpressionCopy<'m> {
+    module: &'m HloModule,
+    outer: &'m HloComputation,
+    inline: &'m dyn Fn(InstrId) -> bool,
+    instructions: Vec<HloInstruction>,
+    reads: Vec<InstrId>,
+    /// Copies made so far: an outer value read, an inlined fusion output.
+    read_at: HashMap<InstrId, InstrId>,
+    inlined_at: HashMap<(InstrId, usize), InstrId>,
+}
+
+impl<'m> ExpressionCopy<'m> {
+    fn push(&mut self, instr: HloInstruction) -> InstrId {
+        self.instructions.push(instr);
+        InstrId(self.instructions.len() as u32 - 1)
+    }
+
+    /// Fusion `fusion` (an outer instruction) and the computation it calls.
+    fn fused(&self, fusion: InstrId) -> Result<(&'m HloInstruction, &'m HloComputation)> {
+        let f = self.outer.instr(fusion);
+        let Op::Fusion { calls, .. } = &f.op else {
+            return Err(Error::internal(format!("%{} is not a fusion", f.name)));
+        };
+        let comp =
+            self.module.computations.get(calls.index()).ok_or_else(|| {
+                Error::internal(format!("%{}: no computation #{}", f.name, calls.0))
+            })?;
+        Ok((f, comp))
+    }
+
+    /// Copies output `output` of fusion `fusion` (an outer instruction).
+    fn output(&mut self, fusion: InstrId, output: usize) -> Result<InstrId> {
+        if let Some(&at) = self.inlined_at.get(&(fusion, output)) {
+            return Ok(at);
+        }
+        let (f, comp) = self.fused(fusion)?;
+        let root = comp.root_instr();
+        let value = match root.op {
+            Op::Tuple => *root
+                .operands
+                .get(output)
+                .ok_or_else(|| Error::internal(format!("%{}: no output {output}", f.name)))?,
+            _ if output == 0 => comp.root,
+            _ => return Err(Error::internal(format!("%{}: no output {output}", f.name))),
+        };
+        let at = self.value(fusion, value)?;
+        self.inlined_at.insert((fusion, output), at);
+        Ok(at)
+    }
+
+    /// Copies `value` of the computation fusion `fusion` calls.
+    fn value(&mut self, fusion: InstrId, value: InstrId) -> Result<InstrId> {
+        let (f, comp) = self.fused(fusion)?;
+        if value.index() >= comp.instructions.len() {
             return Err(Error::internal(format!(
                 "{}: no instruction #{}",
-                c.name, root.0
+                comp.name, value.0
             )));
         }
-        let mut needed = vec![false; root.index() + 1];
-        needed[root.index()] = true;
-        for i in (0..=root.index()).rev() {
+        let mut needed = vec![false; value.index() + 1];
+        needed[value.index()] = true;
+        for i in (0..=value.index()).rev() {
             if needed[i] {
-                for o in &c.instructions[i].operands {
+                for o in &comp.instructions[i].operands {
                     // Operands come first in a verified computation.
                     *needed
                         .get_mut(o.index())
@@ -378,42 +426,166 @@ impl PositionProgram {
                 }
             }
         }
-        let mut instructions = Vec::new();
-        let mut map = vec![InstrId(0); root.index() + 1];
-        let mut params = Vec::new();
-        for (i, instr) in c.instructions[..=root.index()].iter().enumerate() {
+        let mut map = vec![InstrId(0); value.index() + 1];
+        for (i, instr) in comp.instructions[..=value.index()].iter().enumerate() {
             if !needed[i] {
                 continue;
             }
-            if !instr.op.called_computations().is_empty() {
-                return Err(Error::unimplemented(format!(
-                    "%{} calls a computation",
-                    instr.name
-                )));
-            }
-            let mut copy = HloInstruction::new(
-                instr.name.clone(),
-                instr.shape.clone(),
-                instr.op.clone(),
-                instr.operands.iter().map(|o| map[o.index()]).collect(),
-            );
-            if let Op::Parameter { number } = instr.op {
-                copy.op = Op::Parameter {
-                    number: params.len(),
-                };
-                params.push(number);
-            }
-            map[i] = InstrId(instructions.len() as u32);
-            instructions.push(copy);
+            map[i] = match instr.op {
+                Op::Parameter { number } => {
+                    let operand = *f.operands.get(number).ok_or_else(|| {
+                        Error::internal(format!("%{}: no operand {number}", f.name))
+                    })?;
+                    self.operand(operand, &instr.shape)?
+                }
+                _ if !instr.op.called_computations().is_empty() => {
+                    return Err(Error::unimplemented(format!(
+                        "%{} calls a computation",
+                        instr.name
+                    )));
+                }
+                _ => {
+                    let operands = instr.operands.iter().map(|o| map[o.index()]).collect();
+                    self.push(HloInstruction::new(
+                        instr.name.clone(),
+                        instr.shape.clone(),
+                        instr.op.clone(),
+                        operands,
+                    ))
+                }
+            };
         }
-        let name = format!("{}.{}", c.name, c.instr(root).name);
+        Ok(map[value.index()])
+    }
+
+    /// The value of outer instruction `operand`, as a parameter of shape
+    /// `shape` reads it: a new parameter, or an inlined fusion's output.
+    fn operand(&mut self, operand: InstrId, shape: &Shape) -> Result<InstrId> {
+        // Through renames (reshapes keep the row-major order of elements).
+        let mut source = operand;
+        let mut output = 0;
+        loop {
+            let instr = self.outer.instr(source);
+            match instr.op {
+                Op::Reshape | Op::Bitcast if instr.operands.len() == 1 => {
+                    source = instr.operands[0];
+                }
+                Op::GetTupleElement { index } if instr.operands.len() == 1 => {
+                    output = index;
+                    source = instr.operands[0];
+                    break;
+                }
+                _ => break,
+            }
+        }
+        let source_instr = self.outer.instr(source);
+        if matches!(source_instr.op, Op::Fusion { .. }) && (self.inline)(source) {
+            let at = self.output(source, output)?;
+            if &self.instructions[at.index()].shape == shape {
+                return Ok(at);
+            }
+            let name = format!(
+                "{}.as.{}",
+                self.instructions[at.index()].name,
+                self.instructions.len()
+            );
+            return Ok(self.push(HloInstruction::new(
+                name,
+                shape.clone(),
+                Op::Reshape,
+                vec![at],
+            )));
+        }
+        if let Some(&at) = self.read_at.get(&operand) {
+            return Ok(at);
+        }
+        let name = format!("{}.read", self.outer.instr(operand).name);
+        let at = self.push(HloInstruction::new(
+            name,
+            shape.clone(),
+            Op::Parameter {
+                number: self.reads.len(),
+            },
+            Vec::new(),
+        ));
+        self.reads.push(operand);
+        self.read_at.insert(operand, at);
+        Ok(at)
+    }
+}
+
+impl PositionProgram {
+    /// Compiles `value` of the computation fusion `fusion` of computation
+    /// `outer` calls, inlining the fusions `inline` accepts.
+    pub fn of_value(
+        module: &HloModule,
+        outer: &HloComputation,
+        fusion: InstrId,
+        value: InstrId,
+        inline: &dyn Fn(InstrId) -> bool,
+        options: &CompileOptions,
+    ) -> Result<PositionProgram> {
+        Self::build(module, outer, inline, options, |c| c.value(fusion, value))
+    }
+
+    /// Compiles output `output` of fusion `fusion` of computation `outer`,
+    /// inlining the fusions `inline` accepts.
+    pub fn of_output(
+        module: &HloModule,
+        outer: &HloComputation,
+        fusion: InstrId,
+        output: usize,
+        inline: &dyn Fn(InstrId) -> bool,
+        options: &CompileOptions,
+    ) -> Result<PositionProgram> {
+        Self::build(module, outer, inline, options, |c| c.output(fusion, output))
+    }
+
+    fn build(
+        module: &HloModule,
+        outer: &HloComputation,
+        inline: &dyn Fn(InstrId) -> bool,
+        options: &CompileOptions,
+        root: impl FnOnce(&mut ExpressionCopy<'_>) -> Result<InstrId>,
+    ) -> Result<PositionProgram> {
+        let mut copy = ExpressionCopy {
+            module,
+            outer,
+            inline,
+            instructions: Vec::new(),
+            reads: Vec::new(),
+            read_at: HashMap::new(),
+            inlined_at: HashMap::new(),
+        };
+        let root = root(&mut copy)?;
+        // Parameters first, numbered in order, as a fused computation has them.
+        let n = copy.instructions.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| !matches!(copy.instructions[i].op, Op::Parameter { .. }));
+        let mut new_id = vec![InstrId(0); n];
+        for (to, &from) in order.iter().enumerate() {
+            new_id[from] = InstrId(to as u32);
+        }
+        let mut slots: Vec<Option<HloInstruction>> =
+            copy.instructions.into_iter().map(Some).collect();
+        let instructions = order
+            .iter()
+            .map(|&i| {
+                let mut instr = slots[i].take().expect("each instruction moved once");
+                for o in &mut instr.operands {
+                    *o = new_id[o.index()];
+                }
+                instr
+            })
+            .collect();
+        let name = format!("{}.positions", outer.name);
         let sub = HloModule {
             name: name.clone(),
             config: Default::default(),
-            computations: vec![platform_api::hlo::HloComputation {
+            computations: vec![HloComputation {
                 name: name.clone(),
                 instructions,
-                root: map[root.index()],
+                root: new_id[root.index()],
             }],
             entry: CompId(0),
             stack_frames: Default::default(),
@@ -429,15 +601,15 @@ impl PositionProgram {
             program.form_runs();
         }
         Ok(PositionProgram {
-            program: Arc::new(program),
-            params,
+            program,
+            reads: copy.reads,
         })
     }
 
-    /// The computation's parameters it reads, in the order
+    /// The outer instructions whose values it reads, in the order
     /// [`PositionProgram::run`] takes their addresses.
-    pub fn params(&self) -> &[usize] {
-        &self.params
+    pub fn reads(&self) -> &[InstrId] {
+        &self.reads
     }
 
     /// The element type of its value.
@@ -445,20 +617,20 @@ impl PositionProgram {
         self.program.outputs[0].ty
     }
 
-    /// Writes positions `range` of the value to `out`.
-    ///
-    /// # Safety
-    /// `params` are whole arrays of [`PositionProgram::params`]' shapes, in
-    /// that order; `out` has room for `range.len()` elements; `range` lies
-    /// inside the value.
-    pub unsafe fn run(&self, params: &[*const u8], out: *mut u8, range: std::ops::Range<usize>) {
-        // SAFETY: forwarded; `of_expression` checked `runs_by_positions`.
-        unsafe { exec::run_positions(&self.program, params.to_vec(), out, range) }
-    }
-
     /// Positions of its value.
     pub fn positions(&self) -> usize {
         self.program.outputs[0].count
+    }
+
+    /// Writes positions `range` of the value to `out`.
+    ///
+    /// # Safety
+    /// `reads` are the addresses of [`PositionProgram::reads`]' whole values,
+    /// in that order; `out` has room for `range.len()` elements; `range` lies
+    /// inside the value.
+    pub unsafe fn run(&self, reads: &[*const u8], out: *mut u8, range: std::ops::Range<usize>) {
+        // SAFETY: forwarded; `build` checked `runs_by_positions`.
+        unsafe { exec::run_positions(&self.program, reads.to_vec(), out, range) }
     }
 }
 

@@ -21,8 +21,8 @@ use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
 use crate::thunk::{thunk, BufferSlice, Thunk};
 use platform_api::hlo::analysis::combiner::returned_parameter;
-use platform_api::hlo::{BinaryOp, CompId, InstrId, Op};
-use platform_api::{ElementType, Error, HloModule, Result};
+use platform_api::hlo::{BinaryOp, CompId, HloComputation, InstrId, Op};
+use platform_api::{CompileOptions, ElementType, Error, HloModule, Result};
 use std::sync::Arc;
 
 /// How index point `p` finds its index vector and batch coordinates.
@@ -426,7 +426,12 @@ impl RowGather {
     #[inline]
     unsafe fn prefetch_row(&self, table: *const u8, idx: *const u8, q: usize) {
         // SAFETY: `q` is a point of the indices array (the caller's contract).
-        let i = unsafe { read_index(idx.add(q * self.index_type.byte_size()), self.index_type) };
+        let i = unsafe {
+            read_index(
+                idx.wrapping_add(q * self.index_type.byte_size()),
+                self.index_type,
+            )
+        };
         let start = i.clamp(0, self.limit) as usize * self.row_elems * self.width;
         let bytes = (self.run * self.width).min(GATHER_AHEAD_ROW_BYTES);
         let mut off = 0;
@@ -443,138 +448,259 @@ impl RowGather {
 /// point's slice is copied where the mask keeps it and filled with `c`
 /// elsewhere, straight into the select's result: one pass that reads no
 /// table row it discards, where the fusion after the gather would read every
-/// gathered element back and load a broadcast predicate per element. The
-/// mask is an array, or an expression the fusion computes from arrays of the
-/// points (the bounds check of the index), computed here a chunk of points
-/// at a time ([`PositionProgram`]).
+/// gathered element back and load a broadcast predicate per element.
+///
+/// The mask is an expression of the fusion's operands (the bounds check of
+/// the index, or just an operand), computed a chunk of points at a time
+/// ([`PositionProgram`]). When the fusion that computed the indices (and
+/// perhaps the mask) feeds nothing else, its expressions are computed here
+/// too, from its own operands, and its results are not stored at all
+/// ([`MaskedGatherPlan::elided`]): the indices, the mask and the rows are
+/// one pass, as in XLA's fused loop.
+pub struct MaskedGatherPlan {
+    gather: InstrId,
+    keep_when: bool,
+    /// One element: what a discarded slice is filled with.
+    fill: Vec<u8>,
+    mask: PositionProgram,
+    /// The indices, when computed here rather than read.
+    index: Option<PositionProgram>,
+    elided: Vec<InstrId>,
+}
+
+/// The select's branch that is not the gather, if it is a broadcast scalar
+/// constant of type `ty`: that constant's bytes.
+fn broadcast_constant(comp: &HloComputation, id: InstrId, ty: ElementType) -> Option<Vec<u8>> {
+    let b = comp.instr(id);
+    let Op::Broadcast { dimensions } = &b.op else {
+        return None;
+    };
+    let c = comp.instr(*b.operands.first()?);
+    let scalar = c.shape.as_array()?;
+    match &c.op {
+        Op::Constant { literal }
+            if dimensions.is_empty()
+                && scalar.element_type == ty
+                && scalar.element_count() == 1 =>
+        {
+            let bytes = literal.bytes().ok()?;
+            (bytes.len() == ty.byte_size()).then(|| bytes.to_vec())
+        }
+        _ => None,
+    }
+}
+
+/// Follows reshapes back from `id`; then a `get-tuple-element` of a fusion
+/// names that fusion and its output, a fusion itself its output 0.
+fn fusion_output(comp: &HloComputation, mut id: InstrId) -> Option<(InstrId, usize)> {
+    loop {
+        let instr = comp.instr(id);
+        match instr.op {
+            Op::Reshape | Op::Bitcast => id = *instr.operands.first()?,
+            Op::GetTupleElement { index } => {
+                let f = *instr.operands.first()?;
+                return matches!(comp.instr(f).op, Op::Fusion { .. }).then_some((f, index));
+            }
+            Op::Fusion { .. } => return Some((id, 0)),
+            _ => return None,
+        }
+    }
+}
+
+impl MaskedGatherPlan {
+    /// The plan for gather `gather` of computation `comp` and fusion
+    /// `fusion`, its only user, if the fusion is exactly the masked select
+    /// of it and the gather copies whole rows.
+    pub fn new(
+        module: &HloModule,
+        comp: &HloComputation,
+        gather: InstrId,
+        fusion: InstrId,
+        options: &CompileOptions,
+    ) -> Option<MaskedGatherPlan> {
+        let g = comp.instr(gather);
+        let Op::Gather { slice_sizes, .. } = &g.op else {
+            return None;
+        };
+        let result = g.shape.as_array()?;
+        let run: usize = slice_sizes.iter().product();
+        let points = result.element_count().checked_div(run)?;
+        let instr = comp.instr(fusion);
+        let Op::Fusion { calls, .. } = &instr.op else {
+            return None;
+        };
+        let fused = module.computations.get(calls.index())?;
+        let root = fused.root_instr();
+        if root.op != Op::Select || root.operands.len() != 3 || root.shape != g.shape {
+            return None;
+        }
+        let reads_gather = |id: InstrId| match fused.instr(id).op {
+            Op::Parameter { number } => instr.operands.get(number) == Some(&gather),
+            _ => false,
+        };
+        let (on_true, on_false) = (root.operands[1], root.operands[2]);
+        let ty = result.element_type;
+        let (keep_when, fill) = if reads_gather(on_true) {
+            (true, broadcast_constant(fused, on_false, ty)?)
+        } else if reads_gather(on_false) {
+            (false, broadcast_constant(fused, on_true, ty)?)
+        } else {
+            return None;
+        };
+        // The mask: a value of the point dimensions (the result's leading
+        // ones), broadcast over the trailing slice dimensions.
+        let pred = fused.instr(root.operands[0]);
+        let Op::Broadcast { dimensions } = &pred.op else {
+            return None;
+        };
+        let m = *pred.operands.first()?;
+        let mask_shape = fused.instr(m).shape.as_array()?;
+        let point_rank = mask_shape.rank();
+        let per_point = dimensions.iter().copied().eq(0..point_rank)
+            && result.dims.get(..point_rank) == Some(&mask_shape.dims[..])
+            && mask_shape.element_count() == points
+            && mask_shape.element_type == ElementType::Pred;
+        if !per_point {
+            return None;
+        }
+        // The fusion that made the indices, if what it computes feeds only
+        // this gather's indices and this fusion's mask.
+        let users = comp.users();
+        let source = fusion_output(comp, *g.operands.get(1)?).map(|(f, _)| f);
+        let elided = source.and_then(|source| {
+            let mut covered = vec![source];
+            let mut i = 0;
+            while i < covered.len() {
+                let id = covered[i];
+                i += 1;
+                if id == comp.root {
+                    return None;
+                }
+                for &u in &users[id.index()] {
+                    match comp.instr(u).op {
+                        Op::Reshape | Op::Bitcast | Op::GetTupleElement { .. } => covered.push(u),
+                        _ if u == fusion => {}
+                        _ if u == gather && g.operands.first() != Some(&id) => {}
+                        _ => return None,
+                    }
+                }
+            }
+            Some(covered)
+        });
+        let inlined = elided.as_ref().and(source);
+        let inline = |id: InstrId| Some(id) == inlined;
+        let mask = PositionProgram::of_value(module, comp, fusion, m, &inline, options).ok()?;
+        if mask.reads().contains(&gather)
+            || mask.positions() != points
+            || mask.element_type() != ElementType::Pred
+        {
+            return None;
+        }
+        let indices = comp.instr(*g.operands.get(1)?).shape.as_array()?;
+        let index = match (inlined, fusion_output(comp, g.operands[1])) {
+            (Some(source), Some((f, output))) if f == source => {
+                let index =
+                    PositionProgram::of_output(module, comp, f, output, &inline, options).ok()?;
+                let fits = index.positions() == points
+                    && index.element_type() == indices.element_type
+                    && indices.element_count() == points;
+                if !fits {
+                    return None;
+                }
+                Some(index)
+            }
+            _ => None,
+        };
+        Some(MaskedGatherPlan {
+            gather,
+            keep_when,
+            fill,
+            mask,
+            elided: if index.is_some() {
+                elided.unwrap_or_default()
+            } else {
+                Vec::new()
+            },
+            index,
+        })
+    }
+
+    /// Instructions whose values nothing reads once this plan runs (the
+    /// fusion that computed the indices, and its renames): buffer assignment
+    /// gives them no room, and they are not lowered. The values they read
+    /// live until the select instead.
+    pub fn elided(&self) -> &[InstrId] {
+        &self.elided
+    }
+
+    /// The values of computation `comp` the kernel reads: the table, the
+    /// indices unless computed, and what the mask and the indices are
+    /// computed from.
+    pub fn reads(&self, comp: &HloComputation) -> Vec<InstrId> {
+        let g = comp.instr(self.gather);
+        let mut reads: Vec<InstrId> = g.operands.iter().take(1).copied().collect();
+        if self.index.is_none() {
+            reads.extend(g.operands.get(1));
+        }
+        reads.extend(self.mask.reads());
+        reads.extend(self.index.iter().flat_map(|i| i.reads()));
+        reads
+    }
+
+    /// The kernel with the buffers lowering assigned; `None` if the gather
+    /// does not copy whole rows.
+    pub fn into_kernel(self, ctx: &LowerCtx<'_>, fusion: InstrId) -> Option<MaskedRowGather> {
+        let slices = |p: &PositionProgram| {
+            p.reads()
+                .iter()
+                .map(|&id| ctx.result_slice(id).ok())
+                .collect::<Option<Vec<_>>>()
+        };
+        Some(MaskedRowGather {
+            rows: RowGather::new(ctx, self.gather)?,
+            mask_reads: slices(&self.mask)?,
+            index_reads: match &self.index {
+                Some(index) => slices(index)?,
+                None => Vec::new(),
+            },
+            mask: self.mask,
+            index: self.index,
+            keep_when: self.keep_when,
+            fill: self.fill,
+            out: ctx.result_slice(fusion).ok()?,
+        })
+    }
+}
+
+/// A [`MaskedGatherPlan`] with its buffers.
 pub struct MaskedRowGather {
     rows: RowGather,
-    mask: PointMask,
+    mask: PositionProgram,
+    mask_reads: Vec<BufferSlice>,
+    index: Option<PositionProgram>,
+    index_reads: Vec<BufferSlice>,
     /// The mask value that keeps the gathered slice (`false` when the
     /// select's branches are the other way round).
     keep_when: bool,
-    /// One element: what a discarded slice is filled with.
     fill: Vec<u8>,
     /// The select's result.
     out: BufferSlice,
 }
 
-/// Where a [`MaskedRowGather`] finds its mask.
-enum PointMask {
-    /// One `pred` per index point.
-    Array(BufferSlice),
-    /// Computed from these arrays.
-    Computed(PositionProgram, Vec<BufferSlice>),
-}
-
-/// Index points whose mask a [`MaskedRowGather`] computes at a time.
-const MASK_CHUNK: usize = 512;
+/// Index points whose mask and indices a [`MaskedRowGather`] computes at a
+/// time.
+const POINT_CHUNK: usize = 512;
 
 impl MaskedRowGather {
-    /// The masked form of row gather `gather` read by fusion `fusion`, if
-    /// the fusion is exactly such a select of it.
-    pub fn new(ctx: &LowerCtx<'_>, gather: InstrId, fusion: InstrId) -> Option<MaskedRowGather> {
-        let rows = RowGather::new(ctx, gather)?;
-        let instr = ctx.instr(fusion);
-        let Op::Fusion { calls, .. } = &instr.op else {
-            return None;
-        };
-        let comp = ctx.module.computations.get(calls.index())?;
-        let root = comp.root_instr();
-        if root.op != Op::Select
-            || root.operands.len() != 3
-            || root.shape != ctx.instr(gather).shape
-        {
-            return None;
-        }
-        let result = root.shape.as_array()?;
-        let param_of = |id: InstrId| match comp.instr(id).op {
-            Op::Parameter { number } => Some(number),
-            _ => None,
-        };
-        let reads_gather = |k: usize| instr.operands.get(k) == Some(&gather);
-        let fill_of = |id: InstrId| {
-            let b = comp.instr(id);
-            let Op::Broadcast { dimensions } = &b.op else {
-                return None;
-            };
-            let c = comp.instr(*b.operands.first()?);
-            let scalar = c.shape.as_array()?;
-            match &c.op {
-                Op::Constant { literal }
-                    if dimensions.is_empty()
-                        && scalar.element_type == result.element_type
-                        && scalar.element_count() == 1 =>
-                {
-                    literal.bytes().ok().map(<[u8]>::to_vec)
-                }
-                _ => None,
-            }
-        };
-        let (on_true, on_false) = (root.operands[1], root.operands[2]);
-        let (keep_when, fill) = if param_of(on_true).is_some_and(reads_gather) {
-            (true, fill_of(on_false)?)
-        } else if param_of(on_false).is_some_and(reads_gather) {
-            (false, fill_of(on_true)?)
-        } else {
-            return None;
-        };
-        if fill.len() != result.element_type.byte_size() {
-            return None;
-        }
-        // The mask: a value of the point dimensions (the result's leading
-        // ones), broadcast over the trailing slice dimensions.
-        let pred = comp.instr(root.operands[0]);
-        let Op::Broadcast { dimensions } = &pred.op else {
-            return None;
-        };
-        let m = *pred.operands.first()?;
-        let mask_shape = comp.instr(m).shape.as_array()?;
-        let point_rank = mask_shape.rank();
-        let points = rows.count / rows.run.max(1);
-        let leading_dims = dimensions.iter().copied().eq(0..point_rank)
-            && result.dims.get(..point_rank) == Some(&mask_shape.dims[..])
-            && mask_shape.element_count() == points
-            && mask_shape.element_type == ElementType::Pred;
-        if !leading_dims {
-            return None;
-        }
-        let mask = match param_of(m) {
-            Some(k) if reads_gather(k) => return None,
-            Some(k) => PointMask::Array(ctx.operand_slice(instr, k).ok()?),
-            None => {
-                let program =
-                    PositionProgram::of_expression(ctx.module, *calls, m, ctx.options).ok()?;
-                if program.params().iter().any(|&k| reads_gather(k))
-                    || program.positions() != points
-                    || program.element_type() != ElementType::Pred
-                {
-                    return None;
-                }
-                let arrays = program
-                    .params()
-                    .iter()
-                    .map(|&k| ctx.operand_slice(instr, k).ok())
-                    .collect::<Option<Vec<_>>>()?;
-                PointMask::Computed(program, arrays)
-            }
-        };
-        Some(MaskedRowGather {
-            rows,
-            mask,
-            keep_when,
-            fill,
-            out: ctx.result_slice(fusion).ok()?,
-        })
-    }
-
-    /// What it reads: the table, the indices and the mask's arrays.
+    /// What it reads: the table, the indices (unless computed) and what the
+    /// mask and the indices are computed from.
     pub fn reads(&self) -> Vec<BufferSlice> {
-        let mut reads = vec![self.rows.table, self.rows.indices];
-        match &self.mask {
-            PointMask::Array(m) => reads.push(*m),
-            PointMask::Computed(_, arrays) => reads.extend(arrays),
+        let mut reads = vec![self.rows.table];
+        if self.index.is_none() {
+            reads.push(self.rows.indices);
         }
+        reads.extend(&self.mask_reads);
+        reads.extend(&self.index_reads);
         reads
     }
 
@@ -582,7 +708,8 @@ impl MaskedRowGather {
     /// the cores.
     pub fn into_thunk(self, name: String) -> Box<dyn Thunk> {
         let mut slices = vec![self.out, self.rows.table, self.rows.indices];
-        slices.extend(self.reads().into_iter().skip(2));
+        slices.extend(&self.mask_reads);
+        slices.extend(&self.index_reads);
         let points = self.rows.count / self.rows.run.max(1);
         let grain = ((1 << 14) / self.rows.run.max(1)).max(1);
         thunk(name, "gather", move |ctx| {
@@ -591,7 +718,7 @@ impl MaskedRowGather {
                 let addrs: Vec<*const u8> = addrs.iter().map(|&a| a as *const u8).collect();
                 let mut chunk = p0;
                 while chunk < p1 {
-                    let end = (chunk + MASK_CHUNK).min(p1);
+                    let end = (chunk + POINT_CHUNK).min(p1);
                     // SAFETY: this run's addresses of the slices; the tasks'
                     // point ranges, so their output rows, are disjoint.
                     unsafe { self.points(&addrs, chunk, end) };
@@ -602,35 +729,43 @@ impl MaskedRowGather {
         })
     }
 
-    /// Writes the slices of index points `p0..p1` (at most [`MASK_CHUNK`]).
+    /// Writes the slices of index points `p0..p1` (at most [`POINT_CHUNK`]).
     ///
     /// # Safety
     /// `addrs` are this run's addresses of the output, the table, the
-    /// indices and the mask's arrays; `p0..p1` are index points whose output
-    /// rows no other thread touches.
+    /// indices, the mask's reads and the indices' reads; `p0..p1` are index
+    /// points whose output rows no other thread touches.
     unsafe fn points(&self, addrs: &[*const u8], p0: usize, p1: usize) {
         let g = &self.rows;
-        let (out, table, idx) = (addrs[0].cast_mut(), addrs[1], addrs[2]);
-        let mut computed = [0u8; MASK_CHUNK];
-        let mask = match &self.mask {
-            // SAFETY: the mask holds one `pred` per point.
-            PointMask::Array(_) => unsafe { addrs[3].add(p0) },
-            PointMask::Computed(program, _) => {
-                // SAFETY: the program's arrays, whole; `computed` has room
-                // for the chunk; the points lie inside its value.
-                unsafe { program.run(&addrs[3..], computed.as_mut_ptr(), p0..p1) };
-                computed.as_ptr()
+        let (out, table) = (addrs[0].cast_mut(), addrs[1]);
+        let mask_reads = &addrs[3..3 + self.mask_reads.len()];
+        let index_reads = &addrs[3 + self.mask_reads.len()..];
+        let mut mask = [0u8; POINT_CHUNK];
+        let mut computed = [0u64; POINT_CHUNK];
+        let index_width = g.index_type.byte_size();
+        // SAFETY: the programs' reads, whole; the buffers have room for the
+        // chunk; the points lie inside both values.
+        let idx = unsafe {
+            self.mask.run(mask_reads, mask.as_mut_ptr(), p0..p1);
+            match &self.index {
+                Some(index) => {
+                    let at = computed.as_mut_ptr().cast::<u8>();
+                    index.run(index_reads, at, p0..p1);
+                    // Where point 0's index would be: point `q`'s is at
+                    // `q * width`, inside the chunk for the chunk's points.
+                    at.wrapping_sub(p0 * index_width).cast_const()
+                }
+                None => addrs[2],
             }
         };
         let run_bytes = g.run * g.width;
         let ahead = (GATHER_AHEAD_BYTES / run_bytes.max(1)).max(1);
         let n = p1 - p0;
-        // SAFETY (whole body): `mask` holds the chunk's `n` predicates;
-        // points below `p1` index the indices; the clamped start keeps each
-        // slice inside the table; point `q`'s output row is
+        let keeps = |j: usize| (mask[j] != 0) == self.keep_when;
+        // SAFETY (whole block): points `p0..p1` index `idx`; the clamped
+        // start keeps each slice inside the table; point `q`'s output row is
         // `q * run_bytes..` of the result.
         unsafe {
-            let keeps = |j: usize| (mask.add(j).read() != 0) == self.keep_when;
             for j in 1..ahead.min(n) {
                 if keeps(j) {
                     g.prefetch_row(table, idx, p0 + j);
@@ -643,7 +778,7 @@ impl MaskedRowGather {
                 let q = p0 + j;
                 let dst = out.add(q * run_bytes);
                 if keeps(j) {
-                    let i = read_index(idx.add(q * g.index_type.byte_size()), g.index_type);
+                    let i = read_index(idx.wrapping_add(q * index_width), g.index_type);
                     let src = i.clamp(0, g.limit) as usize * g.row_elems;
                     std::ptr::copy_nonoverlapping(table.add(src * g.width), dst, run_bytes);
                 } else {
