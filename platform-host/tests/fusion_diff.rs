@@ -1123,6 +1123,21 @@ and_reducer {
     assert_eq!(temp_bytes(&jax_take), 0);
     check("masked take as JAX writes it", &jax_take, Agree::Bits);
 
+    // A mask that is an argument of its own, zeros where it is false.
+    let given = module(
+        "",
+        r#"  table = f32[16,24] parameter(0)
+  idx = s32[64,1] parameter(1)
+  valid = pred[64] parameter(2)
+  g = f32[64,24] gather(table, idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,24}
+  vb = pred[64,24] broadcast(valid), dimensions={0}
+  zero = f32[] constant(0)
+  zeros = f32[64,24] broadcast(zero), dimensions={}
+  ROOT r = f32[64,24] select(vb, g, zeros)"#,
+    );
+    assert_eq!(thunk_categories(&given), ["gather"]);
+    check("mask given", &given, Agree::Bits);
+
     // A predicate over the slice's columns is no per-point mask: the gather
     // feeds the fusion block by block instead.
     let columns = take.replace(

@@ -587,41 +587,54 @@ impl MaskedGatherPlan {
             }
             Some(covered)
         });
-        let inlined = elided.as_ref().and(source);
-        let inline = |id: InstrId| Some(id) == inlined;
-        let mask = PositionProgram::of_value(module, comp, fusion, m, &inline, options).ok()?;
-        if mask.reads().contains(&gather)
-            || mask.positions() != points
-            || mask.element_type() != ElementType::Pred
-        {
-            return None;
-        }
         let indices = comp.instr(*g.operands.get(1)?).shape.as_array()?;
-        let index = match (inlined, fusion_output(comp, g.operands[1])) {
-            (Some(source), Some((f, output))) if f == source => {
-                let index =
-                    PositionProgram::of_output(module, comp, f, output, &inline, options).ok()?;
-                let fits = index.positions() == points
-                    && index.element_type() == indices.element_type
-                    && indices.element_count() == points;
-                if !fits {
-                    return None;
-                }
-                Some(index)
+        // The mask, and the indices when their fusion is inlined.
+        let programs = |inlined: Option<InstrId>| {
+            let inline = |id: InstrId| Some(id) == inlined;
+            let mask = PositionProgram::of_value(module, comp, fusion, m, &inline, options).ok()?;
+            if mask.reads().contains(&gather)
+                || mask.positions() != points
+                || mask.element_type() != ElementType::Pred
+            {
+                return None;
             }
-            _ => None,
+            let index = match (inlined, fusion_output(comp, g.operands[1])) {
+                (Some(source), Some((f, output))) if f == source => {
+                    let index =
+                        PositionProgram::of_output(module, comp, f, output, &inline, options)
+                            .ok()?;
+                    let fits = index.positions() == points
+                        && index.element_type() == indices.element_type
+                        && indices.element_count() == points;
+                    fits.then_some(index)
+                }
+                _ => None,
+            };
+            Some((mask, index))
+        };
+        // Inlined only if the programs then read none of the elided values
+        // (a rename the copy does not see through would be read as is).
+        let inlined = elided.as_ref().and_then(|covered| {
+            let (mask, index) = programs(source)?;
+            let index = index?;
+            let reads_elided = mask
+                .reads()
+                .iter()
+                .chain(index.reads())
+                .any(|r| covered.contains(r));
+            (!reads_elided).then_some((mask, index, covered.clone()))
+        });
+        let (mask, index, elided) = match inlined {
+            Some((mask, index, covered)) => (mask, Some(index), covered),
+            None => (programs(None)?.0, None, Vec::new()),
         };
         Some(MaskedGatherPlan {
             gather,
             keep_when,
             fill,
             mask,
-            elided: if index.is_some() {
-                elided.unwrap_or_default()
-            } else {
-                Vec::new()
-            },
             index,
+            elided,
         })
     }
 
