@@ -1137,6 +1137,23 @@ and_reducer {
     );
     assert_eq!(thunk_categories(&given), ["gather"]);
     check("mask given", &given, Agree::Bits);
+    // A constant mask, and an iota-based one (every other point).
+    let constant = given.replace(
+        "valid = pred[64] parameter(2)",
+        &format!(
+            "valid = pred[64] constant({{{}}})",
+            (0..64)
+                .map(|i| if i % 3 == 0 { "false" } else { "true" })
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+    );
+    check("constant mask", &constant, Agree::Bits);
+    let iota = given.replace(
+        "valid = pred[64] parameter(2)",
+        "i = s32[64] iota(), iota_dimension=0\n  one = s32[] constant(1)\n  ones = s32[64] broadcast(one), dimensions={}\n  odd = s32[64] and(i, ones)\n  valid = pred[64] compare(odd, ones), direction=EQ",
+    );
+    check("iota mask", &iota, Agree::Bits);
 
     // A predicate over the slice's columns is no per-point mask: the gather
     // feeds the fusion block by block instead.
