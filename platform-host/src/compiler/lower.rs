@@ -205,6 +205,11 @@ fn compile_computation_on_this_stack(
                 elided[id.index()] = true;
             }
             extra_reads[i] = plan.reads(comp);
+            // The kernel reads the table, the indices and the mask's
+            // arrays while it writes: its result may lie over the gather's
+            // buffer only (which it does not read).
+            let operands = &comp.instructions[i].operands;
+            fusion_in_place[i].retain(|p| operands.get(p.operand) == Some(&plan.gather()));
         }
     }
     let needs = NestedNeeds {

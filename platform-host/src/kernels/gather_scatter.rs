@@ -263,6 +263,12 @@ pub struct RowGather {
     table: BufferSlice,
     indices: BufferSlice,
     out: BufferSlice,
+    form: RowForm,
+}
+
+/// The shape facts of a [`RowGather`]: what makes a gather one, found
+/// from the computation alone (before buffers exist).
+struct RowForm {
     index_type: ElementType,
     /// Bytes of one element; elements per index (the slice).
     width: usize,
@@ -275,10 +281,9 @@ pub struct RowGather {
     count: usize,
 }
 
-impl RowGather {
-    /// The row form of gather `id`, if it has one.
-    pub fn new(ctx: &LowerCtx<'_>, id: InstrId) -> Option<RowGather> {
-        let instr = ctx.instr(id);
+impl RowForm {
+    fn of(comp: &HloComputation, id: InstrId) -> Option<RowForm> {
+        let instr = comp.instr(id);
         let Op::Gather {
             dnums: d,
             slice_sizes,
@@ -287,9 +292,9 @@ impl RowGather {
         else {
             return None;
         };
-        let operand = ctx.operand_array(instr, 0).ok()?;
-        let indices = ctx.operand_array(instr, 1).ok()?;
-        let result = ctx.result_array(instr).ok()?;
+        let operand = comp.instr(*instr.operands.first()?).shape.as_array()?;
+        let indices = comp.instr(*instr.operands.get(1)?).shape.as_array()?;
+        let result = instr.shape.as_array()?;
         let rank = operand.rank();
         // One index component per point, read in place: the index vector
         // dimension is implicit or a trailing dimension of size 1.
@@ -323,16 +328,27 @@ impl RowGather {
         {
             return None;
         }
-        Some(RowGather {
-            table: ctx.operand_slice(instr, 0).ok()?,
-            indices: ctx.operand_slice(instr, 1).ok()?,
-            out: ctx.result_slice(id).ok()?,
+        Some(RowForm {
             index_type: indices.element_type,
             width: operand.element_type.byte_size(),
             run,
             row_elems: operand.dims[1..].iter().product(),
             limit: (operand.dims[0] - slice_sizes[0]) as i64,
             count: result.element_count(),
+        })
+    }
+}
+
+impl RowGather {
+    /// The row form of gather `id`, if it has one.
+    pub fn new(ctx: &LowerCtx<'_>, id: InstrId) -> Option<RowGather> {
+        let form = RowForm::of(ctx.comp, id)?;
+        let instr = ctx.instr(id);
+        Some(RowGather {
+            table: ctx.operand_slice(instr, 0).ok()?,
+            indices: ctx.operand_slice(instr, 1).ok()?,
+            out: ctx.result_slice(id).ok()?,
+            form,
         })
     }
 
@@ -349,9 +365,9 @@ impl BlockProducer for RowGather {
 
     unsafe fn produce(&self, addrs: &[*mut u8], pos: usize, n: usize) {
         let (out, table, idx) = (addrs[0], addrs[1].cast_const(), addrs[2].cast_const());
-        let end = (pos + n).min(self.count);
-        let points = self.count / self.run.max(1);
-        let run_bytes = self.run * self.width;
+        let end = (pos + n).min(self.form.count);
+        let points = self.form.count / self.form.run.max(1);
+        let run_bytes = self.form.run * self.form.width;
         // The rows are scattered over the table, so the hardware prefetcher
         // cannot see the next one coming and each row's first lines would
         // cost a full memory latency; the indices say where the rows are, so
@@ -361,8 +377,8 @@ impl BlockProducer for RowGather {
         let mut p = pos;
         let mut first = true;
         while p < end {
-            let (point, within) = (p / self.run, p % self.run);
-            let len = (self.run - within).min(end - p);
+            let (point, within) = (p / self.form.run, p % self.form.run);
+            let len = (self.form.run - within).min(end - p);
             // SAFETY: `point` is an index of the indices array (the output
             // has `points * run` elements); the clamped start keeps the run
             // inside the operand; `p..p + len` is inside the output.
@@ -378,14 +394,14 @@ impl BlockProducer for RowGather {
                     self.prefetch_row(table, idx, point + ahead);
                 }
                 let i = read_index(
-                    idx.add(point * self.index_type.byte_size()),
-                    self.index_type,
+                    idx.add(point * self.form.index_type.byte_size()),
+                    self.form.index_type,
                 );
-                let src = i.clamp(0, self.limit) as usize * self.row_elems + within;
+                let src = i.clamp(0, self.form.limit) as usize * self.form.row_elems + within;
                 std::ptr::copy_nonoverlapping(
-                    table.add(src * self.width),
-                    out.add(p * self.width),
-                    len * self.width,
+                    table.add(src * self.form.width),
+                    out.add(p * self.form.width),
+                    len * self.form.width,
                 );
             }
             p += len;
@@ -399,7 +415,7 @@ fn row_gather_thunk(name: String, rows: RowGather) -> Box<dyn Thunk> {
     let slices = rows.slices();
     thunk(name, "gather", move |ctx| {
         let addrs: Vec<usize> = slices.iter().map(|s| ctx.ptr(*s) as usize).collect();
-        parallel_for(rows.count, 1 << 14, |s, e| {
+        parallel_for(rows.form.count, 1 << 14, |s, e| {
             let addrs: Vec<*mut u8> = addrs.iter().map(|&a| a as *mut u8).collect();
             // SAFETY: this run's addresses of `slices`; the tasks' ranges
             // are disjoint parts of the result.
@@ -428,12 +444,12 @@ impl RowGather {
         // SAFETY: `q` is a point of the indices array (the caller's contract).
         let i = unsafe {
             read_index(
-                idx.wrapping_add(q * self.index_type.byte_size()),
-                self.index_type,
+                idx.wrapping_add(q * self.form.index_type.byte_size()),
+                self.form.index_type,
             )
         };
-        let start = i.clamp(0, self.limit) as usize * self.row_elems * self.width;
-        let bytes = (self.run * self.width).min(GATHER_AHEAD_ROW_BYTES);
+        let start = i.clamp(0, self.form.limit) as usize * self.form.row_elems * self.form.width;
+        let bytes = (self.form.run * self.form.width).min(GATHER_AHEAD_ROW_BYTES);
         let mut off = 0;
         while off < bytes {
             crate::kernels::prefetch_l2(table.wrapping_add(start + off));
@@ -519,12 +535,9 @@ impl MaskedGatherPlan {
         options: &CompileOptions,
     ) -> Option<MaskedGatherPlan> {
         let g = comp.instr(gather);
-        let Op::Gather { slice_sizes, .. } = &g.op else {
-            return None;
-        };
+        let form = RowForm::of(comp, gather)?;
         let result = g.shape.as_array()?;
-        let run: usize = slice_sizes.iter().product();
-        let points = result.element_count().checked_div(run)?;
+        let points = form.count.checked_div(form.run)?;
         let instr = comp.instr(fusion);
         let Op::Fusion { calls, .. } = &instr.op else {
             return None;
@@ -624,9 +637,19 @@ impl MaskedGatherPlan {
                 .any(|r| covered.contains(r));
             (!reads_elided).then_some((mask, index, covered.clone()))
         });
+        // Every array the kernel reads is one buffer.
+        let arrays =
+            |p: &PositionProgram| p.reads().iter().all(|&r| comp.instr(r).shape.is_array());
+        let inlined = inlined.filter(|(mask, index, _)| arrays(mask) && arrays(index));
         let (mask, index, elided) = match inlined {
             Some((mask, index, covered)) => (mask, Some(index), covered),
-            None => (programs(None)?.0, None, Vec::new()),
+            None => {
+                let (mask, _) = programs(None)?;
+                if !arrays(&mask) {
+                    return None;
+                }
+                (mask, None, Vec::new())
+            }
         };
         Some(MaskedGatherPlan {
             gather,
@@ -636,6 +659,11 @@ impl MaskedGatherPlan {
             index,
             elided,
         })
+    }
+
+    /// The gather.
+    pub fn gather(&self) -> InstrId {
+        self.gather
     }
 
     /// Instructions whose values nothing reads once this plan runs (the
@@ -723,8 +751,8 @@ impl MaskedRowGather {
         let mut slices = vec![self.out, self.rows.table, self.rows.indices];
         slices.extend(&self.mask_reads);
         slices.extend(&self.index_reads);
-        let points = self.rows.count / self.rows.run.max(1);
-        let grain = ((1 << 14) / self.rows.run.max(1)).max(1);
+        let points = self.rows.form.count / self.rows.form.run.max(1);
+        let grain = ((1 << 14) / self.rows.form.run.max(1)).max(1);
         thunk(name, "gather", move |ctx| {
             let addrs: Vec<usize> = slices.iter().map(|s| ctx.ptr(*s) as usize).collect();
             parallel_for(points, grain, |p0, p1| {
@@ -755,7 +783,7 @@ impl MaskedRowGather {
         let index_reads = &addrs[3 + self.mask_reads.len()..];
         let mut mask = [0u8; POINT_CHUNK];
         let mut computed = [0u64; POINT_CHUNK];
-        let index_width = g.index_type.byte_size();
+        let index_width = g.form.index_type.byte_size();
         // SAFETY: the programs' reads, whole; the buffers have room for the
         // chunk; the points lie inside both values.
         let idx = unsafe {
@@ -771,7 +799,7 @@ impl MaskedRowGather {
                 None => addrs[2],
             }
         };
-        let run_bytes = g.run * g.width;
+        let run_bytes = g.form.run * g.form.width;
         let ahead = (GATHER_AHEAD_BYTES / run_bytes.max(1)).max(1);
         let n = p1 - p0;
         let keeps = |j: usize| (mask[j] != 0) == self.keep_when;
@@ -791,11 +819,11 @@ impl MaskedRowGather {
                 let q = p0 + j;
                 let dst = out.add(q * run_bytes);
                 if keeps(j) {
-                    let i = read_index(idx.wrapping_add(q * index_width), g.index_type);
-                    let src = i.clamp(0, g.limit) as usize * g.row_elems;
-                    std::ptr::copy_nonoverlapping(table.add(src * g.width), dst, run_bytes);
+                    let i = read_index(idx.wrapping_add(q * index_width), g.form.index_type);
+                    let src = i.clamp(0, g.form.limit) as usize * g.form.row_elems;
+                    std::ptr::copy_nonoverlapping(table.add(src * g.form.width), dst, run_bytes);
                 } else {
-                    crate::elementwise_ops::fill(g.width, self.fill.as_ptr(), dst, g.run);
+                    crate::elementwise_ops::fill(g.form.width, self.fill.as_ptr(), dst, g.form.run);
                 }
             }
         }
