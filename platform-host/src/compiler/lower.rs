@@ -72,11 +72,12 @@ fn gather_fusion_pairs(
 fn masked_gather_plans(
     module: &HloModule,
     comp: &HloComputation,
-    nested: &[Option<Nested>],
+    pairs: &[(InstrId, InstrId)],
     options: &CompileOptions,
 ) -> Vec<Option<MaskedGatherPlan>> {
-    let mut plans: Vec<Option<MaskedGatherPlan>> = (0..nested.len()).map(|_| None).collect();
-    for (gather, fusion) in gather_fusion_pairs(comp, nested) {
+    let mut plans: Vec<Option<MaskedGatherPlan>> =
+        (0..comp.instructions.len()).map(|_| None).collect();
+    for &(gather, fusion) in pairs {
         plans[fusion.index()] = MaskedGatherPlan::new(module, comp, gather, fusion, options);
     }
     plans
@@ -93,10 +94,11 @@ fn masked_gather_plans(
 fn fused_gathers(
     ctx: &LowerCtx<'_>,
     nested: &[Option<Nested>],
+    pairs: &[(InstrId, InstrId)],
     masked: &mut [Option<MaskedGatherPlan>],
 ) -> Result<Vec<Option<FusedGather>>> {
     let mut fused: Vec<Option<FusedGather>> = (0..nested.len()).map(|_| None).collect();
-    for (gather, fusion) in gather_fusion_pairs(ctx.comp, nested) {
+    for &(gather, fusion) in pairs {
         let Some(Nested::Fusion(plan)) = &nested[fusion.index()] else {
             continue;
         };
@@ -196,7 +198,8 @@ fn compile_computation_on_this_stack(
     }
 
     // 2. Buffers, told what the plans need (never recompiling them).
-    let mut masked = masked_gather_plans(module, comp, &nested, options);
+    let pairs = gather_fusion_pairs(comp, &nested);
+    let mut masked = masked_gather_plans(module, comp, &pairs, options);
     let mut elided = vec![false; n];
     let mut extra_reads = vec![Vec::new(); n];
     for (i, plan) in masked.iter().enumerate() {
@@ -230,7 +233,7 @@ fn compile_computation_on_this_stack(
     };
     let mut thunks: Vec<Box<dyn Thunk>> = Vec::new();
     let mut event_args: Vec<Option<EventArgs>> = Vec::new();
-    let mut fused = fused_gathers(&ctx, &nested, &mut masked)?;
+    let mut fused = fused_gathers(&ctx, &nested, &pairs, &mut masked)?;
     let inside_fusions: Vec<InstrId> = fused.iter().flatten().map(|f| f.gather).collect();
     for (i, plan) in nested.into_iter().enumerate() {
         let instr = &comp.instructions[i];

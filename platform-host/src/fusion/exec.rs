@@ -1392,6 +1392,21 @@ pub unsafe fn run_rows(
     let Mode::Rows { rows_per_block } = p.mode else {
         return;
     };
+    run_on_this_thread(p, params, outs, |env, st| {
+        // SAFETY: forwarded from the caller.
+        unsafe { env.run_row_range(st, rows_per_block, 0, rows.start, rows.end) };
+    });
+}
+
+/// Runs `f` with an environment for `p` that has no scratch, dynamic
+/// offsets or producer (a program [`run_rows`] or [`run_positions`] can
+/// run), and a task state whose uniform steps have run.
+fn run_on_this_thread<'p>(
+    p: &'p BlockProgram,
+    params: Vec<*const u8>,
+    outs: Vec<*mut u8>,
+    f: impl FnOnce(&Env<'p>, &mut TaskState<'p>),
+) {
     let env = Env {
         p,
         params,
@@ -1404,8 +1419,7 @@ pub unsafe fn run_rows(
     with_registers(p.regfile_bytes, |regs| {
         let mut st = env.new_state(regs);
         env.uniforms(&mut st);
-        // SAFETY: forwarded from the caller.
-        unsafe { env.run_row_range(&mut st, rows_per_block, 0, rows.start, rows.end) };
+        f(&env, &mut st);
     });
 }
 
@@ -1430,20 +1444,9 @@ pub unsafe fn run_positions(
         p.name
     );
     let width = p.outputs.first().map_or(0, |o| o.ty.byte_size());
-    let env = Env {
-        p,
-        params,
-        dynamic: Vec::new(),
-        outs: vec![out.wrapping_sub(range.start * width)],
-        consts: p.constants.iter().map(|c| c.as_bytes().as_ptr()).collect(),
-        scratch: std::ptr::NonNull::<u64>::dangling().as_ptr().cast(),
-        producer: None,
-    };
+    let outs = vec![out.wrapping_sub(range.start * width)];
     let step = p.cap_full.max(1);
-    with_registers(p.regfile_bytes, |regs| {
-        let mut st = env.new_state(regs);
-        env.uniforms(&mut st);
-        st.ahead.clear();
+    run_on_this_thread(p, params, outs, |env, st| {
         let mut pos = range.start;
         while pos < range.end {
             let b = Block {
@@ -1456,7 +1459,7 @@ pub unsafe fn run_positions(
                 task: 0,
             };
             // SAFETY: positions of the caller's range, in one domain row.
-            unsafe { env.run_block(&mut st, &p.steps, &b) };
+            unsafe { env.run_block(st, &p.steps, &b) };
             pos += b.n;
         }
     });

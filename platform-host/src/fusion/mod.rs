@@ -354,6 +354,24 @@ pub struct PositionProgram {
     reads: Vec<InstrId>,
 }
 
+/// The fusion output that instruction `id` of `comp` is, through reshapes:
+/// a `get-tuple-element` of a fusion names that fusion and its output, a
+/// fusion itself its output 0.
+pub fn fusion_output(comp: &HloComputation, mut id: InstrId) -> Option<(InstrId, usize)> {
+    loop {
+        let instr = comp.instr(id);
+        match instr.op {
+            Op::Reshape | Op::Bitcast => id = *instr.operands.first()?,
+            Op::GetTupleElement { index } => {
+                let f = *instr.operands.first()?;
+                return matches!(comp.instr(f).op, Op::Fusion { .. }).then_some((f, index));
+            }
+            Op::Fusion { .. } => return Some((id, 0)),
+            _ => return None,
+        }
+    }
+}
+
 /// Copies fused expressions into one computation (see [`PositionProgram`]).
 struct ExpressionCopy<'m> {
     module: &'m HloModule,
@@ -462,39 +480,24 @@ impl<'m> ExpressionCopy<'m> {
     /// `shape` reads it: a new parameter, or an inlined fusion's output.
     fn operand(&mut self, operand: InstrId, shape: &Shape) -> Result<InstrId> {
         // Through renames (reshapes keep the row-major order of elements).
-        let mut source = operand;
-        let mut output = 0;
-        loop {
-            let instr = self.outer.instr(source);
-            match instr.op {
-                Op::Reshape | Op::Bitcast if instr.operands.len() == 1 => {
-                    source = instr.operands[0];
+        if let Some((source, output)) = fusion_output(self.outer, operand) {
+            if (self.inline)(source) {
+                let at = self.output(source, output)?;
+                if &self.instructions[at.index()].shape == shape {
+                    return Ok(at);
                 }
-                Op::GetTupleElement { index } if instr.operands.len() == 1 => {
-                    output = index;
-                    source = instr.operands[0];
-                    break;
-                }
-                _ => break,
+                let name = format!(
+                    "{}.as.{}",
+                    self.instructions[at.index()].name,
+                    self.instructions.len()
+                );
+                return Ok(self.push(HloInstruction::new(
+                    name,
+                    shape.clone(),
+                    Op::Reshape,
+                    vec![at],
+                )));
             }
-        }
-        let source_instr = self.outer.instr(source);
-        if matches!(source_instr.op, Op::Fusion { .. }) && (self.inline)(source) {
-            let at = self.output(source, output)?;
-            if &self.instructions[at.index()].shape == shape {
-                return Ok(at);
-            }
-            let name = format!(
-                "{}.as.{}",
-                self.instructions[at.index()].name,
-                self.instructions.len()
-            );
-            return Ok(self.push(HloInstruction::new(
-                name,
-                shape.clone(),
-                Op::Reshape,
-                vec![at],
-            )));
         }
         if let Some(&at) = self.read_at.get(&operand) {
             return Ok(at);
@@ -559,19 +562,16 @@ impl PositionProgram {
         };
         let root = root(&mut copy)?;
         // Parameters first, numbered in order, as a fused computation has them.
-        let n = copy.instructions.len();
-        let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by_key(|&i| !matches!(copy.instructions[i].op, Op::Parameter { .. }));
-        let mut new_id = vec![InstrId(0); n];
-        for (to, &from) in order.iter().enumerate() {
+        let mut numbered: Vec<(usize, HloInstruction)> =
+            copy.instructions.into_iter().enumerate().collect();
+        numbered.sort_by_key(|(_, instr)| !matches!(instr.op, Op::Parameter { .. }));
+        let mut new_id = vec![InstrId(0); numbered.len()];
+        for (to, &(from, _)) in numbered.iter().enumerate() {
             new_id[from] = InstrId(to as u32);
         }
-        let mut slots: Vec<Option<HloInstruction>> =
-            copy.instructions.into_iter().map(Some).collect();
-        let instructions = order
-            .iter()
-            .map(|&i| {
-                let mut instr = slots[i].take().expect("each instruction moved once");
+        let instructions = numbered
+            .into_iter()
+            .map(|(_, mut instr)| {
                 for o in &mut instr.operands {
                     *o = new_id[o.index()];
                 }

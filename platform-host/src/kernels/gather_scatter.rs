@@ -15,7 +15,7 @@ use super::data_movement::read_index;
 use super::scalar_program::{binary_reducer, ScalarProgram};
 use super::strided::{unflatten, StridedCopy};
 use crate::elementwise_ops::{typed_combiner, CombinerVisitor};
-use crate::fusion::PositionProgram;
+use crate::fusion::{fusion_output, PositionProgram};
 use crate::lowering::BlockProducer;
 use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
@@ -503,23 +503,6 @@ fn broadcast_constant(comp: &HloComputation, id: InstrId, ty: ElementType) -> Op
             (bytes.len() == ty.byte_size()).then(|| bytes.to_vec())
         }
         _ => None,
-    }
-}
-
-/// Follows reshapes back from `id`; then a `get-tuple-element` of a fusion
-/// names that fusion and its output, a fusion itself its output 0.
-fn fusion_output(comp: &HloComputation, mut id: InstrId) -> Option<(InstrId, usize)> {
-    loop {
-        let instr = comp.instr(id);
-        match instr.op {
-            Op::Reshape | Op::Bitcast => id = *instr.operands.first()?,
-            Op::GetTupleElement { index } => {
-                let f = *instr.operands.first()?;
-                return matches!(comp.instr(f).op, Op::Fusion { .. }).then_some((f, index));
-            }
-            Op::Fusion { .. } => return Some((id, 0)),
-            _ => return None,
-        }
     }
 }
 
