@@ -10,7 +10,7 @@
 
 The native module (``hlorun._hlorun``, Rust) compiles and runs; this layer
 turns NumPy arrays into the (dtype name, shape, bytes) triples it takes and
-its output buffers back into arrays. See python/README.md for what is copied.
+its output buffers back into arrays. See docs/python.md for what is copied.
 """
 
 from __future__ import annotations
