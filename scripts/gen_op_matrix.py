@@ -526,7 +526,7 @@ def _cond(d):
 # ------------------------------------------------------------------ writing
 def write_case(name, f, args, ulps, d):
     args = [np.asarray(a) for a in args]
-    module, optimized, outs = run_jitted(f, args, keep_unused=True)
+    module, optimized, outs, stablehlo = run_jitted(f, args, keep_unused=True, with_stablehlo=True)
     out_types = {("c64" if o.dtype == np.complex64 else d) for o in outs}
     if isinstance(ulps, tuple):  # (rtol, atol) given
         rtol, atol = ulps
@@ -534,7 +534,8 @@ def write_case(name, f, args, ulps, d):
         rtol, atol = tol("c64" if "c64" in out_types else d, ulps)
     folder = os.path.join(OUT, name)
     os.makedirs(folder)
-    write_files(folder, module, optimized, args, outs, case_meta(name, args, outs, rtol, atol))
+    meta = case_meta(name, args, outs, rtol, atol)
+    write_files(folder, module, optimized, args, outs, meta, stablehlo=stablehlo)
 
 
 README_HEAD = """# Op matrix
@@ -544,7 +545,9 @@ few lax calls one HLO op needs) on small deterministic inputs (a few dozen
 elements) that include the special values the op allows (0, -0, +-inf, NaN for
 floats; min and max for integers), with XLA CPU's outputs. The format is the
 conformance corpus' (`../conformance/README.md`): `module.hlo`,
-`optimized.hlo`, `argN.npy`, `outN.npy`, `case.json`. A case folder is
+`optimized.hlo`, `argN.npy`, `outN.npy`, `case.json`, and `module.mlir`, the
+same program as the StableHLO text JAX prints (`lower(...).as_text()`), which
+`hlo-stablehlo` reads. A case folder is
 `<op>_<dtype>`, where `<dtype>` is the element type of the op's (first)
 operand; `convert_to_T_S` converts from `S` to `T`.
 

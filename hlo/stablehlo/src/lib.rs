@@ -1,0 +1,50 @@
+//! Reads StableHLO into the HLO IR.
+//!
+//! StableHLO is what ML frameworks exchange: `jax.jit(f).lower(x).as_text()`
+//! prints it, and a PJRT plugin receives nothing else. This crate turns its
+//! text form, as JAX and the StableHLO tools print it (the pretty form of
+//! each op and MLIR's generic form alike, CHLO ops that map onto HLO ops, and
+//! locations), into an [`HloModule`](hlo_ir::HloModule) every platform runs.
+//!
+//! Two stages, one module each:
+//! - [`parser`] (with `pretty` for the ops' custom syntax) reads the text
+//!   into the syntax tree of [`syntax`]: MLIR's generic structure of
+//!   operations, attributes, regions and types, located by `line:column`;
+//! - `convert` builds the HLO module from it with the IR's builder, so every
+//!   instruction is shape-checked as it is added, doing what XLA's own
+//!   StableHLO-to-HLO translation does where the two IRs differ (tuples for
+//!   several results, tuple operands for regions that capture values).
+//!
+//! Locations become instruction metadata (`op_name` from the name JAX gives,
+//! `source_file`/`source_line` from the innermost file location), so
+//! profiles and graphs point at the user's code.
+//!
+//! What it refuses, it refuses by name: an op, an attribute form, a type or
+//! a CHLO op without an HLO lowering here is `Unimplemented` with its
+//! `line:column`; malformed text is `InvalidArgument` with its position.
+//! No input panics; nesting is bounded by memory, not the stack. The MLIR
+//! bytecode form (portable artifacts, `jax.export`) is not read yet.
+
+mod convert;
+pub mod parser;
+mod pretty;
+pub mod syntax;
+
+use hlo_ir::{HloModule, Result};
+
+/// Parses StableHLO text and converts it to an HLO module.
+pub fn parse_module(text: &str) -> Result<HloModule> {
+    let module = parser::parse(text)?;
+    convert::to_hlo(&module)
+}
+
+/// Whether `text` looks like MLIR (StableHLO) rather than HLO text: its first
+/// meaningful line starts a module, a function or a location alias.
+pub fn looks_like_mlir(text: &str) -> bool {
+    text.lines()
+        .map(str::trim_start)
+        .find(|l| !l.is_empty() && !l.starts_with("//"))
+        .is_some_and(|l| {
+            l.starts_with("module") || l.starts_with("func.func") || l.starts_with("#loc")
+        })
+}

@@ -1,0 +1,14 @@
+#loc1 = loc("min")
+#loc2 = loc("x")
+#loc3 = loc("max")
+module @jit_clamp attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<ui8> loc("min"), %arg1: tensor<4x6xui8> loc("x"), %arg2: tensor<ui8> loc("max")) -> (tensor<4x6xui8> {jax.result_info = "result"}) {
+    %0 = stablehlo.broadcast_in_dim %arg0, dims = [] : (tensor<ui8>) -> tensor<4x6xui8> loc(#loc4)
+    %1 = stablehlo.broadcast_in_dim %arg2, dims = [] : (tensor<ui8>) -> tensor<4x6xui8> loc(#loc4)
+    %2 = stablehlo.clamp %0, %arg1, %1 : tensor<4x6xui8> loc(#loc4)
+    return %2 : tensor<4x6xui8> loc(#loc5)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc4 = loc("jit(clamp)/clamp")
+#loc5 = loc("jit(clamp)")

@@ -1,0 +1,16 @@
+#loc1 = loc("x")
+module @jit_conj attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x6xcomplex<f32>> loc("x")) -> (tensor<4x6xcomplex<f32>> {jax.result_info = "result"}) {
+    %0 = stablehlo.real %arg0 : (tensor<4x6xcomplex<f32>>) -> tensor<4x6xf32> loc(#loc2)
+    %1 = stablehlo.imag %arg0 : (tensor<4x6xcomplex<f32>>) -> tensor<4x6xf32> loc(#loc3)
+    %2 = stablehlo.negate %1 : tensor<4x6xf32> loc(#loc4)
+    %3 = stablehlo.complex %0, %2 : tensor<4x6xcomplex<f32>> loc(#loc5)
+    return %3 : tensor<4x6xcomplex<f32>> loc(#loc6)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc2 = loc("jit(conj)/real")
+#loc3 = loc("jit(conj)/imag")
+#loc4 = loc("jit(conj)/neg")
+#loc5 = loc("jit(conj)/complex")
+#loc6 = loc("jit(conj)")

@@ -1,0 +1,21 @@
+#loc1 = loc("x")
+#loc2 = loc("jit(<lambda>)")
+#loc3 = loc("reduce_window_max")
+#loc4 = loc("reduce_window_max:"(#loc3))
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x6xbf16> loc("x")) -> (tensor<4x6xbf16> {jax.result_info = "result"}) {
+    %0 = call @cummax(%arg0) : (tensor<4x6xbf16>) -> tensor<4x6xbf16> loc(#loc2)
+    return %0 : tensor<4x6xbf16> loc(#loc2)
+  } loc(#loc)
+  func.func private @cummax(%arg0: tensor<4x6xbf16> loc("jit(<lambda>)")) -> tensor<4x6xbf16> {
+    %cst = stablehlo.constant dense<0xFF80> : tensor<bf16> loc(#loc3)
+    %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<bf16>) -> tensor<bf16> loc(#loc3)
+    %1 = "stablehlo.reduce_window"(%arg0, %0) <{base_dilations = array<i64: 1, 1>, padding = dense<[[3, 0], [0, 0]]> : tensor<2x2xi64>, window_dilations = array<i64: 1, 1>, window_dimensions = array<i64: 4, 1>, window_strides = array<i64: 1, 1>}> ({
+    ^bb0(%arg1: tensor<bf16> loc("reduce_window_max:"(#loc3)), %arg2: tensor<bf16> loc("reduce_window_max:"(#loc3))):
+      %2 = stablehlo.maximum %arg1, %arg2 : tensor<bf16> loc(#loc3)
+      stablehlo.return %2 : tensor<bf16> loc(#loc3)
+    }) : (tensor<4x6xbf16>, tensor<bf16>) -> tensor<4x6xbf16> loc(#loc3)
+    return %1 : tensor<4x6xbf16> loc(#loc2)
+  } loc(#loc2)
+} loc(#loc)
+#loc = loc(unknown)

@@ -1,0 +1,27 @@
+#loc = loc(unknown)
+#loc1 = loc("x")
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x5xcomplex<f32>> loc("x")) -> (tensor<4x8xf32> {jax.result_info = "result"}) {
+    %c = stablehlo.constant dense<0> : tensor<i64> loc(#loc2)
+    %0 = call @_pad(%arg0, %c) : (tensor<4x5xcomplex<f32>>, tensor<i64>) -> tensor<4x5xcomplex<f32>> loc(#loc3)
+    %1 = call @fft(%0) : (tensor<4x5xcomplex<f32>>) -> tensor<4x8xf32> loc(#loc4)
+    return %1 : tensor<4x8xf32> loc(#loc2)
+  } loc(#loc)
+  func.func private @_pad(%arg0: tensor<4x5xcomplex<f32>> loc(unknown), %arg1: tensor<i64> loc(unknown)) -> tensor<4x5xcomplex<f32>> {
+    %0 = stablehlo.convert %arg1 : (tensor<i64>) -> tensor<complex<f32>> loc(#loc6)
+    %1 = stablehlo.pad %arg0, %0, low = [0, 0], high = [0, 0], interior = [0, 0] : (tensor<4x5xcomplex<f32>>, tensor<complex<f32>>) -> tensor<4x5xcomplex<f32>> loc(#loc7)
+    return %1 : tensor<4x5xcomplex<f32>> loc(#loc)
+  } loc(#loc9)
+  func.func private @fft(%arg0: tensor<4x5xcomplex<f32>> loc(unknown)) -> tensor<4x8xf32> {
+    %0 = stablehlo.fft %arg0, type = IRFFT, length = [8] : (tensor<4x5xcomplex<f32>>) -> tensor<4x8xf32> loc(#loc8)
+    return %0 : tensor<4x8xf32> loc(#loc)
+  } loc(#loc9)
+} loc(#loc)
+#loc2 = loc("jit(<lambda>)")
+#loc3 = loc("jit(<lambda>)/jit(_pad)")
+#loc4 = loc("jit(<lambda>)/jit(fft)")
+#loc5 = loc("jit(<lambda>)/jit")
+#loc6 = loc("convert_element_type")
+#loc7 = loc("pad")
+#loc8 = loc("fft")
+#loc9 = loc("jit:"(#loc5))

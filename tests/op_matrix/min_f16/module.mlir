@@ -1,0 +1,11 @@
+#loc1 = loc("x")
+#loc2 = loc("y")
+module @jit_min attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x6xf16> loc("x"), %arg1: tensor<4x6xf16> loc("y")) -> (tensor<4x6xf16> {jax.result_info = "result"}) {
+    %0 = stablehlo.minimum %arg0, %arg1 : tensor<4x6xf16> loc(#loc3)
+    return %0 : tensor<4x6xf16> loc(#loc4)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc3 = loc("jit(min)/min")
+#loc4 = loc("jit(min)")

@@ -1,0 +1,11 @@
+#loc1 = loc("x")
+#loc2 = loc("v")
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x6xui32> loc("x"), %arg1: tensor<ui32> loc("v")) -> (tensor<7x6xui32> {jax.result_info = "result"}) {
+    %0 = stablehlo.pad %arg0, %arg1, low = [1, -2], high = [-1, 2], interior = [1, 0] : (tensor<4x6xui32>, tensor<ui32>) -> tensor<7x6xui32> loc(#loc3)
+    return %0 : tensor<7x6xui32> loc(#loc4)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc3 = loc("jit(<lambda>)/pad")
+#loc4 = loc("jit(<lambda>)")

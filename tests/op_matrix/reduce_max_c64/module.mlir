@@ -1,0 +1,25 @@
+#loc1 = loc("x")
+#loc3 = loc("reduce_max")
+#loc5 = loc("reduce_max:"(#loc3))
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x6xcomplex<f32>> loc("x")) -> (tensor<4xcomplex<f32>> {jax.result_info = "result"}) {
+    %cst = stablehlo.constant dense<(0xFF800000,0.000000e+00)> : tensor<complex<f32>> loc(#loc2)
+    %0 = stablehlo.reduce(%arg0 init: %cst) across dimensions = [1] : (tensor<4x6xcomplex<f32>>, tensor<complex<f32>>) -> tensor<4xcomplex<f32>>
+     reducer(%arg1: tensor<complex<f32>> loc("reduce_max:"(#loc3)), %arg2: tensor<complex<f32>> loc("reduce_max:"(#loc3)))  {
+      %1 = stablehlo.real %arg1 : (tensor<complex<f32>>) -> tensor<f32> loc(#loc2)
+      %2 = stablehlo.real %arg2 : (tensor<complex<f32>>) -> tensor<f32> loc(#loc2)
+      %3 = stablehlo.compare EQ, %1, %2, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1> loc(#loc2)
+      %4 = stablehlo.compare GT, %1, %2, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1> loc(#loc2)
+      %5 = stablehlo.imag %arg1 : (tensor<complex<f32>>) -> tensor<f32> loc(#loc2)
+      %6 = stablehlo.imag %arg2 : (tensor<complex<f32>>) -> tensor<f32> loc(#loc2)
+      %7 = stablehlo.compare GT, %5, %6, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1> loc(#loc2)
+      %8 = stablehlo.select %3, %7, %4 : tensor<i1>, tensor<i1> loc(#loc2)
+      %9 = stablehlo.select %8, %arg1, %arg2 : tensor<i1>, tensor<complex<f32>> loc(#loc2)
+      stablehlo.return %9 : tensor<complex<f32>> loc(#loc2)
+    } loc(#loc2)
+    return %0 : tensor<4xcomplex<f32>> loc(#loc4)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc2 = loc("jit(<lambda>)/reduce_max")
+#loc4 = loc("jit(<lambda>)")

@@ -1,0 +1,11 @@
+#loc1 = loc("x")
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x6xbf16> loc("x")) -> (tensor<6xbf16> {jax.result_info = "result"}) {
+    %cst = stablehlo.constant dense<0x7F80> : tensor<bf16> loc(#loc2)
+    %0 = stablehlo.reduce(%arg0 init: %cst) applies stablehlo.minimum across dimensions = [0] : (tensor<4x6xbf16>, tensor<bf16>) -> tensor<6xbf16> loc(#loc2)
+    return %0 : tensor<6xbf16> loc(#loc3)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc2 = loc("jit(<lambda>)/reduce_min")
+#loc3 = loc("jit(<lambda>)")

@@ -1,0 +1,11 @@
+#loc1 = loc("x")
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x6xui8> loc("x")) -> (tensor<4xui8> {jax.result_info = "result"}) {
+    %c = stablehlo.constant dense<0> : tensor<ui8> loc(#loc2)
+    %0 = stablehlo.reduce(%arg0 init: %c) applies stablehlo.or across dimensions = [1] : (tensor<4x6xui8>, tensor<ui8>) -> tensor<4xui8> loc(#loc2)
+    return %0 : tensor<4xui8> loc(#loc3)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc2 = loc("jit(<lambda>)/reduce_or")
+#loc3 = loc("jit(<lambda>)")

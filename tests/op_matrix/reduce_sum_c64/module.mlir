@@ -1,0 +1,11 @@
+#loc1 = loc("x")
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x6xcomplex<f32>> loc("x")) -> (tensor<4xcomplex<f32>> {jax.result_info = "result"}) {
+    %cst = stablehlo.constant dense<(0.000000e+00,0.000000e+00)> : tensor<complex<f32>> loc(#loc2)
+    %0 = stablehlo.reduce(%arg0 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<4x6xcomplex<f32>>, tensor<complex<f32>>) -> tensor<4xcomplex<f32>> loc(#loc2)
+    return %0 : tensor<4xcomplex<f32>> loc(#loc3)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc2 = loc("jit(<lambda>)/reduce_sum")
+#loc3 = loc("jit(<lambda>)")

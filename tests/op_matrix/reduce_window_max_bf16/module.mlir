@@ -1,0 +1,18 @@
+#loc1 = loc("x")
+#loc3 = loc("reduce_window_max")
+#loc5 = loc("reduce_window_max:"(#loc3))
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x6xbf16> loc("x")) -> (tensor<4x6xbf16> {jax.result_info = "result"}) {
+    %cst = stablehlo.constant dense<0xFF80> : tensor<bf16> loc(#loc2)
+    %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<bf16>) -> tensor<bf16> loc(#loc2)
+    %1 = "stablehlo.reduce_window"(%arg0, %0) <{base_dilations = array<i64: 1, 1>, padding = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>, window_dilations = array<i64: 1, 1>, window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 1, 1>}> ({
+    ^bb0(%arg1: tensor<bf16> loc("reduce_window_max:"(#loc3)), %arg2: tensor<bf16> loc("reduce_window_max:"(#loc3))):
+      %2 = stablehlo.maximum %arg1, %arg2 : tensor<bf16> loc(#loc2)
+      stablehlo.return %2 : tensor<bf16> loc(#loc2)
+    }) : (tensor<4x6xbf16>, tensor<bf16>) -> tensor<4x6xbf16> loc(#loc2)
+    return %1 : tensor<4x6xbf16> loc(#loc4)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc2 = loc("jit(<lambda>)/reduce_window_max")
+#loc4 = loc("jit(<lambda>)")

@@ -1,0 +1,10 @@
+#loc1 = loc("x")
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x6xi1> loc("x")) -> (tensor<2x3x4xi1> {jax.result_info = "result"}) {
+    %0 = stablehlo.reshape %arg0 : (tensor<4x6xi1>) -> tensor<2x3x4xi1> loc(#loc2)
+    return %0 : tensor<2x3x4xi1> loc(#loc3)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc2 = loc("jit(<lambda>)/reshape")
+#loc3 = loc("jit(<lambda>)")

@@ -1,0 +1,17 @@
+#loc1 = loc("x")
+module @jit_sign attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4x6xui8> loc("x")) -> (tensor<4x6xui8> {jax.result_info = "result"}) {
+    %c = stablehlo.constant dense<0> : tensor<ui8> loc(#loc2)
+    %0 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<ui8>) -> tensor<4x6xui8> loc(#loc2)
+    %1 = stablehlo.compare EQ, %arg0, %0, UNSIGNED : (tensor<4x6xui8>, tensor<4x6xui8>) -> tensor<4x6xi1> loc(#loc2)
+    %c_0 = stablehlo.constant dense<0> : tensor<ui8> loc(#loc2)
+    %2 = stablehlo.broadcast_in_dim %c_0, dims = [] : (tensor<ui8>) -> tensor<4x6xui8> loc(#loc2)
+    %c_1 = stablehlo.constant dense<1> : tensor<ui8> loc(#loc2)
+    %3 = stablehlo.broadcast_in_dim %c_1, dims = [] : (tensor<ui8>) -> tensor<4x6xui8> loc(#loc2)
+    %4 = stablehlo.select %1, %2, %3 : tensor<4x6xi1>, tensor<4x6xui8> loc(#loc2)
+    return %4 : tensor<4x6xui8> loc(#loc3)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc2 = loc("jit(sign)/sign")
+#loc3 = loc("jit(sign)")
