@@ -227,7 +227,21 @@ impl<'m> Converter<'m> {
         outer_scope: &Scope,
         params: Params,
     ) -> Result<(Computation, Vec<Value>)> {
-        let captures = free_vars(region);
+        self.region_capturing(name, region, outer, outer_scope, params, free_vars(region))
+    }
+
+    /// [`region`](Self::region) with the captured values given: `captures`
+    /// may name values the region does not use (a `while` condition and body
+    /// must carry one state).
+    fn region_capturing(
+        &mut self,
+        name: &str,
+        region: &Region,
+        outer: &HloBuilder,
+        outer_scope: &Scope,
+        params: Params,
+        captures: Vec<Key>,
+    ) -> Result<(Computation, Vec<Value>)> {
         let captured: Vec<Value> = captures
             .iter()
             .map(|(n, i)| {
@@ -600,12 +614,7 @@ impl<'m> Converter<'m> {
                     "stablehlo.batch_norm_inference" => Op::BatchNormInference { epsilon, feature_index },
                     _ => Op::BatchNormGrad { epsilon, feature_index },
                 };
-                if shapes.len() == 1 {
-                    b.add_op(o, &operands, one(&shapes)?)?
-                } else {
-                    let t = b.add_op(o, &operands, Shape::tuple(shapes.clone()))?;
-                    return untuple(b, t, shapes.len());
-                }
+                return emit(b, o, &operands, &shapes);
             }
             "stablehlo.reduce" => return self.reduce(b, scope, op, &operands, &shapes),
             "stablehlo.reduce_window" => return self.reduce_window(b, scope, op, &operands, &shapes),
@@ -646,12 +655,7 @@ impl<'m> Converter<'m> {
                     is_stable,
                     comparator,
                 };
-                if shapes.len() == 1 {
-                    b.add_op(o, &operands, one(&shapes)?)?
-                } else {
-                    let t = b.add_op(o, &operands, Shape::tuple(shapes.clone()))?;
-                    return untuple(b, t, shapes.len());
-                }
+                return emit(b, o, &operands, &shapes);
             }
             "stablehlo.gather" => {
                 check_arity(op, &operands, 2)?;
@@ -697,14 +701,9 @@ impl<'m> Converter<'m> {
                     unique_indices: bool_attr(op, "unique_indices")?.unwrap_or(false),
                     to_apply,
                 };
-                if shapes.len() == 1 {
-                    b.add_op(o, &operands, one(&shapes)?)?
-                } else {
-                    let t = b.add_op(o, &operands, Shape::tuple(shapes.clone()))?;
-                    return untuple(b, t, shapes.len());
-                }
+                return emit(b, o, &operands, &shapes);
             }
-            "stablehlo.while" => return self.while_op(b, scope, op, &operands, &shapes),
+            "stablehlo.while" => return self.while_op(b, scope, op, &operands),
             "stablehlo.case" | "stablehlo.if" => return self.case(b, scope, op, &operands, &shapes),
             "func.call" | "call" => {
                 let Some(Attr::Symbol(callee)) = op.attr("callee") else {
@@ -712,13 +711,8 @@ impl<'m> Converter<'m> {
                 };
                 let comp = self.function(callee, op.pos)?;
                 let to_apply = b.attach(&comp)?;
-                let shape = if shapes.len() == 1 { shapes[0].clone() } else { Shape::tuple(shapes.clone()) };
-                let r = b.add_op(Op::Call { to_apply }, &operands, shape)?;
-                if shapes.len() == 1 {
-                    r
-                } else {
-                    return untuple(b, r, shapes.len());
-                }
+                let r = b.add_op(Op::Call { to_apply }, &operands, result_shape(&shapes))?;
+                return split(b, r, shapes.len());
             }
             "stablehlo.composite" => {
                 let Some(Attr::Symbol(callee)) = op.attr("decomposition") else {
@@ -726,8 +720,7 @@ impl<'m> Converter<'m> {
                 };
                 let comp = self.function(callee, op.pos)?;
                 let to_apply = b.attach(&comp)?;
-                let shape = if shapes.len() == 1 { shapes[0].clone() } else { Shape::tuple(shapes.clone()) };
-                let r = b.add_op(Op::Call { to_apply }, &operands, shape)?;
+                let r = b.add_op(Op::Call { to_apply }, &operands, result_shape(&shapes))?;
                 let instr = b.instruction_mut(r)?;
                 if let Some(Attr::Str(name)) = op.attr("name") {
                     instr.frontend_attributes.push(("composite.name".into(), name.clone()));
@@ -738,11 +731,7 @@ impl<'m> Converter<'m> {
                 if let Some(Attr::Int(v)) = op.attr("version") {
                     instr.frontend_attributes.push(("composite.version".into(), v.to_string()));
                 }
-                if shapes.len() == 1 {
-                    r
-                } else {
-                    return untuple(b, r, shapes.len());
-                }
+                return split(b, r, shapes.len());
             }
             "stablehlo.custom_call" => return self.custom_call(b, op, &operands, &shapes),
             "stablehlo.all_reduce" | "stablehlo.all_gather" | "stablehlo.reduce_scatter"
@@ -785,12 +774,7 @@ impl<'m> Converter<'m> {
             dimensions,
             to_apply,
         };
-        if n == 1 {
-            Ok(vec![b.add_op(o, operands, shapes[0].clone())?])
-        } else {
-            let t = b.add_op(o, operands, Shape::tuple(shapes.to_vec()))?;
-            untuple(b, t, n)
-        }
+        emit(b, o, operands, shapes)
     }
 
     /// The reducer of `reduce`, `reduce_window`, `all_reduce`: its region, or
@@ -853,146 +837,53 @@ impl<'m> Converter<'m> {
         let comp = self.reducer(b, scope, op, &operands[n..])?;
         let to_apply = b.attach(&comp)?;
         let o = Op::ReduceWindow { window, to_apply };
-        if n == 1 {
-            Ok(vec![b.add_op(o, operands, shapes[0].clone())?])
-        } else {
-            let t = b.add_op(o, operands, Shape::tuple(shapes.to_vec()))?;
-            untuple(b, t, n)
-        }
+        emit(b, o, operands, shapes)
     }
 
+    /// `while`: the loop's values and every value either region captures
+    /// travel as one tuple (both regions must take the same state).
     fn while_op(
         &mut self,
         b: &mut HloBuilder,
         scope: &mut Scope,
         op: &Operation,
         operands: &[Value],
-        shapes: &[Shape],
     ) -> Result<Vec<Value>> {
-        if op.regions.len() != 2 {
+        let [cond_region, body_region] = op.regions.as_slice() else {
             return Err(Error::invalid_argument(format!(
                 "{}: while needs cond and body regions",
                 op.pos
             )));
-        }
-        let mut regions = op.regions.clone();
-        // The generic form declares the region arguments inside the regions;
-        // the pretty form gave them already. Either way they are the operands.
-        for r in &mut regions {
-            if r.args.is_empty() && !operands.is_empty() {
+        };
+        for r in [cond_region, body_region] {
+            if r.args.len() != operands.len() {
                 return Err(Error::invalid_argument(format!(
-                    "{}: while regions must take the loop's values as arguments",
-                    op.pos
+                    "{}: a while region takes {} arguments for {} loop values",
+                    r.pos,
+                    r.args.len(),
+                    operands.len()
                 )));
             }
         }
-        let n = operands.len();
-        let cn = self.fresh("cond");
-        let (cond, cond_caps) =
-            self.region(&cn, &regions[0], b, scope, Params::Tupled { carry: false })?;
-        let bn = self.fresh("body");
-        let (body, body_caps) =
-            self.region(&bn, &regions[1], b, scope, Params::Tupled { carry: true })?;
-        // Both regions must see one state: the union of their captures.
-        if cond_caps != body_caps {
-            return self.while_with_union(b, scope, op, operands, &regions);
-        }
-        let mut init = operands.to_vec();
-        init.extend(body_caps);
-        let t = b.tuple(&init)?;
-        let r = b.while_loop(&cond, &body, t)?;
-        let mut out = Vec::with_capacity(n);
-        for i in 0..n {
-            out.push(b.get_tuple_element(r, i)?);
-        }
-        let _ = shapes;
-        Ok(out)
-    }
-
-    /// A `while` whose condition and body capture different values: both
-    /// regions are given every captured value (a region ignores the ones it
-    /// does not use).
-    fn while_with_union(
-        &mut self,
-        b: &mut HloBuilder,
-        scope: &mut Scope,
-        op: &Operation,
-        operands: &[Value],
-        regions: &[Region],
-    ) -> Result<Vec<Value>> {
-        let mut keys = free_vars(&regions[0]);
-        for k in free_vars(&regions[1]) {
+        let mut keys = free_vars(cond_region);
+        for k in free_vars(body_region) {
             if !keys.contains(&k) {
                 keys.push(k);
             }
         }
-        // Give each region a use of every key by wrapping it: simplest is to
-        // rebuild both with an explicit capture list.
         let cn = self.fresh("cond");
-        let cond = self.region_with_captures(&cn, &regions[0], b, scope, &keys, false)?;
+        let cond_params = Params::Tupled { carry: false };
+        let (cond, _) =
+            self.region_capturing(&cn, cond_region, b, scope, cond_params, keys.clone())?;
         let bn = self.fresh("body");
-        let body = self.region_with_captures(&bn, &regions[1], b, scope, &keys, true)?;
+        let body_params = Params::Tupled { carry: true };
+        let (body, captured) =
+            self.region_capturing(&bn, body_region, b, scope, body_params, keys)?;
         let mut init = operands.to_vec();
-        for (name, i) in &keys {
-            init.push(scope.get(&ValueRef {
-                name: name.clone(),
-                index: *i,
-                pos: op.pos,
-            })?);
-        }
+        init.extend(captured);
         let t = b.tuple(&init)?;
         let r = b.while_loop(&cond, &body, t)?;
-        (0..operands.len())
-            .map(|i| b.get_tuple_element(r, i))
-            .collect()
-    }
-
-    fn region_with_captures(
-        &mut self,
-        name: &str,
-        region: &Region,
-        outer: &HloBuilder,
-        outer_scope: &Scope,
-        keys: &[Key],
-        carry: bool,
-    ) -> Result<Computation> {
-        let mut b = HloBuilder::new(name);
-        let mut scope = Scope::default();
-        let mut shapes = region
-            .args
-            .iter()
-            .map(|a| shape_of(&a.ty, region.pos))
-            .collect::<Result<Vec<_>>>()?;
-        for (n, i) in keys {
-            let v = outer_scope.get(&ValueRef {
-                name: n.clone(),
-                index: *i,
-                pos: region.pos,
-            })?;
-            shapes.push(outer.shape(v)?.clone());
-        }
-        let p = b.parameter(0, Shape::tuple(shapes), "state")?;
-        for (i, a) in region.args.iter().enumerate() {
-            let v = b.get_tuple_element(p, i)?;
-            scope.values.insert((a.name.clone(), 0), v);
-        }
-        let mut carried = Vec::new();
-        for (j, key) in keys.iter().enumerate() {
-            let v = b.get_tuple_element(p, region.args.len() + j)?;
-            scope.values.insert(key.clone(), v);
-            carried.push(v);
-        }
-        let mut returned = self.block(&mut b, &mut scope, region)?;
-        b.set_metadata(None);
-        let root = if carry {
-            returned.extend(carried);
-            b.tuple(&returned)?
-        } else if returned.len() == 1 {
-            returned[0]
-        } else {
-            b.tuple(&returned)?
-        };
-        b.build_computation(root)
+        untuple(b, r, operands.len())
     }
 
     /// `case(index)` / `if(pred)`: each branch takes a tuple of what it
@@ -1032,17 +923,9 @@ impl<'m> Converter<'m> {
             .iter()
             .map(|c| b.attach(c))
             .collect::<Result<Vec<_>>>()?;
-        let shape = if shapes.len() == 1 {
-            shapes[0].clone()
-        } else {
-            Shape::tuple(shapes.to_vec())
-        };
+        let shape = result_shape(shapes);
         let r = b.add_op(Op::Conditional { branches: ids }, &all, shape)?;
-        if shapes.len() == 1 {
-            Ok(vec![r])
-        } else {
-            untuple(b, r, shapes.len())
-        }
+        split(b, r, shapes.len())
     }
 
     fn custom_call(
@@ -1121,11 +1004,7 @@ impl<'m> Converter<'m> {
                 });
             }
         }
-        let shape = if shapes.len() == 1 {
-            shapes[0].clone()
-        } else {
-            Shape::tuple(shapes.to_vec())
-        };
+        let shape = result_shape(shapes);
         let r = b.add_op(Op::CustomCall(Box::new(attrs)), operands, shape)?;
         match op.attr("backend_config") {
             Some(Attr::Str(s)) if !s.is_empty() => {
@@ -1136,11 +1015,7 @@ impl<'m> Converter<'m> {
             }
             _ => {}
         }
-        if shapes.len() == 1 {
-            Ok(vec![r])
-        } else {
-            untuple(b, r, shapes.len())
-        }
+        split(b, r, shapes.len())
     }
 
     fn collective(
@@ -1184,11 +1059,7 @@ impl<'m> Converter<'m> {
             ),
             constrain_layout: false,
         };
-        let shape = if shapes.len() == 1 {
-            shapes[0].clone()
-        } else {
-            Shape::tuple(shapes.to_vec())
-        };
+        let shape = result_shape(shapes);
         let o = match op.name.as_str() {
             "stablehlo.all_reduce" => {
                 let comp = self.reducer(b, scope, op, operands)?;
@@ -1239,16 +1110,36 @@ impl<'m> Converter<'m> {
             }
         };
         let r = b.add_op(o, operands, shape)?;
-        if shapes.len() == 1 {
-            Ok(vec![r])
-        } else {
-            untuple(b, r, shapes.len())
-        }
+        split(b, r, shapes.len())
     }
 }
 
 fn untuple(b: &mut HloBuilder, t: Value, n: usize) -> Result<Vec<Value>> {
     (0..n).map(|i| b.get_tuple_element(t, i)).collect()
+}
+
+/// The HLO shape of an op with these result shapes: a tuple unless one.
+fn result_shape(shapes: &[Shape]) -> Shape {
+    if shapes.len() == 1 {
+        shapes[0].clone()
+    } else {
+        Shape::tuple(shapes.to_vec())
+    }
+}
+
+/// The results of an instruction of [`result_shape`]: itself, or its elements.
+fn split(b: &mut HloBuilder, r: Value, n: usize) -> Result<Vec<Value>> {
+    if n == 1 {
+        Ok(vec![r])
+    } else {
+        untuple(b, r, n)
+    }
+}
+
+/// Adds `o` with the given result shapes; see [`split`].
+fn emit(b: &mut HloBuilder, o: Op, operands: &[Value], shapes: &[Shape]) -> Result<Vec<Value>> {
+    let r = b.add_op(o, operands, result_shape(shapes))?;
+    split(b, r, shapes.len())
 }
 
 fn check_arity(op: &Operation, operands: &[Value], n: usize) -> Result<()> {
