@@ -134,13 +134,15 @@ def names_repo_path(cmd):
     return False
 
 
-def run_commands(hlorun, pages, timeout):
+def run_commands(hlorun, pages, timeout, verbose):
     failures = []
-    ran = 0
+    ran = skipped = 0
     for page in pages:
         for cmd in commands(page):
             if not names_repo_path(cmd):
-                print(f"skip  {page}: {cmd}  (names no repository path)")
+                skipped += 1
+                if verbose:
+                    print(f"skip  {page}: {cmd}  (names no repository path)")
                 continue
             script = 'hlorun() { "$HLORUN_BIN" "$@"; }\n' + cmd
             env = dict(os.environ, HLORUN_BIN=hlorun, HLORUN_NO_PROGRESS="1")
@@ -164,6 +166,7 @@ def run_commands(hlorun, pages, timeout):
                 last = err.splitlines()[-1] if err else ""
                 print(f"FAIL  {page}: {cmd}  (exit {rc}: {last})")
                 failures.append(f"{page}: `{cmd}` exited {rc}: {last}")
+    print(f"skipped {skipped} command(s) that name no repository path (--verbose lists them)")
     return ran, failures
 
 
@@ -225,6 +228,7 @@ def main():
     parser.add_argument("--hlorun", help="the hlorun binary that runs the commands")
     parser.add_argument("--links-only", action="store_true", help="check the links alone")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per command")
+    parser.add_argument("--verbose", action="store_true", help="list the skipped commands")
     args = parser.parse_args()
 
     docs = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
@@ -240,7 +244,7 @@ def main():
         hlorun = os.path.abspath(args.hlorun)
         if not os.access(hlorun, os.X_OK):
             parser.error(f"{hlorun} is not an executable")
-        ran, bad = run_commands(hlorun, COMMAND_PAGES + docs, args.timeout)
+        ran, bad = run_commands(hlorun, COMMAND_PAGES + docs, args.timeout, args.verbose)
         failures += bad
         print(f"commands: {ran} run, {len(bad)} failed")
         if ran == 0:

@@ -161,7 +161,7 @@ fn load_module(source: &str, is_path: bool) -> Result<(HloModule, String), Error
     } else {
         (source.to_string(), "<text>".to_string())
     };
-    let module = HloModule::parse(&text).map_err(|e| e.context(&name))?;
+    let module = service::program::parse_program(&text).map_err(|e| e.context(&name))?;
     // Past parsing, text is named by its module (`jit_f`), as a file by its path.
     let name = if is_path { name } else { module.name.clone() };
     Ok((module, name))

@@ -373,7 +373,7 @@ fn load_module(source: &str) -> Result<(HloModule, String)> {
         let bytes = std::fs::read(source).map_err(|e| Error::from(e).context(source))?;
         (module_text(bytes, source)?, source.to_string())
     };
-    let module = HloModule::parse(&text).map_err(|e| e.context(&name))?;
+    let module = crate::program::parse_program(&text).map_err(|e| e.context(&name))?;
     Ok((module, name))
 }
 
@@ -383,6 +383,10 @@ fn module_text(bytes: Vec<u8>, source: &str) -> Result<String> {
         let bytes = e.as_bytes();
         let what = if bytes.starts_with(b"\x93NUMPY") {
             "is a .npy array, not HLO text: give the module first, then its arguments".to_string()
+        } else if bytes.starts_with(b"ML\xefR") {
+            "is MLIR bytecode (a StableHLO portable artifact), which is not read yet: \
+             give the text form (`jax.jit(f).lower(...).as_text()`)"
+                .to_string()
         } else if bytes.starts_with(b"\x7fELF") {
             "is a binary (ELF) file, not HLO text".to_string()
         } else {

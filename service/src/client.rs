@@ -381,9 +381,10 @@ impl LocalClient {
         })
     }
 
-    /// Parses HLO text and compiles it (see [`LocalClient::compile`]).
+    /// Parses HLO or StableHLO text and compiles it (see
+    /// [`LocalClient::compile`], [`crate::program::parse_program`]).
     pub fn compile_text(&self, text: &str, options: &CompileOptions) -> Result<Compiled> {
-        self.compile(&HloModule::parse(text)?, options)
+        self.compile(&crate::program::parse_program(text)?, options)
     }
 
     fn compile_uncached(&self, module: &HloModule, key: CacheKey) -> Result<LoadedExecutable> {

@@ -49,6 +49,7 @@ pub mod conformance;
 pub mod graph;
 pub mod process;
 pub mod profile;
+pub mod program;
 pub mod random;
 pub mod text;
 pub mod watch;

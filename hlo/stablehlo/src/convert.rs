@@ -1262,9 +1262,21 @@ pub(crate) fn literal(d: &Dense, t: &Type, pos: Pos) -> Result<Literal> {
         )));
     };
     let ty = a.element_type;
-    let count: usize = a.dims.iter().product();
     let width = ty.byte_size();
-    let mut bytes = Vec::with_capacity(count * width);
+    let total = a
+        .dims
+        .iter()
+        .try_fold(width, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| {
+            Error::resource_exhausted(format!("{pos}: a constant of type {t} is too large"))
+        })?;
+    let count = total / width.max(1);
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(total).map_err(|_| {
+        Error::resource_exhausted(format!(
+            "{pos}: no memory for a constant of type {t} ({total} bytes)"
+        ))
+    })?;
     match d {
         Dense::Hex(raw) => {
             if raw.len() == width && count != 1 {

@@ -47,8 +47,12 @@ fn collect_aliases(text: &str) -> Result<HashMap<String, LocExpr>> {
         } else if p.peek() == Some(b'!') {
             p.skip_balanced_line();
         } else {
-            // `module ... { ... }` or a bare function: skip to the end of its body.
-            p.skip_to_matching_top_brace()?;
+            // `module ... { ... }` or a bare function: skip to the end of its
+            // body. Malformed text ends the collection; the main pass reports
+            // where it goes wrong.
+            if p.skip_to_matching_top_brace().is_err() {
+                break;
+            }
             p.ws();
             if p.looking_at("loc(") {
                 p.loc_expr_paren()?;
@@ -73,9 +77,16 @@ struct Parser<'a> {
     s: &'a [u8],
     i: usize,
     aliases: &'a HashMap<String, LocExpr>,
+    /// How deeply the values being read nest (attributes in attributes,
+    /// regions in regions, types in types).
+    depth: usize,
 }
 
 const MAX_ALIAS_DEPTH: usize = 64;
+
+/// Nesting deeper than this is refused: no program needs it, and a tree that
+/// deep would cost its own recursion to walk and to drop.
+const MAX_NESTING: usize = 1000;
 
 impl<'a> Parser<'a> {
     fn new(text: &'a str, aliases: &'a HashMap<String, LocExpr>) -> Self {
@@ -83,7 +94,19 @@ impl<'a> Parser<'a> {
             s: text.as_bytes(),
             i: 0,
             aliases,
+            depth: 0,
         }
+    }
+
+    /// Runs `f` one nesting level deeper, refusing past [`MAX_NESTING`].
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.depth >= MAX_NESTING {
+            return Err(self.err(format!("nesting deeper than {MAX_NESTING} levels")));
+        }
+        self.depth += 1;
+        let r = hlo_ir::stack::deep(|| f(self));
+        self.depth -= 1;
+        r
     }
 
     // ------------------------------------------------------------ characters
@@ -492,7 +515,7 @@ impl<'a> Parser<'a> {
     }
 
     fn loc_expr(&mut self) -> Result<LocExpr> {
-        hlo_ir::stack::deep(|| self.loc_expr_inner())
+        self.nested(|p| p.loc_expr_inner())
     }
 
     fn loc_expr_inner(&mut self) -> Result<LocExpr> {
@@ -613,7 +636,7 @@ impl<'a> Parser<'a> {
     // ------------------------------------------------------------ types
 
     fn ty(&mut self) -> Result<Type> {
-        hlo_ir::stack::deep(|| self.ty_inner())
+        self.nested(|p| p.ty_inner())
     }
 
     fn ty_inner(&mut self) -> Result<Type> {
@@ -781,7 +804,7 @@ impl<'a> Parser<'a> {
     // ------------------------------------------------------------ attributes
 
     fn attr_value(&mut self) -> Result<Attr> {
-        hlo_ir::stack::deep(|| self.attr_value_inner())
+        self.nested(|p| p.attr_value_inner())
     }
 
     fn attr_value_inner(&mut self) -> Result<Attr> {
@@ -1001,21 +1024,21 @@ impl<'a> Parser<'a> {
     }
 
     fn dense_elems(&mut self, out: &mut Vec<DenseElem>) -> Result<()> {
-        hlo_ir::stack::deep(|| {
-            self.ws();
-            if self.eat("[") {
-                if self.eat("]") {
+        self.nested(|p| {
+            p.ws();
+            if p.eat("[") {
+                if p.eat("]") {
                     return Ok(());
                 }
                 loop {
-                    self.dense_elems(out)?;
-                    if self.eat("]") {
+                    p.dense_elems(out)?;
+                    if p.eat("]") {
                         return Ok(());
                     }
-                    self.expect(",")?;
+                    p.expect(",")?;
                 }
             }
-            out.push(self.dense_elem()?);
+            out.push(p.dense_elem()?);
             Ok(())
         })
     }
@@ -1023,12 +1046,18 @@ impl<'a> Parser<'a> {
     fn dense_elem(&mut self) -> Result<DenseElem> {
         self.ws();
         if self.eat("(") {
-            let re = self.dense_elem()?;
+            // The parts of a complex element are real numbers.
+            let re = self.real_elem()?;
             self.expect(",")?;
-            let im = self.dense_elem()?;
+            let im = self.real_elem()?;
             self.expect(")")?;
             return Ok(DenseElem::Complex(Box::new(re), Box::new(im)));
         }
+        self.real_elem()
+    }
+
+    fn real_elem(&mut self) -> Result<DenseElem> {
+        self.ws();
         if self.looking_at("true") {
             self.i += 4;
             return Ok(DenseElem::Bool(true));
@@ -1199,56 +1228,58 @@ impl<'a> Parser<'a> {
 
     /// `{ (^bb0(%a: T, ...):)? ops }`; `args` are arguments the op's pretty
     /// form declared outside the braces.
-    fn region(&mut self, mut args: Vec<Argument>) -> Result<Region> {
-        hlo_ir::stack::deep(|| {
-            self.ws();
-            let pos = self.pos();
-            self.expect("{")?;
-            self.ws();
-            if self.peek() == Some(b'^') {
-                self.i += 1;
-                self.ident()?;
-                if self.eat("(") && !self.eat(")") {
-                    loop {
-                        let n = self.value_name()?;
-                        self.expect(":")?;
-                        let ty = self.ty()?;
-                        let loc = self.opt_loc()?;
-                        args.push(Argument {
-                            name: n,
-                            ty,
-                            attrs: Vec::new(),
-                            loc,
-                        });
-                        if self.eat(")") {
-                            break;
-                        }
-                        self.expect(",")?;
+    fn region(&mut self, args: Vec<Argument>) -> Result<Region> {
+        self.nested(|p| p.region_inner(args))
+    }
+
+    fn region_inner(&mut self, mut args: Vec<Argument>) -> Result<Region> {
+        self.ws();
+        let pos = self.pos();
+        self.expect("{")?;
+        self.ws();
+        if self.peek() == Some(b'^') {
+            self.i += 1;
+            self.ident()?;
+            if self.eat("(") && !self.eat(")") {
+                loop {
+                    let n = self.value_name()?;
+                    self.expect(":")?;
+                    let ty = self.ty()?;
+                    let loc = self.opt_loc()?;
+                    args.push(Argument {
+                        name: n,
+                        ty,
+                        attrs: Vec::new(),
+                        loc,
+                    });
+                    if self.eat(")") {
+                        break;
                     }
+                    self.expect(",")?;
                 }
-                self.expect(":")?;
             }
-            let mut ops = Vec::new();
-            loop {
-                self.ws();
-                if self.eat("}") {
-                    break;
-                }
-                if self.at_end() {
-                    return Err(Error::invalid_argument(format!(
-                        "{pos}: the region is not closed ('}}' missing)"
-                    )));
-                }
-                if self.peek() == Some(b'^') {
-                    return Err(Error::unimplemented(format!(
-                        "{}: a region of more than one block is not supported",
-                        self.pos()
-                    )));
-                }
-                ops.push(self.operation()?);
+            self.expect(":")?;
+        }
+        let mut ops = Vec::new();
+        loop {
+            self.ws();
+            if self.eat("}") {
+                break;
             }
-            Ok(Region { args, ops, pos })
-        })
+            if self.at_end() {
+                return Err(Error::invalid_argument(format!(
+                    "{pos}: the region is not closed ('}}' missing)"
+                )));
+            }
+            if self.peek() == Some(b'^') {
+                return Err(Error::unimplemented(format!(
+                    "{}: a region of more than one block is not supported",
+                    self.pos()
+                )));
+            }
+            ops.push(self.operation()?);
+        }
+        Ok(Region { args, ops, pos })
     }
 
     fn operation(&mut self) -> Result<Operation> {
