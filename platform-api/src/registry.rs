@@ -100,15 +100,15 @@ pub struct ConformanceGap {
     pub platform: &'static str,
     /// The case's folder name in the corpus (`"fft_complex"`).
     pub case: &'static str,
-    /// `Some("module")` or `Some("optimized")` for one program of the case;
-    /// `None` for both.
+    /// `Some("module")`, `Some("optimized")` or `Some("stablehlo")` for one
+    /// program of the case; `None` for all of them.
     pub form: Option<&'static str>,
     /// Why it fails, for the report (`"no FFT kernel yet"`).
     pub reason: &'static str,
 }
 
 /// The forms a [`ConformanceGap`] may name.
-pub const CONFORMANCE_FORMS: [&str; 2] = ["module", "optimized"];
+pub const CONFORMANCE_FORMS: [&str; 3] = ["module", "optimized", "stablehlo"];
 
 inventory::collect!(PlatformRegistration);
 inventory::collect!(ConformanceGap);
@@ -572,7 +572,7 @@ pub fn problems() -> Vec<String> {
         if let Some(form) = g.form.filter(|f| !CONFORMANCE_FORMS.contains(f)) {
             out.push(format!(
                 "the conformance gap of platform {} for case {} names form \"{form}\"; \
-                 expected one of {CONFORMANCE_FORMS:?} or None for both",
+                 expected one of {CONFORMANCE_FORMS:?} or None for all",
                 g.platform, g.case
             ));
         }

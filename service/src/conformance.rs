@@ -63,23 +63,28 @@ pub fn default_corpus() -> Result<PathBuf> {
     }
 }
 
-/// Which of a case's two programs.
+/// Which of a case's programs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Form {
     /// `module.hlo`: as JAX lowered it.
     Module,
     /// `optimized.hlo`: after XLA CPU's passes (fusions, layouts, bitcasts).
     Optimized,
+    /// `module.mlir`: the StableHLO text JAX printed for the program, read
+    /// by `hlo-stablehlo`; a case may lack it.
+    StableHlo,
 }
 
 impl Form {
+    /// The two HLO forms every case has.
     pub const ALL: [Form; 2] = [Form::Module, Form::Optimized];
 
-    /// `"module"` or `"optimized"`, as gaps and reports spell it.
+    /// `"module"`, `"optimized"` or `"stablehlo"`, as gaps and reports spell it.
     pub fn name(self) -> &'static str {
         match self {
             Form::Module => "module",
             Form::Optimized => "optimized",
+            Form::StableHlo => "stablehlo",
         }
     }
 
@@ -87,6 +92,7 @@ impl Form {
         match self {
             Form::Module => "module.hlo",
             Form::Optimized => "optimized.hlo",
+            Form::StableHlo => "module.mlir",
         }
     }
 }
@@ -146,7 +152,17 @@ impl Case {
         Ok(case)
     }
 
-    /// The HLO text of one form.
+    /// The forms this case has: both HLO forms, and StableHLO where its
+    /// `module.mlir` exists.
+    pub fn forms(&self) -> Vec<Form> {
+        let mut forms = Form::ALL.to_vec();
+        if self.dir.join(Form::StableHlo.file_name()).exists() {
+            forms.push(Form::StableHlo);
+        }
+        forms
+    }
+
+    /// The program text of one form.
     pub fn program(&self, form: Form) -> Result<String> {
         let path = self.dir.join(form.file_name());
         std::fs::read_to_string(&path).map_err(|e| Error::from(e).context(path.display()))
@@ -514,7 +530,7 @@ impl Default for Judge {
 pub fn run_case_judged(client: &LocalClient, case: &Case, form: Form, judge: Judge) -> Status {
     let run = case
         .program(form)
-        .and_then(|text| HloModule::parse(&text))
+        .and_then(|text| crate::program::parse_program(&text))
         .and_then(|module| {
             let entry = module.entry();
             let args = entry
@@ -732,7 +748,11 @@ pub fn run_corpus_judged(platform: &str, corpora: &[PathBuf], judge: Judge) -> R
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         };
-        for form in Form::ALL {
+        let forms = match &loaded {
+            Ok(case) => case.forms(),
+            Err(_) => Form::ALL.to_vec(),
+        };
+        for form in forms {
             let before = memory_in_use(&client);
             let status = match &loaded {
                 Ok(case) => run_case_judged(&client, case, form, judge),

@@ -42,7 +42,11 @@ mod tests {
     fn malformed_stablehlo_is_located() {
         let text = "module {\n  func.func @main() -> tensor<f32> {\n    %0 = stablehlo.frob : tensor<f32>\n    return %0 : tensor<f32>\n  }\n}\n";
         let err = parse_program(text).unwrap_err();
-        assert!(err.to_string().contains("3:5: op 'stablehlo.frob' is not supported"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("3:5: op 'stablehlo.frob' is not supported"),
+            "{err}"
+        );
         let err = parse_program(&text[..60]).unwrap_err();
         assert!(err.to_string().contains("3:15:"), "{err}");
     }

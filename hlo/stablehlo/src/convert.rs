@@ -349,6 +349,13 @@ impl<'m> Converter<'m> {
             };
             if let Some(u) = UnaryOp::from_name(&base) {
                 check_arity(op, &operands, 1)?;
+                let complex = b
+                    .shape(operands[0])?
+                    .element_type()
+                    .is_some_and(|t| t.is_complex());
+                if u == UnaryOp::Exp && complex {
+                    return Ok(vec![complex_exp(b, operands[0])?]);
+                }
                 return Ok(vec![b.add_op(Op::Unary(u), &operands, one(&shapes)?)?]);
             }
             if let Some(bi) = BinaryOp::from_name(&base) {
@@ -583,7 +590,7 @@ impl<'m> Converter<'m> {
                 check_arity(op, &operands, 1)?;
                 if b.shape(operands[0])?.element_type().is_some_and(|t| t.is_complex()) {
                     return Err(Error::unimplemented(format!(
-                        "{}: chlo.square of complex values is not supported",
+                        "{}: CHLO op 'chlo.square' of complex values is not supported",
                         op.pos
                     )));
                 }
@@ -1112,6 +1119,58 @@ impl<'m> Converter<'m> {
         let r = b.add_op(o, operands, shape)?;
         split(b, r, shapes.len())
     }
+}
+
+/// `value` of element type `ty` broadcast to `dims`.
+fn splat(b: &mut HloBuilder, ty: ElementType, value: f64, dims: &[usize]) -> Result<Value> {
+    let literal = match ty {
+        ElementType::F32 => Literal::scalar(value as f32),
+        ElementType::F64 => Literal::scalar(value),
+        _ => return Err(Error::internal(format!("splat of {ty}"))),
+    };
+    let c = b.constant(literal)?;
+    b.broadcast_in_dim(c, dims, &[])
+}
+
+/// Complex `exponential` as XLA computes StableHLO's op (StableHLO's complex
+/// math expansion, which XLA runs before HLO): `e^re (cos im, sin im)`, with
+/// `e^(re/2)` squared in where `e^re` overflows and an exact zero imaginary
+/// part for a real argument, so `exp(inf + 0i)` is `inf + 0i`, not a NaN.
+fn complex_exp(b: &mut HloBuilder, x: Value) -> Result<Value> {
+    let shape = b.shape(x)?.clone();
+    let dims = shape.dims().to_vec();
+    let part = match shape.element_type() {
+        Some(ElementType::C64) => ElementType::F32,
+        Some(ElementType::C128) => ElementType::F64,
+        other => return Err(Error::internal(format!("complex exp of {other:?}"))),
+    };
+    let parts = Shape::array(part, dims.clone());
+    let unary =
+        |b: &mut HloBuilder, u: UnaryOp, v: Value| b.add_op(Op::Unary(u), &[v], parts.clone());
+    let binary = |b: &mut HloBuilder, o: BinaryOp, l: Value, r: Value| {
+        b.add_op(Op::Binary(o), &[l, r], parts.clone())
+    };
+    let re = unary(b, UnaryOp::Real, x)?;
+    let e = unary(b, UnaryOp::Exp, re)?;
+    let inf = splat(b, part, f64::INFINITY, &dims)?;
+    let overflows = b.compare(e, inf, ComparisonDirection::Eq)?;
+    let half = splat(b, part, 0.5, &dims)?;
+    let re_half = binary(b, BinaryOp::Multiply, re, half)?;
+    let e_half = unary(b, UnaryOp::Exp, re_half)?;
+    let im = unary(b, UnaryOp::Imag, x)?;
+    let scaled = |b: &mut HloBuilder, trig: UnaryOp| -> Result<Value> {
+        let t = unary(b, trig, im)?;
+        let a = binary(b, BinaryOp::Multiply, e_half, t)?;
+        let big = binary(b, BinaryOp::Multiply, a, e_half)?;
+        let plain = binary(b, BinaryOp::Multiply, e, t)?;
+        b.select(overflows, big, plain)
+    };
+    let real = scaled(b, UnaryOp::Cos)?;
+    let imag = scaled(b, UnaryOp::Sin)?;
+    let zero = splat(b, part, 0.0, &dims)?;
+    let im_is_zero = b.compare(im, zero, ComparisonDirection::Eq)?;
+    let imag = b.select(im_is_zero, zero, imag)?;
+    b.binary(BinaryOp::Complex, real, imag)
 }
 
 fn untuple(b: &mut HloBuilder, t: Value, n: usize) -> Result<Vec<Value>> {
