@@ -462,7 +462,9 @@ impl<'m> Converter<'m> {
                 let sizes = ints(op, &["slice_sizes", "sizes"])?;
                 b.add_op(Op::DynamicSlice { sizes }, &operands, one(&shapes)?)?
             }
-            "stablehlo.dynamic_update_slice" => b.add_op(Op::DynamicUpdateSlice, &operands, one(&shapes)?)?,
+            "stablehlo.dynamic_update_slice" => {
+                b.add_op(Op::DynamicUpdateSlice, &operands, one(&shapes)?)?
+            }
             "stablehlo.pad" => {
                 check_arity(op, &operands, 2)?;
                 let low = i64s(op, &["edge_padding_low", "low"])?;
@@ -486,17 +488,28 @@ impl<'m> Converter<'m> {
                 b.add_op(Op::GetTupleElement { index }, &operands, one(&shapes)?)?
             }
             "stablehlo.tuple" => b.tuple(&operands)?,
-            "stablehlo.after_all" | "stablehlo.create_token" => b.add_op(Op::AfterAll, &operands, Shape::Token)?,
+            "stablehlo.after_all" | "stablehlo.create_token" => {
+                b.add_op(Op::AfterAll, &operands, Shape::Token)?
+            }
             "stablehlo.replica_id" => b.add_op(Op::ReplicaId, &[], one(&shapes)?)?,
             "stablehlo.partition_id" => b.add_op(Op::PartitionId, &[], one(&shapes)?)?,
             "stablehlo.get_dimension_size" => {
                 let d = int(op, &["dimension", "dim"])?;
-                b.add_op(Op::GetDimensionSize { dimension: d }, &operands, one(&shapes)?)?
+                b.add_op(
+                    Op::GetDimensionSize { dimension: d },
+                    &operands,
+                    one(&shapes)?,
+                )?
             }
             "stablehlo.reduce_precision" => {
                 let (e, m) = match op.attr("format") {
-                    Some(Attr::Enum(f)) => parse_format(f).ok_or_else(|| bad(format!("bad format {f}")))?,
-                    _ => (int(op, &["exponent_bits"])? as u32, int(op, &["mantissa_bits"])? as u32),
+                    Some(Attr::Enum(f)) => {
+                        parse_format(f).ok_or_else(|| bad(format!("bad format {f}")))?
+                    }
+                    _ => (
+                        int(op, &["exponent_bits"])? as u32,
+                        int(op, &["mantissa_bits"])? as u32,
+                    ),
                 };
                 b.add_op(
                     Op::ReducePrecision {
@@ -548,10 +561,19 @@ impl<'m> Converter<'m> {
                 )?
             }
             "stablehlo.fft" => {
-                let t = enum_attr(op, &["fft_type", "type"])?.ok_or_else(|| bad("no fft type".into()))?;
-                let fft_type = FftType::from_name(&t).ok_or_else(|| bad(format!("unknown fft type {t}")))?;
+                let t = enum_attr(op, &["fft_type", "type"])?
+                    .ok_or_else(|| bad("no fft type".into()))?;
+                let fft_type =
+                    FftType::from_name(&t).ok_or_else(|| bad(format!("unknown fft type {t}")))?;
                 let fft_length = ints(op, &["fft_length", "length"])?;
-                b.add_op(Op::Fft { fft_type, fft_length }, &operands, one(&shapes)?)?
+                b.add_op(
+                    Op::Fft {
+                        fft_type,
+                        fft_length,
+                    },
+                    &operands,
+                    one(&shapes)?,
+                )?
             }
             "stablehlo.cholesky" => {
                 let lower = bool_attr(op, "lower")?.unwrap_or(false);
@@ -583,28 +605,44 @@ impl<'m> Converter<'m> {
             }
             "chlo.top_k" => {
                 let k = int(op, &["k"])?;
-                let t = b.add_op(Op::TopK { k, largest: true }, &operands, Shape::tuple(shapes.clone()))?;
+                let t = b.add_op(
+                    Op::TopK { k, largest: true },
+                    &operands,
+                    Shape::tuple(shapes.clone()),
+                )?;
                 return untuple(b, t, shapes.len());
             }
             "chlo.square" => {
                 check_arity(op, &operands, 1)?;
-                if b.shape(operands[0])?.element_type().is_some_and(|t| t.is_complex()) {
+                if b.shape(operands[0])?
+                    .element_type()
+                    .is_some_and(|t| t.is_complex())
+                {
                     return Err(Error::unimplemented(format!(
                         "{}: CHLO op 'chlo.square' of complex values is not supported",
                         op.pos
                     )));
                 }
-                b.add_op(Op::Binary(BinaryOp::Multiply), &[operands[0], operands[0]], one(&shapes)?)?
+                b.add_op(
+                    Op::Binary(BinaryOp::Multiply),
+                    &[operands[0], operands[0]],
+                    one(&shapes)?,
+                )?
             }
             "stablehlo.rng_bit_generator" => {
-                let a = enum_attr(op, &["rng_algorithm", "algorithm"])?.unwrap_or_else(|| "DEFAULT".into());
+                let a = enum_attr(op, &["rng_algorithm", "algorithm"])?
+                    .unwrap_or_else(|| "DEFAULT".into());
                 let algorithm = match a.as_str() {
                     "DEFAULT" => RandomAlgorithm::Default,
                     "THREE_FRY" => RandomAlgorithm::ThreeFry,
                     "PHILOX" => RandomAlgorithm::Philox,
                     _ => return Err(bad(format!("unknown algorithm {a}"))),
                 };
-                let t = b.add_op(Op::RngBitGenerator { algorithm }, &operands, Shape::tuple(shapes.clone()))?;
+                let t = b.add_op(
+                    Op::RngBitGenerator { algorithm },
+                    &operands,
+                    Shape::tuple(shapes.clone()),
+                )?;
                 return untuple(b, t, shapes.len());
             }
             "stablehlo.optimization_barrier" => {
@@ -613,18 +651,32 @@ impl<'m> Converter<'m> {
                 let r = b.add_op(Op::OptimizationBarrier, &[t], shape)?;
                 return untuple(b, r, operands.len());
             }
-            "stablehlo.batch_norm_training" | "stablehlo.batch_norm_inference" | "stablehlo.batch_norm_grad" => {
-                let epsilon = float_attr(op, "epsilon")?.ok_or_else(|| bad("no epsilon".into()))? as f32;
+            "stablehlo.batch_norm_training"
+            | "stablehlo.batch_norm_inference"
+            | "stablehlo.batch_norm_grad" => {
+                let epsilon =
+                    float_attr(op, "epsilon")?.ok_or_else(|| bad("no epsilon".into()))? as f32;
                 let feature_index = int(op, &["feature_index"])?;
                 let o = match op.name.as_str() {
-                    "stablehlo.batch_norm_training" => Op::BatchNormTraining { epsilon, feature_index },
-                    "stablehlo.batch_norm_inference" => Op::BatchNormInference { epsilon, feature_index },
-                    _ => Op::BatchNormGrad { epsilon, feature_index },
+                    "stablehlo.batch_norm_training" => Op::BatchNormTraining {
+                        epsilon,
+                        feature_index,
+                    },
+                    "stablehlo.batch_norm_inference" => Op::BatchNormInference {
+                        epsilon,
+                        feature_index,
+                    },
+                    _ => Op::BatchNormGrad {
+                        epsilon,
+                        feature_index,
+                    },
                 };
                 return emit(b, o, &operands, &shapes);
             }
             "stablehlo.reduce" => return self.reduce(b, scope, op, &operands, &shapes),
-            "stablehlo.reduce_window" => return self.reduce_window(b, scope, op, &operands, &shapes),
+            "stablehlo.reduce_window" => {
+                return self.reduce_window(b, scope, op, &operands, &shapes)
+            }
             "stablehlo.select_and_scatter" => {
                 check_arity(op, &operands, 3)?;
                 if op.regions.len() != 2 {
@@ -650,10 +702,25 @@ impl<'m> Converter<'m> {
             }
             "stablehlo.sort" => {
                 let dimension = int_or(op, &["dimension"], usize::MAX)?;
-                let rank = b.shape(operands.first().copied().ok_or_else(|| bad("no operands".into()))?)?.dims().len();
-                let dimension = if dimension == usize::MAX { rank.saturating_sub(1) } else { dimension };
+                let rank = b
+                    .shape(
+                        operands
+                            .first()
+                            .copied()
+                            .ok_or_else(|| bad("no operands".into()))?,
+                    )?
+                    .dims()
+                    .len();
+                let dimension = if dimension == usize::MAX {
+                    rank.saturating_sub(1)
+                } else {
+                    dimension
+                };
                 let is_stable = bool_attr(op, "is_stable")?.unwrap_or(false);
-                let region = op.regions.first().ok_or_else(|| bad("no comparator".into()))?;
+                let region = op
+                    .regions
+                    .first()
+                    .ok_or_else(|| bad("no comparator".into()))?;
                 let n = self.fresh("compare");
                 let (cmp, _) = self.region(&n, region, b, scope, Params::Plain)?;
                 let comparator = b.attach(&cmp)?;
@@ -687,7 +754,10 @@ impl<'m> Converter<'m> {
             }
             "stablehlo.scatter" => {
                 if operands.len() < 3 || operands.len().is_multiple_of(2) {
-                    return Err(bad(format!("{} operands: expected inputs, indices and updates", operands.len())));
+                    return Err(bad(format!(
+                        "{} operands: expected inputs, indices and updates",
+                        operands.len()
+                    )));
                 }
                 let d = struct_fields(op, "scatter_dimension_numbers")?;
                 let dnums = ScatterDimensionNumbers {
@@ -698,7 +768,10 @@ impl<'m> Converter<'m> {
                     scatter_indices_batching_dims: field_ints(d, "scatter_indices_batching_dims")?,
                     index_vector_dim: field_int(d, "index_vector_dim")?,
                 };
-                let region = op.regions.first().ok_or_else(|| bad("no update region".into()))?;
+                let region = op
+                    .regions
+                    .first()
+                    .ok_or_else(|| bad("no update region".into()))?;
                 let n = self.fresh("update");
                 let (upd, _) = self.region(&n, region, b, scope, Params::Plain)?;
                 let to_apply = b.attach(&upd)?;
@@ -711,7 +784,9 @@ impl<'m> Converter<'m> {
                 return emit(b, o, &operands, &shapes);
             }
             "stablehlo.while" => return self.while_op(b, scope, op, &operands),
-            "stablehlo.case" | "stablehlo.if" => return self.case(b, scope, op, &operands, &shapes),
+            "stablehlo.case" | "stablehlo.if" => {
+                return self.case(b, scope, op, &operands, &shapes)
+            }
             "func.call" | "call" => {
                 let Some(Attr::Symbol(callee)) = op.attr("callee") else {
                     return Err(bad("no callee".into()));
@@ -730,29 +805,49 @@ impl<'m> Converter<'m> {
                 let r = b.add_op(Op::Call { to_apply }, &operands, result_shape(&shapes))?;
                 let instr = b.instruction_mut(r)?;
                 if let Some(Attr::Str(name)) = op.attr("name") {
-                    instr.frontend_attributes.push(("composite.name".into(), name.clone()));
+                    instr
+                        .frontend_attributes
+                        .push(("composite.name".into(), name.clone()));
                 }
                 if let Some(Attr::Dict(_, raw)) = op.attr("composite_attributes") {
-                    instr.frontend_attributes.push(("composite.attributes".into(), raw.clone()));
+                    instr
+                        .frontend_attributes
+                        .push(("composite.attributes".into(), raw.clone()));
                 }
                 if let Some(Attr::Int(v)) = op.attr("version") {
-                    instr.frontend_attributes.push(("composite.version".into(), v.to_string()));
+                    instr
+                        .frontend_attributes
+                        .push(("composite.version".into(), v.to_string()));
                 }
                 return split(b, r, shapes.len());
             }
             "stablehlo.custom_call" => return self.custom_call(b, op, &operands, &shapes),
-            "stablehlo.all_reduce" | "stablehlo.all_gather" | "stablehlo.reduce_scatter"
-            | "stablehlo.collective_permute" | "stablehlo.collective_broadcast" | "stablehlo.all_to_all" => {
-                return self.collective(b, scope, op, &operands, &shapes)
-            }
+            "stablehlo.all_reduce"
+            | "stablehlo.all_gather"
+            | "stablehlo.reduce_scatter"
+            | "stablehlo.collective_permute"
+            | "stablehlo.collective_broadcast"
+            | "stablehlo.all_to_all" => return self.collective(b, scope, op, &operands, &shapes),
             name if name.starts_with("chlo.") => {
+                if operands.len() == 1 {
+                    if let Some(v) = crate::chlo::decompose(b, name, operands[0])? {
+                        return Ok(vec![v]);
+                    }
+                }
+                let on = match operands.first() {
+                    Some(&v) => format!(" on {}", b.shape(v)?),
+                    None => String::new(),
+                };
                 return Err(Error::unimplemented(format!(
-                    "{}: CHLO op '{name}' is not supported (its decomposition into HLO is not implemented)",
+                    "{}: CHLO op '{name}'{on} is not supported (its decomposition into HLO is not written yet)",
                     op.pos
-                )))
+                )));
             }
             name => {
-                return Err(Error::unimplemented(format!("{}: op '{name}' is not supported", op.pos)))
+                return Err(Error::unimplemented(format!(
+                    "{}: op '{name}' is not supported",
+                    op.pos
+                )))
             }
         };
         Ok(vec![v])

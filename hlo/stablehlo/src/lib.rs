@@ -25,6 +25,7 @@
 //! No input panics; nesting is bounded by memory, not the stack. The MLIR
 //! bytecode form (portable artifacts, `jax.export`) is not read yet.
 
+mod chlo;
 mod convert;
 pub mod parser;
 mod pretty;

@@ -1,0 +1,241 @@
+//! CHLO ops that have no HLO op of their own, decomposed into HLO as XLA's
+//! CHLO legalization writes them: the same operations in the same order and
+//! in the same precision (some widen half precision to f32, some do not),
+//! with the same type-derived constants, so a program read from StableHLO
+//! computes what XLA's HLO of it computes, bit for bit (checked against the
+//! HLO JAX prints for the op matrix, `tests/against_hlo.rs`).
+
+use half::{bf16, f16};
+use hlo_ir::builder::{HloBuilder, Value};
+use hlo_ir::*;
+
+/// Decomposes the CHLO op `name` on `x`, or `None` when it has no
+/// decomposition here for `x`'s type.
+pub(crate) fn decompose(b: &mut HloBuilder, name: &str, x: Value) -> Result<Option<Value>> {
+    let ty = match b.shape(x)?.element_type() {
+        Some(t)
+            if matches!(
+                t,
+                ElementType::F16 | ElementType::BF16 | ElementType::F32 | ElementType::F64
+            ) =>
+        {
+            t
+        }
+        _ => return Ok(None),
+    };
+    let half = matches!(ty, ElementType::F16 | ElementType::BF16);
+    let v = match name {
+        "chlo.asin" => asin(&mut E::new(b, ty), x)?,
+        "chlo.acos" => acos(&mut E::new(b, ty), x)?,
+        "chlo.atan" => {
+            let mut e = E::new(b, ty);
+            let one = e.c(1.0)?;
+            e.bin(BinaryOp::Atan2, x, one)?
+        }
+        "chlo.asinh" => asinh(&mut E::new(b, ty), x)?,
+        "chlo.acosh" => acosh(&mut E::new(b, ty), x)?,
+        "chlo.atanh" => atanh(&mut E::new(b, ty), x)?,
+        // These two compute half precision in f32.
+        "chlo.sinh" | "chlo.cosh" => {
+            let wide = if half { ElementType::F32 } else { ty };
+            let xw = if half { b.convert(x, wide)? } else { x };
+            let mut e = E::new(b, wide);
+            let r = if name == "chlo.sinh" {
+                sinh(&mut e, xw)?
+            } else {
+                cosh(&mut e, xw)?
+            };
+            if half {
+                b.convert(r, ty)?
+            } else {
+                r
+            }
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(v))
+}
+
+/// Elementwise expressions of one type and shape.
+struct E<'b> {
+    b: &'b mut HloBuilder,
+    ty: ElementType,
+}
+
+impl<'b> E<'b> {
+    fn new(b: &'b mut HloBuilder, ty: ElementType) -> Self {
+        E { b, ty }
+    }
+
+    /// `value` rounded to the type, broadcast to the operands' shape (the
+    /// shape is taken from the first use's operand; a scalar when unknown).
+    fn c(&mut self, value: f64) -> Result<Value> {
+        let lit = match self.ty {
+            ElementType::F16 => Literal::scalar(f16::from_f64(value)),
+            ElementType::BF16 => Literal::scalar(bf16::from_f64(value)),
+            ElementType::F32 => Literal::scalar(value as f32),
+            _ => Literal::scalar(value),
+        };
+        self.b.constant(lit)
+    }
+
+    /// Broadcasts a scalar constant to `like`'s dimensions.
+    fn fit(&mut self, c: Value, like: Value) -> Result<Value> {
+        let dims = self.b.shape(like)?.dims().to_vec();
+        if self.b.shape(c)?.dims() == dims.as_slice() {
+            return Ok(c);
+        }
+        self.b.broadcast_in_dim(c, &dims, &[])
+    }
+
+    fn bin(&mut self, op: BinaryOp, l: Value, r: Value) -> Result<Value> {
+        let (l, r) = self.same(l, r)?;
+        self.b.binary(op, l, r)
+    }
+
+    fn un(&mut self, op: UnaryOp, x: Value) -> Result<Value> {
+        self.b.unary(op, x)
+    }
+
+    fn cmp(&mut self, l: Value, r: Value, d: ComparisonDirection) -> Result<Value> {
+        let (l, r) = self.same(l, r)?;
+        self.b.compare(l, r, d)
+    }
+
+    fn sel(&mut self, p: Value, t: Value, f: Value) -> Result<Value> {
+        let (t, f) = self.same(t, f)?;
+        self.b.select(p, t, f)
+    }
+
+    /// Broadcasts whichever of two operands is a scalar constant.
+    fn same(&mut self, l: Value, r: Value) -> Result<(Value, Value)> {
+        let (dl, dr) = (self.b.shape(l)?.dims().len(), self.b.shape(r)?.dims().len());
+        Ok(match (dl, dr) {
+            (0, n) if n > 0 => (self.fit(l, r)?, r),
+            (n, 0) if n > 0 => (l, self.fit(r, l)?),
+            _ => (l, r),
+        })
+    }
+
+    fn max(&self) -> f64 {
+        match self.ty {
+            ElementType::F16 => f16::MAX.to_f64(),
+            ElementType::BF16 => bf16::MAX.to_f64(),
+            ElementType::F32 => f32::MAX as f64,
+            _ => f64::MAX,
+        }
+    }
+}
+
+/// `2 atan2(x, 1 + sqrt((1 - x)(1 + x)))`.
+fn asin(e: &mut E, x: Value) -> Result<Value> {
+    let one = e.c(1.0)?;
+    let one = e.fit(one, x)?;
+    let a = e.bin(BinaryOp::Subtract, one, x)?;
+    let p = e.bin(BinaryOp::Add, x, one)?;
+    let m = e.bin(BinaryOp::Multiply, a, p)?;
+    let s = e.un(UnaryOp::Sqrt, m)?;
+    let d = e.bin(BinaryOp::Add, s, one)?;
+    let t = e.bin(BinaryOp::Atan2, x, d)?;
+    e.bin(BinaryOp::Add, t, t)
+}
+
+/// `atan2(sqrt((1 - x)(1 + x)), x)`.
+fn acos(e: &mut E, x: Value) -> Result<Value> {
+    let one = e.c(1.0)?;
+    let one = e.fit(one, x)?;
+    let a = e.bin(BinaryOp::Subtract, one, x)?;
+    let p = e.bin(BinaryOp::Add, x, one)?;
+    let m = e.bin(BinaryOp::Multiply, a, p)?;
+    let s = e.un(UnaryOp::Sqrt, m)?;
+    e.bin(BinaryOp::Atan2, s, x)
+}
+
+/// `|x| < 1 ? (m + m / (m + 1)) / 2 : e^(x - ln 2) - e^(-x - ln 2)` with
+/// `m = expm1(x)`.
+fn sinh(e: &mut E, x: Value) -> Result<Value> {
+    let a = e.un(UnaryOp::Abs, x)?;
+    let one = e.c(1.0)?;
+    let one = e.fit(one, x)?;
+    let small = e.cmp(a, one, ComparisonDirection::Lt)?;
+    let m = e.un(UnaryOp::Expm1, x)?;
+    let m1 = e.bin(BinaryOp::Add, m, one)?;
+    let q = e.bin(BinaryOp::Divide, m, m1)?;
+    let s = e.bin(BinaryOp::Add, m, q)?;
+    let half = e.c(0.5)?;
+    let near = e.bin(BinaryOp::Multiply, s, half)?;
+    let far = exp_pair(e, x, BinaryOp::Subtract)?;
+    e.sel(small, near, far)
+}
+
+/// `e^(x - ln 2) + e^(-x - ln 2)`.
+fn cosh(e: &mut E, x: Value) -> Result<Value> {
+    exp_pair(e, x, BinaryOp::Add)
+}
+
+fn exp_pair(e: &mut E, x: Value, combine: BinaryOp) -> Result<Value> {
+    let c = e.c(-std::f64::consts::LN_2)?;
+    let c = e.fit(c, x)?;
+    let u = e.bin(BinaryOp::Add, x, c)?;
+    let eu = e.un(UnaryOp::Exp, u)?;
+    let v = e.bin(BinaryOp::Subtract, c, x)?;
+    let ev = e.un(UnaryOp::Exp, v)?;
+    e.bin(combine, eu, ev)
+}
+
+/// `sign(x) (|x| >= sqrt(max) ? log|x| + ln 2 : log1p(|x| + x²/(sqrt(x²+1)+1)))`.
+fn asinh(e: &mut E, x: Value) -> Result<Value> {
+    let sign = e.un(UnaryOp::Sign, x)?;
+    let a = e.un(UnaryOp::Abs, x)?;
+    let limit = e.c(e.max().sqrt())?;
+    let big = e.cmp(a, limit, ComparisonDirection::Ge)?;
+    let l = e.un(UnaryOp::Log, a)?;
+    let ln2 = e.c(std::f64::consts::LN_2)?;
+    let far = e.bin(BinaryOp::Add, l, ln2)?;
+    let a2 = e.bin(BinaryOp::Multiply, a, a)?;
+    let one = e.c(1.0)?;
+    let one = e.fit(one, x)?;
+    let p = e.bin(BinaryOp::Add, a2, one)?;
+    let q = e.un(UnaryOp::Sqrt, p)?;
+    let r = e.bin(BinaryOp::Add, q, one)?;
+    let d = e.bin(BinaryOp::Divide, a2, r)?;
+    let s = e.bin(BinaryOp::Add, a, d)?;
+    let near = e.un(UnaryOp::Log1p, s)?;
+    let v = e.sel(big, far, near)?;
+    e.bin(BinaryOp::Multiply, sign, v)
+}
+
+/// `x >= max/2 ? log x + ln 2 : log1p(sqrt(x-1) (sqrt(x+1) + sqrt(x-1)))`.
+fn acosh(e: &mut E, x: Value) -> Result<Value> {
+    let limit = e.c(e.max() / 2.0)?;
+    let big = e.cmp(x, limit, ComparisonDirection::Ge)?;
+    let l = e.un(UnaryOp::Log, x)?;
+    let ln2 = e.c(std::f64::consts::LN_2)?;
+    let far = e.bin(BinaryOp::Add, l, ln2)?;
+    let one = e.c(1.0)?;
+    let one = e.fit(one, x)?;
+    let xm = e.bin(BinaryOp::Subtract, x, one)?;
+    let sm = e.un(UnaryOp::Sqrt, xm)?;
+    let xp = e.bin(BinaryOp::Add, x, one)?;
+    let sp = e.un(UnaryOp::Sqrt, xp)?;
+    let t = e.bin(BinaryOp::Add, sp, sm)?;
+    let m = e.bin(BinaryOp::Multiply, sm, t)?;
+    let near = e.un(UnaryOp::Log1p, m)?;
+    e.sel(big, far, near)
+}
+
+/// `|x| > 1 ? NaN : (log1p(x) - log1p(-x)) / 2`.
+fn atanh(e: &mut E, x: Value) -> Result<Value> {
+    let a = e.un(UnaryOp::Abs, x)?;
+    let one = e.c(1.0)?;
+    let out = e.cmp(a, one, ComparisonDirection::Gt)?;
+    let nan = e.c(f64::NAN)?;
+    let nan = e.fit(nan, x)?;
+    let l1 = e.un(UnaryOp::Log1p, x)?;
+    let nx = e.un(UnaryOp::Negate, x)?;
+    let l2 = e.un(UnaryOp::Log1p, nx)?;
+    let d = e.bin(BinaryOp::Subtract, l1, l2)?;
+    let half = e.c(0.5)?;
+    let h = e.bin(BinaryOp::Multiply, d, half)?;
+    e.sel(out, nan, h)
+}
