@@ -17,5 +17,6 @@ mod linalg;
 mod narrow_types;
 mod op_matrix;
 mod pipeline_fuzz;
+mod stablehlo_testdata;
 mod xla_ops;
 mod xla_semantics;

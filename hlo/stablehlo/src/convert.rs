@@ -27,6 +27,15 @@ use crate::syntax::*;
 type Key = (String, usize);
 
 pub(crate) fn to_hlo(module: &Module) -> Result<HloModule> {
+    to_hlo_with(module, false).map(|(m, _, _)| m)
+}
+
+/// [`to_hlo`]; with `checks`, StableHLO's test checks (`check.eq`,
+/// `check.expect_*` custom calls in the entry) are not refused but turned into
+/// outputs: the entry returns its results, then each check's actual and
+/// expected values. Returns the module, the entry's own result count and the
+/// number of checks.
+pub(crate) fn to_hlo_with(module: &Module, checks: bool) -> Result<(HloModule, usize, usize)> {
     let funcs: HashMap<&str, &Func> = module.funcs.iter().map(|f| (f.name.as_str(), f)).collect();
     let entry = funcs
         .get("main")
@@ -45,10 +54,24 @@ pub(crate) fn to_hlo(module: &Module) -> Result<HloModule> {
         built: HashMap::new(),
         building: HashSet::new(),
         counter: 0,
+        checks: checks.then(Vec::new),
+        in_entry: true,
     };
     let name = module.name.clone().unwrap_or_else(|| entry.name.clone());
     let mut b = HloBuilder::new(&name);
-    let root = cx.func_body(&mut b, entry)?;
+    let mut results = cx.func_values(&mut b, entry)?;
+    let own = results.len();
+    let pairs = cx.checks.take().unwrap_or_default();
+    for (got, want) in &pairs {
+        results.push(*got);
+        results.push(*want);
+    }
+    b.set_metadata(None);
+    let root = if results.len() == 1 {
+        results[0]
+    } else {
+        b.tuple(&results)?
+    };
     let mut hlo = b.build(root)?;
     hlo.name = sanitize(&name);
     for (k, v) in &module.attrs {
@@ -62,7 +85,7 @@ pub(crate) fn to_hlo(module: &Module) -> Result<HloModule> {
             _ => {}
         }
     }
-    Ok(hlo)
+    Ok((hlo, own, pairs.len()))
 }
 
 fn sanitize(name: &str) -> String {
@@ -82,6 +105,10 @@ struct Converter<'m> {
     built: HashMap<String, Computation>,
     building: HashSet<String>,
     counter: usize,
+    /// With test checks taken as outputs: the (actual, expected) pairs met.
+    checks: Option<Vec<(Value, Value)>>,
+    /// Whether the entry function is being converted (checks belong there).
+    in_entry: bool,
 }
 
 /// The values in scope while one computation is built.
@@ -123,6 +150,17 @@ impl<'m> Converter<'m> {
 
     /// Converts a function's body into `b`; returns the root.
     fn func_body(&mut self, b: &mut HloBuilder, f: &Func) -> Result<Value> {
+        let returned = self.func_values(b, f)?;
+        if returned.len() == 1 {
+            Ok(returned[0])
+        } else {
+            b.set_metadata(None);
+            b.tuple(&returned)
+        }
+    }
+
+    /// Converts a function's body into `b`; returns what it returns.
+    fn func_values(&mut self, b: &mut HloBuilder, f: &Func) -> Result<Vec<Value>> {
         let mut scope = Scope::default();
         for (i, a) in f.args.iter().enumerate() {
             let shape = shape_of(&a.ty, f.pos)?;
@@ -148,12 +186,7 @@ impl<'m> Converter<'m> {
                 f.results.len()
             )));
         }
-        if returned.len() == 1 {
-            Ok(returned[0])
-        } else {
-            b.set_metadata(None);
-            b.tuple(&returned)
-        }
+        Ok(returned)
     }
 
     /// The computation of function `name`, built once.
@@ -171,7 +204,10 @@ impl<'m> Converter<'m> {
             )));
         }
         let mut b = HloBuilder::new(sanitize(name));
-        let root = self.func_body(&mut b, f)?;
+        let was_entry = std::mem::replace(&mut self.in_entry, false);
+        let root = self.func_body(&mut b, f);
+        self.in_entry = was_entry;
+        let root = root?;
         let comp = b.build_computation(root)?;
         self.building.remove(name);
         self.built.insert(name.to_string(), comp.clone());
@@ -290,7 +326,10 @@ impl<'m> Converter<'m> {
                 }
             }
         }
-        let mut returned = self.block(&mut b, &mut scope, region)?;
+        let was_entry = std::mem::replace(&mut self.in_entry, false);
+        let returned = self.block(&mut b, &mut scope, region);
+        self.in_entry = was_entry;
+        let mut returned = returned?;
         b.set_metadata(None);
         let root = match params {
             Params::Tupled { carry: true } => {
@@ -418,7 +457,9 @@ impl<'m> Converter<'m> {
             "stablehlo.broadcast_in_dim" => {
                 check_arity(op, &operands, 1)?;
                 let dims = ints(op, &["broadcast_dimensions", "dims"])?;
-                b.add_op(Op::Broadcast { dimensions: dims }, &operands, one(&shapes)?)?
+                let out = one(&shapes)?;
+                let (x, dims) = drop_expanding_ones(b, operands[0], &dims, out.dims())?;
+                b.add_op(Op::Broadcast { dimensions: dims }, &[x], out)?
             }
             "stablehlo.transpose" => {
                 check_arity(op, &operands, 1)?;
@@ -1043,6 +1084,9 @@ impl<'m> Converter<'m> {
                 op.pos
             )));
         };
+        if target.starts_with("check.") {
+            return self.check(b, op, target, operands, shapes);
+        }
         let api = match op.attr("api_version") {
             None => CustomCallApiVersion::Original,
             Some(Attr::Int(n)) => match n {
@@ -1118,6 +1162,53 @@ impl<'m> Converter<'m> {
             _ => {}
         }
         split(b, r, shapes.len())
+    }
+
+    /// A StableHLO test check (`check.eq`, `check.expect_eq`,
+    /// `check.expect_almost_eq`, `check.expect_close`, and their `_const`
+    /// forms): taken as an output pair when reading for a test runner,
+    /// refused otherwise.
+    fn check(
+        &mut self,
+        b: &mut HloBuilder,
+        op: &Operation,
+        target: &str,
+        operands: &[Value],
+        shapes: &[Shape],
+    ) -> Result<Vec<Value>> {
+        let refuse = |why: &str| {
+            Err(Error::unimplemented(format!(
+                "{}: '{target}' is a StableHLO test check ({why})",
+                op.pos
+            )))
+        };
+        if self.checks.is_none() {
+            return refuse("only the test-data runner reads these");
+        }
+        if !self.in_entry {
+            return refuse("checks outside the entry function are not read");
+        }
+        let expected = match (operands, op.attr("value")) {
+            ([_, want, ..], _) => *want,
+            ([_], Some(Attr::Dense(d, t))) => {
+                let lit = literal(d, t, op.pos)?;
+                b.constant(lit)?
+            }
+            _ => return refuse("it has neither an expected operand nor a value"),
+        };
+        let got = operands[0];
+        if let Some(pairs) = self.checks.as_mut() {
+            pairs.push((got, expected));
+        }
+        // `check.eq` returns whether it held; the runner judges the pair.
+        match shapes.first() {
+            Some(s) => {
+                let ty = s.element_type().unwrap_or(ElementType::Pred);
+                let lit = Literal::from_bytes(Shape::scalar(ty), &[1])?;
+                Ok(vec![b.constant(lit)?])
+            }
+            None => Ok(Vec::new()),
+        }
     }
 
     fn collective(
@@ -1214,6 +1305,33 @@ impl<'m> Converter<'m> {
         let r = b.add_op(o, operands, shape)?;
         split(b, r, shapes.len())
     }
+}
+
+/// StableHLO's `broadcast_in_dim` also expands an operand dimension of size 1
+/// to any size, where HLO's `broadcast` maps sizes one to one: such
+/// dimensions are reshaped away first (as XLA's translation does), and the
+/// operand and dimension list without them are returned.
+fn drop_expanding_ones(
+    b: &mut HloBuilder,
+    x: Value,
+    dims: &[usize],
+    out: &[usize],
+) -> Result<(Value, Vec<usize>)> {
+    let shape = b.shape(x)?.clone();
+    let in_dims = shape.dims();
+    if in_dims.len() != dims.len() {
+        // The builder's check names the mismatch.
+        return Ok((x, dims.to_vec()));
+    }
+    let keep: Vec<usize> = (0..dims.len())
+        .filter(|&i| !(in_dims[i] == 1 && out.get(dims[i]).is_some_and(|&o| o != 1)))
+        .collect();
+    if keep.len() == dims.len() {
+        return Ok((x, dims.to_vec()));
+    }
+    let kept_dims: Vec<usize> = keep.iter().map(|&i| in_dims[i]).collect();
+    let reshaped = b.reshape(x, &kept_dims)?;
+    Ok((reshaped, keep.iter().map(|&i| dims[i]).collect()))
 }
 
 /// `value` of element type `ty` broadcast to `dims`.

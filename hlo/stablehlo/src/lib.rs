@@ -39,6 +39,31 @@ pub fn parse_module(text: &str) -> Result<HloModule> {
     convert::to_hlo(&module)
 }
 
+/// A module read for a test runner (see [`parse_test_module`]).
+#[derive(Debug)]
+pub struct TestModule {
+    /// The entry returns its own results, then for each check its actual
+    /// and its expected value.
+    pub module: HloModule,
+    /// How many of the entry's results are its own.
+    pub results: usize,
+    /// How many (actual, expected) pairs follow them.
+    pub checks: usize,
+}
+
+/// Reads a StableHLO test program (`stablehlo/testdata`'s form: `check.eq`
+/// and `check.expect_*` custom calls compare what the program computes with
+/// embedded expected values) so that a runner can judge the checks itself.
+pub fn parse_test_module(text: &str) -> Result<TestModule> {
+    let module = parser::parse(text)?;
+    let (module, results, checks) = convert::to_hlo_with(&module, true)?;
+    Ok(TestModule {
+        module,
+        results,
+        checks,
+    })
+}
+
 /// Whether `text` looks like MLIR (StableHLO) rather than HLO text: its first
 /// meaningful line starts a module, a function or a location alias.
 pub fn looks_like_mlir(text: &str) -> bool {
@@ -69,6 +94,7 @@ pub const KNOWN_GAPS: &[(&str, &str)] = &[
     ("chlo.erf_inv", SERIES),
     ("chlo.erfc", SERIES),
     ("chlo.lgamma", SERIES),
+    ("chlo.bessel_i1e", SERIES),
     (
         "chlo.next_after",
         "its bit-stepping decomposition is not written yet",
