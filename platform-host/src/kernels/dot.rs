@@ -16,6 +16,7 @@
 //! run in parallel on the compute pool.
 
 use super::denormal::MaybeFlushable;
+use super::gemm::words::{self, WordKind, WordSource};
 use super::gemm::{Strided, StridedMut};
 use super::strided::{unflatten, StridedCopy};
 use super::types::Int;
@@ -385,6 +386,54 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         .product();
     let n: usize = rhs_free.iter().map(|&d| rhs.dims[d]).product();
     let out_ty = result.element_type;
+    if let Some((kind, source)) = word_kind(lhs.element_type, rhs.element_type, out_ty) {
+        let a = plan_operand(
+            ctx.operand_slice(instr, 0)?,
+            lhs,
+            &dnums.lhs_batch_dims,
+            &lhs_free,
+            &dnums.lhs_contracting_dims,
+            source,
+        )?;
+        let b = plan_operand(
+            ctx.operand_slice(instr, 1)?,
+            rhs,
+            &dnums.rhs_batch_dims,
+            &dnums.rhs_contracting_dims,
+            &rhs_free,
+            source,
+        )?;
+        let acc_ty = if kind == WordKind::Bf16Pairs {
+            ElementType::F32
+        } else {
+            ElementType::S32
+        };
+        let finish = if acc_ty != out_ty {
+            Some(ops::convert(acc_ty, out_ty)?)
+        } else {
+            None
+        };
+        let shape = GemmShape { nb, m, k, n };
+        let out = ctx.result_slice(id)?;
+        let name = instr.name.clone();
+        let (lt, rt) = (lhs.element_type, rhs.element_type);
+        let make = match source {
+            ElementType::S8 => word_thunk::<i8>,
+            ElementType::U8 | ElementType::Pred => word_thunk::<u8>,
+            ElementType::S16 => word_thunk::<i16>,
+            ElementType::S32 => word_thunk::<i32>,
+            _ => word_thunk::<half::bf16>,
+        };
+        return Ok(make(
+            name,
+            shape,
+            a,
+            b,
+            out,
+            (lt.byte_size(), rt.byte_size()),
+            finish,
+        ));
+    }
     let compute = match out_ty {
         ElementType::F16 | ElementType::BF16 => ElementType::F32,
         // XLA's pred dot is an or of ands: an s32 sum of 0/1 products, then
@@ -440,6 +489,121 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             ))))
         }
     }
+}
+
+/// The packed-word product ([`super::gemm::words`]) that computes a dot of
+/// these operand and result types on this processor, if any: integer
+/// operands and results of at most 32 bits (pred included) exactly, through
+/// wrapping i32 sums (any narrower result is their truncation); bf16
+/// operands with an f32 or bf16 result where `vdpbf16ps` exists.
+fn word_kind(
+    lhs: ElementType,
+    rhs: ElementType,
+    out: ElementType,
+) -> Option<(WordKind, ElementType)> {
+    use ElementType::*;
+    let storage = |t| if t == Pred { U8 } else { t };
+    let narrow = |t| matches!(t, S8 | U8 | S16 | Pred);
+    let int = |t| narrow(t) || matches!(t, U16 | S32 | U32);
+    let (kind, source) = if int(lhs) && int(rhs) && int(out) {
+        if narrow(lhs) && storage(lhs) == storage(rhs) {
+            (WordKind::I16Pairs, storage(lhs))
+        } else {
+            // Other operands are first converted to s32 (congruent modulo
+            // 2^32, which is all a result of 32 bits or fewer keeps).
+            (WordKind::I32, S32)
+        }
+    } else if lhs == BF16 && rhs == BF16 && matches!(out, F32 | BF16) {
+        (WordKind::Bf16Pairs, BF16)
+    } else {
+        return None;
+    };
+    (!super::gemm::generic_only() && words::supported(kind, words::word_level(None)))
+        .then_some((kind, source))
+}
+
+/// A dot through [`words::word_gemm`]: the GEMM writes 32-bit accumulators
+/// (into the result when it is 32 bits wide, else into a buffer converted
+/// once at the end).
+#[allow(clippy::too_many_arguments)]
+fn word_thunk<E: WordSource>(
+    name: String,
+    s: GemmShape,
+    a: OperandView,
+    b: OperandView,
+    out: BufferSlice,
+    (a_width, b_width): (usize, usize),
+    finish: Option<Kernel>,
+) -> Box<dyn Thunk> {
+    thunk(name, "dot", move |ctx| {
+        let level = words::word_level(None);
+        let mut a_buf = Vec::new();
+        let mut b_buf = Vec::new();
+        // No subnormal scan: packing flushes bf16 subnormals itself.
+        let pa = a.base::<E::Stage>(ctx, a_width, &mut a_buf, true) as usize;
+        let pb = b.base::<E::Stage>(ctx, b_width, &mut b_buf, true) as usize;
+        let total = s.nb * s.m * s.n;
+        let mut c_buf: Vec<u32> = if finish.is_some() {
+            vec![0; total]
+        } else {
+            Vec::new()
+        };
+        let pc = if finish.is_some() {
+            c_buf.as_mut_ptr() as usize
+        } else {
+            ctx.ptr(out) as usize
+        };
+        if s.k == 0 {
+            // SAFETY: `pc` holds `total` words (zero bits: 0 and +0.0).
+            unsafe { std::ptr::write_bytes(pc as *mut u32, 0, total) };
+        } else if total > 0 {
+            let small = s.m * s.k + s.k * s.n < 1 << 15;
+            let one = |batch: usize| {
+                // SAFETY: the views stay inside their operands (or staging
+                // buffers); batch `batch` of C is its own M×N block; the
+                // kind is supported (checked when lowering, same process).
+                unsafe {
+                    words::word_gemm::<E>(
+                        level,
+                        s.m,
+                        s.n,
+                        s.k,
+                        Strided {
+                            ptr: (pa as *const E).add(a.batch_offsets[batch]),
+                            rs: a.rs,
+                            cs: a.cs,
+                        },
+                        Strided {
+                            ptr: (pb as *const E).add(b.batch_offsets[batch]),
+                            rs: b.rs,
+                            cs: b.cs,
+                        },
+                        StridedMut {
+                            ptr: (pc as *mut u32).add(batch * s.m * s.n),
+                            rs: s.n as isize,
+                            cs: 1,
+                        },
+                        !(small && s.nb > 1),
+                    )
+                }
+            };
+            if s.nb > 1 && small {
+                parallel_for(
+                    s.nb,
+                    (1 << 16) / (s.m * s.k * s.n).max(1) + 1,
+                    |from, to| (from..to).for_each(one),
+                );
+            } else {
+                (0..s.nb).for_each(one);
+            }
+        }
+        if let Some(k) = &finish {
+            // SAFETY: `pc` holds `total` 32-bit accumulators, distinct from
+            // the result's `total` elements.
+            unsafe { k.call(&[Arg::Ptr(pc as *const u8)], ctx.ptr(out), total) };
+        }
+        Ok(())
+    })
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -80,6 +80,12 @@ pub unsafe trait Simd: Copy + Send + Sync + 'static {
     /// # Safety
     /// As [`Simd::zero`].
     unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
+    /// Subnormal lanes replaced by zero of their sign (as
+    /// [`crate::kernels::denormal::Flushable::flushed`]).
+    ///
+    /// # Safety
+    /// As [`Simd::zero`].
+    unsafe fn flush(v: Self::V) -> Self::V;
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -136,6 +142,15 @@ mod x86 {
         unsafe fn add(a: __m512, b: __m512) -> __m512 {
             unsafe { _mm512_add_ps(a, b) }
         }
+        #[inline(always)]
+        unsafe fn flush(v: __m512) -> __m512 {
+            unsafe {
+                let vi = _mm512_castps_si512(v);
+                let normal = _mm512_test_epi32_mask(vi, _mm512_set1_epi32(0x7f80_0000));
+                let zero = _mm512_and_si512(vi, _mm512_set1_epi32(i32::MIN));
+                _mm512_castsi512_ps(_mm512_mask_mov_epi32(zero, normal, vi))
+            }
+        }
     }
 
     // SAFETY: as for `Avx512F32`.
@@ -169,6 +184,15 @@ mod x86 {
         #[inline(always)]
         unsafe fn add(a: __m512d, b: __m512d) -> __m512d {
             unsafe { _mm512_add_pd(a, b) }
+        }
+        #[inline(always)]
+        unsafe fn flush(v: __m512d) -> __m512d {
+            unsafe {
+                let vi = _mm512_castpd_si512(v);
+                let normal = _mm512_test_epi64_mask(vi, _mm512_set1_epi64(0x7ff0_0000_0000_0000));
+                let zero = _mm512_and_si512(vi, _mm512_set1_epi64(i64::MIN));
+                _mm512_castsi512_pd(_mm512_mask_mov_epi64(zero, normal, vi))
+            }
         }
     }
 
@@ -204,6 +228,16 @@ mod x86 {
         unsafe fn add(a: __m256, b: __m256) -> __m256 {
             unsafe { _mm256_add_ps(a, b) }
         }
+        #[inline(always)]
+        unsafe fn flush(v: __m256) -> __m256 {
+            unsafe {
+                let vi = _mm256_castps_si256(v);
+                let exp = _mm256_and_si256(vi, _mm256_set1_epi32(0x7f80_0000));
+                let sub = _mm256_cmpeq_epi32(exp, _mm256_setzero_si256());
+                let clear = _mm256_andnot_si256(_mm256_set1_epi32(i32::MIN), sub);
+                _mm256_castsi256_ps(_mm256_andnot_si256(clear, vi))
+            }
+        }
     }
 
     // SAFETY: as for `Avx2F32`.
@@ -236,6 +270,16 @@ mod x86 {
         #[inline(always)]
         unsafe fn add(a: __m256d, b: __m256d) -> __m256d {
             unsafe { _mm256_add_pd(a, b) }
+        }
+        #[inline(always)]
+        unsafe fn flush(v: __m256d) -> __m256d {
+            unsafe {
+                let vi = _mm256_castpd_si256(v);
+                let exp = _mm256_and_si256(vi, _mm256_set1_epi64x(0x7ff0_0000_0000_0000));
+                let sub = _mm256_cmpeq_epi64(exp, _mm256_setzero_si256());
+                let clear = _mm256_andnot_si256(_mm256_set1_epi64x(i64::MIN), sub);
+                _mm256_castsi256_pd(_mm256_andnot_si256(clear, vi))
+            }
         }
     }
 }
@@ -275,5 +319,9 @@ unsafe impl<T: Element> Simd for Portable<T> {
     #[inline(always)]
     unsafe fn add(a: [T; 4], b: [T; 4]) -> [T; 4] {
         std::array::from_fn(|i| a[i] + b[i])
+    }
+    #[inline(always)]
+    unsafe fn flush(v: [T; 4]) -> [T; 4] {
+        v.map(crate::kernels::denormal::Flushable::flushed)
     }
 }

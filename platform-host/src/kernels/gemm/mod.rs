@@ -39,10 +39,12 @@
 
 pub mod arch;
 mod blocking;
+mod gemv;
 mod kernel;
 mod pack;
 #[cfg(test)]
 mod tests;
+pub mod words;
 
 pub use blocking::Blocking;
 pub use pack::{LhsSource, Strided};
@@ -151,6 +153,24 @@ pub unsafe fn gemm<T: Element>(
     options: Options,
 ) {
     let level = effective_level(options.level);
+    // SAFETY: forwarded.
+    if !generic_only()
+        && unsafe {
+            gemv::try_gemv(
+                m,
+                n,
+                k,
+                a,
+                b,
+                c,
+                options.accumulate,
+                options.parallel,
+                level,
+            )
+        }
+    {
+        return;
+    }
     // A few columns and many rows: compute Cᵀ = Bᵀ·Aᵀ so the vectors run
     // along m. Also when C is column-major, so its stores stay contiguous.
     let lanes = lanes::<T>(level);
@@ -241,6 +261,15 @@ const DIRECT_RHS_MAX_ROWS: usize = 64;
 /// Most bytes one `kc`-row slice of an rhs read in place may span: its
 /// pages stay within the TLB's reach.
 const DIRECT_RHS_MAX_SPAN: usize = 2 << 20;
+
+/// Whether `HOST_GEMM_GENERIC` (read once) asks for the generic product
+/// paths only: dots of every element type through the f32/f64 GEMM or the
+/// plain loops, no matrix-vector kernel. For side-by-side timings and for
+/// telling a kernel's numerics apart.
+pub fn generic_only() -> bool {
+    static G: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *G.get_or_init(|| std::env::var_os("HOST_GEMM_GENERIC").is_some_and(|v| v != "0"))
+}
 
 /// Products below this many multiply-adds run on one thread: handing work
 /// to the pool costs a few microseconds.

@@ -468,3 +468,63 @@ fn subnormals_in_a_rhs_read_in_place_are_flushed() {
         }
     }
 }
+
+#[test]
+fn matrix_vector_products() {
+    // m = 1 or n = 1 take the matrix-vector kernels: both matrix
+    // orientations, tails of the 4-row and 4-vector runs, padded and strided
+    // vectors, accumulation, and sizes that split over the pool.
+    let mut rng = Rng(5);
+    for level in levels() {
+        for &(rows, k) in &[(2, 2), (3, 9), (5, 33), (67, 70), (130, 257), (1000, 300)] {
+            for (lm, lv) in [
+                (Layout::RowMajor, Layout::RowMajor),
+                (Layout::ColMajor, Layout::RowMajor),
+                (Layout::Padded, Layout::Sparse),
+                (Layout::ColMajor, Layout::Padded),
+            ] {
+                for accumulate in [false, true] {
+                    check::<f32>(rows, 1, k, lm, lv, lv, accumulate, true, level, &mut rng);
+                    check::<f64>(1, rows, k, lv, lm, lv, accumulate, true, level, &mut rng);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn matrix_vector_subnormals_are_flushed() {
+    // A subnormal times 2^100 would show as about 1e-9 (f32); flushed, every
+    // product and sum below is exact.
+    for level in levels() {
+        for (m, n, k) in [(70, 1, 40), (1, 70, 40)] {
+            let scale = 2f32.powi(100);
+            let mut a: Vec<f32> = (0..m * k).map(|i| (i % 5) as f32 - 2.0).collect();
+            let mut b: Vec<f32> = (0..k * n).map(|i| (i % 3) as f32 - 1.0).collect();
+            // The matrix holds subnormals, the vector 2^100 where they meet.
+            let (mat, vec) = if n == 1 {
+                (&mut a, &mut b)
+            } else {
+                (&mut b, &mut a)
+            };
+            for (i, v) in mat.iter_mut().enumerate() {
+                if i % 11 == 3 {
+                    *v = 1e-39;
+                }
+            }
+            for v in vec.iter_mut() {
+                *v *= scale;
+            }
+            vec[7] = 1e-40;
+            let mut c = vec![f32::NAN; m * n];
+            row_major_f32(m, n, k, &a, &b, &mut c, level);
+            let f = |x: f32| if x.is_subnormal() { 0.0 } else { x as f64 };
+            for i in 0..m {
+                for j in 0..n {
+                    let exact: f64 = (0..k).map(|p| f(a[i * k + p]) * f(b[p * n + j])).sum();
+                    assert_eq!(c[i * n + j] as f64, exact, "{level} {m}x{n}x{k} C[{i},{j}]");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,1277 @@
+//! Products over packed 32-bit words: integer products (exact, wrapping like
+//! XLA's s32 accumulation) and bf16 products accumulated in f32.
+//!
+//! Both operands are packed, converted on the way, into 32-bit words, and
+//! one register-blocked micro-kernel ([`tile`]) runs over the words, generic
+//! over [`WordIsa`]: what a word holds and the one instruction that folds a
+//! pair of words into an accumulator. A new element type or instruction set
+//! is one more [`WordIsa`] implementation; the blocking, packing, threading
+//! and edges are shared.
+//!
+//! | [`WordKind`] | a word holds | accumulator step | AVX-512 | AVX2 | portable |
+//! | --- | --- | --- | --- | --- | --- |
+//! | `I16Pairs` | two i16 of consecutive k | `i32 += a0·b0 + a1·b1` | `vpdpwssd` (VNNI), else `vpmaddwd` + `vpaddd` | `vpmaddwd` + `vpaddd` | scalar |
+//! | `I32` | one i32 | `i32 += a·b` | `vpmulld` + `vpaddd` | the same | scalar |
+//! | `Bf16Pairs` | two bf16 of consecutive k | `f32 += a0·b0 + a1·b1` | `vdpbf16ps` (AVX512-BF16) | — | — |
+//!
+//! Integer sums wrap modulo 2^32 (`vpmaddwd` wraps its one overflowing case,
+//! `(-2^15)² + (-2^15)²`, to `-2^31`, the sum modulo 2^32), so any integer
+//! result of 32 bits or fewer is exact after truncation. s8 × s8 uses the
+//! i16 pairs (no correction term, unlike the unsigned-by-signed `vpdpbusd`).
+//! A bf16 product is exact in f32, so `vdpbf16ps` differs from f32
+//! multiply-adds only in summation order; it treats subnormal inputs as zero,
+//! as packing does everywhere (XLA CPU runs with FTZ/DAZ).
+//!
+//! Blocking follows the f32 GEMM ([`super::Blocking`] for 4-byte elements,
+//! `kc` counted in words); the lhs is packed as row panels when its rows are
+//! contiguous (a copy that stays contiguous), else as column panels; partial
+//! strips and panels are padded with zero words, so the kernel always runs
+//! whole tiles and only the stores see the edges.
+
+use super::blocking::Blocking;
+use super::kernel::prefetch;
+use super::pack::Strided;
+use super::{split, StridedMut, PARALLEL_MIN_MACS};
+use crate::runtime::pool::{compute_pool, run_tasks};
+use crate::vmath::Level;
+use std::cell::Cell;
+use std::ops::Range;
+
+/// What the words hold and how they combine (see the module table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WordKind {
+    I16Pairs,
+    I32,
+    Bf16Pairs,
+}
+
+impl WordKind {
+    /// Elements of k per word.
+    fn per_word(self) -> usize {
+        match self {
+            WordKind::I32 => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// An operand element type, and the word kind its products use.
+pub trait WordSource: Copy + Send + Sync + 'static {
+    const KIND: WordKind;
+    /// A plain type of the same size, for staging copies.
+    type Stage: crate::kernels::denormal::MaybeFlushable;
+    /// The value as a 16-bit lane: an integer that fits i16, or bf16 bits
+    /// (subnormals flushed to signed zero).
+    fn lane16(self) -> u16;
+    /// The value as an i32 lane.
+    fn lane32(self) -> u32;
+    /// Runs `job` with the kernel of `Self::KIND` at `level`.
+    ///
+    /// # Safety
+    /// As [`word_gemm`].
+    #[doc(hidden)]
+    unsafe fn dispatch(job: &WordJob<Self>, level: WordLevel);
+}
+
+/// The kernel of `$W` through trampoline `$tramp`.
+macro_rules! go {
+    ($job:expr, $tramp:ident, $W:ty) => {
+        // SAFETY: the trampoline's instruction set is present: the vector
+        // level is at most the detected one, VNNI and BF16 are probed, and
+        // the caller checked `supported`.
+        unsafe { run($job, <$W>::MR, <$W>::NR, $tramp::<$W, Self>) }
+    };
+}
+
+macro_rules! i16_source {
+    ($($t:ty),*) => {$(
+        impl WordSource for $t {
+            const KIND: WordKind = WordKind::I16Pairs;
+            type Stage = $t;
+            #[inline(always)]
+            fn lane16(self) -> u16 {
+                self as i16 as u16
+            }
+            #[inline(always)]
+            fn lane32(self) -> u32 {
+                self as i32 as u32
+            }
+            unsafe fn dispatch(job: &WordJob<Self>, level: WordLevel) {
+                match level {
+                    #[cfg(target_arch = "x86_64")]
+                    WordLevel::Avx512Ext if has_vnni() => go!(job, rect_avx512_ext, Avx512Vnni16),
+                    #[cfg(target_arch = "x86_64")]
+                    WordLevel::Avx512 | WordLevel::Avx512Ext => go!(job, rect_avx512, Avx512I16),
+                    #[cfg(target_arch = "x86_64")]
+                    WordLevel::Avx2 => go!(job, rect_avx2, Avx2I16),
+                    _ => go!(job, rect_portable, PortableInt<true>),
+                }
+            }
+        }
+    )*};
+}
+i16_source!(i8, u8, i16);
+
+impl WordSource for i32 {
+    const KIND: WordKind = WordKind::I32;
+    type Stage = i32;
+    #[inline(always)]
+    fn lane16(self) -> u16 {
+        self as u16
+    }
+    #[inline(always)]
+    fn lane32(self) -> u32 {
+        self as u32
+    }
+    unsafe fn dispatch(job: &WordJob<Self>, level: WordLevel) {
+        match level {
+            #[cfg(target_arch = "x86_64")]
+            WordLevel::Avx512 | WordLevel::Avx512Ext => go!(job, rect_avx512, Avx512I32),
+            #[cfg(target_arch = "x86_64")]
+            WordLevel::Avx2 => go!(job, rect_avx2, Avx2I32),
+            _ => go!(job, rect_portable, PortableInt<false>),
+        }
+    }
+}
+
+impl WordSource for half::bf16 {
+    const KIND: WordKind = WordKind::Bf16Pairs;
+    type Stage = u16;
+    #[inline(always)]
+    fn lane16(self) -> u16 {
+        let bits = self.to_bits();
+        if bits & 0x7f80 == 0 {
+            bits & 0x8000
+        } else {
+            bits
+        }
+    }
+    #[inline(always)]
+    fn lane32(self) -> u32 {
+        self.to_f32().to_bits()
+    }
+    unsafe fn dispatch(job: &WordJob<Self>, _level: WordLevel) {
+        #[cfg(target_arch = "x86_64")]
+        go!(job, rect_avx512_ext, Avx512Bf16);
+        #[cfg(not(target_arch = "x86_64"))]
+        unreachable!("bf16 pairs need AVX512-BF16");
+    }
+}
+
+/// One word kind on one instruction set.
+///
+/// # Safety
+/// Implementations wrap instructions of one instruction set: every method
+/// may only run on a processor that has it, and pointers must be valid for
+/// the lanes read or written.
+pub(crate) unsafe trait WordIsa: Copy + Send + Sync + 'static {
+    type V: Copy;
+    /// 32-bit lanes per vector.
+    const LANES: usize;
+    /// Rows of the register tile.
+    const MR: usize;
+    /// Vectors per tile row.
+    const NV: usize;
+    const NR: usize = Self::LANES * Self::NV;
+    /// # Safety
+    /// The processor has the instruction set.
+    unsafe fn zero() -> Self::V;
+    /// # Safety
+    /// As [`WordIsa::zero`]; `p` valid for `LANES` reads.
+    unsafe fn load(p: *const u32) -> Self::V;
+    /// One word in every lane.
+    /// # Safety
+    /// As [`WordIsa::zero`]; `p` valid for one read.
+    unsafe fn splat(p: *const u32) -> Self::V;
+    /// `acc + a ∘ b` for the kind's product of words.
+    /// # Safety
+    /// As [`WordIsa::zero`].
+    unsafe fn step(acc: Self::V, a: Self::V, b: Self::V) -> Self::V;
+    /// Lane-wise accumulator sum.
+    /// # Safety
+    /// As [`WordIsa::zero`].
+    unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
+    /// # Safety
+    /// As [`WordIsa::zero`]; `p` valid for `LANES` writes.
+    unsafe fn store(p: *mut u32, v: Self::V);
+    /// One accumulator lane plus another.
+    fn add_scalar(a: u32, b: u32) -> u32;
+}
+
+/// Integer accumulators.
+#[inline(always)]
+fn wrapping_add(a: u32, b: u32) -> u32 {
+    a.wrapping_add(b)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{wrapping_add, WordIsa};
+    use std::arch::x86_64::*;
+
+    macro_rules! isa512 {
+        ($name:ident, $doc:literal, |$acc:ident, $a:ident, $b:ident| $step:expr) => {
+            #[doc = $doc]
+            #[derive(Clone, Copy, Debug)]
+            pub struct $name;
+            // SAFETY: AVX-512 instructions (F/BW, plus VNNI or BF16 where the
+            // step names them); the drivers check the processor first.
+            unsafe impl WordIsa for $name {
+                type V = __m512i;
+                const LANES: usize = 16;
+                const MR: usize = 6;
+                const NV: usize = 4;
+                #[inline(always)]
+                unsafe fn zero() -> __m512i {
+                    unsafe { _mm512_setzero_si512() }
+                }
+                #[inline(always)]
+                unsafe fn load(p: *const u32) -> __m512i {
+                    unsafe { _mm512_loadu_si512(p.cast()) }
+                }
+                #[inline(always)]
+                unsafe fn splat(p: *const u32) -> __m512i {
+                    unsafe { _mm512_set1_epi32(p.read() as i32) }
+                }
+                #[inline(always)]
+                unsafe fn step($acc: __m512i, $a: __m512i, $b: __m512i) -> __m512i {
+                    unsafe { $step }
+                }
+                #[inline(always)]
+                unsafe fn add(a: __m512i, b: __m512i) -> __m512i {
+                    unsafe { Self::add_vec(a, b) }
+                }
+                #[inline(always)]
+                unsafe fn store(p: *mut u32, v: __m512i) {
+                    unsafe { _mm512_storeu_si512(p.cast(), v) }
+                }
+                #[inline(always)]
+                fn add_scalar(a: u32, b: u32) -> u32 {
+                    Self::add_lane(a, b)
+                }
+            }
+        };
+    }
+
+    macro_rules! isa256 {
+        ($name:ident, $doc:literal, |$acc:ident, $a:ident, $b:ident| $step:expr) => {
+            #[doc = $doc]
+            #[derive(Clone, Copy, Debug)]
+            pub struct $name;
+            // SAFETY: AVX2 instructions; the drivers check the processor first.
+            unsafe impl WordIsa for $name {
+                type V = __m256i;
+                const LANES: usize = 8;
+                const MR: usize = 6;
+                const NV: usize = 2;
+                #[inline(always)]
+                unsafe fn zero() -> __m256i {
+                    unsafe { _mm256_setzero_si256() }
+                }
+                #[inline(always)]
+                unsafe fn load(p: *const u32) -> __m256i {
+                    unsafe { _mm256_loadu_si256(p.cast()) }
+                }
+                #[inline(always)]
+                unsafe fn splat(p: *const u32) -> __m256i {
+                    unsafe { _mm256_set1_epi32(p.read() as i32) }
+                }
+                #[inline(always)]
+                unsafe fn step($acc: __m256i, $a: __m256i, $b: __m256i) -> __m256i {
+                    unsafe { $step }
+                }
+                #[inline(always)]
+                unsafe fn add(a: __m256i, b: __m256i) -> __m256i {
+                    unsafe { _mm256_add_epi32(a, b) }
+                }
+                #[inline(always)]
+                unsafe fn store(p: *mut u32, v: __m256i) {
+                    unsafe { _mm256_storeu_si256(p.cast(), v) }
+                }
+                #[inline(always)]
+                fn add_scalar(a: u32, b: u32) -> u32 {
+                    wrapping_add(a, b)
+                }
+            }
+        };
+    }
+
+    /// Integer accumulators, for the integer AVX-512 kinds.
+    trait IntAcc {
+        #[inline(always)]
+        unsafe fn add_vec(a: __m512i, b: __m512i) -> __m512i {
+            unsafe { _mm512_add_epi32(a, b) }
+        }
+        #[inline(always)]
+        fn add_lane(a: u32, b: u32) -> u32 {
+            wrapping_add(a, b)
+        }
+    }
+    impl IntAcc for Avx512Vnni16 {}
+    impl IntAcc for Avx512I16 {}
+    impl IntAcc for Avx512I32 {}
+
+    /// f32 accumulators.
+    trait FloatAcc {
+        #[inline(always)]
+        unsafe fn add_vec(a: __m512i, b: __m512i) -> __m512i {
+            unsafe {
+                _mm512_castps_si512(_mm512_add_ps(
+                    _mm512_castsi512_ps(a),
+                    _mm512_castsi512_ps(b),
+                ))
+            }
+        }
+        #[inline(always)]
+        fn add_lane(a: u32, b: u32) -> u32 {
+            (f32::from_bits(a) + f32::from_bits(b)).to_bits()
+        }
+    }
+    impl FloatAcc for Avx512Bf16 {}
+
+    isa512!(
+        Avx512Vnni16,
+        "i16 pairs, AVX-512 VNNI: `vpdpwssd`.",
+        |acc, a, b| _mm512_dpwssd_epi32(acc, a, b)
+    );
+    isa512!(
+        Avx512I16,
+        "i16 pairs, AVX-512BW: `vpmaddwd` + `vpaddd`.",
+        |acc, a, b| _mm512_add_epi32(acc, _mm512_madd_epi16(a, b))
+    );
+    isa512!(
+        Avx512I32,
+        "i32, AVX-512F: `vpmulld` + `vpaddd`.",
+        |acc, a, b| _mm512_add_epi32(acc, _mm512_mullo_epi32(a, b))
+    );
+    isa512!(
+        Avx512Bf16,
+        "bf16 pairs, AVX512-BF16: `vdpbf16ps`.",
+        |acc, a, b| {
+            _mm512_castps_si512(_mm512_dpbf16_ps(
+                _mm512_castsi512_ps(acc),
+                std::mem::transmute::<__m512i, __m512bh>(a),
+                std::mem::transmute::<__m512i, __m512bh>(b),
+            ))
+        }
+    );
+    isa256!(
+        Avx2I16,
+        "i16 pairs, AVX2: `vpmaddwd` + `vpaddd`.",
+        |acc, a, b| _mm256_add_epi32(acc, _mm256_madd_epi16(a, b))
+    );
+    isa256!(Avx2I32, "i32, AVX2: `vpmulld` + `vpaddd`.", |acc, a, b| {
+        _mm256_add_epi32(acc, _mm256_mullo_epi32(a, b))
+    });
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) use x86::*;
+
+/// Portable integer words: arrays of 4 lanes, plain wrapping arithmetic.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PortableInt<const PAIRS: bool>;
+
+// SAFETY: plain Rust; only the pointers' validity is the caller's to ensure.
+unsafe impl<const PAIRS: bool> WordIsa for PortableInt<PAIRS> {
+    type V = [u32; 4];
+    const LANES: usize = 4;
+    const MR: usize = 4;
+    const NV: usize = 2;
+    #[inline(always)]
+    unsafe fn zero() -> [u32; 4] {
+        [0; 4]
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const u32) -> [u32; 4] {
+        unsafe { p.cast::<[u32; 4]>().read_unaligned() }
+    }
+    #[inline(always)]
+    unsafe fn splat(p: *const u32) -> [u32; 4] {
+        [unsafe { p.read() }; 4]
+    }
+    #[inline(always)]
+    unsafe fn step(acc: [u32; 4], a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+        std::array::from_fn(|i| {
+            let prod = if PAIRS {
+                let lo = (a[i] as i16 as i32).wrapping_mul(b[i] as i16 as i32);
+                let hi = ((a[i] >> 16) as i16 as i32).wrapping_mul((b[i] >> 16) as i16 as i32);
+                lo.wrapping_add(hi) as u32
+            } else {
+                a[i].wrapping_mul(b[i])
+            };
+            acc[i].wrapping_add(prod)
+        })
+    }
+    #[inline(always)]
+    unsafe fn add(a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+        std::array::from_fn(|i| a[i].wrapping_add(b[i]))
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut u32, v: [u32; 4]) {
+        unsafe { p.cast::<[u32; 4]>().write_unaligned(v) }
+    }
+    #[inline(always)]
+    fn add_scalar(a: u32, b: u32) -> u32 {
+        wrapping_add(a, b)
+    }
+}
+
+/// The instruction set a word product runs with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WordLevel {
+    Portable,
+    Avx2,
+    Avx512,
+    /// AVX-512 with VNNI (integer pairs) and BF16 (bf16 pairs) where the
+    /// processor has each.
+    Avx512Ext,
+}
+
+fn has_vnni() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *V.get_or_init(|| std::arch::is_x86_feature_detected!("avx512vnni"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+fn has_bf16() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *V.get_or_init(|| std::arch::is_x86_feature_detected!("avx512bf16"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// The word level for a vector level (`None`: [`crate::vmath::level`]).
+pub fn word_level(level: Option<Level>) -> WordLevel {
+    match super::effective_level(level) {
+        Level::Baseline => WordLevel::Portable,
+        Level::Avx2 => WordLevel::Avx2,
+        Level::Avx512 => WordLevel::Avx512Ext,
+    }
+}
+
+/// Whether `kind` has a kernel at `level` on this processor.
+pub fn supported(kind: WordKind, level: WordLevel) -> bool {
+    match kind {
+        WordKind::Bf16Pairs => level == WordLevel::Avx512Ext && has_bf16(),
+        _ => true,
+    }
+}
+
+/// `C = A·B` over words of `E::KIND`: `C` holds i32 (integer kinds) or
+/// f32 (bf16 pairs) bits.
+///
+/// # Safety
+/// As [`super::gemm`]; `supported(E::KIND, level)`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn word_gemm<E: WordSource>(
+    level: WordLevel,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: Strided<E>,
+    b: Strided<E>,
+    c: StridedMut<u32>,
+    parallel: bool,
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        for i in 0..m as isize {
+            for j in 0..n as isize {
+                // SAFETY: (i, j) lies in C.
+                unsafe { c.ptr.offset(i * c.rs + j * c.cs).write(0) };
+            }
+        }
+        return;
+    }
+    assert!(
+        supported(E::KIND, level),
+        "{:?} has no kernel at {level:?}",
+        E::KIND
+    );
+    // A column-major C, or few columns and many rows: Cᵀ = Bᵀ·Aᵀ keeps the
+    // stores contiguous and the vectors along the long side.
+    let job = if (c.cs != 1 && c.rs == 1) || (n < 16 && m > n) {
+        WordJob {
+            kind: E::KIND,
+            m: n,
+            n: m,
+            k,
+            a: Strided {
+                ptr: b.ptr,
+                rs: b.cs,
+                cs: b.rs,
+            },
+            b: Strided {
+                ptr: a.ptr,
+                rs: a.cs,
+                cs: a.rs,
+            },
+            c: StridedMut {
+                ptr: c.ptr,
+                rs: c.cs,
+                cs: c.rs,
+            },
+            parallel,
+        }
+    } else {
+        WordJob {
+            kind: E::KIND,
+            m,
+            n,
+            k,
+            a,
+            b,
+            c,
+            parallel,
+        }
+    };
+    // SAFETY: forwarded; the transposed job describes the same matrices.
+    unsafe { E::dispatch(&job, level) }
+}
+
+#[doc(hidden)]
+pub struct WordJob<E> {
+    kind: WordKind,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: Strided<E>,
+    b: Strided<E>,
+    c: StridedMut<u32>,
+    parallel: bool,
+}
+
+/// One rectangle of C, compiled for one instruction set.
+///
+/// # Safety
+/// The rectangle lies in C and no other thread touches it; the processor
+/// has the instruction set.
+type RectFn<E> = unsafe fn(&WordJob<E>, Range<usize>, Range<usize>, &mut Buffers);
+
+/// Splits C over the compute pool and runs each rectangle through `rect`.
+/// The trampoline is chosen before the split: the pool's threads run the
+/// closure below as plain code, and each part re-enters compiled code of the
+/// right level through the function pointer.
+///
+/// # Safety
+/// `rect`'s instruction set is present; the job's views are valid.
+unsafe fn run<E: WordSource>(job: &WordJob<E>, mr: usize, nr: usize, rect: RectFn<E>) {
+    let (m, n) = (job.m, job.n);
+    let threads = compute_pool().current_num_threads();
+    let (tm, tn) = if job.parallel && threads > 1 && m * n * job.k >= PARALLEL_MIN_MACS {
+        split(m, n, job.k, threads, mr, nr)
+    } else {
+        (1, 1)
+    };
+    if tm * tn == 1 {
+        // SAFETY: the whole of C on this thread.
+        with_buffers(|bufs| unsafe { rect(job, 0..m, 0..n, bufs) });
+        return;
+    }
+    let rows_per = m.div_ceil(mr).div_ceil(tm) * mr;
+    let cols_per = n.div_ceil(nr).div_ceil(tn) * nr;
+    let part = |t: usize| {
+        let (pi, pj) = (t / tn, t % tn);
+        let rows = (pi * rows_per).min(m)..((pi + 1) * rows_per).min(m);
+        let cols = (pj * cols_per).min(n)..((pj + 1) * cols_per).min(n);
+        if !rows.is_empty() && !cols.is_empty() {
+            // SAFETY: disjoint rectangles of C; the caller checked the
+            // instruction set.
+            with_buffers(|bufs| unsafe { rect(job, rows, cols, bufs) });
+        }
+    };
+    run_tasks(tm * tn, part);
+}
+
+// SAFETY: the views are read-only (A, B) or cut into disjoint rectangles (C).
+unsafe impl<E: Sync> Sync for WordJob<E> {}
+
+/// [`rect`] compiled with AVX-512 plus VNNI and BF16 (the target features
+/// sit on named functions so the kernel's intrinsics inline into code
+/// compiled with them).
+///
+/// # Safety
+/// As [`RectFn`]; the processor has AVX-512F/BW and the extension `W` uses.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni,avx512bf16")]
+unsafe fn rect_avx512_ext<W: WordIsa, E: WordSource>(
+    job: &WordJob<E>,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    bufs: &mut Buffers,
+) {
+    // SAFETY: forwarded.
+    unsafe { rect::<W, E>(job, rows, cols, bufs) }
+}
+
+/// [`rect`] compiled with AVX-512F/BW.
+///
+/// # Safety
+/// As [`RectFn`]; the processor has AVX-512F/BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2,fma,avx512f,avx512bw,avx512vl")]
+unsafe fn rect_avx512<W: WordIsa, E: WordSource>(
+    job: &WordJob<E>,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    bufs: &mut Buffers,
+) {
+    // SAFETY: forwarded.
+    unsafe { rect::<W, E>(job, rows, cols, bufs) }
+}
+
+/// [`rect`] compiled with AVX2.
+///
+/// # Safety
+/// As [`RectFn`]; the processor has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2,fma")]
+unsafe fn rect_avx2<W: WordIsa, E: WordSource>(
+    job: &WordJob<E>,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    bufs: &mut Buffers,
+) {
+    // SAFETY: forwarded.
+    unsafe { rect::<W, E>(job, rows, cols, bufs) }
+}
+
+/// [`rect`] as plain code.
+///
+/// # Safety
+/// As [`RectFn`].
+unsafe fn rect_portable<W: WordIsa, E: WordSource>(
+    job: &WordJob<E>,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    bufs: &mut Buffers,
+) {
+    // SAFETY: forwarded.
+    unsafe { rect::<W, E>(job, rows, cols, bufs) }
+}
+
+/// The blocked loops for one rectangle of C.
+#[inline(always)]
+unsafe fn rect<W: WordIsa, E: WordSource>(
+    job: &WordJob<E>,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    bufs: &mut Buffers,
+) {
+    let per = job.kind.per_word();
+    let kw = job.k.div_ceil(per);
+    let bl = Blocking::for_tile::<u32>(W::MR, W::NR);
+    let kc = super::even_block(kw, bl.kc, 1);
+    let mc = super::even_block(rows.len(), bl.mc, W::MR);
+    let nc_target = if rows.len() <= mc {
+        bl.nc_one_pass
+    } else {
+        bl.nc
+    };
+    let nc = super::even_block(cols.len(), nc_target, W::NR);
+    let row_panels = job.a.cs == 1;
+    let mut j0 = cols.start;
+    while j0 < cols.end {
+        let ncb = nc.min(cols.end - j0);
+        let panels = ncb.div_ceil(W::NR);
+        let mut p0 = 0;
+        while p0 < kw {
+            let kcb = kc.min(kw - p0);
+            let bbuf = bufs.b.get(panels * W::NR * kcb);
+            // SAFETY: the block lies in B; the buffer holds its panels.
+            unsafe { pack_b::<E>(job.kind, &job.b, job.k, p0, kcb, j0, ncb, W::NR, bbuf) };
+            let mut i0 = rows.start;
+            while i0 < rows.end {
+                let mcb = mc.min(rows.end - i0);
+                let strips = mcb.div_ceil(W::MR);
+                let abuf = bufs.a.get(strips * W::MR * kcb);
+                // SAFETY: the block lies in A; the buffer holds its strips.
+                unsafe {
+                    pack_a::<E>(
+                        job.kind,
+                        &job.a,
+                        job.k,
+                        i0,
+                        mcb,
+                        p0,
+                        kcb,
+                        W::MR,
+                        row_panels,
+                        abuf,
+                    )
+                };
+                let (ars, aps) = if row_panels { (kcb, 1) } else { (1, W::MR) };
+                for q in 0..panels {
+                    let jq = j0 + q * W::NR;
+                    let n_eff = W::NR.min(j0 + ncb - jq);
+                    for s in 0..strips {
+                        let is = i0 + s * W::MR;
+                        let m_eff = W::MR.min(i0 + mcb - is);
+                        // SAFETY: strip s and panel q are packed; the tile's
+                        // m_eff × n_eff elements lie in C's rectangle.
+                        unsafe {
+                            tile::<W>(
+                                kcb,
+                                abuf.add(s * W::MR * kcb),
+                                ars,
+                                aps,
+                                bbuf.add(q * W::NR * kcb),
+                                job.c
+                                    .ptr
+                                    .offset(is as isize * job.c.rs + jq as isize * job.c.cs),
+                                job.c.rs,
+                                job.c.cs,
+                                m_eff,
+                                n_eff,
+                                p0 > 0,
+                            )
+                        };
+                    }
+                }
+                i0 += mcb;
+            }
+            p0 += kcb;
+        }
+        j0 += ncb;
+    }
+}
+
+/// The word of k-word `w` along a line of `len` elements whose `i`-th
+/// element is at `p + i·step`.
+///
+/// # Safety
+/// The line's first `len` elements are readable.
+#[inline(always)]
+unsafe fn word<E: WordSource>(
+    kind: WordKind,
+    p: *const E,
+    step: isize,
+    w: usize,
+    len: usize,
+) -> u32 {
+    // SAFETY: only elements below `len` are read.
+    unsafe {
+        match kind {
+            WordKind::I32 => p.offset(w as isize * step).read().lane32(),
+            _ => {
+                let i = 2 * w;
+                let lo = p.offset(i as isize * step).read().lane16() as u32;
+                let hi = if i + 1 < len {
+                    p.offset((i + 1) as isize * step).read().lane16() as u32
+                } else {
+                    0
+                };
+                lo | hi << 16
+            }
+        }
+    }
+}
+
+/// Packs k-words `p0..p0+kcb` of B's columns `j0..j0+ncb` into panels of
+/// `nr` columns (each k-word a run of `nr` words), zero-padded.
+///
+/// # Safety
+/// The block lies in B (`k` rows); `dst` holds `ceil(ncb/nr)·nr·kcb` words.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn pack_b<E: WordSource>(
+    kind: WordKind,
+    b: &Strided<E>,
+    k: usize,
+    p0: usize,
+    kcb: usize,
+    j0: usize,
+    ncb: usize,
+    nr: usize,
+    dst: *mut u32,
+) {
+    let panels = ncb.div_ceil(nr);
+    let pairs = kind != WordKind::I32;
+    for q in 0..panels {
+        let jq = j0 + q * nr;
+        let w = nr.min(j0 + ncb - jq);
+        // SAFETY: every read is inside the block, every write inside the
+        // panel.
+        unsafe {
+            let panel = dst.add(q * nr * kcb);
+            for p in 0..kcb {
+                let out = panel.add(p * nr);
+                let kk = if pairs { 2 * (p0 + p) } else { p0 + p };
+                if b.cs == 1 {
+                    let r0 = b.at(kk, jq);
+                    match kind {
+                        WordKind::I32 => {
+                            for j in 0..w {
+                                *out.add(j) = r0.add(j).read().lane32();
+                            }
+                        }
+                        _ if kk + 1 < k => {
+                            let r1 = b.at(kk + 1, jq);
+                            for j in 0..w {
+                                *out.add(j) = r0.add(j).read().lane16() as u32
+                                    | (r1.add(j).read().lane16() as u32) << 16;
+                            }
+                        }
+                        _ => {
+                            for j in 0..w {
+                                *out.add(j) = r0.add(j).read().lane16() as u32;
+                            }
+                        }
+                    }
+                } else {
+                    for j in 0..w {
+                        let col = b.at(0, jq + j);
+                        *out.add(j) = word(kind, col, b.rs, p0 + p, k);
+                    }
+                }
+                for j in w..nr {
+                    *out.add(j) = 0;
+                }
+            }
+        }
+    }
+}
+
+/// Packs k-words `p0..p0+kcb` of A's rows `i0..i0+mcb` into strips of `mr`
+/// rows, zero-padded: row panels (each row's `kcb` words together) or column
+/// panels (each k-word's `mr` words together).
+///
+/// # Safety
+/// The block lies in A (`k` columns); `dst` holds `ceil(mcb/mr)·mr·kcb`
+/// words.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn pack_a<E: WordSource>(
+    kind: WordKind,
+    a: &Strided<E>,
+    k: usize,
+    i0: usize,
+    mcb: usize,
+    p0: usize,
+    kcb: usize,
+    mr: usize,
+    row_panels: bool,
+    dst: *mut u32,
+) {
+    let strips = mcb.div_ceil(mr);
+    let pairs = kind != WordKind::I32;
+    for s in 0..strips {
+        let is = i0 + s * mr;
+        let h = mr.min(i0 + mcb - is);
+        // SAFETY: every read is inside the block, every write inside the
+        // strip.
+        unsafe {
+            let strip = dst.add(s * mr * kcb);
+            if row_panels {
+                for r in 0..mr {
+                    let out = strip.add(r * kcb);
+                    if r >= h {
+                        for p in 0..kcb {
+                            *out.add(p) = 0;
+                        }
+                        continue;
+                    }
+                    let row = a.at(is + r, 0);
+                    let full = if pairs {
+                        // Words whose both halves lie inside k.
+                        (k / 2).saturating_sub(p0).min(kcb)
+                    } else {
+                        kcb
+                    };
+                    if pairs {
+                        let src = row.add(2 * p0);
+                        for p in 0..full {
+                            *out.add(p) = src.add(2 * p).read().lane16() as u32
+                                | (src.add(2 * p + 1).read().lane16() as u32) << 16;
+                        }
+                    } else {
+                        let src = row.add(p0);
+                        for p in 0..full {
+                            *out.add(p) = src.add(p).read().lane32();
+                        }
+                    }
+                    for p in full..kcb {
+                        *out.add(p) = word(kind, row, 1, p0 + p, k);
+                    }
+                }
+            } else {
+                for p in 0..kcb {
+                    let out = strip.add(p * mr);
+                    for r in 0..h {
+                        *out.add(r) = word(kind, a.at(is + r, 0), a.cs, p0 + p, k);
+                    }
+                    for r in h..mr {
+                        *out.add(r) = 0;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Widest tile row, in words.
+const MAX_NR: usize = 64;
+
+/// `C[0..m_eff, 0..n_eff] (+)= A·B` for one register tile.
+///
+/// # Safety
+/// `a` valid for `W::MR` rows at stride `ars` and `kc` words at stride
+/// `aps`; `b` for `kc` runs of `W::NR` words; `c` for `m_eff × n_eff`
+/// elements at strides `rsc`, `csc`. The instruction set of `W` is
+/// available.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn tile<W: WordIsa>(
+    kc: usize,
+    a: *const u32,
+    ars: usize,
+    aps: usize,
+    b: *const u32,
+    c: *mut u32,
+    rsc: isize,
+    csc: isize,
+    m_eff: usize,
+    n_eff: usize,
+    accumulate: bool,
+) {
+    // The accumulators must be an array of exactly the tile's size to stay
+    // in registers: one instance per tile shape.
+    macro_rules! go {
+        ($mr:literal, $nv:literal) => {
+            // SAFETY: forwarded.
+            unsafe {
+                tile_fixed::<W, $mr, $nv>(kc, a, ars, aps, b, c, rsc, csc, m_eff, n_eff, accumulate)
+            }
+        };
+    }
+    match (W::MR, W::NV) {
+        (6, 4) => go!(6, 4),
+        (6, 2) => go!(6, 2),
+        _ => go!(4, 2),
+    }
+}
+
+/// [`tile`] for an `MR × NV`-vector tile (`W::MR`, `W::NV`).
+///
+/// # Safety
+/// As [`tile`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn tile_fixed<W: WordIsa, const MR: usize, const NV: usize>(
+    kc: usize,
+    a: *const u32,
+    ars: usize,
+    aps: usize,
+    b: *const u32,
+    c: *mut u32,
+    rsc: isize,
+    csc: isize,
+    m_eff: usize,
+    n_eff: usize,
+    accumulate: bool,
+) {
+    debug_assert!(MR == W::MR && NV == W::NV && W::NR <= MAX_NR);
+    // SAFETY (whole body): the caller guarantees every access is in bounds
+    // and that the instruction set is available.
+    unsafe {
+        if csc == 1 {
+            for i in 0..m_eff {
+                let row = c.offset(i as isize * rsc).cast::<u8>();
+                prefetch(row);
+                prefetch(row.wrapping_add(4 * n_eff - 1));
+            }
+        }
+        let mut acc = [[W::zero(); NV]; MR];
+        let mut ap = a;
+        let mut bp = b;
+        for _ in 0..kc {
+            let mut bv = [W::zero(); NV];
+            for (v, slot) in bv.iter_mut().enumerate() {
+                *slot = W::load(bp.add(v * W::LANES));
+            }
+            for (i, row) in acc.iter_mut().enumerate() {
+                let av = W::splat(ap.add(i * ars));
+                for (v, x) in row.iter_mut().enumerate() {
+                    *x = W::step(*x, av, bv[v]);
+                }
+            }
+            ap = ap.add(aps);
+            bp = bp.add(NV * W::LANES);
+        }
+        if csc == 1 && n_eff == NV * W::LANES {
+            for (i, row) in acc.iter().enumerate().take(m_eff) {
+                let out = c.offset(i as isize * rsc);
+                for (v, x) in row.iter().enumerate() {
+                    let p = out.add(v * W::LANES);
+                    let val = if accumulate {
+                        W::add(W::load(p), *x)
+                    } else {
+                        *x
+                    };
+                    W::store(p, val);
+                }
+            }
+        } else {
+            let mut buf = [0u32; MAX_NR];
+            for (i, row) in acc.iter().enumerate().take(m_eff) {
+                for (v, x) in row.iter().enumerate() {
+                    W::store(buf.as_mut_ptr().add(v * W::LANES), *x);
+                }
+                let out = c.offset(i as isize * rsc);
+                for (j, &x) in buf.iter().take(n_eff).enumerate() {
+                    let p = out.offset(j as isize * csc);
+                    *p = if accumulate { W::add_scalar(*p, x) } else { x };
+                }
+            }
+        }
+    }
+}
+
+/// A growable, 64-byte aligned buffer of words.
+#[derive(Default)]
+struct WordBuf {
+    lines: Vec<Line>,
+}
+
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u32; 16]);
+
+impl WordBuf {
+    fn get(&mut self, n: usize) -> *mut u32 {
+        let lines = n.div_ceil(16);
+        if self.lines.len() < lines {
+            self.lines.resize(lines, Line([0; 16]));
+        }
+        self.lines.as_mut_ptr().cast()
+    }
+}
+
+#[derive(Default)]
+struct Buffers {
+    a: WordBuf,
+    b: WordBuf,
+}
+
+thread_local! {
+    static BUFFERS: Cell<Option<Box<Buffers>>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with this thread's packing buffers (taken out of the slot while
+/// in use, so a nested product gets fresh ones).
+fn with_buffers<R>(f: impl FnOnce(&mut Buffers) -> R) -> R {
+    let mut bufs = BUFFERS.with(|slot| slot.take()).unwrap_or_default();
+    let r = f(&mut bufs);
+    BUFFERS.with(|slot| slot.set(Some(bufs)));
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use half::bf16;
+
+    /// Deterministic pseudo-random values.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u32 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (self.0 >> 33) as u32
+        }
+    }
+
+    fn levels() -> Vec<WordLevel> {
+        let mut v = vec![WordLevel::Portable];
+        let detected = crate::vmath::detected_level();
+        if detected >= Level::Avx2 {
+            v.push(WordLevel::Avx2);
+        }
+        if detected >= Level::Avx512 {
+            v.push(WordLevel::Avx512);
+            v.push(WordLevel::Avx512Ext);
+        }
+        v
+    }
+
+    /// Odd sizes, k = 1 and 2, tails of every tile dimension, and products
+    /// large enough to be blocked in k and split over threads.
+    const SHAPES: &[(usize, usize, usize)] = &[
+        (1, 1, 1),
+        (1, 1, 7),
+        (3, 5, 1),
+        (4, 4, 2),
+        (7, 1, 9),
+        (1, 33, 17),
+        (6, 64, 2),
+        (13, 70, 31),
+        (37, 129, 300),
+        (65, 17, 513),
+        (50, 200, 130),
+        (40, 150, 300),
+    ];
+
+    /// (lhs transposed, rhs transposed, C column-major).
+    const LAYOUTS: &[(bool, bool, bool)] = &[
+        (false, false, false),
+        (true, false, false),
+        (false, true, false),
+        (true, true, true),
+    ];
+
+    /// Runs every shape and layout at every level the processor has and
+    /// compares each element with `want(row of A, column of B)`.
+    fn check<E: WordSource, R: std::fmt::Debug>(
+        gen: impl Fn(&mut Rng) -> E,
+        want: impl Fn(&[E], &[E]) -> R,
+        close: impl Fn(u32, &R) -> bool,
+    ) {
+        let mut rng = Rng(7);
+        for &level in &levels() {
+            if !supported(E::KIND, level) {
+                continue;
+            }
+            for &(m, n, k) in SHAPES {
+                for &(ta, tb, tc) in LAYOUTS {
+                    let a: Vec<E> = (0..m * k).map(|_| gen(&mut rng)).collect();
+                    let b: Vec<E> = (0..k * n).map(|_| gen(&mut rng)).collect();
+                    // Physical buffers for the layout.
+                    let pa: Vec<E> = if ta {
+                        (0..m * k).map(|x| a[(x % m) * k + x / m]).collect()
+                    } else {
+                        a.clone()
+                    };
+                    let pb: Vec<E> = if tb {
+                        (0..k * n).map(|x| b[(x % k) * n + x / k]).collect()
+                    } else {
+                        b.clone()
+                    };
+                    let (ars, acs) = if ta { (1, m) } else { (k, 1) };
+                    let (brs, bcs) = if tb { (1, k) } else { (n, 1) };
+                    let (crs, ccs) = if tc { (1, m) } else { (n, 1) };
+                    let mut c = vec![0xdead_beef_u32; m * n];
+                    // SAFETY: the views cover their buffers exactly.
+                    unsafe {
+                        word_gemm(
+                            level,
+                            m,
+                            n,
+                            k,
+                            Strided {
+                                ptr: pa.as_ptr(),
+                                rs: ars as isize,
+                                cs: acs as isize,
+                            },
+                            Strided {
+                                ptr: pb.as_ptr(),
+                                rs: brs as isize,
+                                cs: bcs as isize,
+                            },
+                            StridedMut {
+                                ptr: c.as_mut_ptr(),
+                                rs: crs as isize,
+                                cs: ccs as isize,
+                            },
+                            true,
+                        )
+                    };
+                    let bt: Vec<E> = (0..n * k).map(|x| b[(x % k) * n + x / k]).collect();
+                    for i in 0..m {
+                        let row = &a[i * k..(i + 1) * k];
+                        for j in 0..n {
+                            let col = &bt[j * k..(j + 1) * k];
+                            let (got, exp) = (c[i * crs + j * ccs], want(row, col));
+                            assert!(
+                                close(got, &exp),
+                                "{level:?} {m}x{n}x{k} {:?}: C[{i}][{j}] = {got:#x}, want {exp:?}",
+                                (ta, tb, tc)
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn wrapping_dot<E: Copy>(to: impl Fn(E) -> i32) -> impl Fn(&[E], &[E]) -> u32 {
+        move |a, b| {
+            a.iter().zip(b).fold(0i32, |s, (&x, &y)| {
+                s.wrapping_add(to(x).wrapping_mul(to(y)))
+            }) as u32
+        }
+    }
+
+    #[test]
+    fn s8_exact() {
+        check::<i8, _>(
+            |r| r.next() as i8,
+            wrapping_dot(|x: i8| x as i32),
+            |g, w| g == *w,
+        );
+    }
+
+    #[test]
+    fn u8_exact() {
+        check::<u8, _>(
+            |r| r.next() as u8,
+            wrapping_dot(|x: u8| x as i32),
+            |g, w| g == *w,
+        );
+    }
+
+    #[test]
+    fn s16_wraps_exactly() {
+        // Extremes often, so pairs of (-2^15)² overflow i32 and must wrap.
+        check::<i16, _>(
+            |r| match r.next() % 4 {
+                0 => i16::MIN,
+                1 => i16::MAX,
+                _ => r.next() as i16,
+            },
+            wrapping_dot(|x: i16| x as i32),
+            |g, w| g == *w,
+        );
+    }
+
+    #[test]
+    fn s32_wraps_exactly() {
+        check::<i32, _>(
+            |r| (r.next() as i32).wrapping_mul(7919),
+            wrapping_dot(|x: i32| x),
+            |g, w| g == *w,
+        );
+    }
+
+    #[test]
+    fn bf16_accumulates_in_f32() {
+        // Only where AVX512-BF16 exists; elsewhere bf16 dots take the f32 GEMM.
+        check::<bf16, _>(
+            |r| bf16::from_f32((r.next() % 2001) as f32 / 1000.0 - 1.0),
+            |a, b| {
+                let s: f64 = a.iter().zip(b).map(|(x, y)| x.to_f64() * y.to_f64()).sum();
+                let mag: f64 = a
+                    .iter()
+                    .zip(b)
+                    .map(|(x, y)| (x.to_f64() * y.to_f64()).abs())
+                    .sum();
+                (s, mag)
+            },
+            |got, &(s, mag)| {
+                // k·2⁻²⁴·Σ|ab| for the largest k tested, with room to spare.
+                (f32::from_bits(got) as f64 - s).abs() <= mag * 1e-4 + 1e-30
+            },
+        );
+    }
+}
