@@ -35,15 +35,17 @@ pub(crate) fn decompose(b: &mut HloBuilder, name: &str, x: Value) -> Result<Opti
         "chlo.asinh" => asinh(&mut E::new(b, ty), x)?,
         "chlo.acosh" => acosh(&mut E::new(b, ty), x)?,
         "chlo.atanh" => atanh(&mut E::new(b, ty), x)?,
-        // These two compute half precision in f32.
-        "chlo.sinh" | "chlo.cosh" => {
+        // erf_inv has the single-precision polynomial only.
+        "chlo.erf_inv" if ty == ElementType::F64 => return Ok(None),
+        // These compute half precision in f32.
+        "chlo.sinh" | "chlo.cosh" | "chlo.erf_inv" => {
             let wide = if half { ElementType::F32 } else { ty };
             let xw = if half { b.convert(x, wide)? } else { x };
             let mut e = E::new(b, wide);
-            let r = if name == "chlo.sinh" {
-                sinh(&mut e, xw)?
-            } else {
-                cosh(&mut e, xw)?
+            let r = match name {
+                "chlo.sinh" => sinh(&mut e, xw)?,
+                "chlo.cosh" => cosh(&mut e, xw)?,
+                _ => erf_inv_f32(&mut e, xw)?,
             };
             if half {
                 b.convert(r, ty)?
@@ -103,7 +105,8 @@ impl<'b> E<'b> {
     }
 
     fn sel(&mut self, p: Value, t: Value, f: Value) -> Result<Value> {
-        let (t, f) = self.same(t, f)?;
+        let t = self.fit(t, p)?;
+        let f = self.fit(f, p)?;
         self.b.select(p, t, f)
     }
 
@@ -238,4 +241,57 @@ fn atanh(e: &mut E, x: Value) -> Result<Value> {
     let half = e.c(0.5)?;
     let h = e.bin(BinaryOp::Multiply, d, half)?;
     e.sel(out, nan, h)
+}
+
+/// Coefficients of the single-precision inverse error function (Giles'
+/// approximation, as XLA writes it), highest order first: for `w < 5` and
+/// for the tail.
+const ERF_INV_F32: [(f64, f64); 9] = [
+    (2.81022636e-08, -0.000200214257),
+    (3.43273939e-07, 0.000100950558),
+    (-3.5233877e-06, 0.00134934322),
+    (-4.39150654e-06, -0.00367342844),
+    (0.00021858087, 0.00573950773),
+    (-0.00125372503, -0.0076224613),
+    (-0.00417768164, 0.00943887047),
+    (0.246640727, 1.00167406),
+    (1.50140941, 2.83297682),
+];
+
+/// `|x| == 1 ? x·inf : x·p(z)` with `w = -log1p(-x²)`, `z = w - 2.5` for
+/// `w < 5` and `sqrt(w) - 3` beyond, `p` the polynomial of [`ERF_INV_F32`]
+/// for the branch (coefficients chosen per element).
+fn erf_inv_f32(e: &mut E, x: Value) -> Result<Value> {
+    let a = e.un(UnaryOp::Abs, x)?;
+    let one = e.c(1.0)?;
+    let is_one = e.cmp(a, one, ComparisonDirection::Eq)?;
+    let inf = e.c(f64::INFINITY)?;
+    let edge = e.bin(BinaryOp::Multiply, x, inf)?;
+    let nx = e.un(UnaryOp::Negate, x)?;
+    let xx = e.bin(BinaryOp::Multiply, x, nx)?;
+    let l = e.un(UnaryOp::Log1p, xx)?;
+    let w = e.un(UnaryOp::Negate, l)?;
+    let five = e.c(5.0)?;
+    let central = e.cmp(w, five, ComparisonDirection::Lt)?;
+    let mut coefficients = Vec::with_capacity(ERF_INV_F32.len());
+    for &(near, far) in &ERF_INV_F32 {
+        let n = e.c(near)?;
+        let f = e.c(far)?;
+        coefficients.push(e.sel(central, n, f)?);
+    }
+    let two_and_half = e.c(2.5)?;
+    let zc = e.bin(BinaryOp::Subtract, w, two_and_half)?;
+    let s = e.un(UnaryOp::Sqrt, w)?;
+    let three = e.c(3.0)?;
+    let zt = e.bin(BinaryOp::Subtract, s, three)?;
+    let z = e.sel(central, zc, zt)?;
+    let mut p = e.bin(BinaryOp::Multiply, coefficients[0], z)?;
+    for (i, &c) in coefficients.iter().enumerate().skip(1) {
+        p = e.bin(BinaryOp::Add, c, p)?;
+        if i + 1 < coefficients.len() {
+            p = e.bin(BinaryOp::Multiply, p, z)?;
+        }
+    }
+    let r = e.bin(BinaryOp::Multiply, p, x)?;
+    e.sel(is_one, edge, r)
 }
