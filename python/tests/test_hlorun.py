@@ -68,6 +68,27 @@ def test_softmax_example(platform):
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+def test_stablehlo_text_as_jax_prints_it(platform):
+    # `lower(...).as_text()` is StableHLO: compiled as is, with no HLO in between.
+    def f(x, w):
+        return jnp.tanh(x @ w).sum(axis=0), jnp.argmax(x, axis=1)
+
+    x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6)
+    w = np.linspace(0, 2, 18, dtype=np.float32).reshape(6, 3)
+    text = jax.jit(f).lower(x, w).as_text()
+    assert text.lstrip().startswith(("module", "#loc"))
+    got = hlorun.compile(text, platform)(x, w)
+    want = jax.jit(f)(x, w)
+    np.testing.assert_allclose(got[0], np.asarray(want[0]), rtol=1e-5)
+    np.testing.assert_array_equal(got[1], np.asarray(want[1]))
+    # And as a file.
+    path = ROOT / "tests" / "op_matrix" / "argmax_f32" / "module.mlir"
+    arg = np.load(ROOT / "tests" / "op_matrix" / "argmax_f32" / "arg0.npy")
+    out = np.load(ROOT / "tests" / "op_matrix" / "argmax_f32" / "out0.npy")
+    np.testing.assert_array_equal(hlorun.compile(path, platform)(arg), out)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 def test_tuple_result(platform):
     exe = hlorun.compile(PAIR_HLO, platform=platform)
     assert [p[1:] for p in exe.parameters] == [("float32", (2, 3)), ("int32", (3,))]

@@ -35,16 +35,17 @@ pub(crate) fn decompose(b: &mut HloBuilder, name: &str, x: Value) -> Result<Opti
         "chlo.asinh" => asinh(&mut E::new(b, ty), x)?,
         "chlo.acosh" => acosh(&mut E::new(b, ty), x)?,
         "chlo.atanh" => atanh(&mut E::new(b, ty), x)?,
-        // erf_inv has the single-precision polynomial only.
-        "chlo.erf_inv" if ty == ElementType::F64 => return Ok(None),
+        // erf_inv and erfc have their single-precision polynomials only.
+        "chlo.erf_inv" | "chlo.erfc" if ty == ElementType::F64 => return Ok(None),
         // These compute half precision in f32.
-        "chlo.sinh" | "chlo.cosh" | "chlo.erf_inv" => {
+        "chlo.sinh" | "chlo.cosh" | "chlo.erf_inv" | "chlo.erfc" => {
             let wide = if half { ElementType::F32 } else { ty };
             let xw = if half { b.convert(x, wide)? } else { x };
             let mut e = E::new(b, wide);
             let r = match name {
                 "chlo.sinh" => sinh(&mut e, xw)?,
                 "chlo.cosh" => cosh(&mut e, xw)?,
+                "chlo.erfc" => erfc_f32(&mut e, xw)?,
                 _ => erf_inv_f32(&mut e, xw)?,
             };
             if half {
@@ -294,4 +295,84 @@ fn erf_inv_f32(e: &mut E, x: Value) -> Result<Value> {
     }
     let r = e.bin(BinaryOp::Multiply, p, x)?;
     e.sel(is_one, edge, r)
+}
+
+/// `p(z)` by Horner's rule, `coefficients` highest order first, each step
+/// `p·z + c` as XLA writes it.
+fn horner(e: &mut E, z: Value, coefficients: &[f64]) -> Result<Value> {
+    let c0 = e.c(coefficients[0])?;
+    let mut p = e.bin(BinaryOp::Multiply, z, c0)?;
+    for (i, &c) in coefficients.iter().enumerate().skip(1) {
+        let c = e.c(c)?;
+        p = e.bin(BinaryOp::Add, p, c)?;
+        if i + 1 < coefficients.len() {
+            p = e.bin(BinaryOp::Multiply, p, z)?;
+        }
+    }
+    Ok(p)
+}
+
+/// Single-precision `erfc`: `1 - x·P(x²)` for `|x| < 1`; beyond,
+/// `e^(-x²)/|x| · R(1/x²)` (one rational branch below 2, another above, zero
+/// where `e^(-x²)` underflows), reflected as `2 - y` for negative `x`.
+fn erfc_f32(e: &mut E, x: Value) -> Result<Value> {
+    const SMALL: [f64; 7] = [
+        7.85386146e-05,
+        -0.000801019371,
+        0.00518832775,
+        -0.0268538129,
+        0.112835854,
+        -0.37612626,
+        1.12837911,
+    ];
+    const NEAR: [f64; 9] = [
+        0.0232682,
+        -0.138703942,
+        0.368742466,
+        -0.582473278,
+        0.621000469,
+        -0.494451523,
+        0.340488,
+        -0.274112701,
+        0.563825965,
+    ];
+    const FAR: [f64; 8] = [
+        -10.477664,
+        12.9772,
+        -7.49551868,
+        2.92101908,
+        -1.01526523,
+        0.42184633,
+        -0.282076746,
+        0.564189494,
+    ];
+    let a = e.un(UnaryOp::Abs, x)?;
+    let one = e.c(1.0)?;
+    let one = e.fit(one, x)?;
+    let small = e.cmp(a, one, ComparisonDirection::Lt)?;
+    let x2 = e.bin(BinaryOp::Multiply, x, x)?;
+    let p = horner(e, x2, &SMALL)?;
+    let xp = e.bin(BinaryOp::Multiply, x, p)?;
+    let near_zero = e.bin(BinaryOp::Subtract, one, xp)?;
+    let zero = e.c(0.0)?;
+    let zero = e.fit(zero, x)?;
+    let negative = e.cmp(x, zero, ComparisonDirection::Lt)?;
+    let two = e.c(2.0)?;
+    let two = e.fit(two, x)?;
+    let mx2 = e.un(UnaryOp::Negate, x2)?;
+    let limit = e.c(-88.7228394)?;
+    let underflows = e.cmp(mx2, limit, ComparisonDirection::Lt)?;
+    let ex = e.un(UnaryOp::Exp, mx2)?;
+    let inv_a = e.bin(BinaryOp::Divide, one, a)?;
+    let scaled = e.bin(BinaryOp::Multiply, ex, inv_a)?;
+    let below_two = e.cmp(a, two, ComparisonDirection::Lt)?;
+    let z = e.bin(BinaryOp::Divide, one, x2)?;
+    let near = horner(e, z, &NEAR)?;
+    let far = horner(e, z, &FAR)?;
+    let r = e.sel(below_two, near, far)?;
+    let y = e.bin(BinaryOp::Multiply, scaled, r)?;
+    let y = e.sel(underflows, zero, y)?;
+    let reflected = e.bin(BinaryOp::Subtract, two, y)?;
+    let tail = e.sel(negative, reflected, y)?;
+    e.sel(small, near_zero, tail)
 }
