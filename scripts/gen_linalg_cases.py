@@ -393,11 +393,12 @@ def _(d):
 # ------------------------------------------------------------------ writing
 def write_case(name, f, args, d):
     args = [np.asarray(a) for a in args]
-    module, optimized, outs = run_jitted(f, args)
+    module, optimized, outs, stablehlo = run_jitted(f, args, with_stablehlo=True)
     rtol, atol = TOL[d]
     folder = os.path.join(OUT, name)
     os.makedirs(folder)
-    write_files(folder, module, optimized, args, outs, case_meta(name, args, outs, rtol, atol))
+    meta = case_meta(name, args, outs, rtol, atol)
+    write_files(folder, module, optimized, args, outs, meta, stablehlo=stablehlo)
     targets = sorted(
         {
             line.split('custom_call_target="')[1].split('"')[0]
@@ -414,7 +415,8 @@ README = """# Linear algebra cases
 the decompositions are custom calls to XLA CPU's LAPACK targets with the typed
 FFI (`api_version=API_VERSION_TYPED_FFI`), which the `xla-lapack` crate
 (`custom-calls/lapack`) implements. The format is the conformance corpus'
-(`../conformance/README.md`); expected outputs are XLA CPU's.
+(`../conformance/README.md`), with each program's StableHLO text as
+`module.mlir` too; expected outputs are XLA CPU's.
 
 Decompositions whose result is not unique are checked through what a program
 computes from them (reconstructions, Gram matrices, eigenvalues, singular

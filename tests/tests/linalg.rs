@@ -36,8 +36,8 @@ fn linalg_cases_on_interpreter_and_host() {
         };
         assert_eq!(
             report.results.len(),
-            2 * cases.len(),
-            "{platform}: both forms of every case"
+            3 * cases.len(),
+            "{platform}: the three forms of every case (module, optimized, stablehlo)"
         );
         for r in &report.results {
             if r.status != Status::Pass {

@@ -1087,7 +1087,14 @@ impl<'m> Converter<'m> {
         if target.starts_with("check.") {
             return self.check(b, op, target, operands, shapes);
         }
+        // JAX writes a typed-FFI call's attributes as the dictionary
+        // `mhlo.backend_config` (and may leave `api_version` out).
+        let ffi_config = match op.attr("mhlo.backend_config") {
+            Some(Attr::Dict(_, raw)) => Some(raw.clone()),
+            _ => None,
+        };
         let api = match op.attr("api_version") {
+            None if ffi_config.is_some() => CustomCallApiVersion::TypedFfi,
             None => CustomCallApiVersion::Original,
             Some(Attr::Int(n)) => match n {
                 0 | 1 => CustomCallApiVersion::Original,
@@ -1150,16 +1157,36 @@ impl<'m> Converter<'m> {
                 });
             }
         }
-        let shape = result_shape(shapes);
+        // Result layouts are part of a custom call's contract (LAPACK's
+        // results are column major).
+        let mut shapes = shapes.to_vec();
+        if let Some(Attr::List(layouts)) = op.attr("result_layouts") {
+            for (l, s) in layouts.iter().zip(shapes.iter_mut()) {
+                if let (Attr::Dense(d, _), Shape::Array(a)) = (l, s) {
+                    let minor_to_major = dense_ints(d, op.pos)?;
+                    a.layout = Some(Layout {
+                        minor_to_major: minor_to_major.iter().map(|&x| x as usize).collect(),
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+        let shape = result_shape(&shapes);
         let r = b.add_op(Op::CustomCall(Box::new(attrs)), operands, shape)?;
-        match op.attr("backend_config") {
-            Some(Attr::Str(s)) if !s.is_empty() => {
-                b.instruction_mut(r)?.backend_config = Some(BackendConfig::String(s.clone()))
+        let config = match (ffi_config, op.attr("backend_config")) {
+            (Some(raw), _) => Some(BackendConfig::Raw(raw)),
+            (None, Some(Attr::Str(s))) if !s.is_empty() => Some(BackendConfig::String(s.clone())),
+            (None, Some(Attr::Dict(_, raw))) => Some(BackendConfig::Raw(raw.clone())),
+            _ => None,
+        };
+        let instr = b.instruction_mut(r)?;
+        instr.backend_config = config;
+        if let Some(Attr::Dict(fields, _)) = op.attr("mhlo.frontend_attributes") {
+            for (k, v) in fields {
+                if let Attr::Str(v) = v {
+                    instr.frontend_attributes.push((k.clone(), v.clone()));
+                }
             }
-            Some(Attr::Dict(_, raw)) => {
-                b.instruction_mut(r)?.backend_config = Some(BackendConfig::Raw(raw.clone()))
-            }
-            _ => {}
         }
         split(b, r, shapes.len())
     }
