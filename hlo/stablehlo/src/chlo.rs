@@ -38,7 +38,8 @@ pub(crate) fn decompose(b: &mut HloBuilder, name: &str, x: Value) -> Result<Opti
         // erf_inv and erfc have their single-precision polynomials only.
         "chlo.erf_inv" | "chlo.erfc" if ty == ElementType::F64 => return Ok(None),
         // These compute half precision in f32.
-        "chlo.sinh" | "chlo.cosh" | "chlo.erf_inv" | "chlo.erfc" => {
+        "chlo.sinh" | "chlo.cosh" | "chlo.erf_inv" | "chlo.erfc" | "chlo.lgamma"
+        | "chlo.digamma" => {
             let wide = if half { ElementType::F32 } else { ty };
             let xw = if half { b.convert(x, wide)? } else { x };
             let mut e = E::new(b, wide);
@@ -46,6 +47,8 @@ pub(crate) fn decompose(b: &mut HloBuilder, name: &str, x: Value) -> Result<Opti
                 "chlo.sinh" => sinh(&mut e, xw)?,
                 "chlo.cosh" => cosh(&mut e, xw)?,
                 "chlo.erfc" => erfc_f32(&mut e, xw)?,
+                "chlo.lgamma" => lgamma(&mut e, xw)?,
+                "chlo.digamma" => digamma(&mut e, xw)?,
                 _ => erf_inv_f32(&mut e, xw)?,
             };
             if half {
@@ -375,4 +378,160 @@ fn erfc_f32(e: &mut E, x: Value) -> Result<Value> {
     let reflected = e.bin(BinaryOp::Subtract, two, y)?;
     let tail = e.sel(negative, reflected, y)?;
     e.sel(small, near_zero, tail)
+}
+
+/// The Lanczos approximation's coefficients (g = 7, n = 9) for [`lgamma`].
+const LANCZOS: [f64; 8] = [
+    676.5203681218851,
+    -1259.1392167224028,
+    771.3234287776531,
+    -176.6150291621406,
+    12.507343278686905,
+    -0.13857109526572012,
+    9.984369578019572e-06,
+    1.5056327351493116e-07,
+];
+
+/// `log |Γ(x)|` by the Lanczos approximation of `Γ(z + 1)`, `z = x - 1`,
+/// reflected (`log π - log |sin(π x)| - lgamma(1 - x)`) for `x < 0.5`, and
+/// `inf` at infinities, as XLA writes it.
+fn lgamma(e: &mut E, x: Value) -> Result<Value> {
+    use std::f64::consts::PI;
+    let inf = e.c(f64::INFINITY)?;
+    let inf = e.fit(inf, x)?;
+    let a0 = e.un(UnaryOp::Abs, x)?;
+    let is_inf = e.cmp(a0, inf, ComparisonDirection::Eq)?;
+    let half = e.c(0.5)?;
+    let half = e.fit(half, x)?;
+    let reflect = e.cmp(x, half, ComparisonDirection::Lt)?;
+    // log |sin(π x)|, from the distance of |x| to the nearest integer.
+    let a = e.un(UnaryOp::Abs, x)?;
+    let fl = e.un(UnaryOp::Floor, a)?;
+    let frac = e.bin(BinaryOp::Subtract, a, fl)?;
+    let above_half = e.cmp(half, frac, ComparisonDirection::Lt)?;
+    let one = e.c(1.0)?;
+    let one = e.fit(one, x)?;
+    let rest = e.bin(BinaryOp::Subtract, one, frac)?;
+    let r = e.sel(above_half, rest, frac)?;
+    let pi = e.c(PI)?;
+    let pr = e.bin(BinaryOp::Multiply, r, pi)?;
+    let sine = e.un(UnaryOp::Sin, pr)?;
+    let log_sin = e.un(UnaryOp::Log, sine)?;
+    let finite = e.un(UnaryOp::IsFinite, log_sin)?;
+    let log_pi = e.c(PI.ln())?;
+    let reflected_base = e.bin(BinaryOp::Subtract, log_pi, log_sin)?;
+    // z = -x when reflecting, x - 1 otherwise.
+    let nx = e.un(UnaryOp::Negate, x)?;
+    let xm1 = e.bin(BinaryOp::Subtract, x, one)?;
+    let z = e.sel(reflect, nx, xm1)?;
+    // (z + 1/2) log(t) - t + log sqrt(2π), t = z + g + 1/2, log t taken
+    // as log1p(z / 7.5) + log 7.5.
+    let zh = e.bin(BinaryOp::Add, z, half)?;
+    let g = e.c(7.5)?;
+    let t = e.bin(BinaryOp::Add, z, g)?;
+    let u = e.bin(BinaryOp::Divide, z, g)?;
+    let l1 = e.un(UnaryOp::Log1p, u)?;
+    let log_g = e.c(7.5f64.ln())?;
+    let log_t = e.bin(BinaryOp::Add, l1, log_g)?;
+    let q = e.bin(BinaryOp::Divide, t, log_t)?;
+    let w = e.bin(BinaryOp::Subtract, zh, q)?;
+    let m = e.bin(BinaryOp::Multiply, w, log_t)?;
+    let log_sqrt_2pi = e.c(0.9189385332046727)?;
+    let head = e.bin(BinaryOp::Add, m, log_sqrt_2pi)?;
+    // The series 0.9999999999998099 + Σ c_k / (z + k).
+    let mut sum = None;
+    for (k, &c) in LANCZOS.iter().enumerate() {
+        let kk = e.c(k as f64 + 1.0)?;
+        let zk = e.bin(BinaryOp::Add, z, kk)?;
+        let c = e.c(c)?;
+        let term = e.bin(BinaryOp::Divide, c, zk)?;
+        sum = Some(match sum {
+            None => {
+                let base = e.c(0.9999999999998099)?;
+                e.bin(BinaryOp::Add, term, base)?
+            }
+            Some(acc) => e.bin(BinaryOp::Add, acc, term)?,
+        });
+    }
+    let series = sum.ok_or_else(|| Error::internal("empty Lanczos series"))?;
+    let log_series = e.un(UnaryOp::Log, series)?;
+    let direct = e.bin(BinaryOp::Add, head, log_series)?;
+    let reflected = e.bin(BinaryOp::Subtract, reflected_base, direct)?;
+    let pole = e.un(UnaryOp::Negate, log_sin)?;
+    let reflected = e.sel(finite, reflected, pole)?;
+    let v = e.sel(reflect, reflected, direct)?;
+    e.sel(is_inf, inf, v)
+}
+
+/// `ψ(x)`, the derivative of [`lgamma`]'s Lanczos form: `log t + A'/A - 7/t`
+/// with `A` the series and `t = z + 7.5`, reflected (`- π cot(π x)`) for
+/// `x < 0.5`, NaN at the poles (non-positive integers), as XLA writes it.
+fn digamma(e: &mut E, x: Value) -> Result<Value> {
+    use std::f64::consts::PI;
+    let zero = e.c(0.0)?;
+    let zero = e.fit(zero, x)?;
+    let non_positive = e.cmp(x, zero, ComparisonDirection::Le)?;
+    let fl = e.un(UnaryOp::Floor, x)?;
+    let integral = e.cmp(x, fl, ComparisonDirection::Eq)?;
+    let pole = e.b.binary(BinaryOp::And, non_positive, integral)?;
+    let nan = e.c(f64::NAN)?;
+    let half = e.c(0.5)?;
+    let half = e.fit(half, x)?;
+    let reflect = e.cmp(x, half, ComparisonDirection::Lt)?;
+    let nx = e.un(UnaryOp::Negate, x)?;
+    let one = e.c(1.0)?;
+    let one = e.fit(one, x)?;
+    let xm1 = e.bin(BinaryOp::Subtract, x, one)?;
+    let z = e.sel(reflect, nx, xm1)?;
+    let g = e.c(7.5)?;
+    let g = e.fit(g, x)?;
+    let u = e.bin(BinaryOp::Divide, z, g)?;
+    let l1 = e.un(UnaryOp::Log1p, u)?;
+    let log_g = e.c(7.5f64.ln())?;
+    let log_t = e.bin(BinaryOp::Add, l1, log_g)?;
+    // A' = -Σ c_k / (z + k)², A = 0.9999999999998099 + Σ c_k / (z + k).
+    let mut shifted = Vec::with_capacity(LANCZOS.len());
+    let mut derivative = zero;
+    for (k, &c) in LANCZOS.iter().enumerate() {
+        let kk = e.c(k as f64 + 1.0)?;
+        let zk = e.bin(BinaryOp::Add, z, kk)?;
+        let sq = e.bin(BinaryOp::Multiply, zk, zk)?;
+        let c = e.c(c)?;
+        let term = e.bin(BinaryOp::Divide, c, sq)?;
+        derivative = e.bin(BinaryOp::Subtract, derivative, term)?;
+        shifted.push(zk);
+    }
+    let mut series = None;
+    for (&c, &zk) in LANCZOS.iter().zip(&shifted) {
+        let c = e.c(c)?;
+        let term = e.bin(BinaryOp::Divide, c, zk)?;
+        series = Some(match series {
+            None => {
+                let base = e.c(0.9999999999998099)?;
+                e.bin(BinaryOp::Add, term, base)?
+            }
+            Some(acc) => e.bin(BinaryOp::Add, acc, term)?,
+        });
+    }
+    let series = series.ok_or_else(|| Error::internal("empty Lanczos series"))?;
+    let ratio = e.bin(BinaryOp::Divide, derivative, series)?;
+    let with_log = e.bin(BinaryOp::Add, log_t, ratio)?;
+    let t = e.bin(BinaryOp::Add, z, g)?;
+    let seven = e.c(7.0)?;
+    let g_over_t = e.bin(BinaryOp::Divide, seven, t)?;
+    let direct = e.bin(BinaryOp::Subtract, with_log, g_over_t)?;
+    // π cot(π x), with x reduced by the nearest integer's magnitude.
+    let xh = e.bin(BinaryOp::Add, x, half)?;
+    let fl2 = e.un(UnaryOp::Floor, xh)?;
+    let afl = e.un(UnaryOp::Abs, fl2)?;
+    let reduced = e.bin(BinaryOp::Add, x, afl)?;
+    let pi = e.c(PI)?;
+    let arg = e.bin(BinaryOp::Multiply, reduced, pi)?;
+    let cos = e.un(UnaryOp::Cos, arg)?;
+    let cos_pi = e.bin(BinaryOp::Multiply, cos, pi)?;
+    let sin = e.un(UnaryOp::Sin, arg)?;
+    let cot = e.bin(BinaryOp::Divide, cos_pi, sin)?;
+    let reflected = e.bin(BinaryOp::Subtract, direct, cot)?;
+    let v = e.sel(reflect, reflected, direct)?;
+    e.sel(pole, nan, v)
 }
