@@ -535,3 +535,85 @@ fn digamma(e: &mut E, x: Value) -> Result<Value> {
     let v = e.sel(reflect, reflected, direct)?;
     e.sel(pole, nan, v)
 }
+
+/// Decomposes a binary CHLO op, or `None` when it has none here for the
+/// operands' type.
+pub(crate) fn decompose_binary(
+    b: &mut HloBuilder,
+    name: &str,
+    x: Value,
+    y: Value,
+) -> Result<Option<Value>> {
+    match (name, b.shape(x)?.element_type()) {
+        (
+            "chlo.next_after",
+            Some(t @ (ElementType::F16 | ElementType::BF16 | ElementType::F32 | ElementType::F64)),
+        ) => next_after(b, t, x, y).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// The float after `x` toward `y`, by stepping `x`'s bits: NaN if either is
+/// NaN, `y` if they are equal, the smallest subnormal of `y`'s sign from a
+/// zero, else one unit toward `y`, as XLA writes it.
+fn next_after(b: &mut HloBuilder, ty: ElementType, x: Value, y: Value) -> Result<Value> {
+    let dims = b.shape(x)?.dims().to_vec();
+    // The integer of the float's width, and its magnitude and sign masks.
+    let (int, splat, magnitude_mask, sign_mask): (ElementType, fn(i64) -> Literal, i64, i64) =
+        match ty {
+            ElementType::F16 | ElementType::BF16 => (
+                ElementType::S16,
+                |v| Literal::scalar(v as i16),
+                i16::MAX as i64,
+                i16::MIN as i64,
+            ),
+            ElementType::F32 => (
+                ElementType::S32,
+                |v| Literal::scalar(v as i32),
+                i32::MAX as i64,
+                i32::MIN as i64,
+            ),
+            _ => (ElementType::S64, Literal::scalar, i64::MAX, i64::MIN),
+        };
+    let int_const = |b: &mut HloBuilder, v: i64| -> Result<Value> {
+        let c = b.constant(splat(v))?;
+        b.broadcast_in_dim(c, &dims, &[])
+    };
+    let bits = |b: &mut HloBuilder, v: Value| b.bitcast_convert(v, int);
+    let x_nan = b.compare(x, x, ComparisonDirection::Ne)?;
+    let y_nan = b.compare(y, y, ComparisonDirection::Ne)?;
+    let either_nan = b.binary(BinaryOp::Or, x_nan, y_nan)?;
+    let nan = match ty {
+        ElementType::F16 => b.constant(Literal::scalar(f16::NAN))?,
+        ElementType::BF16 => b.constant(Literal::scalar(bf16::NAN))?,
+        ElementType::F32 => b.constant(Literal::scalar(f32::NAN))?,
+        _ => b.constant(Literal::scalar(f64::NAN))?,
+    };
+    let nan = b.broadcast_in_dim(nan, &dims, &[])?;
+    let nan_bits = bits(b, nan)?;
+    let equal = b.compare(x, y, ComparisonDirection::Eq)?;
+    let by = bits(b, y)?;
+    let bx = bits(b, x)?;
+    let magnitude = int_const(b, magnitude_mask)?;
+    let ax = b.binary(BinaryOp::And, bx, magnitude)?;
+    let zero = int_const(b, 0)?;
+    let x_zero = b.compare(ax, zero, ComparisonDirection::Eq)?;
+    let ay = b.binary(BinaryOp::And, by, magnitude)?;
+    let y_zero = b.compare(ay, zero, ComparisonDirection::Eq)?;
+    let sign = int_const(b, sign_mask)?;
+    let sy = b.binary(BinaryOp::And, by, sign)?;
+    let one = int_const(b, 1)?;
+    let smallest = b.binary(BinaryOp::Or, sy, one)?;
+    let from_zero = b.select(y_zero, by, smallest)?;
+    let larger = b.compare(ax, ay, ComparisonDirection::Gt)?;
+    let sx = b.binary(BinaryOp::And, bx, sign)?;
+    let signs_differ = b.compare(sx, sy, ComparisonDirection::Ne)?;
+    let away = b.binary(BinaryOp::Or, larger, signs_differ)?;
+    let minus_one = int_const(b, -1)?;
+    let step = b.select(away, minus_one, one)?;
+    let moved = b.binary(BinaryOp::Add, bx, step)?;
+    let r = b.select(x_zero, from_zero, moved)?;
+    let r = b.select(equal, by, r)?;
+    let r = b.select(either_nan, nan_bits, r)?;
+    b.bitcast_convert(r, ty)
+}

@@ -870,10 +870,13 @@ impl<'m> Converter<'m> {
             | "stablehlo.collective_broadcast"
             | "stablehlo.all_to_all" => return self.collective(b, scope, op, &operands, &shapes),
             name if name.starts_with("chlo.") => {
-                if operands.len() == 1 {
-                    if let Some(v) = crate::chlo::decompose(b, name, operands[0])? {
-                        return Ok(vec![v]);
-                    }
+                let decomposed = match operands.as_slice() {
+                    [x] => crate::chlo::decompose(b, name, *x)?,
+                    [x, y] => crate::chlo::decompose_binary(b, name, *x, *y)?,
+                    _ => None,
+                };
+                if let Some(v) = decomposed {
+                    return Ok(vec![v]);
                 }
                 let on = match operands.first() {
                     Some(&v) => format!(" on {}", b.shape(v)?),

@@ -100,10 +100,6 @@ pub const KNOWN_GAPS: &[(&str, &str)] = &[
         "f64: its polynomials are not written yet (f32, f16, bf16 are)",
     ),
     ("chlo.bessel_i1e", SERIES),
-    (
-        "chlo.next_after",
-        "its bit-stepping decomposition is not written yet",
-    ),
 ];
 
 const COMPLEX: &str = "complex arguments: the decomposition is written for real types only";
