@@ -80,6 +80,9 @@ struct Parser<'a> {
     /// How deeply the values being read nest (attributes in attributes,
     /// regions in regions, types in types).
     depth: usize,
+    /// Where each line starts, for positions in a time logarithmic in the
+    /// text's length (every operation records its own).
+    line_starts: Vec<usize>,
 }
 
 const MAX_ALIAS_DEPTH: usize = 64;
@@ -90,11 +93,20 @@ const MAX_NESTING: usize = 1000;
 
 impl<'a> Parser<'a> {
     fn new(text: &'a str, aliases: &'a HashMap<String, LocExpr>) -> Self {
+        let line_starts = std::iter::once(0)
+            .chain(
+                text.bytes()
+                    .enumerate()
+                    .filter(|&(_, c)| c == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
+            .collect();
         Parser {
             s: text.as_bytes(),
             i: 0,
             aliases,
             depth: 0,
+            line_starts,
         }
     }
 
@@ -112,13 +124,13 @@ impl<'a> Parser<'a> {
     // ------------------------------------------------------------ characters
 
     fn pos_of(&self, i: usize) -> Pos {
-        let upto = &self.s[..i.min(self.s.len())];
-        let line = upto.iter().filter(|&&c| c == b'\n').count() as u32 + 1;
-        let col = match upto.iter().rposition(|&c| c == b'\n') {
-            Some(nl) => (upto.len() - nl) as u32,
-            None => upto.len() as u32 + 1,
-        };
-        Pos { line, col }
+        let i = i.min(self.s.len());
+        let line = self.line_starts.partition_point(|&start| start <= i);
+        let start = self.line_starts[line.saturating_sub(1)];
+        Pos {
+            line: line as u32,
+            col: (i - start) as u32 + 1,
+        }
     }
 
     fn pos(&self) -> Pos {
