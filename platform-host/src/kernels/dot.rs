@@ -8,12 +8,24 @@
 //! (or when its element type must change) it is first copied into a canonical
 //! `[batch, M, K]` / `[batch, K, N]` buffer.
 //!
-//! f32/f64 go through the Host's own GEMM ([`super::gemm`]: packed, AVX-512 /
-//! AVX2 micro-kernels, split over the compute pool, subnormals flushed while
-//! packing); c64/c128 through the `matrixmultiply` crate; f16/bf16 compute in
-//! f32 and round once;
-//! integers use a plain wrapping multiply-accumulate loop. Many small batches
-//! run in parallel on the compute pool.
+//! Which product runs is decided once, when lowering, by (operand types,
+//! result type); each product picks its instruction set at run time:
+//! * f32/f64: the Host's own GEMM ([`super::gemm`]: packed, AVX-512 / AVX2
+//!   micro-kernels, split over the compute pool, subnormals flushed while
+//!   packing; `m = 1` or `n = 1` streams the matrix in place);
+//! * integer operands and results of at most 32 bits (pred included), bf16
+//!   operands with an f32/bf16 result where AVX512-BF16 exists, and f16: the
+//!   packed-word GEMM ([`super::gemm::words`]: i16 pairs through
+//!   `vpdpwssd`/`vpmaddwd`, i32 through `vpmulld`, bf16 pairs through
+//!   `vdpbf16ps`), exact for integers;
+//! * c64/c128: matrix-vector products streamed in place, the rest through
+//!   the `matrixmultiply` crate;
+//! * f16 operands: the packed-word GEMM's f32 kind, converted while
+//!   packing;
+//! * bf16 without AVX512-BF16: converted to f32, the f32 GEMM, rounded
+//!   once; 64-bit integer results: a plain wrapping loop.
+//!
+//! Many small batches run in parallel on the compute pool.
 
 use super::denormal::MaybeFlushable;
 use super::gemm::words::{self, WordKind, WordSource};
@@ -48,10 +60,11 @@ pub(crate) unsafe fn own_gemm<T: super::gemm::Element>(
     unsafe { super::gemm::gemm(m, n, k, a, b, c, super::gemm::Options::default()) }
 }
 
-/// Complex GEMMs as [`GemmFn`]s, through `matrixmultiply` (the own GEMM is
-/// real only).
+/// Complex GEMMs as [`GemmFn`]s: matrix-vector products through
+/// [`super::gemm::try_gemv_complex`], the rest through `matrixmultiply`
+/// (the own GEMM is real only).
 macro_rules! complex_gemm {
-    ($name:ident, $T:ty, $gemm:path) => {
+    ($name:ident, $T:ty, $R:ty, $gemm:path) => {
         /// # Safety
         /// As [`own_gemm`].
         pub(crate) unsafe fn $name(
@@ -63,6 +76,20 @@ macro_rules! complex_gemm {
             c: StridedMut<$T>,
         ) {
             use matrixmultiply::CGemmOption::Standard;
+            let real = |v: Strided<$T>| Strided {
+                ptr: v.ptr.cast::<$R>(),
+                rs: v.rs,
+                cs: v.cs,
+            };
+            let cr = StridedMut {
+                ptr: c.ptr.cast::<$R>(),
+                rs: c.rs,
+                cs: c.cs,
+            };
+            // SAFETY: a complex number is two reals; forwarded otherwise.
+            if unsafe { super::gemm::try_gemv_complex(m, n, k, real(a), real(b), cr, None) } {
+                return;
+            }
             // SAFETY: a complex number is two reals, the layout
             // `matrixmultiply`'s complex types have.
             unsafe {
@@ -88,8 +115,8 @@ macro_rules! complex_gemm {
         }
     };
 }
-complex_gemm!(gemm_c64, Complex32, matrixmultiply::cgemm);
-complex_gemm!(gemm_c128, Complex64, matrixmultiply::zgemm);
+complex_gemm!(gemm_c64, Complex32, f32, matrixmultiply::cgemm);
+complex_gemm!(gemm_c128, Complex64, f64, matrixmultiply::zgemm);
 
 /// Integer GEMM with wrapping arithmetic.
 ///
@@ -386,7 +413,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         .product();
     let n: usize = rhs_free.iter().map(|&d| rhs.dims[d]).product();
     let out_ty = result.element_type;
-    if let Some((kind, source)) = word_kind(lhs.element_type, rhs.element_type, out_ty) {
+    if let Some((kind, source)) = word_kind(lhs.element_type, rhs.element_type, out_ty, m, n) {
         let a = plan_operand(
             ctx.operand_slice(instr, 0)?,
             lhs,
@@ -403,7 +430,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             &rhs_free,
             source,
         )?;
-        let acc_ty = if kind == WordKind::Bf16Pairs {
+        let acc_ty = if matches!(kind, WordKind::Bf16Pairs | WordKind::F32) {
             ElementType::F32
         } else {
             ElementType::S32
@@ -422,6 +449,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             ElementType::U8 | ElementType::Pred => word_thunk::<u8>,
             ElementType::S16 => word_thunk::<i16>,
             ElementType::S32 => word_thunk::<i32>,
+            ElementType::F16 => word_thunk::<half::f16>,
             _ => word_thunk::<half::bf16>,
         };
         return Ok(make(
@@ -495,11 +523,15 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
 /// these operand and result types on this processor, if any: integer
 /// operands and results of at most 32 bits (pred included) exactly, through
 /// wrapping i32 sums (any narrower result is their truncation); bf16
-/// operands with an f32 or bf16 result where `vdpbf16ps` exists.
+/// operands with an f32 or bf16 result where `vdpbf16ps` exists; f16
+/// operands with an f32 or f16 result (f32 multiply-adds, converted while
+/// packing).
 fn word_kind(
     lhs: ElementType,
     rhs: ElementType,
     out: ElementType,
+    m: usize,
+    n: usize,
 ) -> Option<(WordKind, ElementType)> {
     use ElementType::*;
     let storage = |t| if t == Pred { U8 } else { t };
@@ -515,6 +547,10 @@ fn word_kind(
         }
     } else if lhs == BF16 && rhs == BF16 && matches!(out, F32 | BF16) {
         (WordKind::Bf16Pairs, BF16)
+    } else if lhs == F16 && rhs == F16 && matches!(out, F32 | F16) && m > 1 && n > 1 {
+        // (A matrix-vector f16 product converts once and streams through
+        // the f32 matrix-vector kernel instead.)
+        (WordKind::F32, F16)
     } else {
         return None;
     };

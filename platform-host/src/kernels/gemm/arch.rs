@@ -86,6 +86,17 @@ pub unsafe trait Simd: Copy + Send + Sync + 'static {
     /// # Safety
     /// As [`Simd::zero`].
     unsafe fn flush(v: Self::V) -> Self::V;
+    /// Each even-odd lane pair swapped.
+    ///
+    /// # Safety
+    /// As [`Simd::zero`].
+    unsafe fn swap_pairs(v: Self::V) -> Self::V;
+    /// `a·b − c` in even lanes, `a·b + c` in odd lanes (one complex
+    /// product's real and imaginary parts).
+    ///
+    /// # Safety
+    /// As [`Simd::zero`].
+    unsafe fn fmaddsub(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -151,6 +162,14 @@ mod x86 {
                 _mm512_castsi512_ps(_mm512_mask_mov_epi32(zero, normal, vi))
             }
         }
+        #[inline(always)]
+        unsafe fn swap_pairs(v: __m512) -> __m512 {
+            unsafe { _mm512_permute_ps::<0xB1>(v) }
+        }
+        #[inline(always)]
+        unsafe fn fmaddsub(a: __m512, b: __m512, c: __m512) -> __m512 {
+            unsafe { _mm512_fmaddsub_ps(a, b, c) }
+        }
     }
 
     // SAFETY: as for `Avx512F32`.
@@ -193,6 +212,14 @@ mod x86 {
                 let zero = _mm512_and_si512(vi, _mm512_set1_epi64(i64::MIN));
                 _mm512_castsi512_pd(_mm512_mask_mov_epi64(zero, normal, vi))
             }
+        }
+        #[inline(always)]
+        unsafe fn swap_pairs(v: __m512d) -> __m512d {
+            unsafe { _mm512_permute_pd::<0x55>(v) }
+        }
+        #[inline(always)]
+        unsafe fn fmaddsub(a: __m512d, b: __m512d, c: __m512d) -> __m512d {
+            unsafe { _mm512_fmaddsub_pd(a, b, c) }
         }
     }
 
@@ -238,6 +265,14 @@ mod x86 {
                 _mm256_castsi256_ps(_mm256_andnot_si256(clear, vi))
             }
         }
+        #[inline(always)]
+        unsafe fn swap_pairs(v: __m256) -> __m256 {
+            unsafe { _mm256_permute_ps::<0xB1>(v) }
+        }
+        #[inline(always)]
+        unsafe fn fmaddsub(a: __m256, b: __m256, c: __m256) -> __m256 {
+            unsafe { _mm256_fmaddsub_ps(a, b, c) }
+        }
     }
 
     // SAFETY: as for `Avx2F32`.
@@ -281,6 +316,14 @@ mod x86 {
                 _mm256_castsi256_pd(_mm256_andnot_si256(clear, vi))
             }
         }
+        #[inline(always)]
+        unsafe fn swap_pairs(v: __m256d) -> __m256d {
+            unsafe { _mm256_permute_pd::<0x5>(v) }
+        }
+        #[inline(always)]
+        unsafe fn fmaddsub(a: __m256d, b: __m256d, c: __m256d) -> __m256d {
+            unsafe { _mm256_fmaddsub_pd(a, b, c) }
+        }
     }
 }
 
@@ -323,5 +366,19 @@ unsafe impl<T: Element> Simd for Portable<T> {
     #[inline(always)]
     unsafe fn flush(v: [T; 4]) -> [T; 4] {
         v.map(crate::kernels::denormal::Flushable::flushed)
+    }
+    #[inline(always)]
+    unsafe fn swap_pairs(v: [T; 4]) -> [T; 4] {
+        [v[1], v[0], v[3], v[2]]
+    }
+    #[inline(always)]
+    unsafe fn fmaddsub(a: [T; 4], b: [T; 4], c: [T; 4]) -> [T; 4] {
+        std::array::from_fn(|i| {
+            if i % 2 == 0 {
+                a[i] * b[i] - c[i]
+            } else {
+                a[i] * b[i] + c[i]
+            }
+        })
     }
 }

@@ -47,6 +47,7 @@ mod tests;
 pub mod words;
 
 pub use blocking::Blocking;
+pub use gemv::try_gemv_complex;
 pub use pack::{LhsSource, Strided};
 
 use crate::kernels::denormal::Flushable;
@@ -66,6 +67,7 @@ pub trait Element:
     + std::fmt::Debug
     + std::ops::Add<Output = Self>
     + std::ops::Mul<Output = Self>
+    + std::ops::Sub<Output = Self>
     + private::Kernels
 {
     const ZERO: Self;
@@ -173,6 +175,9 @@ pub unsafe fn gemm<T: Element>(
     }
     // A few columns and many rows: compute Cᵀ = Bᵀ·Aᵀ so the vectors run
     // along m. Also when C is column-major, so its stores stay contiguous.
+    // (Not for a vector's width of columns or more: the transposed rhs is
+    // then the large operand read column by column, which costs more to
+    // pack than the padded multiply-adds.)
     let lanes = lanes::<T>(level);
     let narrow = n < lanes && m > n;
     let column_major_c = c.cs != 1 && c.rs == 1;

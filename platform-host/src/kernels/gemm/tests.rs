@@ -528,3 +528,91 @@ fn matrix_vector_subnormals_are_flushed() {
         }
     }
 }
+
+#[test]
+fn complex_matrix_vector_products() {
+    // Interleaved (re, im) pairs; both matrix orientations, odd sizes
+    // (tails of the vector runs), strided vectors, f32 and f64.
+    fn run<T: TestElem>(level: Level, rng: &mut Rng) {
+        for &(rows, k) in &[(2, 2), (3, 5), (17, 9), (67, 33), (300, 130)] {
+            for mat_rows_contiguous in [true, false] {
+                for n_is_one in [true, false] {
+                    let mat: Vec<T> = (0..2 * rows * k).map(|_| T::from_f64(rng.unit())).collect();
+                    // x with a stride of 3 complex elements.
+                    let x: Vec<T> = (0..6 * k).map(|_| T::from_f64(rng.unit())).collect();
+                    let mut y = vec![T::from_f64(f64::NAN); 4 * rows];
+                    // M[i][p] in complex units.
+                    let (mrs, mcs) = if mat_rows_contiguous {
+                        (k, 1)
+                    } else {
+                        (1, rows)
+                    };
+                    let m_at = |i: usize, p: usize| 2 * (i * mrs + p * mcs);
+                    let mv = Strided {
+                        ptr: mat.as_ptr(),
+                        rs: mrs as isize,
+                        cs: mcs as isize,
+                    };
+                    let ok = if n_is_one {
+                        // C (rows × 1) = M · x, C at stride 2.
+                        let xv = Strided {
+                            ptr: x.as_ptr(),
+                            rs: 3,
+                            cs: 1,
+                        };
+                        let cv = StridedMut {
+                            ptr: y.as_mut_ptr(),
+                            rs: 2,
+                            cs: 1,
+                        };
+                        // SAFETY: valid views of the buffers.
+                        unsafe { try_gemv_complex(rows, 1, k, mv, xv, cv, Some(level)) }
+                    } else {
+                        // C (1 × rows) = xᵀ · Mᵀ.
+                        let xv = Strided {
+                            ptr: x.as_ptr(),
+                            rs: 1,
+                            cs: 3,
+                        };
+                        let mt = Strided {
+                            ptr: mat.as_ptr(),
+                            rs: mcs as isize,
+                            cs: mrs as isize,
+                        };
+                        let cv = StridedMut {
+                            ptr: y.as_mut_ptr(),
+                            rs: 1,
+                            cs: 2,
+                        };
+                        // SAFETY: as above.
+                        unsafe { try_gemv_complex(1, rows, k, xv, mt, cv, Some(level)) }
+                    };
+                    assert!(ok);
+                    for i in 0..rows {
+                        let (mut re, mut im, mut mag) = (0.0, 0.0, 0.0);
+                        for p in 0..k {
+                            let (ar, ai) = (mat[m_at(i, p)].to_f64(), mat[m_at(i, p) + 1].to_f64());
+                            let (xr, xi) = (x[6 * p].to_f64(), x[6 * p + 1].to_f64());
+                            re += ar * xr - ai * xi;
+                            im += ar * xi + ai * xr;
+                            mag += (ar.abs() + ai.abs()) * (xr.abs() + xi.abs());
+                        }
+                        let tol = 4.0 * (k as f64 + 2.0) * T::EPS * mag;
+                        let (gr, gi) = (y[4 * i].to_f64(), y[4 * i + 1].to_f64());
+                        assert!(
+                            (gr - re).abs() <= tol && (gi - im).abs() <= tol,
+                            "{level} {rows}x{k} rows_contiguous={mat_rows_contiguous} n1={n_is_one}: \
+                             y[{i}] = ({gr}, {gi}), expected ({re}, {im})"
+                        );
+                        assert!(y[4 * i + 2].to_f64().is_nan(), "wrote between outputs");
+                    }
+                }
+            }
+        }
+    }
+    let mut rng = Rng(9);
+    for level in levels() {
+        run::<f32>(level, &mut rng);
+        run::<f64>(level, &mut rng);
+    }
+}

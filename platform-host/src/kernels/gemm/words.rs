@@ -10,17 +10,28 @@
 //!
 //! | [`WordKind`] | a word holds | accumulator step | AVX-512 | AVX2 | portable |
 //! | --- | --- | --- | --- | --- | --- |
+//! | `I8Quads` | four bytes of consecutive k | `i32 += Σ a_t·b_t`, lhs unsigned, rhs signed | `vpdpbusd` (VNNI) | — | — |
 //! | `I16Pairs` | two i16 of consecutive k | `i32 += a0·b0 + a1·b1` | `vpdpwssd` (VNNI), else `vpmaddwd` + `vpaddd` | `vpmaddwd` + `vpaddd` | scalar |
 //! | `I32` | one i32 | `i32 += a·b` | `vpmulld` + `vpaddd` | the same | scalar |
 //! | `Bf16Pairs` | two bf16 of consecutive k | `f32 += a0·b0 + a1·b1` | `vdpbf16ps` (AVX512-BF16) | — | — |
+//! | `F32` | one f32 (an f16 converted) | `f32 += a·b` | `vfmadd231ps` | `vfmadd231ps` | multiply, add |
 //!
 //! Integer sums wrap modulo 2^32 (`vpmaddwd` wraps its one overflowing case,
 //! `(-2^15)² + (-2^15)²`, to `-2^31`, the sum modulo 2^32), so any integer
-//! result of 32 bits or fewer is exact after truncation. s8 × s8 uses the
-//! i16 pairs (no correction term, unlike the unsigned-by-signed `vpdpbusd`).
+//! result of 32 bits or fewer is exact after truncation. Under VNNI, s8
+//! and u8 operands take byte quads (`vpdpbusd`, twice the products per
+//! instruction of `vpdpwssd`): one side's bytes are flipped by 128 to make
+//! it unsigned (s8 lhs) or signed (u8 rhs), and a per-column or per-row
+//! term `∓128·Σ` computed from the other operand corrects the sums; all of
+//! it is exact modulo 2^32 (four products of at most 255·128 never
+//! saturate the non-saturating form). Elsewhere they take i16 pairs, which
+//! need no correction.
 //! A bf16 product is exact in f32, so `vdpbf16ps` differs from f32
 //! multiply-adds only in summation order; it treats subnormal inputs as zero,
-//! as packing does everywhere (XLA CPU runs with FTZ/DAZ).
+//! as packing does everywhere (XLA CPU runs with FTZ/DAZ). f16 operands are
+//! converted to f32 while packing (exactly: an f16 subnormal is a normal
+//! f32, kept, as when XLA converts them), which saves the f32 GEMM path a
+//! converted copy of each operand.
 //!
 //! Blocking follows the f32 GEMM ([`super::Blocking`] for 4-byte elements,
 //! `kc` counted in words); the lhs is packed as row panels when its rows are
@@ -43,13 +54,19 @@ pub enum WordKind {
     I16Pairs,
     I32,
     Bf16Pairs,
+    /// One f32 (from f16, converted while packing).
+    F32,
+    /// Four bytes of consecutive k: the lhs's unsigned, the rhs's signed
+    /// (s8 and u8 operands under AVX-512 VNNI, see [`WordSource::FLIP_A`]).
+    I8Quads,
 }
 
 impl WordKind {
     /// Elements of k per word.
     fn per_word(self) -> usize {
         match self {
-            WordKind::I32 => 1,
+            WordKind::I32 | WordKind::F32 => 1,
+            WordKind::I8Quads => 4,
             _ => 2,
         }
     }
@@ -65,6 +82,18 @@ pub trait WordSource: Copy + Send + Sync + 'static {
     fn lane16(self) -> u16;
     /// The value as an i32 lane.
     fn lane32(self) -> u32;
+    /// The low byte (s8 and u8).
+    #[inline(always)]
+    fn lane8(self) -> u8 {
+        self.lane32() as u8
+    }
+    /// For [`WordKind::I8Quads`]: the byte mask XORed into the lhs's and
+    /// the rhs's bytes so the lhs reads as unsigned and the rhs as signed
+    /// (`vpdpbusd`'s operands). An s8 lhs becomes `a + 128` (its products
+    /// then exceed by `128·Σb`, taken off per column), a u8 rhs `b − 128`
+    /// (short by `128·Σa`, added back per row).
+    const FLIP_A: u32 = 0;
+    const FLIP_B: u32 = 0;
     /// Runs `job` with the kernel of `Self::KIND` at `level`.
     ///
     /// # Safety
@@ -84,10 +113,12 @@ macro_rules! go {
 }
 
 macro_rules! i16_source {
-    ($($t:ty),*) => {$(
+    ($t:ty, $flip_a:expr, $flip_b:expr, $quads:expr) => {
         impl WordSource for $t {
             const KIND: WordKind = WordKind::I16Pairs;
             type Stage = $t;
+            const FLIP_A: u32 = $flip_a;
+            const FLIP_B: u32 = $flip_b;
             #[inline(always)]
             fn lane16(self) -> u16 {
                 self as i16 as u16
@@ -99,6 +130,14 @@ macro_rules! i16_source {
             unsafe fn dispatch(job: &WordJob<Self>, level: WordLevel) {
                 match level {
                     #[cfg(target_arch = "x86_64")]
+                    WordLevel::Avx512Ext if $quads && has_vnni() => {
+                        let quads = WordJob {
+                            kind: WordKind::I8Quads,
+                            ..*job
+                        };
+                        go!(&quads, rect_avx512_ext, Avx512Vnni8)
+                    }
+                    #[cfg(target_arch = "x86_64")]
                     WordLevel::Avx512Ext if has_vnni() => go!(job, rect_avx512_ext, Avx512Vnni16),
                     #[cfg(target_arch = "x86_64")]
                     WordLevel::Avx512 | WordLevel::Avx512Ext => go!(job, rect_avx512, Avx512I16),
@@ -108,9 +147,11 @@ macro_rules! i16_source {
                 }
             }
         }
-    )*};
+    };
 }
-i16_source!(i8, u8, i16);
+i16_source!(i8, 0x80, 0, true);
+i16_source!(u8, 0, 0x80, true);
+i16_source!(i16, 0, 0, false);
 
 impl WordSource for i32 {
     const KIND: WordKind = WordKind::I32;
@@ -132,6 +173,50 @@ impl WordSource for i32 {
             _ => go!(job, rect_portable, PortableInt<false>),
         }
     }
+}
+
+impl WordSource for half::f16 {
+    const KIND: WordKind = WordKind::F32;
+    type Stage = u16;
+    #[inline(always)]
+    fn lane16(self) -> u16 {
+        self.to_bits()
+    }
+    #[inline(always)]
+    fn lane32(self) -> u32 {
+        f16_to_f32_bits(self.to_bits())
+    }
+    unsafe fn dispatch(job: &WordJob<Self>, level: WordLevel) {
+        match level {
+            #[cfg(target_arch = "x86_64")]
+            WordLevel::Avx512 | WordLevel::Avx512Ext => go!(job, rect_avx512, Avx512F32),
+            #[cfg(target_arch = "x86_64")]
+            WordLevel::Avx2 => go!(job, rect_avx2, Avx2F32),
+            _ => go!(job, rect_portable, PortableF32),
+        }
+    }
+}
+
+/// f16 bits to f32 bits, exactly (subnormal f16 values are normal f32s),
+/// written with selects so packing loops vectorize.
+#[inline(always)]
+fn f16_to_f32_bits(h: u16) -> u32 {
+    let h = h as u32;
+    let sign = (h & 0x8000) << 16;
+    let em = h & 0x7fff;
+    // Rebias the exponent (127 - 15 = 112) for normal values.
+    let normal = (em << 13) + (112 << 23);
+    let inf_nan = (em << 13) | 0x7f80_0000;
+    // A subnormal's 10-bit significand times 2^-24, exact in f32.
+    let sub = (em as f32 * (1.0 / 16_777_216.0)).to_bits();
+    let bits = if em >= 0x7c00 {
+        inf_nan
+    } else if em >= 0x0400 {
+        normal
+    } else {
+        sub
+    };
+    bits | sign
 }
 
 impl WordSource for half::bf16 {
@@ -308,6 +393,7 @@ mod x86 {
         }
     }
     impl IntAcc for Avx512Vnni16 {}
+    impl IntAcc for Avx512Vnni8 {}
     impl IntAcc for Avx512I16 {}
     impl IntAcc for Avx512I32 {}
 
@@ -328,11 +414,65 @@ mod x86 {
         }
     }
     impl FloatAcc for Avx512Bf16 {}
+    impl FloatAcc for Avx512F32 {}
+
+    isa512!(Avx512F32, "f32, AVX-512F: `vfmadd231ps`.", |acc, a, b| {
+        _mm512_castps_si512(_mm512_fmadd_ps(
+            _mm512_castsi512_ps(a),
+            _mm512_castsi512_ps(b),
+            _mm512_castsi512_ps(acc),
+        ))
+    });
+
+    /// f32, AVX2 + FMA: `vfmadd231ps`.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Avx2F32;
+    // SAFETY: AVX2 and FMA instructions; the drivers check the processor
+    // first.
+    unsafe impl WordIsa for Avx2F32 {
+        type V = __m256;
+        const LANES: usize = 8;
+        const MR: usize = 6;
+        const NV: usize = 2;
+        #[inline(always)]
+        unsafe fn zero() -> __m256 {
+            unsafe { _mm256_setzero_ps() }
+        }
+        #[inline(always)]
+        unsafe fn load(p: *const u32) -> __m256 {
+            unsafe { _mm256_loadu_ps(p.cast()) }
+        }
+        #[inline(always)]
+        unsafe fn splat(p: *const u32) -> __m256 {
+            unsafe { _mm256_broadcast_ss(&*p.cast::<f32>()) }
+        }
+        #[inline(always)]
+        unsafe fn step(acc: __m256, a: __m256, b: __m256) -> __m256 {
+            unsafe { _mm256_fmadd_ps(a, b, acc) }
+        }
+        #[inline(always)]
+        unsafe fn add(a: __m256, b: __m256) -> __m256 {
+            unsafe { _mm256_add_ps(a, b) }
+        }
+        #[inline(always)]
+        unsafe fn store(p: *mut u32, v: __m256) {
+            unsafe { _mm256_storeu_ps(p.cast(), v) }
+        }
+        #[inline(always)]
+        fn add_scalar(a: u32, b: u32) -> u32 {
+            (f32::from_bits(a) + f32::from_bits(b)).to_bits()
+        }
+    }
 
     isa512!(
         Avx512Vnni16,
         "i16 pairs, AVX-512 VNNI: `vpdpwssd`.",
         |acc, a, b| _mm512_dpwssd_epi32(acc, a, b)
+    );
+    isa512!(
+        Avx512Vnni8,
+        "byte quads, AVX-512 VNNI: `vpdpbusd` (unsigned lhs bytes, signed rhs bytes).",
+        |acc, a, b| _mm512_dpbusd_epi32(acc, a, b)
     );
     isa512!(
         Avx512I16,
@@ -417,6 +557,47 @@ unsafe impl<const PAIRS: bool> WordIsa for PortableInt<PAIRS> {
     }
 }
 
+/// Portable f32 words: arrays of 4 lanes, a rounded multiply then add (as
+/// the f32 GEMM's portable kernel).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PortableF32;
+
+// SAFETY: plain Rust; only the pointers' validity is the caller's to ensure.
+unsafe impl WordIsa for PortableF32 {
+    type V = [f32; 4];
+    const LANES: usize = 4;
+    const MR: usize = 4;
+    const NV: usize = 2;
+    #[inline(always)]
+    unsafe fn zero() -> [f32; 4] {
+        [0.0; 4]
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const u32) -> [f32; 4] {
+        unsafe { p.cast::<[f32; 4]>().read_unaligned() }
+    }
+    #[inline(always)]
+    unsafe fn splat(p: *const u32) -> [f32; 4] {
+        [unsafe { p.cast::<f32>().read() }; 4]
+    }
+    #[inline(always)]
+    unsafe fn step(acc: [f32; 4], a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
+        std::array::from_fn(|i| a[i] * b[i] + acc[i])
+    }
+    #[inline(always)]
+    unsafe fn add(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
+        std::array::from_fn(|i| a[i] + b[i])
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut u32, v: [f32; 4]) {
+        unsafe { p.cast::<[f32; 4]>().write_unaligned(v) }
+    }
+    #[inline(always)]
+    fn add_scalar(a: u32, b: u32) -> u32 {
+        (f32::from_bits(a) + f32::from_bits(b)).to_bits()
+    }
+}
+
 /// The instruction set a word product runs with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WordLevel {
@@ -493,6 +674,10 @@ pub unsafe fn word_gemm<E: WordSource>(
         }
         return;
     }
+    // SAFETY: forwarded.
+    if unsafe { try_int_gemv(level, m, n, k, a, b, c) } {
+        return;
+    }
     assert!(
         supported(E::KIND, level),
         "{:?} has no kernel at {level:?}",
@@ -539,7 +724,131 @@ pub unsafe fn word_gemm<E: WordSource>(
     unsafe { E::dispatch(&job, level) }
 }
 
+/// Integer matrix-vector products (`m = 1` or `n = 1`, the matrix's rows
+/// or columns contiguous), exact: the matrix streamed in place, where the
+/// word GEMM would pack all of it to fill one row of each tile. False (and
+/// nothing written) otherwise.
+///
+/// # Safety
+/// As [`word_gemm`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn try_int_gemv<E: WordSource>(
+    level: WordLevel,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: Strided<E>,
+    b: Strided<E>,
+    c: StridedMut<u32>,
+) -> bool {
+    if !matches!(E::KIND, WordKind::I16Pairs | WordKind::I32) {
+        return false;
+    }
+    let (rows, mat, x, xs, y, ys) = if n == 1 && m > 1 {
+        (m, a, b.ptr, b.rs, c.ptr, c.rs)
+    } else if m == 1 && n > 1 {
+        let bt = Strided {
+            ptr: b.ptr,
+            rs: b.cs,
+            cs: b.rs,
+        };
+        (n, bt, a.ptr, a.cs, c.ptr, c.cs)
+    } else {
+        return false;
+    };
+    if !(mat.cs == 1 || mat.rs == 1) {
+        return false;
+    }
+    // SAFETY: x has k elements at stride xs.
+    let xv: Vec<i32> = (0..k)
+        .map(|p| unsafe { x.offset(p as isize * xs).read() }.lane32() as i32)
+        .collect();
+    let job = IntGemv {
+        rows,
+        mat,
+        x: &xv,
+        y,
+        ys,
+    };
+    // SAFETY: the level is at most the detected one; the views are valid.
+    unsafe {
+        match level {
+            #[cfg(target_arch = "x86_64")]
+            WordLevel::Avx512 | WordLevel::Avx512Ext => int_gemv_avx512(&job),
+            #[cfg(target_arch = "x86_64")]
+            WordLevel::Avx2 => int_gemv_avx2(&job),
+            _ => job.run(),
+        }
+    }
+    true
+}
+
+struct IntGemv<'a, E> {
+    rows: usize,
+    mat: Strided<E>,
+    x: &'a [i32],
+    y: *mut u32,
+    ys: isize,
+}
+
+impl<E: WordSource> IntGemv<'_, E> {
+    /// # Safety
+    /// The matrix (`rows × x.len()`) and y (`rows` at stride `ys`) are valid.
+    #[inline(always)]
+    unsafe fn run(&self) {
+        let k = self.x.len();
+        // SAFETY (whole body): every access lies in the matrix or y.
+        unsafe {
+            if self.mat.cs == 1 {
+                for i in 0..self.rows {
+                    let row = self.mat.at(i, 0);
+                    let mut s = 0i32;
+                    for (p, &xp) in self.x.iter().enumerate() {
+                        s = s.wrapping_add((row.add(p).read().lane32() as i32).wrapping_mul(xp));
+                    }
+                    self.y.offset(i as isize * self.ys).write(s as u32);
+                }
+            } else {
+                let mut acc = vec![0i32; self.rows];
+                for p in 0..k {
+                    let col = self.mat.at(0, p);
+                    let xp = self.x[p];
+                    for (i, s) in acc.iter_mut().enumerate() {
+                        *s = s.wrapping_add((col.add(i).read().lane32() as i32).wrapping_mul(xp));
+                    }
+                }
+                for (i, &s) in acc.iter().enumerate() {
+                    self.y.offset(i as isize * self.ys).write(s as u32);
+                }
+            }
+        }
+    }
+}
+
+/// [`IntGemv::run`] compiled with AVX-512.
+///
+/// # Safety
+/// As [`IntGemv::run`]; the processor has AVX-512F/BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2,fma,avx512f,avx512bw,avx512vl")]
+unsafe fn int_gemv_avx512<E: WordSource>(job: &IntGemv<'_, E>) {
+    // SAFETY: forwarded.
+    unsafe { job.run() }
+}
+
+/// [`IntGemv::run`] compiled with AVX2.
+///
+/// # Safety
+/// As [`IntGemv::run`]; the processor has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2,fma")]
+unsafe fn int_gemv_avx2<E: WordSource>(job: &IntGemv<'_, E>) {
+    // SAFETY: forwarded.
+    unsafe { job.run() }
+}
+
 #[doc(hidden)]
+#[derive(Clone, Copy)]
 pub struct WordJob<E> {
     kind: WordKind,
     m: usize,
@@ -680,6 +989,38 @@ unsafe fn rect<W: WordIsa, E: WordSource>(
     };
     let nc = super::even_block(cols.len(), nc_target, W::NR);
     let row_panels = job.a.cs == 1;
+    // Byte quads' corrections (see `WordSource::FLIP_A`), added as the
+    // first k slice is stored: 128·Σ_p a[i][p] per row for a flipped rhs,
+    // −128·Σ_p b[p][j] per column for a flipped lhs.
+    let mut row_bias = Vec::new();
+    let mut col_bias = Vec::new();
+    if job.kind == WordKind::I8Quads {
+        // SAFETY: the sums read rows `rows` and columns `cols` of A and B.
+        unsafe {
+            if E::FLIP_B != 0 {
+                row_bias = vec![0u32; rows.len().next_multiple_of(W::MR)];
+                for (i, bias) in rows.clone().zip(row_bias.iter_mut()) {
+                    let mut sum = 0u32;
+                    for p in 0..job.k {
+                        sum = sum.wrapping_add(job.a.at(i, p).read().lane32());
+                    }
+                    *bias = sum.wrapping_mul(128);
+                }
+            }
+            if E::FLIP_A != 0 {
+                col_bias = vec![0u32; cols.len().next_multiple_of(W::NR)];
+                let sums = &mut col_bias[..cols.len()];
+                for p in 0..job.k {
+                    for (j, sum) in cols.clone().zip(sums.iter_mut()) {
+                        *sum = sum.wrapping_add(job.b.at(p, j).read().lane32());
+                    }
+                }
+                for sum in sums {
+                    *sum = sum.wrapping_mul(128).wrapping_neg();
+                }
+            }
+        }
+    }
     let mut j0 = cols.start;
     while j0 < cols.end {
         let ncb = nc.min(cols.end - j0);
@@ -717,6 +1058,18 @@ unsafe fn rect<W: WordIsa, E: WordSource>(
                     for s in 0..strips {
                         let is = i0 + s * W::MR;
                         let m_eff = W::MR.min(i0 + mcb - is);
+                        let bias = Bias {
+                            row: if row_bias.is_empty() {
+                                std::ptr::null()
+                            } else {
+                                row_bias[is - rows.start..].as_ptr()
+                            },
+                            col: if col_bias.is_empty() {
+                                std::ptr::null()
+                            } else {
+                                col_bias[jq - cols.start..].as_ptr()
+                            },
+                        };
                         // SAFETY: strip s and panel q are packed; the tile's
                         // m_eff × n_eff elements lie in C's rectangle.
                         unsafe {
@@ -734,6 +1087,7 @@ unsafe fn rect<W: WordIsa, E: WordSource>(
                                 m_eff,
                                 n_eff,
                                 p0 > 0,
+                                bias,
                             )
                         };
                     }
@@ -758,11 +1112,23 @@ unsafe fn word<E: WordSource>(
     step: isize,
     w: usize,
     len: usize,
+    flip: u32,
 ) -> u32 {
     // SAFETY: only elements below `len` are read.
     unsafe {
         match kind {
-            WordKind::I32 => p.offset(w as isize * step).read().lane32(),
+            WordKind::I32 | WordKind::F32 => p.offset(w as isize * step).read().lane32(),
+            WordKind::I8Quads => {
+                let mut v = 0;
+                for t in 0..4 {
+                    let i = 4 * w + t;
+                    if i < len {
+                        let byte = p.offset(i as isize * step).read().lane8() as u32 ^ flip;
+                        v |= byte << (8 * t);
+                    }
+                }
+                v
+            }
             _ => {
                 let i = 2 * w;
                 let lo = p.offset(i as isize * step).read().lane16() as u32;
@@ -796,7 +1162,7 @@ unsafe fn pack_b<E: WordSource>(
     dst: *mut u32,
 ) {
     let panels = ncb.div_ceil(nr);
-    let pairs = kind != WordKind::I32;
+    let per = kind.per_word();
     for q in 0..panels {
         let jq = j0 + q * nr;
         let w = nr.min(j0 + ncb - jq);
@@ -806,11 +1172,28 @@ unsafe fn pack_b<E: WordSource>(
             let panel = dst.add(q * nr * kcb);
             for p in 0..kcb {
                 let out = panel.add(p * nr);
-                let kk = if pairs { 2 * (p0 + p) } else { p0 + p };
+                let kk = per * (p0 + p);
                 if b.cs == 1 {
                     let r0 = b.at(kk, jq);
                     match kind {
-                        WordKind::I32 => {
+                        WordKind::I8Quads if kk + 3 < k => {
+                            let (r1, r2, r3) =
+                                (b.at(kk + 1, jq), b.at(kk + 2, jq), b.at(kk + 3, jq));
+                            let f = E::FLIP_B;
+                            for j in 0..w {
+                                *out.add(j) = (r0.add(j).read().lane8() as u32 ^ f)
+                                    | (r1.add(j).read().lane8() as u32 ^ f) << 8
+                                    | (r2.add(j).read().lane8() as u32 ^ f) << 16
+                                    | (r3.add(j).read().lane8() as u32 ^ f) << 24;
+                            }
+                        }
+                        WordKind::I8Quads => {
+                            for j in 0..w {
+                                *out.add(j) =
+                                    word(kind, b.at(0, jq + j), b.rs, p0 + p, k, E::FLIP_B);
+                            }
+                        }
+                        WordKind::I32 | WordKind::F32 => {
                             for j in 0..w {
                                 *out.add(j) = r0.add(j).read().lane32();
                             }
@@ -831,7 +1214,7 @@ unsafe fn pack_b<E: WordSource>(
                 } else {
                     for j in 0..w {
                         let col = b.at(0, jq + j);
-                        *out.add(j) = word(kind, col, b.rs, p0 + p, k);
+                        *out.add(j) = word(kind, col, b.rs, p0 + p, k, E::FLIP_B);
                     }
                 }
                 for j in w..nr {
@@ -864,7 +1247,7 @@ unsafe fn pack_a<E: WordSource>(
     dst: *mut u32,
 ) {
     let strips = mcb.div_ceil(mr);
-    let pairs = kind != WordKind::I32;
+    let per = kind.per_word();
     for s in 0..strips {
         let is = i0 + s * mr;
         let h = mr.min(i0 + mcb - is);
@@ -882,13 +1265,20 @@ unsafe fn pack_a<E: WordSource>(
                         continue;
                     }
                     let row = a.at(is + r, 0);
-                    let full = if pairs {
-                        // Words whose both halves lie inside k.
-                        (k / 2).saturating_sub(p0).min(kcb)
-                    } else {
-                        kcb
-                    };
-                    if pairs {
+                    // Words wholly inside k.
+                    let full = (k / per).saturating_sub(p0).min(kcb);
+                    if per == 4 {
+                        let src = row.add(4 * p0);
+                        let f = E::FLIP_A * 0x0101_0101;
+                        for p in 0..full {
+                            let q = src.add(4 * p);
+                            *out.add(p) = (q.read().lane8() as u32
+                                | (q.add(1).read().lane8() as u32) << 8
+                                | (q.add(2).read().lane8() as u32) << 16
+                                | (q.add(3).read().lane8() as u32) << 24)
+                                ^ f;
+                        }
+                    } else if per == 2 {
                         let src = row.add(2 * p0);
                         for p in 0..full {
                             *out.add(p) = src.add(2 * p).read().lane16() as u32
@@ -901,14 +1291,14 @@ unsafe fn pack_a<E: WordSource>(
                         }
                     }
                     for p in full..kcb {
-                        *out.add(p) = word(kind, row, 1, p0 + p, k);
+                        *out.add(p) = word(kind, row, 1, p0 + p, k, E::FLIP_A);
                     }
                 }
             } else {
                 for p in 0..kcb {
                     let out = strip.add(p * mr);
                     for r in 0..h {
-                        *out.add(r) = word(kind, a.at(is + r, 0), a.cs, p0 + p, k);
+                        *out.add(r) = word(kind, a.at(is + r, 0), a.cs, p0 + p, k, E::FLIP_A);
                     }
                     for r in h..mr {
                         *out.add(r) = 0;
@@ -919,6 +1309,14 @@ unsafe fn pack_a<E: WordSource>(
     }
 }
 
+/// Per-row and per-column terms added to a tile's first k slice: null, or
+/// `MR` row values and `NR` column values (zero-padded past C's edges).
+#[derive(Clone, Copy)]
+struct Bias {
+    row: *const u32,
+    col: *const u32,
+}
+
 /// Widest tile row, in words.
 const MAX_NR: usize = 64;
 
@@ -927,8 +1325,8 @@ const MAX_NR: usize = 64;
 /// # Safety
 /// `a` valid for `W::MR` rows at stride `ars` and `kc` words at stride
 /// `aps`; `b` for `kc` runs of `W::NR` words; `c` for `m_eff × n_eff`
-/// elements at strides `rsc`, `csc`. The instruction set of `W` is
-/// available.
+/// elements at strides `rsc`, `csc`; `bias` as [`Bias`] says. The
+/// instruction set of `W` is available.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn tile<W: WordIsa>(
@@ -943,6 +1341,7 @@ unsafe fn tile<W: WordIsa>(
     m_eff: usize,
     n_eff: usize,
     accumulate: bool,
+    bias: Bias,
 ) {
     // The accumulators must be an array of exactly the tile's size to stay
     // in registers: one instance per tile shape.
@@ -950,7 +1349,9 @@ unsafe fn tile<W: WordIsa>(
         ($mr:literal, $nv:literal) => {
             // SAFETY: forwarded.
             unsafe {
-                tile_fixed::<W, $mr, $nv>(kc, a, ars, aps, b, c, rsc, csc, m_eff, n_eff, accumulate)
+                tile_fixed::<W, $mr, $nv>(
+                    kc, a, ars, aps, b, c, rsc, csc, m_eff, n_eff, accumulate, bias,
+                )
             }
         };
     }
@@ -979,6 +1380,7 @@ unsafe fn tile_fixed<W: WordIsa, const MR: usize, const NV: usize>(
     m_eff: usize,
     n_eff: usize,
     accumulate: bool,
+    bias: Bias,
 ) {
     debug_assert!(MR == W::MR && NV == W::NV && W::NR <= MAX_NR);
     // SAFETY (whole body): the caller guarantees every access is in bounds
@@ -1007,6 +1409,22 @@ unsafe fn tile_fixed<W: WordIsa, const MR: usize, const NV: usize>(
             }
             ap = ap.add(aps);
             bp = bp.add(NV * W::LANES);
+        }
+        // Corrections go in once, with the first k slice (which overwrites).
+        if !accumulate && !bias.col.is_null() {
+            for row in acc.iter_mut() {
+                for (v, x) in row.iter_mut().enumerate() {
+                    *x = W::add(*x, W::load(bias.col.add(v * W::LANES)));
+                }
+            }
+        }
+        if !accumulate && !bias.row.is_null() {
+            for (i, row) in acc.iter_mut().enumerate() {
+                let r = W::splat(bias.row.add(i));
+                for x in row.iter_mut() {
+                    *x = W::add(*x, r);
+                }
+            }
         }
         if csc == 1 && n_eff == NV * W::LANES {
             for (i, row) in acc.iter().enumerate().take(m_eff) {
@@ -1120,6 +1538,8 @@ mod tests {
         (37, 129, 300),
         (65, 17, 513),
         (50, 200, 130),
+        (70, 1, 33),
+        (1, 90, 17),
         (40, 150, 300),
     ];
 
@@ -1251,6 +1671,35 @@ mod tests {
             |r| (r.next() as i32).wrapping_mul(7919),
             wrapping_dot(|x: i32| x),
             |g, w| g == *w,
+        );
+    }
+
+    #[test]
+    fn f16_converts_exactly_and_accumulates_in_f32() {
+        // Every f16 bit pattern converts as the `half` crate does.
+        for h in 0..=u16::MAX {
+            let (got, want) = (f16_to_f32_bits(h), half::f16::from_bits(h).to_f32());
+            assert!(
+                got == want.to_bits() || (want.is_nan() && f32::from_bits(got).is_nan()),
+                "{h:#x}"
+            );
+        }
+        check::<half::f16, _>(
+            |r| match r.next() % 8 {
+                // Subnormal f16 values stay (normal f32s).
+                0 => half::f16::from_bits((r.next() % 1024) as u16),
+                _ => half::f16::from_f32((r.next() % 2001) as f32 / 1000.0 - 1.0),
+            },
+            |a, b| {
+                let s: f64 = a.iter().zip(b).map(|(x, y)| x.to_f64() * y.to_f64()).sum();
+                let mag: f64 = a
+                    .iter()
+                    .zip(b)
+                    .map(|(x, y)| (x.to_f64() * y.to_f64()).abs())
+                    .sum();
+                (s, mag)
+            },
+            |got, &(s, mag)| (f32::from_bits(got) as f64 - s).abs() <= mag * 1e-4 + 1e-30,
         );
     }
 
