@@ -36,6 +36,7 @@ import os
 import sys
 import tempfile
 
+import ml_dtypes  # installed with jax
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -110,15 +111,22 @@ def generate(out_dir, only):
 
 
 def complex_inputs(spec, name, out_dir):
-    """compare_xla's inputs, with complex arguments given imaginary parts."""
+    """compare_xla's inputs, with complex arguments given imaginary parts and
+    bf16 ones drawn in f32 and rounded (numpy files bf16 under kind 'V', which
+    compare_xla would draw as integers)."""
+    drawn = {"complex64": "float32", "bfloat16": "float32"}
     paths, arrays = cx.make_inputs(
-        {"args": [dict(a, dtype="float32") if a["dtype"] == "complex64" else a
-                  for a in spec["args"]]}, name, out_dir)
+        {"args": [dict(a, dtype=drawn.get(a["dtype"], a["dtype"])) for a in spec["args"]]},
+        name, out_dir)
     for i, a in enumerate(spec["args"]):
         if a["dtype"] == "complex64":
             x = arrays[i]
             arrays[i] = (x + 1j * x[::-1].copy()).astype(np.complex64)
-            np.save(paths[i], arrays[i])
+        elif a["dtype"] == "bfloat16":
+            arrays[i] = arrays[i].astype(ml_dtypes.bfloat16)
+        else:
+            continue
+        np.save(paths[i], arrays[i])
     return paths, arrays
 
 
