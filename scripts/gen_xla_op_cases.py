@@ -10,7 +10,8 @@ folder in `tests/xla_ops/` (the format of `tests/conformance/README.md`).
 `tests/tests/xla_ops.rs` runs the folder on every platform.
 
 Requires: pip install jax (CPU). Run from anywhere:
-  python3 scripts/gen_xla_op_cases.py
+  python3 scripts/gen_xla_op_cases.py [CASE...]
+(with names, only those cases are rewritten).
 """
 
 import os
@@ -54,6 +55,120 @@ sum_s32 {
   ROOT s = s32[] add(a, b)
 }
 """
+
+COMPOSITE = """
+my.scale_add {
+  a = f32[4] parameter(0)
+  three = f32[] constant(3)
+  b3 = f32[4] broadcast(three), dimensions={}
+  m = f32[4] multiply(a, b3)
+  one = f32[] constant(1)
+  b1 = f32[4] broadcast(one), dimensions={}
+  ROOT r = f32[4] add(m, b1)
+}
+
+ENTRY main {
+  x = f32[4] parameter(0)
+  c = f32[4] call(x), to_apply=my.scale_add, is_composite=true, frontend_attributes={composite.attributes={scale = 3.000000e+00 : f32},composite.name="my.scale_add",composite.version="2"}
+  two = f32[] constant(2)
+  b2 = f32[4] broadcast(two), dimensions={}
+  ROOT y = f32[4] multiply(c, b2)
+}
+"""
+PRED = """
+ENTRY main {
+  x = f32[6] parameter(0)
+  zero = f32[] constant(0)
+  z = f32[6] broadcast(zero), dimensions={}
+  p = pred[6] compare(x, z), direction=GT
+  b = pred[6] bitcast-convert(p)
+  n = pred[6] not(b)
+  bb = pred[6] bitcast-convert(n)
+  ROOT t = (pred[6], pred[6]) tuple(b, bb)
+}
+"""
+def convert_pred_case():
+    """pred converted to every real and complex type, and every real type
+    (integral values, then 0, -0, NaN and 0.5) converted to pred."""
+    TYPES = ["s8","u8","s16","u16","s32","u32","s64","u64","f16","bf16","f32","f64"]
+    lines = ["ENTRY main {", "  x = f32[6] parameter(0)", "  zero = f32[] constant(0)", "  z = f32[6] broadcast(zero), dimensions={}",
+     "  p = pred[6] compare(x, z), direction=GT",
+     "  two = f32[] constant(2)", "  b2 = f32[6] broadcast(two), dimensions={}", "  x2 = f32[6] multiply(x, b2)",
+     "  ax = f32[6] abs(x2)", "  r = f32[6] round-nearest-even(ax)",
+     "  special = f32[4] constant({0, -0, nan, 0.5})"]
+    outs = []
+    for t in TYPES + ["c64", "c128"]:
+        lines.append(f"  to_{t} = {t}[6] convert(p)"); outs.append((f"{t}[6]", f"to_{t}"))
+    for t in TYPES:
+        lines.append(f"  r_{t} = {t}[6] convert(r)")
+        lines.append(f"  back_{t} = pred[6] convert(r_{t})"); outs.append(("pred[6]", f"back_{t}"))
+    for t in ["f16","bf16","f32","f64"]:
+        lines.append(f"  s_{t} = {t}[4] convert(special)")
+        lines.append(f"  sp_{t} = pred[4] convert(s_{t})"); outs.append(("pred[4]", f"sp_{t}"))
+    lines.append("  ROOT t = (%s) tuple(%s)" % (", ".join(s for s,_ in outs), ", ".join(n for _,n in outs)))
+    lines.append("}")
+    return "\n" + "\n".join(lines) + "\n"
+
+
+CONVERT_PRED = convert_pred_case()
+FFT_EMPTY = """
+ENTRY main {
+  a = c64[1,1,1,0] parameter(0)
+  fa = c64[1,1,1,0] fft(a), fft_type=FFT, fft_length={1}
+  b = c64[0,1,0,1] parameter(1)
+  fb = c64[0,1,0,1] fft(b), fft_type=FFT, fft_length={1,1,1}
+  c = c64[2,1,0] parameter(2)
+  fc = c64[2,1,0] fft(c), fft_type=IFFT, fft_length={1,1}
+  d = f32[0,4] parameter(3)
+  fd = c64[0,3] fft(d), fft_type=RFFT, fft_length={4}
+  e = c64[3,0] parameter(4)
+  fe = f32[3,0] fft(e), fft_type=IRFFT, fft_length={0}
+  g = c128[0,2] parameter(5)
+  fg = c128[0,2] fft(g), fft_type=FFT, fft_length={2}
+  ROOT t = (c64[1,1,1,0], c64[0,1,0,1], c64[2,1,0], c64[0,3], f32[3,0], c128[0,2]) tuple(fa, fb, fc, fd, fe, fg)
+}
+"""
+ZERO_OPS = """
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[0,3] parameter(0)
+  y = f32[3,0] parameter(1)
+  sx = f32[0,3] sort(x), dimensions={1}, to_apply=lt
+  sy = f32[3,0] sort(y), dimensions={1}, to_apply=lt
+  sy0 = f32[3,0] sort(y), dimensions={0}, to_apply=lt
+  zero = f32[] constant(0)
+  rw = f32[0,2] reduce-window(x, zero), window={size=1x2}, to_apply=add
+  rwy = f32[3,0] reduce-window(y, zero), window={size=2x1 pad=1_0x0_0}, to_apply=add
+  img = f32[0,4,4,2] parameter(2)
+  k = f32[3,3,2,5] parameter(3)
+  conv = f32[0,4,4,5] convolution(img, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  img2 = f32[1,4,4,0] parameter(4)
+  k2 = f32[3,3,0,5] parameter(5)
+  conv2 = f32[1,4,4,5] convolution(img2, k2), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  k3 = f32[3,3,2,0] parameter(6)
+  img3 = f32[1,4,4,2] parameter(7)
+  conv3 = f32[1,4,4,0] convolution(img3, k3), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  table = f32[5,3] parameter(8)
+  idx = s32[0] parameter(9)
+  idx2 = s32[0,1] reshape(idx)
+  g = f32[0,3] gather(table, idx2), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}
+  ix = s32[2,1] constant({{1},{4}})
+  g2 = f32[2,0] gather(y, ix), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,0}
+  ROOT t = (f32[0,3], f32[3,0], f32[3,0], f32[0,2], f32[3,0], f32[0,4,4,5], f32[1,4,4,5], f32[1,4,4,0], f32[0,3], f32[2,0]) tuple(sx, sy, sy0, rw, rwy, conv, conv2, conv3, g, g2)
+}
+"""
+
 
 CASES = {
     # The form of XLA's own tests: an inclusive prefix sum, reversed, seeded.
@@ -395,6 +510,15 @@ ENTRY main {
   ROOT out = (s32[], s32[]) tuple(a, b)
 }
 """,
+    # Found outside the repo (issue 40): a composite call as lax.composite
+    # emits it, bitcast-convert from pred to pred, and zero-sized arrays
+    # through FFT (unit fft_length), sort, reduce-window, convolution and
+    # gather; convert between pred and every other type.
+    "call_composite": COMPOSITE,
+    "bitcast_convert_pred": PRED,
+    "convert_pred_all_types": CONVERT_PRED,
+    "fft_zero_sized": FFT_EMPTY,
+    "zero_sized_sort_window_conv_gather": ZERO_OPS,
 }
 
 
@@ -413,13 +537,17 @@ def random_arg(name, i, shape):
 def main():
     backend = xla_bridge.get_backend("cpu")
     device = backend.devices()[0]
-    if os.path.isdir(OUT):
+    # With case names as arguments, only those are (re)written.
+    only = sys.argv[1:]
+    if os.path.isdir(OUT) and not only:
         for entry in os.listdir(OUT):
             path = os.path.join(OUT, entry)
             if os.path.isdir(path):
                 shutil.rmtree(path)
     os.makedirs(OUT, exist_ok=True)
     for name, body in CASES.items():
+        if only and name not in only:
+            continue
         text = "HloModule %s\n%s" % (name, body)
         module = xc.hlo.hlo_module_from_text(text)
         program = xc.XlaComputation(module.as_serialized_hlo_module_proto()).program_shape()

@@ -354,7 +354,7 @@ impl<'a> Evaluator<'a> {
                 control::while_loop(self, instr, *condition, *body, operands)
             }
             Op::Conditional { branches } => control::conditional(self, branches, operands),
-            Op::Call { to_apply } => self.eval_computation(*to_apply, operands),
+            Op::Call { to_apply, .. } => self.eval_computation(*to_apply, operands),
             Op::Fusion { calls, .. } => self.eval_computation(*calls, operands),
             Op::CustomCall(call) => {
                 let literals: Vec<Literal> = operands.iter().map(Value::to_literal).collect();

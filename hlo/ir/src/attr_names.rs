@@ -119,6 +119,7 @@ attr_table! {
         CustomCallSchedule => "custom_call_schedule" as Word,
         // Flags.
         IsStable => "is_stable" as Word,
+        IsComposite => "is_composite" as Word,
         IsReverse => "is_reverse" as Word,
         IsAssociative => "is_associative" as Word,
         IndicesAreSorted => "indices_are_sorted" as Word,

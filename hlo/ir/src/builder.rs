@@ -1115,7 +1115,13 @@ impl HloBuilder {
 
     pub fn call(&mut self, computation: &Computation, operands: &[Value]) -> Result<Value> {
         let to_apply = self.attach(computation)?;
-        self.add_inferred(Op::Call { to_apply }, operands)
+        self.add_inferred(
+            Op::Call {
+                to_apply,
+                is_composite: false,
+            },
+            operands,
+        )
     }
 
     pub fn fusion(

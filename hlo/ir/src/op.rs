@@ -185,6 +185,11 @@ pub enum Op {
     },
     Call {
         to_apply: CompId,
+        /// `is_composite=true`: the callee is the decomposition of a named
+        /// composite op (`frontend_attributes` carry `composite.name`,
+        /// `composite.attributes` and `composite.version`, as XLA prints
+        /// them). Running the callee is its meaning.
+        is_composite: bool,
     },
     Fusion {
         kind: FusionKind,
@@ -415,7 +420,7 @@ impl Op {
             | Reduce { to_apply, .. }
             | ReduceWindow { to_apply, .. }
             | Scan { to_apply, .. }
-            | Call { to_apply }
+            | Call { to_apply, .. }
             | AllReduce { to_apply, .. }
             | AllReduceStart { to_apply, .. }
             | ReduceScatter { to_apply, .. } => vec![*to_apply],
@@ -441,7 +446,7 @@ impl Op {
             | Reduce { to_apply, .. }
             | ReduceWindow { to_apply, .. }
             | Scan { to_apply, .. }
-            | Call { to_apply }
+            | Call { to_apply, .. }
             | AllReduce { to_apply, .. }
             | AllReduceStart { to_apply, .. }
             | ReduceScatter { to_apply, .. } => *to_apply = f(*to_apply),

@@ -1205,6 +1205,7 @@ impl<'a> Parser<'a> {
             false
         };
         let (name, name_offset) = self.name("a computation name (or ENTRY)")?;
+        let mut declared_result: Option<Shape> = None;
         if self.at(TokenKind::LParen) {
             // Signature: parameter names and shapes. The parameter instructions are
             // the source of truth; the signature is checked against them below.
@@ -1224,12 +1225,13 @@ impl<'a> Parser<'a> {
                 // `-> f32[] {}`: the braces may be a layout or the (empty) body. Only
                 // a layout if the body's `{` still follows.
                 let saved = (self.lex.position(), self.tok.clone());
-                self.shape()?;
+                let mut shape = self.shape()?;
                 if !self.at(TokenKind::LBrace) {
                     self.lex.seek(saved.0);
                     self.tok = saved.1;
-                    self.shape_no_layout()?;
+                    shape = self.shape_no_layout()?;
                 }
+                declared_result = Some(shape);
             }
         }
         let open = self.expect(TokenKind::LBrace, "'{' starting the computation body")?;
@@ -1276,6 +1278,23 @@ impl<'a> Parser<'a> {
             ));
         }
         let root = root.unwrap_or(InstrId(instructions.len() as u32 - 1));
+        // XLA refuses a signature whose result is not the root's shape (an
+        // instruction written without a shape, still an empty tuple here, is
+        // inferred later and checked by the verifier).
+        if let (Some(declared), Some(r)) = (&declared_result, instructions.get(root.index())) {
+            let unknown = matches!(&r.shape, Shape::Tuple(t) if t.is_empty());
+            if !unknown && !declared.compatible(&r.shape) {
+                return Err(self.err(
+                    name_offset,
+                    format!(
+                        "the signature of computation %{name} returns {}, but its root %{} is {}",
+                        declared.without_layout(),
+                        r.name,
+                        r.shape.without_layout()
+                    ),
+                ));
+            }
+        }
         let id = self.comp_ref(&name, name_offset);
         if self.comp_slots[id.index()].2.is_some() {
             return Err(self.err(name_offset, format!("duplicate computation name %{name}")));
@@ -2335,6 +2354,7 @@ impl Claim<'_, '_> {
             }
             Opcode::Call => Op::Call {
                 to_apply: self.req_comp(N::ToApply)?,
+                is_composite: self.opt_bool(N::IsComposite)?.unwrap_or(false),
             },
             Opcode::Fusion => Op::Fusion {
                 kind: self.req_enum(N::Kind, FusionKind::from_name)?,

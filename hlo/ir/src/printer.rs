@@ -734,7 +734,13 @@ fn control_flow_attrs(attrs: &mut AttrList, comp: &HloComputation, instr: &HloIn
                 attrs.comps(N::BranchComputations, branches);
             }
         }
-        Op::Call { to_apply } => attrs.comp(N::ToApply, *to_apply),
+        Op::Call {
+            to_apply,
+            is_composite,
+        } => {
+            attrs.comp(N::ToApply, *to_apply);
+            attrs.flag(N::IsComposite, *is_composite);
+        }
         Op::Fusion { kind, calls } => {
             attrs.add(N::Kind, kind);
             attrs.comp(N::Calls, *calls);

@@ -831,7 +831,10 @@ fn every_opcode_has_a_valid_case() {
         "f32[3]",
     );
     t.ok(
-        Op::Call { to_apply: c(0) },
+        Op::Call {
+            to_apply: c(0),
+            is_composite: false,
+        },
         &["f32[]", "f32[]"],
         "f32[]",
         "f32[]",
@@ -1837,7 +1840,10 @@ fn called_computation_rules() {
         ],
     );
     t.bad(
-        Op::Call { to_apply: c(0) },
+        Op::Call {
+            to_apply: c(0),
+            is_composite: false,
+        },
         &["f32[]"],
         "f32[]",
         &["call", "(f32[], f32[]) -> f32[]", "given (f32[])"],

@@ -47,7 +47,7 @@ impl CallInliner {
 /// The computation a `call` runs (the op [`CallInliner`] inlines).
 fn called_by_call(op: &Op) -> Option<CompId> {
     match op {
-        Op::Call { to_apply } => Some(*to_apply),
+        Op::Call { to_apply, .. } => Some(*to_apply),
         _ => None,
     }
 }

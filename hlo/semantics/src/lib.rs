@@ -597,6 +597,15 @@ pub fn bitcast_convert(x: &Literal, result: &Shape) -> Result<Literal> {
             x.shape()
         ))
     };
+    // pred to pred reinterprets nothing (XLA runs it as a copy); between pred
+    // and another type XLA has no byte-level meaning to agree with (StableHLO
+    // counts pred as one bit, XLA CPU stores it in a byte).
+    if from.is_pred() && to.is_pred() {
+        if rs.dims != sx.dims {
+            return Err(mismatch("the result dimensions must be the operand's"));
+        }
+        return Literal::from_bytes(result.clone(), x.bytes()?);
+    }
     if from.is_pred() || to.is_pred() {
         return Err(mismatch("pred has no bit representation to reinterpret"));
     }

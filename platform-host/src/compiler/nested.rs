@@ -118,7 +118,7 @@ pub fn compile_nested(
                 .map(|b| compile_computation(module, *b, NESTED_MODE, options, true))
                 .collect::<Result<_>>()?,
         },
-        Op::Call { to_apply } => Nested::Call {
+        Op::Call { to_apply, .. } => Nested::Call {
             callee: compile_computation(module, *to_apply, NESTED_MODE, options, true)?,
         },
         Op::Fusion { kind, calls } => {

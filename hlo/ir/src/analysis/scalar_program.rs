@@ -475,7 +475,7 @@ impl<X> Compiler<'_, X> {
                     None => return Err(fail(&"this custom call is not supported")),
                 }
             }
-            Op::Call { to_apply } => {
+            Op::Call { to_apply, .. } => {
                 if self.depth >= MAX_INLINE_DEPTH {
                     return Err(fail(&format_args!(
                         "calls nested deeper than {MAX_INLINE_DEPTH}"

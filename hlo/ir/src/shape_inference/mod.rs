@@ -223,7 +223,7 @@ fn dispatch(cx: &Cx) -> Result<Shape> {
         GetTupleElement { index } => control::get_tuple_element(cx, *index),
         While { condition, body } => control::while_loop(cx, *condition, *body),
         Conditional { branches } => control::conditional(cx, branches),
-        Call { to_apply } => control::call(cx, *to_apply),
+        Call { to_apply, .. } => control::call(cx, *to_apply),
         Fusion { calls, .. } => control::fusion(cx, *calls),
         CustomCall(attrs) => control::custom_call(cx, attrs),
         OptimizationBarrier => {

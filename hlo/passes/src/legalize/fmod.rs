@@ -67,7 +67,14 @@ impl Expander for FloatRemainderExpander {
         let fmod = build_fmod(t, &dims)?;
         let callee = b.attach(&fmod)?;
         let shape = b.instr(id).shape.clone();
-        Ok(b.add(shape, Op::Call { to_apply: callee }, vec![x, y]))
+        Ok(b.add(
+            shape,
+            Op::Call {
+                to_apply: callee,
+                is_composite: false,
+            },
+            vec![x, y],
+        ))
     }
 }
 

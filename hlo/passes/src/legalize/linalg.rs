@@ -103,7 +103,14 @@ impl Expander for CholeskyExpander {
         let built = build_cholesky(t, &dims, lower)?;
         let callee = b.attach(&built)?;
         let shape = b.instr(id).shape.clone();
-        Ok(b.add(shape, Op::Call { to_apply: callee }, vec![x]))
+        Ok(b.add(
+            shape,
+            Op::Call {
+                to_apply: callee,
+                is_composite: false,
+            },
+            vec![x],
+        ))
     }
 }
 
@@ -291,7 +298,14 @@ impl Expander for TriangularSolveExpander {
         let built = build_solve(t, &ad, &bd, &options)?;
         let callee = b.attach(&built)?;
         let shape = b.instr(id).shape.clone();
-        Ok(b.add(shape, Op::Call { to_apply: callee }, vec![a, x]))
+        Ok(b.add(
+            shape,
+            Op::Call {
+                to_apply: callee,
+                is_composite: false,
+            },
+            vec![a, x],
+        ))
     }
 }
 

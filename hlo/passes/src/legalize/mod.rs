@@ -458,7 +458,14 @@ impl Emitter<'_, '_> {
         operands: Vec<InstrId>,
     ) -> Result<InstrId> {
         let callee = self.attach(built)?;
-        Ok(self.add(shape, Op::Call { to_apply: callee }, operands))
+        Ok(self.add(
+            shape,
+            Op::Call {
+                to_apply: callee,
+                is_composite: false,
+            },
+            operands,
+        ))
     }
 
     /// The module's computation `id` (a reducer, say).

@@ -126,7 +126,10 @@ impl Expander for SelectAndScatterExpander {
         let callee = b.attach(&built)?;
         Ok(b.add(
             instr.shape.clone(),
-            Op::Call { to_apply: callee },
+            Op::Call {
+                to_apply: callee,
+                is_composite: false,
+            },
             instr.operands.clone(),
         ))
     }

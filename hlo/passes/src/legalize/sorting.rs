@@ -429,7 +429,14 @@ impl Expander for TopKExpander {
         let root = f.tuple(&parts)?;
         let built = f.build_computation(root)?;
         let callee = b.attach(&built)?;
-        Ok(b.add(instr.shape.clone(), Op::Call { to_apply: callee }, vec![x]))
+        Ok(b.add(
+            instr.shape.clone(),
+            Op::Call {
+                to_apply: callee,
+                is_composite: false,
+            },
+            vec![x],
+        ))
     }
 }
 /// XLA's `TopK` custom call → the `topk` op (largest first in total order,

@@ -178,7 +178,7 @@ pub(crate) fn sequential_computations(module: &HloModule) -> Vec<CompId> {
             match &instr.op {
                 Op::While { condition, body } => stack.extend([*condition, *body]),
                 Op::Conditional { branches } => stack.extend(branches.iter().copied()),
-                Op::Call { to_apply } => stack.push(*to_apply),
+                Op::Call { to_apply, .. } => stack.push(*to_apply),
                 _ => {}
             }
         }
