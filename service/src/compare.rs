@@ -24,7 +24,9 @@
 //! flattens results). Each leaf reports its largest errors and its offending
 //! elements, so a mismatch report says where to look.
 
-use platform_api::evaluator::shadow::{self, significand_bits, ShadowOutput};
+use platform_api::evaluator::shadow::{
+    self, component_type, significand_bits, unbounded_magnitude, ShadowOutput,
+};
 use platform_api::evaluator::{EvalHooks, RunContext};
 use platform_api::{
     CompileOptions, ElementType, Error, HloInstruction, HloModule, Literal, Result, Scalar, Shape,
@@ -271,6 +273,13 @@ pub struct ElementError {
 
 impl fmt::Display for ElementError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.scale.is_infinite() {
+            return write!(
+                f,
+                "at {}: got {}, want {}, no finite error bound, a different class",
+                self.index, self.got, self.want
+            );
+        }
         write!(
             f,
             "at {}: got {}, want {}, scale {:.3e}, {:.1} ULPs",
@@ -291,9 +300,20 @@ pub struct ScaledComparison {
     pub mismatches: usize,
     /// The worst elements (at most [`WORST_KEPT`]), worst first.
     pub worst: Vec<ElementError>,
-    /// A structural failure (shape, type) or, for complex leaves, the
-    /// tolerance rule's verdict.
+    /// A structural failure (shape, type).
     pub failure: Option<String>,
+    /// Elements without a finite error bound, never measured in ULPs: those
+    /// whose scale covers the whole range of their type are judged by class
+    /// alone (finite, NaN, the same infinity); those whose class rounding
+    /// decides (an infinite scale: an operand within its error of a pole or
+    /// a domain edge) are not judged.
+    pub unbounded: usize,
+    /// The instruction that made the scale unbounded on the way to this
+    /// output, as the shadow evaluation names it.
+    pub unbounded_origin: Option<String>,
+    /// Why XLA leaves this output undefined, if it does: then its elements
+    /// are not judged (a shape mismatch still fails).
+    pub undefined: Option<String>,
 }
 
 /// How many of the worst elements a leaf keeps for its report.
@@ -301,7 +321,7 @@ pub const WORST_KEPT: usize = 3;
 
 impl ScaledComparison {
     pub fn ok(&self) -> bool {
-        self.failure.is_none() && self.mismatches == 0
+        self.failure.is_none() && (self.mismatches == 0 || self.undefined.is_some())
     }
 }
 
@@ -315,10 +335,35 @@ impl fmt::Display for ScaledComparison {
         if let Some(why) = &self.failure {
             return write!(f, ", MISMATCH: {why}");
         }
-        if self.mismatches == 0 {
+        if let Some(why) = &self.undefined {
+            write!(
+                f,
+                ", undefined: {why}; not judged ({} element(s) differ from the reference)",
+                self.mismatches
+            )?;
+        } else if self.mismatches == 0 {
             f.write_str(", ok")?;
         } else {
             write!(f, ", MISMATCH in {} element(s)", self.mismatches)?;
+        }
+        if self.unbounded > 0 {
+            write!(
+                f,
+                "\n    {} element(s) have no finite error bound (their scale reached the \
+                 range of {}",
+                self.unbounded,
+                self.shape
+                    .element_type()
+                    .map_or("the type".to_string(), |t| t.to_string())
+            )?;
+            if let Some(origin) = &self.unbounded_origin {
+                write!(f, " at {origin}")?;
+            }
+            f.write_str(
+                "): judged by class instead (finite, NaN, the same infinity) where the bound \
+                 covers the type's range, and not judged where rounding decides the class \
+                 itself (an operand within its error of a pole or a domain edge); never by ULPs",
+            )?;
         }
         for e in &self.worst {
             write!(f, "\n    {e}")?;
@@ -373,6 +418,9 @@ pub fn compare_scaled_leaf(
         mismatches: 0,
         worst: Vec::new(),
         failure: None,
+        unbounded: 0,
+        unbounded_origin: None,
+        undefined: None,
     };
     if got.dims() != want.dims() || got.dims() != scale.dims() {
         report.failure = Some(format!(
@@ -384,15 +432,11 @@ pub fn compare_scaled_leaf(
     let ty = got.element_type().ok_or_else(|| {
         Error::invalid_argument(format!("cannot compare values of shape {shape}"))
     })?;
-    if ty.is_complex() {
-        // No scale rule for complex values: the tolerance rule, against the shadow.
-        let want = platform_api::semantics::convert(want, ty)?;
-        let r = compare_arrays(index, got, &want, Tolerance::default())?;
-        report.failure = r.first_failure.map(|w| format!("(tolerance rule) {w}"));
-        return Ok(report);
-    }
+    // Complex values are judged like reals, on the modulus of the
+    // difference, in ULPs of their parts' type.
+    let part = component_type(ty);
     let dims = got.dims().to_vec();
-    let p = significand_bits(ty).filter(|_| ty.is_float());
+    let p = significand_bits(part).filter(|_| part.is_float());
     let scale_data = scale.data::<f64>()?;
     for i in 0..got.element_count() {
         let (g, w) = (got.get(i)?, want.get(i)?);
@@ -404,37 +448,55 @@ pub fn compare_scaled_leaf(
             scale: s,
             ulps,
         };
-        let e = match p {
+        let (e, unbounded) = match p {
             None => {
-                let equal = int_value(&g) == int_value(&w);
-                element(if equal { 0.0 } else { f64::INFINITY }, 0.0)
+                // Infinite: the integer came from a value whose class
+                // rounding decides (a comparison of such a value, say).
+                let open = scale_data.get(i).is_some_and(|s| s.is_infinite());
+                let equal = open || int_value(&g) == int_value(&w);
+                let e = element(if equal { 0.0 } else { f64::INFINITY }, 0.0);
+                (e, open)
             }
             Some(p) => {
-                let (gv, mut wv) = (g.to_f64_lossy(), w.to_f64_lossy());
-                if wv.is_finite() && wv.abs() > max_finite(ty) {
-                    wv = wv.signum() * f64::INFINITY;
+                let (gp, mut wp) = (float_parts(&g), float_parts(&w));
+                for x in &mut wp {
+                    if x.is_finite() && x.abs() > max_finite(part) {
+                        *x = x.signum() * f64::INFINITY;
+                    }
                 }
                 let s = scale_data.get(i).copied().unwrap_or(0.0) * 2f64.powi(p - 24);
-                let ulps = if gv.is_nan() || wv.is_nan() {
-                    if gv.is_nan() == wv.is_nan() {
+                let finite = |c: &[f64; 2]| c.iter().all(|x| x.is_finite());
+                // Unbounded: the scale covers the type's whole range (or is
+                // not a number at all), so a ULP count would mean nothing.
+                // Infinite: rounding decides the element's very class (an
+                // operand within its error of a pole or a domain edge), so
+                // nothing about it can be checked.
+                let open = s.is_infinite();
+                let unbounded = open || (finite(&wp) && !(s < unbounded_magnitude(part)));
+                let ulps = if open {
+                    0.0
+                } else if !finite(&gp) || !finite(&wp) {
+                    if same_class(gp, wp) {
                         0.0
                     } else {
                         f64::INFINITY
                     }
-                } else if gv.is_infinite() || wv.is_infinite() {
-                    if gv == wv {
-                        0.0
-                    } else {
-                        f64::INFINITY
-                    }
-                } else if gv == wv {
+                } else if unbounded || gp == wp {
                     0.0
                 } else {
-                    (gv - wv).abs() / ulp_at(s.max(wv.abs()), p, ty)
+                    let diff = (gp[0] - wp[0]).hypot(gp[1] - wp[1]);
+                    let magnitude = wp[0].hypot(wp[1]);
+                    diff / ulp_at(s.max(magnitude), p, part)
                 };
-                element(ulps, s)
+                let e = if unbounded {
+                    element(ulps, f64::INFINITY)
+                } else {
+                    element(ulps, s)
+                };
+                (e, unbounded)
             }
         };
+        report.unbounded += usize::from(unbounded);
         if e.ulps > rule.max_ulps || e.ulps.is_nan() {
             report.mismatches += 1;
         }
@@ -456,6 +518,35 @@ pub fn compare_scaled_leaf(
         report.worst.truncate(1);
     }
     Ok(report)
+}
+
+/// Whether two values (real: the second part 0) with a non-finite part are
+/// of one class: both NaN, both finite, or infinite alike. A complex value
+/// with an infinite part is infinite whatever its other part (C99 Annex G),
+/// so `(inf, 0)` and `(inf, NaN)` agree; where both are infinite, each part
+/// infinite in either must be the same infinity in both.
+fn same_class(g: [f64; 2], w: [f64; 2]) -> bool {
+    #[derive(PartialEq)]
+    enum Class {
+        Finite,
+        Nan,
+        Infinite,
+    }
+    let class = |c: &[f64; 2]| {
+        if c.iter().any(|x| x.is_infinite()) {
+            Class::Infinite
+        } else if c.iter().any(|x| x.is_nan()) {
+            Class::Nan
+        } else {
+            Class::Finite
+        }
+    };
+    let (cg, cw) = (class(&g), class(&w));
+    if cg != cw {
+        return false;
+    }
+    cg != Class::Infinite
+        || (0..2).all(|k| !(g[k].is_infinite() || w[k].is_infinite()) || g[k] == w[k])
 }
 
 /// Compares a result with reference values and scales leaf by leaf (tuples
@@ -520,6 +611,18 @@ pub fn shadow_reference(
         ..RunContext::default()
     };
     shadow::shadow_evaluate(&module, args, &ctx)
+}
+
+/// Adds to each leaf's report what the shadow evaluation knows about that
+/// output: where its scale became unbounded, and whether XLA leaves it
+/// undefined.
+pub fn annotate(reports: &mut [ScaledComparison], shadow: &ShadowOutput) {
+    for (i, r) in reports.iter_mut().enumerate() {
+        if r.unbounded > 0 {
+            r.unbounded_origin = shadow.unbounded_origin.get(i).cloned().flatten();
+        }
+        r.undefined = shadow.undefined.get(i).cloned().flatten();
+    }
 }
 
 /// The fallback ops a shadow evaluation used, as one line for reports
@@ -648,7 +751,9 @@ pub fn compare_by_scale(
     if let Some(note) = fallback_note(&shadow) {
         text.push_str(&format!("{note}\n"));
     }
-    let reports = compare_scaled(got, &want, &shadow.scale, rule).map_err(|e| e.context(name))?;
+    let mut reports =
+        compare_scaled(got, &want, &shadow.scale, rule).map_err(|e| e.context(name))?;
+    annotate(&mut reports, &shadow);
     for report in &reports {
         text.push_str(&format!("{report}\n"));
     }

@@ -237,6 +237,37 @@ fn arguments_too_large_to_allocate_are_an_error() {
 }
 
 #[test]
+fn intermediates_too_large_for_the_shadow_are_an_error() {
+    let dir = scratch_dir("huge-intermediate");
+    // The Host fuses the broadcast into the reduce and never holds it; the
+    // f64 shadow would, and must say so instead of aborting.
+    let hlo = dir.join("huge.hlo");
+    std::fs::write(
+        &hlo,
+        "HloModule huge\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+         ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[] parameter(0)\n  \
+         big = f32[100000000000] broadcast(p), dimensions={}\n  z = f32[] constant(0)\n  \
+         ROOT r = f32[] reduce(big, z), dimensions={0}, to_apply=add\n}\n",
+    )
+    .unwrap();
+    let o = hlorun(&["compare", hlo.to_str().unwrap(), "--platform", "host"]);
+    assert_fails_with(&o, &["%big (broadcast)", "more than can be allocated"]);
+    // A transpose of such an array: whichever side runs out first says so.
+    let hlo = dir.join("transpose.hlo");
+    std::fs::write(
+        &hlo,
+        "HloModule huge\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+         ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[1000] parameter(0)\n  \
+         big = f32[1000,100000000] broadcast(p), dimensions={0}\n  \
+         t = f32[100000000,1000] transpose(big), dimensions={1,0}\n  z = f32[] constant(0)\n  \
+         ROOT r = f32[] reduce(t, z), dimensions={0,1}, to_apply=add\n}\n",
+    )
+    .unwrap();
+    let o = hlorun(&["compare", hlo.to_str().unwrap(), "--platform", "host"]);
+    assert_fails_with(&o, &["allocat"]);
+}
+
+#[test]
 fn hostile_names_and_headers_give_one_short_error_line() {
     let dir = scratch_dir("hostile-messages");
     // A custom-call target with line breaks, echoed in "no such target".

@@ -13,7 +13,9 @@ mod cuda_emulated;
 mod differential;
 #[path = "example_backend/main.rs"]
 mod example_backend;
+mod fuzz_findings;
 mod linalg;
+mod model_compare;
 mod narrow_types;
 mod op_matrix;
 mod pipeline_fuzz;

@@ -67,6 +67,7 @@ use hlo_ir::{
     Literal, Op, Result, Scalar, Shape, UnaryOp,
 };
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// What [`shadow_evaluate`] returns: the result and its scale, both with the
 /// module's result structure; float leaves are `f64`, other leaves keep their
@@ -81,6 +82,189 @@ pub struct ShadowOutput {
     /// Opcodes whose scale came from the conservative fallback, with counts
     /// (dynamic: a fallback in a loop body counts once per iteration).
     pub fallbacks: BTreeMap<String, usize>,
+    /// Per output leaf (a tuple flattened in preorder): the instruction
+    /// (`%name (opcode)`) whose error scale first reached the range of its
+    /// type on the way to that output, if any did. An element whose scale is
+    /// at least [`unbounded_magnitude`] has no useful error bound.
+    pub unbounded_origin: Vec<Option<String>>,
+    /// Per output leaf: why XLA leaves the value undefined, if it does (the
+    /// leaf depends on a Cholesky factorization of a matrix that is not
+    /// positive definite, say); such a leaf cannot be judged.
+    pub undefined: Vec<Option<String>>,
+}
+
+/// The magnitude (in a type's own units, `scale · 2^(p - 24)`) at which an
+/// error scale covers the whole range of the type: a bound that says nothing.
+/// Scales saturate here (see [`shadow_evaluate`]), so they stay finite while
+/// the values are.
+pub fn unbounded_magnitude(ty: ElementType) -> f64 {
+    match ty {
+        ElementType::F16 => 65504.0,
+        ElementType::BF16 => 3.3895313892515355e38,
+        ElementType::F32 => f64::from(f32::MAX),
+        _ => f64::MAX,
+    }
+}
+
+/// The largest scale (f32-roundoff units) a value of type `ty` carries: an
+/// error as large as the type's range.
+fn scale_cap(ty: ElementType) -> f64 {
+    let p = significand_bits(ty).unwrap_or(53);
+    unbounded_magnitude(ty) * 2f64.powi(24 - p)
+}
+
+/// The smallest magnitude that rounds to infinity in `ty` (the largest
+/// finite value plus half its ULP).
+fn overflow_threshold(ty: ElementType) -> f64 {
+    let p = significand_bits(ty).unwrap_or(53);
+    let max = unbounded_magnitude(ty);
+    let e = max.log2().floor() as i32;
+    max + 2f64.powi(e - p)
+}
+
+/// Half the smallest subnormal of `ty`: magnitudes at or below it round to zero.
+fn underflow_threshold(ty: ElementType) -> f64 {
+    match ty {
+        ElementType::F16 => 2f64.powi(-25),
+        ElementType::BF16 => 2f64.powi(-134),
+        ElementType::F32 => 2f64.powi(-150),
+        _ => 0.0,
+    }
+}
+
+/// Brings one result in line with its program type after an instruction:
+/// values beyond the range of their original narrower type become infinite
+/// (and values below its smallest subnormal zero), as the program's own
+/// rounding makes them, so the shadow does not carry a finite number where
+/// every implementation has an infinity; a non-finite value's scale is 0
+/// (an exact infinity chosen by a select is no error of infinite size, and
+/// such values are judged by their class); a finite value's scale saturates
+/// at [`scale_cap`]. An infinite scale stays: it marks an element whose very
+/// class rounding decides (see [`straddles`]). Returns the new value and scale and the count of
+/// finite elements whose scale is at the cap.
+fn settle(v: Value, s: Value, shape: &Shape) -> Result<(Value, Value, usize)> {
+    match (v, s, shape) {
+        (Value::Tuple(vs), Value::Tuple(ss), Shape::Tuple(shapes)) => {
+            let (mut nv, mut ns, mut count) = (Vec::new(), Vec::new(), 0);
+            for ((v, s), shape) in vs.into_iter().zip(ss).zip(shapes) {
+                let (v, s, c) = settle(v, s, shape)?;
+                nv.push(v);
+                ns.push(s);
+                count += c;
+            }
+            Ok((Value::Tuple(nv), Value::Tuple(ns), count))
+        }
+        (Value::Array(va), Value::Array(sa), Shape::Array(a))
+            if (promotable(a.element_type) || a.element_type == ElementType::F64)
+                && va.element_type() == Some(ElementType::F64)
+                && sa.element_type() == Some(ElementType::F64)
+                && va.element_count() == sa.element_count() =>
+        {
+            let ty = a.element_type;
+            let (over, under) = if promotable(ty) {
+                (overflow_threshold(ty), underflow_threshold(ty))
+            } else {
+                (f64::INFINITY, 0.0)
+            };
+            let cap = scale_cap(ty);
+            let (vd, sd) = (va.data::<f64>()?, sa.data::<f64>()?);
+            let value_changes = vd.iter().any(|x| {
+                let m = x.abs();
+                m.is_finite() && (m >= over || (m > 0.0 && m <= under))
+            });
+            let unbounded = |x: f64, s: f64| s == f64::INFINITY || (x.is_finite() && s >= cap);
+            let scale_changes = vd.iter().zip(sd).any(|(x, s)| {
+                *s != f64::INFINITY && ((!x.is_finite() && *s != 0.0) || !(*s <= cap))
+            });
+            if !value_changes && !scale_changes {
+                let count = vd
+                    .iter()
+                    .zip(sd)
+                    .filter(|(x, s)| unbounded(**x, **s))
+                    .count();
+                return Ok((Value::Array(va), Value::Array(sa), count));
+            }
+            let mut new_v = vd.to_vec();
+            for x in &mut new_v {
+                let m = x.abs();
+                if m.is_finite() && m >= over {
+                    *x = x.signum() * f64::INFINITY;
+                } else if m > 0.0 && m <= under {
+                    *x = 0.0f64.copysign(*x);
+                }
+            }
+            let mut count = 0;
+            let new_s: Vec<f64> = new_v
+                .iter()
+                .zip(sd)
+                .map(|(x, &s)| {
+                    if s == f64::INFINITY {
+                        count += 1;
+                        s
+                    } else if !x.is_finite() {
+                        0.0
+                    } else if s >= cap || s.is_nan() {
+                        count += 1;
+                        cap
+                    } else {
+                        s
+                    }
+                })
+                .collect();
+            let v = if value_changes {
+                Value::from_literal(like(&va, &new_v)?)
+            } else {
+                Value::Array(va)
+            };
+            Ok((v, Value::from_literal(like(&sa, &new_s)?), count))
+        }
+        (v, s, _) => Ok((v, s, 0)),
+    }
+}
+
+/// Whether any element of an f64 value is NaN or infinite.
+fn has_nonfinite(v: &Value) -> bool {
+    match v {
+        Value::Array(a) => a
+            .data::<f64>()
+            .map(|d| d.iter().any(|x| !x.is_finite()))
+            .unwrap_or(false),
+        Value::Tuple(t) => t.iter().any(has_nonfinite),
+        Value::Token => false,
+    }
+}
+
+/// Whether a batch of square matrices (the last two dimensions) holds a
+/// non-finite value in the triangle a triangular solve reads.
+fn nonfinite_in_triangle(v: &Value, lower: bool, unit_diagonal: bool) -> bool {
+    let Ok(a) = v.array() else { return false };
+    let Ok(d) = a.data::<f64>() else { return false };
+    let dims = a.dims();
+    let Some(&n) = dims.last() else { return false };
+    if n == 0 {
+        return false;
+    }
+    d.iter().enumerate().any(|(k, x)| {
+        let (i, j) = ((k / n) % n, k % n);
+        let read = if i == j {
+            !unit_diagonal
+        } else {
+            (i > j) == lower
+        };
+        read && !x.is_finite()
+    })
+}
+
+/// Whether any element of an f64 value is NaN.
+fn has_nan(v: &Value) -> bool {
+    match v {
+        Value::Array(a) => a
+            .data::<f64>()
+            .map(|d| d.iter().any(|x| x.is_nan()))
+            .unwrap_or(false),
+        Value::Tuple(t) => t.iter().any(has_nan),
+        Value::Token => false,
+    }
 }
 
 /// Significand bits (with the implicit one) of a float type.
@@ -91,6 +275,15 @@ pub fn significand_bits(ty: ElementType) -> Option<i32> {
 /// The weight of one rounding to `ty` in units of the f32 unit roundoff.
 pub fn rounding_weight(ty: ElementType) -> f64 {
     significand_bits(ty).map_or(0.0, |p| 2f64.powi(24 - p))
+}
+
+/// The type of a complex type's parts (a real type is its own).
+pub fn component_type(ty: ElementType) -> ElementType {
+    match ty {
+        ElementType::C64 => ElementType::F32,
+        ElementType::C128 => ElementType::F64,
+        other => other,
+    }
 }
 
 /// Whether the shadow carries values of this type in f64.
@@ -177,7 +370,7 @@ fn walked_computations(module: &HloModule) -> Vec<bool> {
             match &instr.op {
                 Op::While { condition, body } => stack.extend([*condition, *body]),
                 Op::Conditional { branches } => stack.extend(branches.iter().copied()),
-                Op::Call { to_apply } => stack.push(*to_apply),
+                Op::Call { to_apply, .. } => stack.push(*to_apply),
                 Op::Fusion { calls, .. } => stack.push(*calls),
                 _ => {}
             }
@@ -288,11 +481,73 @@ fn touches_complex(module: &HloModule, comp: CompId, id: InstrId) -> bool {
     complex(&i.shape) || i.operands.iter().any(|o| complex(&c.instr(*o).shape))
 }
 
-/// A value and its scale.
+/// A value and its scale, with what the walker learned about them: which
+/// instruction first made a scale unbounded, and which made the value
+/// undefined (see [`Note`]).
 #[derive(Clone)]
 struct Pair {
     v: Value,
     s: Value,
+    /// The instruction whose scale first reached the type's range on the way
+    /// to this value.
+    origin: Note,
+    /// Why the value is not defined by XLA (a Cholesky factor of a matrix
+    /// that is not positive definite), per leaf.
+    undefined: Note,
+}
+
+impl Pair {
+    fn new(v: Value, s: Value) -> Pair {
+        Pair {
+            v,
+            s,
+            origin: Note::none(),
+            undefined: Note::none(),
+        }
+    }
+}
+
+/// A remark about a value, kept per leaf where a `tuple` built the value
+/// (`get-tuple-element` takes its element's) and for the value as a whole
+/// otherwise.
+#[derive(Clone, Debug)]
+enum Note {
+    All(Option<Arc<str>>),
+    Tuple(Vec<Note>),
+}
+
+impl Note {
+    fn none() -> Note {
+        Note::All(None)
+    }
+
+    /// The first remark anywhere in the note.
+    fn any(&self) -> Option<Arc<str>> {
+        match self {
+            Note::All(x) => x.clone(),
+            Note::Tuple(t) => t.iter().find_map(Note::any),
+        }
+    }
+
+    fn element(&self, index: usize) -> Note {
+        match self {
+            Note::All(x) => Note::All(x.clone()),
+            Note::Tuple(t) => t.get(index).cloned().unwrap_or_else(Note::none),
+        }
+    }
+
+    /// One remark per leaf of `shape`, in preorder.
+    fn leaves(&self, shape: &Shape, out: &mut Vec<Option<String>>) {
+        match shape {
+            Shape::Tuple(shapes) => {
+                for (i, s) in shapes.iter().enumerate() {
+                    self.element(i).leaves(s, out);
+                }
+            }
+            Shape::Array(_) => out.push(self.any().map(|x| x.to_string())),
+            Shape::Token => {}
+        }
+    }
 }
 
 /// Zeros of type f64 with the structure of `v` (the scale of exact values).
@@ -383,9 +638,35 @@ fn finite_or(x: f64, fallback: f64) -> f64 {
     }
 }
 
-/// The scale of a unary elementwise op: `w|y| + |f'(x)|·s_x`.
+/// How far (in f32-roundoff units times the scale) a correct implementation's
+/// operand may lie from the shadow's: the default threshold of the judge, 16
+/// ULPs of the scale, is about 32 units.
+const REACH: f64 = 32.0;
+
+/// Whether rounding decides on which side of `edge` an operand with value
+/// `x` and scale `s` lies: then an op with a pole or a domain edge there can
+/// give a NaN or an infinity in one correct implementation and a number in
+/// another, and the result has no bound at all.
+fn straddles(x: f64, s: f64, edge: f64) -> bool {
+    s > 0.0 && (x - edge).abs() <= REACH * s * 2f64.powi(-24)
+}
+
+/// The scale of a unary elementwise op: `w|y| + |f'(x)|·s_x`; infinite where
+/// rounding decides whether the result is defined (an operand within its
+/// error of the edge of the domain of `log`, `sqrt`, `rsqrt`, `log1p`).
 fn unary_scale(op: UnaryOp, w: f64, x: f64, y: f64, s: f64) -> f64 {
     use UnaryOp::*;
+    if s.is_infinite() {
+        return s;
+    }
+    let edge = match op {
+        Log | Sqrt | Rsqrt => Some(0.0),
+        Log1p => Some(-1.0),
+        _ => None,
+    };
+    if edge.is_some_and(|e| straddles(x, s, e)) {
+        return f64::INFINITY;
+    }
     let own = w * y.abs();
     let d = match op {
         // Exact ops: the error moves with the value.
@@ -399,19 +680,29 @@ fn unary_scale(op: UnaryOp, w: f64, x: f64, y: f64, s: f64) -> f64 {
         Sqrt => (s / (2.0 * y.abs())).min((s * 2f64.powi(24)).sqrt()),
         Rsqrt => y.abs() / (2.0 * x.abs()) * s,
         Cbrt => (y.abs() / (3.0 * x.abs()) * s).min((s * 2f64.powi(24)).cbrt()),
-        Tanh => (1.0 - y * y).abs() * s,
-        Logistic => (y * (1.0 - y)).abs() * s,
-        Sin | Cos => s,
+        // Ops with a bounded range: whatever the operand's error, the
+        // result's cannot exceed the width of that range (2, or 1 for
+        // logistic), 2^24 units of the f32 roundoff per unit of width.
+        Tanh => ((1.0 - y * y).abs() * s).min(2.0 * 2f64.powi(24)),
+        Logistic => ((y * (1.0 - y)).abs() * s).min(2f64.powi(24)),
+        Sin | Cos => s.min(2.0 * 2f64.powi(24)),
         Tan => (1.0 + y * y) * s,
-        Erf => 2.0 / std::f64::consts::PI.sqrt() * (-x * x).exp() * s,
+        Erf => (2.0 / std::f64::consts::PI.sqrt() * (-x * x).exp() * s).min(2.0 * 2f64.powi(24)),
         _ => s,
     };
     own + finite_or(d, s)
 }
 
-/// The scale of a binary elementwise op.
+/// The scale of a binary elementwise op; infinite for a division whose
+/// divisor is within its error of zero.
 fn binary_scale(op: BinaryOp, w: f64, a: f64, b: f64, y: f64, sa: f64, sb: f64) -> f64 {
     use BinaryOp::*;
+    if sa.is_infinite() || sb.is_infinite() {
+        return f64::INFINITY;
+    }
+    if matches!(op, Divide | Remainder | Atan2) && straddles(b, sb, 0.0) {
+        return f64::INFINITY;
+    }
     let own = w * y.abs();
     let plain = sa + sb;
     let d = match op {
@@ -471,13 +762,19 @@ pub fn shadow_evaluate(
     for a in args {
         let v = Value::from_literal(promote_literal(a)?);
         let s = zero_scale(&v)?;
-        pairs.push(Pair { v, s });
+        pairs.push(Pair::new(v, s));
     }
     let out = walker.walk(module.entry, pairs)?;
+    let root = &module.computation(module.entry).root_instr().shape;
+    let (mut unbounded_origin, mut undefined) = (Vec::new(), Vec::new());
+    out.origin.leaves(root, &mut unbounded_origin);
+    out.undefined.leaves(root, &mut undefined);
     Ok(ShadowOutput {
         value: out.v.into_literal(),
         scale: out.s.into_literal(),
         fallbacks: walker.fallbacks,
+        unbounded_origin,
+        undefined,
     })
 }
 
@@ -508,9 +805,76 @@ impl Walker<'_> {
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let pair = self
+            // The shadow holds an f64 value and an f64 scale per element and
+            // computes a scale from temporaries of the same size: a result
+            // too large for that is an error, never an abort.
+            let need = self.wide.plan.computation(comp_id).probe_bytes[i];
+            if need > 0 {
+                let total = need.saturating_mul(3);
+                hlo_ir::literal::AlignedBytes::try_zeroed(total).map_err(|_| {
+                    Error::resource_exhausted(format!(
+                        "%{} ({}) needs about {total} bytes for its f64 value and error scale \
+                         ({}), more than can be allocated",
+                        instr.name,
+                        instr.opcode(),
+                        instr.shape
+                    ))
+                })?;
+            }
+            let inherited_origin = operands.iter().find_map(|p| p.origin.any());
+            let inherited_undefined = operands.iter().find_map(|p| p.undefined.any());
+            // XLA leaves a Cholesky factor of a matrix that is not positive
+            // definite implementation-defined; the evaluator's NaNs there are
+            // one choice among many.
+            let not_positive_definite = matches!(instr.op, Op::Cholesky { .. })
+                && !operands.first().is_some_and(|p| has_nan(&p.v));
+            // A triangular matrix with an infinity or NaN in the triangle it
+            // reads: where that reaches the result, which elements come out
+            // NaN depends on the solve's order and blocking (XLA CPU's own
+            // blocked solve gives NaN where substitution gives a number).
+            let nonfinite_triangle = match &instr.op {
+                Op::TriangularSolve { options } => operands.first().is_some_and(|p| {
+                    nonfinite_in_triangle(&p.v, options.lower, options.unit_diagonal)
+                }),
+                _ => false,
+            };
+            let mut pair = self
                 .step(comp_id, InstrId(i as u32), operands, &mut args)
                 .map_err(|e| e.context(format!("%{} ({})", instr.name, instr.opcode())))?;
+            let (v, s, unbounded) = settle(pair.v, pair.s, &instr.shape)?;
+            (pair.v, pair.s) = (v, s);
+            let this = || -> Arc<str> { format!("%{} ({})", instr.name, instr.opcode()).into() };
+            if unbounded > 0 && pair.origin.any().is_none() {
+                pair.origin = Note::All(Some(inherited_origin.unwrap_or_else(this)));
+            }
+            if nonfinite_triangle && has_nonfinite(&pair.v) {
+                pair.undefined = Note::All(Some(
+                    format!(
+                        "%{} (triangular-solve) reads an infinity or NaN in its matrix, and \
+                         where non-finite values land then depends on the order of the solve",
+                        instr.name
+                    )
+                    .into(),
+                ));
+            } else if not_positive_definite && has_nan(&pair.v) {
+                pair.undefined = Note::All(Some(
+                    format!(
+                        "%{} (cholesky) factors a matrix that is not positive definite, \
+                         which XLA leaves implementation-defined",
+                        instr.name
+                    )
+                    .into(),
+                ));
+            } else if pair.undefined.any().is_none() {
+                if let Some(why) = inherited_undefined.filter(|_| {
+                    !matches!(
+                        instr.op,
+                        Op::Tuple | Op::GetTupleElement { .. } | Op::Parameter { .. }
+                    )
+                }) {
+                    pair.undefined = Note::All(Some(why));
+                }
+            }
             if trace {
                 eprintln!(
                     "shadow %{}: max|v| {:.3e}, max s {:.3e}",
@@ -546,10 +910,19 @@ impl Walker<'_> {
                 .and_then(Option::take)
                 .ok_or_else(|| Error::invalid_argument(format!("parameter {number} missing"))),
             Op::Tuple => {
-                let (v, s) = operands.into_iter().map(|p| (p.v, p.s)).unzip();
+                let (mut v, mut s, mut origin, mut undefined) =
+                    (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+                for p in operands {
+                    v.push(p.v);
+                    s.push(p.s);
+                    origin.push(p.origin);
+                    undefined.push(p.undefined);
+                }
                 Ok(Pair {
                     v: Value::Tuple(v),
                     s: Value::Tuple(s),
+                    origin: Note::Tuple(origin),
+                    undefined: Note::Tuple(undefined),
                 })
             }
             Op::GetTupleElement { index } => {
@@ -562,10 +935,12 @@ impl Walker<'_> {
                 Ok(Pair {
                     v: pick(&p.v)?,
                     s: pick(&p.s)?,
+                    origin: p.origin.element(*index),
+                    undefined: p.undefined.element(*index),
                 })
             }
             Op::Copy | Op::OptimizationBarrier | Op::AddDependency => first(&operands),
-            Op::Call { to_apply } => self.walk(*to_apply, operands),
+            Op::Call { to_apply, .. } => self.walk(*to_apply, operands),
             Op::Fusion { calls, .. } => self.walk(*calls, operands),
             Op::While { condition, body } => {
                 let mut state = first(&operands)?;
@@ -663,19 +1038,45 @@ impl Walker<'_> {
                                 n = n.max(l.element_count());
                             }
                         }
-                        add_everywhere(s, (n.max(1) as f64).sqrt() * big)?
+                        // Rounded in the precision of the complex parts
+                        // (f64 for c128), the largest of the result's.
+                        let w = oi
+                            .shape
+                            .leaves()
+                            .iter()
+                            .map(|(_, a)| rounding_weight(component_type(a.element_type)))
+                            .fold(0.0, f64::max);
+                        add_everywhere(s, w * (n.max(1) as f64).sqrt() * big)?
                     } else {
                         s
                     }
                 };
-                Ok(Pair { v, s })
+                Ok(Pair::new(v, s))
             }
             _ => {
                 let pi = self.promoted.computation(comp_id).instr(id);
-                let vals: Vec<Value> = operands.iter().map(|p| p.v.clone()).collect();
+                let mut vals: Vec<Value> = operands.iter().map(|p| p.v.clone()).collect();
+                if let (Op::Convert, Some(&k)) = (&oi.op, oi.operands.first()) {
+                    // A float converted to an integer: the program converts
+                    // a value of its own float type, so the shadow converts
+                    // its value rounded to that type (an exact product such
+                    // as a * 1e10 then gives the program's integer, not
+                    // the f64 one hundreds away).
+                    let from = original.computation(comp_id).instr(k).shape.clone();
+                    let to_integer = oi
+                        .shape
+                        .element_type()
+                        .is_some_and(|t| t.is_integer() || t.is_pred());
+                    if to_integer && from.element_type().is_some_and(promotable) {
+                        if let Some(v) = vals.first_mut() {
+                            let narrow = demote_literal(&v.to_literal(), &from)?;
+                            *v = Value::from_literal(promote_literal(&narrow)?);
+                        }
+                    }
+                }
                 let v = self.wide.eval_instruction(comp_id, id, pi, vals, &mut [])?;
                 let s = self.scale(comp_id, id, &operands, &v)?;
-                Ok(Pair { v, s })
+                Ok(Pair::new(v, s))
             }
         }
     }
@@ -719,7 +1120,7 @@ impl Walker<'_> {
         let oi = comp.instr(id);
         let ty = match oi.shape.as_array().map(|a| a.element_type) {
             Some(ty) if promotable(ty) || ty == ElementType::F64 => ty,
-            Some(_) => return zero_scale(v),
+            Some(_) => return indeterminate_elementwise(oi, ops, v),
             None => return self.fallback(oi.opcode().name(), v, ops, &oi.shape),
         };
         let w = rounding_weight(ty);
@@ -768,8 +1169,17 @@ impl Walker<'_> {
                     Some(f) if significand_bits(f).is_some() => {
                         let narrowing = significand_bits(f).is_some_and(|p| p > p_out);
                         let s = f64s(&arg(0)?.s)?;
+                        // A non-finite result adds no rounding (and must not
+                        // turn an infinite scale into NaN).
                         out((0..yd.len())
-                            .map(|i| s[i] + if narrowing { w * yd[i].abs() } else { 0.0 })
+                            .map(|i| {
+                                let own = if narrowing && yd[i].is_finite() {
+                                    w * yd[i].abs()
+                                } else {
+                                    0.0
+                                };
+                                s[i] + own
+                            })
                             .collect())
                     }
                     _ => {
@@ -811,7 +1221,22 @@ impl Walker<'_> {
                         })
                     })
                     .collect::<Result<Vec<_>>>()?;
-                self.same_op(comp_id, id, subs)
+                let moved = self.same_op(comp_id, id, subs)?;
+                if !matches!(oi.op, Op::Select) {
+                    return Ok(moved);
+                }
+                // A predicate whose value rounding decides picks either side.
+                let pred_scale = f64s(&arg(0)?.s)?;
+                if !pred_scale.iter().any(|x| x.is_infinite()) {
+                    return Ok(moved);
+                }
+                let mut d = f64s(&moved)?.to_vec();
+                for (i, x) in d.iter_mut().enumerate() {
+                    if at(pred_scale, i).is_infinite() {
+                        *x = f64::INFINITY;
+                    }
+                }
+                out(d)
             }
             Op::Dot { dnums, .. } => {
                 let (a, b) = (arg(0)?, arg(1)?);
@@ -974,6 +1399,36 @@ impl Walker<'_> {
             *x += v.sqrt();
         }
         Ok(Value::from_literal(like(m, &total)?))
+    }
+}
+
+/// The scale of a non-float result: zeros (integers and predicates are
+/// exact), but infinite where an elementwise op (`compare`, `is-finite`,
+/// `convert`) read an operand whose class rounding decides.
+fn indeterminate_elementwise(oi: &HloInstruction, ops: &[Pair], v: &Value) -> Result<Value> {
+    let zeros = zero_scale(v)?;
+    if !matches!(oi.op, Op::Compare { .. } | Op::Unary(_) | Op::Convert) {
+        return Ok(zeros);
+    }
+    let Ok(z) = zeros.array() else {
+        return Ok(zeros);
+    };
+    let n = z.element_count();
+    let mut out: Option<Vec<f64>> = None;
+    for p in ops {
+        let Ok(s) = f64s(&p.s) else { continue };
+        if s.len() != n {
+            continue;
+        }
+        for (i, x) in s.iter().enumerate() {
+            if x.is_infinite() {
+                out.get_or_insert_with(|| vec![0.0; n])[i] = f64::INFINITY;
+            }
+        }
+    }
+    match out {
+        Some(d) => Ok(Value::from_literal(like(z, &d)?)),
+        None => Ok(zeros),
     }
 }
 
