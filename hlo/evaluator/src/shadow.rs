@@ -142,12 +142,12 @@ fn underflow_threshold(ty: ElementType) -> f64 {
 /// at [`scale_cap`]. An infinite scale stays: it marks an element whose very
 /// class rounding decides (see [`straddles`]). Returns the new value and scale and the count of
 /// finite elements whose scale is at the cap.
-fn settle(v: Value, s: Value, shape: &Shape) -> Result<(Value, Value, usize)> {
+fn settle(v: Value, s: Value, shape: &Shape, marks: bool) -> Result<(Value, Value, usize)> {
     match (v, s, shape) {
         (Value::Tuple(vs), Value::Tuple(ss), Shape::Tuple(shapes)) => {
             let (mut nv, mut ns, mut count) = (Vec::new(), Vec::new(), 0);
             for ((v, s), shape) in vs.into_iter().zip(ss).zip(shapes) {
-                let (v, s, c) = settle(v, s, shape)?;
+                let (v, s, c) = settle(v, s, shape, marks)?;
                 nv.push(v);
                 ns.push(s);
                 count += c;
@@ -172,10 +172,15 @@ fn settle(v: Value, s: Value, shape: &Shape) -> Result<(Value, Value, usize)> {
                 let m = x.abs();
                 m.is_finite() && (m >= over || (m > 0.0 && m <= under))
             });
-            let unbounded = |x: f64, s: f64| s == f64::INFINITY || (x.is_finite() && s >= cap);
-            let scale_changes = vd.iter().zip(sd).any(|(x, s)| {
-                *s != f64::INFINITY && ((!x.is_finite() && *s != 0.0) || !(*s <= cap))
-            });
+            // An infinite scale is a mark (see `straddles`) only where the
+            // op moves or maps marks elementwise; a sum or a fallback with an
+            // infinite value just computed an infinite size.
+            let mark = |x: f64, s: f64| s == f64::INFINITY && (marks || x.is_finite());
+            let unbounded = |x: f64, s: f64| mark(x, s) || (x.is_finite() && s >= cap);
+            let scale_changes = vd
+                .iter()
+                .zip(sd)
+                .any(|(x, s)| !mark(*x, *s) && ((!x.is_finite() && *s != 0.0) || !(*s <= cap)));
             if !value_changes && !scale_changes {
                 let count = vd
                     .iter()
@@ -198,7 +203,7 @@ fn settle(v: Value, s: Value, shape: &Shape) -> Result<(Value, Value, usize)> {
                 .iter()
                 .zip(sd)
                 .map(|(x, &s)| {
-                    if s == f64::INFINITY {
+                    if mark(*x, s) {
                         count += 1;
                         s
                     } else if !x.is_finite() {
@@ -667,7 +672,7 @@ fn unary_scale(op: UnaryOp, w: f64, x: f64, y: f64, s: f64) -> f64 {
     if edge.is_some_and(|e| straddles(x, s, e)) {
         return f64::INFINITY;
     }
-    let own = w * y.abs();
+    let own = if y.is_finite() { w * y.abs() } else { 0.0 };
     let d = match op {
         // Exact ops: the error moves with the value.
         Abs | Negate | Real | Imag => return s,
@@ -703,7 +708,7 @@ fn binary_scale(op: BinaryOp, w: f64, a: f64, b: f64, y: f64, sa: f64, sb: f64) 
     if matches!(op, Divide | Remainder | Atan2) && straddles(b, sb, 0.0) {
         return f64::INFINITY;
     }
-    let own = w * y.abs();
+    let own = if y.is_finite() { w * y.abs() } else { 0.0 };
     let plain = sa + sb;
     let d = match op {
         Add | Subtract => plain,
@@ -841,7 +846,15 @@ impl Walker<'_> {
             let mut pair = self
                 .step(comp_id, InstrId(i as u32), operands, &mut args)
                 .map_err(|e| e.context(format!("%{} ({})", instr.name, instr.opcode())))?;
-            let (v, s, unbounded) = settle(pair.v, pair.s, &instr.shape)?;
+            let marks = !matches!(
+                instr.op,
+                Op::Dot { .. }
+                    | Op::Convolution { .. }
+                    | Op::Reduce { .. }
+                    | Op::ReduceWindow { .. }
+                    | Op::Scatter { .. }
+            );
+            let (v, s, unbounded) = settle(pair.v, pair.s, &instr.shape, marks)?;
             (pair.v, pair.s) = (v, s);
             let this = || -> Arc<str> { format!("%{} ({})", instr.name, instr.opcode()).into() };
             if unbounded > 0 && pair.origin.any().is_none() {
@@ -1501,11 +1514,19 @@ fn fallback_leaf(v: &Value, shape: &Shape, m: f64, kind: Fallback) -> Result<Val
                 .collect::<Result<_>>()?,
         )),
         (Value::Array(a), Shape::Array(s))
-            if promotable(s.element_type) || s.element_type == ElementType::F64 =>
+            if promotable(s.element_type)
+                || s.element_type == ElementType::F64
+                || (matches!(kind, Fallback::Normwise) && s.element_type.is_complex()) =>
         {
-            let w = rounding_weight(s.element_type);
+            // A complex leaf (a complex factorization's) is rounded in its
+            // parts' precision.
+            let w = rounding_weight(component_type(s.element_type));
             let d: Vec<f64> = match kind {
-                Fallback::Elementwise => a.data::<f64>()?.iter().map(|y| w * y.abs() + m).collect(),
+                Fallback::Elementwise => a
+                    .data::<f64>()?
+                    .iter()
+                    .map(|y| if y.is_finite() { w * y.abs() } else { 0.0 } + m)
+                    .collect(),
                 Fallback::Normwise => {
                     let n = s
                         .dims

@@ -210,7 +210,7 @@ fn unknown_instruction_reference() {
 
 #[test]
 fn unknown_computation_reference() {
-    let text = module_with("  ROOT %r = f32[] reduce(%p, %p), dimensions={0}, to_apply=%nowhere");
+    let text = module_with("  ROOT %r = f32[4] reduce(%p, %p), dimensions={0}, to_apply=%nowhere");
     expect_error(
         &text,
         "%nowhere",

@@ -407,6 +407,12 @@ impl Expander for FftExpander {
         if !(1..=3).contains(&r) || rank < r || odims.len() != rank {
             return false;
         }
+        // An empty operand or result: the result is a constant (empty, or
+        // the transform of nothing, zeros), whatever fft_length says (XLA
+        // CPU transforms an empty operand to an empty result).
+        if idims.contains(&0) || odims.contains(&0) {
+            return true;
+        }
         let lead = rank - r;
         let last = fft_length[r - 1];
         let half = last / 2 + 1;
@@ -444,6 +450,11 @@ impl Expander for FftExpander {
         let x = b.operand(0)?;
         let (_, dims) = b.array(x)?;
         let (out_type, _) = b.array(id)?;
+        if dims.contains(&0) || b.array(id)?.1.contains(&0) {
+            let shape = b.instr(id).shape.clone();
+            let literal = Literal::zeros(&shape.without_layout());
+            return Ok(b.add(shape, Op::Constant { literal }, vec![]));
+        }
         let r = fft_length.len();
         let lead = dims
             .len()
