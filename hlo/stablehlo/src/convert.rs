@@ -834,7 +834,11 @@ impl<'m> Converter<'m> {
                 };
                 let comp = self.function(callee, op.pos)?;
                 let to_apply = b.attach(&comp)?;
-                let r = b.add_op(Op::Call { to_apply }, &operands, result_shape(&shapes))?;
+                let call = Op::Call {
+                    to_apply,
+                    is_composite: false,
+                };
+                let r = b.add_op(call, &operands, result_shape(&shapes))?;
                 return split(b, r, shapes.len());
             }
             "stablehlo.composite" => {
@@ -843,7 +847,12 @@ impl<'m> Converter<'m> {
                 };
                 let comp = self.function(callee, op.pos)?;
                 let to_apply = b.attach(&comp)?;
-                let r = b.add_op(Op::Call { to_apply }, &operands, result_shape(&shapes))?;
+                // XLA prints a composite as a call with is_composite=true.
+                let call = Op::Call {
+                    to_apply,
+                    is_composite: true,
+                };
+                let r = b.add_op(call, &operands, result_shape(&shapes))?;
                 let instr = b.instruction_mut(r)?;
                 if let Some(Attr::Str(name)) = op.attr("name") {
                     instr
