@@ -472,7 +472,8 @@ pub fn compare_scaled_leaf(
                 // operand within its error of a pole or a domain edge), so
                 // nothing about it can be checked.
                 let open = s.is_infinite();
-                let unbounded = open || (finite(&wp) && !(s < unbounded_magnitude(part)));
+                let unbounded =
+                    open || (finite(&wp) && (s.is_nan() || s >= unbounded_magnitude(part)));
                 let ulps = if open {
                     0.0
                 } else if !finite(&gp) || !finite(&wp) {

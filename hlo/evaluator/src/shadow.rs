@@ -177,10 +177,9 @@ fn settle(v: Value, s: Value, shape: &Shape, marks: bool) -> Result<(Value, Valu
             // infinite value just computed an infinite size.
             let mark = |x: f64, s: f64| s == f64::INFINITY && (marks || x.is_finite());
             let unbounded = |x: f64, s: f64| mark(x, s) || (x.is_finite() && s >= cap);
-            let scale_changes = vd
-                .iter()
-                .zip(sd)
-                .any(|(x, s)| !mark(*x, *s) && ((!x.is_finite() && *s != 0.0) || !(*s <= cap)));
+            let scale_changes = vd.iter().zip(sd).any(|(x, s)| {
+                !mark(*x, *s) && ((!x.is_finite() && *s != 0.0) || s.is_nan() || *s > cap)
+            });
             if !value_changes && !scale_changes {
                 let count = vd
                     .iter()

@@ -30,7 +30,7 @@ use std::f64::consts::PI;
 /// component where every FFT has a finite one).
 fn twiddle(num: usize, den: usize, sign: f64) -> Complex64 {
     let r = num % den;
-    if (4 * r) % den == 0 {
+    if (4 * r).is_multiple_of(den) {
         return match 4 * r / den {
             0 => Complex64::new(1.0, 0.0),
             1 => Complex64::new(0.0, sign),
