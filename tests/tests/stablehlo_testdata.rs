@@ -27,11 +27,7 @@ use platform_host as _;
 use platform_interpreter as _;
 
 /// Programs known to fail on a platform, with why.
-const KNOWN: &[(&str, &str, &str)] = &[(
-    "Interpreter",
-    "bitcast_convert_type_bool_2_3.mlir",
-    "the Interpreter refuses bitcast-convert from pred to pred (issue 40)",
-)];
+const KNOWN: &[(&str, &str, &str)] = &[];
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("stablehlo_testdata")
