@@ -392,6 +392,25 @@ const LANCZOS: [f64; 8] = [
     1.5056327351493116e-07,
 ];
 
+/// The Lanczos series `0.9999999999998099 + Σ c_k / (z + k)`, given the
+/// shifted arguments `z + k` (summed in XLA's order: the first term plus the
+/// constant, then each term in turn).
+fn lanczos_series(e: &mut E, shifted: &[Value]) -> Result<Value> {
+    let mut sum: Option<Value> = None;
+    for (&c, &zk) in LANCZOS.iter().zip(shifted) {
+        let c = e.c(c)?;
+        let term = e.bin(BinaryOp::Divide, c, zk)?;
+        sum = Some(match sum {
+            None => {
+                let base = e.c(0.9999999999998099)?;
+                e.bin(BinaryOp::Add, term, base)?
+            }
+            Some(acc) => e.bin(BinaryOp::Add, acc, term)?,
+        });
+    }
+    sum.ok_or_else(|| Error::internal("empty Lanczos series"))
+}
+
 /// `log |Γ(x)|` by the Lanczos approximation of `Γ(z + 1)`, `z = x - 1`,
 /// reflected (`log π - log |sin(π x)| - lgamma(1 - x)`) for `x < 0.5`, and
 /// `inf` at infinities, as XLA writes it.
@@ -438,22 +457,12 @@ fn lgamma(e: &mut E, x: Value) -> Result<Value> {
     let m = e.bin(BinaryOp::Multiply, w, log_t)?;
     let log_sqrt_2pi = e.c(0.9189385332046727)?;
     let head = e.bin(BinaryOp::Add, m, log_sqrt_2pi)?;
-    // The series 0.9999999999998099 + Σ c_k / (z + k).
-    let mut sum = None;
-    for (k, &c) in LANCZOS.iter().enumerate() {
+    let mut shifted = Vec::with_capacity(LANCZOS.len());
+    for k in 0..LANCZOS.len() {
         let kk = e.c(k as f64 + 1.0)?;
-        let zk = e.bin(BinaryOp::Add, z, kk)?;
-        let c = e.c(c)?;
-        let term = e.bin(BinaryOp::Divide, c, zk)?;
-        sum = Some(match sum {
-            None => {
-                let base = e.c(0.9999999999998099)?;
-                e.bin(BinaryOp::Add, term, base)?
-            }
-            Some(acc) => e.bin(BinaryOp::Add, acc, term)?,
-        });
+        shifted.push(e.bin(BinaryOp::Add, z, kk)?);
     }
-    let series = sum.ok_or_else(|| Error::internal("empty Lanczos series"))?;
+    let series = lanczos_series(e, &shifted)?;
     let log_series = e.un(UnaryOp::Log, series)?;
     let direct = e.bin(BinaryOp::Add, head, log_series)?;
     let reflected = e.bin(BinaryOp::Subtract, reflected_base, direct)?;
@@ -501,19 +510,7 @@ fn digamma(e: &mut E, x: Value) -> Result<Value> {
         derivative = e.bin(BinaryOp::Subtract, derivative, term)?;
         shifted.push(zk);
     }
-    let mut series = None;
-    for (&c, &zk) in LANCZOS.iter().zip(&shifted) {
-        let c = e.c(c)?;
-        let term = e.bin(BinaryOp::Divide, c, zk)?;
-        series = Some(match series {
-            None => {
-                let base = e.c(0.9999999999998099)?;
-                e.bin(BinaryOp::Add, term, base)?
-            }
-            Some(acc) => e.bin(BinaryOp::Add, acc, term)?,
-        });
-    }
-    let series = series.ok_or_else(|| Error::internal("empty Lanczos series"))?;
+    let series = lanczos_series(e, &shifted)?;
     let ratio = e.bin(BinaryOp::Divide, derivative, series)?;
     let with_log = e.bin(BinaryOp::Add, log_t, ratio)?;
     let t = e.bin(BinaryOp::Add, z, g)?;

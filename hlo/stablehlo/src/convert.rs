@@ -434,25 +434,21 @@ impl<'m> Converter<'m> {
                     one(&shapes)?,
                 )?
             }
-            "stablehlo.select" => {
-                check_arity(op, &operands, 3)?;
-                b.add_op(Op::Select, &operands, one(&shapes)?)?
-            }
-            "stablehlo.clamp" => {
-                check_arity(op, &operands, 3)?;
-                b.add_op(Op::Clamp, &operands, one(&shapes)?)?
-            }
-            "stablehlo.convert" => {
-                check_arity(op, &operands, 1)?;
-                b.add_op(Op::Convert, &operands, one(&shapes)?)?
-            }
-            "stablehlo.bitcast_convert" => {
-                check_arity(op, &operands, 1)?;
-                b.add_op(Op::BitcastConvert, &operands, one(&shapes)?)?
-            }
-            "stablehlo.reshape" => {
-                check_arity(op, &operands, 1)?;
-                b.add_op(Op::Reshape, &operands, one(&shapes)?)?
+            // Ops with no attributes: the op and its operand count.
+            name @ ("stablehlo.select"
+            | "stablehlo.clamp"
+            | "stablehlo.convert"
+            | "stablehlo.bitcast_convert"
+            | "stablehlo.reshape") => {
+                let (o, arity) = match name {
+                    "stablehlo.select" => (Op::Select, 3),
+                    "stablehlo.clamp" => (Op::Clamp, 3),
+                    "stablehlo.convert" => (Op::Convert, 1),
+                    "stablehlo.bitcast_convert" => (Op::BitcastConvert, 1),
+                    _ => (Op::Reshape, 1),
+                };
+                check_arity(op, &operands, arity)?;
+                b.add_op(o, &operands, one(&shapes)?)?
             }
             "stablehlo.broadcast_in_dim" => {
                 check_arity(op, &operands, 1)?;
