@@ -824,46 +824,42 @@ impl<'m> Converter<'m> {
             "stablehlo.case" | "stablehlo.if" => {
                 return self.case(b, scope, op, &operands, &shapes)
             }
-            "func.call" | "call" => {
-                let Some(Attr::Symbol(callee)) = op.attr("callee") else {
-                    return Err(bad("no callee".into()));
+            // A composite is a call of its decomposition, which XLA prints
+            // with is_composite=true and the composite.* attributes.
+            "func.call" | "call" | "stablehlo.composite" => {
+                let is_composite = op.name == "stablehlo.composite";
+                let key = if is_composite {
+                    "decomposition"
+                } else {
+                    "callee"
+                };
+                let Some(Attr::Symbol(callee)) = op.attr(key) else {
+                    return Err(bad(format!("no {key}")));
                 };
                 let comp = self.function(callee, op.pos)?;
                 let to_apply = b.attach(&comp)?;
                 let call = Op::Call {
                     to_apply,
-                    is_composite: false,
+                    is_composite,
                 };
                 let r = b.add_op(call, &operands, result_shape(&shapes))?;
-                return split(b, r, shapes.len());
-            }
-            "stablehlo.composite" => {
-                let Some(Attr::Symbol(callee)) = op.attr("decomposition") else {
-                    return Err(bad("no decomposition".into()));
-                };
-                let comp = self.function(callee, op.pos)?;
-                let to_apply = b.attach(&comp)?;
-                // XLA prints a composite as a call with is_composite=true.
-                let call = Op::Call {
-                    to_apply,
-                    is_composite: true,
-                };
-                let r = b.add_op(call, &operands, result_shape(&shapes))?;
-                let instr = b.instruction_mut(r)?;
-                if let Some(Attr::Str(name)) = op.attr("name") {
-                    instr
-                        .frontend_attributes
-                        .push(("composite.name".into(), name.clone()));
-                }
-                if let Some(Attr::Dict(_, raw)) = op.attr("composite_attributes") {
-                    instr
-                        .frontend_attributes
-                        .push(("composite.attributes".into(), raw.clone()));
-                }
-                if let Some(Attr::Int(v)) = op.attr("version") {
-                    instr
-                        .frontend_attributes
-                        .push(("composite.version".into(), v.to_string()));
+                if is_composite {
+                    let instr = b.instruction_mut(r)?;
+                    if let Some(Attr::Str(name)) = op.attr("name") {
+                        instr
+                            .frontend_attributes
+                            .push(("composite.name".into(), name.clone()));
+                    }
+                    if let Some(Attr::Dict(_, raw)) = op.attr("composite_attributes") {
+                        instr
+                            .frontend_attributes
+                            .push(("composite.attributes".into(), raw.clone()));
+                    }
+                    if let Some(Attr::Int(v)) = op.attr("version") {
+                        instr
+                            .frontend_attributes
+                            .push(("composite.version".into(), v.to_string()));
+                    }
                 }
                 return split(b, r, shapes.len());
             }
@@ -1904,7 +1900,14 @@ fn field_ints(f: &[(String, Attr)], name: &str) -> Result<Vec<usize>> {
                 ))),
             })
             .collect(),
-        Some((_, Attr::IntArray(v))) => Ok(v.iter().map(|&x| x.max(0) as usize).collect()),
+        Some((_, Attr::IntArray(v))) => v
+            .iter()
+            .map(|&x| {
+                usize::try_from(x).map_err(|_| {
+                    Error::invalid_argument(format!("{name}: expected non-negative integers"))
+                })
+            })
+            .collect(),
         Some((_, a)) => Err(Error::invalid_argument(format!(
             "{name}: expected a list, found {}",
             a.kind()

@@ -73,7 +73,7 @@ pub(crate) enum LocExpr {
     Alias(String),
 }
 
-struct Parser<'a> {
+pub(crate) struct Parser<'a> {
     s: &'a [u8],
     i: usize,
     aliases: &'a HashMap<String, LocExpr>,
@@ -137,7 +137,7 @@ impl<'a> Parser<'a> {
         self.pos_of(self.i)
     }
 
-    fn err(&self, msg: impl std::fmt::Display) -> Error {
+    pub(crate) fn err(&self, msg: impl std::fmt::Display) -> Error {
         Error::invalid_argument(format!("{}: {msg}", self.pos()))
     }
 
@@ -145,7 +145,7 @@ impl<'a> Parser<'a> {
         self.i >= self.s.len()
     }
 
-    fn peek(&self) -> Option<u8> {
+    pub(crate) fn peek(&self) -> Option<u8> {
         self.s.get(self.i).copied()
     }
 
@@ -153,12 +153,21 @@ impl<'a> Parser<'a> {
         self.s.get(self.i + k).copied()
     }
 
-    fn looking_at(&self, lit: &str) -> bool {
+    pub(crate) fn looking_at(&self, lit: &str) -> bool {
         self.s[self.i.min(self.s.len())..].starts_with(lit.as_bytes())
     }
 
+    /// Where the cursor is, to come back to with [`reset`](Self::reset).
+    pub(crate) fn mark(&self) -> usize {
+        self.i
+    }
+
+    pub(crate) fn reset(&mut self, mark: usize) {
+        self.i = mark;
+    }
+
     /// Whitespace and `//` comments.
-    fn ws(&mut self) {
+    pub(crate) fn ws(&mut self) {
         while let Some(c) = self.peek() {
             if c.is_ascii_whitespace() {
                 self.i += 1;
@@ -175,7 +184,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn eat(&mut self, lit: &str) -> bool {
+    pub(crate) fn eat(&mut self, lit: &str) -> bool {
         self.ws();
         if self.looking_at(lit) {
             self.i += lit.len();
@@ -185,7 +194,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn expect(&mut self, lit: &str) -> Result<()> {
+    pub(crate) fn expect(&mut self, lit: &str) -> Result<()> {
         if self.eat(lit) {
             Ok(())
         } else {
@@ -194,7 +203,7 @@ impl<'a> Parser<'a> {
     }
 
     /// What stands at the cursor, for messages.
-    fn found(&self) -> String {
+    pub(crate) fn found(&self) -> String {
         if self.at_end() {
             return "the end of the text".into();
         }
@@ -212,7 +221,7 @@ impl<'a> Parser<'a> {
     }
 
     /// A bare identifier (`stablehlo.add`, `f32`, `dims`).
-    fn ident(&mut self) -> Result<String> {
+    pub(crate) fn ident(&mut self) -> Result<String> {
         self.ws();
         let start = self.i;
         match self.peek() {
@@ -229,7 +238,7 @@ impl<'a> Parser<'a> {
         Ok(String::from_utf8_lossy(&self.s[start..self.i]).into_owned())
     }
 
-    fn peek_ident(&mut self) -> Option<String> {
+    pub(crate) fn peek_ident(&mut self) -> Option<String> {
         let save = self.i;
         let r = self.ident().ok();
         self.i = save;
@@ -237,7 +246,7 @@ impl<'a> Parser<'a> {
     }
 
     /// `%name` (with `-` allowed inside, as MLIR's suffix-id).
-    fn value_name(&mut self) -> Result<String> {
+    pub(crate) fn value_name(&mut self) -> Result<String> {
         self.ws();
         if self.peek() != Some(b'%') {
             return Err(self.err(format!("expected a value (%name), found {}", self.found())));
@@ -258,7 +267,7 @@ impl<'a> Parser<'a> {
     }
 
     /// `%name` or `%name#index`.
-    fn value_ref(&mut self) -> Result<ValueRef> {
+    pub(crate) fn value_ref(&mut self) -> Result<ValueRef> {
         self.ws();
         let pos = self.pos();
         let name = self.value_name()?;
@@ -287,7 +296,7 @@ impl<'a> Parser<'a> {
         Ok(String::from_utf8_lossy(&self.s[start..self.i]).into_owned())
     }
 
-    fn symbol(&mut self) -> Result<String> {
+    pub(crate) fn symbol(&mut self) -> Result<String> {
         self.ws();
         if self.peek() != Some(b'@') {
             return Err(self.err(format!("expected a symbol (@name), found {}", self.found())));
@@ -311,7 +320,7 @@ impl<'a> Parser<'a> {
     }
 
     /// A quoted string with MLIR's escapes (`\"`, `\\`, `\n`, `\t`, `\XX`).
-    fn string(&mut self) -> Result<String> {
+    pub(crate) fn string(&mut self) -> Result<String> {
         self.ws();
         if self.peek() != Some(b'"') {
             return Err(self.err(format!("expected a string, found {}", self.found())));
@@ -374,10 +383,10 @@ impl<'a> Parser<'a> {
             })
     }
 
-    fn i64_lit(&mut self) -> Result<i64> {
+    pub(crate) fn i64_lit(&mut self) -> Result<i64> {
         self.ws();
         let neg = self.eat("-");
-        let v = self.usize_lit()? as i64;
+        let v = i64::try_from(self.usize_lit()?).map_err(|_| self.err("integer out of range"))?;
         Ok(if neg { -v } else { v })
     }
 
@@ -596,7 +605,7 @@ impl<'a> Parser<'a> {
     }
 
     /// An optional trailing `loc(...)`, resolved.
-    fn opt_loc(&mut self) -> Result<Option<Location>> {
+    pub(crate) fn opt_loc(&mut self) -> Result<Option<Location>> {
         self.ws();
         if !self.looking_at("loc(") {
             return Ok(None);
@@ -647,7 +656,7 @@ impl<'a> Parser<'a> {
 
     // ------------------------------------------------------------ types
 
-    fn ty(&mut self) -> Result<Type> {
+    pub(crate) fn ty(&mut self) -> Result<Type> {
         self.nested(|p| p.ty_inner())
     }
 
@@ -788,7 +797,7 @@ impl<'a> Parser<'a> {
     /// The type signature after an op's `:`: `(A, B) -> C`, `(A) -> (B, C)`,
     /// `A -> B` (CHLO), or a plain list `A, B` (then `operands` is empty and
     /// `results` is the list).
-    fn signature(&mut self) -> Result<(Vec<Type>, Vec<Type>, bool)> {
+    pub(crate) fn signature(&mut self) -> Result<(Vec<Type>, Vec<Type>, bool)> {
         self.ws();
         let (inputs, paren) = if self.peek() == Some(b'(') {
             self.i += 1;
@@ -815,7 +824,7 @@ impl<'a> Parser<'a> {
 
     // ------------------------------------------------------------ attributes
 
-    fn attr_value(&mut self) -> Result<Attr> {
+    pub(crate) fn attr_value(&mut self) -> Result<Attr> {
         self.nested(|p| p.attr_value_inner())
     }
 
@@ -981,7 +990,7 @@ impl<'a> Parser<'a> {
     }
 
     /// `{name = value, flag, ...}` (the `{` not yet consumed).
-    fn attr_dict(&mut self) -> Result<Vec<(String, Attr)>> {
+    pub(crate) fn attr_dict(&mut self) -> Result<Vec<(String, Attr)>> {
         self.expect("{")?;
         let mut out = Vec::new();
         if self.eat("}") {
@@ -1240,7 +1249,7 @@ impl<'a> Parser<'a> {
 
     /// `{ (^bb0(%a: T, ...):)? ops }`; `args` are arguments the op's pretty
     /// form declared outside the braces.
-    fn region(&mut self, args: Vec<Argument>) -> Result<Region> {
+    pub(crate) fn region(&mut self, args: Vec<Argument>) -> Result<Region> {
         self.nested(|p| p.region_inner(args))
     }
 
@@ -1394,99 +1403,4 @@ fn number_attr(t: &str) -> Option<Attr> {
         return Some(Attr::Float(t.to_string()));
     }
     t.parse::<i128>().ok().map(Attr::Int)
-}
-
-/// What the pretty-form parsers use of the parser.
-pub(crate) trait Lex {
-    fn err(&self, msg: String) -> Error;
-    fn ws(&mut self);
-    fn peek(&self) -> Option<u8>;
-    fn looking_at(&self, lit: &str) -> bool;
-    fn eat(&mut self, lit: &str) -> bool;
-    fn expect(&mut self, lit: &str) -> Result<()>;
-    fn found(&self) -> String;
-    fn ident(&mut self) -> Result<String>;
-    fn peek_ident(&mut self) -> Option<String>;
-    fn value_name(&mut self) -> Result<String>;
-    fn value_ref(&mut self) -> Result<ValueRef>;
-    fn symbol(&mut self) -> Result<String>;
-    fn string(&mut self) -> Result<String>;
-    fn i64_lit(&mut self) -> Result<i64>;
-    fn ty(&mut self) -> Result<Type>;
-    fn signature(&mut self) -> Result<(Vec<Type>, Vec<Type>, bool)>;
-    fn attr_value(&mut self) -> Result<Attr>;
-    fn attr_dict(&mut self) -> Result<Vec<(String, Attr)>>;
-    fn region(&mut self, args: Vec<Argument>) -> Result<Region>;
-    fn opt_loc(&mut self) -> Result<Option<Location>>;
-    fn mark(&self) -> usize;
-    fn reset(&mut self, mark: usize);
-}
-
-impl Lex for Parser<'_> {
-    fn err(&self, msg: String) -> Error {
-        Parser::err(self, msg)
-    }
-    fn ws(&mut self) {
-        Parser::ws(self)
-    }
-    fn peek(&self) -> Option<u8> {
-        Parser::peek(self)
-    }
-    fn looking_at(&self, lit: &str) -> bool {
-        Parser::looking_at(self, lit)
-    }
-    fn eat(&mut self, lit: &str) -> bool {
-        Parser::eat(self, lit)
-    }
-    fn expect(&mut self, lit: &str) -> Result<()> {
-        Parser::expect(self, lit)
-    }
-    fn found(&self) -> String {
-        Parser::found(self)
-    }
-    fn ident(&mut self) -> Result<String> {
-        Parser::ident(self)
-    }
-    fn peek_ident(&mut self) -> Option<String> {
-        Parser::peek_ident(self)
-    }
-    fn value_name(&mut self) -> Result<String> {
-        Parser::value_name(self)
-    }
-    fn value_ref(&mut self) -> Result<ValueRef> {
-        Parser::value_ref(self)
-    }
-    fn symbol(&mut self) -> Result<String> {
-        Parser::symbol(self)
-    }
-    fn string(&mut self) -> Result<String> {
-        Parser::string(self)
-    }
-    fn i64_lit(&mut self) -> Result<i64> {
-        Parser::i64_lit(self)
-    }
-    fn ty(&mut self) -> Result<Type> {
-        Parser::ty(self)
-    }
-    fn signature(&mut self) -> Result<(Vec<Type>, Vec<Type>, bool)> {
-        Parser::signature(self)
-    }
-    fn attr_value(&mut self) -> Result<Attr> {
-        Parser::attr_value(self)
-    }
-    fn attr_dict(&mut self) -> Result<Vec<(String, Attr)>> {
-        Parser::attr_dict(self)
-    }
-    fn region(&mut self, args: Vec<Argument>) -> Result<Region> {
-        Parser::region(self, args)
-    }
-    fn opt_loc(&mut self) -> Result<Option<Location>> {
-        Parser::opt_loc(self)
-    }
-    fn mark(&self) -> usize {
-        self.i
-    }
-    fn reset(&mut self, mark: usize) {
-        self.i = mark;
-    }
 }

@@ -11,10 +11,10 @@
 
 use hlo_ir::{Error, Result};
 
-use crate::parser::Lex;
+use crate::parser::Parser;
 use crate::syntax::*;
 
-pub(crate) fn parse_pretty<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> {
+pub(crate) fn parse_pretty(p: &mut Parser<'_>, op: &mut Operation) -> Result<()> {
     match op.name.as_str() {
         "stablehlo.constant" | "mhlo.constant" | "arith.constant" => constant(p, op),
         "stablehlo.reduce" => reduce(p, op),
@@ -34,7 +34,7 @@ pub(crate) fn parse_pretty<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> 
 
 /// `dense<...> : tensor<...>` (or any typed attribute), with an optional
 /// attribute dictionary before it.
-fn constant<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> {
+fn constant(p: &mut Parser<'_>, op: &mut Operation) -> Result<()> {
     p.ws();
     if p.peek() == Some(b'{') {
         let a = p.attr_dict()?;
@@ -56,7 +56,7 @@ fn constant<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> {
 
 /// The general pretty form (see the module documentation). `signature`:
 /// whether a `:` and types must follow.
-fn default_form<L: Lex>(p: &mut L, op: &mut Operation, signature: bool) -> Result<()> {
+fn default_form(p: &mut Parser<'_>, op: &mut Operation, signature: bool) -> Result<()> {
     items(p, op, false)?;
     p.ws();
     if p.peek() == Some(b'{') {
@@ -81,7 +81,7 @@ fn default_form<L: Lex>(p: &mut L, op: &mut Operation, signature: bool) -> Resul
 
 /// Operands, bare enumerators, `keyword = value` pairs and bracketed slices,
 /// separated by commas; inside parentheses when `nested`.
-fn items<L: Lex>(p: &mut L, op: &mut Operation, nested: bool) -> Result<()> {
+fn items(p: &mut Parser<'_>, op: &mut Operation, nested: bool) -> Result<()> {
     let mut enums = 0usize;
     loop {
         p.ws();
@@ -151,7 +151,7 @@ fn is_enum_word(w: &str) -> bool {
 
 /// A keyword's value: a list (maybe `[..] x [..]`), a dictionary, a
 /// `<...>` struct, a number, a boolean or an enumerator.
-fn keyword_value<L: Lex>(p: &mut L, key: &str) -> Result<Attr> {
+fn keyword_value(p: &mut Parser<'_>, key: &str) -> Result<Attr> {
     p.ws();
     if key == "dim_numbers" {
         // `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`.
@@ -226,7 +226,7 @@ fn keyword_value<L: Lex>(p: &mut L, key: &str) -> Result<Attr> {
 }
 
 /// `[a:b, c:d:s]` or `[i]`, the `[` consumed.
-fn slice_spec<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> {
+fn slice_spec(p: &mut Parser<'_>, op: &mut Operation) -> Result<()> {
     let (mut starts, mut limits, mut strides) = (Vec::new(), Vec::new(), Vec::new());
     if p.eat("]") {
         op.attrs
@@ -255,7 +255,7 @@ fn slice_spec<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> {
     }
     match single {
         Some(i) if starts.is_empty() => op.attrs.push(("index".into(), Attr::Int(i as i128))),
-        Some(_) => return Err(p.err("a slice mixes ranges and single indices".into())),
+        Some(_) => return Err(p.err("a slice mixes ranges and single indices")),
         None => {
             op.attrs
                 .push(("start_indices".into(), Attr::IntArray(starts)));
@@ -270,7 +270,7 @@ fn slice_spec<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> {
 /// `stablehlo.reduce(%a init: %b), ... applies OP across dimensions = [..] :
 /// sig` or `... across dimensions = [..] : sig reducer(%x: T, %y: T) ... {...}`.
 /// Operands are the inputs then the inits, as in the generic form.
-fn reduce<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> {
+fn reduce(p: &mut Parser<'_>, op: &mut Operation) -> Result<()> {
     let mut inputs = Vec::new();
     let mut inits = Vec::new();
     loop {
@@ -333,7 +333,7 @@ fn reduce<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> {
     Ok(())
 }
 
-fn block_arg<L: Lex>(p: &mut L) -> Result<Argument> {
+fn block_arg(p: &mut Parser<'_>) -> Result<Argument> {
     let name = p.value_name()?;
     p.expect(":")?;
     let ty = p.ty()?;
@@ -347,7 +347,7 @@ fn block_arg<L: Lex>(p: &mut L) -> Result<Argument> {
 }
 
 /// `stablehlo.while(%iterArg = %0, ...) : T, ... cond {...} do {...}`.
-fn while_op<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> {
+fn while_op(p: &mut Parser<'_>, op: &mut Operation) -> Result<()> {
     p.ws();
     let mut names = Vec::new();
     if p.peek() == Some(b'(') {
@@ -401,7 +401,7 @@ fn while_op<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> {
 }
 
 /// `stablehlo.custom_call @target(%a, ...) {attrs} : sig`.
-fn custom_call<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> {
+fn custom_call(p: &mut Parser<'_>, op: &mut Operation) -> Result<()> {
     let target = p.symbol()?;
     op.attrs
         .push(("call_target_name".into(), Attr::Str(target)));
@@ -409,13 +409,13 @@ fn custom_call<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> {
 }
 
 /// `func.call @f(%a, ...) : sig`.
-fn call<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> {
+fn call(p: &mut Parser<'_>, op: &mut Operation) -> Result<()> {
     let callee = p.symbol()?;
     op.attrs.push(("callee".into(), Attr::Symbol(callee)));
     call_rest(p, op)
 }
 
-fn call_rest<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> {
+fn call_rest(p: &mut Parser<'_>, op: &mut Operation) -> Result<()> {
     p.expect("(")?;
     if !p.eat(")") {
         loop {
@@ -439,7 +439,7 @@ fn call_rest<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> {
 }
 
 /// `stablehlo.composite "name" %a, ... {attrs} : sig`.
-fn composite<L: Lex>(p: &mut L, op: &mut Operation) -> Result<()> {
+fn composite(p: &mut Parser<'_>, op: &mut Operation) -> Result<()> {
     let name = p.string()?;
     op.attrs.push(("name".into(), Attr::Str(name)));
     default_form(p, op, true)
