@@ -593,7 +593,7 @@ fn word_thunk<E: WordSource>(
             // SAFETY: `pc` holds `total` words (zero bits: 0 and +0.0).
             unsafe { std::ptr::write_bytes(pc as *mut u32, 0, total) };
         } else if total > 0 {
-            let small = s.m * s.k + s.k * s.n < 1 << 15;
+            let small = s.small();
             let one = |batch: usize| {
                 // SAFETY: the views stay inside their operands (or staging
                 // buffers); batch `batch` of C is its own M×N block; the
@@ -623,15 +623,7 @@ fn word_thunk<E: WordSource>(
                     )
                 }
             };
-            if s.nb > 1 && small {
-                parallel_for(
-                    s.nb,
-                    (1 << 16) / (s.m * s.k * s.n).max(1) + 1,
-                    |from, to| (from..to).for_each(one),
-                );
-            } else {
-                (0..s.nb).for_each(one);
-            }
+            s.for_each_batch(one);
         }
         if let Some(k) = &finish {
             // SAFETY: `pc` holds `total` 32-bit accumulators, distinct from
@@ -648,6 +640,28 @@ struct GemmShape {
     m: usize,
     k: usize,
     n: usize,
+}
+
+impl GemmShape {
+    /// Whether each product is small enough that many of them should run
+    /// side by side on the pool rather than each on the GEMM's own threads.
+    fn small(&self) -> bool {
+        self.m * self.k + self.k * self.n < 1 << 15
+    }
+
+    /// Runs `one(batch)` for every batch: small products in parallel over
+    /// the batches, large ones in turn (each threads itself).
+    fn for_each_batch(&self, one: impl Fn(usize) + Sync) {
+        if self.nb > 1 && self.small() {
+            parallel_for(
+                self.nb,
+                (1 << 16) / (self.m * self.k * self.n).max(1) + 1,
+                |from, to| (from..to).for_each(&one),
+            );
+        } else {
+            (0..self.nb).for_each(one);
+        }
+    }
 }
 
 /// A GEMM for one element type and what it does to subnormal operands.
@@ -743,18 +757,7 @@ fn gemm_thunk<T: MaybeFlushable + Send + Sync>(
                     )
                 }
             };
-            // Large products use the GEMM's own threads; many small ones run
-            // side by side on the pool.
-            let small = s.m * s.k + s.k * s.n < 1 << 15;
-            if s.nb > 1 && small {
-                parallel_for(
-                    s.nb,
-                    (1 << 16) / (s.m * s.k * s.n).max(1) + 1,
-                    |from, to| (from..to).for_each(one),
-                );
-            } else {
-                (0..s.nb).for_each(one);
-            }
+            s.for_each_batch(one);
         }
         if let Some(k) = &finish {
             // SAFETY: `pc` holds `total` compute-type elements, distinct from
