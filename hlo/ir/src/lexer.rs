@@ -175,6 +175,7 @@ impl<'a> Lexer<'a> {
             }
             b'-' if bytes.get(start + 1) == Some(&b'>') => return punct(self, TokenKind::Arrow, 2),
             b'"' => return self.string(),
+            b'\'' => return self.quoted_name(),
             _ => {}
         }
         if is_word_byte(b) {
@@ -194,6 +195,25 @@ impl<'a> Lexer<'a> {
         }
         let ch = self.src[start..].chars().next().unwrap_or('?');
         Err(self.error_at(start, format!("unexpected character '{ch}'")))
+    }
+
+    /// A single-quoted name, as XLA prints mesh axis names
+    /// (`mesh['x'=4] {'x'}`): no escapes, it ends at the next quote.
+    fn quoted_name(&mut self) -> Result<Token> {
+        let start = self.pos;
+        let rest = &self.src[start + 1..];
+        let Some(len) = rest
+            .find(['\'', '\n'])
+            .filter(|&i| rest.as_bytes()[i] == b'\'')
+        else {
+            return Err(self.error_at(start, "unterminated quoted name"));
+        };
+        self.pos = start + 1 + len + 1;
+        Ok(Token {
+            kind: TokenKind::Str,
+            offset: start,
+            text: rest[..len].to_string(),
+        })
     }
 
     fn string(&mut self) -> Result<Token> {

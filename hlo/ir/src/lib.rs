@@ -57,6 +57,7 @@ pub mod parser;
 pub mod printer;
 pub mod rewrite;
 pub mod shape_inference;
+pub mod sharding;
 pub mod verifier;
 
 pub use attrs::*;

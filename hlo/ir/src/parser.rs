@@ -1904,8 +1904,13 @@ impl<'a> Parser<'a> {
         Ok(out)
     }
 
-    /// `{{0,1},{2,3}}` or the iota form `[2,2]<=[4]` / `[2,2]<=[2,2]T(1,0)`.
+    /// `{{0,1},{2,3}}`, the iota form `[2,2]<=[4]` / `[2,2]<=[2,2]T(1,0)`, or
+    /// the mesh-axes form `mesh['x'=2,'y'=2] {'x'}`; the compact forms are
+    /// expanded to their groups (and printed as explicit lists).
     fn replica_groups(&mut self) -> Result<Vec<Vec<usize>>> {
+        if self.at_word("mesh") || self.at_word("maximal_mesh") {
+            return self.mesh_replica_groups();
+        }
         if !self.at(TokenKind::LBracket) {
             return self.int_groups();
         }
@@ -1913,16 +1918,6 @@ impl<'a> Parser<'a> {
         let group_dims = self.bracket_list()?;
         self.expect(TokenKind::LessEq, "'<='")?;
         let reshape = self.bracket_list()?;
-        let Some(total) = reshape
-            .iter()
-            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-            .filter(|&n| n <= MAX_IOTA_DEVICES)
-        else {
-            return Err(self.err(
-                offset,
-                format!("iota replica groups name more than {MAX_IOTA_DEVICES} devices"),
-            ));
-        };
         let mut perm: Vec<usize> = (0..reshape.len()).collect();
         if self.at_word("T") {
             self.bump()?;
@@ -1936,34 +1931,141 @@ impl<'a> Parser<'a> {
             }
             self.expect(TokenKind::RParen, "')'")?;
         }
-        let mut sorted = perm.clone();
-        sorted.sort_unstable();
-        if group_dims.len() != 2
-            || group_dims[0].checked_mul(group_dims[1]) != Some(total)
-            || sorted != (0..reshape.len()).collect::<Vec<_>>()
-        {
-            return Err(self.err(offset, "malformed iota replica groups"));
+        let fits = reshape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+            .is_some_and(|n| n <= MAX_IOTA_DEVICES);
+        if !fits {
+            return Err(self.err(
+                offset,
+                format!("iota replica groups name more than {MAX_IOTA_DEVICES} devices"),
+            ));
         }
-        // Device ids are iota(total) reshaped to `reshape`, transposed by `perm`,
-        // then read row-major into groups of `group_dims[1]`.
-        let strides = crate::shape::row_major_strides(&reshape);
-        let tdims: Vec<usize> = perm.iter().map(|&p| reshape[p]).collect();
-        let mut ids = Vec::with_capacity(total);
-        let mut index = vec![0usize; tdims.len()];
-        for _ in 0..total {
-            ids.push(index.iter().zip(&perm).map(|(&i, &p)| i * strides[p]).sum());
-            for d in (0..tdims.len()).rev() {
-                index[d] += 1;
-                if index[d] < tdims[d] {
-                    break;
-                }
-                index[d] = 0;
-            }
+        let ids = crate::sharding::iota_ids(&reshape, &perm)
+            .map_err(|e| self.err(offset, format!("iota replica groups: {}", e.message())))?;
+        if group_dims.len() != 2 || group_dims[0].checked_mul(group_dims[1]) != Some(ids.len()) {
+            return Err(self.err(offset, "malformed iota replica groups"));
         }
         Ok(ids
             .chunks(group_dims[1].max(1))
             .map(|c| c.to_vec())
             .collect())
+    }
+
+    /// XLA's `MeshAxesReplicaGroupList`: `mesh['a'=2,'b'=2] {'a'}`, with an
+    /// optional `, device_ids=(...)` after the mesh (a device order other than
+    /// iota) and sub-axes `'a':(1)2` (the size-2 part of axis `a` whose inner
+    /// parts have product 1). The groups are the devices that differ only
+    /// along the listed axes, in the listed axes' order, as XLA's
+    /// `flattened_replica_groups` computes them. `maximal_mesh[device_id=N] {}`
+    /// is the one-device group.
+    fn mesh_replica_groups(&mut self) -> Result<Vec<Vec<usize>>> {
+        let offset = self.tok.offset;
+        let bad = |p: &Self, m: String| p.err(offset, format!("mesh replica groups: {m}"));
+        if self.at_word("maximal_mesh") {
+            self.bump()?;
+            self.expect(TokenKind::LBracket, "'['")?;
+            self.expect_word("device_id")?;
+            self.expect(TokenKind::Equals, "'='")?;
+            let device = self.usize()?;
+            self.expect(TokenKind::RBracket, "']'")?;
+            self.expect(TokenKind::LBrace, "'{'")?;
+            self.expect(TokenKind::RBrace, "'}'")?;
+            return Ok(vec![vec![device]]);
+        }
+        self.expect_word("mesh")?;
+        self.expect(TokenKind::LBracket, "'['")?;
+        let mut names: Vec<String> = Vec::new();
+        let mut sizes: Vec<usize> = Vec::new();
+        loop {
+            let t = self.expect(TokenKind::Str, "a quoted mesh axis name")?;
+            self.expect(TokenKind::Equals, "'='")?;
+            let size = self.usize()?;
+            if size == 0 || names.contains(&t.text) {
+                return Err(bad(self, format!("axis '{}' is empty or repeated", t.text)));
+            }
+            names.push(t.text);
+            sizes.push(size);
+            if !self.eat(TokenKind::Comma)? {
+                break;
+            }
+        }
+        self.expect(TokenKind::RBracket, "']'")?;
+        let total = sizes
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .filter(|&n| n <= MAX_IOTA_DEVICES)
+            .ok_or_else(|| bad(self, format!("more than {MAX_IOTA_DEVICES} devices")))?;
+        let mut device_ids: Vec<usize> = (0..total).collect();
+        if self.eat(TokenKind::Comma)? {
+            self.expect_word("device_ids")?;
+            self.expect(TokenKind::Equals, "'='")?;
+            self.expect(TokenKind::LParen, "'('")?;
+            // The ids in row-major order; nested braces or brackets, if the
+            // printer groups them, carry no information.
+            let mut ids = Vec::new();
+            while !self.at(TokenKind::RParen) {
+                match self.tok.kind {
+                    TokenKind::Comma
+                    | TokenKind::LBrace
+                    | TokenKind::RBrace
+                    | TokenKind::LBracket
+                    | TokenKind::RBracket => {
+                        self.bump()?;
+                    }
+                    _ => ids.push(self.usize()?),
+                }
+            }
+            self.expect(TokenKind::RParen, "')'")?;
+            let mut sorted = ids.clone();
+            sorted.sort_unstable();
+            if sorted != device_ids {
+                return Err(bad(
+                    self,
+                    format!("device_ids {ids:?} are not a permutation of 0..{total}"),
+                ));
+            }
+            device_ids = ids;
+        }
+        // The grouped axes: (mesh axis, Some((pre-size, size)) for a sub-axis).
+        self.expect(TokenKind::LBrace, "'{'")?;
+        let mut axes: Vec<(usize, Option<(usize, usize)>)> = Vec::new();
+        if !self.at(TokenKind::RBrace) {
+            loop {
+                let t = self.expect(TokenKind::Str, "a quoted mesh axis name")?;
+                let axis = names
+                    .iter()
+                    .position(|n| *n == t.text)
+                    .ok_or_else(|| bad(self, format!("no mesh axis '{}'", t.text)))?;
+                let sub = if self.eat(TokenKind::Colon)? {
+                    self.expect(TokenKind::LParen, "'('")?;
+                    let pre = self.usize()?;
+                    self.expect(TokenKind::RParen, "')'")?;
+                    let size = self.usize()?;
+                    let fits = pre.checked_mul(size).is_some_and(|n| {
+                        pre > 0 && size > 1 && n <= sizes[axis] && sizes[axis].is_multiple_of(n)
+                    });
+                    if !fits {
+                        return Err(bad(
+                            self,
+                            format!(
+                                "sub-axis '{}':({pre}){size} does not divide the axis of {}",
+                                t.text, sizes[axis]
+                            ),
+                        ));
+                    }
+                    Some((pre, size))
+                } else {
+                    None
+                };
+                axes.push((axis, sub));
+                if !self.eat(TokenKind::Comma)? {
+                    break;
+                }
+            }
+        }
+        self.expect(TokenKind::RBrace, "'}'")?;
+        mesh_groups(&sizes, &device_ids, &axes).map_err(|m| bad(self, m))
     }
 
     fn bracket_list(&mut self) -> Result<Vec<usize>> {
@@ -2802,4 +2904,69 @@ fn uniquify_instruction_names(computations: &mut [HloComputation]) {
             instr.name = new_name;
         }
     }
+}
+
+/// The groups of a mesh of axis `sizes` holding `device_ids` (row-major) that
+/// vary along `axes` (a mesh axis, and a sub-axis `(pre-size, size)` of it or
+/// the whole axis), in XLA's order: each mesh axis is split into the parts its
+/// grouped sub-axes need, the ungrouped parts are moved to the front and the
+/// grouped ones, in the order listed, to the back; consecutive runs of the
+/// group size are the groups.
+fn mesh_groups(
+    sizes: &[usize],
+    device_ids: &[usize],
+    axes: &[(usize, Option<(usize, usize)>)],
+) -> std::result::Result<Vec<Vec<usize>>, String> {
+    let mut split_sizes: Vec<usize> = Vec::new();
+    // For each listed axis, its index among the split dimensions.
+    let mut grouped: Vec<Option<usize>> = vec![None; axes.len()];
+    for (axis, &full) in sizes.iter().enumerate() {
+        let mut mine: Vec<(usize, usize, usize)> = axes
+            .iter()
+            .enumerate()
+            .filter(|(_, (a, _))| *a == axis)
+            .map(|(i, (_, sub))| {
+                let (pre, size) = sub.unwrap_or((1, full));
+                (pre, size, i)
+            })
+            .collect();
+        if mine.is_empty() {
+            split_sizes.push(full);
+            continue;
+        }
+        if mine.len() > 1 && mine.iter().any(|&(_, _, i)| axes[i].1.is_none()) {
+            return Err(format!("axis {axis} is listed whole and in parts"));
+        }
+        // Sub-axes in the order of their pre-sizes, as XLA splits them.
+        mine.sort_unstable();
+        let mut covered = 1usize;
+        for (pre, size, i) in mine {
+            if pre < covered || !pre.is_multiple_of(covered) {
+                return Err(format!("sub-axes of axis {axis} overlap"));
+            }
+            if pre != covered {
+                split_sizes.push(pre / covered);
+            }
+            grouped[i] = Some(split_sizes.len());
+            split_sizes.push(size);
+            covered = pre * size;
+        }
+        if covered != full {
+            if !full.is_multiple_of(covered) {
+                return Err(format!(
+                    "sub-axes of axis {axis} do not divide its size {full}"
+                ));
+            }
+            split_sizes.push(full / covered);
+        }
+    }
+    let grouped: Vec<usize> = grouped.into_iter().flatten().collect();
+    let mut perm: Vec<usize> = (0..split_sizes.len())
+        .filter(|d| !grouped.contains(d))
+        .collect();
+    perm.extend(&grouped);
+    let group_size: usize = grouped.iter().map(|&d| split_sizes[d]).product();
+    let ids = crate::sharding::transpose_ids(device_ids, &split_sizes, &perm)
+        .map_err(|e| e.message().to_string())?;
+    Ok(ids.chunks(group_size.max(1)).map(|c| c.to_vec()).collect())
 }
