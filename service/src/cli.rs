@@ -16,6 +16,7 @@
 use crate::compare::{check_threshold, DEFAULT_MAX_ULPS};
 use crate::conformance::Judge;
 use crate::random::{random_arguments, ArgsSpec, ValueRange};
+use crate::sharded::ShardedProgram;
 use crate::text::table;
 use crate::watch::Watch;
 use crate::{
@@ -23,6 +24,7 @@ use crate::{
     ExecuteOptions, LoadedExecutable, LocalClient, ScaleRule, Tolerance,
 };
 use clap::{Args, Parser, Subcommand};
+use platform_api::hlo::sharding::HloSharding;
 use platform_api::literal::text::SUMMARY_THRESHOLD;
 use platform_api::registry::{self, Availability};
 use platform_api::{
@@ -166,6 +168,20 @@ struct RunArgs {
     /// Replicas to run (default: the module's replica_count, else 1); each gets the same arguments.
     #[arg(long)]
     replicas: Option<usize>,
+    /// A partitioned program (num_partitions > 1) takes global arrays, cut by
+    /// its parameters' shardings, and returns global arrays; with this it takes
+    /// and returns per-device shards instead: the arguments of device 0, then
+    /// of device 1, ... (device = replica * partitions + partition), and the
+    /// results printed per device or written to DIR/device<i>/.
+    #[arg(long)]
+    per_device: bool,
+    /// The sharding of each result of a partitioned program, in HLO syntax
+    /// (`{devices=[4,1]<=[4]}`, `{replicated}`), one per result leaf in order,
+    /// for programs whose text does not say it (XLA prints no sharding on the
+    /// ROOT); without it and without one on the ROOT, results must be the same
+    /// on every partition.
+    #[arg(long, value_name = "SHARDING", conflicts_with = "per_device")]
+    out_sharding: Vec<String>,
     /// Seed for the program's `rng` instructions.
     #[arg(long, default_value_t = 0)]
     rng_seed: u64,
@@ -689,7 +705,52 @@ fn run(args: RunArgs) -> Result<Outcome> {
         compile_options(&module, args.replicas, &args.program.all_debug_options())?;
     let client = client_for(args.program.platform.as_deref(), instances)?;
     let exe = compile(&client, &module, &options, &name)?;
-    let arguments = load_arguments(&args.program.args, &exe, &name)?;
+    let out_shardings = args
+        .out_sharding
+        .iter()
+        .map(|t| HloSharding::parse(t).map_err(|e| e.context("--out-sharding")))
+        .collect::<Result<Vec<_>>>()?;
+    let plan = if options.num_partitions > 1 && !args.per_device {
+        Some(ShardedProgram::new(
+            &module,
+            options.replica_count,
+            options.num_partitions,
+            &out_shardings,
+        )?)
+    } else if !out_shardings.is_empty() {
+        return Err(Error::invalid_argument(format!(
+            "{name}: --out-sharding is for partitioned programs (num_partitions > 1)"
+        )));
+    } else {
+        None
+    };
+    let per_instance: Vec<Vec<Literal>> = match &plan {
+        Some(plan) => {
+            let globals = args
+                .program
+                .args
+                .iter()
+                .map(Literal::read_npy)
+                .collect::<Result<Vec<_>>>()?;
+            plan.split(&globals).map_err(|e| e.context(&name))?
+        }
+        None if args.per_device && instances > 1 => {
+            let n = exe.parameters().len();
+            if args.program.args.len() != n * instances {
+                return Err(Error::invalid_argument(format!(
+                    "{name}: --per-device takes {n} argument(s) for each of {instances} devices                      ({}), {} .npy file(s) were given",
+                    n * instances,
+                    args.program.args.len()
+                )));
+            }
+            args.program
+                .args
+                .chunks(n.max(1))
+                .map(|chunk| load_arguments(chunk, &exe, &name))
+                .collect::<Result<Vec<_>>>()?
+        }
+        None => vec![load_arguments(&args.program.args, &exe, &name)?; instances],
+    };
 
     let sink = args.profile.as_ref().map(|_| Arc::new(ProfileSink::new()));
     let progress = Arc::new(Progress::new());
@@ -706,17 +767,58 @@ fn run(args: RunArgs) -> Result<Outcome> {
         progress,
     );
     let results: Vec<Literal> = if instances > 1 {
-        let per_instance = vec![arguments; instances];
         client
             .execute_replicated(&exe, &per_instance, &run_options)
             .map_err(on)?
     } else {
+        let arguments = per_instance.into_iter().next().unwrap_or_default();
         vec![
             client
                 .execute_with(&exe, &arguments, &run_options)
                 .map_err(on)?
                 .result,
         ]
+    };
+    // Each result with the name it is printed and saved under: global results
+    // per replica, or per-device ones.
+    let labelled: Vec<(Option<(String, String)>, Literal)> = match &plan {
+        Some(plan) => {
+            let globals = plan.assemble(results).map_err(on)?;
+            let several = globals.len() > 1;
+            globals
+                .into_iter()
+                .enumerate()
+                .map(|(r, g)| {
+                    let label = several.then(|| (format!("replica {r}"), format!("replica{r}")));
+                    (label, g)
+                })
+                .collect()
+        }
+        None => {
+            let partitions = options.num_partitions;
+            let several = results.len() > 1;
+            results
+                .into_iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let label = several.then(|| {
+                        if partitions > 1 {
+                            (
+                                format!(
+                                    "device {i} (replica {}, partition {})",
+                                    i / partitions,
+                                    i % partitions
+                                ),
+                                format!("device{i}"),
+                            )
+                        } else {
+                            (format!("replica {i}"), format!("replica{i}"))
+                        }
+                    });
+                    (label, r)
+                })
+                .collect()
+        }
     };
     let wall = started.elapsed();
     drop(watch);
@@ -735,13 +837,12 @@ fn run(args: RunArgs) -> Result<Outcome> {
             wall.as_secs_f64() * 1e3
         );
     }
-    for (replica, result) in results.into_iter().enumerate() {
+    for (label, result) in labelled {
         match &args.out {
             Some(dir) => {
-                let dir = if instances > 1 {
-                    dir.join(format!("replica{replica}"))
-                } else {
-                    dir.clone()
+                let dir = match &label {
+                    Some((_, sub)) => dir.join(sub),
+                    None => dir.clone(),
                 };
                 std::fs::create_dir_all(&dir).map_err(|e| Error::from(e).context(dir.display()))?;
                 let mut written = String::new();
@@ -762,10 +863,9 @@ fn run(args: RunArgs) -> Result<Outcome> {
                 } else {
                     result.summary_text(SUMMARY_THRESHOLD, SUMMARY_EDGE_ITEMS)
                 };
-                if instances > 1 {
-                    print_out(&format!("replica {replica}: {text}\n"))?;
-                } else {
-                    print_out(&format!("{text}\n"))?;
+                match &label {
+                    Some((name, _)) => print_out(&format!("{name}: {text}\n"))?,
+                    None => print_out(&format!("{text}\n"))?,
                 }
             }
         }

@@ -16,6 +16,8 @@
 //! * [`process`] — process-wide allocator settings for repeated runs.
 //! * [`profile`] — per-execution spans written as a Chrome trace.
 //! * [`random`] — seeded random arguments and bench spec files.
+//! * [`sharded`] — partitioned (SPMD) programs on global arrays: arguments cut
+//!   by their parameters' shardings, results assembled by theirs.
 //! * [`compare`] — result-against-reference comparison, as the conformance
 //!   corpus defines it.
 //! * [`conformance`] — the conformance corpus on a platform by name: a status
@@ -51,6 +53,7 @@ pub mod process;
 pub mod profile;
 pub mod program;
 pub mod random;
+pub mod sharded;
 pub mod text;
 pub mod watch;
 

@@ -19,6 +19,7 @@ mod model_compare;
 mod narrow_types;
 mod op_matrix;
 mod pipeline_fuzz;
+mod sharded;
 mod stablehlo_testdata;
 mod xla_ops;
 mod xla_semantics;

@@ -1,4 +1,5 @@
-//! Collectives across replicas executing in parallel threads.
+//! Collectives across the devices (replicas and partitions) of a launch,
+//! executing in parallel threads.
 //!
 //! # Rendezvous
 //! Each replica of a multi-replica launch runs on its own thread with its own
@@ -13,17 +14,21 @@
 //! that never arrives turns into a `DeadlineExceeded` error naming the
 //! instruction and the missing replicas, not a hang.
 //!
-//! # Scope
-//! Participants are replicas: `replica_groups` lists replica ids (empty means all
-//! replicas). Programs with several partitions are not supported here yet.
+//! # Participants
+//! A device is a (replica, partition) pair; meetings are keyed by global ids
+//! (`replica * partition_count + partition`), and who meets whom is XLA's group
+//! mode for the op ([`hlo_ir::analysis::collective_groups`], shared with every
+//! backend): cross-replica, cross-partition, cross-replica-and-partition or
+//! flattened ids.
 
 use super::value::Value;
-use super::{Evaluator, RunContext};
+use super::Evaluator;
 use crate::ops::slicing::slice;
 use crate::ops::zeros;
+use hlo_ir::analysis::collective_groups::{participants, Devices};
 use hlo_ir::analysis::combiner::binary_combiner;
 use hlo_ir::{ArrayShape, Error, Literal, Result, Shape};
-use hlo_ir::{CompId, HloInstruction, Op, ReplicaGroups, SliceDim};
+use hlo_ir::{CompId, HloInstruction, Op, SliceDim};
 use hlo_semantics as semantics;
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -83,7 +88,7 @@ fn exchange(key: MeetingKey, position: usize, mine: Vec<Value>) -> Result<Vec<Ve
     }
     if state.deposits[position].is_some() {
         return Err(Error::internal(format!(
-            "replica {} arrived twice at %{}",
+            "device {} arrived twice at %{}",
             key.group[position], key.instruction
         )));
     }
@@ -105,7 +110,7 @@ fn exchange(key: MeetingKey, position: usize, mine: Vec<Value>) -> Result<Vec<Ve
             return Err(Error::new(
                 hlo_ir::Code::DeadlineExceeded,
                 format!(
-                    "collective %{} (run {}, occurrence {}): replicas {missing:?} did not arrive within {}s",
+                    "collective %{} (run {}, occurrence {}): devices {missing:?} did not arrive within {}s",
                     key.instruction,
                     key.run_id,
                     key.occurrence,
@@ -132,36 +137,6 @@ fn exchange(key: MeetingKey, position: usize, mine: Vec<Value>) -> Result<Vec<Ve
     Ok(all)
 }
 
-/// The members of this replica's group and its position among them.
-fn group_of(ctx: &RunContext, groups: &ReplicaGroups) -> Result<(Vec<usize>, usize)> {
-    let members: Vec<usize> = if groups.groups.is_empty() {
-        (0..ctx.replica_count).collect()
-    } else {
-        groups
-            .groups
-            .iter()
-            .find(|g| g.contains(&ctx.replica))
-            .cloned()
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "replica {} is in none of the replica groups {groups}",
-                    ctx.replica
-                ))
-            })?
-    };
-    if let Some(bad) = members.iter().find(|&&r| r >= ctx.replica_count) {
-        return Err(Error::invalid_argument(format!(
-            "replica group {members:?} names replica {bad}, but only {} run",
-            ctx.replica_count
-        )));
-    }
-    let position = members
-        .iter()
-        .position(|&r| r == ctx.replica)
-        .ok_or_else(|| Error::internal("replica missing from its own group"))?;
-    Ok((members, position))
-}
-
 /// Runs one collective instruction for this replica.
 pub fn run(
     ev: &mut Evaluator<'_>,
@@ -170,28 +145,14 @@ pub fn run(
     operands: Vec<Value>,
 ) -> Result<Value> {
     let ctx = ev.context().clone();
-    if ctx.partition_count > 1 {
-        return Err(Error::unimplemented(format!(
-            "collectives across partitions are not supported by the interpreter (%{}, {} partitions)",
-            instr.name, ctx.partition_count
-        )));
-    }
-    let groups = match &instr.op {
-        Op::AllReduce { attrs, .. }
-        | Op::AllGather { attrs, .. }
-        | Op::ReduceScatter { attrs, .. }
-        | Op::AllToAll { attrs, .. }
-        | Op::CollectiveBroadcast { attrs } => attrs.replica_groups.clone(),
-        // A permutation pairs replicas directly: everyone meets.
-        Op::CollectivePermute { .. } => ReplicaGroups::default(),
-        other => {
-            return Err(Error::internal(format!(
-                "{} is not a collective",
-                other.opcode()
-            )))
-        }
+    let me = Devices {
+        replica: ctx.replica,
+        partition: ctx.partition,
+        replica_count: ctx.replica_count.max(1),
+        partition_count: ctx.partition_count.max(1),
     };
-    let (members, position) = group_of(&ctx, &groups)?;
+    let (members, position) =
+        participants(&instr.op, me).map_err(|e| e.context(format!("%{}", instr.name)))?;
     let key = MeetingKey {
         run_id: ctx.run_id,
         module: at.module.to_string(),
@@ -233,7 +194,7 @@ pub fn run(
         }
     };
     match &instr.op {
-        Op::AllReduce { to_apply, .. } => {
+        Op::AllReduce { to_apply, .. } | Op::AllReduceStart { to_apply, .. } => {
             let parts = (0..operand_count)
                 .map(|k| reduce_all(ev, *to_apply, &arrays(k)?))
                 .collect::<Result<Vec<_>>>()?;
@@ -311,13 +272,13 @@ pub fn run(
             for &(s, t) in source_target_pairs {
                 if s >= n || t >= n {
                     return Err(Error::invalid_argument(format!(
-                        "source-target pair {{{s},{t}}} names a replica outside 0..{n}"
+                        "source-target pair {{{s},{t}}} names an id outside 0..{n}"
                     )));
                 }
-                if t == ctx.replica {
+                if t == position {
                     if source.is_some() {
                         return Err(Error::invalid_argument(format!(
-                            "replica {t} is the target of two pairs"
+                            "{t} is the target of two pairs"
                         )));
                     }
                     source = Some(s);

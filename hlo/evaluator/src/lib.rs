@@ -465,7 +465,13 @@ impl<'a> Evaluator<'a> {
             // ---- replicas ----
             Op::ReplicaId => lit(Literal::scalar(self.ctx.replica as u32)),
             Op::PartitionId => lit(Literal::scalar(self.ctx.partition as u32)),
+            // The asynchronous pair runs as one: the start does the work.
+            Op::AllReduceDone => operands
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::invalid_argument("all-reduce-done needs an operand")),
             Op::AllReduce { .. }
+            | Op::AllReduceStart { .. }
             | Op::AllGather { .. }
             | Op::ReduceScatter { .. }
             | Op::AllToAll { .. }

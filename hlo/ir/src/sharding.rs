@@ -22,7 +22,7 @@
 //! elements, XLA's rule; the last tiles hold fewer real elements (padding).
 
 use crate::lexer::{Lexer, Token, TokenKind};
-use crate::{Error, Result};
+use crate::{ArrayShape, Error, Literal, Result, Shape};
 use std::fmt;
 
 /// The largest tile assignment a sharding may name (it is expanded to a list).
@@ -483,6 +483,209 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Each device's part of `global` under `sharding` (one literal per device of
+/// `device_count`): its tile, padded with zeros to the full tile size where
+/// the extent does not divide evenly, or the whole array where the sharding
+/// replicates it.
+pub fn split(
+    global: &Literal,
+    sharding: &HloSharding,
+    device_count: usize,
+) -> Result<Vec<Literal>> {
+    let shape = global.array_shape()?;
+    let Some(layout) = sharding.tile_layout(shape.rank(), device_count)? else {
+        return match sharding {
+            HloSharding::Tuple(_) => Err(Error::invalid_argument(format!(
+                "a tuple sharding {sharding} for the array {shape}"
+            ))),
+            _ => Ok(vec![global.clone(); device_count]),
+        };
+    };
+    let tile: Vec<usize> = shape
+        .dims
+        .iter()
+        .zip(&layout.tiles)
+        .map(|(&d, &t)| d.div_ceil(t.max(1)))
+        .collect();
+    let width = shape.element_type.byte_size();
+    let src = global.bytes()?;
+    layout
+        .coords
+        .iter()
+        .enumerate()
+        .map(|(device, coords)| {
+            let coords = coords.as_ref().ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "sharding {sharding} gives device {device} no tile"
+                ))
+            })?;
+            let mut part = Literal::zeros(&Shape::Array(ArrayShape::new(
+                shape.element_type,
+                tile.clone(),
+            )));
+            let (origin, extent) = tile_region(&shape.dims, &tile, coords);
+            copy_block(
+                src,
+                &shape.dims,
+                &origin,
+                part.bytes_mut()?,
+                &tile,
+                &vec![0; tile.len()],
+                &extent,
+                width,
+            );
+            Ok(part)
+        })
+        .collect()
+}
+
+/// The global array whose parts under `sharding` are `parts` (one per device,
+/// in device order): the inverse of [`split`]. `global_dims` is the global
+/// shape where the caller knows it (a tiled extent that does not divide
+/// evenly); by default each dimension is its tile size times its tile count.
+pub fn assemble(
+    parts: &[Literal],
+    sharding: &HloSharding,
+    global_dims: Option<&[usize]>,
+) -> Result<Literal> {
+    let first = parts
+        .first()
+        .ok_or_else(|| Error::invalid_argument("no device results to assemble"))?;
+    let shape = first.array_shape()?.clone();
+    if let Some(other) = parts
+        .iter()
+        .find(|p| p.shape().without_layout() != first.shape().without_layout())
+    {
+        return Err(Error::invalid_argument(format!(
+            "devices returned different shapes: {} and {}",
+            first.shape(),
+            other.shape()
+        )));
+    }
+    let Some(layout) = sharding.tile_layout(shape.rank(), parts.len())? else {
+        return match sharding {
+            HloSharding::Maximal { device } => parts.get(*device).cloned().ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "sharding {sharding} names device {device} of {}",
+                    parts.len()
+                ))
+            }),
+            HloSharding::Tuple(_) => Err(Error::invalid_argument(format!(
+                "a tuple sharding {sharding} for the array {shape}"
+            ))),
+            _ => Ok(first.clone()),
+        };
+    };
+    let dims: Vec<usize> = match global_dims {
+        Some(d) => d.to_vec(),
+        None => shape
+            .dims
+            .iter()
+            .zip(&layout.tiles)
+            .map(|(&d, &t)| d * t)
+            .collect(),
+    };
+    let fits = dims.len() == shape.rank()
+        && dims
+            .iter()
+            .zip(&layout.tiles)
+            .zip(&shape.dims)
+            .all(|((&g, &t), &d)| g.div_ceil(t.max(1)) == d);
+    if !fits {
+        return Err(Error::invalid_argument(format!(
+            "per-device results {shape} under {sharding} cannot make a global array of {dims:?}"
+        )));
+    }
+    let mut out = Literal::zeros(&Shape::Array(ArrayShape::new(
+        shape.element_type,
+        dims.clone(),
+    )));
+    let width = shape.element_type.byte_size();
+    let mut placed = std::collections::HashSet::new();
+    for (device, coords) in layout.coords.iter().enumerate() {
+        let Some(coords) = coords else { continue };
+        // Devices of a replicated subgroup hold the same tile: the first counts.
+        if !placed.insert(coords.clone()) {
+            continue;
+        }
+        let (origin, extent) = tile_region(&dims, &shape.dims, coords);
+        copy_block(
+            parts[device].bytes()?,
+            &shape.dims,
+            &vec![0; dims.len()],
+            out.bytes_mut()?,
+            &dims,
+            &origin,
+            &extent,
+            width,
+        );
+    }
+    Ok(out)
+}
+
+/// The origin and extent, within a global array of `dims`, of the tile at
+/// `coords` of tiles of size `tile` (the last tiles may be short or empty).
+fn tile_region(dims: &[usize], tile: &[usize], coords: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    dims.iter()
+        .zip(tile)
+        .zip(coords)
+        .map(|((&d, &t), &c)| {
+            let start = (c * t).min(d);
+            (start, (start + t).min(d) - start)
+        })
+        .unzip()
+}
+
+/// Copies the block of `extent` at `src_origin` of a row-major `src` array of
+/// `src_dims` to `dst_origin` of a row-major `dst` of `dst_dims`; elements are
+/// `width` bytes. The caller keeps both blocks inside their arrays.
+#[allow(clippy::too_many_arguments)]
+fn copy_block(
+    src: &[u8],
+    src_dims: &[usize],
+    src_origin: &[usize],
+    dst: &mut [u8],
+    dst_dims: &[usize],
+    dst_origin: &[usize],
+    extent: &[usize],
+    width: usize,
+) {
+    if extent.contains(&0) {
+        return;
+    }
+    let rank = extent.len();
+    let src_strides = crate::shape::row_major_strides(src_dims);
+    let dst_strides = crate::shape::row_major_strides(dst_dims);
+    // Rows along the last dimension are contiguous; walk the others.
+    let (row, outer) = match rank {
+        0 => (1, &[][..]),
+        _ => (extent[rank - 1], &extent[..rank - 1]),
+    };
+    let mut index = vec![0usize; outer.len()];
+    loop {
+        let at = |origin: &[usize], strides: &[usize]| -> usize {
+            (0..rank)
+                .map(|d| (origin[d] + index.get(d).copied().unwrap_or(0)) * strides[d])
+                .sum::<usize>()
+                * width
+        };
+        let (s, t) = (at(src_origin, &src_strides), at(dst_origin, &dst_strides));
+        dst[t..t + row * width].copy_from_slice(&src[s..s + row * width]);
+        let mut d = outer.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            index[d] += 1;
+            if index[d] < outer[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -519,6 +722,30 @@ mod tests {
         let layout = s.tile_layout(2, 4).unwrap().unwrap();
         assert_eq!(layout.coords[0], layout.coords[1]);
         assert_eq!(layout.coords[3], Some(vec![1, 0]));
+    }
+
+    #[test]
+    fn split_and_assemble_are_inverse() {
+        let values: Vec<f32> = (0..30).map(|i| i as f32).collect();
+        let global = Literal::from_slice(&[5, 6], &values).unwrap();
+        for text in [
+            "{devices=[2,2]<=[2,2]T(1,0)}",
+            "{devices=[2,1,2]<=[4] last_tile_dim_replicate}",
+            "{devices=[1,3]<=[3]}",
+            "{replicated}",
+        ] {
+            let s = HloSharding::parse(text).unwrap();
+            let n = if text.contains("3]") { 3 } else { 4 };
+            let parts = split(&global, &s, n).unwrap();
+            let back = assemble(&parts, &s, Some(&[5, 6])).unwrap();
+            assert_eq!(back, global, "{text}");
+        }
+        // Uneven: 5 rows in 2 tiles of 3, the second padded with zeros.
+        let s = HloSharding::parse("{devices=[2,1]<=[2]}").unwrap();
+        let parts = split(&global, &s, 2).unwrap();
+        assert_eq!(parts[1].dims(), &[3, 6]);
+        assert_eq!(parts[1].data::<f32>().unwrap()[..6], values[18..24]);
+        assert_eq!(parts[1].data::<f32>().unwrap()[12..], [0.0; 6]);
     }
 
     #[test]

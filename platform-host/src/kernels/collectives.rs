@@ -4,13 +4,10 @@
 //!
 //! Every collective is a rendezvous exchange ([`crate::runtime::rendezvous`])
 //! followed by local arithmetic. Participants are identified by global device
-//! ids (`replica * partition_count + partition`), grouped the way XLA's
-//! collective modes say:
-//! * no `channel_id`: cross-replica: the replica group's replicas, in this
-//!   execution's partition;
-//! * a `channel_id` without `use_global_device_ids`: cross-replica-and-partition:
-//!   every partition of the group's replicas;
-//! * `use_global_device_ids`: the groups list global device ids.
+//! ids (`replica * partition_count + partition`), grouped by XLA's group mode
+//! for the op (cross-replica, cross-partition, cross-replica-and-partition,
+//! flattened ids), which [`platform_api::hlo::analysis::collective_groups`]
+//! decides for this backend and the reference evaluator alike.
 //!
 //! An empty replica group list means one group of everyone. Reductions combine
 //! contributions in rank order with the reducer (typed for `add`/`max`/...,
@@ -22,65 +19,23 @@ use crate::elementwise_ops::{self as ops, Arg, Kernel};
 use crate::lowering::LowerCtx;
 use crate::runtime::rendezvous::{exchange, RendezvousKey};
 use crate::thunk::{thunk, BufferSlice, ExecuteContext, RunState, Thunk};
-use platform_api::hlo::{CollectiveAttrs, CompId, InstrId, Op};
+use platform_api::hlo::analysis::collective_groups::{participants, Devices};
+use platform_api::hlo::{CompId, InstrId, Op};
 use platform_api::{ArrayShape, Error, Result};
 use std::sync::Arc;
-
-/// The participants (global ids, rank order) of the group this execution is in.
-fn participants(attrs: &CollectiveAttrs, run: &RunState, permute: bool) -> Result<Vec<usize>> {
-    let parts = run.partition_count.max(1);
-    let reps = run.replica_count.max(1);
-    let me = run.replica * parts + run.partition;
-    let id = |r: usize, p: usize| r * parts + p;
-    let groups = &attrs.replica_groups.groups;
-    let find = |space: usize, mine: usize| -> Result<Vec<usize>> {
-        if groups.is_empty() {
-            return Ok((0..space).collect());
-        }
-        groups
-            .iter()
-            .find(|g| g.contains(&mine))
-            .cloned()
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "replica groups {} do not include {mine}",
-                    attrs.replica_groups
-                ))
-            })
-    };
-    if permute {
-        // Pairs name partitions with a channel, replicas without.
-        return Ok(if attrs.channel_id.is_some() && parts > 1 {
-            (0..parts).map(|p| id(run.replica, p)).collect()
-        } else {
-            (0..reps).map(|r| id(r, run.partition)).collect()
-        });
-    }
-    if attrs.use_global_device_ids {
-        return find(reps * parts, me);
-    }
-    let group = find(reps, run.replica)?;
-    if attrs.channel_id.is_some() {
-        Ok(group
-            .iter()
-            .flat_map(|&r| (0..parts).map(move |p| id(r, p)))
-            .collect())
-    } else {
-        Ok(group.iter().map(|&r| id(r, run.partition)).collect())
-    }
-}
 
 /// (this participant's rank, the group, every participant's data in rank order).
 type Meeting = (usize, Vec<usize>, Arc<Vec<Vec<u8>>>);
 
-/// Exchanges `data` with this execution's group.
-fn meet(attrs: &CollectiveAttrs, run: &RunState, permute: bool, data: Vec<u8>) -> Result<Meeting> {
-    let group = participants(attrs, run, permute)?;
-    let me = run.replica * run.partition_count.max(1) + run.partition;
-    let rank = group
-        .iter()
-        .position(|&g| g == me)
-        .ok_or_else(|| Error::internal("not in own group"))?;
+/// Exchanges `data` with this execution's group (XLA's group mode for `op`).
+fn meet(op: &Op, run: &RunState, data: Vec<u8>) -> Result<Meeting> {
+    let me = Devices {
+        replica: run.replica,
+        partition: run.partition,
+        replica_count: run.replica_count.max(1),
+        partition_count: run.partition_count.max(1),
+    };
+    let (group, rank) = participants(op, me)?;
     let key = RendezvousKey {
         run_id: run.run_id,
         sequence: run.next_collective(),
@@ -162,7 +117,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         })
         .collect();
     match &instr.op {
-        Op::AllReduce { attrs, to_apply } | Op::AllReduceStart { attrs, to_apply } => {
+        Op::AllReduce { to_apply, .. } | Op::AllReduceStart { to_apply, .. } => {
             let reducers: Vec<(Reducer, usize)> = leaf_shapes
                 .iter()
                 .map(|a| {
@@ -177,9 +132,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                     "all-reduce %{name}: result and operands differ"
                 )));
             }
-            let attrs = attrs.clone();
+            let op = instr.op.clone();
             Ok(thunk(name, category, move |ctx| {
-                let (_, _, all) = meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
+                let (_, _, all) = meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
                 let mut offset = 0;
                 for ((reducer, n), out) in reducers.iter().zip(&results) {
                     let len = out.size;
@@ -194,7 +149,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 Ok(())
             }))
         }
-        Op::AllGather { attrs, dimension } => {
+        Op::AllGather { dimension, .. } => {
             let (shape, out) = single(&leaf_shapes, &results, &name)?;
             let d = *dimension;
             if d >= shape.rank() {
@@ -203,10 +158,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 )));
             }
             let result_shape = ctx.result_array(instr)?.clone();
-            let attrs = attrs.clone();
+            let op = instr.op.clone();
             Ok(thunk(name, category, move |ctx| {
-                let (_, group, all) =
-                    meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
+                let (_, group, all) = meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
                 if result_shape.dims[d] != shape.dims[d] * group.len() {
                     return Err(Error::invalid_argument(format!(
                         "all-gather of {shape} over {} participants cannot give {result_shape}",
@@ -223,9 +177,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             }))
         }
         Op::ReduceScatter {
-            attrs,
             dimension,
             to_apply,
+            ..
         } => {
             let (shape, out) = single(&leaf_shapes, &results, &name)?;
             let d = *dimension;
@@ -236,10 +190,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 )));
             }
             let reducer = Reducer::new(ctx, *to_apply, shape.element_type)?;
-            let attrs = attrs.clone();
+            let op = instr.op.clone();
             Ok(thunk(name, category, move |ctx| {
-                let (rank, group, all) =
-                    meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
+                let (rank, group, all) = meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
                 let n = shape.element_count();
                 let mut acc = all[0].clone();
                 for c in all.iter().skip(1) {
@@ -267,10 +220,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             }))
         }
         Op::AllToAll {
-            attrs,
-            split_dimension,
+            split_dimension, ..
         } => {
-            let attrs = attrs.clone();
+            let op = instr.op.clone();
             match split_dimension {
                 Some(d) => {
                     let (shape, out) = single(&leaf_shapes, &results, &name)?;
@@ -282,7 +234,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                     }
                     Ok(thunk(name, category, move |ctx| {
                         let (rank, group, all) =
-                            meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
+                            meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
                         let g = group.len();
                         if shape.dims[d] % g != 0 {
                             return Err(Error::invalid_argument(format!(
@@ -307,8 +259,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                     }))
                 }
                 None => Ok(thunk(name, category, move |ctx| {
-                    let (rank, group, all) =
-                        meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
+                    let (rank, group, all) = meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
                     if operand_leaves.len() != group.len() || results.len() != group.len() {
                         return Err(Error::invalid_argument(
                             "all-to-all: needs one operand per participant",
@@ -331,14 +282,13 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             }
         }
         Op::CollectivePermute {
-            attrs,
             source_target_pairs,
+            ..
         } => {
-            let attrs = attrs.clone();
+            let op = instr.op.clone();
             let pairs = source_target_pairs.clone();
             Ok(thunk(name, category, move |ctx| {
-                let (rank, _, all) =
-                    meet(&attrs, ctx.run, true, read_leaves(ctx, &operand_leaves))?;
+                let (rank, _, all) = meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
                 let source = pairs.iter().find(|(_, t)| *t == rank).map(|(s, _)| *s);
                 let mut offset = 0;
                 for out in &results {
@@ -358,10 +308,10 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 Ok(())
             }))
         }
-        Op::CollectiveBroadcast { attrs } => {
-            let attrs = attrs.clone();
+        Op::CollectiveBroadcast { .. } => {
+            let op = instr.op.clone();
             Ok(thunk(name, category, move |ctx| {
-                let (_, _, all) = meet(&attrs, ctx.run, false, read_leaves(ctx, &operand_leaves))?;
+                let (_, _, all) = meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
                 let mut offset = 0;
                 for out in &results {
                     // SAFETY: as above.

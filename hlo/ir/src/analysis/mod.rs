@@ -9,6 +9,7 @@
 //! disagree on which comparators are key comparisons, and a fix to a rule
 //! reaches all of them.
 //!
+//! * [`collective_groups`] — which devices take part in a collective, by XLA's group modes.
 //! * [`combiner`] — scalar computations that are one binary op of their two
 //!   parameters, or that return a parameter (reducers, scatter combiners).
 //! * [`scalar_program`] — small scalar computations (reducers, comparators,
@@ -20,6 +21,7 @@
 //! Every analysis is total: malformed input gives `None` or an error, never a
 //! panic, and analyses that walk expression DAGs bound their work.
 
+pub mod collective_groups;
 pub mod combiner;
 pub mod convolution;
 pub mod scalar_program;
