@@ -182,6 +182,12 @@ struct RunArgs {
     /// on every partition.
     #[arg(long, value_name = "SHARDING", conflicts_with = "per_device")]
     out_sharding: Vec<String>,
+    /// How the devices of a multi-device program meet: `local` (a thread per
+    /// device in this process) or `mpi` (one device per process, under
+    /// `mpirun -np DEVICES`; rank 0 prints or writes the results; needs a
+    /// build with the `mpi` feature).
+    #[arg(long, default_value = "local", value_parser = ["local", "mpi"])]
+    collectives: String,
     /// Seed for the program's `rng` instructions.
     #[arg(long, default_value_t = 0)]
     rng_seed: u64,
@@ -703,6 +709,11 @@ fn run(args: RunArgs) -> Result<Outcome> {
     load_custom_call_libraries(&args.program.custom_call_libs)?;
     let (options, instances) =
         compile_options(&module, args.replicas, &args.program.all_debug_options())?;
+    // Under MPI the world must match the program's devices before anything runs.
+    let world = match args.collectives.as_str() {
+        "mpi" => Some(start_mpi(instances, &options).map_err(|e| e.context(&name))?),
+        _ => None,
+    };
     let client = client_for(args.program.platform.as_deref(), instances)?;
     let exe = compile(&client, &module, &options, &name)?;
     let out_shardings = args
@@ -766,7 +777,13 @@ fn run(args: RunArgs) -> Result<Outcome> {
         format!("{} on {}", module.name, client.platform_name()),
         progress,
     );
-    let results: Vec<Literal> = if instances > 1 {
+    let results: Vec<Literal> = if let Some(world) = &world {
+        match execute_mpi(world, &client, &exe, &per_instance, &run_options, &options)? {
+            Some(all) => all,
+            // Rank 0 reports for the job.
+            None => return finish_mpi(world),
+        }
+    } else if instances > 1 {
         client
             .execute_replicated(&exe, &per_instance, &run_options)
             .map_err(on)?
@@ -870,6 +887,138 @@ fn run(args: RunArgs) -> Result<Outcome> {
             }
         }
     }
+    if let Some(world) = &world {
+        return finish_mpi(world);
+    }
+    Ok(Outcome::Success)
+}
+
+#[cfg(feature = "mpi")]
+use crate::mpi::MpiWorld;
+
+/// Stands in for the MPI world in a build without the `mpi` feature, where
+/// none can be made.
+#[cfg(not(feature = "mpi"))]
+enum MpiWorld {}
+
+/// Joins the MPI world (one device per rank) and routes every collective
+/// through it; a world size other than the program's device count is an
+/// error, before anything runs.
+#[cfg(feature = "mpi")]
+fn start_mpi(instances: usize, options: &CompileOptions) -> Result<MpiWorld> {
+    let world = MpiWorld::start()?;
+    if world.size() != instances {
+        return Err(Error::invalid_argument(format!(
+            "rank {}: the program runs on {instances} device(s) ({} replica(s) x {} \
+             partition(s)), one per MPI process, but the MPI world has {} process(es): run it \
+             with mpirun -np {instances}",
+            world.rank(),
+            options.replica_count,
+            options.num_partitions,
+            world.size()
+        )));
+    }
+    platform_api::evaluator::collectives::set_transport(Some(world.transport()))?;
+    Ok(world)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn start_mpi(_: usize, _: &CompileOptions) -> Result<MpiWorld> {
+    Err(Error::unimplemented(
+        "--collectives mpi: this hlorun was built without MPI (build it with \
+         `cargo build -p service --features mpi`, which needs libopenmpi-dev and libclang-dev)",
+    ))
+}
+
+/// Runs this rank's device and gathers every device's result at rank 0
+/// (`None` on the other ranks). A failing device ends the whole job
+/// (`MPI_Abort`) after printing its error, so no rank waits for it.
+#[cfg(feature = "mpi")]
+fn execute_mpi(
+    world: &MpiWorld,
+    client: &LocalClient,
+    exe: &LoadedExecutable,
+    per_instance: &[Vec<Literal>],
+    run_options: &ExecuteOptions,
+    options: &CompileOptions,
+) -> Result<Option<Vec<Literal>>> {
+    let rank = world.rank();
+    let partitions = options.num_partitions.max(1);
+    let run = || -> Result<Vec<Vec<u8>>> {
+        let args = per_instance
+            .get(rank)
+            .ok_or_else(|| Error::internal(format!("no arguments for device {rank}")))?;
+        let result =
+            client.execute_device(exe, args, run_options, rank / partitions, rank % partitions)?;
+        let mut bytes = Vec::new();
+        for leaf in result.flatten_leaves() {
+            bytes.extend_from_slice(leaf.bytes()?);
+        }
+        let everyone: Vec<usize> = (0..world.size()).collect();
+        world
+            .transport()
+            .exchange("the results", &everyone, rank, bytes)
+    };
+    let all = match run() {
+        Ok(all) => all,
+        Err(e) => {
+            eprintln!("hlorun: rank {rank}: error: {e}");
+            world.abort(1)
+        }
+    };
+    if rank != 0 {
+        return Ok(None);
+    }
+    // Every device's result has this program's result shape.
+    let shape = exe.result_shape().clone();
+    let leaves: Vec<Shape> = shape
+        .leaves()
+        .into_iter()
+        .map(|(_, a)| Shape::Array(a.clone()))
+        .collect();
+    all.into_iter()
+        .enumerate()
+        .map(|(device, bytes)| {
+            let mut at = 0;
+            let parts = leaves
+                .iter()
+                .map(|s| {
+                    let n = s.array_or_err()?.byte_size();
+                    let part = bytes.get(at..at + n).ok_or_else(|| {
+                        Error::internal(format!("device {device} sent a short result"))
+                    })?;
+                    at += n;
+                    Literal::from_bytes(s.clone(), part)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(if shape.is_tuple() {
+                Literal::tuple(parts)
+            } else {
+                parts
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| Error::internal("no result"))?
+            })
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn execute_mpi(
+    world: &MpiWorld,
+    _: &LocalClient,
+    _: &LoadedExecutable,
+    _: &[Vec<Literal>],
+    _: &ExecuteOptions,
+    _: &CompileOptions,
+) -> Result<Option<Vec<Literal>>> {
+    match *world {}
+}
+
+/// Leaves the MPI world: collectives go back to this process.
+fn finish_mpi(_world: &MpiWorld) -> Result<Outcome> {
+    platform_api::evaluator::collectives::set_transport(None)?;
     Ok(Outcome::Success)
 }
 

@@ -869,6 +869,34 @@ impl LocalClient {
         results.into_iter().collect()
     }
 
+    /// Runs one device, `(replica, partition)`, of `exe`'s launch, alone in
+    /// this process: the other devices run elsewhere (other MPI ranks) and
+    /// meet this one through the installed collectives transport
+    /// (`evaluator::collectives::set_transport`).
+    pub fn execute_device(
+        &self,
+        exe: &LoadedExecutable,
+        args: &[Literal],
+        options: &ExecuteOptions,
+        replica: usize,
+        partition: usize,
+    ) -> Result<Literal> {
+        self.check_platform(exe)?;
+        let replicas = exe.options().replica_count.max(1);
+        let partitions = exe.options().num_partitions.max(1);
+        if replica >= replicas || partition >= partitions {
+            return Err(Error::invalid_argument(format!(
+                "device (replica {replica}, partition {partition}) is outside module {}'s \
+                 {replicas} replica(s) x {partitions} partition(s)",
+                exe.name()
+            )));
+        }
+        exe.check_argument_shapes(args.iter().map(Literal::shape))?;
+        let assignment = Arc::new(self.backend.placer().assign_devices(replicas, partitions)?);
+        let run_id = self.next_run_id.fetch_add(1, Ordering::Relaxed);
+        self.run_one_replica(exe, args, options, assignment, replica, partition, run_id)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn run_one_replica(
         &self,

@@ -49,6 +49,8 @@ pub mod client;
 pub mod compare;
 pub mod conformance;
 pub mod graph;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod process;
 pub mod profile;
 pub mod program;

@@ -94,10 +94,10 @@ def write_case(name, f, args, in_specs, out_specs, m, rtol=1e-5, atol=1e-6):
     print("wrote", folder)
 
 
-def dp_train_step():
-    """Data parallel: the batch split over 4 devices, the weights replicated;
-    one SGD step of a two-layer MLP (gradients all-reduced)."""
-    m = mesh((4,), ("data",))
+def dp_train_step(n=4, name="dp_train_step"):
+    """Data parallel: the batch split over `n` devices, the weights
+    replicated; one SGD step of a two-layer MLP (gradients all-reduced)."""
+    m = mesh((n,), ("data",))
 
     def step(x, y, w1, w2):
         def loss(w1, w2):
@@ -108,22 +108,22 @@ def dp_train_step():
         return w1 - 0.1 * g1, w2 - 0.1 * g2, l
 
     args = [rand((16, 8), 1), rand((16, 4), 2), rand((8, 16), 3), rand((16, 4), 4)]
-    write_case("dp_train_step", step, args,
+    write_case(name, step, args,
                [P("data", None), P("data", None), P(), P()], (P(), P(), P()), m)
 
 
-def tp_matmul():
-    """Tensor parallel (Megatron): the first weight split by columns, the
-    second by rows; the hidden layer never gathered, the result
-    reduce-scattered over the model axis; a second result all-gathered."""
-    m = mesh((4,), ("model",))
+def tp_matmul(n=4, name="tp_matmul"):
+    """Tensor parallel (Megatron) over `n` devices: the first weight split by
+    columns, the second by rows; the hidden layer never gathered, the
+    partial products all-reduced; a second result all-gathered."""
+    m = mesh((n,), ("model",))
 
     def mlp(x, w1, w2):
         h = jax.nn.relu(x @ w1)
         return h @ w2, h
 
     args = [rand((8, 16), 5), rand((16, 32), 6), rand((32, 16), 7)]
-    write_case("tp_matmul", mlp, args,
+    write_case(name, mlp, args,
                [P(), P(None, "model"), P("model", None)], (P(None, "model"), P()), m)
 
 
@@ -194,8 +194,19 @@ def mesh_2d():
                [P("data", None), P(None, "model")], (P("data", "model"), P("model")), m)
 
 
+def dp_train_step_2dev():
+    """The data-parallel step on 2 devices (for 2-rank MPI runs)."""
+    dp_train_step(2, "dp_train_step_2dev")
+
+
+def tp_matmul_2dev():
+    """The tensor-parallel MLP on 2 devices (for 2-rank MPI runs)."""
+    tp_matmul(2, "tp_matmul_2dev")
+
+
 CASES = {f.__name__: f for f in [dp_train_step, tp_matmul, all_to_all, permute_ring,
-                                 psum_shard_map, reduce_scatter, mesh_2d]}
+                                 psum_shard_map, reduce_scatter, mesh_2d,
+                                 dp_train_step_2dev, tp_matmul_2dev]}
 
 if __name__ == "__main__":
     for name in sys.argv[1:] or CASES:

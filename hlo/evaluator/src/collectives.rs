@@ -31,8 +31,89 @@ use hlo_ir::{ArrayShape, Error, Literal, Result, Shape};
 use hlo_ir::{CompId, HloInstruction, Op, SliceDim};
 use hlo_semantics as semantics;
 use std::collections::HashMap;
+use std::sync::RwLock;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+/// Carries collectives between processes, when a launch spans several (one
+/// device per MPI rank, say): an all-gather of byte blobs among a group,
+/// which every collective here is built on (each member computes its result
+/// from all members' contributions).
+///
+/// While a transport is installed, every collective of every platform in this
+/// process goes through it instead of the in-process meeting table, and device
+/// ids are the transport's (global device id = process rank for one device
+/// per process).
+pub trait Transport: Send + Sync {
+    /// Every member's `data`, in group order; `group` lists global device ids
+    /// and `position` is this device's place in it; `what` names the
+    /// collective for errors.
+    fn exchange(
+        &self,
+        what: &str,
+        group: &[usize],
+        position: usize,
+        data: Vec<u8>,
+    ) -> Result<Vec<Vec<u8>>>;
+}
+
+fn transport_slot() -> &'static RwLock<Option<Arc<dyn Transport>>> {
+    static SLOT: OnceLock<RwLock<Option<Arc<dyn Transport>>>> = OnceLock::new();
+    SLOT.get_or_init(|| RwLock::new(None))
+}
+
+/// Installs (or, with `None`, removes) the process's collectives transport.
+pub fn set_transport(transport: Option<Arc<dyn Transport>>) -> Result<()> {
+    *transport_slot().write().map_err(poisoned)? = transport;
+    Ok(())
+}
+
+/// The installed collectives transport, if any.
+pub fn transport() -> Option<Arc<dyn Transport>> {
+    transport_slot().read().ok().and_then(|t| t.clone())
+}
+
+/// The deposits of every member through `transport`: this device's operands
+/// as bytes, each member's read back in the shapes of this device's operands
+/// (the members of a collective contribute operands of one shape).
+fn exchange_remote(
+    transport: &dyn Transport,
+    what: &str,
+    group: &[usize],
+    position: usize,
+    mine: Vec<Value>,
+) -> Result<Vec<Vec<Value>>> {
+    let mut shapes = Vec::with_capacity(mine.len());
+    let mut data = Vec::new();
+    for v in &mine {
+        let array = v.array()?;
+        data.extend_from_slice(array.bytes()?);
+        shapes.push((array.shape().clone(), array.bytes()?.len()));
+    }
+    let all = transport.exchange(what, group, position, data)?;
+    all.into_iter()
+        .enumerate()
+        .map(|(member, bytes)| {
+            let expected: usize = shapes.iter().map(|(_, n)| n).sum();
+            if bytes.len() != expected {
+                return Err(Error::invalid_argument(format!(
+                    "%{what}: device {} sent {} bytes, this device's operands are {expected}",
+                    group.get(member).copied().unwrap_or(member),
+                    bytes.len()
+                )));
+            }
+            let mut at = 0;
+            shapes
+                .iter()
+                .map(|(shape, n)| {
+                    let lit = Literal::from_bytes(shape.clone(), &bytes[at..at + n])?;
+                    at += n;
+                    Ok(Value::from(lit))
+                })
+                .collect()
+        })
+        .collect()
+}
 
 /// How long a replica waits for the others at a collective.
 pub const RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(60);
@@ -160,7 +241,10 @@ pub fn run(
         occurrence: at.occurrence,
         group: members.clone(),
     };
-    let all = exchange(key, position, operands)?;
+    let all = match transport() {
+        Some(t) => exchange_remote(t.as_ref(), &instr.name, &members, position, operands)?,
+        None => exchange(key, position, operands)?,
+    };
     let n = members.len();
     let arrays = |k: usize| -> Result<Vec<&Literal>> {
         all.iter()

@@ -9,6 +9,10 @@
 //! flattened ids), which [`platform_api::hlo::analysis::collective_groups`]
 //! decides for this backend and the reference evaluator alike.
 //!
+//! When a launch spans processes (MPI), the process's installed
+//! `evaluator::collectives::Transport` does the exchange instead of the
+//! in-process rendezvous; the arithmetic after it is the same.
+//!
 //! An empty replica group list means one group of everyone. Reductions combine
 //! contributions in rank order with the reducer (typed for `add`/`max`/...,
 //! the vectorized scalar evaluator otherwise).
@@ -27,8 +31,9 @@ use std::sync::Arc;
 /// (this participant's rank, the group, every participant's data in rank order).
 type Meeting = (usize, Vec<usize>, Arc<Vec<Vec<u8>>>);
 
-/// Exchanges `data` with this execution's group (XLA's group mode for `op`).
-fn meet(op: &Op, run: &RunState, data: Vec<u8>) -> Result<Meeting> {
+/// Exchanges `data` with this execution's group (XLA's group mode for the
+/// op of the instruction named in `op`).
+fn meet((op, name): &(Op, String), run: &RunState, data: Vec<u8>) -> Result<Meeting> {
     let me = Devices {
         replica: run.replica,
         partition: run.partition,
@@ -36,6 +41,11 @@ fn meet(op: &Op, run: &RunState, data: Vec<u8>) -> Result<Meeting> {
         partition_count: run.partition_count.max(1),
     };
     let (group, rank) = participants(op, me)?;
+    // Across processes, the installed transport carries the exchange.
+    if let Some(transport) = platform_api::evaluator::collectives::transport() {
+        let all = transport.exchange(name, &group, rank, data)?;
+        return Ok((rank, group, Arc::new(all)));
+    }
     let key = RendezvousKey {
         run_id: run.run_id,
         sequence: run.next_collective(),
@@ -132,7 +142,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                     "all-reduce %{name}: result and operands differ"
                 )));
             }
-            let op = instr.op.clone();
+            let op = (instr.op.clone(), name.clone());
             Ok(thunk(name, category, move |ctx| {
                 let (_, _, all) = meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
                 let mut offset = 0;
@@ -158,7 +168,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 )));
             }
             let result_shape = ctx.result_array(instr)?.clone();
-            let op = instr.op.clone();
+            let op = (instr.op.clone(), name.clone());
             Ok(thunk(name, category, move |ctx| {
                 let (_, group, all) = meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
                 if result_shape.dims[d] != shape.dims[d] * group.len() {
@@ -190,7 +200,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 )));
             }
             let reducer = Reducer::new(ctx, *to_apply, shape.element_type)?;
-            let op = instr.op.clone();
+            let op = (instr.op.clone(), name.clone());
             Ok(thunk(name, category, move |ctx| {
                 let (rank, group, all) = meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
                 let n = shape.element_count();
@@ -222,7 +232,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         Op::AllToAll {
             split_dimension, ..
         } => {
-            let op = instr.op.clone();
+            let op = (instr.op.clone(), name.clone());
             match split_dimension {
                 Some(d) => {
                     let (shape, out) = single(&leaf_shapes, &results, &name)?;
@@ -285,7 +295,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             source_target_pairs,
             ..
         } => {
-            let op = instr.op.clone();
+            let op = (instr.op.clone(), name.clone());
             let pairs = source_target_pairs.clone();
             Ok(thunk(name, category, move |ctx| {
                 let (rank, _, all) = meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
@@ -309,7 +319,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             }))
         }
         Op::CollectiveBroadcast { .. } => {
-            let op = instr.op.clone();
+            let op = (instr.op.clone(), name.clone());
             Ok(thunk(name, category, move |ctx| {
                 let (_, _, all) = meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
                 let mut offset = 0;

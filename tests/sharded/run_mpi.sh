@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The sharded JAX programs of tests/sharded under mpirun, one device per
+# process (`hlorun run ... --collectives mpi`), on 2 and 4 ranks: rank 0's
+# global results must equal the one-process run's bit for bit (the one-process
+# run is checked against JAX's results by `cargo test -p tests sharded::`).
+# Then the failure cases: a world of the wrong size is an error before
+# anything runs, and a rank that fails ends the whole job (MPI_Abort) within
+# a bounded time, naming the rank.
+#
+#   tests/sharded/run_mpi.sh path/to/hlorun     (an hlorun built with --features mpi)
+set -euo pipefail
+HLORUN=$(realpath "${1:?usage: run_mpi.sh HLORUN}")
+cd "$(dirname "$0")"
+# Containers run CI as root; Open MPI refuses root unless told.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPIRUN=(mpirun --oversubscribe)
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+for case in */; do
+  case=${case%/}
+  [ -f "$case/case.json" ] || continue
+  devices=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['devices'])" "$case/case.json")
+  mapfile -t shardings < <(python3 -c "import json,sys; [print(s) for s in json.load(open(sys.argv[1]))['out_shardings']]" "$case/case.json")
+  outs=()
+  for s in "${shardings[@]}"; do outs+=(--out-sharding "$s"); done
+  args=("$case"/arg*.npy)
+  for platform in host interpreter; do
+    local_dir="$WORK/$case-$platform-local" mpi_dir="$WORK/$case-$platform-mpi"
+    "$HLORUN" run -p "$platform" "$case/optimized.hlo" "${args[@]}" "${outs[@]}" --out "$local_dir" >/dev/null \
+      || { fail "$case $platform: one-process run"; continue; }
+    if ! timeout 120 "${MPIRUN[@]}" -np "$devices" "$HLORUN" run -p "$platform" "$case/optimized.hlo" \
+        "${args[@]}" "${outs[@]}" --collectives mpi --out "$mpi_dir" >"$WORK/log" 2>&1; then
+      fail "$case $platform: mpirun -np $devices"; tail -5 "$WORK/log"; continue
+    fi
+    for f in "$local_dir"/out*.npy; do
+      cmp -s "$f" "$mpi_dir/$(basename "$f")" || fail "$case $platform: $(basename "$f") differs from the one-process run"
+    done
+    echo "ok: $case on $platform, $devices ranks"
+  done
+done
+
+# A world that does not match the program's devices: an error before running.
+if timeout 60 "${MPIRUN[@]}" -np 3 "$HLORUN" run psum_shard_map/optimized.hlo psum_shard_map/arg*.npy \
+    --collectives mpi >"$WORK/log" 2>&1; then
+  fail "a 3-rank world for a 4-device program succeeded"
+elif ! grep -q "mpirun -np 4" "$WORK/log"; then
+  fail "the world-size error does not say what to run"; tail -5 "$WORK/log"
+else
+  echo "ok: a 3-rank world for a 4-device program is refused"
+fi
+
+# Rank 1 fails (its branch runs an op the Interpreter lacks) while the others
+# wait at the all-reduce after it: the job must end at once, naming rank 1.
+python3 -c "import numpy as np; np.save('$WORK/x.npy', np.arange(4, dtype=np.float32))"
+start=$SECONDS
+if timeout 60 "${MPIRUN[@]}" -np 4 "$HLORUN" run -p interpreter mpi/fail_on_partition_1.hlo "$WORK/x.npy" \
+    --collectives mpi >"$WORK/log" 2>&1; then
+  fail "a failing rank did not fail the job"
+elif [ $((SECONDS - start)) -ge 30 ]; then
+  fail "a failing rank took $((SECONDS - start)) s to end the job"
+elif ! grep -q "rank 1: error" "$WORK/log"; then
+  fail "the failing rank is not named"; tail -5 "$WORK/log"
+else
+  echo "ok: a failing rank ends the job in $((SECONDS - start)) s"
+fi
+
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "all MPI checks passed"
