@@ -33,6 +33,8 @@
 //! ...), each with a `code` class attribute (`"INVALID_ARGUMENT"`) and the
 //! message the `hlorun` command line prints after `hlorun: error: `.
 
+mod pjrt;
+
 use platform_api::registry::{self, Availability};
 use platform_api::{Code, CompileOptions, ElementType, Error, HloModule, Literal, Shape};
 use pyo3::buffer::PyBuffer;

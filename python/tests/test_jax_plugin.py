@@ -1,0 +1,328 @@
+"""The PJRT plugin (docs/jax-plugin.md): JAX programs on hlorun's devices.
+
+Each test runs a script in a fresh interpreter with ``JAX_PLATFORMS=hlorun,cpu``
+(JAX picks its backends once per process, and this pytest process already
+uses JAX's CPU backend for the other tests): hlorun is JAX's default backend
+there, and the script computes every value a second time on JAX's own CPU
+backend and compares. Nothing here hard-codes an expected output.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+try:
+    import jax  # noqa: F401
+except ImportError:
+    if os.environ.get("HLORUN_REQUIRE_JAX"):
+        raise
+    pytest.skip("JAX is not installed (pip install jax)", allow_module_level=True)
+
+PLATFORMS = ["host", "interpreter"]
+
+# Shared by every script: `check(f, *args)` runs `f` jitted on hlorun's
+# default device and on JAX's CPU, and compares the pytrees.
+PRELUDE = """
+import jax, jax.numpy as jnp, numpy as np
+from jax import lax
+
+HL = jax.devices("hlorun")
+CPU = jax.devices("cpu")[0]
+
+def on_cpu(f, *args):
+    with jax.default_device(CPU):
+        args = jax.device_put(args, CPU)
+        return jax.jit(f)(*args)
+
+def close(got, want, rtol, atol):
+    got_l, got_t = jax.tree.flatten(got)
+    want_l, want_t = jax.tree.flatten(want)
+    assert got_t == want_t, (got_t, want_t)
+    for g, w in zip(got_l, want_l):
+        assert g.dtype == w.dtype, (g.dtype, w.dtype)
+        assert g.shape == w.shape, (g.shape, w.shape)
+        g = np.asarray(g); w = np.asarray(w)
+        if g.dtype.kind in "fc" or g.dtype.name == "bfloat16":
+            np.testing.assert_allclose(g.astype(np.complex128 if g.dtype.kind == "c"
+                                                else np.float64),
+                                       w.astype(np.complex128 if w.dtype.kind == "c"
+                                                else np.float64),
+                                       rtol=rtol, atol=atol)
+        else:
+            np.testing.assert_array_equal(g, w)
+
+def check(f, *args, rtol=1e-5, atol=1e-6):
+    got = jax.jit(f)(*args)
+    for leaf in jax.tree.leaves(got):
+        assert leaf.devices() <= set(HL), leaf.devices()
+    close(got, on_cpu(f, *args), rtol, atol)
+    return got
+"""
+
+
+def run(
+    script: str,
+    platform: str,
+    devices: int = 1,
+    x64: bool = False,
+    jax_platforms: str | None = "hlorun,cpu",
+) -> str:
+    env = dict(os.environ)
+    env.pop("JAX_PLATFORMS", None)
+    if jax_platforms is not None:
+        env["JAX_PLATFORMS"] = jax_platforms
+    env.update(
+        HLORUN_PJRT_PLATFORM=platform,
+        HLORUN_PJRT_DEVICES=str(devices),
+        JAX_ENABLE_X64="1" if x64 else "0",
+    )
+    code = PRELUDE + textwrap.dedent(script) + "\nprint('OK')\n"
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0 and "OK" in proc.stdout, (
+        f"exit {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr[-6000:]}"
+    )
+    return proc.stdout
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_devices_and_default_backend(platform):
+    out = run(
+        f"""
+        assert len(HL) == 3, HL
+        assert [d.id for d in HL] == [0, 1, 2]
+        assert all(d.platform == "hlorun" for d in HL)
+        assert "{platform}" in HL[0].device_kind.lower(), HL[0].device_kind
+        assert jax.default_backend() == "hlorun", jax.default_backend()
+        assert jax.devices() == HL
+        x = jnp.arange(4.0)
+        assert x.devices() == {{HL[0]}}
+        print("kind", HL[0].device_kind)
+        """,
+        platform,
+        devices=3,
+    )
+    assert f"hlorun {platform}" in out.lower()
+
+
+def test_listed_but_not_the_default_without_jax_platforms():
+    # Installing hlorun must not move anyone's default device.
+    run(
+        """
+        assert jax.default_backend() == "cpu", jax.default_backend()
+        assert len(HL) == 1
+        x = jax.device_put(np.arange(3.0, dtype=np.float32), HL[0])
+        r = jax.jit(jnp.sin)(x)
+        assert r.devices() == {HL[0]}
+        np.testing.assert_allclose(np.asarray(r), np.asarray(on_cpu(jnp.sin, np.asarray(x))),
+                                   rtol=1e-6)
+        """,
+        "host",
+        jax_platforms=None,
+    )
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_jit_several_outputs_and_pytrees(platform):
+    run(
+        """
+        x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+        y = np.linspace(0, 1, 20, dtype=np.float32).reshape(4, 5)
+        check(lambda a, b: (jnp.tanh(a) @ b, a.sum(), jnp.exp(b).max(axis=0)), x, y)
+        params = {"w": y, "b": np.ones(5, np.float32), "layers": [x, (x * 2, 3.0)]}
+        def f(p, v):
+            h = jnp.maximum(v @ p["w"] + p["b"], 0)
+            return {"out": h, "n": [jnp.linalg.norm(h), p["layers"][1][0] * p["layers"][1][1]]}
+        check(f, params, x)
+        # The same function again: JAX's cache, and hlorun's.
+        check(f, params, x)
+        """,
+        platform,
+    )
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_grad_vmap(platform):
+    run(
+        """
+        w = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+        xs = np.linspace(0, 2, 20, dtype=np.float32).reshape(5, 4)
+        def loss(w, x):
+            return jnp.sum(jnp.sin(x @ w) ** 2)
+        check(jax.grad(loss), w, xs)
+        check(jax.value_and_grad(loss, argnums=(0, 1)), w, xs)
+        check(jax.vmap(lambda x: loss(w, x[None])), xs)
+        check(jax.vmap(jax.grad(loss), in_axes=(None, 0)), w, xs[:, None, :])
+        check(jax.jacfwd(lambda v: jnp.cumsum(v) * v), xs[0])
+        """,
+        platform,
+    )
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_control_flow(platform):
+    run(
+        """
+        xs = np.linspace(-1, 1, 10, dtype=np.float32)
+        def cumulative(xs):
+            return lax.scan(lambda c, x: (c * 0.9 + x, c), 0.0, xs)
+        check(cumulative, xs)
+        def collatz(n):
+            return lax.while_loop(lambda s: s[0] != 1,
+                                  lambda s: (jnp.where(s[0] % 2 == 0, s[0] // 2, 3 * s[0] + 1),
+                                             s[1] + 1),
+                                  (n, 0))
+        check(collatz, np.int32(27))
+        check(lambda p, x: lax.cond(p > 0, jnp.sin, jnp.cos, x), np.float32(1), xs)
+        check(lambda p, x: lax.cond(p > 0, jnp.sin, jnp.cos, x), np.float32(-1), xs)
+        check(lambda i, x: lax.switch(i, [jnp.sin, jnp.cos, jnp.tanh], x), np.int32(2), xs)
+        check(lambda x: lax.fori_loop(0, 5, lambda i, c: c + i * c, x), xs)
+        """,
+        platform,
+    )
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_random(platform):
+    run(
+        """
+        def draw(seed):
+            key = jax.random.key(seed)
+            k1, k2, k3 = jax.random.split(key, 3)
+            return (jax.random.normal(k1, (4, 5)), jax.random.uniform(k2, (7,)),
+                    jax.random.randint(k3, (6,), 0, 100),
+                    jax.random.bernoulli(k3, 0.3, (8,)))
+        check(draw, np.uint32(0))
+        check(draw, np.uint32(42))
+        """,
+        platform,
+    )
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_dtypes(platform):
+    run(
+        """
+        import ml_dtypes
+        for dt in [np.float32, np.float16, ml_dtypes.bfloat16]:
+            x = np.linspace(-3, 3, 16).astype(dt).reshape(4, 4)
+            tol = 1e-5 if dt == np.float32 else 1e-2
+            check(lambda a: (a * a + 1, a.sum(axis=0), jnp.abs(a).max()), x, rtol=tol, atol=tol)
+        i8 = np.arange(-8, 8, dtype=np.int8).reshape(4, 4)
+        check(lambda a: (a * 3, a // 2, jnp.maximum(a, 0), a.astype(np.float32)), i8)
+        b = np.array([True, False, True, True])
+        check(lambda a: (~a, a & a[::-1], jnp.any(a), a.astype(np.int32)), b)
+        c = (np.arange(6) + 1j * np.arange(6)[::-1]).astype(np.complex64).reshape(2, 3)
+        check(lambda a: (a * a.conj(), jnp.abs(a), a.real, a @ a.T), c, rtol=1e-5, atol=1e-5)
+        u = np.arange(5, dtype=np.uint32)
+        check(lambda a: (a << 3, a ^ 7), u)
+        """,
+        platform,
+    )
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_float64_with_x64(platform):
+    run(
+        """
+        x = np.linspace(0, 1, 9, dtype=np.float64).reshape(3, 3)
+        got = check(lambda a: (jnp.exp(a) @ a, a.astype(np.int64) + 2**40), x, rtol=1e-12, atol=1e-12)
+        assert got[0].dtype == np.float64
+        c = (x + 1j * x.T).astype(np.complex128)
+        check(lambda a: jnp.linalg.norm(a @ a), c, rtol=1e-12, atol=1e-12)
+        """,
+        platform,
+        x64=True,
+    )
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_transfers_strides_and_donation(platform):
+    run(
+        """
+        base = np.arange(24, dtype=np.float32).reshape(4, 6)
+        for host in [base, base[:, ::2], base.T, np.asfortranarray(base), base[::-1]]:
+            d = jax.device_put(host, HL[0])
+            np.testing.assert_array_equal(np.asarray(d), host)
+            np.testing.assert_array_equal(jax.device_get(d * 2), host * 2)
+        # Donation: the argument is consumed, the result is right.
+        f = jax.jit(lambda a: a * 2 + 1, donate_argnums=0)
+        a = jax.device_put(base, HL[0])
+        r = f(a)
+        assert a.is_deleted()
+        np.testing.assert_array_equal(np.asarray(r), base * 2 + 1)
+        try:
+            np.asarray(a)
+        except RuntimeError as e:
+            assert "deleted" in str(e) or "donated" in str(e), e
+        else:
+            raise AssertionError("a donated array stayed readable")
+        # Not donated: stays readable.
+        b = jax.device_put(base, HL[0])
+        jax.jit(lambda a: a + 1)(b)
+        assert not b.is_deleted()
+        np.testing.assert_array_equal(np.asarray(b), base)
+        # Zero-size and scalar values.
+        check(lambda a, s: (a.sum(), a * s, s), np.zeros((0, 3), np.float32), np.float32(2))
+        """,
+        platform,
+    )
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_several_devices(platform):
+    run(
+        """
+        assert len(HL) == 2
+        x = np.arange(8, dtype=np.float32)
+        on1 = jax.device_put(x, HL[1])
+        assert on1.devices() == {HL[1]}
+        r = jax.jit(lambda a: jnp.cumsum(a) * 2)(on1)
+        assert r.devices() == {HL[1]}, r.devices()
+        np.testing.assert_allclose(np.asarray(r), np.asarray(on_cpu(lambda a: jnp.cumsum(a) * 2, x)))
+        moved = jax.device_put(r, HL[0])
+        assert moved.devices() == {HL[0]}
+        np.testing.assert_array_equal(np.asarray(moved), np.asarray(r))
+        # A program over both devices at once is refused with a clear error.
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+        mesh = Mesh(np.array(HL), ("d",))
+        sharded = jax.device_put(x, NamedSharding(mesh, P("d")))
+        try:
+            jax.jit(lambda a: a * 2)(sharded).block_until_ready()
+        except Exception as e:
+            assert "hlorun" in str(e) and "single-device" in str(e), e
+        else:
+            print("sharded ran")
+        """,
+        platform,
+        devices=2,
+    )
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_errors_carry_hlorun_messages(platform):
+    run(
+        """
+        import jax.numpy as jnp
+        def host_cb(x):
+            return jax.pure_callback(lambda v: np.asarray(v) * 2,
+                                     jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+        try:
+            jax.jit(host_cb)(jnp.ones(3)).block_until_ready()
+        except Exception as e:
+            assert "hlorun" in str(e), e
+        else:
+            raise AssertionError("a host callback ran on hlorun")
+        """,
+        platform,
+    )
