@@ -23,6 +23,8 @@ See docs/jax-plugin.md.
 
 from __future__ import annotations
 
+import re
+
 _PLUGIN_NAME = "hlorun"
 
 
@@ -83,7 +85,32 @@ def _mlir_to_text(code: bytes, frontend: str) -> str:
     computation = api.mlir_module_to_xla_computation(
         bytecode, use_tuple_args=False, return_tuple=False
     )
-    return computation.as_hlo_text(print_large_constants=True)
+    return _drop_sharding_markers(computation.as_hlo_text(print_large_constants=True))
+
+
+# JAX's sharding markers: custom calls that are the identity on the global
+# values (`with_sharding_constraint`'s `Sharding`, Shardy's result marker).
+# The plugin runs a sharded program as one global program (docs/jax-plugin.md),
+# so they become copies; the markers that change shapes (shard_map's
+# `SPMDFullToShardShape`) are left for hlorun to refuse.
+_MARKER = re.compile(
+    r"^(?P<head>\s*(?:ROOT\s+)?[\w.\-]+\s*=\s*.*?)\s+custom-call\((?P<arg>[\w.\-]+)\),"
+    r'\s*custom_call_target="(?:Sharding|xla\.sdy\.FuncResultSharding)"(?P<rest>.*)$'
+)
+_SHARDING = re.compile(r"(?:^|,\s*)(sharding=\{(?:[^{}]|\{[^{}]*\})*\})")
+
+
+def _drop_sharding_markers(text: str) -> str:
+    lines = []
+    for line in text.splitlines():
+        m = _MARKER.match(line)
+        if m:
+            sharding = _SHARDING.search(m.group("rest"))
+            line = f"{m.group('head')} copy({m.group('arg')})"
+            if sharding:
+                line += f", {sharding.group(1)}"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
 
 
 __all__ = ["initialize", "library_path"]

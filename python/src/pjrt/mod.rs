@@ -49,6 +49,7 @@ mod options;
 #[allow(clippy::all, clippy::pedantic)]
 mod sys;
 
+use platform_api::hlo::sharding::{self, HloSharding};
 use platform_api::{Code, CompileOptions, ElementType, Error, Literal, Shape};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -558,8 +559,12 @@ struct Executable {
     client: Arc<ClientState>,
     exe: Arc<LoadedExecutable>,
     name: CString,
-    /// The device it runs on (the device assignment's first).
-    device: usize,
+    /// The devices it runs on, one per partition (the device assignment's),
+    /// as indices into the client's devices.
+    devices: Vec<usize>,
+    /// Where the program spans several devices: how its global arguments
+    /// and results are cut into the devices' shards.
+    plan: Option<Plan>,
     num_replicas: usize,
     num_partitions: usize,
     output_types: Vec<PJRT_Buffer_Type>,
@@ -571,6 +576,23 @@ struct Executable {
     /// donated buffers are invalidated after a run, as PJRT requires.
     donated_parameters: Vec<usize>,
     fingerprint: String,
+    /// `PJRT_Device*` of `devices`, for `AddressableDevices`.
+    device_ptrs: Vec<usize>,
+}
+
+/// A partitioned (SPMD) program as the plugin runs it: JAX hands the plugin
+/// the program before partitioning, with the shardings of its parameters and
+/// results, and one shard of each argument per device. The plugin assembles
+/// the global arguments from the shards, runs the global program once, and
+/// cuts each result into the devices' shards by its sharding, so every
+/// device ends up with the shard JAX expects. (No parallelism across
+/// devices, and no programs that name devices themselves: collectives and
+/// `shard_map` need the partitioner; see docs/jax-plugin.md.)
+struct Plan {
+    parameters: Vec<HloSharding>,
+    results: Vec<HloSharding>,
+    /// Each result leaf's global dimensions (the shards may be padded).
+    result_dims: Vec<Vec<usize>>,
 }
 
 struct LoadedExe {
@@ -629,35 +651,53 @@ fn compile(
             )))
         }
     };
-    let module = service::program::parse_program(&text)?;
+    let mut module = service::program::parse_program(&text)?;
     let (replicas, partitions) = (options.num_replicas, options.num_partitions);
-    if replicas * partitions > 1 {
+    if replicas > 1 {
         return Err(Error::unimplemented(format!(
-            "module {}: {replicas} replica(s) x {partitions} partition(s); the hlorun PJRT \
-             plugin runs single-device programs (put the computation on one device, e.g. \
-             jax.jit without shardings over several devices)",
+            "module {}: {replicas} replicas (jax.pmap); the hlorun PJRT plugin runs \
+             single-device and partitioned (sharded jax.jit) programs",
             module.name
         )));
     }
-    let device = match &options.device_assignment {
-        Some(assignment) => {
-            let id = assignment
-                .first()
-                .and_then(|c| c.first())
-                .copied()
-                .unwrap_or(0);
+    // One device id per partition: the assignment's, else the first ones.
+    let ids: Vec<i64> = match &options.device_assignment {
+        Some(assignment) => assignment
+            .iter()
+            .map(|computation| computation.first().copied().unwrap_or(0))
+            .collect(),
+        None => (0..partitions as i64).collect(),
+    };
+    if ids.len() != partitions {
+        return Err(Error::invalid_argument(format!(
+            "the device assignment has {} computation(s) for {partitions} partition(s)",
+            ids.len()
+        )));
+    }
+    let devices = ids
+        .iter()
+        .map(|&id| {
             client
                 .devices
                 .iter()
                 .position(|d| i64::from(d.id) == id)
                 .ok_or_else(|| {
                     Error::invalid_argument(format!(
-                        "the device assignment names device {id}; the client has {}",
+                        "the device assignment names device {id}; the client has {} \
+                         (HLORUN_PJRT_DEVICES sets the count)",
                         client.devices.len()
                     ))
-                })?
-        }
-        None => 0,
+                })
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    let plan = if partitions > 1 {
+        let plan = plan_of(&module, partitions)
+            .map_err(|e| e.context(format!("module {}", module.name)))?;
+        // The global program runs on one device.
+        module.config.num_partitions = Some(1);
+        Some(plan)
+    } else {
+        None
     };
     let compile_options = CompileOptions::default();
     let compiled = client
@@ -672,10 +712,15 @@ fn compile(
     let mut output_types = Vec::new();
     let mut output_dims = Vec::new();
     let mut output_dim_sizes = Vec::new();
-    for (_, leaf) in &leaves {
+    for (k, (_, leaf)) in leaves.iter().enumerate() {
         output_types.push(pjrt_type_of(leaf.element_type));
-        output_dims.extend(leaf.dims.iter().map(|&d| d as i64));
-        output_dim_sizes.push(leaf.dims.len());
+        // A device's output is its shard.
+        let dims = match &plan {
+            Some(plan) => shard_dims(&leaf.dims, &plan.results[k], partitions)?,
+            None => leaf.dims.clone(),
+        };
+        output_dims.extend(dims.iter().map(|&d| d as i64));
+        output_dim_sizes.push(dims.len());
     }
     let donated_parameters = module
         .config
@@ -683,10 +728,12 @@ fn compile(
         .iter()
         .map(|a| a.parameter_number)
         .collect();
+    let device_ptrs = devices.iter().map(|&d| client.device_ptrs[d]).collect();
     Ok(Executable {
         client: client.clone(),
         name: CString::new(module.name.replace('\0', "")).unwrap_or_default(),
-        device,
+        devices,
+        plan,
         num_replicas: replicas,
         num_partitions: partitions,
         output_memory_kinds: vec![DEVICE_KIND.as_ptr() as usize; leaves.len()],
@@ -696,11 +743,147 @@ fn compile(
         output_dim_sizes,
         donated_parameters,
         fingerprint: exe.fingerprint().to_string(),
+        device_ptrs,
         exe,
     })
 }
 
+/// The shardings of a partitioned program's parameters and result leaves
+/// (replicated where it names none).
+fn plan_of(module: &platform_api::HloModule, partitions: usize) -> Result<Plan> {
+    let entry = module.entry();
+    let parse = |text: &Option<String>, what: &str| -> Result<HloSharding> {
+        match text {
+            Some(t) => HloSharding::parse(t).map_err(|e| e.context(what.to_string())),
+            None => Ok(HloSharding::Replicated),
+        }
+    };
+    let parameters = entry
+        .parameters()
+        .into_iter()
+        .map(|id| {
+            let instr = entry.instr(id);
+            parse(&instr.sharding, &format!("parameter %{}", instr.name))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let root = entry.root_instr();
+    let leaves = root.shape.leaves();
+    let root_sharding = parse(&root.sharding, "the ROOT's sharding")?;
+    let parts: Vec<HloSharding> = root_sharding.leaves().into_iter().cloned().collect();
+    let results = if parts.len() == leaves.len() {
+        parts
+    } else if parts.len() == 1 {
+        vec![parts[0].clone(); leaves.len()]
+    } else {
+        return Err(Error::invalid_argument(format!(
+            "the ROOT's sharding has {} part(s) for {} result(s)",
+            parts.len(),
+            leaves.len()
+        )));
+    };
+    let result_dims = leaves.iter().map(|(_, a)| a.dims.clone()).collect();
+    for s in parameters.iter().chain(&results) {
+        if matches!(s, HloSharding::Tuple(_)) {
+            return Err(Error::unimplemented(format!(
+                "tuple sharding {s} on an array ({partitions} partitions)"
+            )));
+        }
+    }
+    Ok(Plan {
+        parameters,
+        results,
+        result_dims,
+    })
+}
+
+/// A device's shard dimensions of an array of `dims` under `s` (each tiled
+/// dimension rounded up, as `sharding::split` pads).
+fn shard_dims(dims: &[usize], s: &HloSharding, partitions: usize) -> Result<Vec<usize>> {
+    Ok(match s.tile_layout(dims.len(), partitions)? {
+        Some(layout) => dims
+            .iter()
+            .zip(&layout.tiles)
+            .map(|(&d, &t)| d.div_ceil(t.max(1)))
+            .collect(),
+        None => dims.to_vec(),
+    })
+}
+
 impl Executable {
+    /// Runs a partitioned program: `args[device][parameter]` shards in,
+    /// `[device][result]` shards out.
+    fn run_partitioned(
+        &self,
+        plan: &Plan,
+        args: &[Vec<&Buffer>],
+        non_donatable: &[i64],
+    ) -> Result<Vec<Vec<Buffer>>> {
+        let n = self.devices.len();
+        let mut globals = Vec::with_capacity(plan.parameters.len());
+        for (i, s) in plan.parameters.iter().enumerate() {
+            let shards = args
+                .iter()
+                .map(|device| {
+                    let b = device.get(i).ok_or_else(|| {
+                        Error::invalid_argument(format!("a device has no argument {i}"))
+                    })?;
+                    b.literal().map(|l| (*l).clone())
+                })
+                .collect::<Result<Vec<Literal>>>()
+                .map_err(|e| e.context(format!("argument {i}")))?;
+            let dims = self.exe.parameters()[i].shape.dims().to_vec();
+            globals.push(
+                sharding::assemble(&shards, s, Some(&dims))
+                    .map_err(|e| e.context(format!("argument {i} ({s})")))?,
+            );
+        }
+        let leaves = self.execute_global(&globals, self.devices[0])?;
+        let mut outputs: Vec<Vec<Buffer>> = (0..n).map(|_| Vec::new()).collect();
+        for (k, leaf) in leaves.into_iter().enumerate() {
+            let s = &plan.results[k];
+            debug_assert_eq!(leaf.dims(), plan.result_dims[k].as_slice());
+            let parts =
+                sharding::split(&leaf, s, n).map_err(|e| e.context(format!("result {k} ({s})")))?;
+            for (d, part) in parts.into_iter().enumerate() {
+                outputs[d].push(Buffer::new(self.client.clone(), self.devices[d], part)?);
+            }
+        }
+        for device in args {
+            self.consume_donated(device, non_donatable);
+        }
+        Ok(outputs)
+    }
+
+    /// Runs the (global) program on host values: its result leaves.
+    fn execute_global(&self, literals: &[Literal], device: usize) -> Result<Vec<Literal>> {
+        let options = ExecuteOptions {
+            // The service's devices back the plugin's in turn.
+            device: device % self.client.service.backend().device_count().max(1),
+            ..ExecuteOptions::default()
+        };
+        let execution = self
+            .client
+            .service
+            .execute_with(&self.exe, literals, &options)
+            .map_err(|e| e.context(format!("executing {}", self.exe.name())))?;
+        Ok(if execution.result.is_tuple() {
+            execution.result.flatten_leaves()
+        } else {
+            vec![execution.result]
+        })
+    }
+
+    /// Deletes the donated arguments (the program may have overwritten them).
+    fn consume_donated(&self, args: &[&Buffer], non_donatable: &[i64]) {
+        for &p in &self.donated_parameters {
+            if !non_donatable.contains(&(p as i64)) {
+                if let Some(b) = args.get(p) {
+                    b.delete();
+                }
+            }
+        }
+    }
+
     fn run(&self, args: &[&Buffer], device: usize, non_donatable: &[i64]) -> Result<Vec<Buffer>> {
         let literals = args
             .iter()
@@ -711,37 +894,12 @@ impl Executable {
                     .map_err(|e| e.context(format!("argument {i}")))
             })
             .collect::<Result<Vec<Literal>>>()?;
-        let options = ExecuteOptions {
-            device: device.min(
-                self.client
-                    .service
-                    .backend()
-                    .device_count()
-                    .saturating_sub(1),
-            ),
-            ..ExecuteOptions::default()
-        };
-        let execution = self
-            .client
-            .service
-            .execute_with(&self.exe, &literals, &options)
-            .map_err(|e| e.context(format!("executing {}", self.exe.name())))?;
-        let leaves = if execution.result.is_tuple() {
-            execution.result.flatten_leaves()
-        } else {
-            vec![execution.result]
-        };
-        let outputs = leaves
+        let outputs = self
+            .execute_global(&literals, device)?
             .into_iter()
             .map(|l| Buffer::new(self.client.clone(), device, l))
             .collect::<Result<Vec<_>>>()?;
-        for &p in &self.donated_parameters {
-            if !non_donatable.contains(&(p as i64)) {
-                if let Some(b) = args.get(p) {
-                    b.delete();
-                }
-            }
-        }
+        self.consume_donated(args, non_donatable);
         Ok(outputs)
     }
 }
@@ -1548,10 +1706,9 @@ unsafe extern "C" fn loaded_executable_addressable_devices(
         let e = &l.exe;
         out!(
             a,
-            addressable_devices =
-                &e.client.device_ptrs[e.device] as *const usize as *mut *mut PJRT_Device
+            addressable_devices = e.device_ptrs.as_ptr() as *mut *mut PJRT_Device
         );
-        out!(a, num_addressable_devices = 1);
+        out!(a, num_addressable_devices = e.device_ptrs.len());
         Ok(())
     })
 }
@@ -1591,11 +1748,11 @@ unsafe extern "C" fn loaded_executable_execute(
             ));
         }
         let e = &l.exe;
-        if a.num_devices != 1 {
-            return Err(Error::unimplemented(format!(
-                "PJRT_LoadedExecutable_Execute on {} devices: the hlorun plugin runs \
-                 single-device programs",
-                a.num_devices
+        if a.num_devices != e.devices.len() {
+            return Err(Error::invalid_argument(format!(
+                "PJRT_LoadedExecutable_Execute: {} argument list(s) for a program on {} device(s)",
+                a.num_devices,
+                e.devices.len()
             )));
         }
         let mut non_donatable: &[i64] = &[];
@@ -1611,23 +1768,39 @@ unsafe extern "C" fn loaded_executable_execute(
                 );
             }
         }
-        let device = if a.execute_device.is_null() {
-            e.device
-        } else {
-            e.client.device_index(a.execute_device)?
-        };
-        let arg_list = *a.argument_lists;
-        let buffers = slice_arg(arg_list as *const *mut PJRT_Buffer, a.num_args)
+        let lists = slice_arg(
+            a.argument_lists as *const *mut *mut PJRT_Buffer,
+            a.num_devices,
+        );
+        let buffers = lists
             .iter()
-            .map(|&b| buffer_of(b))
-            .collect::<Result<Vec<&Buffer>>>()?;
-        let outputs = e.run(&buffers, device, non_donatable)?;
-        let out_list = *a.output_lists;
-        for (i, b) in outputs.into_iter().enumerate() {
-            *out_list.add(i) = b.into_raw();
-        }
-        if !a.device_complete_events.is_null() {
-            *a.device_complete_events = Event::ready_ok();
+            .map(|&list| {
+                slice_arg(list as *const *mut PJRT_Buffer, a.num_args)
+                    .iter()
+                    .map(|&b| buffer_of(b))
+                    .collect::<Result<Vec<&Buffer>>>()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let outputs = match &e.plan {
+            Some(plan) => e.run_partitioned(plan, &buffers, non_donatable)?,
+            None => {
+                // A portable executable runs where the caller says.
+                let device = if a.execute_device.is_null() {
+                    e.devices[0]
+                } else {
+                    e.client.device_index(a.execute_device)?
+                };
+                vec![e.run(&buffers[0], device, non_donatable)?]
+            }
+        };
+        for (d, device_outputs) in outputs.into_iter().enumerate() {
+            let out_list = *a.output_lists.add(d);
+            for (i, b) in device_outputs.into_iter().enumerate() {
+                *out_list.add(i) = b.into_raw();
+            }
+            if !a.device_complete_events.is_null() {
+                *a.device_complete_events.add(d) = Event::ready_ok();
+            }
         }
         Ok(())
     })
@@ -1650,8 +1823,14 @@ unsafe extern "C" fn loaded_executable_get_device_assignment(
     guard("PJRT_LoadedExecutable_GetDeviceAssignment", || unsafe {
         let a = args(a, "PJRT_LoadedExecutable_GetDeviceAssignment")?;
         let l = loaded_of(a.executable)?;
-        let id = i64::from(l.exe.client.devices[l.exe.device].id);
-        let bytes = options::encode_device_assignment(&[vec![id]]);
+        let e = &l.exe;
+        // One computation (partition) per device, one replica.
+        let computations: Vec<Vec<i64>> = e
+            .devices
+            .iter()
+            .map(|&d| vec![i64::from(e.client.devices[d].id)])
+            .collect();
+        let bytes = options::encode_device_assignment(&computations);
         let serialized = Box::into_raw(Box::new(SerializedAssignment(bytes)));
         out!(a, serialized_bytes = (*serialized).0.as_ptr().cast());
         out!(a, serialized_bytes_size = (*serialized).0.len());
