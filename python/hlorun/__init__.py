@@ -176,10 +176,17 @@ class Executable:
         return self._native.result_shape
 
     @property
+    def devices(self) -> int:
+        """The devices it runs on (a partitioned module's partitions, else 1)."""
+        return self._native.devices
+
+    @property
     def compile_seconds(self) -> float:
         return self._native.compile_seconds
 
     def _specs(self, args: Sequence[Any]) -> list:
+        # (A partitioned module's parameters are per-device shards; only their
+        # dtypes are used here, for Python numbers.)
         params = self._native.parameters
         specs = []
         for i, x in enumerate(args):
@@ -210,15 +217,26 @@ def _source(hlo) -> Tuple[str, bool]:
     return hlo, is_path
 
 
-def compile(hlo, platform: Optional[str] = None) -> Executable:  # noqa: A001 - the API's name
+def compile(  # noqa: A001 - the API's name
+    hlo, platform: Optional[str] = None, out_shardings: Optional[Sequence[str]] = None
+) -> Executable:
     """Compiles HLO text (or the file at a path) for a platform.
 
     ``platform`` is a name or alias, case-insensitive ("interpreter", "host",
     "cpu", "cuda"); ``None`` means ``$HLORUN_PLATFORM``, else the default
     platform. The GIL is released while it compiles.
+
+    A partitioned module (XLA's output for a sharded ``jax.jit``, with
+    ``num_partitions=N``) runs on N devices and is called with global arrays:
+    each is cut by its parameter's sharding, and each result assembled by its
+    sharding. ``out_shardings`` gives the results' shardings in HLO syntax
+    (``"{devices=[4,1]<=[4]}"``, one per result leaf), which XLA's text does
+    not carry; without them results must be replicated (the same on every
+    device). See docs/distributed.md.
     """
     source, is_path = _source(hlo)
-    return Executable(_hlorun.compile(source, is_path, platform))
+    shardings = list(out_shardings) if out_shardings is not None else None
+    return Executable(_hlorun.compile(source, is_path, platform, shardings))
 
 
 from ._jit import CompareResult, Jitted, compare, jit  # noqa: E402

@@ -57,10 +57,25 @@ class _Signature:
     """One compiled signature: the program, how to convert the argument
     leaves to its parameters, and how to rebuild the output pytree."""
 
-    def __init__(self, lowered, platform):
-        self.hlo_text = lowered.as_text(dialect="hlo")
-        self.executable = _compile(self.hlo_text, platform)
+    def __init__(self, lowered, platform, sharded=False):
         jax = _jax()
+        if sharded:
+            # XLA's partitioned program (one per device, with collectives) and
+            # the results' shardings, which its text does not carry.
+            compiled = lowered.compile()
+            self.hlo_text = compiled.as_text()
+            out_shapes = [o.shape for o in jax.tree_util.tree_leaves(lowered.out_info)]
+            shardings = [
+                str(s._to_xla_hlo_sharding(len(shape)))
+                for s, shape in zip(jax.tree_util.tree_leaves(compiled.output_shardings), out_shapes)
+            ]
+            partitioned = "num_partitions=" in self.hlo_text.split("\n", 1)[0]
+            self.executable = _compile(
+                self.hlo_text, platform, out_shardings=shardings if partitioned else None
+            )
+        else:
+            self.hlo_text = lowered.as_text(dialect="hlo")
+            self.executable = _compile(self.hlo_text, platform)
         self.in_tree = lowered.in_tree
         self.out_tree = lowered.out_tree
         self.in_dtypes = [np.dtype(a.dtype) for a in jax.tree_util.tree_leaves(lowered.args_info)]
@@ -116,10 +131,20 @@ class Jitted:
         platform: Optional[str] = None,
         static_argnums=(),
         static_argnames=(),
+        in_shardings=None,
+        out_shardings=None,
     ):
         jax = _jax()
         self.fun = fun
         self.platform = platform
+        # With shardings, XLA partitions the program for the mesh's devices
+        # and hlorun runs every device on global arrays.
+        self._sharded = in_shardings is not None or out_shardings is not None
+        shard_kwargs = {}
+        if in_shardings is not None:
+            shard_kwargs["in_shardings"] = in_shardings
+        if out_shardings is not None:
+            shard_kwargs["out_shardings"] = out_shardings
         nums = set(_tuple(static_argnums))
         names = set(_tuple(static_argnames))
         # Static arguments named one way and passed the other, as jax.jit
@@ -147,6 +172,7 @@ class Jitted:
             static_argnums=tuple(sorted(nums)),
             static_argnames=tuple(sorted(names)),
             keep_unused=True,
+            **shard_kwargs,
         )
         self._cache = {}
         self._lock = threading.Lock()
@@ -186,7 +212,7 @@ class Jitted:
                     f"hlorun.jit flattened the arguments as {treedef} but JAX lowered "
                     f"{lowered.in_tree}; pass static arguments as static_argnums/static_argnames"
                 )
-            sig = _Signature(lowered, self.platform)
+            sig = _Signature(lowered, self.platform, self._sharded)
             with self._lock:
                 if key not in self._cache:
                     self._cache[key] = sig
@@ -217,6 +243,8 @@ def jit(
     platform: Optional[str] = None,
     static_argnums=(),
     static_argnames=(),
+    in_shardings=None,
+    out_shardings=None,
 ):
     """Compiles a JAX function with hlorun instead of XLA.
 
@@ -224,10 +252,18 @@ def jit(
     text and compiled for ``platform``; calls return NumPy arrays in the
     function's output pytree. Usable as ``@hlorun.jit`` or
     ``@hlorun.jit(platform="host")``.
+
+    With ``in_shardings``/``out_shardings`` (as for ``jax.jit``: shardings over
+    a ``Mesh`` of JAX's devices, e.g. 4 CPU devices with
+    ``XLA_FLAGS=--xla_force_host_platform_device_count=4``), XLA partitions the
+    program and hlorun runs it on that many devices, taking and returning
+    global arrays.
     """
     if fun is None:
-        return lambda f: Jitted(f, platform, static_argnums, static_argnames)
-    return Jitted(fun, platform, static_argnums, static_argnames)
+        return lambda f: Jitted(
+            f, platform, static_argnums, static_argnames, in_shardings, out_shardings
+        )
+    return Jitted(fun, platform, static_argnums, static_argnames, in_shardings, out_shardings)
 
 
 @dataclass(frozen=True)

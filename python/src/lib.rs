@@ -35,6 +35,7 @@
 
 mod pjrt;
 
+use platform_api::hlo::sharding::HloSharding;
 use platform_api::registry::{self, Availability};
 use platform_api::{Code, CompileOptions, ElementType, Error, HloModule, Literal, Shape};
 use pyo3::buffer::PyBuffer;
@@ -44,8 +45,10 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use service::compare::{check_threshold, expected_result, DEFAULT_MAX_ULPS};
+use service::sharded::run_global;
 use service::{
-    compare_by_scale, compare_by_tolerance, LoadedExecutable, LocalClient, ScaleRule, Tolerance,
+    compare_by_scale, compare_by_tolerance, ExecuteOptions, LoadedExecutable, LocalClient,
+    ScaleRule, Tolerance,
 };
 use std::collections::HashMap;
 use std::os::raw::c_int;
@@ -131,20 +134,31 @@ fn element_type_of(name: &str) -> Option<ElementType> {
         .find(|&t| numpy_name(t) == name)
 }
 
-/// One client per platform, shared by every executable compiled for it (its
-/// compile cache included).
-fn client(platform: Option<&str>) -> Result<Arc<LocalClient>, Error> {
-    static CLIENTS: OnceLock<Mutex<HashMap<&'static str, Arc<LocalClient>>>> = OnceLock::new();
+/// One client per platform and device count, shared by every executable
+/// compiled for it (its compile cache included): a partitioned program needs
+/// a backend with a device per (replica, partition).
+fn client(platform: Option<&str>, devices: usize) -> Result<Arc<LocalClient>, Error> {
+    type Clients = HashMap<(&'static str, usize), Arc<LocalClient>>;
+    static CLIENTS: OnceLock<Mutex<Clients>> = OnceLock::new();
     let name = service::resolve_platform_name(platform)?;
     let mut clients = CLIENTS
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(c) = clients.get(name) {
+    if let Some(c) = clients.get(&(name, devices)) {
         return Ok(c.clone());
     }
-    let c = Arc::new(LocalClient::for_platform(Some(name))?);
-    clients.insert(name, c.clone());
+    let c = Arc::new(if devices > 1 {
+        LocalClient::new(Arc::new(service::Backend::with_options(
+            Some(name),
+            &platform_api::PlatformOptions {
+                device_count: Some(devices),
+            },
+        )?))
+    } else {
+        LocalClient::for_platform(Some(name))?
+    });
+    clients.insert((name, devices), c.clone());
     Ok(c)
 }
 
@@ -169,21 +183,23 @@ fn load_module(source: &str, is_path: bool) -> Result<(HloModule, String), Error
     Ok((module, name))
 }
 
-/// The options the command line compiles a module with (no debug options).
-fn compile_options(module: &HloModule, name: &str) -> Result<CompileOptions, Error> {
+/// The options the command line compiles a module with (no debug options),
+/// and how many devices they run on.
+fn compile_options(module: &HloModule, name: &str) -> Result<(CompileOptions, usize), Error> {
     let options = CompileOptions {
         replica_count: module.config.replica_count.unwrap_or(1).max(1),
         num_partitions: module.config.num_partitions.unwrap_or(1).max(1),
         ..CompileOptions::default()
     };
-    if options.replica_count.saturating_mul(options.num_partitions) > 1 {
+    if options.replica_count > 1 {
         return Err(Error::unimplemented(format!(
-            "{name}: the Python package runs single-device programs; this one has {} replica(s) x \
-             {} partition(s) (use `hlorun run --replicas`)",
-            options.replica_count, options.num_partitions
+            "{name}: the Python package runs single-replica programs; this one has {} \
+             replica(s) (use `hlorun run --replicas`)",
+            options.replica_count
         )));
     }
-    Ok(options)
+    let devices = options.num_partitions;
+    Ok((options, devices))
 }
 
 /// One array argument as the Python layer passes it: NumPy dtype name,
@@ -334,6 +350,10 @@ fn result_to_python(py: Python<'_>, result: Literal) -> PyResult<(bool, Vec<Py<O
 struct Executable {
     client: Arc<LocalClient>,
     exe: Arc<LoadedExecutable>,
+    /// The module, for its parameters' shardings when it is partitioned.
+    module: Arc<HloModule>,
+    /// The results' shardings given at compile time (partitioned programs).
+    out_shardings: Vec<HloSharding>,
     /// The source's name in messages (a path, or `<text>`).
     #[pyo3(get)]
     source: String,
@@ -371,6 +391,11 @@ impl Executable {
     fn result_shape(&self) -> String {
         self.exe.result_shape().without_layout().to_string()
     }
+    /// The devices it runs on (its partitions; 1 for a single-device program).
+    #[getter]
+    fn devices(&self) -> usize {
+        self.exe.options().num_partitions.max(1)
+    }
     /// Seconds the compile took.
     #[getter]
     fn compile_seconds(&self) -> f64 {
@@ -389,8 +414,26 @@ impl Executable {
             .map(|(i, a)| literal_from_buffer(i, a))
             .collect::<PyResult<Vec<_>>>()?;
         let (client, exe, source) = (&self.client, &self.exe, &self.source);
+        let (module, shardings) = (&self.module, &self.out_shardings);
         let result = py
-            .detach(|| client.execute(exe, &literals))
+            .detach(|| {
+                if exe.options().num_partitions > 1 {
+                    // Global arrays in and out, as JAX's sharded jit takes them.
+                    run_global(
+                        client,
+                        module,
+                        exe,
+                        &literals,
+                        shardings,
+                        &ExecuteOptions::default(),
+                    )?
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| Error::internal("no replica returned a result"))
+                } else {
+                    client.execute(exe, &literals)
+                }
+            })
             .map_err(|e| py_err(e.context(source)))?;
         result_to_python(py, result)
     }
@@ -398,24 +441,40 @@ impl Executable {
 
 /// Parses and compiles a module (text, or a file when `is_path`) for a
 /// platform (name or alias; `None`: `HLORUN_PLATFORM`, else the default).
+/// A partitioned module (`num_partitions` > 1) runs on that many devices and
+/// takes and returns global arrays; `out_shardings` (HLO syntax, one per
+/// result leaf) says how its results are sharded where its text does not.
 #[pyfunction]
-#[pyo3(signature = (source, is_path, platform=None))]
+#[pyo3(signature = (source, is_path, platform=None, out_shardings=None))]
 fn compile(
     py: Python<'_>,
     source: String,
     is_path: bool,
     platform: Option<String>,
+    out_shardings: Option<Vec<String>>,
 ) -> PyResult<Executable> {
     py.detach(|| {
         let (module, name) = load_module(&source, is_path)?;
-        let options = compile_options(&module, &name)?;
-        let client = client(platform.as_deref())?;
+        let (options, devices) = compile_options(&module, &name)?;
+        let out_shardings = out_shardings
+            .unwrap_or_default()
+            .iter()
+            .map(|t| HloSharding::parse(t).map_err(|e| e.context("out_shardings")))
+            .collect::<Result<Vec<_>, Error>>()?;
+        if devices == 1 && !out_shardings.is_empty() {
+            return Err(Error::invalid_argument(format!(
+                "{name}: out_shardings are for partitioned modules (num_partitions > 1)"
+            )));
+        }
+        let client = client(platform.as_deref(), devices)?;
         let compiled = client
             .compile(&module, &options)
             .map_err(|e| e.context(&name))?;
         Ok(Executable {
             client,
             exe: compiled.executable,
+            module: Arc::new(module),
+            out_shardings,
             source: name,
         })
     })
@@ -523,8 +582,13 @@ fn compare_impl(
     expected: Option<Vec<Literal>>,
 ) -> Result<(bool, String, String), Error> {
     let (module, name) = load_module(source, is_path)?;
-    let options = compile_options(&module, &name)?;
-    let tested = client(platform)?;
+    let (options, devices) = compile_options(&module, &name)?;
+    if devices > 1 {
+        return Err(Error::unimplemented(format!(
+            "{name}: compare runs single-device programs; this one has {devices} partitions"
+        )));
+    }
+    let tested = client(platform, 1)?;
     let platform = tested.platform_name();
     let exe = tested
         .compile(&module, &options)
@@ -554,7 +618,7 @@ fn compare_impl(
         let (want, against) = match expected {
             Some(e) => (e, "the expected arrays".to_string()),
             None => {
-                let checker = client(Some(reference))?;
+                let checker = client(Some(reference), 1)?;
                 let reference_exe = checker
                     .compile(&module, &options)
                     .map_err(|e| e.context(&name))?

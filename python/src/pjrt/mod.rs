@@ -318,7 +318,7 @@ fn client_settings(options: &[PJRT_NamedValue]) -> Result<(Option<String>, usize
 
 fn create_client(options: &[PJRT_NamedValue]) -> Result<Client> {
     let (platform, count) = client_settings(options)?;
-    let service = crate::client(platform.as_deref())?;
+    let service = crate::client(platform.as_deref(), 1)?;
     let name = service.platform_name();
     let mut devices = Vec::with_capacity(count);
     let mut memories = Vec::with_capacity(count);
