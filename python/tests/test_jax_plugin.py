@@ -224,6 +224,8 @@ def test_dtypes(platform):
         check(lambda a: (~a, a & a[::-1], jnp.any(a), a.astype(np.int32)), b)
         c = (np.arange(6) + 1j * np.arange(6)[::-1]).astype(np.complex64).reshape(2, 3)
         check(lambda a: (a * a.conj(), jnp.abs(a), a.real, a @ a.T), c, rtol=1e-5, atol=1e-5)
+        i4 = np.arange(-8, 8).astype(ml_dtypes.int4)
+        check(lambda a: (a + 1, a.astype(np.int8) * 2), i4)
         u = np.arange(5, dtype=np.uint32)
         check(lambda a: (a << 3, a ^ 7), u)
         """,

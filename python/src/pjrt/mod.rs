@@ -454,10 +454,17 @@ fn element_type_of(ty: PJRT_Buffer_Type) -> Result<ElementType> {
         PJRT_Buffer_Type_F8E4M3 => F8E4M3,
         PJRT_Buffer_Type_F8E3M4 => F8E3M4,
         PJRT_Buffer_Type_F8E8M0FNU => F8E8M0FNU,
+        // Sub-byte types travel one element per byte on the host (as NumPy
+        // and ml_dtypes hold them), which is how hlorun stores them too.
+        PJRT_Buffer_Type_S4 => S4,
+        PJRT_Buffer_Type_U4 => U4,
+        PJRT_Buffer_Type_S2 => S2,
+        PJRT_Buffer_Type_U2 => U2,
+        PJRT_Buffer_Type_F4E2M1FN => F4E2M1FN,
         other => {
             return Err(Error::unimplemented(format!(
-                "PJRT buffer type {other} (packed sub-byte types and tokens) is not supported \
-                 by the hlorun plugin"
+                "PJRT buffer type {other} (tokens, 6-bit floats) is not supported by the \
+                 hlorun plugin"
             )))
         }
     })
