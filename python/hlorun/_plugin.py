@@ -45,12 +45,36 @@ def initialize() -> None:
     donating = getattr(mlir, "_platforms_with_donation", None)
     if isinstance(donating, list) and _PLUGIN_NAME not in donating:
         donating.append(_PLUGIN_NAME)
+    _share_cpu_decompositions(mlir)
     # Below JAX's CPU backend (priority 0): installing hlorun must not move
     # anyone's default device; `JAX_PLATFORMS=hlorun` (or `jax.devices("hlorun")`,
     # `jax.default_device`) chooses it.
     xla_bridge.register_plugin(
         _PLUGIN_NAME, priority=-100, library_path=library_path()
     )
+
+
+# JAX lowers its matrix decompositions per platform (LAPACK custom calls on
+# `cpu`) and has no rule for a platform it does not know. hlorun registers the
+# same LAPACK targets (`lapack_*_ffi`) on its Host and Interpreter, so the
+# plugin lowers these primitives as JAX's CPU does; any other primitive keeps
+# JAX's platform-independent rule.
+_CPU_DECOMPOSITIONS = (
+    "cholesky", "eig", "eigh", "geqrf", "householder_product", "lu", "svd",
+)
+
+
+def _share_cpu_decompositions(mlir) -> None:
+    rules = getattr(mlir, "_platform_specific_lowerings", None)
+    if rules is None:
+        return
+    # The rules are registered when jax.lax.linalg is imported.
+    import jax._src.lax.linalg  # noqa: F401
+
+    cpu, ours = rules["cpu"], rules[_PLUGIN_NAME]
+    for primitive, rule in list(cpu.items()):
+        if primitive.name in _CPU_DECOMPOSITIONS and primitive not in ours:
+            ours[primitive] = rule
 
 
 def _mlir_to_text(code: bytes, frontend: str) -> str:

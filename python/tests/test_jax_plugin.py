@@ -348,3 +348,22 @@ def test_errors_carry_hlorun_messages(platform):
         """,
         platform,
     )
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_linalg_decompositions(platform):
+    # Lowered as JAX's CPU lowers them, to the LAPACK custom calls hlorun has.
+    run(
+        """
+        r = np.random.RandomState(0).randn(5, 5).astype(np.float32)
+        spd = r @ r.T + 5 * np.eye(5, dtype=np.float32)
+        check(lambda m: jnp.linalg.eigh(m)[0], spd, rtol=1e-4, atol=1e-4)
+        check(lambda m: jnp.linalg.svd(m, compute_uv=False), spd, rtol=1e-4, atol=1e-4)
+        check(jnp.linalg.cholesky, spd, rtol=1e-4, atol=1e-4)
+        check(lambda m: (jnp.linalg.solve(m, jnp.ones(5)), jnp.linalg.det(m), jnp.linalg.inv(m)),
+              spd, rtol=1e-4, atol=1e-4)
+        check(lambda m: jnp.abs(jnp.linalg.qr(m)[1]), spd, rtol=1e-4, atol=1e-4)
+        check(lambda m: jnp.sort_complex(jnp.linalg.eigvals(m)), spd, rtol=1e-4, atol=1e-4)
+        """,
+        platform,
+    )
