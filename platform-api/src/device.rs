@@ -185,6 +185,18 @@ pub trait Stream: Send + Sync + Any {
     /// clears) the first error any of them reported.
     fn block_host_until_done(&self) -> Result<()>;
 
+    /// Runs a host function after all work enqueued before it and waits for
+    /// it: [`Stream::host_callback`] then [`Stream::block_host_until_done`],
+    /// as the default does. A stream whose queue is empty may instead run
+    /// the function on the calling thread (the caller waits either way, and
+    /// handing the work to another thread and back costs more than a small
+    /// program's whole run); work enqueued meanwhile from elsewhere then
+    /// runs after it, as it would have.
+    fn run_host_callback_and_wait(&self, callback: HostCallback) -> Result<()> {
+        self.host_callback(callback)?;
+        self.block_host_until_done()
+    }
+
     /// For backends to recover their concrete type.
     fn as_any(&self) -> &dyn Any;
 

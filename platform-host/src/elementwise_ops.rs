@@ -686,6 +686,16 @@ pub fn unary(op: UnaryOp, ty: ElementType, result: ElementType) -> Result<Kernel
     if let Some(k) = vmath::int::IntUnary::from_hlo(op).and_then(|u| vint_unary(u, ty)) {
         return Ok(k);
     }
+    if let Some(k) = half_via_f32(ty, result, |inner| {
+        // f16 keeps the C library's values where the f32 kernel is an
+        // approximation (XLA CPU computes f16 as f16, bf16 in f32).
+        if ty == ElementType::F16 && matches!(op, Exp | Log | Tanh | Logistic) {
+            return semantic_f32_unary(op);
+        }
+        unary(op, inner, inner)
+    })? {
+        return Ok(k);
+    }
     if ty == ElementType::Pred {
         return match op {
             Not => Ok(k1::<u8, u8>(|v| (v == 0) as u8)),
@@ -744,6 +754,79 @@ pub fn unary(op: UnaryOp, ty: ElementType, result: ElementType) -> Result<Kernel
         Tanh => k1::<T, T>(complex::tanh),
         _ => return Err(undefined(op.name(), ty)),
     }), _ => Err(undefined(op.name(), ty)))))
+}
+
+/// The semantics' own `f32` function for a float unary op (the C library's
+/// transcendentals, not `vmath`'s approximations).
+fn semantic_f32_unary(op: UnaryOp) -> Result<Kernel> {
+    use UnaryOp::*;
+    Ok(match op {
+        Exp => k1::<f32, f32>(float::exp),
+        Log => k1::<f32, f32>(float::log),
+        Tanh => k1::<f32, f32>(float::tanh),
+        Logistic => k1::<f32, f32>(float::logistic),
+        _ => return unary(op, ElementType::F32, ElementType::F32),
+    })
+}
+
+/// An `f16` or `bf16` op whose result has its operands' type, as the
+/// semantics define it (widened to `f32`, computed, rounded once): chunks of
+/// the operands widened with the hardware conversion, the `f32` kernel
+/// `make_inner(F32)` gives, and the result rounded back. This is what makes
+/// 16-bit float arithmetic run at `f32`'s speed: the element functions of
+/// the 16-bit types convert one value at a time. `None` for other types.
+fn half_via_f32(
+    ty: ElementType,
+    result: ElementType,
+    make_inner: impl FnOnce(ElementType) -> Result<Kernel>,
+) -> Result<Option<Kernel>> {
+    type Up = fn(&[u16], &mut [f32]) -> Result<()>;
+    type Down = fn(&[f32], &mut [u16]) -> Result<()>;
+    let (up, down): (Up, Down) = match ty {
+        ElementType::BF16 => (vmath::convert::bf16_to_f32, vmath::convert::f32_to_bf16),
+        ElementType::F16 => (vmath::convert::f16_to_f32, vmath::convert::f32_to_f16),
+        _ => return Ok(None),
+    };
+    if result != ty {
+        return Ok(None);
+    }
+    let inner = make_inner(ElementType::F32)?;
+    let arity = inner.arity;
+    Ok(Some(Kernel::new(arity, move |args, dst, n| {
+        const CHUNK: usize = 512;
+        let mut wide = [[0f32; CHUNK]; 2];
+        let mut res = [0f32; CHUNK];
+        let mut scalars = [0f32; 2];
+        let mut chunk = [Arg::Scalar(std::ptr::null()); 2];
+        // SAFETY (whole body): `Kernel::call`'s contract; every chunk is
+        // read whole before its destination is written, so an operand may
+        // be the destination.
+        unsafe {
+            for (k, &arg) in args.iter().enumerate() {
+                if let Arg::Scalar(p) = arg {
+                    checked(up(&[scalar::<u16>(p)], &mut scalars[k..k + 1]));
+                }
+            }
+            let mut start = 0;
+            while start < n {
+                let len = CHUNK.min(n - start);
+                for (k, (&arg, w)) in args.iter().zip(wide.iter_mut()).enumerate() {
+                    chunk[k] = match arg {
+                        Arg::Ptr(p) => {
+                            let src = std::slice::from_raw_parts(p.cast::<u16>().add(start), len);
+                            checked(up(src, &mut w[..len]));
+                            Arg::Ptr(w.as_ptr().cast())
+                        }
+                        Arg::Scalar(_) => Arg::Scalar((&scalars[k] as *const f32).cast()),
+                    };
+                }
+                (inner.f)(&chunk[..arity], res.as_mut_ptr().cast(), len);
+                let out = std::slice::from_raw_parts_mut(dst.cast::<u16>().add(start), len);
+                checked(down(&res[..len], out));
+                start += len;
+            }
+        }
+    })))
 }
 
 /// Receives the typed element function of a binary op whose result has its
@@ -862,6 +945,9 @@ pub fn binary(op: BinaryOp, ty: ElementType, result: ElementType) -> Result<Kern
         return Ok(k);
     }
     if let Some(k) = vmath::int::IntBinary::from_hlo(op).and_then(|b| vint_binary(b, ty)) {
+        return Ok(k);
+    }
+    if let Some(k) = half_via_f32(ty, result, |inner| binary(op, inner, inner))? {
         return Ok(k);
     }
     if op == BinaryOp::Complex {

@@ -283,3 +283,50 @@ fn freeing_a_buffer_with_queued_work_waits_for_that_work() {
     );
     assert_eq!(exec.memory_usage().bytes_in_use, before.bytes_in_use);
 }
+
+#[test]
+fn a_synchronous_callback_runs_on_the_caller_when_idle_and_in_order_when_busy() {
+    let exec = executor();
+    let stream = exec.clone().create_stream().unwrap();
+    let caller = std::thread::current().id();
+    // Idle: on the calling thread, its error returned and not kept.
+    let ran_on = Arc::new(Mutex::new(None));
+    let r = ran_on.clone();
+    stream
+        .run_host_callback_and_wait(Box::new(move || {
+            *r.lock().unwrap() = Some(std::thread::current().id());
+            Err(platform_api::Error::internal("first"))
+        }))
+        .expect_err("the callback's error comes back");
+    assert_eq!(*ran_on.lock().unwrap(), Some(caller));
+    stream.block_host_until_done().unwrap();
+    // Busy: after the work queued before it, on the stream's thread.
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (release, gate) = mpsc::channel::<()>();
+    let l = log.clone();
+    stream
+        .host_callback(Box::new(move || {
+            gate.recv_timeout(Duration::from_secs(10)).ok();
+            l.lock().unwrap().push("queued");
+            Ok(())
+        }))
+        .unwrap();
+    let l = log.clone();
+    let r = ran_on.clone();
+    let waiter = std::thread::spawn({
+        let stream = stream.clone();
+        move || {
+            stream.run_host_callback_and_wait(Box::new(move || {
+                *r.lock().unwrap() = Some(std::thread::current().id());
+                l.lock().unwrap().push("synchronous");
+                Ok(())
+            }))
+        }
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(log.lock().unwrap().is_empty());
+    release.send(()).unwrap();
+    waiter.join().unwrap().unwrap();
+    assert_eq!(*log.lock().unwrap(), vec!["queued", "synchronous"]);
+    assert_ne!(*ran_on.lock().unwrap(), Some(caller));
+}

@@ -251,7 +251,24 @@ pub fn format_op_summary(rows: &[OpSummary], runs: usize, run_us: f64, top: usiz
             from,
         ]);
     }
+    let generic: Vec<&OpSummary> = rows
+        .iter()
+        .take(top)
+        .filter(|r| r.arg("generic_path").is_some())
+        .collect();
+    for (row, r) in table.iter_mut().skip(1).zip(rows.iter()) {
+        if r.arg("generic_path").is_some() {
+            row[3] = format!("{} *", row[3]);
+        }
+    }
     let mut text = crate::text::table(&table);
+    for r in &generic {
+        text.push_str(&format!(
+            "* %{} ran on a generic path: {}\n",
+            r.name,
+            r.arg("generic_path").unwrap_or_default()
+        ));
+    }
     if rows.len() > top {
         let rest: f64 = rows[top..].iter().map(|r| r.self_us).sum::<f64>() / runs;
         text.push_str(&format!(

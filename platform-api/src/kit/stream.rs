@@ -63,6 +63,9 @@ struct QueueState {
     /// The first error since the last `block_host_until_done`.
     error: Option<Error>,
     shutdown: bool,
+    /// An item is running on the thread that enqueued it (an idle stream's
+    /// [`Stream::run_host_callback_and_wait`]): the worker waits.
+    caller_running: bool,
 }
 
 /// The part of a stream its worker thread and its executor share.
@@ -109,8 +112,10 @@ impl StreamShared {
             let (item, skipped) = {
                 let mut st = self.lock();
                 loop {
-                    if let Some(item) = st.items.pop_front() {
-                        break (item, st.error.is_some());
+                    if !st.caller_running {
+                        if let Some(item) = st.items.pop_front() {
+                            break (item, st.error.is_some());
+                        }
                     }
                     if st.shutdown {
                         return;
@@ -137,25 +142,46 @@ impl StreamShared {
         Ok(())
     }
 
+    /// Runs `callback` on the calling thread if nothing is queued, running
+    /// or failed, and returns its result; hands the callback back, not run,
+    /// when the stream is busy, so the caller queues it instead.
+    fn run_on_caller_if_idle(
+        &self,
+        callback: crate::HostCallback,
+    ) -> std::result::Result<Result<()>, crate::HostCallback> {
+        {
+            let mut st = self.lock();
+            if st.outstanding > 0 || st.error.is_some() || st.shutdown || st.caller_running {
+                return Err(callback);
+            }
+            st.caller_running = true;
+            st.outstanding += 1;
+            st.enqueued += 1;
+        }
+        let result = catch_item_panic(callback);
+        let mut st = self.lock();
+        st.caller_running = false;
+        self.finish(st);
+        // Work queued from other threads meanwhile waited for this item.
+        self.work_ready.notify_all();
+        Ok(result)
+    }
+
     /// Runs one item, keeps its error, and marks it finished.
     fn run_item(&self, item: WorkItem, skipped: bool) {
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| item(skipped)))
-            .unwrap_or_else(|panic| {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".to_string());
-                Err(Error::internal(format!(
-                    "work on a stream panicked: {what}"
-                )))
-            });
+        let result = catch_item_panic(|| item(skipped));
         let mut st = self.lock();
         if let Err(e) = result {
             if st.error.is_none() && !skipped {
                 st.error = Some(e);
             }
         }
+        self.finish(st);
+    }
+
+    /// Marks one item finished (the lock held by `st`), then frees what
+    /// waited for it.
+    fn finish(&self, mut st: MutexGuard<'_, QueueState>) {
         st.outstanding -= 1;
         st.completed += 1;
         if st.outstanding == 0 {
@@ -170,6 +196,20 @@ impl StreamShared {
         let st = self.lock();
         (st.enqueued, st.completed)
     }
+}
+
+/// Runs a work item, turning a panic into an `Internal` error.
+fn catch_item_panic(item: impl FnOnce() -> Result<()>) -> Result<()> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(item)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        Err(Error::internal(format!(
+            "work on a stream panicked: {what}"
+        )))
+    })
 }
 
 /// A stream of a host-memory device: an ordered queue, run by its own thread
@@ -341,6 +381,19 @@ impl Stream for HostStream {
 
     fn host_callback(&self, callback: HostCallback) -> Result<()> {
         self.enqueue(callback)
+    }
+
+    fn run_host_callback_and_wait(&self, callback: HostCallback) -> Result<()> {
+        let callback = if self.worker_id.is_some() && !self.is_worker_thread() {
+            match self.shared.run_on_caller_if_idle(callback) {
+                Ok(result) => return result,
+                Err(busy) => busy,
+            }
+        } else {
+            callback
+        };
+        self.host_callback(callback)?;
+        self.block_host_until_done()
     }
 
     fn record_event(&self, event: &Arc<dyn Event>) -> Result<()> {

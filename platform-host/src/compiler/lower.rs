@@ -245,7 +245,7 @@ fn compile_computation_on_this_stack(
         {
             continue;
         }
-        thunks.push(match (plan, fused[i].take().map(|g| g.how)) {
+        let t = match (plan, fused[i].take().map(|g| g.how)) {
             (Some(Nested::Fusion(_)), Some(GatherInFusion::Masked(masked))) => {
                 masked.into_thunk(instr.name.clone())
             }
@@ -254,8 +254,19 @@ fn compile_computation_on_this_stack(
             }
             (Some(plan), _) => nested::lower_nested(&ctx, id, plan)?,
             (None, _) => kernels::lower(&ctx, id)?,
-        });
-        event_args.push(profile_thunks.then(|| instruction_args(Some(module), instr)));
+        };
+        event_args.push(profile_thunks.then(|| {
+            let args = instruction_args(Some(module), instr);
+            match t.generic_path() {
+                Some(why) => {
+                    let mut v = args.to_vec();
+                    v.push(("generic_path", why.to_string()));
+                    v.into()
+                }
+                None => args,
+            }
+        }));
+        thunks.push(t);
     }
     // A fusion's inner sequence is part of its fusion's line in the plan.
     let dump = if mode == nested::FUSED_MODE {

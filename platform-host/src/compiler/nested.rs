@@ -34,6 +34,8 @@ pub enum Nested {
     FusedSequence {
         sequence: ThunkSequence,
         in_place: Vec<fusion::InPlace>,
+        /// Why no block program covers it (for profiles).
+        why: String,
     },
 }
 
@@ -137,6 +139,9 @@ pub fn compile_nested(
                     Nested::FusedSequence {
                         sequence: compile_computation(module, *calls, FUSED_MODE, options, false)?,
                         in_place: sequence_in_place_operands(module, *calls, instr),
+                        why: format!(
+                            "the fusion runs op by op, every intermediate in memory ({why})"
+                        ),
                     }
                 }
             }
@@ -251,7 +256,7 @@ pub fn lower_nested(ctx: &LowerCtx<'_>, id: InstrId, nested: Nested) -> Result<B
         }
         Nested::Fusion(plan) => plan.into_thunk(fusion_operands(ctx, id)?, results, scratch),
         Nested::Chain(plan) => plan.into_thunk(fusion_operands(ctx, id)?, ctx.result_slice(id)?),
-        Nested::FusedSequence { sequence, .. } => {
+        Nested::FusedSequence { sequence, why, .. } => {
             let operands = fusion_operands(ctx, id)?;
             let fits = |got: &[BufferSlice], want: &[usize]| {
                 got.len() == want.len() && got.iter().zip(want).all(|(g, &w)| g.size >= w)
@@ -270,6 +275,7 @@ pub fn lower_nested(ctx: &LowerCtx<'_>, id: InstrId, nested: Nested) -> Result<B
                 operands,
                 results,
                 scratch,
+                why,
             }))
         }
     }

@@ -12,9 +12,10 @@
 //! GEMM. Blocks run in parallel on the compute pool.
 //!
 //! The block of `S` and `P` lives in a per-thread working buffer, like the
-//! GEMM's packing buffers: a block holds [`WORK_BYTES`] (or one row, when a
-//! row is longer), so it stays in the L2 cache between the three steps and
-//! its size does not grow with the program. Peak memory is then that of the
+//! GEMM's packing buffers: a block holds [`WORK_BYTES`], so it stays in the
+//! L2 cache between the three steps, or [`MIN_BLOCK_ROWS`] rows when rows
+//! are long (see [`pays`], the cost rule); its size does not grow with the
+//! number of rows. Peak memory is then that of the
 //! chain's operands and result, as with XLA's own fused attention.
 //!
 //! The compiler's fusion pass forms chains (`host-chain`, see
@@ -102,6 +103,40 @@ pub struct Analysis {
 
 fn unsupported(why: impl std::fmt::Display) -> Error {
     Error::unimplemented(format!("not a product chain: {why}"))
+}
+
+/// Rows of `S` per block: [`WORK_BYTES`] of `S` and `P` where that holds
+/// at least [`MIN_BLOCK_ROWS`] rows, else that many rows (long rows: the
+/// block outgrows L2 but stays far smaller than `S`), and (rows allowing) a
+/// few blocks per thread.
+fn rows_per_block(a: &Analysis) -> usize {
+    let row_bytes = a.n.max(1) * a.ty.byte_size() * 2;
+    let threads = crate::runtime::pool::compute_pool().current_num_threads();
+    let blocks_per_batch = (4 * threads).div_ceil(a.nb.max(1));
+    (WORK_BYTES / row_bytes)
+        .max(MIN_BLOCK_ROWS)
+        .min(a.m.div_ceil(blocks_per_batch).max(8))
+        .clamp(1, a.m.max(1))
+}
+
+/// Fewest rows a block has: each block packs the first product's `K×N`
+/// operand and the second's `N×F` one again, which the products run apart
+/// pack once per batch, so a block of `r` rows does `r` multiply-adds per
+/// element packed. With 4 or 8 rows (what [`WORK_BYTES`] holds of rows
+/// 2048 or 4096 long) the repacking made the chain 1.6 and 3.3 times XLA's
+/// time where the products apart took 0.7 and 0.6 of it
+/// (`bench/perf_matrix.py --class attention`).
+pub const MIN_BLOCK_ROWS: usize = 64;
+
+/// Largest working block (`S` and `P` rows of one block): past it the
+/// chain is not formed and the products run apart.
+pub const MAX_WORK_BYTES: usize = 16 << 20;
+
+/// The cost rule: whether running the chain beats running its three
+/// instructions apart, in time (blocks of enough rows, see
+/// [`MIN_BLOCK_ROWS`]) and in memory (the chain never holds `S`).
+pub fn pays(a: &Analysis) -> bool {
+    rows_per_block(a) * a.n * a.ty.byte_size() * 2 <= MAX_WORK_BYTES
 }
 
 /// Checks that instructions `first → fusion → second` of `comp` can run as
@@ -370,13 +405,7 @@ pub fn plan(
         _ => None,
     };
     let analysis = analyze(module, comp, [a, b, c], &operand_of, options)?;
-    // Blocks of at most WORK_BYTES, and (rows allowing) a few per thread.
-    let row_bytes = analysis.n.max(1) * analysis.ty.byte_size() * 2;
-    let threads = crate::runtime::pool::compute_pool().current_num_threads();
-    let blocks_per_batch = (4 * threads).div_ceil(analysis.nb.max(1));
-    let rows_per_block = (WORK_BYTES / row_bytes)
-        .min(analysis.m.div_ceil(blocks_per_batch).max(8))
-        .clamp(1, analysis.m.max(1));
+    let rows_per_block = rows_per_block(&analysis);
     Ok(ChainPlan {
         name: instr.name.clone(),
         analysis,

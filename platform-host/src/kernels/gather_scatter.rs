@@ -19,7 +19,7 @@ use crate::fusion::{fusion_output, PositionProgram};
 use crate::lowering::BlockProducer;
 use crate::lowering::LowerCtx;
 use crate::runtime::pool::parallel_for;
-use crate::thunk::{thunk, BufferSlice, Thunk};
+use crate::thunk::{thunk, thunk_on_path, BufferSlice, Thunk};
 use platform_api::hlo::analysis::combiner::returned_parameter;
 use platform_api::hlo::{BinaryOp, CompId, HloComputation, InstrId, Op};
 use platform_api::{CompileOptions, ElementType, Error, HloModule, Result};
@@ -214,6 +214,8 @@ fn gather(
     );
     let rank = operand.rank();
     let slice_elems = copy.element_count().max(1);
+    // One element per point (and not an empty slice).
+    let single = copy.element_count() == 1;
     Ok(thunk(instr.name.clone(), "gather", move |ctx| {
         let (x, idx, o) = (
             ctx.ptr(op_slice) as usize,
@@ -242,9 +244,26 @@ fn gather(
                     .zip(&batch_out_strides)
                     .map(|(c, s)| c * s)
                     .sum();
+                let (from, to) = ((x + src * width) as *const u8, (o + dst * width) as *mut u8);
                 // SAFETY: the clamped start keeps the slice inside the operand;
-                // each point writes its own positions of the output.
-                unsafe { copy.run((x + src * width) as *const u8, (o + dst * width) as *mut u8) };
+                // each point writes its own positions of the output. A slice
+                // of one element (`take_along_axis`) is one move, without
+                // the copy plan's walk.
+                unsafe {
+                    match (single, width) {
+                        (true, 4) => to
+                            .cast::<u32>()
+                            .write_unaligned(from.cast::<u32>().read_unaligned()),
+                        (true, 8) => to
+                            .cast::<u64>()
+                            .write_unaligned(from.cast::<u64>().read_unaligned()),
+                        (true, 2) => to
+                            .cast::<u16>()
+                            .write_unaligned(from.cast::<u16>().read_unaligned()),
+                        (true, _) => std::ptr::copy_nonoverlapping(from, to, width),
+                        _ => copy.run(from, to),
+                    }
+                }
                 platform_api::index::next_index(&mut coords, &walk.point_dims);
             }
         });
@@ -840,20 +859,41 @@ fn combiner(module: &HloModule, comp: CompId, n: usize, ty: ElementType) -> Resu
     )?)))
 }
 
-/// Applies `out[o] = f(out[o], upd[u])` for every (o, u) pair a scatter visits.
-type ApplyFn = Arc<dyn Fn(usize, usize, &[(usize, usize)]) + Send + Sync>;
+/// Applies `out[o + e] = f(out[o + e], upd[u + e])` for every `e < run` and
+/// every (o, u) pair a scatter visits, pair after pair: a pair is the start
+/// of a run of consecutive elements in both (a window's contiguous last
+/// dimension), so a row update is one vectorised loop.
+type ApplyFn = Arc<dyn Fn(usize, usize, &[(usize, usize)], usize) + Send + Sync>;
 
 fn typed_apply<T: bytemuck::Pod + Send + Sync>(
-    f: impl Fn(T, T) -> T + Send + Sync + 'static,
+    f: impl Fn(T, T) -> T + Copy + Send + Sync + 'static,
 ) -> ApplyFn {
-    Arc::new(move |out: usize, upd: usize, pairs: &[(usize, usize)]| {
-        let (out, upd) = (out as *mut T, upd as *const T);
-        for &(o, u) in pairs {
-            // SAFETY: the scatter computed `o` inside the output and `u` inside
-            // the updates.
-            unsafe { out.add(o).write(f(out.add(o).read(), upd.add(u).read())) };
-        }
-    })
+    Arc::new(
+        move |out: usize, upd: usize, pairs: &[(usize, usize)], run: usize| {
+            let (out, upd) = (out as *mut T, upd as *const T);
+            if run == 1 {
+                for &(o, u) in pairs {
+                    // SAFETY: the scatter computed `o` inside the output and `u`
+                    // inside the updates.
+                    unsafe { out.add(o).write(f(out.add(o).read(), upd.add(u).read())) };
+                }
+                return;
+            }
+            for &(o, u) in pairs {
+                // SAFETY: as above, for the whole run; a run of the output and
+                // one of the updates are different buffers.
+                let (dst, src) = unsafe {
+                    (
+                        std::slice::from_raw_parts_mut(out.add(o), run),
+                        std::slice::from_raw_parts(upd.add(u), run),
+                    )
+                };
+                for (d, &v) in dst.iter_mut().zip(src) {
+                    *d = f(*d, v);
+                }
+            }
+        },
+    )
 }
 
 /// `out[idx[j]] = f(out[idx[j]], upd[j])` for every `j < n` in order whose
@@ -1084,165 +1124,204 @@ fn scatter(
             .zip(platform_api::shape::row_major_strides(&walk.point_dims))
             .all(|(a, b)| *a == b)
         && matches!(indices.element_type, ElementType::S32 | ElementType::S64);
-    Ok(thunk(instr.name.clone(), "scatter", move |ctx| {
-        for k in 0..n {
-            let (src, dst) = (ctx.ptr(operands[k]), ctx.ptr(results[k]));
-            if src != dst {
-                // SAFETY: same-size distinct buffers (skipped when buffer
-                // assignment updates the operand in place).
-                unsafe { std::ptr::copy_nonoverlapping(src, dst, results[k].size) };
+    // A window whose last dimension is contiguous in the operand and the
+    // updates is walked in runs of that dimension (a row scatter,
+    // `segment_sum`, is one run per point); `w` then walks the others.
+    let run = match (
+        window_sizes.last(),
+        win_op_strides.last(),
+        win_upd_strides.last(),
+    ) {
+        (Some(&size), Some(1), Some(1)) => size,
+        _ => 1,
+    };
+    let why = if general.is_some() {
+        Some(
+            "its combiner is not one binary op of the operand's type, so a scalar \
+             program is evaluated per updated element"
+                .to_string(),
+        )
+    } else if run == 1 && window_count > 1 {
+        Some(
+            "its update window's last dimension is not contiguous in both the operand and \
+             the updates, so the window is walked element by element"
+                .to_string(),
+        )
+    } else {
+        None
+    };
+    Ok(thunk_on_path(
+        instr.name.clone(),
+        "scatter",
+        why,
+        move |ctx| {
+            for k in 0..n {
+                let (src, dst) = (ctx.ptr(operands[k]), ctx.ptr(results[k]));
+                if src != dst {
+                    // SAFETY: same-size distinct buffers (skipped when buffer
+                    // assignment updates the operand in place).
+                    unsafe { std::ptr::copy_nonoverlapping(src, dst, results[k].size) };
+                }
             }
-        }
-        let outs: Vec<usize> = results.iter().map(|s| ctx.ptr(*s) as usize).collect();
-        let ups: Vec<usize> = upds.iter().map(|s| ctx.ptr(*s) as usize).collect();
-        let idx = ctx.ptr(idx_slice) as *const u8;
-        // Fastest path (`x.at[i].add(v)` on a vector): a 1-D operand, one
-        // s32/s64 index per scalar update, indices contiguous, a typed
-        // combiner. Indices are read in their own type, in order.
-        if let (Some(f), true) = (&apply_1d, one_d_scalar) {
-            let wide = walk.index_type == ElementType::S64;
-            f(
-                idx as usize,
-                wide,
-                walk.point_count(),
-                limits[0],
-                outs[0],
-                ups[0],
-            );
-            return Ok(());
-        }
-        // Indices widened to i64 once (one typed pass), then read directly.
-        let index_count = walk.point_count() * walk.components;
-        // SAFETY: the indices array holds `index_count` integers.
-        let indices: Vec<i64> = unsafe { widen_indices(idx, index_count, walk.index_type) };
-        let mut ev = general.as_ref().map(|p| p.evaluator());
-        let mut pairs: Vec<(usize, usize)> = Vec::with_capacity(PAIR_BATCH);
-        let mut coords = vec![0usize; walk.point_dims.len()];
-        let mut start = vec![0i64; rank];
-        let mut w = vec![0usize; window_sizes.len()];
-        let points = walk.point_count();
-        if window_count == 0 {
-            return Ok(());
-        }
-        // Applies the collected (output, update) pairs in order.
-        let mut flush = |pairs: &mut Vec<(usize, usize)>| {
-            if let Some(f) = &apply {
-                f(outs[0], ups[0], pairs);
-            } else if let Some(ev) = ev.as_mut() {
-                for &(o, u) in pairs.iter() {
-                    // SAFETY: `o` and `u` index the outputs and updates.
-                    unsafe {
-                        for k in 0..n {
-                            ev.set_param(k, (outs[k] + o * widths[k]) as *const u8);
-                            ev.set_param(n + k, (ups[k] + u * widths[k]) as *const u8);
+            let outs: Vec<usize> = results.iter().map(|s| ctx.ptr(*s) as usize).collect();
+            let ups: Vec<usize> = upds.iter().map(|s| ctx.ptr(*s) as usize).collect();
+            let idx = ctx.ptr(idx_slice) as *const u8;
+            // Fastest path (`x.at[i].add(v)` on a vector): a 1-D operand, one
+            // s32/s64 index per scalar update, indices contiguous, a typed
+            // combiner. Indices are read in their own type, in order.
+            if let (Some(f), true) = (&apply_1d, one_d_scalar) {
+                let wide = walk.index_type == ElementType::S64;
+                f(
+                    idx as usize,
+                    wide,
+                    walk.point_count(),
+                    limits[0],
+                    outs[0],
+                    ups[0],
+                );
+                return Ok(());
+            }
+            // Indices widened to i64 once (one typed pass), then read directly.
+            let index_count = walk.point_count() * walk.components;
+            // SAFETY: the indices array holds `index_count` integers.
+            let indices: Vec<i64> = unsafe { widen_indices(idx, index_count, walk.index_type) };
+            let mut ev = general.as_ref().map(|p| p.evaluator());
+            let mut pairs: Vec<(usize, usize)> = Vec::with_capacity(PAIR_BATCH);
+            let mut coords = vec![0usize; walk.point_dims.len()];
+            let mut start = vec![0i64; rank];
+            let points = walk.point_count();
+            if window_count == 0 {
+                return Ok(());
+            }
+            // Applies the collected (output, update) pairs in order, each the
+            // start of `run` consecutive elements.
+            let mut flush = |pairs: &mut Vec<(usize, usize)>, run: usize| {
+                if let Some(f) = &apply {
+                    f(outs[0], ups[0], pairs, run);
+                } else if let Some(ev) = ev.as_mut() {
+                    for &(o, u) in pairs.iter() {
+                        for (o, u) in (o..o + run).zip(u..u + run) {
+                            // SAFETY: `o` and `u` index the outputs and updates.
+                            unsafe {
+                                for k in 0..n {
+                                    ev.set_param(k, (outs[k] + o * widths[k]) as *const u8);
+                                    ev.set_param(n + k, (ups[k] + u * widths[k]) as *const u8);
+                                }
+                                ev.run();
+                                for k in 0..n {
+                                    ev.write_output(k, (outs[k] + o * widths[k]) as *mut u8);
+                                }
+                            }
                         }
-                        ev.run();
+                    }
+                } else {
+                    // Replace: the update wins.
+                    for &(o, u) in pairs.iter() {
                         for k in 0..n {
-                            ev.write_output(k, (outs[k] + o * widths[k]) as *mut u8);
+                            // SAFETY: as above.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    (ups[k] + u * widths[k]) as *const u8,
+                                    (outs[k] + o * widths[k]) as *mut u8,
+                                    widths[k] * run,
+                                )
+                            };
                         }
                     }
                 }
+                pairs.clear();
+            };
+            // Fast path: scalar updates (no window), every operand dimension
+            // indexed, indices laid out point after point: update `p` goes to the
+            // position its index vector names.
+            let row_major_points = platform_api::shape::row_major_strides(&walk.point_dims);
+            let unit = if walk.component_stride == 1 {
+                walk.components
             } else {
-                // Replace: the update wins.
-                for &(o, u) in pairs.iter() {
-                    for k in 0..n {
-                        // SAFETY: as above.
-                        unsafe {
-                            std::ptr::copy_nonoverlapping(
-                                (ups[k] + u * widths[k]) as *const u8,
-                                (outs[k] + o * widths[k]) as *mut u8,
-                                widths[k],
-                            )
-                        };
-                    }
-                }
-            }
-            pairs.clear();
-        };
-        // Fast path: scalar updates (no window), every operand dimension
-        // indexed, indices laid out point after point: update `p` goes to the
-        // position its index vector names.
-        let row_major_points = platform_api::shape::row_major_strides(&walk.point_dims);
-        let unit = if walk.component_stride == 1 {
-            walk.components
-        } else {
-            1
-        };
-        let contiguous = walk
-            .point_strides
-            .iter()
-            .zip(&row_major_points)
-            .all(|(a, b)| *a == b * unit);
-        if window_sizes.is_empty() && batching.is_empty() && rank == start_map.len() && contiguous {
-            for p in 0..points {
-                let base = p * unit;
-                let mut o = 0usize;
-                let mut inside = true;
-                for (k, &od) in start_map.iter().enumerate() {
-                    let v = indices[base + k * walk.component_stride];
-                    if v < 0 || v > limits[od] {
-                        inside = false;
-                        break;
-                    }
-                    o += v as usize * op_strides[od];
-                }
-                if inside {
-                    pairs.push((o, p));
-                    if pairs.len() >= PAIR_BATCH {
-                        flush(&mut pairs);
-                    }
-                }
-            }
-            flush(&mut pairs);
-            return Ok(());
-        }
-        // As in gather: unnamed dimensions of `start` stay 0, and `w` is all
-        // zeros again whenever `next_index` finishes a window.
-        for _ in 0..points {
-            let point_off: usize = coords
+                1
+            };
+            let contiguous = walk
+                .point_strides
                 .iter()
-                .zip(&walk.point_strides)
-                .map(|(c, st)| c * st)
-                .sum();
-            for (k, &od) in start_map.iter().enumerate() {
-                start[od] = indices[point_off + k * walk.component_stride];
-            }
-            for &(od, pos) in &batching {
-                start[od] = coords[pos] as i64;
-            }
-            let fits = (0..rank).all(|x| start[x] >= 0 && start[x] <= limits[x]);
-            if fits {
-                let base: usize = (0..rank).map(|x| start[x] as usize * op_strides[x]).sum();
-                let upd_base: usize = coords
-                    .iter()
-                    .zip(&point_upd_strides)
-                    .map(|(c, s)| c * s)
-                    .sum();
-                loop {
-                    let o = base
-                        + w.iter()
-                            .zip(&win_op_strides)
-                            .map(|(a, s)| a * s)
-                            .sum::<usize>();
-                    let u = upd_base
-                        + w.iter()
-                            .zip(&win_upd_strides)
-                            .map(|(a, s)| a * s)
-                            .sum::<usize>();
-                    pairs.push((o, u));
-                    if !platform_api::index::next_index(&mut w, &window_sizes) {
-                        break;
+                .zip(&row_major_points)
+                .all(|(a, b)| *a == b * unit);
+            if window_sizes.is_empty()
+                && batching.is_empty()
+                && rank == start_map.len()
+                && contiguous
+            {
+                for p in 0..points {
+                    let base = p * unit;
+                    let mut o = 0usize;
+                    let mut inside = true;
+                    for (k, &od) in start_map.iter().enumerate() {
+                        let v = indices[base + k * walk.component_stride];
+                        if v < 0 || v > limits[od] {
+                            inside = false;
+                            break;
+                        }
+                        o += v as usize * op_strides[od];
+                    }
+                    if inside {
+                        pairs.push((o, p));
+                        if pairs.len() >= PAIR_BATCH {
+                            flush(&mut pairs, 1);
+                        }
                     }
                 }
-                if pairs.len() >= PAIR_BATCH {
-                    flush(&mut pairs);
-                }
+                flush(&mut pairs, 1);
+                return Ok(());
             }
-            platform_api::index::next_index(&mut coords, &walk.point_dims);
-        }
-        flush(&mut pairs);
-        Ok(())
-    }))
+            let outer_window = &window_sizes[..window_sizes.len() - usize::from(run > 1)];
+            let mut w = vec![0usize; outer_window.len()];
+            // As in gather: unnamed dimensions of `start` stay 0, and `w` is all
+            // zeros again whenever `next_index` finishes a window.
+            for _ in 0..points {
+                let point_off: usize = coords
+                    .iter()
+                    .zip(&walk.point_strides)
+                    .map(|(c, st)| c * st)
+                    .sum();
+                for (k, &od) in start_map.iter().enumerate() {
+                    start[od] = indices[point_off + k * walk.component_stride];
+                }
+                for &(od, pos) in &batching {
+                    start[od] = coords[pos] as i64;
+                }
+                let fits = (0..rank).all(|x| start[x] >= 0 && start[x] <= limits[x]);
+                if fits {
+                    let base: usize = (0..rank).map(|x| start[x] as usize * op_strides[x]).sum();
+                    let upd_base: usize = coords
+                        .iter()
+                        .zip(&point_upd_strides)
+                        .map(|(c, s)| c * s)
+                        .sum();
+                    loop {
+                        let o = base
+                            + w.iter()
+                                .zip(&win_op_strides)
+                                .map(|(a, s)| a * s)
+                                .sum::<usize>();
+                        let u = upd_base
+                            + w.iter()
+                                .zip(&win_upd_strides)
+                                .map(|(a, s)| a * s)
+                                .sum::<usize>();
+                        pairs.push((o, u));
+                        if !platform_api::index::next_index(&mut w, outer_window) {
+                            break;
+                        }
+                    }
+                    if pairs.len() >= PAIR_BATCH {
+                        flush(&mut pairs, run);
+                    }
+                }
+                platform_api::index::next_index(&mut coords, &walk.point_dims);
+            }
+            flush(&mut pairs, run);
+            Ok(())
+        },
+    ))
 }
 
 /// Pairs collected before a combiner pass.

@@ -204,6 +204,13 @@ pub trait Thunk: Send + Sync {
     /// What kind of work it is: the opcode (`"dot"`), `"fusion"`, `"copy"`.
     fn category(&self) -> &str;
     fn execute(&self, ctx: &ExecuteContext<'_>) -> Result<()>;
+    /// `Some(why)` when the thunk runs its op on a generic path: a loop
+    /// element by element, an evaluator of scalar programs, a fusion that
+    /// materialises its intermediates. `why` names what the op lacks to
+    /// take a fast form; profiles show it next to the op's time.
+    fn generic_path(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// A thunk made of a closure.
@@ -211,6 +218,7 @@ pub struct FnThunk<F> {
     name: String,
     category: String,
     run: F,
+    generic: Option<String>,
 }
 
 impl<F> FnThunk<F>
@@ -222,6 +230,7 @@ where
             name: name.into(),
             category: category.into(),
             run,
+            generic: None,
         }
     }
 }
@@ -239,6 +248,9 @@ where
     fn execute(&self, ctx: &ExecuteContext<'_>) -> Result<()> {
         (self.run)(ctx)
     }
+    fn generic_path(&self) -> Option<&str> {
+        self.generic.as_deref()
+    }
 }
 
 /// Boxes a closure as a thunk.
@@ -248,6 +260,19 @@ pub fn thunk(
     run: impl Fn(&ExecuteContext<'_>) -> Result<()> + Send + Sync + 'static,
 ) -> Box<dyn Thunk> {
     Box::new(FnThunk::new(name, category, run))
+}
+
+/// Boxes a closure as a thunk that runs on a generic path, `why` (`None`:
+/// a fast one); see [`Thunk::generic_path`].
+pub fn thunk_on_path(
+    name: impl Into<String>,
+    category: impl Into<String>,
+    why: Option<String>,
+    run: impl Fn(&ExecuteContext<'_>) -> Result<()> + Send + Sync + 'static,
+) -> Box<dyn Thunk> {
+    let mut t = FnThunk::new(name, category, run);
+    t.generic = why;
+    Box::new(t)
 }
 
 /// How an entry computation's result leaf is produced.

@@ -138,6 +138,8 @@ pub struct SequenceFusion {
     pub operands: Vec<BufferSlice>,
     pub results: Vec<BufferSlice>,
     pub scratch: Option<BufferSlice>,
+    /// Why it runs as a sequence (see [`Thunk::generic_path`]).
+    pub why: String,
 }
 
 impl Thunk for SequenceFusion {
@@ -158,5 +160,8 @@ impl Thunk for SequenceFusion {
         // assignment, sized for this fusion's operands, results and arena; the
         // nested sequence only writes its results and its arena.
         unsafe { self.sequence.run(ctx.run, &params, &outputs, temp) }
+    }
+    fn generic_path(&self) -> Option<&str> {
+        Some(&self.why)
     }
 }

@@ -18,14 +18,57 @@ use platform_api::semantics::int::{self as sem, IntSemantics};
 use platform_api::{Error, Result};
 
 /// An integer element type the kernels support.
-pub trait VInt: IntSemantics + Send + Sync {}
-impl VInt for i8 {}
-impl VInt for i16 {}
-impl VInt for i32 {}
+pub trait VInt: IntSemantics + Send + Sync {
+    /// `divide` and `remainder` through `f64`, for types of at most 32
+    /// bits (`None` for 64-bit ones), so that they vectorise: `x86` has no
+    /// vector integer division. For `|a| < 2^53` the quotient rounded to
+    /// `f64` truncates to the exact integer quotient: a non-integral
+    /// `a / b` lies at least `1/|b|` from the next integer and the rounding
+    /// error is at most `|a / b|·2^-53 < 1/|b|`. The special cases
+    /// (`b = 0`, `MIN / -1`) are the semantics' own.
+    const VIA_F64: Option<DivRem<Self>> = None;
+}
+
+/// A `divide` and a `remainder` of one type.
+pub type DivRem<T> = (fn(T, T) -> T, fn(T, T) -> T);
+
+macro_rules! vint_via_f64 {
+    ($($t:ty),*) => {$(
+        impl VInt for $t {
+            const VIA_F64: Option<DivRem<$t>> =
+                Some((divide_via_f64_of!($t), |a: $t, b: $t| -> $t {
+                    // `MIN % -1` is 0 through the quotient `MIN` the
+                    // division gives it (the product wraps back to `MIN`).
+                    let q = divide_via_f64_of!($t)(a, b);
+                    if b == 0 {
+                        a
+                    } else {
+                        a.wrapping_sub(q.wrapping_mul(b))
+                    }
+                }));
+        }
+    )*};
+}
+
+/// `divide` of `$t` through `f64` (see [`VInt::VIA_F64`]).
+macro_rules! divide_via_f64_of {
+    ($t:ty) => {
+        |a: $t, b: $t| -> $t {
+            // A float-to-integer cast saturates: `MIN / -1` would give MAX.
+            let q = (a as f64 / b as f64) as $t;
+            if b == 0 {
+                <$t as IntSemantics>::ALL_ONES
+            } else if a == <$t>::MIN && b == (0 as $t).wrapping_sub(1) {
+                // `MIN / -1` of a signed type; for an unsigned one, 0 / MAX.
+                <$t>::MIN
+            } else {
+                q
+            }
+        }
+    };
+}
+vint_via_f64!(i8, i16, i32, u8, u16, u32);
 impl VInt for i64 {}
-impl VInt for u8 {}
-impl VInt for u16 {}
-impl VInt for u32 {}
 impl VInt for u64 {}
 
 /// Integer binary ops.
@@ -165,8 +208,14 @@ pub fn binary_at<T: VInt>(
         IntBinary::Add => go!(sem::add::<T>),
         IntBinary::Sub => go!(sem::subtract::<T>),
         IntBinary::Mul => go!(sem::multiply::<T>),
-        IntBinary::Div => go!(sem::divide::<T>),
-        IntBinary::Rem => go!(sem::remainder::<T>),
+        IntBinary::Div => match T::VIA_F64 {
+            Some((div, _)) => go!(div),
+            None => go!(sem::divide::<T>),
+        },
+        IntBinary::Rem => match T::VIA_F64 {
+            Some((_, rem)) => go!(rem),
+            None => go!(sem::remainder::<T>),
+        },
         IntBinary::Max => go!(sem::maximum::<T>),
         IntBinary::Min => go!(sem::minimum::<T>),
         IntBinary::And => go!(sem::and::<T>),
@@ -325,4 +374,48 @@ pub fn shift_pair_or_at<T: VInt>(
         sem::or(sem::shift_left(v, l), sem::shift_right_logical(v, r))
     }));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `divide` and `remainder` through `f64` against the semantics: every
+    /// pair of 8-bit values, and 16- and 32-bit values at the edges (0, ±1,
+    /// MIN, MAX and their neighbours) and spread over the range.
+    #[test]
+    fn division_through_f64_matches_the_semantics() {
+        fn check<T: VInt + std::fmt::Debug>(values: &[T]) {
+            let (div, rem) = T::VIA_F64.expect("a type of at most 32 bits");
+            for &a in values {
+                for &b in values {
+                    assert_eq!(div(a, b), sem::divide(a, b), "{a:?} / {b:?}");
+                    assert_eq!(rem(a, b), sem::remainder(a, b), "{a:?} % {b:?}");
+                }
+            }
+        }
+        check(&(i8::MIN..=i8::MAX).collect::<Vec<_>>());
+        check(&(u8::MIN..=u8::MAX).collect::<Vec<_>>());
+        macro_rules! spread {
+            ($t:ty, $wide:ty) => {{
+                let mut v: Vec<$t> = vec![0, 1, 2, 3, 7, <$t>::MAX, <$t>::MAX - 1, <$t>::MIN];
+                v.push(<$t>::MIN.wrapping_add(1));
+                v.push((0 as $t).wrapping_sub(1));
+                v.push((0 as $t).wrapping_sub(2));
+                let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+                for _ in 0..300 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    v.push(x as $wide as $t);
+                    v.push((x >> 40) as $wide as $t);
+                }
+                check(&v);
+            }};
+        }
+        spread!(i16, u16);
+        spread!(u16, u16);
+        spread!(i32, u32);
+        spread!(u32, u32);
+    }
 }

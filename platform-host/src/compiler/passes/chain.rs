@@ -78,7 +78,9 @@ fn find_chains(module: &HloModule, cid: CompId, options: &CompileOptions) -> Vec
                 }
                 let ids = [first, fusion, second];
                 let operand_of = |id: InstrId| (!ids.contains(&id)).then_some(id.index());
-                if chain::analyze(module, comp, ids, &operand_of, options).is_ok() {
+                if chain::analyze(module, comp, ids, &operand_of, options)
+                    .is_ok_and(|a| chain::pays(&a))
+                {
                     found.push(ids);
                     continue 'seconds;
                 }

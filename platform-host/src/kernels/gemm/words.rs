@@ -33,6 +33,10 @@
 //! f32, kept, as when XLA converts them), which saves the f32 GEMM path a
 //! converted copy of each operand.
 //!
+//! A product one or two vectors wide runs a taller, narrower tile
+//! ([`Narrow`]): a tall-skinny product in the `6 × 4`-vector tile would
+//! compute mostly padding.
+//!
 //! Blocking follows the f32 GEMM ([`super::Blocking`] for 4-byte elements,
 //! `kc` counted in words); the lhs is packed as row panels when its rows are
 //! contiguous (a copy that stays contiguous), else as column panels; partial
@@ -102,14 +106,82 @@ pub trait WordSource: Copy + Send + Sync + 'static {
     unsafe fn dispatch(job: &WordJob<Self>, level: WordLevel);
 }
 
-/// The kernel of `$W` through trampoline `$tramp`.
+/// The kernel of `$W` through trampoline `$tramp`, in the tile shape that
+/// suits the product's width (see [`Narrow`]).
 macro_rules! go {
-    ($job:expr, $tramp:ident, $W:ty) => {
+    ($job:expr, $tramp:ident, $W:ty) => {{
+        let job = $job;
         // SAFETY: the trampoline's instruction set is present: the vector
         // level is at most the detected one, VNNI and BF16 are probed, and
         // the caller checked `supported`.
-        unsafe { run($job, <$W>::MR, <$W>::NR, $tramp::<$W, Self>) }
-    };
+        unsafe {
+            match narrow_shape::<$W>(job.n) {
+                Some((12, 1)) => {
+                    type T = Narrow<$W, 12, 1>;
+                    run(job, T::MR, T::NR, $tramp::<T, Self>)
+                }
+                Some(_) => {
+                    type T = Narrow<$W, 8, 2>;
+                    run(job, T::MR, T::NR, $tramp::<T, Self>)
+                }
+                None => run(job, <$W>::MR, <$W>::NR, $tramp::<$W, Self>),
+            }
+        }
+    }};
+}
+
+/// The tile shape for a product `n` columns wide when `W`'s own tile would
+/// compute mostly padding: a tall-skinny product (`n` of one or two
+/// vectors) in a `6 × 4`-vector tile wastes half its multiply-adds or more,
+/// while a taller, narrower tile keeps as many accumulators busy.
+fn narrow_shape<W: WordIsa>(n: usize) -> Option<(usize, usize)> {
+    if W::NV > 1 && n <= W::LANES {
+        Some((12, 1))
+    } else if W::NV > 2 && n <= 2 * W::LANES {
+        Some((8, 2))
+    } else {
+        None
+    }
+}
+
+/// `W`'s instructions in an `MR × NV`-vector tile.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Narrow<W, const MR: usize, const NV: usize>(std::marker::PhantomData<W>);
+
+// SAFETY: every method forwards to `W`, whose contract carries over.
+unsafe impl<W: WordIsa, const MR: usize, const NV: usize> WordIsa for Narrow<W, MR, NV> {
+    type V = W::V;
+    const LANES: usize = W::LANES;
+    const MR: usize = MR;
+    const NV: usize = NV;
+    #[inline(always)]
+    unsafe fn zero() -> Self::V {
+        unsafe { W::zero() }
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const u32) -> Self::V {
+        unsafe { W::load(p) }
+    }
+    #[inline(always)]
+    unsafe fn splat(p: *const u32) -> Self::V {
+        unsafe { W::splat(p) }
+    }
+    #[inline(always)]
+    unsafe fn step(acc: Self::V, a: Self::V, b: Self::V) -> Self::V {
+        unsafe { W::step(acc, a, b) }
+    }
+    #[inline(always)]
+    unsafe fn add(a: Self::V, b: Self::V) -> Self::V {
+        unsafe { W::add(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut u32, v: Self::V) {
+        unsafe { W::store(p, v) }
+    }
+    #[inline(always)]
+    fn add_scalar(a: u32, b: u32) -> u32 {
+        W::add_scalar(a, b)
+    }
 }
 
 macro_rules! i16_source {
@@ -1358,6 +1430,8 @@ unsafe fn tile<W: WordIsa>(
     match (W::MR, W::NV) {
         (6, 4) => go!(6, 4),
         (6, 2) => go!(6, 2),
+        (12, 1) => go!(12, 1),
+        (8, 2) => go!(8, 2),
         _ => go!(4, 2),
     }
 }
@@ -1541,6 +1615,12 @@ mod tests {
         (70, 1, 33),
         (1, 90, 17),
         (40, 150, 300),
+        // Narrow tiles (`narrow_shape`): exactly one and two vectors wide,
+        // tall enough to be split over threads.
+        (29, 16, 40),
+        (100, 32, 70),
+        (301, 16, 600),
+        (203, 8, 1030),
     ];
 
     /// (lhs transposed, rhs transposed, C column-major).
