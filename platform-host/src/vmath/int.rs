@@ -19,55 +19,61 @@ use platform_api::{Error, Result};
 
 /// An integer element type the kernels support.
 pub trait VInt: IntSemantics + Send + Sync {
-    /// `divide` and `remainder` through `f64`, for types of at most 32
-    /// bits (`None` for 64-bit ones), so that they vectorise: `x86` has no
-    /// vector integer division. For `|a| < 2^53` the quotient rounded to
-    /// `f64` truncates to the exact integer quotient: a non-integral
-    /// `a / b` lies at least `1/|b|` from the next integer and the rounding
-    /// error is at most `|a / b|·2^-53 < 1/|b|`. The special cases
-    /// (`b = 0`, `MIN / -1`) are the semantics' own.
-    const VIA_F64: Option<DivRem<Self>> = None;
+    /// Whether [`VInt::divide_fast`] and [`VInt::remainder_fast`] go
+    /// through a float type (`f64` for 32-bit types, `f32` for narrower
+    /// ones), so that they vectorise: `x86` has no vector integer division.
+    /// For `|a| < 2^p` (`p` the float's significand bits, 53 or 24) the
+    /// quotient rounded to the float truncates to the exact integer
+    /// quotient: a non-integral `a / b` lies at least `1/|b|` from the next
+    /// integer and the rounding error is at most `|a / b|·2^-p < 1/|b|`.
+    /// The special cases (`b = 0`, `MIN / -1`) are the semantics' own.
+    const VIA_F64: bool = false;
+    /// `divide`, bit for bit the semantics'.
+    #[inline(always)]
+    fn divide_fast(a: Self, b: Self) -> Self {
+        sem::divide(a, b)
+    }
+    /// `remainder`, bit for bit the semantics'.
+    #[inline(always)]
+    fn remainder_fast(a: Self, b: Self) -> Self {
+        sem::remainder(a, b)
+    }
 }
 
-/// A `divide` and a `remainder` of one type.
-pub type DivRem<T> = (fn(T, T) -> T, fn(T, T) -> T);
-
 macro_rules! vint_via_f64 {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $f:ty),*) => {$(
         impl VInt for $t {
-            const VIA_F64: Option<DivRem<$t>> =
-                Some((divide_via_f64_of!($t), |a: $t, b: $t| -> $t {
-                    // `MIN % -1` is 0 through the quotient `MIN` the
-                    // division gives it (the product wraps back to `MIN`).
-                    let q = divide_via_f64_of!($t)(a, b);
-                    if b == 0 {
-                        a
-                    } else {
-                        a.wrapping_sub(q.wrapping_mul(b))
-                    }
-                }));
+            const VIA_F64: bool = true;
+            #[inline(always)]
+            fn divide_fast(a: $t, b: $t) -> $t {
+                // A float-to-integer cast saturates: `MIN / -1` would give MAX.
+                let q = (a as $f / b as $f) as $t;
+                if b == 0 {
+                    <$t as IntSemantics>::ALL_ONES
+                } else if a == <$t>::MIN && b == (0 as $t).wrapping_sub(1) {
+                    // `MIN / -1` of a signed type; for an unsigned one, 0 / MAX.
+                    <$t>::MIN
+                } else {
+                    q
+                }
+            }
+            #[inline(always)]
+            fn remainder_fast(a: $t, b: $t) -> $t {
+                // `MIN % -1` is 0 through the quotient `MIN` the division
+                // gives it (the product wraps back to `MIN`).
+                let q = Self::divide_fast(a, b);
+                if b == 0 {
+                    a
+                } else {
+                    a.wrapping_sub(q.wrapping_mul(b))
+                }
+            }
         }
     )*};
 }
-
-/// `divide` of `$t` through `f64` (see [`VInt::VIA_F64`]).
-macro_rules! divide_via_f64_of {
-    ($t:ty) => {
-        |a: $t, b: $t| -> $t {
-            // A float-to-integer cast saturates: `MIN / -1` would give MAX.
-            let q = (a as f64 / b as f64) as $t;
-            if b == 0 {
-                <$t as IntSemantics>::ALL_ONES
-            } else if a == <$t>::MIN && b == (0 as $t).wrapping_sub(1) {
-                // `MIN / -1` of a signed type; for an unsigned one, 0 / MAX.
-                <$t>::MIN
-            } else {
-                q
-            }
-        }
-    };
-}
-vint_via_f64!(i8, i16, i32, u8, u16, u32);
+// 8- and 16-bit operands are below 2^24: f32 is exact for them, and has
+// twice the lanes.
+vint_via_f64!(i8 => f32, i16 => f32, u8 => f32, u16 => f32, i32 => f64, u32 => f64);
 impl VInt for i64 {}
 impl VInt for u64 {}
 
@@ -208,14 +214,8 @@ pub fn binary_at<T: VInt>(
         IntBinary::Add => go!(sem::add::<T>),
         IntBinary::Sub => go!(sem::subtract::<T>),
         IntBinary::Mul => go!(sem::multiply::<T>),
-        IntBinary::Div => match T::VIA_F64 {
-            Some((div, _)) => go!(div),
-            None => go!(sem::divide::<T>),
-        },
-        IntBinary::Rem => match T::VIA_F64 {
-            Some((_, rem)) => go!(rem),
-            None => go!(sem::remainder::<T>),
-        },
+        IntBinary::Div => go!(T::divide_fast),
+        IntBinary::Rem => go!(T::remainder_fast),
         IntBinary::Max => go!(sem::maximum::<T>),
         IntBinary::Min => go!(sem::minimum::<T>),
         IntBinary::And => go!(sem::and::<T>),
@@ -386,11 +386,15 @@ mod tests {
     #[test]
     fn division_through_f64_matches_the_semantics() {
         fn check<T: VInt + std::fmt::Debug>(values: &[T]) {
-            let (div, rem) = T::VIA_F64.expect("a type of at most 32 bits");
+            assert!(T::VIA_F64, "a type of at most 32 bits");
             for &a in values {
                 for &b in values {
-                    assert_eq!(div(a, b), sem::divide(a, b), "{a:?} / {b:?}");
-                    assert_eq!(rem(a, b), sem::remainder(a, b), "{a:?} % {b:?}");
+                    assert_eq!(T::divide_fast(a, b), sem::divide(a, b), "{a:?} / {b:?}");
+                    assert_eq!(
+                        T::remainder_fast(a, b),
+                        sem::remainder(a, b),
+                        "{a:?} % {b:?}"
+                    );
                 }
             }
         }
