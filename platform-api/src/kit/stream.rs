@@ -151,7 +151,8 @@ impl StreamShared {
     ) -> std::result::Result<Result<()>, crate::HostCallback> {
         {
             let mut st = self.lock();
-            if st.outstanding > 0 || st.error.is_some() || st.shutdown || st.caller_running {
+            // (An item running on its caller counts as outstanding.)
+            if st.outstanding > 0 || st.error.is_some() || st.shutdown {
                 return Err(callback);
             }
             st.caller_running = true;

@@ -18,16 +18,17 @@ use platform_api::semantics::int::{self as sem, IntSemantics};
 use platform_api::{Error, Result};
 
 /// An integer element type the kernels support.
+///
+/// [`VInt::divide_fast`] and [`VInt::remainder_fast`] of types of at most 32
+/// bits go through a float type (`f64` for 32-bit types, `f32` for narrower
+/// ones), so that they vectorise: `x86` has no vector integer division. For
+/// `|a| < 2^p` (`p` the float's significand bits, 53 or 24) the quotient
+/// rounded to the float truncates to the exact integer quotient: a
+/// non-integral `a / b` lies at least `1/|b|` from the next integer and the
+/// rounding error is at most `|a / b|·2^-p < 1/|b|`. The special cases
+/// (`b = 0`, `MIN / -1`) are the semantics' own. 64-bit types keep the
+/// semantics' division.
 pub trait VInt: IntSemantics + Send + Sync {
-    /// Whether [`VInt::divide_fast`] and [`VInt::remainder_fast`] go
-    /// through a float type (`f64` for 32-bit types, `f32` for narrower
-    /// ones), so that they vectorise: `x86` has no vector integer division.
-    /// For `|a| < 2^p` (`p` the float's significand bits, 53 or 24) the
-    /// quotient rounded to the float truncates to the exact integer
-    /// quotient: a non-integral `a / b` lies at least `1/|b|` from the next
-    /// integer and the rounding error is at most `|a / b|·2^-p < 1/|b|`.
-    /// The special cases (`b = 0`, `MIN / -1`) are the semantics' own.
-    const VIA_F64: bool = false;
     /// `divide`, bit for bit the semantics'.
     #[inline(always)]
     fn divide_fast(a: Self, b: Self) -> Self {
@@ -40,10 +41,9 @@ pub trait VInt: IntSemantics + Send + Sync {
     }
 }
 
-macro_rules! vint_via_f64 {
+macro_rules! vint_via_float {
     ($($t:ty => $f:ty),*) => {$(
         impl VInt for $t {
-            const VIA_F64: bool = true;
             #[inline(always)]
             fn divide_fast(a: $t, b: $t) -> $t {
                 // A float-to-integer cast saturates: `MIN / -1` would give MAX.
@@ -73,7 +73,7 @@ macro_rules! vint_via_f64 {
 }
 // 8- and 16-bit operands are below 2^24: f32 is exact for them, and has
 // twice the lanes.
-vint_via_f64!(i8 => f32, i16 => f32, u8 => f32, u16 => f32, i32 => f64, u32 => f64);
+vint_via_float!(i8 => f32, i16 => f32, u8 => f32, u16 => f32, i32 => f64, u32 => f64);
 impl VInt for i64 {}
 impl VInt for u64 {}
 
@@ -380,13 +380,12 @@ pub fn shift_pair_or_at<T: VInt>(
 mod tests {
     use super::*;
 
-    /// `divide` and `remainder` through `f64` against the semantics: every
+    /// `divide` and `remainder` through a float type against the semantics: every
     /// pair of 8-bit values, and 16- and 32-bit values at the edges (0, ±1,
     /// MIN, MAX and their neighbours) and spread over the range.
     #[test]
     fn division_through_f64_matches_the_semantics() {
         fn check<T: VInt + std::fmt::Debug>(values: &[T]) {
-            assert!(T::VIA_F64, "a type of at most 32 bits");
             for &a in values {
                 for &b in values {
                     assert_eq!(T::divide_fast(a, b), sem::divide(a, b), "{a:?} / {b:?}");
