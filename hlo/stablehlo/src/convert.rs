@@ -1140,8 +1140,8 @@ impl<'m> Converter<'m> {
             let mut constraints = Vec::new();
             for (l, v) in layouts.iter().zip(operands) {
                 let mut s = b.shape(*v)?.clone();
-                if let (Attr::Dense(d, _), Shape::Array(a)) = (l, &mut s) {
-                    let minor_to_major = dense_ints(d, op.pos)?;
+                if let (Attr::Dense(d, t), Shape::Array(a)) = (l, &mut s) {
+                    let minor_to_major = dense_ints(d, t, op.pos)?;
                     a.layout = Some(Layout {
                         minor_to_major: minor_to_major.iter().map(|&x| x as usize).collect(),
                         ..Default::default()
@@ -1166,8 +1166,8 @@ impl<'m> Converter<'m> {
         let mut shapes = shapes.to_vec();
         if let Some(Attr::List(layouts)) = op.attr("result_layouts") {
             for (l, s) in layouts.iter().zip(shapes.iter_mut()) {
-                if let (Attr::Dense(d, _), Shape::Array(a)) = (l, s) {
-                    let minor_to_major = dense_ints(d, op.pos)?;
+                if let (Attr::Dense(d, t), Shape::Array(a)) = (l, s) {
+                    let minor_to_major = dense_ints(d, t, op.pos)?;
                     a.layout = Some(Layout {
                         minor_to_major: minor_to_major.iter().map(|&x| x as usize).collect(),
                         ..Default::default()
@@ -1252,7 +1252,7 @@ impl<'m> Converter<'m> {
     ) -> Result<Vec<Value>> {
         let groups = match op.attr("replica_groups") {
             Some(Attr::Dense(d, t)) => {
-                let flat = dense_ints(d, op.pos)?;
+                let flat = dense_ints(d, t, op.pos)?;
                 let width = match t {
                     Type::Tensor { dims, .. } if dims.len() == 2 => dims[1].unwrap_or(0),
                     _ => flat.len(),
@@ -1307,7 +1307,7 @@ impl<'m> Converter<'m> {
             "stablehlo.collective_broadcast" => Op::CollectiveBroadcast { attrs },
             "stablehlo.collective_permute" => {
                 let pairs = match op.attr("source_target_pairs") {
-                    Some(Attr::Dense(d, _)) => dense_ints(d, op.pos)?,
+                    Some(Attr::Dense(d, t)) => dense_ints(d, t, op.pos)?,
                     _ => Vec::new(),
                 };
                 Op::CollectivePermute {
@@ -1715,7 +1715,7 @@ fn encode(e: &DenseElem, ty: ElementType, pos: Pos) -> Result<Vec<u8>> {
     })
 }
 
-fn dense_ints(d: &Dense, pos: Pos) -> Result<Vec<i64>> {
+fn dense_ints(d: &Dense, t: &Type, pos: Pos) -> Result<Vec<i64>> {
     match d {
         Dense::Elems(es) => es
             .iter()
@@ -1725,9 +1725,46 @@ fn dense_ints(d: &Dense, pos: Pos) -> Result<Vec<i64>> {
                 _ => Err(Error::invalid_argument(format!("{pos}: expected integers"))),
             })
             .collect(),
-        Dense::Hex(_) => Err(Error::unimplemented(format!(
-            "{pos}: integer lists written as hex bytes are not supported"
-        ))),
+        // Raw little-endian elements (MLIR bytecode writes every dense
+        // attribute so); booleans take a byte each.
+        Dense::Hex(raw) => {
+            let (width, signed) = match t {
+                Type::Tensor { elem, .. } => match elem.0.as_str() {
+                    "i1" => (1, false),
+                    "i8" => (1, true),
+                    "ui8" => (1, false),
+                    "i16" => (2, true),
+                    "ui16" => (2, false),
+                    "i32" => (4, true),
+                    "ui32" => (4, false),
+                    "i64" | "ui64" | "index" => (8, true),
+                    other => {
+                        return Err(Error::invalid_argument(format!(
+                            "{pos}: expected integers, found elements of {other}"
+                        )))
+                    }
+                },
+                other => {
+                    return Err(Error::invalid_argument(format!(
+                        "{pos}: expected an integer tensor, found {other}"
+                    )))
+                }
+            };
+            Ok(raw
+                .chunks_exact(width)
+                .map(|c| {
+                    let mut b = [0u8; 8];
+                    b[..width].copy_from_slice(c);
+                    let v = u64::from_le_bytes(b);
+                    let shift = 64 - 8 * width as u32;
+                    if signed {
+                        ((v << shift) as i64) >> shift
+                    } else {
+                        v as i64
+                    }
+                })
+                .collect())
+        }
     }
 }
 
@@ -1752,7 +1789,7 @@ fn attr_i64s(a: &Attr, op: &Operation) -> Result<Vec<i64>> {
             })
             .collect(),
         Attr::Dense(d, t) => {
-            let v = dense_ints(d, op.pos)?;
+            let v = dense_ints(d, t, op.pos)?;
             // A splat stands for every element of its type.
             match t {
                 Type::Tensor { dims, .. } if v.len() == 1 => {

@@ -22,14 +22,29 @@
 //! What it refuses, it refuses by name: an op, an attribute form, a type or
 //! a CHLO op without an HLO lowering here is `Unimplemented` with its
 //! `line:column`; malformed text is `InvalidArgument` with its position.
-//! No input panics; nesting is bounded by memory, not the stack. The MLIR
-//! bytecode form (portable artifacts, `jax.export`) is not read yet.
+//! No input panics; nesting is bounded by memory, not the stack.
+//!
+//! MLIR bytecode is read by two more modules in front of the same
+//! conversion: `bytecode` reads MLIR's container (sections, string and
+//! attribute tables, properties, the operation tree), and `vhlo` turns
+//! a portable artifact's VHLO ops, attributes and types into the syntax tree
+//! the text parser would have produced for the StableHLO they version.
+//! `jax_export` unwraps a serialized `jax.export` module (a flatbuffer that
+//! holds a portable artifact).
 
+mod bytecode;
 mod chlo;
 mod convert;
+mod jax_export;
 pub mod parser;
 mod pretty;
 pub mod syntax;
+mod vhlo;
+#[rustfmt::skip]
+mod vhlo_ops;
+
+pub use bytecode::is_bytecode;
+pub use jax_export::{export_info, is_jax_export, ExportInfo};
 
 use hlo_ir::{HloModule, Result};
 
@@ -37,6 +52,32 @@ use hlo_ir::{HloModule, Result};
 pub fn parse_module(text: &str) -> Result<HloModule> {
     let module = parser::parse(text)?;
     convert::to_hlo(&module)
+}
+
+/// Reads StableHLO in any of its forms: text (`.mlir`), a portable
+/// artifact (VHLO in MLIR bytecode, `.mlirbc`), or a serialized `jax.export`
+/// module; the bytes tell them apart.
+pub fn parse_module_bytes(bytes: &[u8]) -> Result<HloModule> {
+    convert::to_hlo(&read_any(bytes)?)
+}
+
+/// The syntax tree of StableHLO in any of its forms (see
+/// [`parse_module_bytes`]).
+fn read_any(bytes: &[u8]) -> Result<syntax::Module> {
+    if bytecode::is_bytecode(bytes) {
+        return vhlo::read(bytes);
+    }
+    if jax_export::is_jax_export(bytes) {
+        let artifact = jax_export::module_bytes(bytes)?;
+        return vhlo::read(artifact).map_err(|e| e.context("in a serialized jax.export module"));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        hlo_ir::Error::invalid_argument(format!(
+            "StableHLO input is neither MLIR bytecode, a jax.export module nor UTF-8 text (byte {} is not UTF-8)",
+            e.valid_up_to()
+        ))
+    })?;
+    parser::parse(text)
 }
 
 /// A module read for a test runner (see [`parse_test_module`]).
@@ -55,7 +96,12 @@ pub struct TestModule {
 /// and `check.expect_*` custom calls compare what the program computes with
 /// embedded expected values) so that a runner can judge the checks itself.
 pub fn parse_test_module(text: &str) -> Result<TestModule> {
-    let module = parser::parse(text)?;
+    parse_test_module_bytes(text.as_bytes())
+}
+
+/// [`parse_test_module`] for any form [`parse_module_bytes`] reads.
+pub fn parse_test_module_bytes(bytes: &[u8]) -> Result<TestModule> {
+    let module = read_any(bytes)?;
     let (module, results, checks) = convert::to_hlo_with(&module, true)?;
     Ok(TestModule {
         module,

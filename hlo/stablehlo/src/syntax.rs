@@ -8,7 +8,8 @@
 
 use std::fmt;
 
-/// A 1-based `line:column` in the text.
+/// A 1-based `line:column` in the text; in MLIR bytecode, which has no
+/// lines, column 0 and the operation's 1-based ordinal in the file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Pos {
     pub line: u32,
@@ -17,7 +18,11 @@ pub struct Pos {
 
 impl fmt::Display for Pos {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.line, self.col)
+        if self.col == 0 {
+            write!(f, "operation #{}", self.line)
+        } else {
+            write!(f, "{}:{}", self.line, self.col)
+        }
     }
 }
 
