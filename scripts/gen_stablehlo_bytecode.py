@@ -59,18 +59,13 @@ def main():
     a = ap.parse_args()
     current = stablehlo.get_current_version()
     changed = failed = 0
-    for f in sorted(glob.glob(os.path.join(ROOT, "tests/op_matrix/*/module.mlir"))):
-        try:
-            changed += write(f[:-5] + ".mlirbc", serialize(open(f).read(), current), a.check)
-        except Exception as e:
-            failed += 1
-            print(f"{f}: {str(e).splitlines()[0]}", file=sys.stderr)
-    for f in sorted(glob.glob(os.path.join(ROOT, "tests/stablehlo_testdata/*.mlir"))):
-        try:
-            changed += write(f[:-5] + ".mlirbc", serialize(open(f).read(), current), a.check)
-        except Exception as e:
-            failed += 1
-            print(f"{f}: {str(e).splitlines()[0]}", file=sys.stderr)
+    for pattern in ("tests/op_matrix/*/module.mlir", "tests/stablehlo_testdata/*.mlir"):
+        for f in sorted(glob.glob(os.path.join(ROOT, pattern))):
+            try:
+                changed += write(f[:-5] + ".mlirbc", serialize(open(f).read(), current), a.check)
+            except Exception as e:
+                failed += 1
+                print(f"{f}: {str(e).splitlines()[0]}", file=sys.stderr)
     out = os.path.join(ROOT, "tests/stablehlo_bytecode/versions")
     os.makedirs(out, exist_ok=True)
     for name in VERSION_PROGRAMS:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -205,14 +205,21 @@ class Executable:
         return f"<hlorun.Executable {self.name} on {self.platform}: {self.result_shape}>"
 
 
-def _source(hlo) -> Tuple[str, bool]:
-    """``(text or path, is_path)`` of a module given as text, bytes or a path."""
+def _source(hlo) -> Tuple[Union[str, bytes], bool]:
+    """``(text, path or bytes, is_path)`` of a module given as text, bytes or a
+    path. Bytes that are not text (a StableHLO portable artifact, a serialized
+    ``jax.export`` module) are passed on as bytes."""
     if isinstance(hlo, os.PathLike):
         return os.fspath(hlo), True
-    if isinstance(hlo, bytes):
-        hlo = hlo.decode("utf-8")
+    if isinstance(hlo, (bytes, bytearray)):
+        if bytes(hlo[:4]) == b"ML\xefR":
+            return bytes(hlo), False
+        try:
+            hlo = bytes(hlo).decode("utf-8")
+        except UnicodeDecodeError:
+            return bytes(hlo), False
     if not isinstance(hlo, str):
-        raise TypeError(f"expected HLO text or a path, not {type(hlo).__name__}")
+        raise TypeError(f"expected module text, bytes or a path, not {type(hlo).__name__}")
     is_path = "\n" not in hlo and not hlo.lstrip().startswith("HloModule")
     return hlo, is_path
 
@@ -220,7 +227,10 @@ def _source(hlo) -> Tuple[str, bool]:
 def compile(  # noqa: A001 - the API's name
     hlo, platform: Optional[str] = None, out_shardings: Optional[Sequence[str]] = None
 ) -> Executable:
-    """Compiles HLO text (or the file at a path) for a platform.
+    """Compiles a module for a platform: HLO or StableHLO text, the file at a
+    path, or bytes (a StableHLO portable artifact such as
+    ``jax.jit(f).lower(x).compiler_ir("stablehlo")`` serialized, or a
+    serialized ``jax.export`` module).
 
     ``platform`` is a name or alias, case-insensitive ("interpreter", "host",
     "cpu", "cuda"); ``None`` means ``$HLORUN_PLATFORM``, else the default

@@ -164,20 +164,37 @@ fn client(platform: Option<&str>, devices: usize) -> Result<Arc<LocalClient>, Er
 
 /// A module from HLO text or a file, errors prefixed with its name as the
 /// command line prefixes them.
-fn load_module(source: &str, is_path: bool) -> Result<(HloModule, String), Error> {
-    let (text, name) = if is_path {
-        let bytes = std::fs::read(source).map_err(|e| Error::from(e).context(source))?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            Error::invalid_argument(format!(
-                "{source} is not HLO text: invalid UTF-8 at byte {}",
-                e.utf8_error().valid_up_to()
-            ))
-        })?;
-        (text, source.to_string())
-    } else {
-        (source.to_string(), "<text>".to_string())
+/// A module as Python hands it over: text (or a path to a file), or bytes
+/// (a StableHLO portable artifact, a serialized `jax.export` module).
+#[derive(FromPyObject)]
+enum Source {
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+fn load_module(source: &Source, is_path: bool) -> Result<(HloModule, String), Error> {
+    let source = match source {
+        Source::Text(t) => t.as_str(),
+        Source::Bytes(b) => {
+            let module = service::program::parse_program_bytes(b).map_err(|e| e.context("<bytes>"))?;
+            let name = module.name.clone();
+            return Ok((module, name));
+        }
     };
-    let module = service::program::parse_program(&text).map_err(|e| e.context(&name))?;
+    let (module, name) = if is_path {
+        // A file: HLO or StableHLO text, a portable artifact, a jax.export
+        // module.
+        let bytes = std::fs::read(source).map_err(|e| Error::from(e).context(source))?;
+        (
+            service::program::parse_program_bytes(&bytes).map_err(|e| e.context(source))?,
+            source.to_string(),
+        )
+    } else {
+        (
+            service::program::parse_program(source).map_err(|e| e.context("<text>"))?,
+            "<text>".to_string(),
+        )
+    };
     // Past parsing, text is named by its module (`jit_f`), as a file by its path.
     let name = if is_path { name } else { module.name.clone() };
     Ok((module, name))
@@ -448,7 +465,7 @@ impl Executable {
 #[pyo3(signature = (source, is_path, platform=None, out_shardings=None))]
 fn compile(
     py: Python<'_>,
-    source: String,
+    source: Source,
     is_path: bool,
     platform: Option<String>,
     out_shardings: Option<Vec<String>>,
@@ -518,7 +535,7 @@ fn platforms(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 #[allow(clippy::too_many_arguments)]
 fn compare<'py>(
     py: Python<'py>,
-    source: String,
+    source: Source,
     is_path: bool,
     args: Vec<ArgSpec<'py>>,
     platform: Option<String>,
@@ -571,7 +588,7 @@ fn compare<'py>(
 
 #[allow(clippy::too_many_arguments)]
 fn compare_impl(
-    source: &str,
+    source: &Source,
     is_path: bool,
     arguments: &[Literal],
     platform: Option<&str>,

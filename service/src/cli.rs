@@ -383,19 +383,26 @@ fn print_out(text: &str) -> Result<()> {
 // ---------------------------------------------------------------------------
 // Inputs
 
-/// Reads and parses a module; errors name the file (and the parser's line:column).
+/// Reads and parses a module (HLO or StableHLO text, a StableHLO portable
+/// artifact, a serialized `jax.export` module); errors name the file (and the
+/// reader's line:column, or the bytecode's operation).
 fn load_module(source: &str) -> Result<(HloModule, String)> {
-    let (text, name) = if source == "-" {
-        let mut text = String::new();
+    let (bytes, name) = if source == "-" {
+        let mut bytes = Vec::new();
         std::io::stdin()
-            .read_to_string(&mut text)
+            .read_to_end(&mut bytes)
             .map_err(|e| Error::from(e).context("reading the module from standard input"))?;
-        (text, "<stdin>".to_string())
+        (bytes, "<stdin>".to_string())
     } else {
         let bytes = std::fs::read(source).map_err(|e| Error::from(e).context(source))?;
-        (module_text(bytes, source)?, source.to_string())
+        (bytes, source.to_string())
     };
-    let module = crate::program::parse_program(&text).map_err(|e| e.context(&name))?;
+    let module = if hlo_stablehlo::is_bytecode(&bytes) || hlo_stablehlo::is_jax_export(&bytes) {
+        crate::program::parse_program_bytes(&bytes)
+    } else {
+        module_text(bytes, &name).and_then(|text| crate::program::parse_program(&text))
+    }
+    .map_err(|e| e.context(&name))?;
     Ok((module, name))
 }
 
@@ -405,10 +412,6 @@ fn module_text(bytes: Vec<u8>, source: &str) -> Result<String> {
         let bytes = e.as_bytes();
         let what = if bytes.starts_with(b"\x93NUMPY") {
             "is a .npy array, not HLO text: give the module first, then its arguments".to_string()
-        } else if bytes.starts_with(b"ML\xefR") {
-            "is MLIR bytecode (a StableHLO portable artifact), which is not read yet: \
-             give the text form (`jax.jit(f).lower(...).as_text()`)"
-                .to_string()
         } else if bytes.starts_with(b"\x7fELF") {
             "is a binary (ELF) file, not HLO text".to_string()
         } else {
@@ -485,6 +488,19 @@ fn load_arguments(
         .collect()
 }
 
+/// The argument files for a program: for a serialized `jax.export` module
+/// given all of its function's arguments, those the module kept (it drops
+/// the unused ones); else as given.
+fn exported_paths(program: &ProgramArgs) -> Result<Vec<PathBuf>> {
+    if program.module == "-" {
+        return Ok(program.args.clone());
+    }
+    match std::fs::read(&program.module) {
+        Ok(bytes) => crate::program::exported_arguments(&bytes, program.args.clone()),
+        Err(_) => Ok(program.args.clone()),
+    }
+}
+
 /// The spec file beside a module (`NAME.json` for `NAME.hlo`), if there is one.
 fn spec_path(module: &str) -> Option<PathBuf> {
     let path = Path::new(module);
@@ -504,7 +520,7 @@ fn arguments_or_random(
     seed: u64,
 ) -> Result<Vec<Literal>> {
     if !program.args.is_empty() || exe.parameters().is_empty() {
-        return load_arguments(&program.args, exe, module_name);
+        return load_arguments(&exported_paths(program)?, exe, module_name);
     }
     let shapes: Vec<Shape> = exe.parameters().iter().map(|p| p.shape.clone()).collect();
     let ranges: Vec<Option<ValueRange>> = match spec_path(&program.module) {
@@ -737,9 +753,7 @@ fn run(args: RunArgs) -> Result<Outcome> {
     };
     let per_instance: Vec<Vec<Literal>> = match &plan {
         Some(plan) => {
-            let globals = args
-                .program
-                .args
+            let globals = exported_paths(&args.program)?
                 .iter()
                 .map(Literal::read_npy)
                 .collect::<Result<Vec<_>>>()?;
@@ -760,7 +774,7 @@ fn run(args: RunArgs) -> Result<Outcome> {
                 .map(|chunk| load_arguments(chunk, &exe, &name))
                 .collect::<Result<Vec<_>>>()?
         }
-        None => vec![load_arguments(&args.program.args, &exe, &name)?; instances],
+        None => vec![load_arguments(&exported_paths(&args.program)?, &exe, &name)?; instances],
     };
 
     let sink = args.profile.as_ref().map(|_| Arc::new(ProfileSink::new()));

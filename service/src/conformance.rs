@@ -73,6 +73,10 @@ pub enum Form {
     /// `module.mlir`: the StableHLO text JAX printed for the program, read
     /// by `hlo-stablehlo`; a case may lack it.
     StableHlo,
+    /// `module.mlirbc`: the same StableHLO as a portable artifact (VHLO in
+    /// MLIR bytecode, as jaxlib serializes it for a PJRT plugin or
+    /// `jax.export`); a case may lack it.
+    Bytecode,
 }
 
 impl Form {
@@ -85,6 +89,7 @@ impl Form {
             Form::Module => "module",
             Form::Optimized => "optimized",
             Form::StableHlo => "stablehlo",
+            Form::Bytecode => "bytecode",
         }
     }
 
@@ -93,6 +98,7 @@ impl Form {
             Form::Module => "module.hlo",
             Form::Optimized => "optimized.hlo",
             Form::StableHlo => "module.mlir",
+            Form::Bytecode => "module.mlirbc",
         }
     }
 }
@@ -152,12 +158,14 @@ impl Case {
         Ok(case)
     }
 
-    /// The forms this case has: both HLO forms, and StableHLO where its
-    /// `module.mlir` exists.
+    /// The forms this case has: both HLO forms, and StableHLO text and
+    /// bytecode where its `module.mlir` and `module.mlirbc` exist.
     pub fn forms(&self) -> Vec<Form> {
         let mut forms = Form::ALL.to_vec();
-        if self.dir.join(Form::StableHlo.file_name()).exists() {
-            forms.push(Form::StableHlo);
+        for form in [Form::StableHlo, Form::Bytecode] {
+            if self.dir.join(form.file_name()).exists() {
+                forms.push(form);
+            }
         }
         forms
     }
@@ -166,6 +174,12 @@ impl Case {
     pub fn program(&self, form: Form) -> Result<String> {
         let path = self.dir.join(form.file_name());
         std::fs::read_to_string(&path).map_err(|e| Error::from(e).context(path.display()))
+    }
+
+    /// The program file of one form, as bytes (bytecode is not text).
+    pub fn program_bytes(&self, form: Form) -> Result<Vec<u8>> {
+        let path = self.dir.join(form.file_name());
+        std::fs::read(&path).map_err(|e| Error::from(e).context(path.display()))
     }
 }
 
@@ -529,8 +543,8 @@ impl Default for Judge {
 /// [`run_case`] under a chosen [`Judge`].
 pub fn run_case_judged(client: &LocalClient, case: &Case, form: Form, judge: Judge) -> Status {
     let run = case
-        .program(form)
-        .and_then(|text| crate::program::parse_program(&text))
+        .program_bytes(form)
+        .and_then(|bytes| crate::program::parse_program_bytes(&bytes))
         .and_then(|module| {
             let entry = module.entry();
             let args = entry
@@ -553,7 +567,10 @@ pub fn run_case_judged(client: &LocalClient, case: &Case, form: Form, judge: Jud
         (Err(e), _) => match hlo_stablehlo::known_gap(e.message()) {
             // What the StableHLO reader declares it cannot read yet is a
             // known gap on every platform.
-            Some((op, why)) if form == Form::StableHlo && e.code() == Code::Unimplemented => {
+            Some((op, why))
+                if matches!(form, Form::StableHlo | Form::Bytecode)
+                    && e.code() == Code::Unimplemented =>
+            {
                 Status::KnownGap {
                     reason: format!("StableHLO reader: {op}: {why}"),
                     observed: e.message().to_string(),

@@ -1,5 +1,6 @@
-//! A program from its text: HLO text, or StableHLO (MLIR) text as JAX prints
-//! it by default, told apart by how the text begins.
+//! A program from its text or bytes: HLO text, StableHLO (MLIR) text as JAX
+//! prints it by default, a StableHLO portable artifact (MLIR bytecode), or a
+//! serialized `jax.export` module, told apart by how they begin.
 
 use platform_api::hlo::HloModule;
 use platform_api::Result;
@@ -13,6 +14,57 @@ pub fn parse_program(text: &str) -> Result<HloModule> {
     } else {
         HloModule::parse(text)
     }
+}
+
+/// [`parse_program`] for a file's bytes: StableHLO portable artifacts (MLIR
+/// bytecode) and serialized `jax.export` modules too. Errors say what the
+/// bytes are when they are none of these.
+pub fn parse_program_bytes(bytes: &[u8]) -> Result<HloModule> {
+    if hlo_stablehlo::is_bytecode(bytes) || hlo_stablehlo::is_jax_export(bytes) {
+        return hlo_stablehlo::parse_module_bytes(bytes);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse_program(text),
+        Err(e) => {
+            let what = if bytes.starts_with(b"\x93NUMPY") {
+                "a .npy array, not a program: give the module first, then its arguments".to_string()
+            } else {
+                format!(
+                    "neither HLO or StableHLO text (invalid UTF-8 at byte {}), MLIR bytecode nor a serialized jax.export module",
+                    e.valid_up_to()
+                )
+            };
+            Err(platform_api::Error::invalid_argument(format!(
+                "the program is {what}"
+            )))
+        }
+    }
+}
+
+/// The arguments a module read from `bytes` takes, given the arguments of
+/// the function it came from: a serialized `jax.export` module keeps only
+/// the arguments its function uses, so when all of the function's are given
+/// the unused ones are dropped. Any other program takes `args` as they are.
+pub fn exported_arguments<T>(bytes: &[u8], args: Vec<T>) -> Result<Vec<T>> {
+    if !hlo_stablehlo::is_jax_export(bytes) {
+        return Ok(args);
+    }
+    let info = hlo_stablehlo::export_info(bytes)?;
+    if args.len() != info.function_args || info.kept_args.len() == args.len() {
+        return Ok(args);
+    }
+    let mut slots: Vec<Option<T>> = args.into_iter().map(Some).collect();
+    info.kept_args
+        .iter()
+        .map(|&i| {
+            slots.get_mut(i).and_then(Option::take).ok_or_else(|| {
+                platform_api::Error::invalid_argument(format!(
+                    "the jax.export module keeps argument {i} of {}",
+                    info.function_args
+                ))
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

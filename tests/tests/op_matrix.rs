@@ -44,16 +44,18 @@ fn letter(status: &Status) -> char {
 }
 
 /// The table: a row per op, a column per element type; a cell is one letter
-/// when every form agrees, else one per form (module/optimized/stablehlo).
+/// when every form agrees, else one per form (module/optimized/stablehlo/
+/// bytecode).
 fn table(report: &Report) -> String {
-    let mut rows: BTreeMap<&str, BTreeMap<&str, [char; 3]>> = BTreeMap::new();
+    let mut rows: BTreeMap<&str, BTreeMap<&str, [char; 4]>> = BTreeMap::new();
     for r in &report.results {
         let (op, dtype) = op_and_dtype(&r.case);
-        let cell = rows.entry(op).or_default().entry(dtype).or_insert(['.'; 3]);
+        let cell = rows.entry(op).or_default().entry(dtype).or_insert(['.'; 4]);
         let i = match r.form {
             Form::Module => 0,
             Form::Optimized => 1,
             Form::StableHlo => 2,
+            Form::Bytecode => 3,
         };
         cell[i] = letter(&r.status);
     }
@@ -82,7 +84,7 @@ fn table(report: &Report) -> String {
         out.push('\n');
     }
     out += "P pass, U unsupported, G known gap, W wrong, E error, ! gap now passes, \
-            - not generated; X/Y/Z: module/optimized/stablehlo differ\n";
+            - not generated; A/B/C/D: module/optimized/stablehlo/bytecode differ\n";
     out
 }
 
@@ -118,14 +120,19 @@ fn op_matrix_on_every_available_platform() {
             }
         };
         // Every generated case ran, in both forms.
-        let stablehlo = cases
+        let extra: usize = [Form::StableHlo, Form::Bytecode]
             .iter()
-            .filter(|c| c.join(Form::StableHlo.file_name()).exists())
-            .count();
+            .map(|f| {
+                cases
+                    .iter()
+                    .filter(|c| c.join(f.file_name()).exists())
+                    .count()
+            })
+            .sum();
         assert_eq!(
             report.results.len(),
-            2 * cases.len() + stablehlo,
-            "{platform}: every case of {} runs in both HLO forms, and as StableHLO where it has it",
+            2 * cases.len() + extra,
+            "{platform}: every case of {} runs in both HLO forms, and as StableHLO text and bytecode where it has them",
             matrix.display()
         );
         println!("\n{platform}\n{}", table(&report));

@@ -1,7 +1,10 @@
 //! StableHLO's own test programs (`tests/stablehlo_testdata/`, a selection
 //! from openxla/stablehlo's `stablehlo/testdata`, made by
 //! `scripts/vendor_stablehlo_testdata.py`), read natively and run on the
-//! Interpreter and the Host.
+//! Interpreter and the Host, each in both forms: its text (`.mlir`) and the
+//! portable artifact jaxlib serializes from it (`.mlirbc`, by
+//! `scripts/gen_stablehlo_bytecode.py`, CHLO ops decomposed as jaxlib
+//! decomposes them for a PJRT plugin).
 //!
 //! Each program computes something from embedded inputs and compares it with
 //! embedded expected values through `check.eq` / `check.expect_*` custom
@@ -40,7 +43,7 @@ fn programs() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "mlir"))
+        .filter(|p| p.extension().is_some_and(|x| x == "mlir" || x == "mlirbc"))
         .collect();
     files.sort();
     files
@@ -98,8 +101,8 @@ enum Outcome {
     Fail(String),
 }
 
-fn run(client: &LocalClient, text: &str) -> Outcome {
-    let read = match hlo_stablehlo::parse_test_module(text) {
+fn run(client: &LocalClient, program: &[u8]) -> Outcome {
+    let read = match hlo_stablehlo::parse_test_module_bytes(program) {
         Ok(r) => r,
         Err(e) => {
             return match hlo_stablehlo::known_gap(e.message()) {
@@ -141,12 +144,12 @@ fn stablehlo_testdata_on_interpreter_and_host() {
         let (mut pass, mut gaps, mut known) = (0, 0, 0);
         for f in &files {
             let name = f.file_name().unwrap().to_string_lossy().into_owned();
-            let text = std::fs::read_to_string(f).unwrap();
+            let program = std::fs::read(f).unwrap();
             let listed = KNOWN
                 .iter()
                 .find(|(p, k, _)| *p == platform && *k == name)
                 .map(|(_, _, w)| *w);
-            let outcome = run(&client, &text);
+            let outcome = run(&client, &program);
             client.clear_cache();
             let line = match (&outcome, listed) {
                 (Outcome::Pass, None) => {

@@ -14,6 +14,7 @@ mod differential;
 #[path = "example_backend/main.rs"]
 mod example_backend;
 mod fuzz_findings;
+mod jax_export;
 mod linalg;
 mod model_compare;
 mod narrow_types;

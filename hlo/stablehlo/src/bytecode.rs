@@ -28,7 +28,12 @@ use hlo_ir::{Error, Result};
 use crate::syntax::Location;
 
 /// The deepest nesting of attributes within attributes (or types) read.
-pub(crate) const MAX_DEPTH: usize = 200;
+pub(crate) const MAX_DEPTH: usize = 4096;
+
+/// The deepest nesting of regions read. Real programs nest a few dozen
+/// deep; the trees built from a file are dropped recursively, so the depth
+/// is bounded here rather than by the stack.
+pub(crate) const MAX_REGION_DEPTH: usize = 1000;
 
 /// The highest bytecode format version read.
 const MAX_VERSION: u64 = 6;
@@ -262,7 +267,7 @@ impl<'a> Cursor<'a> {
             if !align.is_power_of_two() || align > 1 << 16 {
                 return Err(self.err(format!("section alignment {align} is not a power of two")));
             }
-            while (self.offset() as u64) % align != 0 {
+            while !(self.offset() as u64).is_multiple_of(align) {
                 if self.byte()? != 0xCB {
                     return Err(self.err("expected alignment padding (0xCB)"));
                 }
@@ -322,6 +327,27 @@ impl<'t, 'a> EntryReader<'t, 'a> {
     pub(crate) fn attribute(&mut self) -> Result<Rc<BAttr>> {
         let i = self.cur.varint()?;
         self.tables.attribute(i, &self.cur)
+    }
+    /// `readOptionalAttribute`: an index with a presence flag in its low bit.
+    pub(crate) fn optional_attribute(&mut self) -> Result<Option<Rc<BAttr>>> {
+        let v = self.cur.varint()?;
+        if v & 1 == 0 {
+            return Ok(None);
+        }
+        self.tables.attribute(v >> 1, &self.cur).map(Some)
+    }
+    /// A list of (name, value) pairs, each name a string attribute.
+    pub(crate) fn dictionary(&mut self) -> Result<Vec<(String, Rc<BAttr>)>> {
+        let n = self.cur.count(2)?;
+        let mut entries = Vec::with_capacity(n);
+        for _ in 0..n {
+            let name = match &*self.attribute()? {
+                BAttr::Str(s) => s.clone(),
+                other => return Err(self.err(format!("a dictionary key is {other:?}"))),
+            };
+            entries.push((name, self.attribute()?));
+        }
+        Ok(entries)
     }
     pub(crate) fn attributes(&mut self) -> Result<Vec<Rc<BAttr>>> {
         let n = self.cur.count(1)?;
@@ -429,7 +455,9 @@ impl<'a> Tables<'a> {
             return Err(at.err(format!("attributes and types nest deeper than {MAX_DEPTH}")));
         }
         self.depth.set(depth);
-        let r = self.decode_entry(attr, idx);
+        // Nested entries recurse; `deep` moves to a fresh stack segment when
+        // this one runs low, so the depth limit, not the stack, bounds them.
+        let r = hlo_ir::stack::deep(|| self.decode_entry(attr, idx));
         self.depth.set(depth - 1);
         self.busy.borrow_mut().remove(&(attr, idx));
         r
@@ -476,17 +504,25 @@ impl<'a> Tables<'a> {
                         (None, Some(d.ty(&mut r)?))
                     }
                 }
+                // A dialect this reader does not know (Shardy's `sdy`, say):
+                // its entry is skipped, and an error names it only if the
+                // program needs it.
                 (other, None) => {
-                    let what = if attr { "attribute" } else { "type" };
-                    return Err(Error::unimplemented(format!(
-                        "MLIR bytecode, byte offset {}: a {what} of dialect '{other}' is not supported (read: builtin, vhlo)",
-                        e.start
-                    )));
+                    let what = format!("an attribute or type of dialect '{other}'");
+                    r.cur.bytes(r.cur.remaining() as u64)?;
+                    if attr {
+                        (Some(BAttr::Unsupported(what)), None)
+                    } else {
+                        (None, Some(BType::Unsupported(what)))
+                    }
                 }
             }
         };
         if !r.cur.is_empty() {
-            return Err(r.err("trailing bytes after an attribute or type"));
+            return Err(r.err(format!(
+                "trailing bytes after {} {idx} of dialect '{dialect}' ({out:?})",
+                if attr { "attribute" } else { "type" }
+            )));
         }
         Ok(out)
     }
@@ -496,18 +532,7 @@ fn builtin_attribute(r: &mut EntryReader<'_, '_>) -> Result<BAttr> {
     let code = r.varint()?;
     Ok(match code {
         0 => BAttr::Array(r.attributes()?),
-        1 => {
-            let n = r.cur.count(2)?;
-            let mut entries = Vec::with_capacity(n);
-            for _ in 0..n {
-                let name = match &*r.attribute()? {
-                    BAttr::Str(s) => s.clone(),
-                    other => return Err(r.err(format!("a dictionary key is {other:?}"))),
-                };
-                entries.push((name, r.attribute()?));
-            }
-            BAttr::Dict(entries)
-        }
+        1 => BAttr::Dict(r.dictionary()?),
         2 => BAttr::Str(r.string()?),
         3 => {
             let s = r.string()?;
@@ -596,6 +621,25 @@ fn builtin_attribute(r: &mut EntryReader<'_, '_>) -> Result<BAttr> {
             BAttr::Loc(loc)
         }
         15 => BAttr::Loc(Location::default()),
+        // FileLineColRange (MLIR 20 on): a file name and a list of up to
+        // four numbers: line, column, then the range's end.
+        22 => {
+            let file = match &*r.attribute()? {
+                BAttr::Str(s) => s.clone(),
+                _ => return Err(r.err("a file location without a file name")),
+            };
+            let n = r.cur.count(1)?;
+            let mut v = Vec::with_capacity(n);
+            for _ in 0..n {
+                v.push(r.varint()? as i64);
+            }
+            BAttr::Loc(Location {
+                name: None,
+                file: Some(file),
+                line: Some(v.first().copied().unwrap_or(0)),
+                column: Some(v.get(1).copied().unwrap_or(0)),
+            })
+        }
         17 => {
             let t = r.ty()?;
             let n = r.varint()?;
@@ -863,6 +907,7 @@ pub(crate) fn read<'a>(
     let mut reader = IrReader {
         t: &tables,
         scopes: Vec::new(),
+        depth: 0,
         next_value: 0,
         ordinal: 0,
     };
@@ -1016,17 +1061,20 @@ struct Scope {
 struct IrReader<'t, 'a> {
     t: &'t Tables<'a>,
     scopes: Vec<Scope>,
+    /// How many regions enclose the operation being read.
+    depth: usize,
     next_value: u32,
     ordinal: u32,
 }
 
 impl<'t, 'a> IrReader<'t, 'a> {
     fn top(&mut self, mut c: Cursor<'a>) -> Result<Vec<BOp>> {
+        // The top level defines no values (the writer numbers none there).
         self.scopes.push(Scope {
             values: Vec::new(),
-            next: vec![0],
+            next: Vec::new(),
         });
-        let block = self.block(&mut c, false)?;
+        let block = self.block(&mut c)?;
         if !block.args.is_empty() {
             return Err(c.err("the top-level block has arguments"));
         }
@@ -1036,9 +1084,8 @@ impl<'t, 'a> IrReader<'t, 'a> {
         Ok(block.ops)
     }
 
-    /// A block: its header, its arguments, then its operations. Values are
-    /// defined only inside a region (`defines`), not at the top level.
-    fn block(&mut self, c: &mut Cursor<'a>, defines: bool) -> Result<BBlock> {
+    /// A block: its header, its arguments, then its operations.
+    fn block(&mut self, c: &mut Cursor<'a>) -> Result<BBlock> {
         let (n_ops, has_args) = c.varint_with_flag()?;
         let mut block = BBlock::default();
         if has_args {
@@ -1067,7 +1114,6 @@ impl<'t, 'a> IrReader<'t, 'a> {
                 skip_use_lists(c, n)?;
             }
         }
-        let _ = defines;
         let n_ops = usize::try_from(n_ops).map_err(|_| c.err("too many operations"))?;
         if n_ops > c.remaining() {
             return Err(c.err(format!("{n_ops} operations in {} bytes", c.remaining())));
@@ -1188,8 +1234,7 @@ impl<'t, 'a> IrReader<'t, 'a> {
         }
         // Results are defined before the regions are read (the writer
         // numbers them so), and only inside a region.
-        let in_region = !self.scopes.last().expect("a scope").next.is_empty()
-            && !(self.scopes.len() == 1 && self.scopes[0].values.is_empty());
+        let in_region = !self.scopes.last().expect("a scope").next.is_empty();
         for _ in 0..op.result_types.len() {
             if in_region {
                 let id = self.define(c)?;
@@ -1230,6 +1275,16 @@ impl<'t, 'a> IrReader<'t, 'a> {
     }
 
     fn regions(&mut self, c: &mut Cursor<'a>, n: usize) -> Result<Vec<BRegion>> {
+        if self.depth >= MAX_REGION_DEPTH {
+            return Err(c.err(format!("regions nest deeper than {MAX_REGION_DEPTH}")));
+        }
+        self.depth += 1;
+        let r = self.regions_inner(c, n);
+        self.depth -= 1;
+        r
+    }
+
+    fn regions_inner(&mut self, c: &mut Cursor<'a>, n: usize) -> Result<Vec<BRegion>> {
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
             let n_blocks = c.varint()?;
@@ -1252,7 +1307,7 @@ impl<'t, 'a> IrReader<'t, 'a> {
             let start = scope.values.len();
             scope.next.push(start);
             scope.values.resize(start + n_values as usize, None);
-            let block = self.block(c, true);
+            let block = self.block(c);
             let scope = self.scopes.last_mut().expect("a scope");
             scope.values.truncate(start);
             scope.next.pop();

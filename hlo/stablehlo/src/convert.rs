@@ -298,15 +298,26 @@ impl<'m> Converter<'m> {
         let mut carried = Vec::new();
         match params {
             Params::Plain => {
-                if !captures.is_empty() {
-                    return Err(Error::unimplemented(format!(
-                        "{}: this region uses {} from outside it, which its HLO form cannot take",
-                        region.pos, captures[0].0
-                    )));
-                }
                 for (i, (a, s)) in region.args.iter().zip(&arg_shapes).enumerate() {
                     let v = b.parameter(i, s.clone(), a.name.trim_start_matches('%'))?;
                     scope.values.insert((a.name.clone(), 0), v);
+                }
+                // A comparator or reducer takes nothing from outside in HLO;
+                // a constant it uses from outside (MLIR's CSE shares one
+                // constant between a region and its parent) is copied in.
+                for (key, &v) in captures.iter().zip(&captured) {
+                    match &outer.instruction(v)?.op {
+                        Op::Constant { literal } => {
+                            let c = b.constant(literal.clone())?;
+                            scope.values.insert(key.clone(), c);
+                        }
+                        _ => {
+                            return Err(Error::unimplemented(format!(
+                                "{}: this region uses {} from outside it, which its HLO form cannot take",
+                                region.pos, key.0
+                            )))
+                        }
+                    }
                 }
             }
             Params::Tupled { .. } => {

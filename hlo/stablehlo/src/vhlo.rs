@@ -109,18 +109,7 @@ impl bytecode::DialectDecoder for VhloDecoder {
             3 => read_enum(r, "comparison_direction")?,
             4 => read_enum(r, "comparison_type")?,
             5 => read_enum(r, "api_version")?,
-            6 => {
-                let n = r.cur.count(2)?;
-                let mut entries = Vec::with_capacity(n);
-                for _ in 0..n {
-                    let key = match &*r.attribute()? {
-                        BAttr::Str(s) => s.clone(),
-                        other => return Err(r.err(format!("a dictionary key is {other:?}"))),
-                    };
-                    entries.push((key, r.attribute()?));
-                }
-                BAttr::Dict(entries)
-            }
+            6 => BAttr::Dict(r.dictionary()?),
             7 => read_enum(r, "fft_type")?,
             8 => {
                 let t = r.ty()?;
@@ -177,6 +166,9 @@ impl bytecode::DialectDecoder for VhloDecoder {
             }
             22 => {
                 r.attribute()?;
+                if r.varint()? != 0 {
+                    r.attribute()?;
+                }
                 BAttr::Unsupported("#vhlo.axis_ref_v1 (a mesh axis reference)".into())
             }
             23 => {
@@ -191,6 +183,7 @@ impl bytecode::DialectDecoder for VhloDecoder {
             }
             25 => {
                 r.attribute()?;
+                r.optional_attribute()?;
                 BAttr::Unsupported("#vhlo.mesh_v1".into())
             }
             other => {

@@ -102,3 +102,40 @@ fn every_op_matrix_artifact_reads_as_its_text_does() {
             .join("\n")
     );
 }
+
+/// Programs written for older StableHLO versions across the compatibility
+/// window (`tests/stablehlo_bytecode/versions/NAME@VERSION.mlirbc`): older
+/// ops (gather, scatter and dot_general before their v2), older bytecode
+/// formats (0 to 6). Each must read into what its text reads into.
+#[test]
+fn artifacts_of_older_versions_read_as_the_text_does() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/stablehlo_bytecode/versions");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("versions")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 50, "only {} programs", files.len());
+    let mut failures = Vec::new();
+    for f in &files {
+        let stem = f.file_stem().unwrap().to_string_lossy().to_string();
+        let (name, _version) = stem.split_once('@').expect("NAME@VERSION");
+        let text = std::fs::read_to_string(corpus().join(name).join("module.mlir")).expect("text");
+        let want = structure(&hlo_stablehlo::parse_module(&text).expect("text reads"));
+        match hlo_stablehlo::parse_module_bytes(&std::fs::read(f).expect("bytes")) {
+            Ok(m) if same(&want, &structure(&m)) => {}
+            Ok(m) => {
+                let got = structure(&m);
+                let diff = want
+                    .iter()
+                    .zip(got.iter())
+                    .find(|(a, b)| !same(&[(*a).clone()], &[(*b).clone()]))
+                    .map(|(a, b)| format!("text:     {a:?}\nbytecode: {b:?}"))
+                    .unwrap_or_else(|| "lengths differ".into());
+                failures.push(format!("{stem}: modules differ\n{diff}"));
+            }
+            Err(e) => failures.push(format!("{stem}: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
