@@ -176,7 +176,8 @@ fn load_module(source: &Source, is_path: bool) -> Result<(HloModule, String), Er
     let source = match source {
         Source::Text(t) => t.as_str(),
         Source::Bytes(b) => {
-            let module = service::program::parse_program_bytes(b).map_err(|e| e.context("<bytes>"))?;
+            let module =
+                service::program::parse_program_bytes(b).map_err(|e| e.context("<bytes>"))?;
             let name = module.name.clone();
             return Ok((module, name));
         }

@@ -128,6 +128,8 @@ pub(crate) enum BAttr {
     /// `#stablehlo.type_extensions<bounds = [...]>`.
     TypeExtensions(Vec<i64>),
     Loc(Location),
+    /// An attribute of Shardy's `sdy` dialect.
+    Sdy(Rc<crate::sdy::Sdy>),
     /// An attribute this reader cannot represent, described for the error
     /// that names it if it is used.
     Unsupported(String),

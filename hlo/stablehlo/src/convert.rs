@@ -72,6 +72,26 @@ pub(crate) fn to_hlo_with(module: &Module, checks: bool) -> Result<(HloModule, u
     } else {
         b.tuple(&results)?
     };
+    // The results' shardings, as the root's (a tuple sharding for several).
+    let shardings: Vec<Option<&String>> = entry
+        .results
+        .iter()
+        .map(|(_, attrs)| match attr_named(attrs, "mhlo.sharding") {
+            Some(Attr::Str(s)) => Some(s),
+            _ => None,
+        })
+        .collect();
+    if own == 1 && pairs.is_empty() {
+        if let Some(s) = shardings[0] {
+            b.instruction_mut(root)?.sharding = Some(s.clone());
+        }
+    } else if shardings.iter().any(Option::is_some) && pairs.is_empty() {
+        let parts: Vec<&str> = shardings
+            .iter()
+            .map(|s| s.map_or("{replicated}", String::as_str))
+            .collect();
+        b.instruction_mut(root)?.sharding = Some(format!("{{{}}}", parts.join(", ")));
+    }
     let mut hlo = b.build(root)?;
     hlo.name = sanitize(&name);
     for (k, v) in &module.attrs {
@@ -173,6 +193,12 @@ impl<'m> Converter<'m> {
                         ..Default::default()
                     });
                 }
+            }
+            // The HLO sharding a sharded program's parameter carries (from
+            // `mhlo.sharding`, or Shardy's `sdy.sharding` translated by the
+            // bytecode reader).
+            if let Some(Attr::Str(sharding)) = attr_named(&a.attrs, "mhlo.sharding") {
+                b.instruction_mut(v)?.sharding = Some(sharding.clone());
             }
             scope.values.insert((a.name.clone(), 0), v);
         }
@@ -1102,6 +1128,16 @@ impl<'m> Converter<'m> {
         if target.starts_with("check.") {
             return self.check(b, op, target, operands, shapes);
         }
+        // JAX's sharding annotations (`with_sharding_constraint` without
+        // Shardy, Shardy's result markers) say where a value lives; on one
+        // global program they are the identity.
+        if matches!(target.as_str(), "Sharding" | "xla.sdy.FuncResultSharding")
+            && operands.len() == 1
+            && shapes.len() == 1
+            && b.shape(operands[0])? == &shapes[0]
+        {
+            return Ok(vec![operands[0]]);
+        }
         // JAX writes a typed-FFI call's attributes as the dictionary
         // `mhlo.backend_config` (and may leave `api_version` out).
         let ffi_config = match op.attr("mhlo.backend_config") {
@@ -1777,6 +1813,10 @@ fn dense_ints(d: &Dense, t: &Type, pos: Pos) -> Result<Vec<i64>> {
                 .collect())
         }
     }
+}
+
+fn attr_named<'a>(attrs: &'a [(String, Attr)], name: &str) -> Option<&'a Attr> {
+    attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
 }
 
 fn find<'o>(op: &'o Operation, names: &[&str]) -> Option<&'o Attr> {

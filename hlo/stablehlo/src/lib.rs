@@ -38,6 +38,7 @@ mod convert;
 mod jax_export;
 pub mod parser;
 mod pretty;
+mod sdy;
 pub mod syntax;
 mod vhlo;
 #[rustfmt::skip]

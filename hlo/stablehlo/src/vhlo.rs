@@ -262,12 +262,19 @@ impl bytecode::DialectDecoder for VhloDecoder {
 /// Reads a StableHLO portable artifact (VHLO in MLIR bytecode) into the
 /// syntax tree.
 pub(crate) fn read(data: &[u8]) -> Result<Module> {
-    let decoder = VhloDecoder;
+    let (vhlo, sdy) = (VhloDecoder, crate::sdy::SdyDecoder);
     let m = bytecode::read(
         data,
-        vec![("vhlo", &decoder as &dyn bytecode::DialectDecoder)],
+        vec![
+            ("vhlo", &vhlo as &dyn bytecode::DialectDecoder),
+            ("sdy", &sdy as &dyn bytecode::DialectDecoder),
+        ],
     )?;
-    Converter { m: &m }.module().map_err(|e| {
+    let mut c = Converter {
+        m: &m,
+        meshes: Vec::new(),
+    };
+    c.module().map_err(|e| {
         e.context(format_args!(
             "reading a StableHLO portable artifact (producer '{}', bytecode format {})",
             m.producer, m.version
@@ -277,6 +284,8 @@ pub(crate) fn read(data: &[u8]) -> Result<Module> {
 
 struct Converter<'m, 'a> {
     m: &'m BModule<'a>,
+    /// The module's `sdy.mesh` definitions, by name.
+    meshes: Vec<(String, Rc<BAttr>)>,
 }
 
 fn pos(op: &BOp) -> Pos {
@@ -291,7 +300,7 @@ fn value_name(id: u32) -> String {
 }
 
 impl Converter<'_, '_> {
-    fn module(&self) -> Result<Module> {
+    fn module(&mut self) -> Result<Module> {
         let top = match self.m.ops.as_slice() {
             [op] if op.name == "builtin.module" => op,
             ops => {
@@ -334,6 +343,22 @@ impl Converter<'_, '_> {
             .and_then(|r| r.blocks.first())
             .ok_or_else(|| Error::invalid_argument("the module has no body".to_string()))?;
         for op in &body.ops {
+            if op.name == "sdy.mesh" {
+                // Properties `mesh` and `sym_name`, in that (sorted) order.
+                if let Some(span) = op.properties {
+                    let mut r = self.m.properties(span);
+                    let mesh = r.attribute()?;
+                    if let BAttr::Str(name) = &*r.attribute()? {
+                        self.meshes.push((name.clone(), mesh));
+                    }
+                }
+                continue;
+            }
+        }
+        for op in &body.ops {
+            if op.name == "sdy.mesh" {
+                continue;
+            }
             if op.name != "vhlo.func_v1" {
                 return Err(Error::unimplemented(format!(
                     "{}: '{}' at the module level is not supported (only vhlo.func_v1)",
@@ -408,24 +433,42 @@ impl Converter<'_, '_> {
                 )))
             }
         };
-        let dicts = |a: Option<Rc<BAttr>>, n: usize| -> Result<Vec<Vec<(String, Attr)>>> {
-            let mut out = vec![Vec::new(); n];
+        // Each argument's and result's attributes; a Shardy sharding becomes
+        // the HLO sharding XLA would give it (`mhlo.sharding`).
+        let dicts = |a: Option<Rc<BAttr>>,
+                     types: &[Rc<BType>]|
+         -> Result<Vec<Vec<(String, Attr)>>> {
+            let mut out = vec![Vec::new(); types.len()];
             if let Some(a) = a {
                 if let BAttr::Array(items) = &*a {
-                    for (slot, item) in out.iter_mut().zip(items) {
+                    for ((slot, item), t) in out.iter_mut().zip(items).zip(types) {
                         if let BAttr::Dict(d) = &**item {
-                            *slot = d
-                                .iter()
-                                .map(|(k, v)| Ok((k.clone(), self.attr(v, op)?)))
-                                .collect::<Result<_>>()?;
+                            for (k, v) in d {
+                                let value = match (k.as_str(), &**v) {
+                                    ("sdy.sharding", BAttr::Sdy(sh)) => {
+                                        let rank = match &**t {
+                                            BType::Tensor { dims, .. } => dims.len(),
+                                            _ => 0,
+                                        };
+                                        let text = crate::sdy::hlo_sharding(sh, rank, &self.meshes)
+                                            .map_err(|e| {
+                                                e.context(format_args!("{}: @{name}", pos(op)))
+                                            })?;
+                                        slot.push(("mhlo.sharding".to_string(), Attr::Str(text)));
+                                        continue;
+                                    }
+                                    _ => self.attr(v, op)?,
+                                };
+                                slot.push((k.clone(), value));
+                            }
                         }
                     }
                 }
             }
             Ok(out)
         };
-        let arg_attrs = dicts(get("arg_attrs"), inputs.len())?;
-        let res_attrs = dicts(get("res_attrs"), outputs.len())?;
+        let arg_attrs = dicts(get("arg_attrs"), &inputs)?;
+        let res_attrs = dicts(get("res_attrs"), &outputs)?;
         let region = op
             .regions
             .first()
@@ -482,6 +525,34 @@ impl Converter<'_, '_> {
     }
 
     fn op_inner(&self, op: &BOp) -> Result<Operation> {
+        // Shardy's sharding constraints only say where a value should live;
+        // on the one global program the reader builds they are the identity
+        // (a reshape to the same shape).
+        if matches!(op.name.as_str(), "sdy.sharding_constraint" | "sdy.reshard") {
+            return Ok(Operation {
+                results: op.results.iter().map(|&id| (value_name(id), 1)).collect(),
+                name: "stablehlo.reshape".into(),
+                operands: op
+                    .operands
+                    .iter()
+                    .map(|&id| ValueRef {
+                        name: value_name(id),
+                        index: 0,
+                        pos: pos(op),
+                    })
+                    .collect(),
+                attrs: Vec::new(),
+                regions: Vec::new(),
+                operand_types: Vec::new(),
+                result_types: op
+                    .result_types
+                    .iter()
+                    .map(|t| self.ty(t, op))
+                    .collect::<Result<_>>()?,
+                loc: loc_of(&op.loc),
+                pos: pos(op),
+            });
+        }
         let short = op.name.strip_prefix("vhlo.").ok_or_else(|| {
             Error::unimplemented(format!(
                 "{}: op '{}' is not supported (only VHLO ops are read from bytecode)",
@@ -702,6 +773,7 @@ impl Converter<'_, '_> {
             BAttr::TypeExtensions(b) => Attr::Raw(format!("#stablehlo.bounds<{b:?}>")),
             BAttr::Loc(_) => Attr::Unit,
             BAttr::Unsupported(what) => Attr::Raw(what.clone()),
+            BAttr::Sdy(s) => Attr::Raw(format!("{s:?}")),
         })
     }
 }

@@ -29,13 +29,11 @@
 //!   device memory in host memory anyway, and a literal is what
 //!   [`LocalClient::execute_with`] takes. Every object is `Send + Sync`, so
 //!   JAX's threads may call concurrently.
-//! * **Compile**: JAX sends a StableHLO portable artifact (MLIR bytecode).
-//!   The plugin calls back into Python (`hlorun._plugin._mlir_to_hlo`, under
-//!   the GIL: `Python::attach` works whether or not the calling thread holds
-//!   it) to turn it into HLO text with jaxlib's own MLIR bindings, then
-//!   parses and compiles it with [`LocalClient::compile`] (its cache makes a
-//!   recompile of the same program a hit). `HLORUN_PJRT_FRONTEND=stablehlo`
-//!   instead prints the module as StableHLO text for hlorun's native reader.
+//! * **Compile**: JAX sends a StableHLO portable artifact (VHLO in MLIR
+//!   bytecode); hlorun's own reader (`hlo-stablehlo`) turns it into the HLO
+//!   IR, Shardy's shardings into HLO shardings, and [`LocalClient::compile`]
+//!   compiles it (its cache makes a recompile of the same program a hit).
+//!   No Python and no jaxlib are involved.
 //! * **Events**: executions run to completion inside `Execute` (the service
 //!   client is synchronous), so every event handed out is already ready; the
 //!   event type is nonetheless a real one-shot (mutex + condvar + callbacks)
@@ -51,8 +49,6 @@ mod sys;
 
 use platform_api::hlo::sharding::{self, HloSharding};
 use platform_api::{Code, CompileOptions, ElementType, Error, Literal, Shape};
-use pyo3::prelude::*;
-use pyo3::types::PyBytes;
 use service::{ExecuteOptions, LoadedExecutable, LocalClient};
 use std::ffi::CString;
 use std::os::raw::{c_char, c_int, c_void};
@@ -609,32 +605,6 @@ struct LoadedExe {
 
 static DEVICE_KIND: &str = "device";
 
-fn mlir_to_hlo_text(code: &[u8]) -> Result<String> {
-    let frontend = std::env::var("HLORUN_PJRT_FRONTEND").unwrap_or_default();
-    Python::attach(|py| -> PyResult<String> {
-        let plugin = py.import("hlorun._plugin")?;
-        let text = plugin.getattr("_mlir_to_text")?.call1((
-            PyBytes::new(py, code),
-            if frontend == "stablehlo" {
-                "stablehlo"
-            } else {
-                "hlo"
-            },
-        ))?;
-        text.extract::<String>()
-    })
-    .map_err(|e| {
-        Error::invalid_argument(format!(
-            "converting JAX's StableHLO artifact to {} text with jaxlib failed: {e}",
-            if frontend == "stablehlo" {
-                "StableHLO"
-            } else {
-                "HLO"
-            }
-        ))
-    })
-}
-
 fn compile(
     client: &Arc<ClientState>,
     format: &[u8],
@@ -642,8 +612,11 @@ fn compile(
     options: &[u8],
 ) -> Result<Executable> {
     let options = options::parse(options)?;
-    let text = match format {
-        b"mlir" => mlir_to_hlo_text(code)?,
+    // JAX's program: a StableHLO portable artifact (or MLIR text), read by
+    // hlorun's own StableHLO reader.
+    let mut module = match format {
+        b"mlir" => service::program::parse_program_bytes(code)
+            .map_err(|e| e.context("reading JAX's StableHLO program"))?,
         b"hlo" | b"hlo_with_config" => {
             return Err(Error::unimplemented(
                 "PJRT_Client_Compile: programs as serialized HloModuleProto (format \"hlo\") \
@@ -658,7 +631,6 @@ fn compile(
             )))
         }
     };
-    let mut module = service::program::parse_program(&text)?;
     let (replicas, partitions) = (options.num_replicas, options.num_partitions);
     if replicas > 1 {
         return Err(Error::unimplemented(format!(
