@@ -483,3 +483,34 @@ def test_gil_released_while_running():
     inside.append(window["end"])
     longest_gap = max(b - a for a, b in zip(inside, inside[1:]))
     assert longest_gap < 0.5 * duration, (longest_gap, duration)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_compile_portable_artifacts_and_jax_export(platform):
+    # The two binary forms JAX hands over: a StableHLO portable artifact (as a
+    # PJRT plugin receives it) and a serialized jax.export module, given as
+    # bytes or as a file, read by hlorun's own reader.
+    from jax import export
+    from jax._src.lib import xla_client
+
+    def f(x, w):
+        return jnp.tanh(x @ w).sum(axis=0), jnp.argmax(x, axis=1)
+
+    x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6)
+    w = np.linspace(1, -1, 18, dtype=np.float32).reshape(6, 3)
+    want = jax.jit(f)(x, w)
+    lowered = jax.jit(f).lower(x, w)
+    artifact = xla_client._xla.mlir.serialize_portable_artifact(lowered.as_text(), "1.0.0")
+    assert artifact[:4] == b"ML\xefR"
+    exported = export.export(jax.jit(f))(x, w).serialize()
+    for module in (artifact, exported):
+        got = hlorun.compile(module, platform=platform)(x, w)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_malformed_bytecode_is_an_error_not_a_crash(tmp_path):
+    p = tmp_path / "bad.mlirbc"
+    p.write_bytes(b"ML\xefR\x0dStableHLO_v1.0.0\x00\x01\x02")
+    with pytest.raises(hlorun.InvalidArgumentError, match="MLIR bytecode"):
+        hlorun.compile(p)

@@ -945,13 +945,45 @@ unsafe extern "C" fn plugin_initialize(a: *mut PJRT_Plugin_Initialize_Args) -> *
     })
 }
 
+/// The StableHLO versions hlorun's reader takes (docs/stablehlo.md). jaxlib
+/// serializes JAX's programs for a plugin at the newest version both it and
+/// the plugin know, so a newer jax never sends what the reader cannot read.
+static STABLEHLO_CURRENT: [i64; 3] = [1, 20, 0];
+static STABLEHLO_MINIMUM: [i64; 3] = [0, 9, 0];
+
+/// The plugin's attributes: static, pointing at static data.
+struct Attributes([PJRT_NamedValue; 2]);
+// SAFETY: the values only point at `'static` immutable data.
+unsafe impl Sync for Attributes {}
+// SAFETY: as above.
+unsafe impl Send for Attributes {}
+
+fn int64_list(name: &'static std::ffi::CStr, values: &'static [i64; 3]) -> PJRT_NamedValue {
+    PJRT_NamedValue {
+        struct_size: std::mem::size_of::<PJRT_NamedValue>(),
+        extension_start: std::ptr::null_mut(),
+        name: name.as_ptr(),
+        name_size: name.to_bytes().len(),
+        type_: PJRT_NamedValue_kInt64List,
+        u: PJRT_NamedValue_union {
+            int64_array_value: values.as_ptr(),
+        },
+        value_size: values.len(),
+    }
+}
+
 unsafe extern "C" fn plugin_attributes(a: *mut PJRT_Plugin_Attributes_Args) -> *mut PJRT_Error {
+    static ATTRIBUTES: std::sync::OnceLock<Attributes> = std::sync::OnceLock::new();
     guard("PJRT_Plugin_Attributes", || unsafe {
         let a = args(a, "PJRT_Plugin_Attributes")?;
-        // No attributes: jaxlib then serializes StableHLO for its own
-        // default target version, which the same jaxlib converts back.
-        out!(a, attributes = std::ptr::null());
-        out!(a, num_attributes = 0);
+        let attributes = ATTRIBUTES.get_or_init(|| {
+            Attributes([
+                int64_list(c"stablehlo_current_version", &STABLEHLO_CURRENT),
+                int64_list(c"stablehlo_minimum_version", &STABLEHLO_MINIMUM),
+            ])
+        });
+        out!(a, attributes = attributes.0.as_ptr());
+        out!(a, num_attributes = attributes.0.len());
         Ok(())
     })
 }
