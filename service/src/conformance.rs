@@ -77,6 +77,10 @@ pub enum Form {
     /// MLIR bytecode, as jaxlib serializes it for a PJRT plugin or
     /// `jax.export`); a case may lack it.
     Bytecode,
+    /// `module.jaxexport`: the case's function exported with `jax.export`
+    /// and serialized (a flatbuffer around a portable artifact); a case may
+    /// lack it.
+    JaxExport,
 }
 
 impl Form {
@@ -90,6 +94,7 @@ impl Form {
             Form::Optimized => "optimized",
             Form::StableHlo => "stablehlo",
             Form::Bytecode => "bytecode",
+            Form::JaxExport => "jaxexport",
         }
     }
 
@@ -99,6 +104,7 @@ impl Form {
             Form::Optimized => "optimized.hlo",
             Form::StableHlo => "module.mlir",
             Form::Bytecode => "module.mlirbc",
+            Form::JaxExport => "module.jaxexport",
         }
     }
 }
@@ -158,11 +164,11 @@ impl Case {
         Ok(case)
     }
 
-    /// The forms this case has: both HLO forms, and StableHLO text and
-    /// bytecode where its `module.mlir` and `module.mlirbc` exist.
+    /// The forms this case has: both HLO forms, and StableHLO text,
+    /// bytecode and a jax.export module where their files exist.
     pub fn forms(&self) -> Vec<Form> {
         let mut forms = Form::ALL.to_vec();
-        for form in [Form::StableHlo, Form::Bytecode] {
+        for form in [Form::StableHlo, Form::Bytecode, Form::JaxExport] {
             if self.dir.join(form.file_name()).exists() {
                 forms.push(form);
             }
@@ -568,7 +574,7 @@ pub fn run_case_judged(client: &LocalClient, case: &Case, form: Form, judge: Jud
             // What the StableHLO reader declares it cannot read yet is a
             // known gap on every platform.
             Some((op, why))
-                if matches!(form, Form::StableHlo | Form::Bytecode)
+                if matches!(form, Form::StableHlo | Form::Bytecode | Form::JaxExport)
                     && e.code() == Code::Unimplemented =>
             {
                 Status::KnownGap {

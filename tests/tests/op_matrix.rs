@@ -45,17 +45,18 @@ fn letter(status: &Status) -> char {
 
 /// The table: a row per op, a column per element type; a cell is one letter
 /// when every form agrees, else one per form (module/optimized/stablehlo/
-/// bytecode).
+/// bytecode/jaxexport).
 fn table(report: &Report) -> String {
-    let mut rows: BTreeMap<&str, BTreeMap<&str, [char; 4]>> = BTreeMap::new();
+    let mut rows: BTreeMap<&str, BTreeMap<&str, [char; 5]>> = BTreeMap::new();
     for r in &report.results {
         let (op, dtype) = op_and_dtype(&r.case);
-        let cell = rows.entry(op).or_default().entry(dtype).or_insert(['.'; 4]);
+        let cell = rows.entry(op).or_default().entry(dtype).or_insert(['.'; 5]);
         let i = match r.form {
             Form::Module => 0,
             Form::Optimized => 1,
             Form::StableHlo => 2,
             Form::Bytecode => 3,
+            Form::JaxExport => 4,
         };
         cell[i] = letter(&r.status);
     }
@@ -84,7 +85,7 @@ fn table(report: &Report) -> String {
         out.push('\n');
     }
     out += "P pass, U unsupported, G known gap, W wrong, E error, ! gap now passes, \
-            - not generated; A/B/C/D: module/optimized/stablehlo/bytecode differ\n";
+            - not generated; A/B/C/D/E: module/optimized/stablehlo/bytecode/jaxexport differ\n";
     out
 }
 
@@ -120,7 +121,7 @@ fn op_matrix_on_every_available_platform() {
             }
         };
         // Every generated case ran, in both forms.
-        let extra: usize = [Form::StableHlo, Form::Bytecode]
+        let extra: usize = [Form::StableHlo, Form::Bytecode, Form::JaxExport]
             .iter()
             .map(|f| {
                 cases
@@ -132,7 +133,7 @@ fn op_matrix_on_every_available_platform() {
         assert_eq!(
             report.results.len(),
             2 * cases.len() + extra,
-            "{platform}: every case of {} runs in both HLO forms, and as StableHLO text and bytecode where it has them",
+            "{platform}: every case of {} runs in both HLO forms, and as StableHLO text, bytecode and jax.export where it has them",
             matrix.display()
         );
         println!("\n{platform}\n{}", table(&report));
