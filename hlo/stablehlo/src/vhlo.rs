@@ -528,7 +528,15 @@ impl Converter<'_, '_> {
         // Shardy's sharding constraints only say where a value should live;
         // on the one global program the reader builds they are the identity
         // (a reshape to the same shape).
-        if matches!(op.name.as_str(), "sdy.sharding_constraint" | "sdy.reshard") {
+        // A portable artifact that keeps other dialects' ops (Shardy's) wraps
+        // them in `unrealized_conversion_cast`s between VHLO and builtin
+        // types: the identity too.
+        if matches!(
+            op.name.as_str(),
+            "sdy.sharding_constraint" | "sdy.reshard" | "builtin.unrealized_conversion_cast"
+        ) && op.operands.len() == 1
+            && op.result_types.len() == 1
+        {
             return Ok(Operation {
                 results: op.results.iter().map(|&id| (value_name(id), 1)).collect(),
                 name: "stablehlo.reshape".into(),
