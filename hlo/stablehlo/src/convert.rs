@@ -94,6 +94,33 @@ pub(crate) fn to_hlo_with(module: &Module, checks: bool) -> Result<(HloModule, u
     }
     let mut hlo = b.build(root)?;
     hlo.name = sanitize(&name);
+    // Donation, as JAX marks it on the entry's arguments and as XLA's
+    // translation reads it: `tf.aliasing_output = N` lets result N reuse the
+    // argument's buffer (an input-output alias), `jax.buffer_donor` lets the
+    // runtime take the buffer.
+    for (i, a) in entry.args.iter().enumerate() {
+        match attr_named(&a.attrs, "tf.aliasing_output") {
+            Some(Attr::Int(n)) if *n >= 0 && (*n as usize) < own => {
+                hlo.config.input_output_alias.push(InputOutputAlias {
+                    output_index: if own == 1 && pairs.is_empty() {
+                        Vec::new()
+                    } else {
+                        vec![*n as usize]
+                    },
+                    parameter_number: i,
+                    parameter_index: Vec::new(),
+                    must_alias: false,
+                });
+            }
+            _ => {}
+        }
+        if matches!(
+            attr_named(&a.attrs, "jax.buffer_donor"),
+            Some(Attr::Bool(true) | Attr::Unit)
+        ) {
+            hlo.config.buffer_donor.push((i, Vec::new()));
+        }
+    }
     for (k, v) in &module.attrs {
         match (k.as_str(), v) {
             ("mhlo.num_partitions", Attr::Int(n)) if *n > 1 => {
@@ -1145,7 +1172,10 @@ impl<'m> Converter<'m> {
             _ => None,
         };
         let api = match op.attr("api_version") {
-            None if ffi_config.is_some() => CustomCallApiVersion::TypedFfi,
+            // VHLO always spells the version out, as `API_VERSION_ORIGINAL`
+            // where the text left it out; a dictionary config still means a
+            // typed-FFI call.
+            None | Some(Attr::Int(0 | 1)) if ffi_config.is_some() => CustomCallApiVersion::TypedFfi,
             None => CustomCallApiVersion::Original,
             Some(Attr::Int(n)) => match n {
                 0 | 1 => CustomCallApiVersion::Original,

@@ -701,11 +701,13 @@ fn compile(
         output_dims.extend(dims.iter().map(|&d| d as i64));
         output_dim_sizes.push(dims.len());
     }
+    // What JAX donated: parameters a result may reuse, and buffer donors.
     let donated_parameters = module
         .config
         .input_output_alias
         .iter()
         .map(|a| a.parameter_number)
+        .chain(module.config.buffer_donor.iter().map(|(p, _)| *p))
         .collect();
     let device_ptrs = devices.iter().map(|&d| client.device_ptrs[d]).collect();
     Ok(Executable {
