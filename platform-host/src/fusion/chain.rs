@@ -616,7 +616,7 @@ impl ChainThunk {
         // so that only the block's rows are touched through them.
         let row0 = batch * m + m0;
         let shift = row0 * n * std::mem::size_of::<T>();
-        let params = a
+        let params: crate::thunk::AddressList<*const u8> = a
             .row_params
             .iter()
             .map(|p| match p {
@@ -624,10 +624,10 @@ impl ChainThunk {
                 Some(k) => at.operands[*k],
             })
             .collect();
-        let outs = vec![p.cast::<u8>().wrapping_sub(shift)];
+        let outs = [p.cast::<u8>().wrapping_sub(shift)];
         // SAFETY: the program runs by rows and reads the scores only at the
         // rows' own positions, which the shifted address maps onto `s`.
-        unsafe { run_rows(&a.program, params, outs, row0..row0 + nr) };
+        unsafe { run_rows(&a.program, &params, &outs, row0..row0 + nr) };
         let out = at.result.cast::<T>();
         let v = Strided {
             ptr: base(&a.other),

@@ -22,8 +22,9 @@ use crate::elementwise_ops::{self as ops, Arg};
 use crate::kernels::scalar_program::{load_register, Register, ScalarEval};
 use crate::lowering::BlockProducer;
 use crate::runtime::pool::run_tasks;
-use crate::thunk::{BufferSlice, ExecuteContext, Thunk};
+use crate::thunk::{AddressList, BufferSlice, ExecuteContext, Thunk};
 use platform_api::Result;
+use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -56,15 +57,15 @@ fn with_registers<R>(bytes: usize, f: impl FnOnce(*mut u8) -> R) -> R {
 /// The addresses one run works on.
 struct Env<'p> {
     p: &'p BlockProgram,
-    params: Vec<*const u8>,
-    outs: Vec<*mut u8>,
-    consts: Vec<*const u8>,
+    params: AddressList<*const u8>,
+    outs: AddressList<*mut u8>,
+    consts: AddressList<*const u8>,
     /// Each dynamic slice's offset in elements, for this run.
-    dynamic: Vec<usize>,
+    dynamic: AddressList<usize>,
     scratch: *mut u8,
     /// The producer of one parameter, run on each block's positions just
     /// before the block (see [`crate::lowering::BlockProducer`]), with its addresses.
-    producer: Option<(&'p dyn BlockProducer, Vec<*mut u8>)>,
+    producer: Option<(&'p dyn BlockProducer, AddressList<*mut u8>)>,
 }
 
 // SAFETY: the addresses are the run's buffers; tasks write disjoint blocks of
@@ -104,11 +105,12 @@ enum Val {
     RowRepeat(*mut u8),
 }
 
-/// Per-task state.
+/// Per-task state (its lists on the stack for small programs: a loop body's
+/// fusion runs once per iteration, see [`AddressList`]).
 struct TaskState<'p> {
     /// Where each slot's block is written (register or output position).
-    home: Vec<*mut u8>,
-    val: Vec<Val>,
+    home: AddressList<*mut u8>,
+    val: AddressList<Val>,
     inits: Vec<Vec<Register>>,
     evals: Vec<Option<ScalarEval<'p>>>,
     /// The next block's memory, fetched ahead while this block computes.
@@ -300,7 +302,7 @@ impl<'p> Env<'p> {
 
     fn new_state(&self, regs: *mut u8) -> TaskState<'p> {
         let p = self.p;
-        let home: Vec<*mut u8> = p
+        let home: AddressList<*mut u8> = p
             .slots
             .iter()
             .map(|s| match s.home {
@@ -374,7 +376,7 @@ impl<'p> Env<'p> {
                 Step::Op {
                     slot, kernel, args, ..
                 } => {
-                    let a: Vec<Arg> = args
+                    let a: SmallVec<[Arg; 4]> = args
                         .iter()
                         .map(|&s| Arg::Ptr(st.home[s].cast_const()))
                         .collect();
@@ -1334,7 +1336,7 @@ impl Thunk for BlockFusion {
     }
     fn execute(&self, ctx: &ExecuteContext<'_>) -> Result<()> {
         let p = &*self.program;
-        let params: Vec<*const u8> = self
+        let params: AddressList<*const u8> = self
             .operands
             .iter()
             .map(|s| ctx.ptr(*s).cast_const())
@@ -1380,8 +1382,8 @@ impl Thunk for BlockFusion {
 /// write; nothing else touches those output positions meanwhile.
 pub unsafe fn run_rows(
     p: &BlockProgram,
-    params: Vec<*const u8>,
-    outs: Vec<*mut u8>,
+    params: &[*const u8],
+    outs: &[*mut u8],
     rows: std::ops::Range<usize>,
 ) {
     debug_assert!(
@@ -1403,15 +1405,15 @@ pub unsafe fn run_rows(
 /// run), and a task state whose uniform steps have run.
 fn run_on_this_thread<'p>(
     p: &'p BlockProgram,
-    params: Vec<*const u8>,
-    outs: Vec<*mut u8>,
+    params: &[*const u8],
+    outs: &[*mut u8],
     f: impl FnOnce(&Env<'p>, &mut TaskState<'p>),
 ) {
     let env = Env {
         p,
-        params,
-        dynamic: Vec::new(),
-        outs,
+        params: params.into(),
+        dynamic: AddressList::new(),
+        outs: outs.into(),
         consts: p.constants.iter().map(|c| c.as_bytes().as_ptr()).collect(),
         scratch: std::ptr::NonNull::<u64>::dangling().as_ptr().cast(),
         producer: None,
@@ -1434,7 +1436,7 @@ fn run_on_this_thread<'p>(
 /// room for `range.len()` elements of the output.
 pub unsafe fn run_positions(
     p: &BlockProgram,
-    params: Vec<*const u8>,
+    params: &[*const u8],
     out: *mut u8,
     range: std::ops::Range<usize>,
 ) {
@@ -1444,9 +1446,9 @@ pub unsafe fn run_positions(
         p.name
     );
     let width = p.outputs.first().map_or(0, |o| o.ty.byte_size());
-    let outs = vec![out.wrapping_sub(range.start * width)];
+    let outs = [out.wrapping_sub(range.start * width)];
     let step = p.cap_full.max(1);
-    run_on_this_thread(p, params, outs, |env, st| {
+    run_on_this_thread(p, params, &outs, |env, st| {
         let mut pos = range.start;
         while pos < range.end {
             let b = Block {

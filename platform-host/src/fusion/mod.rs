@@ -630,7 +630,7 @@ impl PositionProgram {
     /// inside the value.
     pub unsafe fn run(&self, reads: &[*const u8], out: *mut u8, range: std::ops::Range<usize>) {
         // SAFETY: forwarded; `build` checked `runs_by_positions`.
-        unsafe { exec::run_positions(&self.program, reads.to_vec(), out, range) }
+        unsafe { exec::run_positions(&self.program, reads, out, range) }
     }
 }
 

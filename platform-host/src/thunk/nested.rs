@@ -8,7 +8,7 @@
 //! the body overwrites it (the compiler's `WHILE_BODY_MODE`). The compiler
 //! builds these from the sequences it compiled (`compiler::nested`).
 
-use super::{BufferSlice, ExecuteContext, Thunk, ThunkSequence};
+use super::{AddressList, BufferSlice, ExecuteContext, Thunk, ThunkSequence};
 use platform_api::{Error, Result};
 
 fn scratch_ptr(ctx: &ExecuteContext<'_>, scratch: Option<BufferSlice>) -> *mut u8 {
@@ -17,7 +17,7 @@ fn scratch_ptr(ctx: &ExecuteContext<'_>, scratch: Option<BufferSlice>) -> *mut u
         .unwrap_or(std::ptr::NonNull::<u64>::dangling().as_ptr().cast())
 }
 
-fn ptrs(ctx: &ExecuteContext<'_>, slices: &[BufferSlice]) -> Vec<*mut u8> {
+fn ptrs(ctx: &ExecuteContext<'_>, slices: &[BufferSlice]) -> AddressList<*mut u8> {
     slices.iter().map(|s| ctx.ptr(*s)).collect()
 }
 
@@ -150,8 +150,8 @@ impl Thunk for SequenceFusion {
         "fusion"
     }
     fn execute(&self, ctx: &ExecuteContext<'_>) -> Result<()> {
-        let params: Vec<*mut u8> = self.operands.iter().map(|s| ctx.ptr(*s)).collect();
-        let outputs: Vec<*mut u8> = self.results.iter().map(|s| ctx.ptr(*s)).collect();
+        let params = ptrs(ctx, &self.operands);
+        let outputs = ptrs(ctx, &self.results);
         let temp = self
             .scratch
             .map(|s| ctx.ptr(s))
