@@ -29,6 +29,17 @@ use platform_api::{Error, Result};
 /// (`b = 0`, `MIN / -1`) are the semantics' own. 64-bit types keep the
 /// semantics' division.
 pub trait VInt: IntSemantics + Send + Sync {
+    /// A nonzero divisor fixed for a whole slice, prepared once (see
+    /// [`VInt::divisor`]).
+    type Divisor: Copy + Send + Sync;
+    /// `d` prepared for [`VInt::divide_by`]; `None` for 0, whose quotients
+    /// are the semantics' special case.
+    fn divisor(d: Self) -> Option<Self::Divisor>;
+    /// `divide(a, d)`, bit for bit the semantics', by a multiply-high and
+    /// shifts instead of a division.
+    fn divide_by(a: Self, d: Self::Divisor) -> Self;
+    /// `remainder(a, d)` through [`VInt::divide_by`].
+    fn remainder_by(a: Self, d: Self::Divisor) -> Self;
     /// `divide`, bit for bit the semantics'.
     #[inline(always)]
     fn divide_fast(a: Self, b: Self) -> Self {
@@ -41,9 +52,131 @@ pub trait VInt: IntSemantics + Send + Sync {
     }
 }
 
+/// An unsigned divisor `d >= 1` of `N`-bit values as the multiplier and
+/// shifts of Granlund and Montgomery's division by invariant integers
+/// ("Division by Invariant Integers using Multiplication", 1994, figure
+/// 4.1): `q = mulhi(x, m)`, `x / d = (q + ((x - q) >> s1)) >> s2`, exact for
+/// every `N`-bit `x`. With `l = ceil(log2 d)`: `m = 2^N (2^l - d) / d + 1`
+/// (below `2^N`), `s1 = 1`, `s2 = l - 1`; a power of two takes `m = 0`
+/// (then the formula is `x >> l`) and 1 takes `s1 = s2 = 0` (`x` itself).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnsignedDivisor<U> {
+    d: U,
+    m: U,
+    s1: u32,
+    s2: u32,
+    /// `log2 d` when `d` is a power of two: one shift, no multiply.
+    shift: Option<u32>,
+}
+
+/// A signed divisor: the unsigned divisor of its magnitude (the quotient of
+/// the magnitudes, negated when the signs differ, truncates toward zero).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SignedDivisor<T, U> {
+    d: T,
+    magnitude: UnsignedDivisor<U>,
+}
+
+macro_rules! unsigned_divisor {
+    ($($u:ty => $w:ty),*) => {$(
+        impl UnsignedDivisor<$u> {
+            /// `d` prepared; `d` is not 0.
+            fn new(d: $u) -> Self {
+                debug_assert!(d != 0);
+                let n = <$u>::BITS;
+                if d.is_power_of_two() {
+                    let l = d.trailing_zeros();
+                    return UnsignedDivisor {
+                        d,
+                        m: 0,
+                        s1: u32::from(l > 0),
+                        s2: l.saturating_sub(1),
+                        shift: Some(l),
+                    };
+                }
+                // `d` is not a power of two: `l = floor(log2 d) + 1`, and
+                // `2^l - d < d` keeps `m` below `2^N`.
+                let l = n - d.leading_zeros();
+                let m = ((((1 as $w) << n) * (((1 as $w) << l) - d as $w)) / d as $w + 1) as $u;
+                UnsignedDivisor {
+                    d,
+                    m,
+                    s1: 1,
+                    s2: l - 1,
+                    shift: None,
+                }
+            }
+
+            /// `x / d`, `$w` holding the product of the multiply-high.
+            #[inline(always)]
+            fn divide(self, x: $u) -> $u {
+                match self.shift {
+                    Some(l) => x >> l,
+                    None => {
+                        let q = ((x as $w * self.m as $w) >> <$u>::BITS) as $u;
+                        (q + ((x - q) >> self.s1)) >> self.s2
+                    }
+                }
+            }
+        }
+    )*};
+}
+unsigned_divisor!(u8 => u16, u16 => u32, u32 => u64, u64 => u128);
+
+/// Implements [`VInt`]'s division by a prepared divisor for `$t` (`$u` its
+/// unsigned type).
+macro_rules! vint_divisor {
+    (u8) => { vint_divisor!(@unsigned u8); };
+    (u16) => { vint_divisor!(@unsigned u16); };
+    (u32) => { vint_divisor!(@unsigned u32); };
+    (u64) => { vint_divisor!(@unsigned u64); };
+    (i8) => { vint_divisor!(@signed i8, u8); };
+    (i16) => { vint_divisor!(@signed i16, u16); };
+    (i32) => { vint_divisor!(@signed i32, u32); };
+    (i64) => { vint_divisor!(@signed i64, u64); };
+    (@unsigned $u:ty) => {
+        type Divisor = UnsignedDivisor<$u>;
+        fn divisor(d: $u) -> Option<Self::Divisor> {
+            (d != 0).then(|| UnsignedDivisor::<$u>::new(d))
+        }
+        #[inline(always)]
+        fn divide_by(x: $u, d: Self::Divisor) -> $u {
+            d.divide(x)
+        }
+        #[inline(always)]
+        fn remainder_by(x: $u, d: Self::Divisor) -> $u {
+            x.wrapping_sub(d.divide(x).wrapping_mul(d.d))
+        }
+    };
+    (@signed $t:ty, $u:ty) => {
+        type Divisor = SignedDivisor<$t, $u>;
+        fn divisor(d: $t) -> Option<Self::Divisor> {
+            (d != 0).then(|| SignedDivisor {
+                d,
+                magnitude: UnsignedDivisor::<$u>::new(d.unsigned_abs()),
+            })
+        }
+        #[inline(always)]
+        fn divide_by(x: $t, d: Self::Divisor) -> $t {
+            let q = d.magnitude.divide(x.unsigned_abs()) as $t;
+            // All ones when the signs differ: negate (`MIN / -1` keeps the
+            // magnitude 2^(N-1), which reads back as `MIN`, the semantics'
+            // result).
+            let s = (x ^ d.d) >> (<$t>::BITS - 1);
+            (q ^ s).wrapping_sub(s)
+        }
+        #[inline(always)]
+        fn remainder_by(x: $t, d: Self::Divisor) -> $t {
+            // `MIN % -1`: `MIN - MIN·(-1)` wraps to 0, the semantics' result.
+            x.wrapping_sub(Self::divide_by(x, d).wrapping_mul(d.d))
+        }
+    };
+}
+
 macro_rules! vint_via_float {
-    ($($t:ty => $f:ty),*) => {$(
+    ($($t:ident => $f:ty),*) => {$(
         impl VInt for $t {
+            vint_divisor!($t);
             #[inline(always)]
             fn divide_fast(a: $t, b: $t) -> $t {
                 // A float-to-integer cast saturates: `MIN / -1` would give MAX.
@@ -74,8 +207,12 @@ macro_rules! vint_via_float {
 // 8- and 16-bit operands are below 2^24: f32 is exact for them, and has
 // twice the lanes.
 vint_via_float!(i8 => f32, i16 => f32, u8 => f32, u16 => f32, i32 => f64, u32 => f64);
-impl VInt for i64 {}
-impl VInt for u64 {}
+impl VInt for i64 {
+    vint_divisor!(i64);
+}
+impl VInt for u64 {
+    vint_divisor!(u64);
+}
 
 /// Integer binary ops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -209,6 +346,19 @@ pub fn binary_at<T: VInt>(
         ($f:expr) => {
             dispatch!(level, I => map2(a, b, dst, $f))
         };
+    }
+    // A divisor broadcast over the slice (`x // 2`, a constant splat or a
+    // uniform value): prepared once, then a multiply-high and shifts per
+    // element, as XLA's LLVM emits for a constant divisor, instead of a
+    // float division.
+    if let (IntBinary::Div | IntBinary::Rem, Operand::Scalar(d)) = (op, &b) {
+        if let Some(d) = T::divisor(*d) {
+            match op {
+                IntBinary::Div => go!(move |x: T, _: T| T::divide_by(x, d)),
+                _ => go!(move |x: T, _: T| T::remainder_by(x, d)),
+            }
+            return Ok(());
+        }
     }
     match op {
         IntBinary::Add => go!(sem::add::<T>),
@@ -420,5 +570,120 @@ mod tests {
         spread!(u16, u16);
         spread!(i32, u32);
         spread!(u32, u32);
+    }
+
+    /// Division and remainder by a prepared divisor against the semantics:
+    /// every pair of 8-bit values, every 16-bit dividend by divisors at the
+    /// edges and spread over the range, 32- and 64-bit values at the edges
+    /// and spread; and the slice kernel with a broadcast divisor, which
+    /// takes that path, at every level.
+    #[test]
+    fn division_by_a_prepared_divisor_matches_the_semantics() {
+        fn check<T: VInt + std::fmt::Debug>(dividends: &[T], divisors: &[T]) {
+            for &b in divisors {
+                let Some(d) = T::divisor(b) else {
+                    assert_eq!(b, T::ZERO);
+                    continue;
+                };
+                for &a in dividends {
+                    assert_eq!(T::divide_by(a, d), sem::divide(a, b), "{a:?} / {b:?}");
+                    assert_eq!(T::remainder_by(a, d), sem::remainder(a, b), "{a:?} % {b:?}");
+                }
+            }
+        }
+        macro_rules! spread {
+            ($t:ty, $wide:ty, $n:expr) => {{
+                let mut v: Vec<$t> = vec![0, 1, 2, 3, 5, 6, 7, 10, 255, <$t>::MAX, <$t>::MAX - 1];
+                v.push(<$t>::MIN);
+                v.push(<$t>::MIN.wrapping_add(1));
+                v.push(<$t>::MAX / 2);
+                v.push(<$t>::MAX / 2 + 1);
+                v.push(<$t>::MAX / 3);
+                v.push(<$t>::MAX / 7 + 1);
+                for k in 0..<$t>::BITS {
+                    let p = (1 as $t).wrapping_shl(k);
+                    v.extend([
+                        p,
+                        p.wrapping_sub(1),
+                        p.wrapping_add(1),
+                        (0 as $t).wrapping_sub(p),
+                    ]);
+                }
+                for x in v.clone() {
+                    v.push((0 as $t).wrapping_sub(x));
+                }
+                let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+                for _ in 0..$n {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    v.push(x as $wide as $t);
+                    v.push((x >> 40) as $wide as $t);
+                    v.push((x >> 57) as $wide as $t);
+                }
+                v
+            }};
+        }
+        let all_i8: Vec<i8> = (i8::MIN..=i8::MAX).collect();
+        let all_u8: Vec<u8> = (u8::MIN..=u8::MAX).collect();
+        check(&all_i8, &all_i8);
+        check(&all_u8, &all_u8);
+        let all_i16: Vec<i16> = (i16::MIN..=i16::MAX).collect();
+        let all_u16: Vec<u16> = (u16::MIN..=u16::MAX).collect();
+        check(&all_i16, &spread!(i16, u16, 40));
+        check(&all_u16, &spread!(u16, u16, 40));
+        let (s32, u32_) = (spread!(i32, u32, 300), spread!(u32, u32, 300));
+        check(&s32, &s32);
+        check(&u32_, &u32_);
+        let (s64, u64_) = (spread!(i64, u64, 300), spread!(u64, u64, 300));
+        check(&s64, &s64);
+        check(&u64_, &u64_);
+
+        // The slice kernel, at every level, in place and not.
+        let levels = [Level::Baseline, Level::Avx2, Level::Avx512];
+        for &b in &all_i8 {
+            for level in levels {
+                for op in [IntBinary::Div, IntBinary::Rem] {
+                    let mut got = vec![0i8; all_i8.len()];
+                    binary_at(
+                        level,
+                        op,
+                        Operand::Slice(&all_i8),
+                        Operand::Scalar(b),
+                        &mut got,
+                    )
+                    .unwrap();
+                    let mut inplace = all_i8.clone();
+                    binary_at(level, op, Operand::Dst, Operand::Scalar(b), &mut inplace).unwrap();
+                    for (i, &a) in all_i8.iter().enumerate() {
+                        let want = match op {
+                            IntBinary::Div => sem::divide(a, b),
+                            _ => sem::remainder(a, b),
+                        };
+                        assert_eq!(
+                            (got[i], inplace[i]),
+                            (want, want),
+                            "{op:?} {a} {b} {level:?}"
+                        );
+                    }
+                }
+            }
+        }
+        for &b in &[1u32, 2, 3, 7, 10, 641, 1 << 31, u32::MAX, 0] {
+            for level in levels {
+                let mut got = vec![0u32; u32_.len()];
+                binary_at(
+                    level,
+                    IntBinary::Div,
+                    Operand::Slice(&u32_),
+                    Operand::Scalar(b),
+                    &mut got,
+                )
+                .unwrap();
+                for (i, &a) in u32_.iter().enumerate() {
+                    assert_eq!(got[i], sem::divide(a, b), "{a} / {b} {level:?}");
+                }
+            }
+        }
     }
 }
