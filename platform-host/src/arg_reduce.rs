@@ -13,9 +13,10 @@
 //! kernel then takes each element's index from its position in the row, and
 //! the iota is left to dead-code elimination.
 //!
-//! Only reductions whose reduced dimension is the innermost one that is not
-//! of extent 1 qualify: there a row of the reduce kernel is exactly the
-//! iota's count.
+//! Any single reduced dimension qualifies: the reduce kernel folds rows when
+//! it is the innermost one that is not of extent 1, and otherwise (an argmax
+//! over a major dimension) updates a row of accumulators with each input
+//! row, the index being that row's position along the dimension.
 
 use crate::kernels::argminmax;
 use platform_api::hlo::{
@@ -83,8 +84,7 @@ pub fn run(module: &mut HloModule) -> Result<bool> {
 }
 
 /// The reduced dimension of instruction `i` of `comp`, and whether it is an
-/// argmax, if it is an argmax/argmin over positions along its innermost
-/// non-unit dimension.
+/// argmax, if it is an argmax/argmin over positions along one dimension.
 fn qualifies(module: &HloModule, comp: &HloComputation, i: usize) -> Option<(usize, bool)> {
     let instr = &comp.instructions[i];
     let Op::Reduce {
@@ -102,7 +102,7 @@ fn qualifies(module: &HloModule, comp: &HloComputation, i: usize) -> Option<(usi
     let (Shape::Array(v), Shape::Array(ix)) = (&values.shape, &index.shape) else {
         return None;
     };
-    if d >= v.dims.len() || v.dims[d + 1..].iter().any(|&e| e != 1) {
+    if d >= v.dims.len() {
         return None;
     }
     if !counts_along(comp, index, d) {

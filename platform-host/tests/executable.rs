@@ -775,16 +775,11 @@ fn arg_extreme(row: &[f32], greater: bool) -> (f32, i32) {
     best
 }
 
-#[test]
-fn argmax_over_an_iota_reads_positions_not_an_index_array() {
-    // Rows with ties, NaN, infinities and signed zeros; the index operand is
-    // a broadcast 1-D iota (argmax) or an iota along the row (argmin), the
-    // forms JAX emits, which the Host runs without materialising. JAX's
-    // reducer: keep the accumulator when it wins the comparison or is
-    // NaN; on a tie keep the lower index.
-    let reducer = |name: &str, direction: &str| {
-        format!(
-            "{name} {{
+/// JAX's argmax (`GT`) or argmin (`LT`) reducer: keep the accumulator when
+/// it wins the comparison or is NaN; on a tie keep the lower index.
+fn arg_reducer(name: &str, direction: &str) -> String {
+    format!(
+        "{name} {{
   v0 = f32[] parameter(0)
   i0 = s32[] parameter(1)
   v1 = f32[] parameter(2)
@@ -801,8 +796,50 @@ fn argmax_over_an_iota_reads_positions_not_an_index_array() {
   ROOT r = (f32[], s32[]) tuple(v, i)
 }}
 "
-        )
-    };
+    )
+}
+
+/// Checks an argmax (`greater`) or argmin's values and indices, output `o`
+/// reducing `lines[o]`.
+fn assert_arg_extremes(values: &Literal, indices: &Literal, greater: bool, lines: &[Vec<f32>]) {
+    let (values, indices) = (
+        values.data::<f32>().unwrap(),
+        indices.data::<i32>().unwrap(),
+    );
+    for (o, line) in lines.iter().enumerate() {
+        let (v, i) = arg_extreme(line, greater);
+        assert_eq!(indices[o], i, "output {o}, greater={greater}");
+        assert!(
+            v.to_bits() == values[o].to_bits() || (v.is_nan() && values[o].is_nan()),
+            "output {o}: {} vs {v}",
+            values[o]
+        );
+    }
+}
+
+/// Compiles `text`, checking that `want` reductions became arg-reduces
+/// over positions (no index array).
+fn compile_reading_positions(text: &str, want: usize) -> HostRunner {
+    let runner = HostRunner::compile(text).unwrap();
+    let module = runner.executable.module();
+    let calls = module
+        .computation(module.entry)
+        .instructions
+        .iter()
+        .filter(|i| {
+            matches!(&i.op, platform_api::hlo::Op::CustomCall(a)
+                if a.target == platform_host::arg_reduce::ARG_REDUCE_TARGET)
+        })
+        .count();
+    assert_eq!(calls, want, "reductions reading positions:\n{module}");
+    runner
+}
+
+#[test]
+fn argmax_over_an_iota_reads_positions_not_an_index_array() {
+    // Rows with ties, NaN, infinities and signed zeros; the index operand is
+    // a broadcast 1-D iota (argmax) or an iota along the row (argmin), the
+    // forms JAX emits, which the Host runs without materialising.
     let entry = "ENTRY main {
   x = f32[4,6] parameter(0)
   ninf = f32[] constant(-inf)
@@ -818,8 +855,8 @@ fn argmax_over_an_iota_reads_positions_not_an_index_array() {
 ";
     let text = [
         "HloModule m\n",
-        &reducer("argmax", "GT"),
-        &reducer("argmin", "LT"),
+        &arg_reducer("argmax", "GT"),
+        &arg_reducer("argmin", "LT"),
         entry,
     ]
     .concat();
@@ -838,36 +875,80 @@ fn argmax_over_an_iota_reads_positions_not_an_index_array() {
         [5.0, 5.0, 5.0, 5.0, 5.0, 5.0],
     ];
     let flat: Vec<f32> = rows.iter().flatten().copied().collect();
-    let runner = HostRunner::compile(&text).unwrap();
-    let module = runner.executable.module();
-    let calls = module
-        .computation(module.entry)
-        .instructions
-        .iter()
-        .filter(|i| {
-            matches!(&i.op, platform_api::hlo::Op::CustomCall(a)
-                if a.target == platform_host::arg_reduce::ARG_REDUCE_TARGET)
-        })
-        .count();
-    assert_eq!(calls, 2, "both reductions read positions:\n{module}");
+    let runner = compile_reading_positions(&text, 2);
     let got = runner
         .run(&[f32s(&[4, 6], &flat)])
         .unwrap()
         .flatten_leaves();
     assert_eq!(got.len(), 4);
+    let lines: Vec<Vec<f32>> = rows.iter().map(|r| r.to_vec()).collect();
     for (k, greater) in [(0usize, true), (2, false)] {
-        let values = got[k].data::<f32>().unwrap();
-        let indices = got[k + 1].data::<i32>().unwrap();
-        for (r, row) in rows.iter().enumerate() {
-            let (v, i) = arg_extreme(row, greater);
-            assert_eq!(indices[r], i, "row {r}, greater={greater}");
-            assert!(
-                v.to_bits() == values[r].to_bits() || (v.is_nan() && values[r].is_nan()),
-                "row {r}: {} vs {v}",
-                values[r]
-            );
-        }
+        assert_arg_extremes(&got[k], &got[k + 1], greater, &lines);
     }
+}
+
+#[test]
+fn argmax_over_a_major_or_middle_dimension_reads_positions_column_by_column() {
+    // The positions are an iota along the reduced dimension, which is not
+    // the innermost: the kernel walks input rows into a row of accumulators
+    // (300 columns: more than one run of them). Values repeat with ties,
+    // NaN and signed zeros so every comparison rule shows.
+    let entry = "ENTRY main {
+  x = f32[7,300] parameter(0)
+  y = f32[2,7,3] parameter(1)
+  ninf = f32[] constant(-inf)
+  inf = f32[] constant(inf)
+  zero = s32[] constant(0)
+  col = s32[7] iota(), iota_dimension=0
+  positions = s32[7,300] broadcast(col), dimensions={0}
+  mx = (f32[300], s32[300]) reduce(x, positions, ninf, zero), dimensions={0}, to_apply=argmax
+  along = s32[2,7,3] iota(), iota_dimension=1
+  mn = (f32[2,3], s32[2,3]) reduce(y, along, inf, zero), dimensions={1}, to_apply=argmin
+  ROOT t = ((f32[300], s32[300]), (f32[2,3], s32[2,3])) tuple(mx, mn)
+}
+";
+    let text = [
+        "HloModule m\n",
+        &arg_reducer("argmax", "GT"),
+        &arg_reducer("argmin", "LT"),
+        entry,
+    ]
+    .concat();
+    let pool = [
+        1.0f32,
+        3.0,
+        -0.0,
+        0.0,
+        f32::NAN,
+        -7.0,
+        f32::INFINITY,
+        3.0,
+        f32::NEG_INFINITY,
+    ];
+    let x: Vec<f32> = (0..7 * 300)
+        .map(|k| pool[(k * 7 + k / 300 * 5) % pool.len()])
+        .collect();
+    let y: Vec<f32> = (0..42).map(|k| pool[(k * 5 + 1) % pool.len()]).collect();
+    let runner = compile_reading_positions(&text, 2);
+    let got = runner
+        .run(&[f32s(&[7, 300], &x), f32s(&[2, 7, 3], &y)])
+        .unwrap()
+        .flatten_leaves();
+    let check = |k: usize, greater: bool, lines: Vec<Vec<f32>>| {
+        assert_arg_extremes(&got[k], &got[k + 1], greater, &lines)
+    };
+    check(
+        0,
+        true,
+        (0..300)
+            .map(|c| (0..7).map(|r| x[r * 300 + c]).collect())
+            .collect(),
+    );
+    let lines = (0..2)
+        .flat_map(|a| (0..3).map(move |c| (a, c)))
+        .map(|(a, c)| (0..7).map(|r| y[a * 21 + r * 3 + c]).collect())
+        .collect();
+    check(2, false, lines);
 }
 
 #[test]

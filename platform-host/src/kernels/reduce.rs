@@ -26,7 +26,7 @@ use super::strided::unflatten;
 use crate::elementwise_ops::{typed_combiner, CombinerVisitor};
 use crate::lowering::LowerCtx;
 use crate::runtime::pool::{compute_pool, map_tasks, parallel_for};
-use crate::thunk::{thunk, BufferSlice, Thunk};
+use crate::thunk::{thunk, BufferSlice, ExecuteContext, Thunk};
 use platform_api::hlo::{BinaryOp, InstrId, Op};
 use platform_api::{ElementType, Error, Result};
 use std::sync::Arc;
@@ -451,7 +451,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             }
         }
     }
-    if n == 2 && layout.inner && layout.reduced.len() == 1 {
+    if n == 2 && layout.reduced.len() <= 1 {
         let value = operand.element_type;
         let index = ctx.operand_array(instr, 1)?.element_type;
         if let Some(greater) = argminmax::recognize(ctx.module, *to_apply, value, index) {
@@ -503,10 +503,10 @@ pub fn lower_arg_reduce(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk
             instr.name, instr.shape
         )));
     }
-    let layout = ReduceLayout::new(&operand.dims, &[dimension]);
-    if !layout.inner || layout.reduced.len() > 1 {
-        return Err(bad("reduced dimension is not innermost"));
+    if dimension >= operand.rank() {
+        return Err(bad("reduced dimension out of range"));
     }
+    let layout = ReduceLayout::new(&operand.dims, &[dimension]);
     let slices = ArgOperands {
         values: ctx.operand_slice(instr, 0)?,
         indices: None,
@@ -533,6 +533,33 @@ struct ArgOperands {
     init_index: BufferSlice,
 }
 
+impl ArgOperands {
+    /// The values, the index array if any, the two inits, and the two
+    /// results' addresses (as integers, to be shared by the tasks).
+    ///
+    /// # Safety
+    /// The slices are an arg-reduce's operands and `results` its results:
+    /// distinct buffers of `T` values and `I` indices.
+    #[allow(clippy::type_complexity)]
+    unsafe fn resolve<'a, T: bytemuck::Pod, I: bytemuck::Pod>(
+        &self,
+        ctx: &ExecuteContext<'a>,
+        results: [BufferSlice; 2],
+    ) -> (&'a [T], Option<&'a [I]>, T, I, usize, usize) {
+        // SAFETY: the caller's promise.
+        unsafe {
+            (
+                ctx.input::<T>(self.values),
+                self.indices.map(|s| ctx.input::<I>(s)),
+                ctx.input::<T>(self.init_value)[0],
+                ctx.input::<I>(self.init_index)[0],
+                ctx.ptr(results[0]) as usize,
+                ctx.ptr(results[1]) as usize,
+            )
+        }
+    }
+}
+
 fn typed_arg_reduce(
     name: String,
     layout: ReduceLayout,
@@ -551,8 +578,17 @@ fn typed_arg_reduce(
     }
 }
 
-/// An argmax/argmin reduce of contiguous rows (see [`argminmax`]), results
-/// `[value, index]`.
+/// Columns of accumulators one task of [`arg_reduce`]'s column walk holds.
+const ARG_COLUMNS: usize = 256;
+
+/// An argmax/argmin reduce over one group of dimensions (see
+/// [`argminmax`]), results `[value, index]`. With the reduced group
+/// innermost each output folds a contiguous row; otherwise (an argmax over
+/// a major dimension) a row of accumulators, one per column of the
+/// innermost kept group, is updated with each contiguous input row, so the
+/// input streams once instead of being read one strided element at a time.
+/// Either way every output folds its elements in order, with the same
+/// comparisons.
 fn arg_reduce<T, I>(
     name: String,
     layout: ReduceLayout,
@@ -564,23 +600,15 @@ where
     T: bytemuck::Pod + PartialOrd + Send + Sync,
     I: bytemuck::Pod + Into<i64> + TryFrom<i64> + Send + Sync,
 {
+    if !layout.inner {
+        return arg_reduce_columns::<T, I>(name, layout, greater, operands, results);
+    }
     let n_out = layout.output_count();
     let row = layout.reduced.first().map_or(1, |g| g.0);
     let kept_sizes = sizes(&layout.kept);
     thunk(name, "reduce", move |ctx| {
-        // SAFETY: operands and results are distinct buffers sized by the
-        // shapes the layout was built from.
-        let (x, idx, init_v, init_i, out_v, out_i) = unsafe {
-            (
-                ctx.input::<T>(operands.values),
-                operands.indices.map(|s| ctx.input::<I>(s)),
-                ctx.input::<T>(operands.init_value)[0],
-                ctx.input::<I>(operands.init_index)[0],
-                ctx.output::<T>(results[0]),
-                ctx.output::<I>(results[1]),
-            )
-        };
-        let (ov, oi) = (out_v.as_mut_ptr() as usize, out_i.as_mut_ptr() as usize);
+        // SAFETY: the buffers the thunk was made for.
+        let (x, idx, init_v, init_i, ov, oi) = unsafe { operands.resolve::<T, I>(ctx, results) };
         parallel_for(n_out, (REDUCE_GRAIN / row.max(1)).max(1), |s, e| {
             let mut kidx = unflatten(s, &kept_sizes);
             for o in s..e {
@@ -602,6 +630,98 @@ where
         });
         Ok(())
     })
+}
+
+/// [`arg_reduce`] with the innermost group kept: `(outer, R, C)` over `R`,
+/// the `C` columns split into runs of [`ARG_COLUMNS`] whose accumulators
+/// stay in L1 while the `R` rows stream past.
+fn arg_reduce_columns<T, I>(
+    name: String,
+    layout: ReduceLayout,
+    greater: bool,
+    operands: ArgOperands,
+    results: [BufferSlice; 2],
+) -> Box<dyn Thunk>
+where
+    T: bytemuck::Pod + PartialOrd + Send + Sync,
+    I: bytemuck::Pod + Into<i64> + TryFrom<i64> + Send + Sync,
+{
+    // The innermost kept group is contiguous (its stride is 1); the groups
+    // outside it select a block of outputs.
+    let (cols, _) = layout.kept.last().copied().unwrap_or((1, 1));
+    let outer = layout.kept[..layout.kept.len().saturating_sub(1)].to_vec();
+    let outer_sizes = sizes(&outer);
+    let n_outer: usize = outer_sizes.iter().product();
+    // A reduced dimension of extent 1 leaves no group: one row, position 0.
+    let (rows, row_stride) = layout.reduced.first().copied().unwrap_or((1, 0));
+    let runs = cols.div_ceil(ARG_COLUMNS);
+    let units = n_outer * runs;
+    let grain = (REDUCE_GRAIN / (rows * ARG_COLUMNS.min(cols)).max(1)).max(1);
+    thunk(name, "reduce", move |ctx| {
+        // SAFETY: the buffers the thunk was made for.
+        let (x, idx, init_v, init_i, ov, oi) = unsafe { operands.resolve::<T, I>(ctx, results) };
+        parallel_for(units, grain, |s, e| {
+            let mut best = [init_v; ARG_COLUMNS];
+            let mut best_i = [0i64; ARG_COLUMNS];
+            for unit in s..e {
+                let (o, run) = (unit / runs, unit % runs);
+                let c0 = run * ARG_COLUMNS;
+                let w = ARG_COLUMNS.min(cols - c0);
+                let base = offset(&unflatten(o, &outer_sizes), &outer) + c0;
+                let (bv, bi) = (&mut best[..w], &mut best_i[..w]);
+                bv.fill(init_v);
+                bi.fill(init_i.into());
+                for j in 0..rows {
+                    let at = base + j * row_stride;
+                    let values = &x[at..at + w];
+                    match idx {
+                        Some(idx) => {
+                            fold_columns_arg(greater, bv, bi, values, |c| idx[at + c].into())
+                        }
+                        None => fold_columns_arg(greater, bv, bi, values, |_| j as i64),
+                    }
+                }
+                let first = o * cols + c0;
+                for c in 0..w {
+                    // SAFETY: outputs `first..first + w`; tasks own disjoint
+                    // units. An index is a position along the reduced
+                    // dimension or one of the index operand's, so it fits.
+                    unsafe {
+                        (ov as *mut T).add(first + c).write(bv[c]);
+                        (oi as *mut I)
+                            .add(first + c)
+                            .write(I::try_from(bi[c]).unwrap_or(init_i));
+                    }
+                }
+            }
+        });
+        Ok(())
+    })
+}
+
+/// Folds one input row into a row of argmax/argmin accumulators: column
+/// `c` takes `(values[c], index(c))` as [`argminmax::fold_row`] takes an
+/// element.
+#[inline(always)]
+fn fold_columns_arg<T: PartialOrd + Copy>(
+    greater: bool,
+    best: &mut [T],
+    best_i: &mut [i64],
+    values: &[T],
+    index: impl Fn(usize) -> i64,
+) {
+    let n = best.len().min(best_i.len()).min(values.len());
+    let (best, best_i, values) = (&mut best[..n], &mut best_i[..n], &values[..n]);
+    for c in 0..n {
+        let (v, i) = (values[c], index(c));
+        let (keep_v, keep_i) = argminmax::keeps_first(greater, best[c], best_i[c], v, i);
+        if !keep_i {
+            best_i[c] = i;
+        }
+        if !keep_v {
+            best[c] = v;
+        }
+    }
 }
 
 fn fast_path(
