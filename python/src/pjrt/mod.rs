@@ -2068,6 +2068,21 @@ unsafe extern "C" fn buffer_to_host_buffer(
     })
 }
 
+unsafe extern "C" fn buffer_unsafe_pointer(
+    a: *mut PJRT_Buffer_UnsafePointer_Args,
+) -> *mut PJRT_Error {
+    guard("PJRT_Buffer_UnsafePointer", || unsafe {
+        let a = args(a, "PJRT_Buffer_UnsafePointer")?;
+        // The address of the value's bytes in host memory, which is where the
+        // Host and the Interpreter keep device memory. JAX compares these to
+        // see whether two arrays share storage; it must not write through
+        // them (`IsOnCpu` says false, so it makes no views).
+        let value = buffer_of(a.buffer)?.literal()?;
+        out!(a, buffer_pointer = value.bytes()?.as_ptr() as usize);
+        Ok(())
+    })
+}
+
 unsafe extern "C" fn buffer_is_on_cpu(a: *mut PJRT_Buffer_IsOnCpu_Args) -> *mut PJRT_Error {
     guard("PJRT_Buffer_IsOnCpu", || unsafe {
         let a = args(a, "PJRT_Buffer_IsOnCpu")?;
@@ -2229,6 +2244,7 @@ fn api() -> &'static PJRT_Api {
         t.PJRT_Buffer_ToHostBuffer = entry(buffer_to_host_buffer);
         t.PJRT_Buffer_IsOnCpu = entry(buffer_is_on_cpu);
         t.PJRT_Buffer_ReadyEvent = entry(buffer_ready_event);
+        t.PJRT_Buffer_UnsafePointer = entry(buffer_unsafe_pointer);
         Api(t)
     })
     .0
