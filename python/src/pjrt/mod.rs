@@ -34,10 +34,14 @@
 //!   IR, Shardy's shardings into HLO shardings, and [`LocalClient::compile`]
 //!   compiles it (its cache makes a recompile of the same program a hit).
 //!   No Python and no jaxlib are involved.
-//! * **Events**: executions run to completion inside `Execute` (the service
-//!   client is synchronous), so every event handed out is already ready; the
-//!   event type is nonetheless a real one-shot (mutex + condvar + callbacks)
-//!   so asynchronous dispatch can set it later.
+//! * **Asynchronous execution**: `Execute` of a single-device program queues
+//!   the run on one execution thread ([`run_queued`]) and returns output
+//!   buffers whose values are pending; a buffer's value lives in a shared
+//!   `ValueCell` that readers wait on and the run fills (with the value or
+//!   the run's error). Events are one-shots (mutex + condvar + callbacks) set
+//!   when the run ends. Runs keep their dispatch order, so inputs made by
+//!   earlier runs are ready. Partitioned programs run before `Execute`
+//!   returns.
 
 // The C API's names (`PJRT_Buffer_Type_F32`, ...) are kept as the header
 // spells them, so the code can be read against it.
@@ -189,6 +193,46 @@ impl Event {
             ready: Condvar::new(),
         };
         Box::into_raw(Box::new(Arc::new(event))).cast()
+    }
+
+    /// An event not yet ready; [`Event::complete`] sets it.
+    fn pending() -> Arc<Event> {
+        Arc::new(Event {
+            state: Mutex::new(EventState {
+                outcome: None,
+                callbacks: Vec::new(),
+            }),
+            ready: Condvar::new(),
+        })
+    }
+
+    /// A handle JAX owns (and destroys) to a shared event.
+    fn handle(event: &Arc<Event>) -> *mut PJRT_Event {
+        Box::into_raw(Box::new(event.clone())).cast()
+    }
+
+    /// Sets the outcome, wakes the waiters and runs the registered callbacks
+    /// (on this thread, outside the lock).
+    fn complete(&self, outcome: Result<()>) {
+        let outcome =
+            outcome.map_err(|e| (pjrt_code(e.code()), format!("hlorun: {}", e.message())));
+        let callbacks = {
+            let mut state = self.lock();
+            if state.outcome.is_some() {
+                return;
+            }
+            state.outcome = Some(outcome.clone());
+            std::mem::take(&mut state.callbacks)
+        };
+        self.ready.notify_all();
+        for (f, user_arg) in callbacks {
+            // SAFETY: `f` came from `PJRT_Event_OnReady` as a callback of
+            // this type; the callback owns the error it is given.
+            unsafe {
+                let f: OnReadyCallback = std::mem::transmute(f);
+                f(Event::error_of(&outcome), user_arg as *mut c_void);
+            }
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, EventState> {
@@ -376,9 +420,95 @@ struct Buffer {
     dims: Vec<i64>,
     /// Row-major: `[rank-1, ..., 0]`.
     minor_to_major: Vec<i64>,
-    /// `None` once deleted or donated.
-    value: Mutex<Option<Arc<Literal>>>,
+    /// The value, shared with a run that is still computing it.
+    cell: Arc<ValueCell>,
+    /// Set at once when the buffer is deleted or donated (a run that was
+    /// given it may still be reading its value).
     deleted: AtomicBool,
+}
+
+/// A buffer's value: ready, or still being computed by an execution that
+/// returned before it ended.
+struct ValueCell {
+    slot: Mutex<Slot>,
+    filled: Condvar,
+    /// Ready when the slot stops being `Pending`.
+    ready: Arc<Event>,
+}
+
+enum Slot {
+    Pending,
+    Ready(Arc<Literal>),
+    Failed(Error),
+    Deleted,
+}
+
+impl ValueCell {
+    fn ready(literal: Literal) -> Arc<ValueCell> {
+        ValueCell::shared(Arc::new(literal))
+    }
+
+    /// A ready cell holding a value another buffer holds too.
+    fn shared(literal: Arc<Literal>) -> Arc<ValueCell> {
+        let ready = Event::pending();
+        ready.complete(Ok(()));
+        Arc::new(ValueCell {
+            slot: Mutex::new(Slot::Ready(literal)),
+            filled: Condvar::new(),
+            ready,
+        })
+    }
+
+    fn pending() -> Arc<ValueCell> {
+        Arc::new(ValueCell {
+            slot: Mutex::new(Slot::Pending),
+            filled: Condvar::new(),
+            ready: Event::pending(),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slot> {
+        self.slot.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The value, once it is computed.
+    fn wait(&self) -> Result<Arc<Literal>> {
+        let mut slot = self.lock();
+        while matches!(*slot, Slot::Pending) {
+            slot = self.filled.wait(slot).unwrap_or_else(|p| p.into_inner());
+        }
+        match &*slot {
+            Slot::Ready(l) => Ok(l.clone()),
+            Slot::Failed(e) => Err(e.clone()),
+            _ => Err(Error::failed_precondition(
+                "the buffer was deleted or donated to an earlier execution".to_string(),
+            )),
+        }
+    }
+
+    /// Sets the computed value (or the run's error); a buffer deleted
+    /// meanwhile stays deleted.
+    fn fill(&self, value: Result<Literal>) {
+        let outcome = value.as_ref().map(|_| ()).map_err(Clone::clone);
+        {
+            let mut slot = self.lock();
+            if matches!(*slot, Slot::Pending) {
+                *slot = match value {
+                    Ok(l) => Slot::Ready(Arc::new(l)),
+                    Err(e) => Slot::Failed(e),
+                };
+            }
+        }
+        self.filled.notify_all();
+        self.ready.complete(outcome);
+    }
+
+    fn delete(&self) {
+        let mut slot = self.lock();
+        if !matches!(*slot, Slot::Pending) {
+            *slot = Slot::Deleted;
+        }
+    }
 }
 
 impl Buffer {
@@ -397,30 +527,42 @@ impl Buffer {
             ty,
             dims,
             minor_to_major,
-            value: Mutex::new(Some(Arc::new(literal))),
+            cell: ValueCell::ready(literal),
             deleted: AtomicBool::new(false),
         })
+    }
+
+    /// A buffer whose value a queued execution will compute.
+    fn pending(client: Arc<ClientState>, device: usize, ty: ElementType, dims: Vec<i64>) -> Buffer {
+        let minor_to_major = (0..dims.len() as i64).rev().collect();
+        Buffer {
+            client,
+            device,
+            ty,
+            dims,
+            minor_to_major,
+            cell: ValueCell::pending(),
+            deleted: AtomicBool::new(false),
+        }
     }
 
     fn into_raw(self) -> *mut PJRT_Buffer {
         Box::into_raw(Box::new(self)).cast()
     }
 
+    /// The value (waiting for a queued execution that computes it).
     fn literal(&self) -> Result<Arc<Literal>> {
-        self.value
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .ok_or_else(|| {
-                Error::failed_precondition(
-                    "the buffer was deleted or donated to an earlier execution".to_string(),
-                )
-            })
+        if self.deleted.load(Ordering::SeqCst) {
+            return Err(Error::failed_precondition(
+                "the buffer was deleted or donated to an earlier execution".to_string(),
+            ));
+        }
+        self.cell.wait()
     }
 
     fn delete(&self) {
         self.deleted.store(true, Ordering::SeqCst);
-        *self.value.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.cell.delete();
     }
 }
 
@@ -865,24 +1007,130 @@ impl Executable {
         }
     }
 
-    fn run(&self, args: &[&Buffer], device: usize, non_donatable: &[i64]) -> Result<Vec<Buffer>> {
-        let literals = args
-            .iter()
-            .enumerate()
-            .map(|(i, b)| {
-                b.literal()
-                    .map(|l| (*l).clone())
-                    .map_err(|e| e.context(format!("argument {i}")))
-            })
-            .collect::<Result<Vec<Literal>>>()?;
-        let outputs = self
-            .execute_global(&literals, device)?
-            .into_iter()
-            .map(|l| Buffer::new(self.client.clone(), device, l))
-            .collect::<Result<Vec<_>>>()?;
-        self.consume_donated(args, non_donatable);
-        Ok(outputs)
+    /// Queues a run on the plugin's execution thread and returns at once:
+    /// the output buffers (pending until the run fills them) and the event
+    /// the run sets when it ends. Runs execute in the order they are queued,
+    /// so a run's inputs made by an earlier run are ready when it starts.
+    /// Donated arguments read as deleted at once; the run still has their
+    /// values and drops them when it is done.
+    fn run_async(
+        self: &Arc<Self>,
+        args: &[&Buffer],
+        device: usize,
+        non_donatable: &[i64],
+    ) -> Result<(Vec<Buffer>, Arc<Event>)> {
+        for (i, b) in args.iter().enumerate() {
+            if b.deleted.load(Ordering::SeqCst) {
+                return Err(Error::failed_precondition(format!(
+                    "argument {i}: the buffer was deleted or donated to an earlier execution"
+                )));
+            }
+        }
+        let inputs: Vec<Arc<ValueCell>> = args.iter().map(|b| b.cell.clone()).collect();
+        let mut donated = Vec::new();
+        for &p in &self.donated_parameters {
+            if !non_donatable.contains(&(p as i64)) {
+                if let Some(b) = args.get(p) {
+                    b.deleted.store(true, Ordering::SeqCst);
+                    donated.push(b.cell.clone());
+                }
+            }
+        }
+        let mut outputs = Vec::with_capacity(self.output_types.len());
+        let mut start = 0;
+        for (&ty, &rank) in self.output_types.iter().zip(&self.output_dim_sizes) {
+            let dims = self.output_dims[start..start + rank].to_vec();
+            start += rank;
+            outputs.push(Buffer::pending(
+                self.client.clone(),
+                device,
+                element_type_of(ty)?,
+                dims,
+            ));
+        }
+        let cells: Vec<Arc<ValueCell>> = outputs.iter().map(|b| b.cell.clone()).collect();
+        let done = Event::pending();
+        let finished = done.clone();
+        let exe = self.clone();
+        run_queued(Box::new(move || {
+            // Whatever happens, the run fills its buffers (a reader waits
+            // on them): a panic becomes their error.
+            let compute = || {
+                inputs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        c.wait()
+                            .map(|l| (*l).clone())
+                            .map_err(|e| e.context(format!("argument {i}")))
+                    })
+                    .collect::<Result<Vec<Literal>>>()
+                    .and_then(|literals| exe.execute_global(&literals, device))
+                    .and_then(|values| {
+                        if values.len() == cells.len() {
+                            Ok(values)
+                        } else {
+                            Err(Error::internal(format!(
+                                "{} results for {} output buffers",
+                                values.len(),
+                                cells.len()
+                            )))
+                        }
+                    })
+            };
+            let result = catch_unwind(AssertUnwindSafe(compute))
+                .unwrap_or_else(|_| Err(Error::internal("the execution panicked".to_string())));
+            match result {
+                Ok(values) => {
+                    for (cell, v) in cells.iter().zip(values) {
+                        cell.fill(Ok(v));
+                    }
+                    finished.complete(Ok(()));
+                }
+                Err(e) => {
+                    for cell in &cells {
+                        cell.fill(Err(e.clone()));
+                    }
+                    finished.complete(Err(e));
+                }
+            }
+            for cell in donated {
+                cell.delete();
+            }
+        }))?;
+        Ok((outputs, done))
     }
+}
+
+/// Work queued by `Execute`, run in order on one thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Queues `job` on the plugin's execution thread (started on first use).
+/// One thread for the process keeps runs in the order JAX dispatched them.
+fn run_queued(job: Job) -> Result<()> {
+    static QUEUE: std::sync::OnceLock<Mutex<std::sync::mpsc::Sender<Job>>> =
+        std::sync::OnceLock::new();
+    let queue = QUEUE.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("hlorun-pjrt-execute".into())
+            .spawn(move || {
+                for job in rx {
+                    // A panic in a run must not end the thread for every
+                    // later run. (A run's body catches its own errors and
+                    // fills its buffers with them; the service's calls do
+                    // not panic.)
+                    let _ = catch_unwind(AssertUnwindSafe(job));
+                }
+            })
+            .expect("spawning the plugin's execution thread");
+        Mutex::new(tx)
+    });
+    queue
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .send(job)
+        .map_err(|_| Error::internal("the plugin's execution thread has stopped".to_string()))
 }
 
 // ------------------------------------------------------------ the entries --
@@ -1794,16 +2042,19 @@ unsafe extern "C" fn loaded_executable_execute(
                     .collect::<Result<Vec<&Buffer>>>()
             })
             .collect::<Result<Vec<_>>>()?;
-        let outputs = match &e.plan {
-            Some(plan) => e.run_partitioned(plan, &buffers, non_donatable)?,
+        let (outputs, done) = match &e.plan {
+            // A partitioned program runs before Execute returns.
+            Some(plan) => (e.run_partitioned(plan, &buffers, non_donatable)?, None),
             None => {
-                // A portable executable runs where the caller says.
+                // A portable executable runs where the caller says; the run
+                // is queued and Execute returns (JAX's asynchronous dispatch).
                 let device = if a.execute_device.is_null() {
                     e.devices[0]
                 } else {
                     e.client.device_index(a.execute_device)?
                 };
-                vec![e.run(&buffers[0], device, non_donatable)?]
+                let (outputs, done) = e.run_async(&buffers[0], device, non_donatable)?;
+                (vec![outputs], Some(done))
             }
         };
         for (d, device_outputs) in outputs.into_iter().enumerate() {
@@ -1812,7 +2063,10 @@ unsafe extern "C" fn loaded_executable_execute(
                 *out_list.add(i) = b.into_raw();
             }
             if !a.device_complete_events.is_null() {
-                *a.device_complete_events.add(d) = Event::ready_ok();
+                *a.device_complete_events.add(d) = match &done {
+                    Some(event) => Event::handle(event),
+                    None => Event::ready_ok(),
+                };
             }
         }
         Ok(())
@@ -2006,7 +2260,7 @@ fn copy_buffer(b: &Buffer, device: usize) -> Result<*mut PJRT_Buffer> {
         ty: b.ty,
         dims: b.dims.clone(),
         minor_to_major: b.minor_to_major.clone(),
-        value: Mutex::new(Some(value)),
+        cell: ValueCell::shared(value),
         deleted: AtomicBool::new(false),
     }
     .into_raw())
@@ -2097,8 +2351,7 @@ unsafe extern "C" fn buffer_is_on_cpu(a: *mut PJRT_Buffer_IsOnCpu_Args) -> *mut 
 unsafe extern "C" fn buffer_ready_event(a: *mut PJRT_Buffer_ReadyEvent_Args) -> *mut PJRT_Error {
     guard("PJRT_Buffer_ReadyEvent", || unsafe {
         let a = args(a, "PJRT_Buffer_ReadyEvent")?;
-        buffer_of(a.buffer)?;
-        out!(a, event = Event::ready_ok());
+        out!(a, event = Event::handle(&buffer_of(a.buffer)?.cell.ready));
         Ok(())
     })
 }
