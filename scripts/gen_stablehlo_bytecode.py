@@ -10,7 +10,9 @@ bytecode reader's tests:
   artifact holds no CHLO);
 - tests/stablehlo_bytecode/versions/: a few programs at older target
   versions across StableHLO's compatibility window, where the ops, their
-  attributes and the bytecode format itself differ.
+  attributes and the bytecode format itself differ;
+- tests/stablehlo_bytecode/errors/: programs the reader refuses, for the
+  messages (which must name the operation and its source location).
 
 Usage: python3 scripts/gen_stablehlo_bytecode.py [--check]
 (--check only reports what would change.)
@@ -34,6 +36,19 @@ VERSION_PROGRAMS = [
     "reduce_window_max_f32", "sort_key_value_f32", "while_loop_f32", "cumsum_f32",
     "argmax_f32", "select_f32", "dot_general_bf16", "gather_s8",
 ]
+
+
+# A VHLO op hlorun does not convert (`einsum`, deprecated in StableHLO), with
+# a source location.
+ERRORS = {
+    "einsum": """module @m {
+  func.func public @main(%arg0: tensor<2x3xf32>, %arg1: tensor<3x4xf32>) -> tensor<2x4xf32> {
+    %0 = "stablehlo.einsum"(%arg0, %arg1) {einsum_config = "ab,bc->ac"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32> loc("jit(f)/einsum"("model.py":33:7))
+    return %0 : tensor<2x4xf32>
+  }
+}
+""",
+}
 
 
 def serialize(text, version):
@@ -80,6 +95,10 @@ def main():
             except Exception as e:
                 failed += 1
                 print(f"{name}@{v}: {str(e).splitlines()[0]}", file=sys.stderr)
+    errors = os.path.join(ROOT, "tests/stablehlo_bytecode/errors")
+    os.makedirs(errors, exist_ok=True)
+    for name, text in ERRORS.items():
+        changed += write(os.path.join(errors, f"{name}.mlirbc"), serialize(text, "1.0.0"), a.check)
     print(f"StableHLO {current}: {changed} file(s) {'would change' if a.check else 'written'}, {failed} failed")
     return 1 if failed else 0
 

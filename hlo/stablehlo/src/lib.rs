@@ -59,7 +59,43 @@ pub fn parse_module(text: &str) -> Result<HloModule> {
 /// artifact (VHLO in MLIR bytecode, `.mlirbc`), or a serialized `jax.export`
 /// module; the bytes tell them apart.
 pub fn parse_module_bytes(bytes: &[u8]) -> Result<HloModule> {
-    convert::to_hlo(&read_any(bytes)?)
+    let module = read_any(bytes)?;
+    convert::to_hlo(&module).map_err(|e| locate(e, &module))
+}
+
+/// Bytecode has no lines: an error there names the operation's ordinal
+/// (`operation #12`). Adds what that operation is and, where the program
+/// carries it, its source location (`jit(f)/dot_general at model.py:33`).
+fn locate(e: hlo_ir::Error, module: &syntax::Module) -> hlo_ir::Error {
+    let message = e.message();
+    let Some(n) = message
+        .split("operation #")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|d| d.parse::<u32>().ok())
+    else {
+        return e;
+    };
+    let target = syntax::Pos { line: n, col: 0 };
+    let mut stack: Vec<&syntax::Region> = module.funcs.iter().map(|f| &f.body).collect();
+    while let Some(region) = stack.pop() {
+        for op in &region.ops {
+            if op.pos == target {
+                let mut what = format!("operation #{n} is {}", op.name);
+                if let Some(loc) = &op.loc {
+                    if let Some(name) = &loc.name {
+                        what += &format!(" ({name})");
+                    }
+                    if let (Some(file), Some(line)) = (&loc.file, loc.line) {
+                        what += &format!(" at {file}:{line}");
+                    }
+                }
+                return hlo_ir::Error::new(e.code(), format!("{message}; {what}"));
+            }
+            stack.extend(op.regions.iter());
+        }
+    }
+    e
 }
 
 /// The syntax tree of StableHLO in any of its forms (see
@@ -102,8 +138,9 @@ pub fn parse_test_module(text: &str) -> Result<TestModule> {
 
 /// [`parse_test_module`] for any form [`parse_module_bytes`] reads.
 pub fn parse_test_module_bytes(bytes: &[u8]) -> Result<TestModule> {
-    let module = read_any(bytes)?;
-    let (module, results, checks) = convert::to_hlo_with(&module, true)?;
+    let syntax = read_any(bytes)?;
+    let (module, results, checks) =
+        convert::to_hlo_with(&syntax, true).map_err(|e| locate(e, &syntax))?;
     Ok(TestModule {
         module,
         results,

@@ -139,3 +139,39 @@ fn artifacts_of_older_versions_read_as_the_text_does() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// An error in a bytecode program names the operation and its source
+/// location (bytecode has no lines): here an op the reader refuses, a
+/// dynamic-shape op of StableHLO 0.9's tests, read from an artifact.
+#[test]
+fn an_error_in_bytecode_names_the_operation() {
+    // `argmax_f32`'s artifact with its `vhlo.reduce_v1` renamed to an op
+    // VHLO does not have (same length: `vhlo.reduce_v1` -> `vhlo.rexuce_v1`).
+    let path = corpus().join("argmax_f32/module.mlirbc");
+    let mut bytes = std::fs::read(path).expect("artifact");
+    let at = bytes
+        .windows(9)
+        .position(|w| w == b"reduce_v1")
+        .expect("a reduce op name");
+    bytes[at + 2] = b'x';
+    let err = hlo_stablehlo::parse_module_bytes(&bytes).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("operation #"), "{msg}");
+    assert!(msg.contains("vhlo.rexuce_v1"), "{msg}");
+}
+
+/// A conversion error in bytecode names the operation, what it is and
+/// where in the user's source it came from.
+#[test]
+fn a_refused_op_is_named_with_its_source_location() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/stablehlo_bytecode/errors/einsum.mlirbc");
+    let err =
+        hlo_stablehlo::parse_module_bytes(&std::fs::read(path).expect("artifact")).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("op 'stablehlo.einsum' is not supported"),
+        "{msg}"
+    );
+    assert!(msg.contains("(jit(f)/einsum) at model.py:33"), "{msg}");
+}
