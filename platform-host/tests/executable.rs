@@ -952,6 +952,54 @@ fn argmax_over_a_major_or_middle_dimension_reads_positions_column_by_column() {
 }
 
 #[test]
+fn element_gathers_with_batching_dimensions_clamp_each_index() {
+    // `take_along_axis` (one index per point, a batching dimension) with
+    // s32 indices out of range both ways, and a two-component index vector
+    // over a batched operand (s64 indices, f64 elements): every point's
+    // element at its clamped start.
+    let text = "HloModule m
+ENTRY e {
+  x = f32[5,7] parameter(0)
+  i = s32[5,3,1] parameter(1)
+  y = f64[3,4,6] parameter(2)
+  j = s64[3,2,2] parameter(3)
+  a = f32[5,3] gather(x, i), offset_dims={}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1}
+  b = f64[3,2] gather(y, j), offset_dims={}, collapsed_slice_dims={1,2}, start_index_map={2,1}, operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,1}
+  ROOT t = (f32[5,3], f64[3,2]) tuple(a, b)
+}
+";
+    let x: Vec<f32> = (0..35).map(|v| v as f32).collect();
+    let i: Vec<i32> = vec![0, 6, 7, -1, 3, 100, 2, -50, 5, 1, 1, 1, 6, 0, 9];
+    let y: Vec<f64> = (0..72).map(|v| v as f64 * 0.5).collect();
+    let j: Vec<i64> = vec![0, 0, 5, 3, -2, 9, 7, 1, 2, 2, i64::MIN, i64::MAX];
+    let got = HostRunner::compile(text)
+        .unwrap()
+        .run(&[
+            f32s(&[5, 7], &x),
+            Literal::from_slice(&[5, 3, 1], &i).unwrap(),
+            Literal::from_slice(&[3, 4, 6], &y).unwrap(),
+            Literal::from_slice(&[3, 2, 2], &j).unwrap(),
+        ])
+        .unwrap()
+        .flatten_leaves();
+    let want_a: Vec<f32> = (0..15)
+        .map(|p| x[(p / 3) * 7 + i[p].clamp(0, 6) as usize])
+        .collect();
+    assert_eq!(got[0].data::<f32>().unwrap(), &want_a[..]);
+    let want_b: Vec<f64> = (0..6)
+        .map(|p| {
+            // Component 0 names dimension 2, component 1 dimension 1.
+            let (c2, c1) = (
+                j[2 * p].clamp(0, 5) as usize,
+                j[2 * p + 1].clamp(0, 3) as usize,
+            );
+            y[(p / 2) * 24 + c1 * 6 + c2]
+        })
+        .collect();
+    assert_eq!(got[1].data::<f64>().unwrap(), &want_b[..]);
+}
+
+#[test]
 fn a_loop_updating_two_arrays_writes_both_over_their_old_values() {
     // A threefry-like round: `y0` consumes `a` before the instruction order
     // reaches the other half, so the fusion pass must merge it into the

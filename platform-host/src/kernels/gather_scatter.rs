@@ -216,6 +216,31 @@ fn gather(
     let slice_elems = copy.element_count().max(1);
     // One element per point (and not an empty slice).
     let single = copy.element_count() == 1;
+    if let Some(plan) = PointGather::new(
+        &walk,
+        &start_map,
+        &batching,
+        &limits,
+        &op_strides,
+        &batch_out_strides,
+        width,
+        single,
+    ) {
+        let points = walk.point_count();
+        return Ok(thunk(instr.name.clone(), "gather", move |ctx| {
+            let (x, idx, o) = (
+                ctx.ptr(op_slice) as usize,
+                ctx.ptr(idx_slice) as usize,
+                ctx.ptr(out) as usize,
+            );
+            parallel_for(points, 1 << 14, |s, e| {
+                // SAFETY: the buffers the plan was made for; tasks write
+                // disjoint points.
+                unsafe { plan.run(x as *const u8, idx as *const u8, o as *mut u8, s, e) }
+            });
+            Ok(())
+        }));
+    }
     Ok(thunk(instr.name.clone(), "gather", move |ctx| {
         let (x, idx, o) = (
             ctx.ptr(op_slice) as usize,
@@ -269,6 +294,170 @@ fn gather(
         });
         Ok(())
     }))
+}
+
+/// A gather of one element per index point (`take_along_axis`, a batched
+/// lookup): the element's operand offset is the batch coordinates' part plus
+/// each clamped index component times its stride, and the offsets into the
+/// indices, the output and the operand advance by a stride per point along
+/// the innermost point dimension, instead of being recomputed from the
+/// coordinates (with a clamp of every operand dimension) for each point.
+#[derive(Clone, Debug)]
+struct PointGather {
+    /// Extent of each point dimension (the indices array's, index vector
+    /// dimension left out; `[1]` for a single point).
+    dims: Vec<usize>,
+    /// Per point dimension, the element step in the indices array, the
+    /// output and the operand (the batching dimensions it names).
+    idx_strides: Vec<usize>,
+    out_strides: Vec<usize>,
+    op_strides: Vec<usize>,
+    /// Per index component: its offset in an index vector, the largest
+    /// start of the operand dimension it names, and that dimension's stride.
+    components: Vec<(usize, i64, usize)>,
+    width: usize,
+    index_type: ElementType,
+}
+
+impl PointGather {
+    /// The plan, when every slice is one element, the index type is `s32`
+    /// or `s64`, the index vector names distinct non-batching dimensions,
+    /// and every batch coordinate lies inside its operand dimension (so
+    /// only the index components need the clamp).
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        walk: &IndexWalk,
+        start_map: &[usize],
+        batching: &[(usize, usize)],
+        limits: &[i64],
+        op_strides: &[usize],
+        batch_out_strides: &[usize],
+        width: usize,
+        single: bool,
+    ) -> Option<PointGather> {
+        let named: Vec<usize> = start_map
+            .iter()
+            .copied()
+            .chain(batching.iter().map(|b| b.0))
+            .collect();
+        let distinct = named
+            .iter()
+            .enumerate()
+            .all(|(i, d)| !named[..i].contains(d));
+        if !single
+            || !matches!(walk.index_type, ElementType::S32 | ElementType::S64)
+            || !matches!(width, 1 | 2 | 4 | 8 | 16)
+            || !distinct
+            || batching
+                .iter()
+                .any(|&(od, pos)| walk.point_dims[pos] as i64 - 1 > limits[od])
+        {
+            return None;
+        }
+        let mut plan = PointGather {
+            dims: walk.point_dims.clone(),
+            idx_strides: walk.point_strides.clone(),
+            out_strides: batch_out_strides.to_vec(),
+            op_strides: vec![0; walk.point_dims.len()],
+            components: start_map
+                .iter()
+                .enumerate()
+                .map(|(k, &od)| (k * walk.component_stride, limits[od], op_strides[od]))
+                .collect(),
+            width,
+            index_type: walk.index_type,
+        };
+        for &(od, pos) in batching {
+            plan.op_strides[pos] += op_strides[od];
+        }
+        if plan.dims.is_empty() {
+            plan.dims.push(1);
+            plan.idx_strides.push(0);
+            plan.out_strides.push(0);
+            plan.op_strides.push(0);
+        }
+        Some(plan)
+    }
+
+    /// Points `s..e` (row-major over [`Self::dims`]).
+    ///
+    /// # Safety
+    /// `x`, `idx` and `o` are the operand, indices and output the plan was
+    /// made for.
+    unsafe fn run(&self, x: *const u8, idx: *const u8, o: *mut u8, s: usize, e: usize) {
+        // SAFETY: forwarded.
+        unsafe {
+            match (self.index_type, self.width) {
+                (ElementType::S32, 1) => self.points::<i32, u8>(x, idx, o, s, e),
+                (ElementType::S32, 2) => self.points::<i32, u16>(x, idx, o, s, e),
+                (ElementType::S32, 4) => self.points::<i32, u32>(x, idx, o, s, e),
+                (ElementType::S32, 8) => self.points::<i32, u64>(x, idx, o, s, e),
+                (ElementType::S32, _) => self.points::<i32, u128>(x, idx, o, s, e),
+                (_, 1) => self.points::<i64, u8>(x, idx, o, s, e),
+                (_, 2) => self.points::<i64, u16>(x, idx, o, s, e),
+                (_, 4) => self.points::<i64, u32>(x, idx, o, s, e),
+                (_, 8) => self.points::<i64, u64>(x, idx, o, s, e),
+                (_, _) => self.points::<i64, u128>(x, idx, o, s, e),
+            }
+        }
+    }
+
+    /// [`Self::run`] with `I` indices and elements of `E`'s size.
+    ///
+    /// # Safety
+    /// As [`Self::run`].
+    unsafe fn points<I: Copy + Into<i64>, E: Copy>(
+        &self,
+        x: *const u8,
+        idx: *const u8,
+        o: *mut u8,
+        s: usize,
+        e: usize,
+    ) {
+        let (x, idx, o) = (x.cast::<E>(), idx.cast::<I>(), o.cast::<E>());
+        let r = self.dims.len();
+        let dot =
+            |c: &[usize], st: &[usize]| -> usize { c.iter().zip(st).map(|(a, b)| a * b).sum() };
+        let mut coords = unflatten(s, &self.dims);
+        let (di, dout, dop) = (
+            self.idx_strides[r - 1],
+            self.out_strides[r - 1],
+            self.op_strides[r - 1],
+        );
+        let mut p = s;
+        while p < e {
+            let n = (self.dims[r - 1] - coords[r - 1]).min(e - p);
+            let mut io = dot(&coords, &self.idx_strides);
+            let mut oo = dot(&coords, &self.out_strides);
+            let mut so = dot(&coords, &self.op_strides);
+            // SAFETY: every offset is a point's own position of the indices
+            // and the output; the operand offset is a batch coordinate
+            // inside its dimension plus clamped starts.
+            unsafe {
+                if let [(off, lim, st)] = self.components[..] {
+                    for _ in 0..n {
+                        let v: i64 = idx.add(io + off).read_unaligned().into();
+                        let src = so + v.clamp(0, lim) as usize * st;
+                        o.add(oo).write_unaligned(x.add(src).read_unaligned());
+                        (io, oo, so) = (io + di, oo + dout, so + dop);
+                    }
+                } else {
+                    for _ in 0..n {
+                        let mut src = so;
+                        for &(off, lim, st) in &self.components {
+                            let v: i64 = idx.add(io + off).read_unaligned().into();
+                            src += v.clamp(0, lim) as usize * st;
+                        }
+                        o.add(oo).write_unaligned(x.add(src).read_unaligned());
+                        (io, oo, so) = (io + di, oo + dout, so + dop);
+                    }
+                }
+            }
+            p += n;
+            coords[r - 1] += n - 1;
+            platform_api::index::next_index(&mut coords, &self.dims);
+        }
+    }
 }
 
 /// A gather that copies one contiguous run of the operand per index into
