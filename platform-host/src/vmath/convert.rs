@@ -149,6 +149,48 @@ fn f32_to_f16_soft(x: f32) -> u16 {
     (sign | magnitude) as u16
 }
 
+/// The whole chunks of 8 of [`f16_to_f32`] by `vcvtph2ps`; returns how many
+/// elements it converted. Its own function with the features enabled: in
+/// the level's closure, when LLVM did not inline the closure into the
+/// trampoline, each intrinsic was a call (an f16 matrix-vector product spent
+/// most of its time converting the matrix).
+///
+/// # Safety
+/// The processor has AVX and F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,f16c")]
+unsafe fn f16_to_f32_f16c(src: &[u16], dst: &mut [f32]) -> usize {
+    use std::arch::x86_64::*;
+    for (s, d) in src.chunks_exact(8).zip(dst.chunks_exact_mut(8)) {
+        // SAFETY: the chunks hold exactly 8 elements, so the unaligned 16-
+        // and 32-byte accesses stay inside them.
+        unsafe {
+            let h = _mm_loadu_si128(s.as_ptr().cast());
+            _mm256_storeu_ps(d.as_mut_ptr(), _mm256_cvtph_ps(h));
+        }
+    }
+    src.len().min(dst.len()) / 8 * 8
+}
+
+/// [`f16_to_f32_f16c`] the other way, nearest-even.
+///
+/// # Safety
+/// The processor has AVX and F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,f16c")]
+unsafe fn f32_to_f16_f16c(src: &[f32], dst: &mut [u16]) -> usize {
+    use std::arch::x86_64::*;
+    for (s, d) in src.chunks_exact(8).zip(dst.chunks_exact_mut(8)) {
+        // SAFETY: as in `f16_to_f32_f16c`.
+        unsafe {
+            let v = _mm256_loadu_ps(s.as_ptr());
+            let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v);
+            _mm_storeu_si128(d.as_mut_ptr().cast(), h);
+        }
+    }
+    src.len().min(dst.len()) / 8 * 8
+}
+
 /// `f16` (raw bits) → `f32`, exact.
 #[inline]
 pub fn f16_to_f32(src: &[u16], dst: &mut [f32]) -> Result<()> {
@@ -164,18 +206,9 @@ pub fn f16_to_f32_at(level: Level, src: &[u16], dst: &mut [f32]) -> Result<()> {
         let mut done = 0;
         #[cfg(target_arch = "x86_64")]
         if I::F16C {
-            use std::arch::x86_64::*;
-            for (s, d) in src.chunks_exact(8).zip(dst.chunks_exact_mut(8)) {
-                // SAFETY: `I::F16C` is true only in the AVX2/AVX-512
-                // instantiations, which run with F16C enabled; the chunks hold
-                // exactly 8 elements, so the unaligned 16- and 32-byte accesses
-                // stay inside them.
-                unsafe {
-                    let h = _mm_loadu_si128(s.as_ptr().cast());
-                    _mm256_storeu_ps(d.as_mut_ptr(), _mm256_cvtph_ps(h));
-                }
-            }
-            done = src.len() / 8 * 8;
+            // SAFETY: `I::F16C` is true only in the AVX2/AVX-512
+            // instantiations, which run where F16C and AVX exist.
+            done = unsafe { f16_to_f32_f16c(src, dst) };
         }
         map1(&src[done..], &mut dst[done..], f16_to_f32_soft);
     });
@@ -197,16 +230,8 @@ pub fn f32_to_f16_at(level: Level, src: &[f32], dst: &mut [u16]) -> Result<()> {
         let mut done = 0;
         #[cfg(target_arch = "x86_64")]
         if I::F16C {
-            use std::arch::x86_64::*;
-            for (s, d) in src.chunks_exact(8).zip(dst.chunks_exact_mut(8)) {
-                // SAFETY: as in `f16_to_f32_at`.
-                unsafe {
-                    let v = _mm256_loadu_ps(s.as_ptr());
-                    let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v);
-                    _mm_storeu_si128(d.as_mut_ptr().cast(), h);
-                }
-            }
-            done = src.len() / 8 * 8;
+            // SAFETY: as in `f16_to_f32_at`.
+            done = unsafe { f32_to_f16_f16c(src, dst) };
         }
         map1(&src[done..], &mut dst[done..], f32_to_f16_soft);
     });

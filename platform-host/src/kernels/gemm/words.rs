@@ -1242,6 +1242,17 @@ unsafe fn pack_b<E: WordSource>(
         // panel.
         unsafe {
             let panel = dst.add(q * nr * kcb);
+            if b.cs != 1 && b.rs == 1 {
+                // k-contiguous columns (a transposed rhs; the matrix of a
+                // matrix-vector product, whose product runs as `vector ·
+                // matrixᵀ`): each column's words are read in order, a whole
+                // word at a time. Word by word across the columns, each
+                // element cost a call of `word`, with its bounds checks:
+                // the packing was nine tenths of a bf16 matrix-vector
+                // product.
+                pack_b_columns(kind, b, k, p0, kcb, jq, w, nr, panel);
+                continue;
+            }
             for p in 0..kcb {
                 let out = panel.add(p * nr);
                 let kk = per * (p0 + p);
@@ -1292,6 +1303,71 @@ unsafe fn pack_b<E: WordSource>(
                 for j in w..nr {
                     *out.add(j) = 0;
                 }
+            }
+        }
+    }
+}
+
+/// [`pack_b`]'s panel of columns `jq..jq+w` when B's columns are
+/// contiguous in k (`b.rs == 1`): words `p0..p0+kcb` of each column, column
+/// `j`'s word `p` at `panel[p·nr + j]`, zero-padded to `nr` columns.
+///
+/// # Safety
+/// As [`pack_b`]; `panel` holds `nr·kcb` words.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn pack_b_columns<E: WordSource>(
+    kind: WordKind,
+    b: &Strided<E>,
+    k: usize,
+    p0: usize,
+    kcb: usize,
+    jq: usize,
+    w: usize,
+    nr: usize,
+    panel: *mut u32,
+) {
+    let per = kind.per_word();
+    // Words wholly inside k; the last, partial one goes through `word`.
+    let full = (k / per).saturating_sub(p0).min(kcb);
+    // SAFETY: the caller's block: column `jq + j` holds `k` elements at
+    // unit stride, and the panel `nr·kcb` words.
+    unsafe {
+        for j in 0..w {
+            let col = b.at(0, jq + j);
+            let src = col.add(per * p0);
+            let out = panel.add(j);
+            match kind {
+                WordKind::I8Quads => {
+                    let f = E::FLIP_B * 0x0101_0101;
+                    for p in 0..full {
+                        let s = src.add(4 * p);
+                        *out.add(p * nr) = (s.read().lane8() as u32
+                            | (s.add(1).read().lane8() as u32) << 8
+                            | (s.add(2).read().lane8() as u32) << 16
+                            | (s.add(3).read().lane8() as u32) << 24)
+                            ^ f;
+                    }
+                }
+                WordKind::I32 | WordKind::F32 => {
+                    for p in 0..full {
+                        *out.add(p * nr) = src.add(p).read().lane32();
+                    }
+                }
+                _ => {
+                    for p in 0..full {
+                        *out.add(p * nr) = src.add(2 * p).read().lane16() as u32
+                            | (src.add(2 * p + 1).read().lane16() as u32) << 16;
+                    }
+                }
+            }
+            for p in full..kcb {
+                *out.add(p * nr) = word(kind, col, 1, p0 + p, k, E::FLIP_B);
+            }
+        }
+        for p in 0..kcb {
+            for j in w..nr {
+                *panel.add(p * nr + j) = 0;
             }
         }
     }
