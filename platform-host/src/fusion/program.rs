@@ -60,6 +60,21 @@ pub const BLOCK: usize = 4096;
 /// each step's call: `elementwise_4m` 4.58 -> 4.30 ms on two cores, an
 /// L2-resident 256x512 copy 0.215 -> 0.193 ms (`bench/ab_hlorun.sh`).
 pub const ELEMENTWISE_BLOCK: usize = 1024;
+/// The block of a fusion without reductions whose widest value has
+/// `widest` bytes per element: [`ELEMENTWISE_BLOCK`] elements, or [`BLOCK`]
+/// when every value is one byte (`u8`, `s8`, `pred`). The registers then
+/// take the room of 1024 f32 in L1, and a chain of 8-bit ops pays each
+/// step's call once per 4096 elements instead of 1024 (at 1024, the calls
+/// were most of a u8 chain's time). 16-bit fusions keep 1024: their ops
+/// widen to f32 chunks, and a bf16 chain showed no gain at 2048 on the
+/// shared machine.
+fn elementwise_block(widest: Option<usize>) -> usize {
+    match widest {
+        Some(1) => BLOCK,
+        _ => ELEMENTWISE_BLOCK,
+    }
+}
+
 /// Fewest compute steps per block for which a fusion fetches the next
 /// block's memory ahead.
 pub const FETCH_AHEAD_MIN_OPS: usize = 4;
@@ -2043,7 +2058,7 @@ fn compile_built(b: &mut Builder<'_, '_>) -> Result<BlockProgram> {
         None => (1, b.count(outputs[0])),
     };
     let block = if b.reduces.is_empty() {
-        ELEMENTWISE_BLOCK
+        elementwise_block(b.exprs.iter().map(|e| e.key.ty.byte_size()).max())
     } else {
         BLOCK
     };
