@@ -247,13 +247,15 @@ pub fn run_tasks(tasks: usize, f: impl Fn(usize) + Sync) {
 /// items; inline otherwise. Every index is covered exactly once.
 pub fn parallel_for(n: usize, min_per_task: usize, f: impl Fn(usize, usize) + Sync) {
     let min_per_task = min_per_task.max(1);
-    let threads = compute_pool().current_num_threads();
-    if n < 2 * min_per_task || threads <= 1 {
+    // Too small to split: decided before asking the pool its size, which
+    // costs a lookup per call (a loop's scalar ops run this per iteration).
+    if n < 2 * min_per_task || compute_pool().current_num_threads() <= 1 {
         if n > 0 {
             f(0, n);
         }
         return;
     }
+    let threads = compute_pool().current_num_threads();
     // A few tasks per thread so uneven tasks balance.
     let tasks = (n / min_per_task).min(threads * 4).max(1);
     let chunk = n.div_ceil(tasks);
