@@ -5,10 +5,13 @@
 # per rank count: bytes, hlorun us, direct us, ratio. A benchmark, not a test.
 #
 #   bench/osu_allreduce.sh            (needs Open MPI and libclang; builds in release)
+#
+# HLORUN_MPI_TWO_PHASE_BYTES=never (or a byte count) moves the point from which
+# an all-reduce goes in two phases (docs/distributed.md), to find the crossover.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -p service --features mpi --example osu_allreduce
-BIN=target/release/examples/osu_allreduce
+BIN=${CARGO_TARGET_DIR:-target}/release/examples/osu_allreduce
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for np in 2 4; do
   hl=$(mktemp) di=$(mktemp)

@@ -21,6 +21,17 @@
 //! tags or communicators (whose creation would itself be a collective that
 //! every rank must join).
 //!
+//! A large all-reduce (from [`TWO_PHASE_FROM`] bytes) goes in two phases
+//! (`evaluator::collectives::all_reduce_two_phase`): an all-to-all of chunks
+//! ([`Transport::exchange_chunks`]: each member sends chunk `j` to member `j`
+//! only, into receives posted beforehand at the known size), the rank-order
+//! reduction of one chunk on the calling thread, then an all-gather of the
+//! reduced chunks. That moves about `2(n-1)/n` of the data instead of `n-1`
+//! times it, with the same bits; below the threshold the second round trip
+//! costs more than it saves. Both rounds use the same tag: MPI delivers one
+//! sender's messages in order, so a member's chunk can never be taken for
+//! its reduced chunk.
+//!
 //! # Failures
 //! A rank whose run fails calls [`MpiWorld::abort`] (`MPI_Abort`) after
 //! printing its error: `mpirun` then ends every rank, so no rank is left
@@ -36,11 +47,37 @@ use std::thread::JoinHandle;
 /// The tag of every exchange (see the module docs on ordering).
 const EXCHANGE_TAG: i32 = 42;
 
+/// From how many bytes an all-reduce goes in two phases (all-to-all, reduce,
+/// all-gather) rather than one all-gather: measured with
+/// `bench/osu_allreduce.sh` (docs/distributed.md), where the second round
+/// trip stops costing more than the extra data and arithmetic it saves.
+const TWO_PHASE_FROM: usize = 64 << 10;
+
+/// [`TWO_PHASE_FROM`], or `HLORUN_MPI_TWO_PHASE_BYTES` (a byte count, or
+/// `never`) to measure the crossover on another machine. Every rank must see
+/// the same value (mpirun passes the environment to all), since the two
+/// paths exchange different messages.
+fn two_phase_from() -> usize {
+    match std::env::var("HLORUN_MPI_TWO_PHASE_BYTES") {
+        Ok(v) if v == "never" => usize::MAX,
+        Ok(v) => v.parse().unwrap_or(TWO_PHASE_FROM),
+        Err(_) => TWO_PHASE_FROM,
+    }
+}
+
 enum Request {
     Exchange {
         group: Vec<usize>,
         position: usize,
         data: Vec<u8>,
+        reply: Sender<Vec<Vec<u8>>>,
+    },
+    /// An all-to-all: bytes `bounds[j]..bounds[j + 1]` of `data` to member `j`.
+    Chunks {
+        group: Vec<usize>,
+        position: usize,
+        data: Vec<u8>,
+        bounds: Vec<usize>,
         reply: Sender<Vec<Vec<u8>>>,
     },
     Abort(i32),
@@ -90,6 +127,7 @@ impl MpiWorld {
         Arc::new(MpiTransport {
             rank: self.rank,
             size: self.size,
+            two_phase_from: two_phase_from(),
             requests: self.requests.clone(),
         })
     }
@@ -162,6 +200,69 @@ fn mpi_thread(inbox: Receiver<Request>, ready: Sender<Option<(usize, usize)>>) {
                 received[position] = data;
                 let _ = reply.send(received);
             }
+            Request::Chunks {
+                group,
+                position,
+                data,
+                bounds,
+                reply,
+            } => {
+                // Every member's chunk `position` has this size (the members
+                // split contributions of one shape at the same bounds); the
+                // receives are posted first, into buffers of that size, so
+                // no message waits for a probe or lands in a temporary.
+                let mine = bounds[position]..bounds[position + 1];
+                let mut received: Vec<Vec<u8>> = group
+                    .iter()
+                    .enumerate()
+                    .map(|(j, _)| {
+                        if j == position {
+                            data[mine.clone()].to_vec()
+                        } else {
+                            vec![0; mine.len()]
+                        }
+                    })
+                    .collect();
+                mpi::request::scope(|scope| {
+                    let receives: Vec<_> = received
+                        .iter_mut()
+                        .zip(&group)
+                        .enumerate()
+                        .filter(|&(j, _)| j != position)
+                        .map(|(_, (buffer, &peer))| {
+                            world
+                                .process_at_rank(peer as i32)
+                                .immediate_receive_into_with_tag(
+                                    scope,
+                                    &mut buffer[..],
+                                    EXCHANGE_TAG,
+                                )
+                        })
+                        .collect();
+                    // Starting with the next member, so that the members do
+                    // not all send to member 0 first.
+                    let n = group.len();
+                    let sends: Vec<_> = (1..n)
+                        .map(|k| (position + k) % n)
+                        .map(|j| {
+                            world
+                                .process_at_rank(group[j] as i32)
+                                .immediate_send_with_tag(
+                                    scope,
+                                    &data[bounds[j]..bounds[j + 1]],
+                                    EXCHANGE_TAG,
+                                )
+                        })
+                        .collect();
+                    for r in receives {
+                        r.wait();
+                    }
+                    for s in sends {
+                        s.wait();
+                    }
+                });
+                let _ = reply.send(received);
+            }
         }
     }
     drop(universe);
@@ -171,6 +272,8 @@ fn mpi_thread(inbox: Receiver<Request>, ready: Sender<Option<(usize, usize)>>) {
 struct MpiTransport {
     rank: usize,
     size: usize,
+    /// Contribution size from which an all-reduce goes in two phases.
+    two_phase_from: usize,
     requests: Option<Sender<Request>>,
 }
 
@@ -182,6 +285,53 @@ impl Transport for MpiTransport {
         position: usize,
         data: Vec<u8>,
     ) -> Result<Vec<Vec<u8>>> {
+        self.check(what, group, position)?;
+        self.ask(what, |reply| Request::Exchange {
+            group: group.to_vec(),
+            position,
+            data,
+            reply,
+        })
+    }
+
+    fn exchange_chunks(
+        &self,
+        what: &str,
+        group: &[usize],
+        position: usize,
+        data: Vec<u8>,
+        bounds: &[usize],
+    ) -> Result<Vec<Vec<u8>>> {
+        self.check(what, group, position)?;
+        let ordered = bounds.len() == group.len() + 1
+            && bounds.windows(2).all(|w| w[0] <= w[1])
+            && bounds.last() == Some(&data.len());
+        if !ordered {
+            return Err(Error::invalid_argument(format!(
+                "rank {}: collective %{what}: bounds {bounds:?} do not split {} bytes among {} members",
+                self.rank,
+                data.len(),
+                group.len()
+            )));
+        }
+        self.ask(what, |reply| Request::Chunks {
+            group: group.to_vec(),
+            position,
+            data,
+            bounds: bounds.to_vec(),
+            reply,
+        })
+    }
+
+    fn two_phase_from(&self, members: usize) -> Option<usize> {
+        let _ = members;
+        Some(self.two_phase_from)
+    }
+}
+
+impl MpiTransport {
+    /// The group names only ranks of this world, and this rank where it says.
+    fn check(&self, what: &str, group: &[usize], position: usize) -> Result<()> {
         if let Some(bad) = group.iter().find(|&&g| g >= self.size) {
             return Err(Error::invalid_argument(format!(
                 "rank {}: collective %{what} names device {bad}, but the MPI world has {} rank(s)",
@@ -194,6 +344,15 @@ impl Transport for MpiTransport {
                 self.rank
             )));
         }
+        Ok(())
+    }
+
+    /// Sends the MPI thread a request and waits for its answer.
+    fn ask(
+        &self,
+        what: &str,
+        request: impl FnOnce(Sender<Vec<Vec<u8>>>) -> Request,
+    ) -> Result<Vec<Vec<u8>>> {
         let (reply, answer) = bounded(1);
         let gone = || {
             Error::internal(format!(
@@ -204,12 +363,7 @@ impl Transport for MpiTransport {
         self.requests
             .as_ref()
             .ok_or_else(gone)?
-            .send(Request::Exchange {
-                group: group.to_vec(),
-                position,
-                data,
-                reply,
-            })
+            .send(request(reply))
             .map_err(|_| gone())?;
         answer.recv().map_err(|_| gone())
     }

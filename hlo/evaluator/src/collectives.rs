@@ -55,6 +55,162 @@ pub trait Transport: Send + Sync {
         position: usize,
         data: Vec<u8>,
     ) -> Result<Vec<Vec<u8>>>;
+
+    /// An all-to-all: chunk `j` of `data` (bytes `bounds[j]..bounds[j + 1]`,
+    /// `bounds` holding one more offset than the group has members) goes to
+    /// member `j`; returns what every member sent this one, in group order.
+    /// Every member splits its data at the same bounds.
+    ///
+    /// The default is built on [`Transport::exchange`] (so it moves every
+    /// member's whole data to everyone); a transport that overrides it with a
+    /// real all-to-all moves only each chunk to its member, which is what makes
+    /// the two-phase all-reduce ([`Transport::two_phase_from`]) pay.
+    fn exchange_chunks(
+        &self,
+        what: &str,
+        group: &[usize],
+        position: usize,
+        data: Vec<u8>,
+        bounds: &[usize],
+    ) -> Result<Vec<Vec<u8>>> {
+        let (start, end) = chunk_bounds(what, bounds, position, data.len())?;
+        let all = self.exchange(what, group, position, data)?;
+        all.into_iter()
+            .map(|d| {
+                d.get(start..end).map(<[u8]>::to_vec).ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "%{what}: a member sent {} bytes, fewer than this device's {}",
+                        d.len(),
+                        bounds.last().copied().unwrap_or(0)
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// From how many bytes of contribution an all-reduce among `members`
+    /// devices should go in two phases (an all-to-all of chunks through
+    /// [`Transport::exchange_chunks`], each member reducing its chunk in rank
+    /// order, then an all-gather of the reduced chunks) rather than one
+    /// all-gather of whole buffers and a reduction of everything by everyone.
+    /// Both give bit-identical results; two phases move about `2(n-1)/n` of the
+    /// data instead of `n-1` times it and share the arithmetic, but cost two
+    /// round trips. `None` (the default): always one round.
+    fn two_phase_from(&self, members: usize) -> Option<usize> {
+        let _ = members;
+        None
+    }
+}
+
+/// Bytes `bounds[j]..bounds[j + 1]` of a buffer of `len` bytes, checked.
+fn chunk_bounds(what: &str, bounds: &[usize], j: usize, len: usize) -> Result<(usize, usize)> {
+    match (bounds.get(j), bounds.get(j + 1)) {
+        (Some(&s), Some(&e)) if s <= e && e <= len && bounds.last() == Some(&len) => Ok((s, e)),
+        _ => Err(Error::invalid_argument(format!(
+            "%{what}: chunk {j} of bounds {bounds:?} does not split {len} bytes"
+        ))),
+    }
+}
+
+/// Element range of chunk `j` of `count` elements split among `n` members
+/// (as even as can be; the same on every member).
+fn chunk_elements(count: usize, n: usize, j: usize) -> (usize, usize) {
+    (count * j / n, count * (j + 1) / n)
+}
+
+/// `read(leaf, bytes, out)` of [`all_reduce_two_phase`]: appends this
+/// member's bytes of a leaf to `out`.
+pub type ReadLeaf<'a> = dyn FnMut(usize, std::ops::Range<usize>, &mut Vec<u8>) + 'a;
+/// `reduce(leaf, acc, x)` of [`all_reduce_two_phase`]: `acc = to_apply(acc, x)`
+/// elementwise over a chunk of a leaf.
+pub type ReduceChunk<'a> = dyn FnMut(usize, &mut [u8], &[u8]) -> Result<()> + 'a;
+/// `write(leaf, offset, bytes)` of [`all_reduce_two_phase`]: stores reduced
+/// bytes of a leaf at a byte offset.
+pub type WriteLeaf<'a> = dyn FnMut(usize, usize, &[u8]) + 'a;
+
+/// An all-reduce through `transport` in two phases, bit-identical to reducing
+/// every member's whole contribution in rank order: each leaf (`leaves`:
+/// element count and width in bytes) is split into one chunk per member; the
+/// all-to-all hands member `j` every member's chunk `j`; it folds them with
+/// `reduce(leaf, acc, x)` (`acc = to_apply(acc, x)` elementwise) in rank
+/// order `0..n`, exactly the in-process order, and element by element, so the
+/// chunking cannot change a result; an all-gather of the reduced chunks then
+/// gives everyone the whole. `read(leaf, bytes, out)` appends this member's
+/// bytes of a leaf to `out`; `write(leaf, offset, bytes)` stores reduced bytes
+/// of a leaf at a byte offset.
+#[allow(clippy::too_many_arguments)]
+pub fn all_reduce_two_phase(
+    transport: &dyn Transport,
+    what: &str,
+    group: &[usize],
+    position: usize,
+    leaves: &[(usize, usize)],
+    read: &mut ReadLeaf<'_>,
+    reduce: &mut ReduceChunk<'_>,
+    write: &mut WriteLeaf<'_>,
+) -> Result<()> {
+    let n = group.len();
+    let total: usize = leaves.iter().map(|(c, w)| c * w).sum();
+    // Chunk j: part j of every leaf, leaf after leaf.
+    let mut data = Vec::with_capacity(total);
+    let mut bounds = Vec::with_capacity(n + 1);
+    for j in 0..n {
+        bounds.push(data.len());
+        for (leaf, &(count, width)) in leaves.iter().enumerate() {
+            let (s, e) = chunk_elements(count, n, j);
+            read(leaf, s * width..e * width, &mut data);
+        }
+    }
+    bounds.push(data.len());
+    if data.len() != total {
+        return Err(Error::internal(format!(
+            "%{what}: read {} bytes of a {total}-byte contribution",
+            data.len()
+        )));
+    }
+    let received = transport.exchange_chunks(what, group, position, data, &bounds)?;
+    let mine = bounds[position + 1] - bounds[position];
+    let mut received = received.into_iter();
+    let mut acc = received
+        .next()
+        .ok_or_else(|| Error::internal(format!("%{what}: an empty group")))?;
+    for (member, x) in received.enumerate() {
+        if x.len() != mine || acc.len() != mine {
+            return Err(Error::invalid_argument(format!(
+                "%{what}: device {} sent a {}-byte chunk, this device's is {mine}",
+                group.get(member + 1).copied().unwrap_or(member + 1),
+                x.len()
+            )));
+        }
+        let mut at = 0;
+        for (leaf, &(count, width)) in leaves.iter().enumerate() {
+            let (s, e) = chunk_elements(count, n, position);
+            let len = (e - s) * width;
+            if len > 0 {
+                reduce(leaf, &mut acc[at..at + len], &x[at..at + len])?;
+            }
+            at += len;
+        }
+    }
+    let reduced = transport.exchange(what, group, position, acc)?;
+    for (j, chunk) in reduced.iter().enumerate() {
+        let expected = bounds.get(j + 1).zip(bounds.get(j)).map(|(e, s)| e - s);
+        if expected != Some(chunk.len()) {
+            return Err(Error::invalid_argument(format!(
+                "%{what}: device {} sent a {}-byte reduced chunk, {expected:?} expected",
+                group.get(j).copied().unwrap_or(j),
+                chunk.len()
+            )));
+        }
+        let mut at = 0;
+        for (leaf, &(count, width)) in leaves.iter().enumerate() {
+            let (s, e) = chunk_elements(count, n, j);
+            let len = (e - s) * width;
+            write(leaf, s * width, &chunk[at..at + len]);
+            at += len;
+        }
+    }
+    Ok(())
 }
 
 fn transport_slot() -> &'static RwLock<Option<Arc<dyn Transport>>> {
@@ -241,7 +397,23 @@ pub fn run(
         occurrence: at.occurrence,
         group: members.clone(),
     };
-    let all = match transport() {
+    let transport = transport();
+    if let (Some(t), Op::AllReduce { to_apply, .. } | Op::AllReduceStart { to_apply, .. }) =
+        (&transport, &instr.op)
+    {
+        if let Some(result) = all_reduce_remote(
+            ev,
+            t.as_ref(),
+            instr,
+            *to_apply,
+            &members,
+            position,
+            &operands,
+        )? {
+            return Ok(result);
+        }
+    }
+    let all = match transport {
         Some(t) => exchange_remote(t.as_ref(), &instr.name, &members, position, operands)?,
         None => exchange(key, position, operands)?,
     };
@@ -395,6 +567,89 @@ pub fn run(
     }
 }
 
+/// An all-reduce across processes in two phases
+/// ([`all_reduce_two_phase`]), when the transport finds this contribution
+/// big enough for that to pay; `None` leaves it to the one-round exchange.
+#[allow(clippy::too_many_arguments)]
+fn all_reduce_remote(
+    ev: &mut Evaluator<'_>,
+    transport: &dyn Transport,
+    instr: &HloInstruction,
+    to_apply: CompId,
+    members: &[usize],
+    position: usize,
+    operands: &[Value],
+) -> Result<Option<Value>> {
+    let arrays = operands
+        .iter()
+        .map(Value::array)
+        .collect::<Result<Vec<&Literal>>>()?;
+    let mut leaves = Vec::with_capacity(arrays.len());
+    for a in &arrays {
+        let (count, bytes) = (a.element_count(), a.bytes()?.len());
+        // Chunks split at element boundaries; a packed sub-byte layout
+        // (or an empty array) stays with the one-round exchange.
+        if count == 0 || bytes % count != 0 {
+            return Ok(None);
+        }
+        leaves.push((count, bytes / count));
+    }
+    let total: usize = leaves.iter().map(|(c, w)| c * w).sum();
+    match transport.two_phase_from(members.len()) {
+        Some(from) if members.len() > 1 && total >= from => {}
+        _ => return Ok(None),
+    }
+    let mut outputs: Vec<Vec<u8>> = leaves.iter().map(|(c, w)| vec![0; c * w]).collect();
+    let mut failure = None;
+    all_reduce_two_phase(
+        transport,
+        &instr.name,
+        members,
+        position,
+        &leaves,
+        &mut |leaf, range, out| {
+            if let Some(b) = arrays.get(leaf).and_then(|a| a.bytes().ok()) {
+                out.extend_from_slice(&b[range]);
+            }
+        },
+        &mut |leaf, acc, x| {
+            let (_, width) = leaves[leaf];
+            let ty = arrays[leaf].shape().array_or_err()?.element_type;
+            let shape = Shape::array(ty, vec![acc.len() / width]);
+            let a = Literal::from_bytes(shape.clone(), acc)?;
+            let b = Literal::from_bytes(shape, x)?;
+            let c = combine(ev, to_apply, &a, &b)?;
+            acc.copy_from_slice(c.bytes()?);
+            Ok(())
+        },
+        &mut |leaf, offset, bytes| match outputs.get_mut(leaf) {
+            Some(o) if offset + bytes.len() <= o.len() => {
+                o[offset..offset + bytes.len()].copy_from_slice(bytes)
+            }
+            _ => failure = Some(leaf),
+        },
+    )?;
+    if let Some(leaf) = failure {
+        return Err(Error::internal(format!(
+            "%{}: a reduced chunk does not fit leaf {leaf}",
+            instr.name
+        )));
+    }
+    let parts = arrays
+        .iter()
+        .zip(outputs)
+        .map(|(a, bytes)| Literal::from_bytes(a.shape().clone(), &bytes))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Some(if instr.shape.is_tuple() {
+        Value::Tuple(parts.into_iter().map(Value::from).collect())
+    } else {
+        match parts.into_iter().next() {
+            Some(p) => Value::from(p),
+            None => Value::Tuple(Vec::new()),
+        }
+    }))
+}
+
 /// Block `position` of `n` equal blocks of `value` along `dimension`.
 fn chunk(
     value: &Literal,
@@ -480,4 +735,140 @@ pub fn combine(
         out.set(i, super::scalar_of(&v, "the reduction's result")?)?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An in-memory transport among threads: the default `exchange_chunks`
+    /// (built on `exchange`) and two phases from any size.
+    struct Threads {
+        rounds: Mutex<HashMap<u64, Vec<Option<Vec<u8>>>>>,
+        counters: Mutex<Vec<u64>>,
+        arrived: Condvar,
+    }
+
+    impl Transport for Threads {
+        fn exchange(
+            &self,
+            _what: &str,
+            group: &[usize],
+            position: usize,
+            data: Vec<u8>,
+        ) -> Result<Vec<Vec<u8>>> {
+            let round = {
+                let mut c = self.counters.lock().map_err(poisoned)?;
+                c[position] += 1;
+                c[position]
+            };
+            let mut rounds = self.rounds.lock().map_err(poisoned)?;
+            rounds
+                .entry(round)
+                .or_insert_with(|| vec![None; group.len()])[position] = Some(data);
+            self.arrived.notify_all();
+            loop {
+                let slots = &rounds[&round];
+                if slots.iter().all(Option::is_some) {
+                    return Ok(slots.iter().flatten().cloned().collect());
+                }
+                rounds = self.arrived.wait(rounds).map_err(poisoned)?;
+            }
+        }
+
+        fn two_phase_from(&self, _members: usize) -> Option<usize> {
+            Some(0)
+        }
+    }
+
+    /// Two phases give every member, bit for bit, the rank-order fold of
+    /// the whole contributions (float sums, whose order matters), for groups
+    /// of 2 to 5 and leaf sizes that do not divide evenly (or give empty chunks).
+    #[test]
+    fn two_phase_all_reduce_is_the_rank_order_fold() {
+        for n in 2..=5usize {
+            for counts in [vec![1usize, 3], vec![7], vec![1000, 2, 33]] {
+                let contribution = |member: usize, leaf: usize| -> Vec<f32> {
+                    (0..counts[leaf])
+                        .map(|i| {
+                            ((member * 7919 + leaf * 104_729 + i * 31) % 997) as f32 * 1.1e-3 + 1e4
+                        })
+                        .collect()
+                };
+                let expected: Vec<Vec<f32>> = (0..counts.len())
+                    .map(|leaf| {
+                        let mut acc = contribution(0, leaf);
+                        for m in 1..n {
+                            for (a, x) in acc.iter_mut().zip(contribution(m, leaf)) {
+                                *a += x;
+                            }
+                        }
+                        acc
+                    })
+                    .collect();
+                let transport = Arc::new(Threads {
+                    rounds: Mutex::new(HashMap::new()),
+                    counters: Mutex::new(vec![0; n]),
+                    arrived: Condvar::new(),
+                });
+                let group: Vec<usize> = (0..n).collect();
+                let results: Vec<Vec<Vec<f32>>> = std::thread::scope(|s| {
+                    let handles: Vec<_> = (0..n)
+                        .map(|member| {
+                            let (transport, group, counts) = (&transport, &group, &counts);
+                            s.spawn(move || {
+                                let mine: Vec<Vec<u8>> = (0..counts.len())
+                                    .map(|l| {
+                                        contribution(member, l)
+                                            .iter()
+                                            .flat_map(|x| x.to_le_bytes())
+                                            .collect()
+                                    })
+                                    .collect();
+                                let leaves: Vec<(usize, usize)> =
+                                    counts.iter().map(|&c| (c, 4)).collect();
+                                let mut out: Vec<Vec<u8>> =
+                                    counts.iter().map(|&c| vec![0; c * 4]).collect();
+                                all_reduce_two_phase(
+                                    transport.as_ref(),
+                                    "ar",
+                                    group,
+                                    member,
+                                    &leaves,
+                                    &mut |l, r, d| d.extend_from_slice(&mine[l][r]),
+                                    &mut |_, acc, x| {
+                                        for (a, b) in acc.chunks_mut(4).zip(x.chunks(4)) {
+                                            let s = f32::from_le_bytes(a.try_into().unwrap())
+                                                + f32::from_le_bytes(b.try_into().unwrap());
+                                            a.copy_from_slice(&s.to_le_bytes());
+                                        }
+                                        Ok(())
+                                    },
+                                    &mut |l, at, b| out[l][at..at + b.len()].copy_from_slice(b),
+                                )
+                                .unwrap();
+                                out.iter()
+                                    .map(|o| {
+                                        o.chunks(4)
+                                            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+                                            .collect()
+                                    })
+                                    .collect()
+                            })
+                        })
+                        .collect();
+                    handles.into_iter().map(|h| h.join().unwrap()).collect()
+                });
+                for (member, got) in results.iter().enumerate() {
+                    for (leaf, (g, e)) in got.iter().zip(&expected).enumerate() {
+                        let same = g.iter().zip(e).all(|(a, b)| a.to_bits() == b.to_bits());
+                        assert!(
+                            same && g.len() == e.len(),
+                            "n={n} member {member} leaf {leaf}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

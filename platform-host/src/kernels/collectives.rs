@@ -34,13 +34,7 @@ type Meeting = (usize, Vec<usize>, Arc<Vec<Vec<u8>>>);
 /// Exchanges `data` with this execution's group (XLA's group mode for the
 /// op of the instruction named in `op`).
 fn meet((op, name): &(Op, String), run: &RunState, data: Vec<u8>) -> Result<Meeting> {
-    let me = Devices {
-        replica: run.replica,
-        partition: run.partition,
-        replica_count: run.replica_count.max(1),
-        partition_count: run.partition_count.max(1),
-    };
-    let (group, rank) = participants(op, me)?;
+    let (group, rank) = group_of(op, run)?;
     // Across processes, the installed transport carries the exchange.
     if let Some(transport) = platform_api::evaluator::collectives::transport() {
         let all = transport.exchange(name, &group, rank, data)?;
@@ -53,6 +47,85 @@ fn meet((op, name): &(Op, String), run: &RunState, data: Vec<u8>) -> Result<Meet
     };
     let all = exchange(&key, rank, data)?;
     Ok((rank, group, all))
+}
+
+/// The group this execution meets for `op` (global device ids) and its
+/// place in it.
+fn group_of(op: &Op, run: &RunState) -> Result<(Vec<usize>, usize)> {
+    participants(
+        op,
+        Devices {
+            replica: run.replica,
+            partition: run.partition,
+            replica_count: run.replica_count.max(1),
+            partition_count: run.partition_count.max(1),
+        },
+    )
+}
+
+/// An all-reduce across processes in two phases
+/// (`evaluator::collectives::all_reduce_two_phase`: an all-to-all of chunks,
+/// each process reducing its chunk in rank order, an all-gather of the
+/// reduced chunks), when a transport is installed and finds the contribution
+/// big enough; `false` leaves it to the one-round [`meet`].
+fn all_reduce_remote(
+    (op, name): &(Op, String),
+    ctx: &ExecuteContext<'_>,
+    operand_leaves: &[BufferSlice],
+    results: &[BufferSlice],
+    reducers: &[(Reducer, usize)],
+) -> Result<bool> {
+    let Some(transport) = platform_api::evaluator::collectives::transport() else {
+        return Ok(false);
+    };
+    let total: usize = operand_leaves.iter().map(|s| s.size).sum();
+    let mut leaves = Vec::with_capacity(reducers.len());
+    for ((_, count), (leaf, out)) in reducers.iter().zip(operand_leaves.iter().zip(results)) {
+        // Chunks split at element boundaries: a packed sub-byte layout (or an
+        // empty array) stays with the one-round exchange.
+        if *count == 0 || leaf.size % count != 0 || out.size != leaf.size {
+            return Ok(false);
+        }
+        leaves.push((*count, leaf.size / count));
+    }
+    let (group, rank) = group_of(op, ctx.run)?;
+    match transport.two_phase_from(group.len()) {
+        Some(from) if group.len() > 1 && total >= from => {}
+        _ => return Ok(false),
+    }
+    platform_api::evaluator::collectives::all_reduce_two_phase(
+        transport.as_ref(),
+        name,
+        &group,
+        rank,
+        &leaves,
+        &mut |leaf, range, data| {
+            let s = operand_leaves[leaf];
+            // SAFETY: `range` lies inside the operand leaf's `s.size` bytes
+            // (element ranges of its element count).
+            data.extend_from_slice(unsafe {
+                std::slice::from_raw_parts(ctx.ptr(s).add(range.start), range.len())
+            });
+        },
+        &mut |leaf, acc, x| {
+            let (reducer, _) = &reducers[leaf];
+            reducer.apply(acc, x, acc.len() / leaves[leaf].1);
+            Ok(())
+        },
+        &mut |leaf, offset, bytes| {
+            // SAFETY: the bytes of an element range of the result leaf, which
+            // has the operand leaf's size (checked above); every operand byte
+            // was read before the first write, so an in-place all-reduce is fine.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    ctx.ptr(results[leaf]).add(offset),
+                    bytes.len(),
+                )
+            };
+        },
+    )?;
+    Ok(true)
 }
 
 fn read_leaves(ctx: &ExecuteContext<'_>, leaves: &[BufferSlice]) -> Vec<u8> {
@@ -144,6 +217,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             }
             let op = (instr.op.clone(), name.clone());
             Ok(thunk(name, category, move |ctx| {
+                if all_reduce_remote(&op, ctx, &operand_leaves, &results, &reducers)? {
+                    return Ok(());
+                }
                 let (_, _, all) = meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
                 let mut offset = 0;
                 for ((reducer, n), out) in reducers.iter().zip(&results) {
