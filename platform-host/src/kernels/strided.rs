@@ -164,6 +164,17 @@ impl StridedCopy {
                     let (s, t) = (src.offset(so), dst.offset(to));
                     if si == 1 && ti == 1 {
                         std::ptr::copy_nonoverlapping(s, t, n_inner);
+                    } else if si == -1 && ti == 1 && n_inner > 0 {
+                        // A reversed run (`reverse` of the innermost
+                        // dimension): as slices, so the compiler vectorises
+                        // it with lane permutes instead of one element at a
+                        // time.
+                        let from =
+                            std::slice::from_raw_parts(s.offset(1 - n_inner as isize), n_inner);
+                        let to = std::slice::from_raw_parts_mut(t, n_inner);
+                        for (x, y) in to.iter_mut().zip(from.iter().rev()) {
+                            *x = *y;
+                        }
                     } else if si == 0 {
                         let v = s.read();
                         for k in 0..n_inner {
