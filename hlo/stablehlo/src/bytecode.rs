@@ -135,6 +135,24 @@ pub(crate) enum BAttr {
     Unsupported(String),
 }
 
+/// A decoded attribute or type entry.
+#[derive(Debug)]
+enum Decoded {
+    Attr(BAttr),
+    Type(BType),
+}
+
+impl Decoded {
+    /// What an entry of a kind this reader cannot represent decodes to.
+    fn unsupported(attr: bool, what: String) -> Decoded {
+        if attr {
+            Decoded::Attr(BAttr::Unsupported(what))
+        } else {
+            Decoded::Type(BType::Unsupported(what))
+        }
+    }
+}
+
 /// Reads the attributes and types of one dialect.
 pub(crate) trait DialectDecoder {
     fn attribute(&self, r: &mut EntryReader<'_, '_>) -> Result<BAttr>;
@@ -330,6 +348,21 @@ impl<'t, 'a> EntryReader<'t, 'a> {
         let i = self.cur.varint()?;
         self.tables.attribute(i, &self.cur)
     }
+    /// A ranked tensor type as the builtin and VHLO dialects both encode it:
+    /// an optional encoding attribute, the dimensions, the element type.
+    pub(crate) fn tensor_type(&mut self, with_encoding: bool) -> Result<BType> {
+        let encoding = if with_encoding {
+            Some(self.attribute()?)
+        } else {
+            None
+        };
+        Ok(BType::Tensor {
+            encoding,
+            dims: self.signed_varints()?,
+            elem: self.ty()?,
+        })
+    }
+
     /// `readOptionalAttribute`: an index with a presence flag in its low bit.
     pub(crate) fn optional_attribute(&mut self) -> Result<Option<Rc<BAttr>>> {
         let v = self.cur.varint()?;
@@ -423,7 +456,10 @@ impl<'a> Tables<'a> {
         if let Some(a) = &self.attr_cache.borrow()[idx] {
             return Ok(a.clone());
         }
-        let a = Rc::new(self.decode(true, idx, at)?.0.expect("attribute"));
+        let Decoded::Attr(a) = self.decode(true, idx, at)? else {
+            return Err(Error::internal("an attribute entry decoded as a type"));
+        };
+        let a = Rc::new(a);
         self.attr_cache.borrow_mut()[idx] = Some(a.clone());
         Ok(a)
     }
@@ -436,17 +472,15 @@ impl<'a> Tables<'a> {
         if let Some(t) = &self.type_cache.borrow()[idx] {
             return Ok(t.clone());
         }
-        let t = Rc::new(self.decode(false, idx, at)?.1.expect("type"));
+        let Decoded::Type(t) = self.decode(false, idx, at)? else {
+            return Err(Error::internal("a type entry decoded as an attribute"));
+        };
+        let t = Rc::new(t);
         self.type_cache.borrow_mut()[idx] = Some(t.clone());
         Ok(t)
     }
 
-    fn decode(
-        &self,
-        attr: bool,
-        idx: usize,
-        at: &Cursor<'_>,
-    ) -> Result<(Option<BAttr>, Option<BType>)> {
+    fn decode(&self, attr: bool, idx: usize, at: &Cursor<'_>) -> Result<Decoded> {
         let what = if attr { "attribute" } else { "type" };
         if !self.busy.borrow_mut().insert((attr, idx)) {
             return Err(at.err(format!("{what} {idx} refers to itself")));
@@ -465,7 +499,7 @@ impl<'a> Tables<'a> {
         r
     }
 
-    fn decode_entry(&self, attr: bool, idx: usize) -> Result<(Option<BAttr>, Option<BType>)> {
+    fn decode_entry(&self, attr: bool, idx: usize) -> Result<Decoded> {
         let e = if attr {
             &self.attr_entries[idx]
         } else {
@@ -480,43 +514,25 @@ impl<'a> Tables<'a> {
             // The text form, written for attributes and types whose dialect
             // has no binary encoding: kept for the error that names it.
             let text = r.cur.nul_string()?;
+            Decoded::unsupported(attr, format!("'{text}'"))
+        } else if dialect == "builtin" {
             if attr {
-                (Some(BAttr::Unsupported(format!("'{text}'"))), None)
+                Decoded::Attr(builtin_attribute(&mut r)?)
             } else {
-                (None, Some(BType::Unsupported(format!("'{text}'"))))
+                Decoded::Type(builtin_type(&mut r)?)
             }
         } else {
-            let decoder = self
-                .decoders
-                .iter()
-                .find(|(d, _)| *d == dialect)
-                .map(|(_, d)| *d);
-            match (dialect, decoder) {
-                ("builtin", _) => {
-                    if attr {
-                        (Some(builtin_attribute(&mut r)?), None)
-                    } else {
-                        (None, Some(builtin_type(&mut r)?))
-                    }
-                }
-                (_, Some(d)) => {
-                    if attr {
-                        (Some(d.attribute(&mut r)?), None)
-                    } else {
-                        (None, Some(d.ty(&mut r)?))
-                    }
-                }
-                // A dialect this reader does not know (Shardy's `sdy`, say):
-                // its entry is skipped, and an error names it only if the
-                // program needs it.
-                (other, None) => {
-                    let what = format!("an attribute or type of dialect '{other}'");
+            match self.decoders.iter().find(|(d, _)| *d == dialect) {
+                Some((_, d)) if attr => Decoded::Attr(d.attribute(&mut r)?),
+                Some((_, d)) => Decoded::Type(d.ty(&mut r)?),
+                // A dialect this reader does not know: its entry is skipped,
+                // and an error names it only if the program needs it.
+                None => {
                     r.cur.bytes(r.cur.remaining() as u64)?;
-                    if attr {
-                        (Some(BAttr::Unsupported(what)), None)
-                    } else {
-                        (None, Some(BType::Unsupported(what)))
-                    }
+                    Decoded::unsupported(
+                        attr,
+                        format!("an attribute or type of dialect '{dialect}'"),
+                    )
                 }
             }
         };
@@ -708,25 +724,19 @@ pub(crate) fn read_float(r: &mut EntryReader<'_, '_>, t: &BType) -> Result<f64> 
     let BType::Float(name) = t else {
         return Err(r.err(format!("a float attribute of type {t:?}")));
     };
-    let (width, v) = match *name {
-        "f16" => (16, None),
-        "bf16" => (16, None),
-        "f32" => (32, None),
-        "f64" => (64, None),
-        other => (float_width(other), Some(other)),
-    };
-    let bits = r.apint(width)?;
-    Ok(match (*name, v) {
-        ("f16", _) => half::f16::from_bits(bits as u16).to_f64(),
-        ("bf16", _) => half::bf16::from_bits(bits as u16).to_f64(),
-        ("f32", _) => f64::from(f32::from_bits(bits as u32)),
-        ("f64", _) => f64::from_bits(bits as u64),
-        (_, Some(other)) => {
+    // Every float type's value is read (so the entry ends where it should);
+    // the types an attribute of StableHLO's holds are widened.
+    let bits = r.apint(float_width(name))?;
+    Ok(match *name {
+        "f16" => half::f16::from_bits(bits as u16).to_f64(),
+        "bf16" => half::bf16::from_bits(bits as u16).to_f64(),
+        "f32" => f64::from(f32::from_bits(bits as u32)),
+        "f64" => f64::from_bits(bits as u64),
+        other => {
             return Err(Error::unimplemented(format!(
                 "MLIR bytecode: a float attribute of type {other} is not supported"
             )))
         }
-        _ => unreachable!(),
     })
 }
 
@@ -773,20 +783,7 @@ fn builtin_type(r: &mut EntryReader<'_, '_>) -> Result<BType> {
         8 => BType::Float("f128"),
         9 => BType::Complex(r.ty()?),
         12 => BType::None,
-        13 | 14 => {
-            let encoding = if code == 14 {
-                Some(r.attribute()?)
-            } else {
-                None
-            };
-            let dims = r.signed_varints()?;
-            let elem = r.ty()?;
-            BType::Tensor {
-                dims,
-                elem,
-                encoding,
-            }
-        }
+        13 | 14 => r.tensor_type(code == 14)?,
         15 => BType::Tuple(r.types()?),
         18 => BType::UnrankedTensor(r.ty()?),
         10 | 11 | 16 | 17 => BType::Unsupported("memref".into()),

@@ -1792,7 +1792,7 @@ fn encode(e: &DenseElem, ty: ElementType, pos: Pos) -> Result<Vec<u8>> {
     })
 }
 
-fn dense_ints(d: &Dense, t: &Type, pos: Pos) -> Result<Vec<i64>> {
+pub(crate) fn dense_ints(d: &Dense, t: &Type, pos: Pos) -> Result<Vec<i64>> {
     match d {
         Dense::Elems(es) => es
             .iter()
@@ -1805,16 +1805,16 @@ fn dense_ints(d: &Dense, t: &Type, pos: Pos) -> Result<Vec<i64>> {
         // Raw little-endian elements (MLIR bytecode writes every dense
         // attribute so); booleans take a byte each.
         Dense::Hex(raw) => {
-            let (width, signed) = match t {
+            let (bits, signed) = match t {
                 Type::Tensor { elem, .. } => match elem.0.as_str() {
                     "i1" => (1, false),
-                    "i8" => (1, true),
-                    "ui8" => (1, false),
-                    "i16" => (2, true),
-                    "ui16" => (2, false),
-                    "i32" => (4, true),
-                    "ui32" => (4, false),
-                    "i64" | "ui64" | "index" => (8, true),
+                    "i8" => (8, true),
+                    "ui8" => (8, false),
+                    "i16" => (16, true),
+                    "ui16" => (16, false),
+                    "i32" => (32, true),
+                    "ui32" => (32, false),
+                    "i64" | "ui64" | "index" => (64, true),
                     other => {
                         return Err(Error::invalid_argument(format!(
                             "{pos}: expected integers, found elements of {other}"
@@ -1827,20 +1827,7 @@ fn dense_ints(d: &Dense, t: &Type, pos: Pos) -> Result<Vec<i64>> {
                     )))
                 }
             };
-            Ok(raw
-                .chunks_exact(width)
-                .map(|c| {
-                    let mut b = [0u8; 8];
-                    b[..width].copy_from_slice(c);
-                    let v = u64::from_le_bytes(b);
-                    let shift = 64 - 8 * width as u32;
-                    if signed {
-                        ((v << shift) as i64) >> shift
-                    } else {
-                        v as i64
-                    }
-                })
-                .collect())
+            le_ints(raw, bits, signed).ok_or_else(|| Error::internal("integer width"))
         }
     }
 }

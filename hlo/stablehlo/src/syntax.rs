@@ -92,6 +92,31 @@ pub enum DenseElem {
     Complex(Box<DenseElem>, Box<DenseElem>),
 }
 
+/// Integers stored as raw little-endian elements of `bits` bits each (one
+/// byte per element below 8, as MLIR stores booleans and 4-bit integers),
+/// sign-extended when `signed`. `None` for widths other than 1 to 64.
+pub(crate) fn le_ints(raw: &[u8], bits: u32, signed: bool) -> Option<Vec<i64>> {
+    if !(1..=64).contains(&bits) {
+        return None;
+    }
+    let width = bits.div_ceil(8) as usize;
+    let shift = 64 - bits;
+    Some(
+        raw.chunks_exact(width)
+            .map(|c| {
+                let mut b = [0u8; 8];
+                b[..width].copy_from_slice(c);
+                let v = u64::from_le_bytes(b) << shift;
+                if signed {
+                    (v as i64) >> shift
+                } else {
+                    (v >> shift) as i64
+                }
+            })
+            .collect(),
+    )
+}
+
 /// The payload of `dense<...>`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Dense {

@@ -219,16 +219,7 @@ impl bytecode::DialectDecoder for VhloDecoder {
             17 => int(16, false),
             18 => int(32, false),
             19 => int(64, false),
-            20 | 21 => {
-                let encoding = if code == 21 { Some(r.attribute()?) } else { None };
-                let dims = r.signed_varints()?;
-                let elem = r.ty()?;
-                BType::Tensor {
-                    dims,
-                    elem,
-                    encoding,
-                }
-            }
+            20 | 21 => r.tensor_type(code == 21)?,
             22 => BType::Token,
             23 => BType::Tuple(r.types()?),
             24 | 30 => BType::Unsupported("a uniform quantized type".into()),
@@ -524,43 +515,9 @@ impl Converter<'_, '_> {
         hlo_ir::stack::deep(|| self.op_inner(op))
     }
 
-    fn op_inner(&self, op: &BOp) -> Result<Operation> {
-        // Shardy's sharding constraints only say where a value should live;
-        // on the one global program the reader builds they are the identity
-        // (a reshape to the same shape).
-        // A portable artifact that keeps other dialects' ops (Shardy's) wraps
-        // them in `unrealized_conversion_cast`s between VHLO and builtin
-        // types: the identity too.
-        if matches!(
-            op.name.as_str(),
-            "sdy.sharding_constraint" | "sdy.reshard" | "builtin.unrealized_conversion_cast"
-        ) && op.operands.len() == 1
-            && op.result_types.len() == 1
-        {
-            return Ok(Operation {
-                results: op.results.iter().map(|&id| (value_name(id), 1)).collect(),
-                name: "stablehlo.reshape".into(),
-                operands: op
-                    .operands
-                    .iter()
-                    .map(|&id| ValueRef {
-                        name: value_name(id),
-                        index: 0,
-                        pos: pos(op),
-                    })
-                    .collect(),
-                attrs: Vec::new(),
-                regions: Vec::new(),
-                operand_types: Vec::new(),
-                result_types: op
-                    .result_types
-                    .iter()
-                    .map(|t| self.ty(t, op))
-                    .collect::<Result<_>>()?,
-                loc: loc_of(&op.loc),
-                pos: pos(op),
-            });
-        }
+    /// The StableHLO op a VHLO op versions, and its attributes in the text
+    /// reader's form.
+    fn vhlo_name_and_attrs(&self, op: &BOp) -> Result<(String, Vec<(String, Attr)>)> {
         let short = op.name.strip_prefix("vhlo.").ok_or_else(|| {
             Error::unimplemented(format!(
                 "{}: op '{}' is not supported (only VHLO ops are read from bytecode)",
@@ -575,17 +532,37 @@ impl Converter<'_, '_> {
         if !VHLO_OPS.iter().any(|(n, ..)| *n == short) {
             return Err(self.unknown_op(op));
         }
-        let named = self.named_attrs(op)?;
-        let mut attrs = Vec::with_capacity(named.len());
-        for (k, v) in &named {
-            attrs.push((k.clone(), self.attr(v, op)?));
-        }
+        let mut attrs = self
+            .named_attrs(op)?
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), self.attr(v, op)?)))
+            .collect::<Result<Vec<_>>>()?;
+        restructure(base, &mut attrs);
         let name = match base {
             "return" => "stablehlo.return".to_string(),
             "call" => "func.call".to_string(),
             other => format!("stablehlo.{other}"),
         };
-        restructure(base, &mut attrs);
+        Ok((name, attrs))
+    }
+
+    fn op_inner(&self, op: &BOp) -> Result<Operation> {
+        // Shardy's sharding constraints only say where a value should live;
+        // on the one global program the reader builds they are the identity
+        // (a reshape to the same shape).
+        // A portable artifact that keeps other dialects' ops (Shardy's) wraps
+        // them in `unrealized_conversion_cast`s between VHLO and builtin
+        // types: the identity too.
+        let identity = matches!(
+            op.name.as_str(),
+            "sdy.sharding_constraint" | "sdy.reshard" | "builtin.unrealized_conversion_cast"
+        ) && op.operands.len() == 1
+            && op.result_types.len() == 1;
+        let (name, attrs) = if identity {
+            ("stablehlo.reshape".to_string(), Vec::new())
+        } else {
+            self.vhlo_name_and_attrs(op)?
+        };
         let regions = op
             .regions
             .iter()
@@ -593,7 +570,13 @@ impl Converter<'_, '_> {
                 let block = match r.blocks.as_slice() {
                     [b] => b,
                     [] => return Ok(Region::default()),
-                    _ => unreachable!("the reader refuses regions of several blocks"),
+                    _ => {
+                        return Err(Error::unimplemented(format!(
+                            "{}: '{}' has a region of several blocks",
+                            pos(op),
+                            op.name
+                        )))
+                    }
                 };
                 Ok(Region {
                     args: block
@@ -726,24 +709,17 @@ impl Converter<'_, '_> {
                 Err(_) => Attr::Raw(describe_type(t)),
             },
             BAttr::Tensor(t, data) => Attr::Dense(Dense::Hex(data.clone()), self.ty(t, op)?),
-            BAttr::DenseArray(t, _, data) => match &**t {
-                BType::Int(w, _) if *w <= 64 && w % 8 == 0 => {
-                    let n = (*w / 8) as usize;
-                    Attr::IntArray(
-                        data.chunks_exact(n)
-                            .map(|c| {
-                                let mut b = [0u8; 8];
-                                b[..n].copy_from_slice(c);
-                                bytecode::sign_extend(u64::from_le_bytes(b) as u128, *w) as i64
-                            })
-                            .collect(),
-                    )
+            BAttr::DenseArray(t, _, data) => {
+                let ints = match &**t {
+                    BType::Int(w, sign) => le_ints(data, *w, *sign != Some(false)),
+                    BType::Bool => le_ints(data, 1, false),
+                    _ => None,
+                };
+                match ints {
+                    Some(v) => Attr::IntArray(v),
+                    None => Attr::Raw(format!("array<{}: ...>", describe_type(t))),
                 }
-                BType::Bool | BType::Int(1, _) => {
-                    Attr::IntArray(data.iter().map(|&b| i64::from(b & 1)).collect())
-                }
-                other => Attr::Raw(format!("array<{}: ...>", describe_type(other))),
-            },
+            }
             BAttr::Enum(kind, v) => {
                 if *kind == "api_version" {
                     let n = ENUMS
@@ -859,137 +835,136 @@ fn describe_type(t: &BType) -> String {
     }
 }
 
+/// The StableHLO attributes VHLO spells out field by field: the ops, the
+/// structured attribute the text reader's generic form has, its dialect
+/// name, and its fields.
+const GROUPED: &[(&[&str], &str, &str, &[&str])] = &[
+    (
+        &["gather", "dynamic_gather"],
+        "dimension_numbers",
+        "stablehlo.gather",
+        &[
+            "offset_dims",
+            "collapsed_slice_dims",
+            "operand_batching_dims",
+            "start_indices_batching_dims",
+            "start_index_map",
+            "index_vector_dim",
+        ],
+    ),
+    (
+        &["scatter"],
+        "scatter_dimension_numbers",
+        "stablehlo.scatter",
+        &[
+            "update_window_dims",
+            "inserted_window_dims",
+            "input_batching_dims",
+            "scatter_indices_batching_dims",
+            "scatter_dims_to_operand_dims",
+            "index_vector_dim",
+        ],
+    ),
+    (
+        &["dot_general"],
+        "dot_dimension_numbers",
+        "stablehlo.dot",
+        &[
+            "lhs_batching_dimensions",
+            "rhs_batching_dimensions",
+            "lhs_contracting_dimensions",
+            "rhs_contracting_dimensions",
+        ],
+    ),
+];
+
+/// A convolution's dimension fields, in VHLO.
+const CONV_FIELDS: &[&str] = &[
+    "input_batch_dimension",
+    "input_feature_dimension",
+    "input_spatial_dimensions",
+    "kernel_input_feature_dimension",
+    "kernel_output_feature_dimension",
+    "kernel_spatial_dimensions",
+    "output_batch_dimension",
+    "output_feature_dimension",
+    "output_spatial_dimensions",
+];
+
+/// Attributes VHLO writes as strings where the text has symbols (`@f`).
+const SYMBOLS: &[(&str, &str)] = &[
+    ("call", "callee"),
+    ("composite", "decomposition"),
+    ("custom_call", "called_computations"),
+];
+
+const COLLECTIVES: &[&str] = &[
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "collective_permute",
+    "collective_broadcast",
+    "all_to_all",
+];
+
+/// Removes the named attributes (those present), their integer tensors as
+/// lists, as the text's structured attributes hold them.
+fn take(attrs: &mut Vec<(String, Attr)>, names: &[&str]) -> Vec<(String, Attr)> {
+    let mut out = Vec::new();
+    for n in names {
+        if let Some(i) = attrs.iter().position(|(k, _)| k == n) {
+            let (k, v) = attrs.remove(i);
+            out.push((k, dense_to_list(v)));
+        }
+    }
+    out
+}
+
+/// A string (or a list of strings) as symbols.
+fn to_symbol(a: &mut Attr) {
+    match a {
+        Attr::Str(s) => *a = Attr::Symbol(std::mem::take(s)),
+        Attr::List(items) => items.iter_mut().for_each(to_symbol),
+        _ => {}
+    }
+}
+
 /// VHLO spells some StableHLO attributes out field by field; the text
 /// reader's generic form keeps them as one structured attribute. Puts them
-/// back together.
+/// back together, and gives the others the text's forms (symbols, channel
+/// handles).
 fn restructure(op: &str, attrs: &mut Vec<(String, Attr)>) {
-    let take = |attrs: &mut Vec<(String, Attr)>, names: &[&str]| -> Vec<(String, Attr)> {
-        let mut out = Vec::new();
-        for n in names {
-            if let Some(i) = attrs.iter().position(|(k, _)| k == n) {
-                let (k, v) = attrs.remove(i);
-                out.push((k, dense_to_list(v)));
+    for (ops, name, dialect, fields) in GROUPED {
+        if ops.contains(&op) {
+            let f = take(attrs, fields);
+            attrs.push((name.to_string(), Attr::Struct(dialect.to_string(), f)));
+        }
+    }
+    if matches!(op, "convolution" | "dynamic_conv") {
+        if let Some(text) = conv_layout_text(&take(attrs, CONV_FIELDS)) {
+            attrs.push(("dimension_numbers".into(), Attr::Raw(text)));
+        }
+    }
+    if COLLECTIVES.contains(&op) {
+        if let Some(i) = attrs.iter().position(|(k, _)| k == "channel_id") {
+            if let (_, Attr::Int(h)) = attrs.remove(i) {
+                let fields = vec![
+                    ("handle".into(), Attr::Int(h)),
+                    ("type".into(), Attr::Int(1)),
+                ];
+                attrs.push((
+                    "channel_handle".into(),
+                    Attr::Struct("stablehlo.channel_handle".into(), fields),
+                ));
             }
         }
-        out
-    };
-    match op {
-        "gather" | "dynamic_gather" => {
-            let f = take(
-                attrs,
-                &[
-                    "offset_dims",
-                    "collapsed_slice_dims",
-                    "operand_batching_dims",
-                    "start_indices_batching_dims",
-                    "start_index_map",
-                    "index_vector_dim",
-                ],
-            );
-            attrs.push((
-                "dimension_numbers".into(),
-                Attr::Struct("stablehlo.gather".into(), f),
-            ));
-        }
-        "scatter" => {
-            let f = take(
-                attrs,
-                &[
-                    "update_window_dims",
-                    "inserted_window_dims",
-                    "input_batching_dims",
-                    "scatter_indices_batching_dims",
-                    "scatter_dims_to_operand_dims",
-                    "index_vector_dim",
-                ],
-            );
-            attrs.push((
-                "scatter_dimension_numbers".into(),
-                Attr::Struct("stablehlo.scatter".into(), f),
-            ));
-        }
-        "dot_general" => {
-            let f = take(
-                attrs,
-                &[
-                    "lhs_batching_dimensions",
-                    "rhs_batching_dimensions",
-                    "lhs_contracting_dimensions",
-                    "rhs_contracting_dimensions",
-                ],
-            );
-            attrs.push((
-                "dot_dimension_numbers".into(),
-                Attr::Struct("stablehlo.dot".into(), f),
-            ));
-        }
-        "convolution" | "dynamic_conv" => {
-            let f = take(
-                attrs,
-                &[
-                    "input_batch_dimension",
-                    "input_feature_dimension",
-                    "input_spatial_dimensions",
-                    "kernel_input_feature_dimension",
-                    "kernel_output_feature_dimension",
-                    "kernel_spatial_dimensions",
-                    "output_batch_dimension",
-                    "output_feature_dimension",
-                    "output_spatial_dimensions",
-                ],
-            );
-            if let Some(text) = conv_layout_text(&f) {
-                attrs.push(("dimension_numbers".into(), Attr::Raw(text)));
+    }
+    for (o, name) in SYMBOLS {
+        if *o == op {
+            if let Some((_, v)) = attrs.iter_mut().find(|(k, _)| k == name) {
+                to_symbol(v);
             }
         }
-        "all_reduce"
-        | "all_gather"
-        | "reduce_scatter"
-        | "collective_permute"
-        | "collective_broadcast"
-        | "all_to_all" => {
-            if let Some(i) = attrs.iter().position(|(k, _)| k == "channel_id") {
-                let (_, v) = attrs.remove(i);
-                if let Attr::Int(h) = v {
-                    attrs.push((
-                        "channel_handle".into(),
-                        Attr::Struct(
-                            "stablehlo.channel_handle".into(),
-                            vec![
-                                ("handle".into(), Attr::Int(h)),
-                                ("type".into(), Attr::Int(1)),
-                            ],
-                        ),
-                    ));
-                }
-            }
-        }
-        "call" => {
-            if let Some((_, v)) = attrs.iter_mut().find(|(k, _)| k == "callee") {
-                if let Attr::Str(s) = v {
-                    *v = Attr::Symbol(s.clone());
-                }
-            }
-        }
-        "composite" => {
-            if let Some((_, v)) = attrs.iter_mut().find(|(k, _)| k == "decomposition") {
-                if let Attr::Str(s) = v {
-                    *v = Attr::Symbol(s.clone());
-                }
-            }
-        }
-        "custom_call" => {
-            if let Some((_, Attr::List(items))) =
-                attrs.iter_mut().find(|(k, _)| k == "called_computations")
-            {
-                for v in items.iter_mut() {
-                    if let Attr::Str(s) = v {
-                        *v = Attr::Symbol(s.clone());
-                    }
-                }
-            }
-        }
-        _ => {}
     }
 }
 
@@ -997,31 +972,11 @@ fn restructure(op: &str, attrs: &mut Vec<(String, Attr)>) {
 /// fields are lists).
 fn dense_to_list(a: Attr) -> Attr {
     match &a {
-        Attr::Dense(Dense::Hex(bytes), Type::Tensor { dims, elem, .. }) if dims.len() <= 1 => {
-            let width = match elem.0.as_str() {
-                "i64" | "ui64" => 8,
-                "i32" | "ui32" => 4,
-                _ => return a,
-            };
-            let n = dims.first().copied().flatten().unwrap_or(1);
-            if bytes.len() != n * width {
-                return a;
+        Attr::Dense(d, t @ Type::Tensor { dims, .. }) if dims.len() <= 1 => {
+            match crate::convert::dense_ints(d, t, Pos::default()) {
+                Ok(v) => Attr::List(v.into_iter().map(|x| Attr::Int(i128::from(x))).collect()),
+                Err(_) => a,
             }
-            Attr::List(
-                bytes
-                    .chunks_exact(width)
-                    .map(|c| {
-                        let mut b = [0u8; 8];
-                        b[..width].copy_from_slice(c);
-                        let v = if width == 8 {
-                            i64::from_le_bytes(b)
-                        } else {
-                            i64::from(i32::from_le_bytes(b[..4].try_into().expect("4 bytes")))
-                        };
-                        Attr::Int(i128::from(v))
-                    })
-                    .collect(),
-            )
         }
         _ => a,
     }
@@ -1157,22 +1112,15 @@ fn write_mlir(s: &mut String, a: &BAttr) {
             // A 1-D integer tensor is what a dense array becomes in VHLO.
             if let BType::Tensor { dims, elem, .. } = &**t {
                 if let (1, BType::Int(w, sign)) = (dims.len(), &**elem) {
-                    let n = (*w as usize).div_ceil(8).max(1);
-                    let name = elem_name(elem).unwrap_or_default();
-                    let _ = write!(s, "array<{name}");
-                    for (i, c) in data.chunks_exact(n).enumerate() {
-                        let mut b = [0u8; 16];
-                        b[..n].copy_from_slice(c);
-                        let raw = u128::from_le_bytes(b);
-                        let v = if *sign == Some(false) {
-                            raw as i128
-                        } else {
-                            bytecode::sign_extend(raw, *w)
-                        };
-                        let _ = write!(s, "{}{v}", if i == 0 { ": " } else { ", " });
+                    if let Some(v) = le_ints(data, *w, *sign != Some(false)) {
+                        let name = elem_name(elem).unwrap_or_default();
+                        let _ = write!(s, "array<{name}");
+                        for (i, x) in v.iter().enumerate() {
+                            let _ = write!(s, "{}{x}", if i == 0 { ": " } else { ", " });
+                        }
+                        s.push('>');
+                        return;
                     }
-                    s.push('>');
-                    return;
                 }
             }
             let _ = write!(s, "dense<\"0x");

@@ -45,6 +45,15 @@ fn same(text: &[(String, String)], bytecode: &[(String, String)]) -> bool {
             .all(|(t, b)| t.0 == b.0 && (t.1 == "None" || t.1 == b.1))
 }
 
+/// The first entry where the two structures differ, for a failure message.
+fn difference(text: &[(String, String)], bytecode: &[(String, String)]) -> String {
+    text.iter()
+        .zip(bytecode)
+        .find(|(a, b)| !same(&[(*a).clone()], &[(*b).clone()]))
+        .map(|(a, b)| format!("text:     {a:?}\nbytecode: {b:?}"))
+        .unwrap_or_else(|| "lengths differ".into())
+}
+
 #[test]
 fn every_op_matrix_artifact_reads_as_its_text_does() {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus())
@@ -74,13 +83,7 @@ fn every_op_matrix_artifact_reads_as_its_text_does() {
             (Ok(w), Ok(g)) if same(&w, &g) => {}
             (Err(w), Err(g)) if w.code() == g.code() => {}
             (Ok(w), Ok(g)) => {
-                let diff = w
-                    .iter()
-                    .zip(g.iter())
-                    .find(|(a, b)| !same(&[(*a).clone()], &[(*b).clone()]))
-                    .map(|(a, b)| format!("text:     {a:?}\nbytecode: {b:?}"))
-                    .unwrap_or_else(|| "lengths differ".into());
-                failures.push(format!("{name}: modules differ\n{diff}"));
+                failures.push(format!("{name}: modules differ\n{}", difference(&w, &g)));
             }
             (w, g) => failures.push(format!(
                 "{name}: text {:?}, bytecode {:?}",
@@ -126,13 +129,10 @@ fn artifacts_of_older_versions_read_as_the_text_does() {
             Ok(m) if same(&want, &structure(&m)) => {}
             Ok(m) => {
                 let got = structure(&m);
-                let diff = want
-                    .iter()
-                    .zip(got.iter())
-                    .find(|(a, b)| !same(&[(*a).clone()], &[(*b).clone()]))
-                    .map(|(a, b)| format!("text:     {a:?}\nbytecode: {b:?}"))
-                    .unwrap_or_else(|| "lengths differ".into());
-                failures.push(format!("{stem}: modules differ\n{diff}"));
+                failures.push(format!(
+                    "{stem}: modules differ\n{}",
+                    difference(&want, &got)
+                ));
             }
             Err(e) => failures.push(format!("{stem}: {e}")),
         }

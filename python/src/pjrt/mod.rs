@@ -850,6 +850,8 @@ fn compile(
         .iter()
         .map(|a| a.parameter_number)
         .chain(module.config.buffer_donor.iter().map(|(p, _)| *p))
+        .collect::<std::collections::BTreeSet<usize>>()
+        .into_iter()
         .collect();
     let device_ptrs = devices.iter().map(|&d| client.device_ptrs[d]).collect();
     Ok(Executable {
@@ -1108,7 +1110,7 @@ type Job = Box<dyn FnOnce() + Send>;
 /// Queues `job` on the plugin's execution thread (started on first use).
 /// One thread for the process keeps runs in the order JAX dispatched them.
 fn run_queued(job: Job) -> Result<()> {
-    static QUEUE: std::sync::OnceLock<Mutex<std::sync::mpsc::Sender<Job>>> =
+    static QUEUE: std::sync::OnceLock<Option<Mutex<std::sync::mpsc::Sender<Job>>>> =
         std::sync::OnceLock::new();
     let queue = QUEUE.get_or_init(|| {
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
@@ -1116,21 +1118,22 @@ fn run_queued(job: Job) -> Result<()> {
             .name("hlorun-pjrt-execute".into())
             .spawn(move || {
                 for job in rx {
-                    // A panic in a run must not end the thread for every
-                    // later run. (A run's body catches its own errors and
-                    // fills its buffers with them; the service's calls do
-                    // not panic.)
+                    // A run catches its own panics and fills its buffers
+                    // with them; this keeps the thread alive regardless.
                     let _ = catch_unwind(AssertUnwindSafe(job));
                 }
             })
-            .expect("spawning the plugin's execution thread");
-        Mutex::new(tx)
+            .ok()
+            .map(|_| Mutex::new(tx))
     });
+    let stopped = || Error::internal("the plugin's execution thread could not run".to_string());
     queue
+        .as_ref()
+        .ok_or_else(stopped)?
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .send(job)
-        .map_err(|_| Error::internal("the plugin's execution thread has stopped".to_string()))
+        .map_err(|_| stopped())
 }
 
 // ------------------------------------------------------------ the entries --
