@@ -36,6 +36,20 @@
 //!   even only for unfused ops, would make an op's bits depend on whether
 //!   fusion grouped it.
 //!
+//! The 16-bit float types take what XLA CPU computes for them, which differs
+//! by type (checked on all 65536 inputs against JAX 0.10.2:
+//! `scripts/gen_half_cases.py --check`): XLA's float normalization computes a
+//! `bf16` op in `f32` and rounds it, so a `bf16` function is its `f32` kernel
+//! above rounded once (but `logistic`, which XLA expands into `bf16` steps
+//! first); XLA keeps `f16` ops in `f16`, and LLVM computes an `f16`
+//! math function as the C library's `f32` function rounded, so every `f16`
+//! transcendental is the C library's (`logistic` and `expm1` are XLA's
+//! expansions into `f16` steps). Where that definition is a C library
+//! function, `vmath`'s approximation runs and is rounded, and the few
+//! results that lie near a rounding boundary of the 16-bit type are computed
+//! exactly (`half_transcendental`, `settle`): vectorised, and the definition
+//! bit for bit.
+//!
 //! Row folds ([`Fold`]) are compiled per ISA level with `vmath`'s dispatcher.
 //!
 //! # Contract of every kernel
@@ -686,14 +700,10 @@ pub fn unary(op: UnaryOp, ty: ElementType, result: ElementType) -> Result<Kernel
     if let Some(k) = vmath::int::IntUnary::from_hlo(op).and_then(|u| vint_unary(u, ty)) {
         return Ok(k);
     }
-    if let Some(k) = half_via_f32(ty, result, |inner| {
-        // f16 keeps the C library's values where the f32 kernel is an
-        // approximation (XLA CPU computes f16 as f16, bf16 in f32).
-        if ty == ElementType::F16 && matches!(op, Exp | Log | Tanh | Logistic) {
-            return semantic_f32_unary(op);
-        }
-        unary(op, inner, inner)
-    })? {
+    if let Some(k) = half_transcendental(op, ty, result) {
+        return Ok(k);
+    }
+    if let Some(k) = half_via_f32(ty, result, |inner| unary(op, inner, inner))? {
         return Ok(k);
     }
     if ty == ElementType::Pred {
@@ -756,17 +766,342 @@ pub fn unary(op: UnaryOp, ty: ElementType, result: ElementType) -> Result<Kernel
     }), _ => Err(undefined(op.name(), ty)))))
 }
 
-/// The semantics' own `f32` function for a float unary op (the C library's
-/// transcendentals, not `vmath`'s approximations).
-fn semantic_f32_unary(op: UnaryOp) -> Result<Kernel> {
+/// The conversions of a 16-bit float type over slices: its bits to `f32`
+/// (exact) and `f32` to its bits (nearest-even), with the hardware
+/// conversion where the processor has one.
+#[derive(Clone, Copy)]
+struct Half {
+    up: fn(&[u16], &mut [f32]) -> Result<()>,
+    down: fn(&[f32], &mut [u16]) -> Result<()>,
+}
+
+impl Half {
+    fn of(ty: ElementType) -> Option<Half> {
+        match ty {
+            ElementType::BF16 => Some(Half {
+                up: vmath::convert::bf16_to_f32,
+                down: vmath::convert::f32_to_bf16,
+            }),
+            ElementType::F16 => Some(Half {
+                up: vmath::convert::f16_to_f32,
+                down: vmath::convert::f32_to_f16,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Rounds every value of `v` to the type, in place (`bits` is scratch
+    /// of the same length): one op's result in a chain of 16-bit ops.
+    fn round(self, v: &mut [f32], bits: &mut [u16]) {
+        checked((self.down)(v, bits));
+        checked((self.up)(bits, v));
+    }
+}
+
+/// Elements per chunk of a 16-bit op computed through `f32`.
+const HALF_CHUNK: usize = 512;
+
+/// The buffers of [`Settled::run`].
+struct SettleScratch {
+    approx: [f32; HALF_CHUNK],
+    upper: [f32; HALF_CHUNK],
+    high: [u16; HALF_CHUNK],
+}
+
+/// The chunk buffers of the 16-bit kernels, one set per thread: arrays on
+/// the stack would be zeroed on every call, 6 KiB per 1024-element block and
+/// op, an eighth of a bf16 gelu's time.
+struct HalfScratch {
+    /// The widened operands.
+    wide: [[f32; HALF_CHUNK]; 2],
+    work: HalfWork,
+}
+
+/// Intermediate values of one chunk.
+struct HalfWork {
+    f: [[f32; HALF_CHUNK]; 3],
+    bits: [u16; HALF_CHUNK],
+    settle: SettleScratch,
+}
+
+thread_local! {
+    static HALF_SCRATCH: std::cell::RefCell<HalfScratch> = const {
+        std::cell::RefCell::new(HalfScratch {
+            wide: [[0.0; HALF_CHUNK]; 2],
+            work: HalfWork {
+                f: [[0.0; HALF_CHUNK]; 3],
+                bits: [0; HALF_CHUNK],
+                settle: SettleScratch {
+                    approx: [0.0; HALF_CHUNK],
+                    upper: [0.0; HALF_CHUNK],
+                    high: [0; HALF_CHUNK],
+                },
+            },
+        })
+    };
+}
+
+/// Runs `f` with this thread's [`HalfScratch`]. The 16-bit kernels call
+/// only `f32` kernels inside, never another 16-bit one, so it is never
+/// borrowed twice.
+fn with_half_scratch<R>(f: impl FnOnce(&mut HalfScratch) -> R) -> R {
+    HALF_SCRATCH.with(|s| f(&mut s.borrow_mut()))
+}
+
+/// How far, in `f32` units in the last place, a `vmath` approximation may
+/// be from the C library's `f32` function for [`settle`] to take its
+/// rounding: the approximations are within 5.2 ULP of the correctly rounded
+/// result and the C library's within about 2 (`vmath`'s module doc), so 16
+/// leaves room, and only about one result in 250 (`f16`) or 2000 (`bf16`)
+/// lies that close to a rounding boundary and is computed again exactly.
+const SETTLE_ULPS: u32 = 16;
+
+/// A 16-bit function defined as the C library's `f32` function rounded
+/// once, computed with `vmath`'s vectorised approximation of it and made
+/// exact by [`settle`].
+struct Settled {
+    half: Half,
+    /// The `f32` kernel of `vmath`'s approximation.
+    fast: Kernel,
+    /// The definition, on a widened 16-bit value: the semantics' element
+    /// function, giving the 16-bit result's bits.
+    exact: fn(f32) -> u16,
+}
+
+impl Settled {
+    fn new(op: UnaryOp, ty: ElementType) -> Option<Settled> {
+        let f = FloatUnary::from_hlo(op)?;
+        let exact = match ty {
+            ElementType::F16 => semantic_half::<half::f16>(op)?,
+            ElementType::BF16 => semantic_half::<half::bf16>(op)?,
+            _ => return None,
+        };
+        Some(Settled {
+            half: Half::of(ty)?,
+            fast: vfloat_unary(f, ElementType::F32)?,
+            exact,
+        })
+    }
+
+    /// The function of every widened value of `x` (at most [`HALF_CHUNK`]),
+    /// as 16-bit bits into `out`.
+    fn run(&self, x: &[f32], out: &mut [u16], scratch: &mut SettleScratch) {
+        let n = x.len();
+        let approx = &mut scratch.approx[..n];
+        // SAFETY: `x` and `approx` hold `n` f32 each and do not overlap.
+        unsafe {
+            self.fast.call(
+                &[Arg::Ptr(x.as_ptr().cast())],
+                approx.as_mut_ptr().cast(),
+                n,
+            )
+        };
+        let (upper, high) = (&mut scratch.upper[..n], &mut scratch.high[..n]);
+        settle(self.half, self.exact, x, approx, upper, high, out);
+    }
+}
+
+/// The semantics' element function of a transcendental `op` on the 16-bit
+/// type `T`, taking the widened value and giving the result's bits.
+fn semantic_half<T: FloatSemantics<Wide = f32>>(op: UnaryOp) -> Option<fn(f32) -> u16> {
     use UnaryOp::*;
-    Ok(match op {
-        Exp => k1::<f32, f32>(float::exp),
-        Log => k1::<f32, f32>(float::log),
-        Tanh => k1::<f32, f32>(float::tanh),
-        Logistic => k1::<f32, f32>(float::logistic),
-        _ => return unary(op, ElementType::F32, ElementType::F32),
+    fn bits<T: FloatSemantics>(v: T) -> u16 {
+        v.to_bits_u64() as u16
+    }
+    Some(match op {
+        Exp => |x| bits(float::exp(T::narrow(x))),
+        Log => |x| bits(float::log(T::narrow(x))),
+        Tanh => |x| bits(float::tanh(T::narrow(x))),
+        Sin => |x| bits(float::sin(T::narrow(x))),
+        Cos => |x| bits(float::cos(T::narrow(x))),
+        Tan => |x| bits(float::tan(T::narrow(x))),
+        Expm1 => |x| bits(float::exponential_minus_one(T::narrow(x))),
+        Cbrt => |x| bits(float::cbrt(T::narrow(x))),
+        Erf => |x| bits(float::erf(T::narrow(x))),
+        _ => return None,
     })
+}
+
+/// Rounds `approx`, approximations of an `f32` function at the widened
+/// 16-bit values `x`, to the 16-bit type into `out`, giving exactly
+/// `exact(x)`: where every value within [`SETTLE_ULPS`] of an approximation
+/// rounds to the same 16-bit value, the exact `f32` result (that close)
+/// rounds to it too; the few others, and NaNs (whose bits the approximation
+/// need not share), are computed by `exact`. Rounding is monotonic in the
+/// magnitude, so the two ends of that interval decide. `approx`, `upper` and
+/// `high` (as long as `x`) are scratch.
+fn settle(
+    half: Half,
+    exact: fn(f32) -> u16,
+    x: &[f32],
+    approx: &mut [f32],
+    upper: &mut [f32],
+    high: &mut [u16],
+    out: &mut [u16],
+) {
+    checked(vmath::convert::ulp_bounds(approx, SETTLE_ULPS, upper));
+    checked((half.down)(approx, out));
+    checked((half.down)(upper, high));
+    if out == high {
+        return;
+    }
+    // Groups of 32, so that the scan for the few to redo is vectorised.
+    for ((o, h), x) in out.chunks_mut(32).zip(high.chunks(32)).zip(x.chunks(32)) {
+        if o.iter().zip(h).fold(0, |d, (a, b)| d | (a ^ b)) != 0 {
+            for ((o, &h), &x) in o.iter_mut().zip(h).zip(x) {
+                if *o != h {
+                    *o = exact(x);
+                }
+            }
+        }
+    }
+}
+
+/// A unary op on a 16-bit float type computed chunk by chunk through `f32`:
+/// `body(x, out, work)` writes the results' bits for the widened operand
+/// chunk `x`.
+fn half_chunks(
+    half: Half,
+    body: impl Fn(&[f32], &mut [u16], &mut HalfWork) + Send + Sync + 'static,
+) -> Kernel {
+    Kernel::new(1, move |args, dst, n| {
+        with_half_scratch(|s| {
+            let HalfScratch {
+                wide: [wide, _],
+                work,
+            } = s;
+            // SAFETY (whole body): `Kernel::call`'s contract; every chunk of
+            // the operand is widened before its destination is written, so
+            // the operand may be the destination.
+            unsafe {
+                let src = match args[0] {
+                    Arg::Scalar(p) => {
+                        checked((half.up)(&[scalar::<u16>(p)], &mut wide[..1]));
+                        let mut r = [0u16];
+                        body(&wide[..1], &mut r, work);
+                        return fill_typed(dst.cast::<u16>(), n, r[0]);
+                    }
+                    Arg::Ptr(p) => p.cast::<u16>(),
+                };
+                let mut start = 0;
+                while start < n {
+                    let len = HALF_CHUNK.min(n - start);
+                    let x = std::slice::from_raw_parts(src.add(start), len);
+                    checked((half.up)(x, &mut wide[..len]));
+                    let out = std::slice::from_raw_parts_mut(dst.cast::<u16>().add(start), len);
+                    body(&wide[..len], out, work);
+                    start += len;
+                }
+            }
+        })
+    })
+}
+
+/// The transcendental functions of `f16` and `bf16`, vectorised and equal
+/// bit for bit to the semantics' definitions, which are XLA CPU's (checked
+/// on every 16-bit input against JAX 0.10.2's CPU results; see the test
+/// `half_transcendentals_are_the_semantics_on_every_input`):
+/// * `bf16`: XLA CPU's float normalization computes each `bf16` op in `f32`
+///   and rounds it, so a `bf16` op is its `f32` kernel rounded once. Where
+///   the `f32` kernel is the C library's scalar function (`sin`, `cos`,
+///   `tan`, `expm1`, `cbrt`, `erf`), [`Settled`] gives its rounding from
+///   `vmath`'s approximation; the others (`exp`, `log`, `tanh`, `logistic`,
+///   `log1p`) take [`half_via_f32`] in the caller. (XLA expands `logistic`
+///   into `bf16` steps before it normalizes, each rounded: that differs from
+///   the one rounding the semantics define on about 1.7% of inputs.)
+/// * `f16`: XLA CPU keeps `f16` ops in `f16`, and LLVM computes an `f16`
+///   math function as the C library's `f32` function rounded to `f16` (not
+///   XLA's `f32` approximations): [`Settled`] for `exp`, `log`, `tanh`,
+///   `sin`, `cos`, `tan`, `cbrt` and `erf` (`log1p`'s `f32` kernel is the C
+///   library's algorithm already). `logistic` and `expm1` are expanded by
+///   XLA into `f16` ops, each rounded to `f16`: the same steps here, with
+///   the settled `exp` and `tanh`.
+///
+/// `None` for the other ops and types.
+fn half_transcendental(op: UnaryOp, ty: ElementType, result: ElementType) -> Option<Kernel> {
+    use UnaryOp::*;
+    let half = Half::of(ty).filter(|_| result == ty)?;
+    let f16 = ty == ElementType::F16;
+    match op {
+        Logistic if f16 => {
+            let exp = Settled::new(Exp, ty)?;
+            Some(half_chunks(half, move |x, out, work| {
+                let n = x.len();
+                let HalfWork {
+                    f: [v, ..],
+                    bits,
+                    settle,
+                } = work;
+                let (v, bits) = (&mut v[..n], &mut bits[..n]);
+                // 1 / (1 + exp(-x)), every step rounded to f16.
+                for (v, &x) in v.iter_mut().zip(x) {
+                    *v = -x;
+                }
+                exp.run(v, bits, settle);
+                checked((half.up)(bits, v));
+                for v in v.iter_mut() {
+                    *v += 1.0;
+                }
+                half.round(v, bits);
+                for v in v.iter_mut() {
+                    *v = 1.0 / *v;
+                }
+                checked((half.down)(v, out));
+            }))
+        }
+        Expm1 if f16 => {
+            let (exp, tanh) = (Settled::new(Exp, ty)?, Settled::new(Tanh, ty)?);
+            Some(half_chunks(half, move |x, out, work| {
+                let n = x.len();
+                let HalfWork {
+                    f: [half_x, exp_x, t],
+                    bits,
+                    settle,
+                } = work;
+                let (half_x, exp_x, t) = (&mut half_x[..n], &mut exp_x[..n], &mut t[..n]);
+                let bits = &mut bits[..n];
+                // XLA's expansion, every step rounded to f16: x where x/2
+                // underflows, exp(x) - 1 where |x| > 0.5, otherwise
+                // tanh(x/2) * (exp(x) + 1).
+                for (h, &x) in half_x.iter_mut().zip(x) {
+                    *h = x * 0.5;
+                }
+                half.round(half_x, bits);
+                exp.run(x, bits, settle);
+                checked((half.up)(bits, exp_x));
+                for (t, &e) in t.iter_mut().zip(exp_x.iter()) {
+                    *t = e + 1.0;
+                }
+                half.round(t, bits);
+                tanh.run(half_x, bits, settle);
+                // t becomes tanh(x/2) * (exp(x) + 1), then the result.
+                checked((half.up)(bits, &mut settle.approx[..n]));
+                for i in 0..n {
+                    t[i] = if half_x[i] == 0.0 {
+                        x[i]
+                    } else if x[i].abs() > 0.5 {
+                        exp_x[i] - 1.0
+                    } else {
+                        settle.approx[i] * t[i]
+                    };
+                }
+                checked((half.down)(t, out));
+            }))
+        }
+        Exp | Log | Tanh if f16 => {
+            let s = Settled::new(op, ty)?;
+            Some(half_chunks(half, move |x, out, work| {
+                s.run(x, out, &mut work.settle)
+            }))
+        }
+        Sin | Cos | Tan | Expm1 | Cbrt | Erf => {
+            let s = Settled::new(op, ty)?;
+            Some(half_chunks(half, move |x, out, work| {
+                s.run(x, out, &mut work.settle)
+            }))
+        }
+        _ => None,
+    }
 }
 
 /// An `f16` or `bf16` op whose result has its operands' type, as the
@@ -780,52 +1115,47 @@ fn half_via_f32(
     result: ElementType,
     make_inner: impl FnOnce(ElementType) -> Result<Kernel>,
 ) -> Result<Option<Kernel>> {
-    type Up = fn(&[u16], &mut [f32]) -> Result<()>;
-    type Down = fn(&[f32], &mut [u16]) -> Result<()>;
-    let (up, down): (Up, Down) = match ty {
-        ElementType::BF16 => (vmath::convert::bf16_to_f32, vmath::convert::f32_to_bf16),
-        ElementType::F16 => (vmath::convert::f16_to_f32, vmath::convert::f32_to_f16),
-        _ => return Ok(None),
-    };
-    if result != ty {
+    let Some(Half { up, down }) = Half::of(ty).filter(|_| result == ty) else {
         return Ok(None);
-    }
+    };
     let inner = make_inner(ElementType::F32)?;
     let arity = inner.arity;
     Ok(Some(Kernel::new(arity, move |args, dst, n| {
-        const CHUNK: usize = 512;
-        let mut wide = [[0f32; CHUNK]; 2];
-        let mut res = [0f32; CHUNK];
-        let mut scalars = [0f32; 2];
-        let mut chunk = [Arg::Scalar(std::ptr::null()); 2];
-        // SAFETY (whole body): `Kernel::call`'s contract; every chunk is
-        // read whole before its destination is written, so an operand may
-        // be the destination.
-        unsafe {
-            for (k, &arg) in args.iter().enumerate() {
-                if let Arg::Scalar(p) = arg {
-                    checked(up(&[scalar::<u16>(p)], &mut scalars[k..k + 1]));
+        with_half_scratch(|s| {
+            let HalfScratch { wide, work } = s;
+            let res = &mut work.f[0];
+            let mut scalars = [0f32; 2];
+            let mut chunk = [Arg::Scalar(std::ptr::null()); 2];
+            // SAFETY (whole body): `Kernel::call`'s contract; every chunk is
+            // read whole before its destination is written, so an operand may
+            // be the destination.
+            unsafe {
+                for (k, &arg) in args.iter().enumerate() {
+                    if let Arg::Scalar(p) = arg {
+                        checked(up(&[scalar::<u16>(p)], &mut scalars[k..k + 1]));
+                    }
+                }
+                let mut start = 0;
+                while start < n {
+                    let len = HALF_CHUNK.min(n - start);
+                    for (k, (&arg, w)) in args.iter().zip(wide.iter_mut()).enumerate() {
+                        chunk[k] = match arg {
+                            Arg::Ptr(p) => {
+                                let src =
+                                    std::slice::from_raw_parts(p.cast::<u16>().add(start), len);
+                                checked(up(src, &mut w[..len]));
+                                Arg::Ptr(w.as_ptr().cast())
+                            }
+                            Arg::Scalar(_) => Arg::Scalar((&scalars[k] as *const f32).cast()),
+                        };
+                    }
+                    (inner.f)(&chunk[..arity], res.as_mut_ptr().cast(), len);
+                    let out = std::slice::from_raw_parts_mut(dst.cast::<u16>().add(start), len);
+                    checked(down(&res[..len], out));
+                    start += len;
                 }
             }
-            let mut start = 0;
-            while start < n {
-                let len = CHUNK.min(n - start);
-                for (k, (&arg, w)) in args.iter().zip(wide.iter_mut()).enumerate() {
-                    chunk[k] = match arg {
-                        Arg::Ptr(p) => {
-                            let src = std::slice::from_raw_parts(p.cast::<u16>().add(start), len);
-                            checked(up(src, &mut w[..len]));
-                            Arg::Ptr(w.as_ptr().cast())
-                        }
-                        Arg::Scalar(_) => Arg::Scalar((&scalars[k] as *const f32).cast()),
-                    };
-                }
-                (inner.f)(&chunk[..arity], res.as_mut_ptr().cast(), len);
-                let out = std::slice::from_raw_parts_mut(dst.cast::<u16>().add(start), len);
-                checked(down(&res[..len], out));
-                start += len;
-            }
-        }
+        })
     })))
 }
 
@@ -1875,6 +2205,142 @@ mod tests {
             let (got, want): (&[u8], &[u8]) =
                 (bytemuck::cast_slice(&buf), bytemuck::cast_slice(&want));
             assert_eq!(got[..n * width], want[..n * width], "case {k}");
+        }
+    }
+
+    /// The semantics' value of a unary transcendental on the 16-bit `T`.
+    fn semantic<T: FloatSemantics>(op: UnaryOp, bits: u16) -> u16 {
+        let x = T::from_bits_u64(bits.into());
+        let y = match op {
+            UnaryOp::Exp => float::exp(x),
+            UnaryOp::Log => float::log(x),
+            UnaryOp::Tanh => float::tanh(x),
+            UnaryOp::Logistic => float::logistic(x),
+            UnaryOp::Expm1 => float::exponential_minus_one(x),
+            UnaryOp::Log1p => float::log_plus_one(x),
+            UnaryOp::Sin => float::sin(x),
+            UnaryOp::Cos => float::cos(x),
+            UnaryOp::Tan => float::tan(x),
+            UnaryOp::Cbrt => float::cbrt(x),
+            UnaryOp::Erf => float::erf(x),
+            _ => unreachable!("{op:?}"),
+        };
+        y.to_bits_u64() as u16
+    }
+
+    /// The 16-bit transcendentals `half_transcendental` computes: all of
+    /// f16's but `log1p` (whose `f32` kernel is the C library's algorithm,
+    /// but for the sign of a NaN); bf16's that the C library defines.
+    fn half_ops(ty: ElementType) -> Vec<UnaryOp> {
+        use UnaryOp::*;
+        let mut ops = vec![Expm1, Sin, Cos, Tan, Cbrt, Erf];
+        if ty == ElementType::F16 {
+            ops.extend([Exp, Log, Tanh, Logistic]);
+        }
+        ops
+    }
+
+    /// Every one of the 65536 inputs, alone, in place and as a broadcast
+    /// scalar, gives the semantics' bits (NaN payloads included): the
+    /// vectorised approximations with their exact fix-ups (`settle`) are the
+    /// C library's functions rounded, at this machine's `vmath` level.
+    #[test]
+    fn half_transcendentals_are_the_semantics_on_every_input() {
+        let inputs: Vec<u16> = (0..=u16::MAX).collect();
+        for ty in [ElementType::F16, ElementType::BF16] {
+            for op in half_ops(ty) {
+                let want: Vec<u16> = inputs
+                    .iter()
+                    .map(|&b| match ty {
+                        ElementType::F16 => semantic::<half::f16>(op, b),
+                        _ => semantic::<half::bf16>(op, b),
+                    })
+                    .collect();
+                let k = unary(op, ty, ty).unwrap();
+                let got: Vec<u16> = call(&k, &[bytes(&inputs)], inputs.len());
+                let wrong: Vec<String> = (0..inputs.len())
+                    .filter(|&i| got[i] != want[i])
+                    .map(|i| format!("{:04x} -> {:04x}, want {:04x}", inputs[i], got[i], want[i]))
+                    .collect();
+                assert!(
+                    wrong.is_empty(),
+                    "{ty} {}: {} of 65536 differ, e.g. {:?}",
+                    op.name(),
+                    wrong.len(),
+                    &wrong[..wrong.len().min(8)]
+                );
+                let mut buf = inputs.clone();
+                // SAFETY: the destination is the operand, 65536 elements.
+                unsafe {
+                    k.call(
+                        &[Arg::Ptr(buf.as_ptr().cast())],
+                        buf.as_mut_ptr().cast(),
+                        buf.len(),
+                    )
+                };
+                assert!(buf == want, "{ty} {} in place", op.name());
+                for i in (0..inputs.len()).step_by(4099) {
+                    let mut one = [0u16; 3];
+                    // SAFETY: one operand element, three results.
+                    unsafe {
+                        k.call(
+                            &[Arg::Scalar(inputs[i..].as_ptr().cast())],
+                            one.as_mut_ptr().cast(),
+                            3,
+                        )
+                    };
+                    assert_eq!(
+                        one,
+                        [want[i]; 3],
+                        "{ty} {} of scalar {:04x}",
+                        op.name(),
+                        inputs[i]
+                    );
+                }
+            }
+        }
+    }
+
+    /// XLA CPU's own results (`tests/data/vmath/{f16,bf16}.txt`, written by
+    /// `scripts/gen_half_cases.py` from JAX): a sample of every op above,
+    /// with the inputs nearest a rounding boundary. A NaN matches any NaN
+    /// (XLA's f16 `log1p` of a number below -1 is another NaN than the C
+    /// library's).
+    #[test]
+    fn half_transcendentals_match_xla_cpu() {
+        for (ty, text) in [
+            (
+                ElementType::F16,
+                include_str!("../tests/data/vmath/f16.txt"),
+            ),
+            (
+                ElementType::BF16,
+                include_str!("../tests/data/vmath/bf16.txt"),
+            ),
+        ] {
+            let is_nan = |b: u16| match ty {
+                ElementType::F16 => half::f16::from_bits(b).is_nan(),
+                _ => half::bf16::from_bits(b).is_nan(),
+            };
+            let mut cases = 0;
+            for line in text.lines().filter(|l| !l.starts_with('#')) {
+                let words: Vec<&str> = line.split_whitespace().collect();
+                let op = UnaryOp::ALL
+                    .iter()
+                    .copied()
+                    .find(|o| o.name() == words[0])
+                    .unwrap_or_else(|| panic!("op {}", words[0]));
+                let [x, want] = [words[1], words[2]].map(|w| u16::from_str_radix(w, 16).unwrap());
+                let got: Vec<u16> = call(&unary(op, ty, ty).unwrap(), &[bytes(&[x])], 1);
+                assert!(
+                    got[0] == want || is_nan(got[0]) && is_nan(want),
+                    "{ty} {}({x:04x}) = {:04x}, XLA CPU {want:04x}",
+                    op.name(),
+                    got[0]
+                );
+                cases += 1;
+            }
+            assert!(cases > 500, "{ty}: {cases} cases");
         }
     }
 }

@@ -268,6 +268,37 @@ pub fn f32_to_bf16_at(level: Level, src: &[f32], dst: &mut [u16]) -> Result<()> 
     Ok(())
 }
 
+/// The ends of the interval of `f32` values within `ulps` units in the last
+/// place of each value, on its side of zero: `values` becomes the ends
+/// nearer zero, `upper` the ends farther (capped at infinity). A NaN's ends
+/// are itself and the infinity of its sign, which no rounding takes alike.
+/// Rounding both ends to a narrower type tells whether every value in
+/// between rounds alike.
+pub fn ulp_bounds(values: &mut [f32], ulps: u32, upper: &mut [f32]) -> Result<()> {
+    ulp_bounds_at(level(), values, ulps, upper)
+}
+
+/// [`ulp_bounds`] at `level`.
+pub fn ulp_bounds_at(level: Level, values: &mut [f32], ulps: u32, upper: &mut [f32]) -> Result<()> {
+    if values.len() != upper.len() {
+        return Err(length_error("ulp bounds", values.len(), upper.len()));
+    }
+    const SIGN: u32 = 0x8000_0000;
+    const INF: u32 = 0x7f80_0000;
+    dispatch!(level, I => {
+        for (lo, hi) in values.iter_mut().zip(upper.iter_mut()) {
+            let bits = lo.to_bits();
+            let (sign, magnitude) = (bits & SIGN, bits & !SIGN);
+            let nan = magnitude > INF;
+            let below = if nan { magnitude } else { magnitude.saturating_sub(ulps) };
+            let above = if nan { INF } else { magnitude.saturating_add(ulps).min(INF) };
+            *lo = f32::from_bits(sign | below);
+            *hi = f32::from_bits(sign | above);
+        }
+    });
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
