@@ -1687,11 +1687,20 @@ impl Fold {
 /// this width with its loop vectoriser).
 const LANES: usize = 64;
 
+/// Lanes of a short run's accumulators (one AVX2 vector of `f32`): a run
+/// of 16 to 127 elements folded one element after another waited on the
+/// add's latency at every element.
+const SHORT_LANES: usize = 8;
+
 #[inline(always)]
 unsafe fn fold_run<T: Copy>(xs: *const T, n: usize, init: Option<T>, f: impl Fn(T, T) -> T) -> T {
     // SAFETY: the caller's contract: `n` readable elements.
     let xs = unsafe { std::slice::from_raw_parts(xs, n) };
-    if n < 2 * LANES {
+    if n >= 2 * LANES {
+        fold_lanes::<T, LANES>(xs, init, f)
+    } else if n >= 2 * SHORT_LANES {
+        fold_lanes::<T, SHORT_LANES>(xs, init, f)
+    } else {
         let mut iter = xs.iter().copied();
         let first = match init {
             Some(v) => v,
@@ -1700,13 +1709,19 @@ unsafe fn fold_run<T: Copy>(xs: *const T, n: usize, init: Option<T>, f: impl Fn(
                 .next()
                 .unwrap_or_else(|| unreachable!("a fold without init of no elements")),
         };
-        return iter.fold(first, f);
+        iter.fold(first, f)
     }
-    let (head, body) = xs.split_at(LANES);
-    let mut acc: [T; LANES] = head
+}
+
+/// Folds `xs` (at least `L` elements) into `L` partial accumulators, then
+/// those pairwise, then `init` with that, then the elements left over.
+#[inline(always)]
+fn fold_lanes<T: Copy, const L: usize>(xs: &[T], init: Option<T>, f: impl Fn(T, T) -> T) -> T {
+    let (head, body) = xs.split_at(L);
+    let mut acc: [T; L] = head
         .try_into()
-        .unwrap_or_else(|_| unreachable!("LANES elements"));
-    let chunks = body.chunks_exact(LANES);
+        .unwrap_or_else(|_| unreachable!("L elements"));
+    let chunks = body.chunks_exact(L);
     let rest = chunks.remainder();
     for c in chunks {
         // A new array each step, not `acc[k] = f(acc[k], c[k])` in place:
@@ -1715,7 +1730,7 @@ unsafe fn fold_run<T: Copy>(xs: *const T, n: usize, init: Option<T>, f: impl Fn(
         // became masked stores to the stack, 5x slower on AVX2).
         acc = crate::kernels::reduce::combine_lanes(&acc, c, &f);
     }
-    let mut width = LANES;
+    let mut width = L;
     while width > 1 {
         width /= 2;
         for k in 0..width {

@@ -15,6 +15,7 @@ mod fusion_corpus;
 mod fusion_diff;
 mod op_table;
 mod runtime;
+mod small_loop;
 mod smoke;
 mod subnormal_operands;
 mod vmath_accuracy;

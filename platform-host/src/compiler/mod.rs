@@ -26,6 +26,7 @@ pub mod fusion_pass;
 pub mod lower;
 pub mod nested;
 pub mod plan_dump;
+pub mod small_loop;
 
 use crate::executable::HostExecutable;
 use crate::fusion::Strategy;

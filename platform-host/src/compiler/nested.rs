@@ -5,9 +5,11 @@
 
 use super::buffer_assignment::{OutputMode, SequenceMode};
 use super::lower::compile_computation;
+use super::small_loop;
 use crate::fusion;
 use crate::lowering::{BlockProducer, LowerCtx};
 use crate::thunk::nested::{ConditionalThunk, SequenceFusion, WhileThunk};
+use crate::thunk::small_loop::SmallLoop;
 use crate::thunk::{BufferSlice, Thunk, ThunkSequence};
 use platform_api::hlo::{CompId, FusionKind, HloInstruction, InstrId, Op};
 use platform_api::{CompileOptions, Error, HloModule, Result, Shape};
@@ -18,6 +20,9 @@ pub enum Nested {
     While {
         condition: ThunkSequence,
         body: ThunkSequence,
+        /// The same loop as one flat list of kernel calls, when its values
+        /// are small (see `thunk::small_loop`).
+        small: Option<Box<SmallLoop>>,
     },
     Conditional {
         branches: Vec<ThunkSequence>,
@@ -44,7 +49,9 @@ impl Nested {
     /// the same time, so they share it).
     pub fn scratch_bytes(&self) -> usize {
         match self {
-            Nested::While { condition, body } => condition.temp_bytes.max(body.temp_bytes),
+            Nested::While {
+                condition, body, ..
+            } => condition.temp_bytes.max(body.temp_bytes),
             Nested::Conditional { branches } => {
                 branches.iter().map(|b| b.temp_bytes).max().unwrap_or(0)
             }
@@ -112,6 +119,7 @@ pub fn compile_nested(
             Nested::While {
                 condition: compile_computation(module, *condition, NESTED_MODE, options, true)?,
                 body: compile_computation(module, *body, WHILE_BODY_MODE, options, true)?,
+                small: small_loop_of(module, instr, options)?,
             }
         }
         Op::Conditional { branches } => Nested::Conditional {
@@ -148,6 +156,28 @@ pub fn compile_nested(
         }
         _ => return Ok(None),
     }))
+}
+
+/// The loop as a small loop, when the options allow it (the default, but
+/// not with fusion off: that runs every instruction on its own) and it
+/// qualifies.
+fn small_loop_of(
+    module: &HloModule,
+    instr: &HloInstruction,
+    options: &CompileOptions,
+) -> Result<Option<Box<SmallLoop>>> {
+    if !small_loop::enabled(options)?
+        || fusion::Strategy::from_options(options)? != fusion::Strategy::Block
+    {
+        return Ok(None);
+    }
+    match small_loop::compile(module, instr) {
+        Ok(small) => Ok(Some(Box::new(small))),
+        Err(why) => {
+            tracing::debug!("%{}: runs as nested sequences: {why}", instr.name);
+            Ok(None)
+        }
+    }
 }
 
 /// The fallback's in-place operands (see the module doc).
@@ -207,12 +237,26 @@ pub fn lower_nested(ctx: &LowerCtx<'_>, id: InstrId, nested: Nested) -> Result<B
     let scratch = ctx.scratch(id);
     let results = ctx.result_leaves(id).to_vec();
     match nested {
-        Nested::While { condition, body } => {
+        Nested::While {
+            condition,
+            body,
+            small,
+        } => {
             let init = ctx.operand_leaves(instr, 0)?.to_vec();
+            if let Some(small) = &small {
+                let sizes: Vec<usize> = results.iter().map(|s| s.size).collect();
+                if sizes != small.state_bytes {
+                    return Err(Error::internal(format!(
+                        "%{name}: the state buffers ({sizes:?} bytes) do not match the small loop's ({:?})",
+                        small.state_bytes
+                    )));
+                }
+            }
             Ok(Box::new(WhileThunk {
                 name,
                 condition,
                 body,
+                small,
                 init,
                 state: results,
                 scratch,

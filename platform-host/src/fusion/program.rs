@@ -1589,7 +1589,11 @@ pub struct InPlaceOutput {
     pub elementwise: bool,
 }
 
-fn kernel_for(op: &ElemOp, arg_types: &[ElementType], ty: ElementType) -> Result<ops::Kernel> {
+pub(crate) fn kernel_for(
+    op: &ElemOp,
+    arg_types: &[ElementType],
+    ty: ElementType,
+) -> Result<ops::Kernel> {
     let first = *arg_types
         .first()
         .ok_or_else(|| Error::internal("an op with no operands"))?;

@@ -29,6 +29,7 @@
 //! result may share memory with an operand, see `compiler::buffer_assignment`).
 
 pub mod nested;
+pub mod small_loop;
 
 use platform_api::{DeviceAssignment, Error, EventArgs, ProfileSink, Progress, Result};
 use smallvec::SmallVec;

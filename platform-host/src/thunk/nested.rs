@@ -8,6 +8,7 @@
 //! the body overwrites it (the compiler's `WHILE_BODY_MODE`). The compiler
 //! builds these from the sequences it compiled (`compiler::nested`).
 
+use super::small_loop::SmallLoop;
 use super::{AddressList, BufferSlice, ExecuteContext, Thunk, ThunkSequence};
 use platform_api::{Error, Result};
 
@@ -25,6 +26,8 @@ pub struct WhileThunk {
     pub name: String,
     pub condition: ThunkSequence,
     pub body: ThunkSequence,
+    /// When set, the loop runs as this instead of the two sequences.
+    pub small: Option<Box<SmallLoop>>,
     pub init: Vec<BufferSlice>,
     pub state: Vec<BufferSlice>,
     pub scratch: Option<BufferSlice>,
@@ -46,6 +49,11 @@ impl Thunk for WhileThunk {
             }
         }
         let state = ptrs(ctx, &self.state);
+        if let Some(small) = &self.small {
+            // SAFETY: the state buffers are this instruction's results, of
+            // the sizes the small loop was checked against when lowered.
+            return unsafe { small.run(ctx.run, &state, &self.name) };
+        }
         let temp = scratch_ptr(ctx, self.scratch);
         let mut steps: u64 = 0;
         loop {
