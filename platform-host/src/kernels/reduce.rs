@@ -14,7 +14,9 @@
 //!   which streams the input once.
 //!
 //! Reducers that are a single `add`/`multiply`/`maximum`/`minimum`/`and`/`or`/
-//! `xor` of the two parameters run as typed loops; any other reducer (variadic
+//! `xor` of the two parameters run as typed loops (a float `maximum` or
+//! `minimum` first by plain comparisons, taken when no NaN or zero makes its
+//! answer differ from XLA's: see `extreme_unsafe`); any other reducer (variadic
 //! argmax, ...) runs through the [`ScalarProgram`] evaluator in the same walk,
 //! up to 64 outputs at a time in its lanes, so the evaluator's per-op dispatch
 //! is paid once per 64 elements; every output still folds its elements in
@@ -255,11 +257,93 @@ pub(crate) fn fold<T: Copy, F: Fn(T, T) -> T>(init: T, xs: &[T], f: &F) -> T {
     unsafe { fold_simd(init, xs, f) }
 }
 
-/// A typed reduction with a binary reducer `f`.
+/// A float type [`extreme`] folds.
+pub(crate) trait Extreme: Copy + PartialOrd {}
+impl Extreme for f32 {}
+impl Extreme for f64 {}
+
+/// The largest (`pick` keeps `x` when `x > acc`) or smallest element of
+/// `init` and `xs` by plain comparisons, and whether any was NaN. Where no
+/// NaN was seen and the result is not a zero, it is the value XLA's
+/// `maximum`/`minimum` fold gives (the elements equal to it are equal bit
+/// for bit); only those two cases need the exact fold, whose per-element
+/// NaN and signed-zero checks cost three times the plain compare.
+#[inline(always)]
+unsafe fn extreme_unsafe<T: Extreme, F: Fn(T, T) -> T>(init: T, xs: &[T], pick: &F) -> (T, bool) {
+    const L: usize = 16;
+    let mut acc = [init; L];
+    let mut nan = [false; L];
+    let chunks = xs.chunks_exact(L);
+    let rest = chunks.remainder();
+    for c in chunks {
+        // New arrays per step keep the accumulators in registers (see
+        // `combine_lanes`).
+        let (mut a, mut n) = (acc, nan);
+        for k in 0..L {
+            a[k] = pick(acc[k], c[k]);
+            // `x != x` only for NaN.
+            #[allow(clippy::eq_op)]
+            let unordered = c[k] != c[k];
+            n[k] = nan[k] | unordered;
+        }
+        (acc, nan) = (a, n);
+    }
+    #[allow(clippy::eq_op)]
+    let mut any_nan = init != init || nan.iter().any(|&n| n);
+    let mut r = init;
+    for a in acc {
+        r = pick(r, a);
+    }
+    for &x in rest {
+        #[allow(clippy::eq_op)]
+        let unordered = x != x;
+        any_nan |= unordered;
+        r = pick(r, x);
+    }
+    (r, any_nan)
+}
+
+crate::multiversion!(unsafe fn extreme_simd<T: Extreme, F: Fn(T, T) -> T>(init: T, xs: &[T], pick: &F) -> (T, bool) => extreme_unsafe);
+
+/// `init` folded with `xs` by `maximum` (`max`) or `minimum` of `f32` or
+/// `f64` (`T` is one of them: [`quick_extreme_of`] checked), when the plain
+/// comparison's answer is the exact one (see [`extreme_unsafe`]).
+fn quick_extreme<T: bytemuck::Pod>(max: bool, init: T, xs: &[T]) -> Option<T> {
+    fn typed<U: Extreme + bytemuck::Pod>(max: bool, init: U, xs: &[U]) -> Option<U> {
+        let zero: U = bytemuck::Zeroable::zeroed();
+        // SAFETY: the bodies only read `xs`.
+        let (r, nan) = if max {
+            unsafe { extreme_simd(init, xs, &|a: U, x: U| if x > a { x } else { a }) }
+        } else {
+            unsafe { extreme_simd(init, xs, &|a: U, x: U| if x < a { x } else { a }) }
+        };
+        (!nan && r != zero).then_some(r)
+    }
+    match std::mem::size_of::<T>() {
+        4 => typed::<f32>(max, bytemuck::cast(init), bytemuck::cast_slice(xs)).map(bytemuck::cast),
+        8 => typed::<f64>(max, bytemuck::cast(init), bytemuck::cast_slice(xs)).map(bytemuck::cast),
+        _ => None,
+    }
+}
+
+/// Whether a reduction by `op` of `ty` elements has [`quick_extreme`]'s
+/// path, and which extreme.
+fn quick_extreme_of(op: BinaryOp, ty: ElementType) -> Option<bool> {
+    let float = matches!(ty, ElementType::F32 | ElementType::F64);
+    match op {
+        BinaryOp::Maximum if float => Some(true),
+        BinaryOp::Minimum if float => Some(false),
+        _ => None,
+    }
+}
+
+/// A typed reduction with a binary reducer `f` (a `maximum` or `minimum` of
+/// floats when `extreme` says which: see [`quick_extreme`]).
 fn fast_reduce<T: bytemuck::Pod + Send + Sync, F>(
     name: String,
     layout: ReduceLayout,
     f: F,
+    extreme: Option<bool>,
     input: BufferSlice,
     init: BufferSlice,
     out: BufferSlice,
@@ -267,6 +351,11 @@ fn fast_reduce<T: bytemuck::Pod + Send + Sync, F>(
 where
     F: Fn(T, T) -> T + Copy + Send + Sync + 'static,
 {
+    let fold_run = move |init: T, xs: &[T]| -> T {
+        extreme
+            .and_then(|max| quick_extreme(max, init, xs))
+            .unwrap_or_else(|| fold(init, xs, &f))
+    };
     let n_out = layout.output_count();
     let n_red = layout.reduced_count();
     thunk(name, "reduce", move |ctx| {
@@ -299,7 +388,7 @@ where
                 let partials: Vec<Option<T>> = map_tasks(parts, |p| {
                     let s = p * chunk;
                     let e = ((p + 1) * chunk).min(inner_len);
-                    (s < e).then(|| fold(x[s], &x[s + 1..e], &f))
+                    (s < e).then(|| fold_run(x[s], &x[s + 1..e]))
                 });
                 let r = partials.into_iter().flatten().fold(init_v, f);
                 out[0] = r;
@@ -315,7 +404,7 @@ where
                     let mut acc = init_v;
                     loop {
                         let off = base + offset(&ridx, outer_red);
-                        acc = fold(acc, &x[off..off + inner_len], &f);
+                        acc = fold_run(acc, &x[off..off + inner_len]);
                         if !next(&mut ridx, outer_red) {
                             break;
                         }
@@ -736,6 +825,7 @@ fn fast_path(
     struct Make {
         name: String,
         layout: ReduceLayout,
+        extreme: Option<bool>,
         input: BufferSlice,
         init: BufferSlice,
         out: BufferSlice,
@@ -747,12 +837,21 @@ fn fast_path(
             T: bytemuck::Pod + Send + Sync + 'static,
             F: Fn(T, T) -> T + Copy + Send + Sync + 'static,
         {
-            fast_reduce::<T, F>(self.name, self.layout, f, self.input, self.init, self.out)
+            fast_reduce::<T, F>(
+                self.name,
+                self.layout,
+                f,
+                self.extreme,
+                self.input,
+                self.init,
+                self.out,
+            )
         }
     }
     let make = Make {
         name,
         layout,
+        extreme: quick_extreme_of(op, ty),
         input,
         init,
         out,
@@ -911,6 +1010,67 @@ mod tests {
         assert_eq!(l.kept, vec![(2, 60), (4, 5)]);
         assert_eq!(l.reduced, vec![(3, 20), (5, 1)]);
         assert!(l.inner);
+    }
+
+    #[test]
+    fn the_quick_extreme_is_the_exact_fold_or_declines() {
+        use platform_api::semantics::float::{maximum, minimum};
+        // Values with NaNs, both zeros, infinities and repeats, at lengths
+        // around the 16 lanes.
+        let specials = [
+            f32::NAN,
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            1.5,
+            -1.5,
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut exact_cases, mut declined) = (0, 0);
+        for case in 0..4000 {
+            let n = (next() % 70) as usize;
+            let rare = case % 3;
+            let xs: Vec<f32> = (0..n)
+                .map(|_| {
+                    let r = next();
+                    if rare > 0 && r % 23 == 0 {
+                        specials[(r >> 8) as usize % specials.len()]
+                    } else {
+                        ((r >> 16) % 2001) as f32 / 100.0 - 10.0
+                    }
+                })
+                .collect();
+            let init = if case % 5 == 0 {
+                -0.0
+            } else {
+                f32::NEG_INFINITY
+            };
+            for max in [true, false] {
+                let f = if max { maximum::<f32> } else { minimum::<f32> };
+                let want = xs.iter().fold(init, |a, &x| f(a, x));
+                match quick_extreme(max, init, &xs) {
+                    Some(got) => {
+                        assert_eq!(got.to_bits(), want.to_bits(), "{xs:?} max={max}");
+                        exact_cases += 1;
+                    }
+                    None => {
+                        assert!(want.is_nan() || want == 0.0 || xs.iter().any(|x| x.is_nan()));
+                        declined += 1;
+                    }
+                }
+            }
+        }
+        assert!(
+            exact_cases > 1000 && declined > 100,
+            "{exact_cases} {declined}"
+        );
     }
 
     #[test]
