@@ -133,7 +133,14 @@ pub fn compile(module: &HloModule, instr: &HloInstruction) -> std::result::Resul
     let result = b.computation(*body, std::slice::from_ref(&state))?;
     let mut results = Vec::new();
     flatten(&result, &mut results);
-    if results.len() != leaves as usize {
+    let mut want = Vec::new();
+    flatten(&state, &mut want);
+    if results.len() != want.len()
+        || results
+            .iter()
+            .zip(&want)
+            .any(|(r, w)| r.ty != w.ty || r.count != w.count)
+    {
         return Err("the body's result does not match the state".into());
     }
     b.finish_body(&mut results)?;
@@ -349,6 +356,9 @@ impl Builder<'_> {
                 let (ty, count) = small_array(&instr.shape, "the result")?;
                 let x = array(0)?;
                 let in_order = dimensions.windows(2).all(|w| w[0] < w[1]);
+                if x.ty != ty {
+                    return Err("a broadcast that changes the element type".into());
+                }
                 return if x.single() {
                     Ok(Value::Array(Val {
                         count,
@@ -431,7 +441,18 @@ impl Builder<'_> {
         let mut locs = [Loc::Arena(0); 3];
         for (l, v) in locs.iter_mut().zip(operands) {
             *l = if vector.is_some() {
-                self.expand(*v)?
+                // A one-element operand of a larger result stands for
+                // every position, as a splat does.
+                let whole = if v.count == n {
+                    *v
+                } else {
+                    Val {
+                        count: n,
+                        splat: true,
+                        ..*v
+                    }
+                };
+                self.expand(whole)?
             } else {
                 v.loc
             };
