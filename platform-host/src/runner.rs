@@ -88,3 +88,64 @@ impl HostRunner {
 pub fn run_hlo(text: &str, args: &[Literal]) -> Result<Literal> {
     HostRunner::compile(text)?.run(args)
 }
+
+/// Test helpers: a program's Host result checked against the reference
+/// evaluator, bit for bit.
+#[cfg(test)]
+pub(crate) mod check {
+    use platform_api::evaluator::{PreparedModule, RunContext};
+    use platform_api::{ElementType, HloModule, Literal, Shape};
+
+    /// A literal of `shape` from `seed`: floats are multiples of 1/8 in
+    /// [-4, 4), integers lie in `ints`, `pred`s are 0 or 1.
+    pub fn random_literal(shape: &Shape, seed: u64, ints: std::ops::Range<i64>) -> Literal {
+        let a = shape.as_array().expect("array parameter");
+        let mut state = seed | 1;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let width = a.element_type.byte_size();
+        let mut bytes = Vec::with_capacity(a.element_count() * width);
+        for _ in 0..a.element_count() {
+            let r = next();
+            let x = (r % 64) as f64 / 8.0 - 4.0;
+            let i = ints.start + (r % (ints.end - ints.start) as u64) as i64;
+            match a.element_type {
+                ElementType::F32 => bytes.extend_from_slice(&(x as f32).to_le_bytes()),
+                ElementType::F64 => bytes.extend_from_slice(&x.to_le_bytes()),
+                ElementType::BF16 => {
+                    bytes.extend_from_slice(&half::bf16::from_f64(x).to_le_bytes())
+                }
+                ElementType::F16 => bytes.extend_from_slice(&half::f16::from_f64(x).to_le_bytes()),
+                ElementType::Pred => bytes.push((r & 1) as u8),
+                // Other types: the integer's low bytes.
+                _ => bytes.extend_from_slice(&i.to_le_bytes()[..width.min(8)]),
+            }
+            bytes.resize(bytes.len().next_multiple_of(width), 0);
+        }
+        Literal::from_bytes(shape.clone(), &bytes).unwrap()
+    }
+
+    /// Runs `text` on the Host and on the evaluator with `args` and asserts
+    /// that the results' bytes agree.
+    pub fn agrees_with_evaluator(name: &str, text: &str, args: Vec<Literal>) {
+        let module = HloModule::parse(text).unwrap_or_else(|e| panic!("{name}: parse: {e}"));
+        let host = super::run_hlo(text, &args).unwrap_or_else(|e| panic!("{name}: host: {e}"));
+        let want = PreparedModule::new(module, true)
+            .and_then(|m| m.evaluate(args, &RunContext::default()))
+            .unwrap_or_else(|e| panic!("{name}: evaluator: {e}"));
+        let dims = |l: &Literal| {
+            l.shape()
+                .as_array()
+                .map(|a| (a.element_type, a.dims.clone()))
+        };
+        assert_eq!(dims(&host), dims(&want), "{name}: shape");
+        assert!(
+            host.bytes().unwrap() == want.bytes().unwrap(),
+            "{name}: the Host's result differs from the evaluator's"
+        );
+    }
+}

@@ -102,6 +102,21 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     })
 }
 
+/// A hint to bring the line holding `p` into L1 before it is read. Never
+/// faults, whatever `p`.
+#[inline(always)]
+pub(crate) fn prefetch_l1(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it reads nothing architecturally and
+    // never faults, whatever the address.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// A hint to bring the line holding `p` into L2 before it is read. Never
 /// faults, whatever `p`.
 #[inline(always)]

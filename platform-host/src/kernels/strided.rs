@@ -17,7 +17,7 @@
 use crate::runtime::pool::parallel_for;
 
 /// Elements per parallel task for copies.
-const COPY_GRAIN: usize = 1 << 16;
+pub(crate) const COPY_GRAIN: usize = 1 << 16;
 
 /// A strided copy of elements of `width` bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,6 +180,18 @@ impl StridedCopy {
                         for k in 0..n_inner {
                             t.offset(k as isize * ti).write(v);
                         }
+                    } else if ti == 1 && si > 1 && si <= 4 && n_inner > 1 {
+                        // A strided slice's run: a fixed small stride lets
+                        // the compiler load whole vectors and pick every
+                        // `si`-th lane with shuffles.
+                        let to = std::slice::from_raw_parts_mut(t, n_inner);
+                        let span = (n_inner - 1) * si as usize + 1;
+                        let from = std::slice::from_raw_parts(s, span);
+                        match si {
+                            2 => gather_every::<W, 2>(from, to),
+                            3 => gather_every::<W, 3>(from, to),
+                            _ => gather_every::<W, 4>(from, to),
+                        }
                     } else {
                         for k in 0..n_inner as isize {
                             t.offset(k * ti).write(s.offset(k * si).read());
@@ -258,6 +270,19 @@ impl StridedCopy {
             }
         });
     }
+}
+
+/// `to[k] = from[k * S]` for every `k`; `from` holds `(to.len() - 1) * S + 1`
+/// elements, so the last one is copied apart from the whole groups of `S`.
+#[inline(always)]
+fn gather_every<W: Copy, const S: usize>(from: &[W], to: &mut [W]) {
+    let Some((last, head)) = to.split_last_mut() else {
+        return;
+    };
+    for (d, group) in head.iter_mut().zip(from.chunks_exact(S)) {
+        *d = group[0];
+    }
+    *last = from[head.len() * S];
 }
 
 /// Tile extent along the source's unit-stride dimension (4-byte elements).

@@ -117,15 +117,7 @@ pub(super) unsafe fn tile<S: Simd, const MR: usize, const NV: usize>(
 /// Asks for the cache line holding `p` (a hint: any address is allowed).
 #[inline(always)]
 pub(super) fn prefetch(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults, whatever the address; SSE is part of
-    // every x86-64 processor.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
+    crate::kernels::prefetch_l1(p)
 }
 
 /// Selects the [`tile`] instance for `mr` rows (1..=6) and `NV` vectors.
