@@ -1088,20 +1088,18 @@ fn half_transcendental(op: UnaryOp, ty: ElementType, result: ElementType) -> Opt
                 checked((half.down)(t, out));
             }))
         }
-        Exp | Log | Tanh if f16 => {
-            let s = Settled::new(op, ty)?;
-            Some(half_chunks(half, move |x, out, work| {
-                s.run(x, out, &mut work.settle)
-            }))
-        }
-        Sin | Cos | Tan | Expm1 | Cbrt | Erf => {
-            let s = Settled::new(op, ty)?;
-            Some(half_chunks(half, move |x, out, work| {
-                s.run(x, out, &mut work.settle)
-            }))
-        }
+        Exp | Log | Tanh if f16 => settled(op, ty, half),
+        Sin | Cos | Tan | Expm1 | Cbrt | Erf => settled(op, ty, half),
         _ => None,
     }
+}
+
+/// The kernel of a [`Settled`] function.
+fn settled(op: UnaryOp, ty: ElementType, half: Half) -> Option<Kernel> {
+    let s = Settled::new(op, ty)?;
+    Some(half_chunks(half, move |x, out, work| {
+        s.run(x, out, &mut work.settle)
+    }))
 }
 
 /// An `f16` or `bf16` op whose result has its operands' type, as the

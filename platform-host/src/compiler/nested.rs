@@ -8,7 +8,7 @@ use super::lower::compile_computation;
 use super::small_loop;
 use crate::fusion;
 use crate::lowering::{BlockProducer, LowerCtx};
-use crate::thunk::nested::{ConditionalThunk, SequenceFusion, WhileThunk};
+use crate::thunk::nested::{ConditionalThunk, LoopForm, SequenceFusion, WhileThunk};
 use crate::thunk::small_loop::SmallLoop;
 use crate::thunk::{BufferSlice, Thunk, ThunkSequence};
 use platform_api::hlo::{CompId, FusionKind, HloInstruction, InstrId, Op};
@@ -17,13 +17,7 @@ use platform_api::{CompileOptions, Error, HloModule, Result, Shape};
 /// Nested sequences an instruction runs, compiled before its computation's
 /// buffers are assigned.
 pub enum Nested {
-    While {
-        condition: ThunkSequence,
-        body: ThunkSequence,
-        /// The same loop as one flat list of kernel calls, when its values
-        /// are small (see `thunk::small_loop`).
-        small: Option<Box<SmallLoop>>,
-    },
+    While(LoopForm),
     Conditional {
         branches: Vec<ThunkSequence>,
     },
@@ -49,9 +43,10 @@ impl Nested {
     /// the same time, so they share it).
     pub fn scratch_bytes(&self) -> usize {
         match self {
-            Nested::While {
-                condition, body, ..
-            } => condition.temp_bytes.max(body.temp_bytes),
+            Nested::While(LoopForm::Sequences { condition, body }) => {
+                condition.temp_bytes.max(body.temp_bytes)
+            }
+            Nested::While(LoopForm::Small(small)) => small.arena_bytes,
             Nested::Conditional { branches } => {
                 branches.iter().map(|b| b.temp_bytes).max().unwrap_or(0)
             }
@@ -116,10 +111,12 @@ pub fn compile_nested(
                     condition_comp.root_instr().shape
                 )));
             }
-            Nested::While {
-                condition: compile_computation(module, *condition, NESTED_MODE, options, true)?,
-                body: compile_computation(module, *body, WHILE_BODY_MODE, options, true)?,
-                small: small_loop_of(module, instr, options)?,
+            match small_loop_of(module, instr, options)? {
+                Some(small) => Nested::While(LoopForm::Small(small)),
+                None => Nested::While(LoopForm::Sequences {
+                    condition: compile_computation(module, *condition, NESTED_MODE, options, true)?,
+                    body: compile_computation(module, *body, WHILE_BODY_MODE, options, true)?,
+                }),
             }
         }
         Op::Conditional { branches } => Nested::Conditional {
@@ -165,14 +162,14 @@ fn small_loop_of(
     module: &HloModule,
     instr: &HloInstruction,
     options: &CompileOptions,
-) -> Result<Option<Box<SmallLoop>>> {
+) -> Result<Option<SmallLoop>> {
     if !small_loop::enabled(options)?
         || fusion::Strategy::from_options(options)? != fusion::Strategy::Block
     {
         return Ok(None);
     }
     match small_loop::compile(module, instr) {
-        Ok(small) => Ok(Some(Box::new(small))),
+        Ok(small) => Ok(Some(small)),
         Err(why) => {
             tracing::debug!("%{}: runs as nested sequences: {why}", instr.name);
             Ok(None)
@@ -237,26 +234,22 @@ pub fn lower_nested(ctx: &LowerCtx<'_>, id: InstrId, nested: Nested) -> Result<B
     let scratch = ctx.scratch(id);
     let results = ctx.result_leaves(id).to_vec();
     match nested {
-        Nested::While {
-            condition,
-            body,
-            small,
-        } => {
+        Nested::While(form) => {
             let init = ctx.operand_leaves(instr, 0)?.to_vec();
-            if let Some(small) = &small {
+            if let LoopForm::Small(small) = &form {
                 let sizes: Vec<usize> = results.iter().map(|s| s.size).collect();
-                if sizes != small.state_bytes {
+                if sizes != small.state_bytes
+                    || (small.arena_bytes > 0 && scratch.is_none_or(|s| s.size < small.arena_bytes))
+                {
                     return Err(Error::internal(format!(
-                        "%{name}: the state buffers ({sizes:?} bytes) do not match the small loop's ({:?})",
-                        small.state_bytes
+                        "%{name}: the state buffers ({sizes:?} bytes) or the scratch do not fit the small loop's ({:?}, {} bytes)",
+                        small.state_bytes, small.arena_bytes
                     )));
                 }
             }
             Ok(Box::new(WhileThunk {
                 name,
-                condition,
-                body,
-                small,
+                form,
                 init,
                 state: results,
                 scratch,

@@ -2,7 +2,8 @@
 //! `thunk::small_loop` for why and how it runs).
 //!
 //! The condition and the body are walked as HLO, calls and fusions inlined,
-//! into steps over the loop state, an arena and constants. A value is an
+//! in instruction order into steps over the loop state, an arena and
+//! constants. A value is an
 //! array at a location, or a *splat*: one element standing for every
 //! position (a broadcast scalar, which costs nothing until something needs
 //! the elements). Reshapes, bitcasts, copies and identity broadcasts are the
@@ -29,11 +30,12 @@ use crate::elementwise_ops as ops;
 use crate::fma;
 use crate::fusion::program::{kernel_for, ElemOp};
 use crate::kernels::scalar_program::binary_reducer;
+use crate::kernels::simd::has_avx2_fma;
 use crate::thunk::small_loop::{
-    has_fma, scalar_fn, vector_fn, Loc, Operand, ScalarOp, ScalarType, SmallLoop, Step, VectorOp,
+    scalar_fn, vector_fn, Loc, Operand, ScalarOp, ScalarType, SmallLoop, Step, VectorOp,
 };
 use crate::thunk::ConstantBytes;
-use platform_api::hlo::{BinaryOp, CompId, ComparisonType, HloInstruction, InstrId, Op};
+use platform_api::hlo::{BinaryOp, CompId, ComparisonType, HloInstruction, Op};
 use platform_api::{CompileOptions, ElementType, Error, HloModule, Result, Shape};
 use smallvec::SmallVec;
 use std::collections::HashMap;
@@ -117,12 +119,6 @@ pub fn compile(module: &HloModule, instr: &HloInstruction) -> std::result::Resul
     };
     let mut leaves = 0u32;
     let state = b.state_value(&instr.shape, &mut leaves)?;
-    let state_bytes = instr
-        .shape
-        .leaves()
-        .iter()
-        .map(|(_, a)| a.byte_size())
-        .collect();
 
     let pred = match b.computation(*condition, std::slice::from_ref(&state))? {
         Value::Array(v) if v.ty == ElementType::Pred && v.count == 1 => v.loc,
@@ -144,6 +140,7 @@ pub fn compile(module: &HloModule, instr: &HloInstruction) -> std::result::Resul
         return Err("the body's result does not match the state".into());
     }
     b.finish_body(&mut results)?;
+    let state_bytes = want.iter().map(|v| v.ty.byte_size() * v.count).collect();
     if condition_steps.len() + b.steps.len() > MAX_STEPS {
         return Err(format!("more than {MAX_STEPS} steps"));
     }
@@ -275,27 +272,25 @@ impl Builder<'_> {
             .get(comp.index())
             .ok_or("a computation that does not exist")?;
         self.depth += 1;
+        // Operands come before their users (the verifier's rule, which
+        // lowering relies on as well).
         let mut values: Vec<Option<Value>> = vec![None; comp.instructions.len()];
-        for id in post_order(
-            comp.root,
-            |i| &comp.instr(i).operands,
-            comp.instructions.len(),
-        )? {
-            let instr = comp.instr(id);
+        for (i, instr) in comp.instructions.iter().enumerate() {
             let operands = instr
                 .operands
                 .iter()
-                .map(|o| values.get(o.index()).cloned().flatten())
+                .map(|o| values[..i].get(o.index()).cloned().flatten())
                 .collect::<Option<Vec<Value>>>()
                 .ok_or("an operand used before it is defined")?;
             let v = self
                 .instruction(instr, &operands, args)
                 .map_err(|why| format!("%{}: {why}", instr.name))?;
-            values[id.index()] = Some(v);
+            values[i] = Some(v);
         }
         self.depth -= 1;
-        values[comp.root.index()]
-            .take()
+        values
+            .get_mut(comp.root.index())
+            .and_then(Option::take)
             .ok_or_else(|| "a computation without a root".into())
     }
 
@@ -365,7 +360,7 @@ impl Builder<'_> {
                         splat: count != 1,
                         ..x
                     }))
-                } else if x.count == count && in_order && x.ty == ty {
+                } else if x.count == count && in_order {
                     // Only size-1 dimensions are added: the same elements.
                     Ok(Value::Array(Val { count, ..x }))
                 } else {
@@ -427,7 +422,6 @@ impl Builder<'_> {
             ));
         }
         let types: SmallVec<[ElementType; 3]> = operands.iter().map(|v| v.ty).collect();
-        let kernel = kernel_for(&op, &types, ty).map_err(|e| e.to_string())?;
         // All operands one element: so is the result.
         let n = if operands.iter().all(Val::single) {
             1
@@ -490,7 +484,7 @@ impl Builder<'_> {
                 })
                 .collect();
             Step::Kernel {
-                kernel,
+                kernel: kernel_for(&op, &types, ty).map_err(|e| e.to_string())?,
                 args,
                 dst,
                 n,
@@ -589,13 +583,12 @@ impl Builder<'_> {
         }
         for (_, v) in moves.iter_mut() {
             if let Loc::State(_) = v.loc {
-                let bytes = v.ty.byte_size() * if v.splat { 1 } else { v.count };
-                let n = bytes / v.ty.byte_size().max(1);
+                let n = if v.splat { 1 } else { v.count };
                 let tmp = self.alloc(v.ty, n)?;
                 self.steps.push(Step::Copy {
                     src: v.loc,
                     dst: tmp,
-                    bytes,
+                    bytes: v.ty.byte_size() * n,
                 });
                 v.loc = tmp;
             }
@@ -695,44 +688,7 @@ fn vector_op(op: &ElemOp, types: &[ElementType], result: ElementType) -> Option<
         ElemOp::Binary(BinaryOp::Subtract) => VectorOp::Sub,
         ElemOp::Binary(BinaryOp::Multiply) => VectorOp::Mul,
         ElemOp::Binary(BinaryOp::Divide) => VectorOp::Div,
-        ElemOp::FusedMultiplyAdd(how) if has_fma() => VectorOp::Fma(*how),
+        ElemOp::FusedMultiplyAdd(how) if has_avx2_fma() => VectorOp::Fma(*how),
         _ => return None,
     })
-}
-
-/// The instructions reaching `root`, each after its operands (an explicit
-/// stack: a computation may be a long chain).
-fn post_order<'c>(
-    root: InstrId,
-    operands: impl Fn(InstrId) -> &'c [InstrId],
-    n: usize,
-) -> std::result::Result<Vec<InstrId>, Why> {
-    let mut state = vec![0u8; n]; // 0 new, 1 on the stack, 2 done
-    let mut order = Vec::new();
-    let mut stack = vec![(root, 0usize)];
-    while let Some((id, next)) = stack.pop() {
-        let i = id.index();
-        if i >= n {
-            return Err("an operand outside its computation".into());
-        }
-        if next == 0 {
-            if state[i] == 2 {
-                continue;
-            }
-            state[i] = 1;
-        }
-        let ops = operands(id);
-        if let Some(&o) = ops.get(next) {
-            stack.push((id, next + 1));
-            match state.get(o.index()) {
-                Some(0) => stack.push((o, 0)),
-                Some(1) => return Err("a cycle".into()),
-                _ => {}
-            }
-        } else {
-            state[i] = 2;
-            order.push(id);
-        }
-    }
-    Ok(order)
 }

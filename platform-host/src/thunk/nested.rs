@@ -9,7 +9,7 @@
 //! builds these from the sequences it compiled (`compiler::nested`).
 
 use super::small_loop::SmallLoop;
-use super::{AddressList, BufferSlice, ExecuteContext, Thunk, ThunkSequence};
+use super::{AddressList, BufferSlice, ExecuteContext, RunState, Thunk, ThunkSequence};
 use platform_api::{Error, Result};
 
 fn scratch_ptr(ctx: &ExecuteContext<'_>, scratch: Option<BufferSlice>) -> *mut u8 {
@@ -22,15 +22,42 @@ fn ptrs(ctx: &ExecuteContext<'_>, slices: &[BufferSlice]) -> AddressList<*mut u8
     slices.iter().map(|s| ctx.ptr(*s)).collect()
 }
 
+/// How a `while` runs its iterations.
+// One per loop instruction, built once: the size of the larger form costs
+// nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum LoopForm {
+    /// The condition and the body as nested sequences.
+    Sequences {
+        condition: ThunkSequence,
+        body: ThunkSequence,
+    },
+    /// One flat list of steps, when the loop's values are small (see
+    /// [`super::small_loop`]); its arena is the instruction's scratch.
+    Small(SmallLoop),
+}
+
 pub struct WhileThunk {
     pub name: String,
-    pub condition: ThunkSequence,
-    pub body: ThunkSequence,
-    /// When set, the loop runs as this instead of the two sequences.
-    pub small: Option<Box<SmallLoop>>,
+    pub form: LoopForm,
     pub init: Vec<BufferSlice>,
     pub state: Vec<BufferSlice>,
     pub scratch: Option<BufferSlice>,
+}
+
+/// Counts a loop's iteration `steps` (0-based) before its body runs: tells a
+/// watcher, and stops a loop that reached the run's step limit.
+#[inline]
+pub fn count_iteration(run: &RunState, steps: u64, name: &str) -> Result<()> {
+    if let Some(p) = &run.progress {
+        p.loop_iteration();
+    }
+    match run.while_step_limit {
+        Some(limit) if steps >= limit => Err(Error::out_of_range(format!(
+            "while loop %{name} did not finish within the step limit of {limit} iterations"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 impl Thunk for WhileThunk {
@@ -49,38 +76,29 @@ impl Thunk for WhileThunk {
             }
         }
         let state = ptrs(ctx, &self.state);
-        if let Some(small) = &self.small {
-            // SAFETY: the state buffers are this instruction's results, of
-            // the sizes the small loop was checked against when lowered.
-            return unsafe { small.run(ctx.run, &state, &self.name) };
-        }
         let temp = scratch_ptr(ctx, self.scratch);
+        let (condition, body) = match &self.form {
+            LoopForm::Sequences { condition, body } => (condition, body),
+            LoopForm::Small(small) => {
+                // SAFETY: the state buffers are this instruction's results and
+                // the scratch its own, of the sizes the small loop was checked
+                // against when lowered.
+                return unsafe { small.run(ctx.run, &state, temp, &self.name) };
+            }
+        };
         let mut steps: u64 = 0;
         loop {
             let mut keep_going = 0u8;
             // SAFETY: the state buffers hold the loop's parameter leaves; the
             // condition writes only the byte given as its output and its arena.
-            unsafe {
-                self.condition
-                    .run(ctx.run, &state, &[std::ptr::addr_of_mut!(keep_going)], temp)?
-            };
+            unsafe { condition.run(ctx.run, &state, &[std::ptr::addr_of_mut!(keep_going)], temp)? };
             if keep_going == 0 {
                 return Ok(());
             }
-            if let Some(p) = &ctx.run.progress {
-                p.loop_iteration();
-            }
-            if let Some(limit) = ctx.run.while_step_limit {
-                if steps >= limit {
-                    return Err(Error::out_of_range(format!(
-                        "while loop %{} did not finish within the step limit of {limit} iterations",
-                        self.name
-                    )));
-                }
-            }
+            count_iteration(ctx.run, steps, &self.name)?;
             // SAFETY: the body overwrites the state in place, as it was compiled
             // to (its results are its parameters).
-            unsafe { self.body.run(ctx.run, &state, &state, temp)? };
+            unsafe { body.run(ctx.run, &state, &state, temp)? };
             steps += 1;
         }
     }

@@ -7,14 +7,18 @@
 //! machinery a fused block program or a parallel elementwise thunk needs for
 //! arrays of millions of elements. Here the condition and the body are
 //! compiled (`compiler::small_loop`) into [`Step`]s over three kinds of
-//! location: the loop state (the `while`'s result buffers), a private arena
-//! for intermediates, and constants. Every address is resolved once per
-//! execution of the loop, so an iteration is the kernel calls and nothing
-//! else.
+//! location: the loop state (the `while`'s result buffers), an arena for
+//! intermediates (the instruction's scratch), and constants. Every address is resolved once per
+//! execution of the loop, so an iteration is one indirect call per step and
+//! nothing else.
 //!
-//! The kernels are the Host's op table (`elementwise_ops`) and its row folds,
-//! the very ones the block programs and standalone thunks call, so a value
-//! has the same bits whichever path computed it.
+//! A step is one of three kinds of code. Scalar integer/float/pred
+//! arithmetic, comparisons and selects ([`ScalarOp`]) and `f32`/`f64`
+//! arithmetic over short vectors ([`VectorOp`]) are monomorphised code here,
+//! whose every result is fixed by IEEE or wrapping arithmetic; everything
+//! else calls the Host's op table (`elementwise_ops`) and its row folds, the
+//! very ones the block programs and standalone thunks call. So a value has
+//! the same bits whichever path computed it.
 //!
 //! # Contract
 //! * Every [`Loc::State`] is one leaf of the loop state, read and written
@@ -28,6 +32,7 @@
 //!   orders them so that no step reads a state leaf a previous step of the
 //!   same iteration has already overwritten).
 
+use super::nested::count_iteration;
 use super::RunState;
 use crate::elementwise_ops::{self as ops, Arg};
 use crate::thunk::ConstantBytes;
@@ -302,8 +307,8 @@ macro_rules! scalar_code {
     };
 }
 
-/// The code of `op` on `ty`, if it has one (the compiler only emits those
-/// that do: [`scalar_fn`] is asked again when the loop is built).
+/// The code of `op` on `ty`, if it has one (the compiler emits a scalar
+/// step only where it does).
 pub fn scalar_fn(op: ScalarOp, ty: ScalarType) -> Option<ScalarFn> {
     match ty {
         ScalarType::Pred => scalar_code!(op, u8, int).filter(|_| {
@@ -330,7 +335,8 @@ pub enum VectorOp {
     Mul,
     Div,
     /// XLA CPU's contracted multiply-add, one rounding; only compiled where
-    /// the processor has FMA and AVX2 ([`has_fma`]).
+    /// the processor has AVX2 and FMA
+    /// ([`crate::kernels::simd::has_avx2_fma`]).
     Fma(Contraction),
 }
 
@@ -438,7 +444,7 @@ macro_rules! fma_code {
 #[cfg(not(target_arch = "x86_64"))]
 macro_rules! fma_code {
     ($t:ty, $how:expr) => {{
-        // Never compiled: `has_fma` is false here.
+        // Never compiled: `has_avx2_fma` is false here.
         let _ = $how;
         (|_: &Resolved| {}) as VectorFn
     }};
@@ -450,18 +456,6 @@ pub fn vector_fn(op: VectorOp, f64: bool) -> VectorFn {
         vector_code!(f64, op)
     } else {
         vector_code!(f32, op)
-    }
-}
-
-/// Whether this processor runs [`VectorOp::Fma`] (AVX2 and FMA).
-pub fn has_fma() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
     }
 }
 
@@ -530,20 +524,22 @@ unsafe fn run_copy(r: &Resolved) {
     unsafe { std::ptr::copy(r.args[0], r.dst, r.n) }
 }
 
-/// 16-byte units, so arena offsets aligned by the compiler stay aligned for
-/// every element type.
-#[derive(Clone, Copy, Default)]
-#[repr(C, align(16))]
-struct Unit([u8; 16]);
-
 impl SmallLoop {
     /// Runs the loop on the state at `state` (one address per leaf, already
     /// holding the initial value) until the condition is false.
     ///
     /// # Safety
     /// Each `state[k]` is valid for [`SmallLoop::state_bytes`]`[k]` bytes,
-    /// aligned for its element type, and used by nothing else meanwhile.
-    pub unsafe fn run(&self, run: &RunState, state: &[*mut u8], name: &str) -> Result<()> {
+    /// aligned for its element type, and used by nothing else meanwhile;
+    /// `arena` is 16-byte aligned, valid for [`SmallLoop::arena_bytes`]
+    /// bytes, and used by nothing else meanwhile.
+    pub unsafe fn run(
+        &self,
+        run: &RunState,
+        state: &[*mut u8],
+        arena: *mut u8,
+        name: &str,
+    ) -> Result<()> {
         if state.len() != self.state_bytes.len() {
             return Err(Error::internal(format!(
                 "while loop %{name}: {} state buffers for a loop compiled with {}",
@@ -551,21 +547,10 @@ impl SmallLoop {
                 self.state_bytes.len()
             )));
         }
-        let mut arena: Vec<Unit> = Vec::new();
-        arena
-            .try_reserve_exact(self.arena_bytes.div_ceil(16))
-            .map_err(|_| {
-                Error::resource_exhausted(format!(
-                    "while loop %{name}: {} bytes for its intermediates",
-                    self.arena_bytes
-                ))
-            })?;
-        arena.resize(self.arena_bytes.div_ceil(16), Unit::default());
-        let arena_base: *mut u8 = arena.as_mut_ptr().cast();
         let addr = |l: Loc| -> *mut u8 {
             match l {
                 Loc::State(k) => state[k as usize],
-                Loc::Arena(off) => arena_base.wrapping_add(off as usize),
+                Loc::Arena(off) => arena.wrapping_add(off as usize),
                 // Never written through (the module contract).
                 Loc::Const(k) => self.constants[k as usize].as_bytes().as_ptr().cast_mut(),
             }
@@ -573,8 +558,6 @@ impl SmallLoop {
         let condition = resolve(&self.condition, &addr);
         let body = resolve(&self.body, &addr);
         let pred = addr(self.pred).cast_const();
-        let progress = run.progress.as_deref();
-        let limit = run.while_step_limit.unwrap_or(u64::MAX);
         let mut steps: u64 = 0;
         loop {
             for s in &condition {
@@ -585,14 +568,7 @@ impl SmallLoop {
             if unsafe { pred.read() } == 0 {
                 return Ok(());
             }
-            if let Some(p) = progress {
-                p.loop_iteration();
-            }
-            if steps >= limit {
-                return Err(Error::out_of_range(format!(
-                    "while loop %{name} did not finish within the step limit of {limit} iterations"
-                )));
-            }
+            count_iteration(run, steps, name)?;
             for s in &body {
                 // SAFETY: as above.
                 unsafe { (s.code)(s) };

@@ -60,10 +60,10 @@ pub(super) unsafe fn tile<S: Simd, const MR: usize, const NV: usize>(
                 let row = c.offset(i as isize * rsc).cast::<u8>();
                 let mut off = 0;
                 while off < bytes {
-                    prefetch(row.wrapping_add(off));
+                    crate::kernels::prefetch_l1(row.wrapping_add(off));
                     off += 64;
                 }
-                prefetch(row.wrapping_add(bytes.saturating_sub(1)));
+                crate::kernels::prefetch_l1(row.wrapping_add(bytes.saturating_sub(1)));
             }
         }
         let mut acc = [[S::zero(); NV]; MR];
@@ -112,12 +112,6 @@ pub(super) unsafe fn tile<S: Simd, const MR: usize, const NV: usize>(
             }
         }
     }
-}
-
-/// Asks for the cache line holding `p` (a hint: any address is allowed).
-#[inline(always)]
-pub(super) fn prefetch(p: *const u8) {
-    crate::kernels::prefetch_l1(p)
 }
 
 /// Selects the [`tile`] instance for `mr` rows (1..=6) and `NV` vectors.

@@ -268,7 +268,7 @@ pub(super) unsafe fn pack_rhs<T: Element>(
                     if p + RHS_ROWS_AHEAD < kc {
                         let ahead = b.at(p0 + p + RHS_ROWS_AHEAD, j0 + jr).cast::<u8>();
                         for line in (0..run_bytes).step_by(64) {
-                            super::kernel::prefetch(ahead.wrapping_add(line));
+                            crate::kernels::prefetch_l1(ahead.wrapping_add(line));
                         }
                     }
                     let src = b.at(p0 + p, j0 + jr);

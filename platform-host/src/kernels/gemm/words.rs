@@ -44,7 +44,6 @@
 //! whole tiles and only the stores see the edges.
 
 use super::blocking::Blocking;
-use super::kernel::prefetch;
 use super::pack::Strided;
 use super::{split, StridedMut, PARALLEL_MIN_MACS};
 use crate::runtime::pool::{compute_pool, run_tasks};
@@ -1539,8 +1538,8 @@ unsafe fn tile_fixed<W: WordIsa, const MR: usize, const NV: usize>(
         if csc == 1 {
             for i in 0..m_eff {
                 let row = c.offset(i as isize * rsc).cast::<u8>();
-                prefetch(row);
-                prefetch(row.wrapping_add(4 * n_eff - 1));
+                crate::kernels::prefetch_l1(row);
+                crate::kernels::prefetch_l1(row.wrapping_add(4 * n_eff - 1));
             }
         }
         let mut acc = [[W::zero(); NV]; MR];
