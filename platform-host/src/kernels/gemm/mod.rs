@@ -24,6 +24,11 @@
 //!   micro-panels of a row-major rhs whose `kc`-row slice spans at most
 //!   2 MiB are read in place instead ([`kernel::Rhs::Direct`]), unless the
 //!   slice holds a subnormal (only packing flushes them).
+//! * With a single rhs micro-panel (a tall-skinny `[4096, 512] x [512, 16]`)
+//!   every lhs element feeds one tile: the slices go as deep as L2 holds the
+//!   panel ([`Blocking::kc_for_panel`]), and under AVX-512 (row panels) a
+//!   lhs with contiguous rows is read in place, block by block, unless a
+//!   block holds a subnormal.
 //! * The instruction set is chosen per call from [`crate::vmath::level`]
 //!   (detected once, lowered by `VMATH_LEVEL`), or forced by the caller; the
 //!   whole single-thread driver is compiled once per level.
@@ -438,8 +443,14 @@ unsafe fn serial_body<S: Simd, A: LhsSource<S::T>>(
 ) {
     let k = job.k;
     let bl = job.blocking;
+    let one_panel = cols.len() <= S::NR;
+    let kc_target = if one_panel {
+        bl.kc_for_panel(cols.len().next_multiple_of(S::LANES) * std::mem::size_of::<S::T>())
+    } else {
+        bl.kc
+    };
     // Even slices: e.g. k = 576 with kc = 256 runs 3 × 192, not 256+256+64.
-    let kc = even_block(k, bl.kc, 1);
+    let kc = even_block(k, kc_target, 1);
     let mc = even_block(rows.len(), bl.mc, S::MR);
     let nc_target = if rows.len() <= mc {
         bl.nc_one_pass
@@ -462,6 +473,17 @@ unsafe fn serial_body<S: Simd, A: LhsSource<S::T>>(
         && job.b.cs == 1
         && job.b.rs > 0
         && span <= DIRECT_RHS_MAX_SPAN;
+    // With one rhs micro-panel (a tall-skinny product) every lhs element
+    // feeds a single tile, so packing the lhs would double the traffic of
+    // its largest operand: row panels are read in place instead when the
+    // rows are contiguous, block by block, unless a block holds a subnormal
+    // (only packing flushes them). The check reads the block once, bringing
+    // it into cache for the kernel right after.
+    let lhs_in_place = if S::ROW_PANELS && one_panel {
+        job.a.in_place()
+    } else {
+        None
+    };
     let mut j0 = cols.start;
     while j0 < cols.end {
         let ncb = nc.min(cols.end - j0);
@@ -490,18 +512,29 @@ unsafe fn serial_body<S: Simd, A: LhsSource<S::T>>(
             let mut i0 = rows.start;
             while i0 < rows.end {
                 let mcb = mc.min(rows.end - i0);
-                let abuf = bufs.a.get::<S::T>(mcb.next_multiple_of(S::MR) * kcb);
                 // SAFETY: the block lies in A; the buffer holds the strips;
                 // tile (i0, j0) of C belongs to this rectangle.
                 unsafe {
-                    let layout =
-                        pack::pack_lhs(job.a, i0, mcb, p0, kcb, S::MR, S::ROW_PANELS, abuf);
-                    let lhs = PackedLhs {
-                        ptr: abuf,
-                        rows: mcb,
-                        ars: layout.ars,
-                        aps: layout.aps,
-                        strip: layout.strip,
+                    let lhs = match lhs_in_place {
+                        Some(a) if !pack::has_subnormal(&a, i0, mcb, p0, kcb) => PackedLhs {
+                            ptr: a.at(i0, p0),
+                            rows: mcb,
+                            ars: a.rs as usize,
+                            aps: 1,
+                            strip: S::MR * a.rs as usize,
+                        },
+                        _ => {
+                            let abuf = bufs.a.get::<S::T>(mcb.next_multiple_of(S::MR) * kcb);
+                            let layout =
+                                pack::pack_lhs(job.a, i0, mcb, p0, kcb, S::MR, S::ROW_PANELS, abuf);
+                            PackedLhs {
+                                ptr: abuf,
+                                rows: mcb,
+                                ars: layout.ars,
+                                aps: layout.aps,
+                                strip: layout.strip,
+                            }
+                        }
                     };
                     let accumulate = job.accumulate || p0 > 0;
                     if direct > 0 {

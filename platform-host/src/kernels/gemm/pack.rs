@@ -81,6 +81,13 @@ pub trait LhsSource<T: Element>: Sync {
             unsafe { self.read_row(r0 + i, col, 1, dst.add(i)) };
         }
     }
+
+    /// The source as a matrix whose rows are contiguous (`cs == 1`,
+    /// `rs > 0`), which the kernel can read in place; `None` when it is
+    /// computed or laid out otherwise.
+    fn in_place(&self) -> Option<Strided<T>> {
+        None
+    }
 }
 
 impl<T: Element> LhsSource<T> for Strided<T> {
@@ -98,6 +105,10 @@ impl<T: Element> LhsSource<T> for Strided<T> {
     unsafe fn read_column(&self, col: usize, r0: usize, len: usize, dst: *mut T) {
         // SAFETY: as above.
         unsafe { copy_flushed(self.at(r0, col), self.rs, dst, len) }
+    }
+
+    fn in_place(&self) -> Option<Strided<T>> {
+        (self.cs == 1 && self.rs > 0).then_some(*self)
     }
 }
 
@@ -322,8 +333,8 @@ pub(super) unsafe fn pack_rhs<T: Element>(
     }
 }
 
-/// Whether `B[p0 .. p0 + kc, j0 .. j0 + nc]` of a matrix with contiguous
-/// rows holds a subnormal.
+/// Whether the block `B[p0 .. p0 + kc, j0 .. j0 + nc]` of a matrix with
+/// contiguous rows (either operand) holds a subnormal.
 ///
 /// # Safety
 /// The block must lie in `b`, and `b.cs == 1`.

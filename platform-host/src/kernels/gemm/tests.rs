@@ -192,6 +192,10 @@ const SHAPES: &[(usize, usize, usize)] = &[
     // blocks under one lhs block.
     (7, 600, 40),
     (5, 1100, 300),
+    // Tall and skinny: one rhs micro-panel, the lhs read in place where its
+    // rows are contiguous, slices deeper than the L1 rule (two of them at
+    // this depth).
+    (150, 16, 4500),
 ];
 
 #[test]
@@ -463,6 +467,34 @@ fn subnormals_in_a_rhs_read_in_place_are_flushed() {
                 })
                 .sum();
             for i in 0..m {
+                assert_eq!(c[i * n + j] as f64, exact, "{level} C[{i},{j}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn subnormals_in_a_lhs_read_in_place_are_flushed() {
+    // Many rows against a one-panel rhs: the lhs is read in place, except in
+    // a block holding a subnormal, which is packed (and flushed) instead.
+    for level in levels() {
+        let (m, n, k) = (40, 16, 9);
+        let scale = 2f32.powi(100);
+        let mut a: Vec<f32> = (0..m * k).map(|i| (i % 5) as f32 - 2.0).collect();
+        // Row 17 is zero but for the subnormal, so nothing hides it.
+        a[17 * k..18 * k].fill(0.0);
+        a[17 * k + 4] = 1e-39;
+        let b = vec![scale; k * n];
+        let mut c = vec![f32::NAN; m * n];
+        row_major_f32(m, n, k, &a, &b, &mut c, level);
+        for i in 0..m {
+            let exact: f64 = (0..k)
+                .map(|p| {
+                    let x = a[i * k + p];
+                    scale as f64 * if x.is_subnormal() { 0.0 } else { x as f64 }
+                })
+                .sum();
+            for j in 0..n {
                 assert_eq!(c[i * n + j] as f64, exact, "{level} C[{i},{j}]");
             }
         }
