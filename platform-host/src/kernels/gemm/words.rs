@@ -41,7 +41,9 @@
 //! `kc` counted in words); the lhs is packed as row panels when its rows are
 //! contiguous (a copy that stays contiguous), else as column panels; partial
 //! strips and panels are padded with zero words, so the kernel always runs
-//! whole tiles and only the stores see the edges.
+//! whole tiles and only the stores see the edges. Against one rhs panel a
+//! row-major bf16 lhs is read in place (its rows already are row panels of
+//! pairs, and `vdpbf16ps` flushes subnormal inputs itself).
 
 use super::blocking::Blocking;
 use super::pack::Strided;
@@ -1060,6 +1062,19 @@ unsafe fn rect<W: WordIsa, E: WordSource>(
     };
     let nc = super::even_block(cols.len(), nc_target, W::NR);
     let row_panels = job.a.cs == 1;
+    // A bf16 lhs with contiguous rows already is row panels of bf16 pairs,
+    // and `vdpbf16ps` treats subnormal inputs as zero, as packing's flush
+    // does: with one rhs panel (each lhs word feeds a single tile, so
+    // packing would double the traffic of the largest operand), whole
+    // strips are read in place when every row starts on a word (an even
+    // `k` and row stride, an aligned base); a ragged last strip is packed.
+    let a_in_place = job.kind == WordKind::Bf16Pairs
+        && row_panels
+        && cols.len() <= W::NR
+        && job.k.is_multiple_of(2)
+        && job.a.rs > 0
+        && (job.a.rs as usize).is_multiple_of(2)
+        && (job.a.ptr as usize).is_multiple_of(4);
     // Byte quads' corrections (see `WordSource::FLIP_A`), added as the
     // first k slice is stored: 128·Σ_p a[i][p] per row for a flipped rhs,
     // −128·Σ_p b[p][j] per column for a flipped lhs.
@@ -1106,23 +1121,40 @@ unsafe fn rect<W: WordIsa, E: WordSource>(
             while i0 < rows.end {
                 let mcb = mc.min(rows.end - i0);
                 let strips = mcb.div_ceil(W::MR);
-                let abuf = bufs.a.get(strips * W::MR * kcb);
-                // SAFETY: the block lies in A; the buffer holds its strips.
-                unsafe {
-                    pack_a::<E>(
-                        job.kind,
-                        &job.a,
-                        job.k,
-                        i0,
-                        mcb,
-                        p0,
-                        kcb,
-                        W::MR,
-                        row_panels,
-                        abuf,
-                    )
-                };
+                let in_place = if a_in_place { mcb / W::MR } else { 0 };
+                let abuf = bufs.a.get((strips - in_place) * W::MR * kcb);
+                if in_place < strips {
+                    let first = in_place * W::MR;
+                    // SAFETY: the block lies in A; the buffer holds its
+                    // strips from `first` on.
+                    unsafe {
+                        pack_a::<E>(
+                            job.kind,
+                            &job.a,
+                            job.k,
+                            i0 + first,
+                            mcb - first,
+                            p0,
+                            kcb,
+                            W::MR,
+                            row_panels,
+                            abuf,
+                        )
+                    };
+                }
                 let (ars, aps) = if row_panels { (kcb, 1) } else { (1, W::MR) };
+                // Strip `s`'s first word and its row and word strides.
+                let strip = |s: usize| {
+                    if s < in_place {
+                        // SAFETY: row i0 + s·MR of A, word p0 of it (the
+                        // checks on `a_in_place` make it a whole word).
+                        let row = unsafe { job.a.at(i0 + s * W::MR, 0).cast::<u32>() };
+                        (row.wrapping_add(p0), job.a.rs as usize / 2, 1)
+                    } else {
+                        let packed = abuf.wrapping_add((s - in_place) * W::MR * kcb);
+                        (packed.cast_const(), ars, aps)
+                    }
+                };
                 for q in 0..panels {
                     let jq = j0 + q * W::NR;
                     let n_eff = W::NR.min(j0 + ncb - jq);
@@ -1141,12 +1173,14 @@ unsafe fn rect<W: WordIsa, E: WordSource>(
                                 col_bias[jq - cols.start..].as_ptr()
                             },
                         };
-                        // SAFETY: strip s and panel q are packed; the tile's
-                        // m_eff × n_eff elements lie in C's rectangle.
+                        let (ap, ars, aps) = strip(s);
+                        // SAFETY: strip s is packed or read in place, panel
+                        // q packed; the tile's m_eff × n_eff elements lie in
+                        // C's rectangle.
                         unsafe {
                             tile::<W>(
                                 kcb,
-                                abuf.add(s * W::MR * kcb),
+                                ap,
                                 ars,
                                 aps,
                                 bbuf.add(q * W::NR * kcb),
@@ -1856,6 +1890,72 @@ mod tests {
             },
             |got, &(s, mag)| (f32::from_bits(got) as f64 - s).abs() <= mag * 1e-4 + 1e-30,
         );
+    }
+
+    #[test]
+    fn bf16_subnormals_read_in_place_count_as_zero() {
+        // A tall product against one rhs panel reads the bf16 lhs in place,
+        // unflushed: `vdpbf16ps` must treat its subnormals as zero, as the
+        // packing's flush does. A subnormal times 2^100 would show as 1e-9.
+        let (m, n, k) = (40, 16, 8);
+        let mut a: Vec<bf16> = (0..m * k)
+            .map(|i| bf16::from_f32((i % 5) as f32 - 2.0))
+            .collect();
+        // Row 17 is zero but for the subnormal, so nothing hides it.
+        a[17 * k..18 * k].fill(bf16::ZERO);
+        a[17 * k + 3] = bf16::from_bits(0x0001);
+        let b = vec![bf16::from_f32(2f32.powi(100)); k * n];
+        for &level in &levels() {
+            if !supported(WordKind::Bf16Pairs, level) {
+                continue;
+            }
+            let mut c = vec![0u32; m * n];
+            // SAFETY: row-major views of the buffers.
+            unsafe {
+                word_gemm(
+                    level,
+                    m,
+                    n,
+                    k,
+                    Strided {
+                        ptr: a.as_ptr(),
+                        rs: k as isize,
+                        cs: 1,
+                    },
+                    Strided {
+                        ptr: b.as_ptr(),
+                        rs: n as isize,
+                        cs: 1,
+                    },
+                    StridedMut {
+                        ptr: c.as_mut_ptr(),
+                        rs: n as isize,
+                        cs: 1,
+                    },
+                    true,
+                )
+            };
+            for i in 0..m {
+                let exact: f64 = a[i * k..(i + 1) * k]
+                    .iter()
+                    .map(|x| {
+                        2f64.powi(100)
+                            * if x.to_f32().is_subnormal() {
+                                0.0
+                            } else {
+                                x.to_f64()
+                            }
+                    })
+                    .sum();
+                for j in 0..n {
+                    assert_eq!(
+                        f32::from_bits(c[i * n + j]) as f64,
+                        exact,
+                        "{level:?} C[{i},{j}]"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
