@@ -1965,7 +1965,9 @@ fc {
   s2 = T[N] xor(s1, i)
   s3 = T[N] add(s2, j)
   s4 = T[N] xor(s3, rot)
-  s5 = T[N] subtract(s4, mx)
+  ng = T[N] negate(s4)
+  ab = T[N] ABS(mx)
+  s5 = T[N] subtract(ng, ab)
   s6 = T[N] add(s5, mn)
   u1 = T[N] shift-right-arithmetic(p, bk)
   u2 = T[N] shift-left(q, bk)
@@ -1994,9 +1996,11 @@ fc {
   k = T[] parameter(2)
   p = T[N] multiply(p0, p0)
   ROOT r = T[N] fusion(p, q, k), kind=kLoop, calls=fc"#;
+            // `abs` is defined for signed integers only.
             let text = module(fused, entry)
                 .replace("T[", &format!("{ty}["))
-                .replace("[N]", &format!("[{n}]"));
+                .replace("[N]", &format!("[{n}]"))
+                .replace("ABS", if ty == "s32" { "abs" } else { "not" });
             let et = if ty == "u32" {
                 ElementType::U32
             } else {

@@ -520,6 +520,11 @@ impl Body<'_> {
                 JitOp::IAdd => rm!(self, a.vpaddd(o, x, sy)),
                 JitOp::ISub => rm!(self, a.vpsubd(o, x, sy)),
                 JitOp::IMul => rm!(self, a.vpmulld(o, x, sy)),
+                JitOp::INeg => {
+                    a.vpxor(T1, T1, T1)?;
+                    a.vpsubd(o, T1, x)?;
+                }
+                JitOp::IAbs => a.vpabsd(o, x)?,
                 JitOp::And => rm!(self, a.vpand(o, x, sy)),
                 JitOp::Or => rm!(self, a.vpor(o, x, sy)),
                 JitOp::Xor => rm!(self, a.vpxor(o, x, sy)),

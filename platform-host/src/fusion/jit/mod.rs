@@ -104,6 +104,10 @@ pub enum JitOp {
     IAdd,
     ISub,
     IMul,
+    /// Wrapping `0 - x`.
+    INeg,
+    /// Wrapping absolute value of an s32 (`i32::MIN` stays itself).
+    IAbs,
     And,
     Or,
     Xor,
@@ -206,6 +210,8 @@ impl JitOp {
         let op = match op {
             ElemOp::Unary(UnaryOp::Negate) if float => JitOp::FNeg,
             ElemOp::Unary(UnaryOp::Abs) if float => JitOp::FAbs,
+            ElemOp::Unary(UnaryOp::Negate) if int => JitOp::INeg,
+            ElemOp::Unary(UnaryOp::Abs) if int && ty == S32 => JitOp::IAbs,
             ElemOp::Unary(UnaryOp::Sqrt) if float => JitOp::Sqrt,
             // `vroundps`'s immediate: the rounding, and no precision
             // exception (as `f32::floor` and the others compile).
@@ -293,6 +299,8 @@ impl JitOp {
         match self {
             JitOp::FNeg
             | JitOp::FAbs
+            | JitOp::INeg
+            | JitOp::IAbs
             | JitOp::Not
             | JitOp::Same
             | JitOp::S32ToF32
