@@ -14,6 +14,7 @@ mod fusion_bench;
 mod fusion_corpus;
 mod fusion_diff;
 mod op_table;
+mod reduce_walks;
 mod runtime;
 mod small_loop;
 mod smoke;

@@ -8,7 +8,9 @@
 //!   contiguous runs; the fold keeps 16 partial accumulators so float sums
 //!   vectorize (XLA likewise reassociates reductions). A reduction to a single
 //!   value of a large array splits the run over the compute pool and combines
-//!   the partial results.
+//!   the partial results. Reduced groups outside a kept one are walked
+//!   outermost, each output's accumulator kept across them, so the input
+//!   streams in order while every output folds its runs in the same order.
 //! * **outer**: the innermost group is kept. A row of accumulators (one per
 //!   output element of that group) is updated with each contiguous input row,
 //!   which streams the input once.
@@ -395,6 +397,44 @@ where
                 return Ok(());
             }
             let per_out = n_red.max(1);
+            if !outer_red.is_empty() {
+                // Reduced groups outside a kept one (a sum over the first
+                // and last dimensions): output by output, each output's
+                // runs lie a whole slab apart, and a short run is over
+                // before the prefetchers follow it. Walking the outer
+                // reduced index outside the outputs instead reads the
+                // runs of neighbouring outputs one after the other (the
+                // input streams), while every output still folds its runs
+                // in the same order: the same bits. Tasks take wide output
+                // ranges, so each reads long stretches of every slab.
+                let threads = compute_pool().current_num_threads().max(1);
+                let grain = (REDUCE_GRAIN / per_out)
+                    .max(n_out.div_ceil(2 * threads))
+                    .max(1);
+                parallel_for(n_out, grain, |s, e| {
+                    let mut accs = vec![init_v; e - s];
+                    let mut ridx = vec![0usize; outer_red.len()];
+                    loop {
+                        let roff = offset(&ridx, outer_red);
+                        let mut kidx = unflatten(s, &kept_sizes);
+                        for acc in accs.iter_mut() {
+                            let off = offset(&kidx, &layout.kept) + roff;
+                            *acc = fold_run(*acc, &x[off..off + inner_len]);
+                            next(&mut kidx, &layout.kept);
+                        }
+                        if !next(&mut ridx, outer_red) {
+                            break;
+                        }
+                    }
+                    let out = out_addr as *mut T;
+                    for (o, acc) in (s..e).zip(accs) {
+                        // SAFETY: `o` < n_out and tasks own disjoint output
+                        // ranges.
+                        unsafe { out.add(o).write(acc) };
+                    }
+                });
+                return Ok(());
+            }
             parallel_for(n_out, (REDUCE_GRAIN / per_out).max(1), |s, e| {
                 let out = out_addr as *mut T;
                 let mut kidx = unflatten(s, &kept_sizes);
