@@ -721,12 +721,94 @@ impl LocalClient {
             Some(first) => first.device_ordinal(),
             None => options.device,
         };
+        self.execute_buffers_on(exe, args, options, device, None, 0, 0, 0)
+    }
+
+    /// Runs one device, `(replica, partition)`, of `exe`'s launch on device
+    /// values, alone in this process (as [`LocalClient::execute_device`]
+    /// does, the other devices running elsewhere and meeting this one
+    /// through the installed collectives transport); the arguments must live
+    /// on that device ([`LocalClient::device_of`]), and the result stays there.
+    /// An application that keeps its arrays on the device pays no upload or
+    /// download per run.
+    pub fn execute_device_buffers(
+        &self,
+        exe: &LoadedExecutable,
+        args: &[&DeviceBuffer],
+        options: &ExecuteOptions,
+        replica: usize,
+        partition: usize,
+    ) -> Result<BufferExecution> {
+        self.check_platform(exe)?;
+        exe.check_argument_shapes(args.iter().map(|b| b.shape()))?;
+        let assignment = Arc::new(self.assignment_for(exe, replica, partition)?);
+        let device = assignment.device(replica, partition)?;
+        let run_id = self.next_run_id.fetch_add(1, Ordering::Relaxed);
+        self.execute_buffers_on(
+            exe,
+            args,
+            options,
+            device,
+            Some(assignment),
+            replica,
+            partition,
+            run_id,
+        )
+    }
+
+    /// The device ordinal that runs `(replica, partition)` of `exe`'s launch
+    /// (the platform's placer decides): where the arguments of
+    /// [`LocalClient::execute_device_buffers`] belong.
+    pub fn device_of(
+        &self,
+        exe: &LoadedExecutable,
+        replica: usize,
+        partition: usize,
+    ) -> Result<usize> {
+        self.assignment_for(exe, replica, partition)?
+            .device(replica, partition)
+    }
+
+    /// The device assignment of `exe`'s launch, checking that `(replica,
+    /// partition)` is one of its devices.
+    fn assignment_for(
+        &self,
+        exe: &LoadedExecutable,
+        replica: usize,
+        partition: usize,
+    ) -> Result<DeviceAssignment> {
+        let replicas = exe.options().replica_count.max(1);
+        let partitions = exe.options().num_partitions.max(1);
+        if replica >= replicas || partition >= partitions {
+            return Err(Error::invalid_argument(format!(
+                "device (replica {replica}, partition {partition}) is outside module {}'s \
+                 {replicas} replica(s) x {partitions} partition(s)",
+                exe.name()
+            )));
+        }
+        self.backend.placer().assign_devices(replicas, partitions)
+    }
+
+    /// [`LocalClient::execute_buffers`] on `device`, as `(replica,
+    /// partition)` of the launch `assignment` (`None`: a single-device run).
+    #[allow(clippy::too_many_arguments)]
+    fn execute_buffers_on(
+        &self,
+        exe: &LoadedExecutable,
+        args: &[&DeviceBuffer],
+        options: &ExecuteOptions,
+        device: usize,
+        assignment: Option<Arc<DeviceAssignment>>,
+        replica: usize,
+        partition: usize,
+        run_id: u64,
+    ) -> Result<BufferExecution> {
         for (i, arg) in args.iter().enumerate() {
             self.check_owned(arg)?;
             if arg.device_ordinal() != device {
                 return Err(Error::invalid_argument(format!(
-                    "argument {i} is on device {} but argument 0 is on device {device}; \
-                     all arguments of one execution must be on one device",
+                    "argument {i} is on device {} but this execution runs on device {device}; \
+                     all arguments of one execution must be on its device",
                     arg.device_ordinal()
                 )));
             }
@@ -757,7 +839,7 @@ impl LocalClient {
             .collect();
 
         let launch = Instant::now();
-        let run_options = self.run_options(stream, options, None, 0, 0, 0);
+        let run_options = self.run_options(stream, options, assignment, replica, partition, run_id);
         let result = drain_on_error(
             stream,
             exe.executable.execute_on_stream(&run_options, &refs),
@@ -882,17 +964,8 @@ impl LocalClient {
         partition: usize,
     ) -> Result<Literal> {
         self.check_platform(exe)?;
-        let replicas = exe.options().replica_count.max(1);
-        let partitions = exe.options().num_partitions.max(1);
-        if replica >= replicas || partition >= partitions {
-            return Err(Error::invalid_argument(format!(
-                "device (replica {replica}, partition {partition}) is outside module {}'s \
-                 {replicas} replica(s) x {partitions} partition(s)",
-                exe.name()
-            )));
-        }
+        let assignment = Arc::new(self.assignment_for(exe, replica, partition)?);
         exe.check_argument_shapes(args.iter().map(Literal::shape))?;
-        let assignment = Arc::new(self.backend.placer().assign_devices(replicas, partitions)?);
         let run_id = self.next_run_id.fetch_add(1, Ordering::Relaxed);
         self.run_one_replica(exe, args, options, assignment, replica, partition, run_id)
     }

@@ -1,14 +1,18 @@
 //! Collectives between processes over MPI (feature `mpi`): one device per
 //! rank, `mpirun -np N hlorun run prog.hlo ... --collectives mpi`.
 //!
-//! # One thread owns MPI
-//! Open MPI does not let a communicator be used from several threads unless
-//! it was initialised with `MPI_THREAD_MULTIPLE`, which is slow where it is
-//! available at all. So one thread, started here, initialises MPI, makes every
-//! MPI call and finalises it; the executing device's threads (the Host's
-//! thunks, the Interpreter's evaluator) send it requests over a crossbeam
-//! channel and wait on a reply channel. [`MpiTransport`] is that channel,
-//! installed as the process's `evaluator::collectives::Transport`.
+//! # Who calls MPI
+//! MPI is initialised with `MPI_THREAD_SERIALIZED`: any thread may call it,
+//! one at a time. One thread, started here, initialises MPI, finalises it
+//! and carries out an abort; the collectives themselves are made by the
+//! executing device's thread (the Host's thunks, the Interpreter's
+//! evaluator) under one lock, [`Shared::state`], which also holds the
+//! receive buffers kept between calls. (An earlier design handed every
+//! collective to the MPI thread over a channel and waited for the reply: two
+//! thread hand-offs per collective, most of a small all-reduce's time.)
+//! An MPI library that cannot give `MPI_THREAD_SERIALIZED` is an error at
+//! start. [`MpiTransport`] is installed as the process's
+//! `evaluator::collectives::Transport`.
 //!
 //! # Exchanges
 //! Every collective is an all-gather of bytes among its group (the platforms
@@ -16,10 +20,11 @@
 //! ranks each member sends its bytes to every other member (non-blocking
 //! sends, then blocking receives from each member in group order) on one tag.
 //! MPI keeps messages between two ranks on one tag in order, and every device
-//! of an SPMD program runs its collectives in the same order, so a message is
-//! always matched with the collective it was sent for, with no per-collective
-//! tags or communicators (whose creation would itself be a collective that
-//! every rank must join).
+//! of an SPMD program runs its collectives in the same order, and every
+//! exchange completes all its sends and receives before it returns, so a
+//! message is always matched with the collective it was sent for, with no
+//! per-collective tags or communicators (whose creation would itself be a
+//! collective that every rank must join).
 //!
 //! A large all-reduce (from [`TWO_PHASE_FROM`] bytes) goes in two phases
 //! (`evaluator::collectives::all_reduce_two_phase`): an all-to-all of chunks
@@ -32,16 +37,29 @@
 //! sender's messages in order, so a member's chunk can never be taken for
 //! its reduced chunk.
 //!
+//! An all-reduce of one array ([`Transport::all_reduce_into`], which the
+//! Host uses) runs either shape straight between the device's operand and
+//! result buffers: chunks are sent from the operand, the other members'
+//! contributions land in receive buffers kept between calls, the rank-order
+//! fold writes the result buffer, and the reduced chunks of the other
+//! members are received into the result buffer where they belong. No buffer
+//! is allocated or packed per call.
+//!
 //! # Failures
 //! A rank whose run fails calls [`MpiWorld::abort`] (`MPI_Abort`) after
 //! printing its error: `mpirun` then ends every rank, so no rank is left
 //! waiting in a receive for a peer that will never send.
 
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+use mpi::ffi;
+use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
-use platform_api::evaluator::collectives::Transport;
+use mpi::Threading;
+use platform_api::evaluator::collectives::{FoldChunk, Transport};
 use platform_api::{Error, Result};
-use std::sync::Arc;
+use std::ffi::{c_int, c_void};
+use std::mem::MaybeUninit;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 /// The tag of every exchange (see the module docs on ordering).
@@ -65,70 +83,101 @@ fn two_phase_from() -> usize {
     }
 }
 
+/// What the MPI thread is asked to do besides waiting for the end.
 enum Request {
-    Exchange {
-        group: Vec<usize>,
-        position: usize,
-        data: Vec<u8>,
-        reply: Sender<Vec<Vec<u8>>>,
-    },
-    /// An all-to-all: bytes `bounds[j]..bounds[j + 1]` of `data` to member `j`.
-    Chunks {
-        group: Vec<usize>,
-        position: usize,
-        data: Vec<u8>,
-        bounds: Vec<usize>,
-        reply: Sender<Vec<Vec<u8>>>,
-    },
     Abort(i32),
+}
+
+/// What every MPI call is made under.
+struct State {
+    /// False once MPI is being finalised: no call may start after that.
+    open: bool,
+    /// Receive buffers of [`MpiTransport::all_reduce_into`], kept between
+    /// calls so that a repeated all-reduce touches no fresh memory.
+    scratch: Vec<u8>,
+}
+
+/// Shared by the world and its transports.
+struct Shared {
+    rank: usize,
+    size: usize,
+    state: Mutex<State>,
+}
+
+impl Shared {
+    /// The lock every MPI call is made under (`MPI_THREAD_SERIALIZED`); an
+    /// error once MPI is finalised.
+    fn lock(&self, what: &str) -> Result<MutexGuard<'_, State>> {
+        // A panic while the lock was held leaves no broken invariant here (at
+        // worst an exchange half done, after which the job aborts anyway).
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if !state.open {
+            return Err(Error::internal(format!(
+                "rank {}: collective %{what}: MPI has been finalised",
+                self.rank
+            )));
+        }
+        Ok(state)
+    }
 }
 
 /// The MPI thread and this process's place in the world.
 pub struct MpiWorld {
-    rank: usize,
-    size: usize,
+    shared: Arc<Shared>,
     requests: Option<Sender<Request>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl MpiWorld {
-    /// Starts the MPI thread (which initialises MPI) and learns the rank and
-    /// world size.
+    /// Starts the MPI thread (which initialises MPI with
+    /// `MPI_THREAD_SERIALIZED`) and learns the rank and world size.
     pub fn start() -> Result<MpiWorld> {
         let (requests, inbox) = unbounded::<Request>();
-        let (ready, started) = bounded::<Option<(usize, usize)>>(1);
+        let (ready, started) = bounded::<std::result::Result<(usize, usize), String>>(1);
         let thread = std::thread::Builder::new()
             .name("mpi".into())
             .spawn(move || mpi_thread(inbox, ready))
             .map_err(|e| {
                 Error::resource_exhausted(format!("could not start the MPI thread: {e}"))
             })?;
-        let (rank, size) = started.recv().ok().flatten().ok_or_else(|| {
-            Error::internal("MPI could not be initialised (is this under mpirun?)")
-        })?;
+        let started = started
+            .recv()
+            .unwrap_or_else(|_| Err("the MPI thread ended".into()));
+        let (rank, size) = match started {
+            Ok(place) => place,
+            Err(e) => {
+                drop(requests);
+                let _ = thread.join();
+                return Err(Error::internal(e));
+            }
+        };
         Ok(MpiWorld {
-            rank,
-            size,
+            shared: Arc::new(Shared {
+                rank,
+                size,
+                state: Mutex::new(State {
+                    open: true,
+                    scratch: Vec::new(),
+                }),
+            }),
             requests: Some(requests),
             thread: Some(thread),
         })
     }
 
     pub fn rank(&self) -> usize {
-        self.rank
+        self.shared.rank
     }
 
     pub fn size(&self) -> usize {
-        self.size
+        self.shared.size
     }
 
     /// The transport that sends collectives through this world.
     pub fn transport(&self) -> Arc<dyn Transport> {
         Arc::new(MpiTransport {
-            rank: self.rank,
-            size: self.size,
+            shared: self.shared.clone(),
             two_phase_from: two_phase_from(),
-            requests: self.requests.clone(),
         })
     }
 
@@ -145,8 +194,14 @@ impl MpiWorld {
 }
 
 impl Drop for MpiWorld {
-    /// Closes the channel, so the MPI thread finalises MPI and ends.
+    /// Closes the world to further calls (waiting for one in progress), then
+    /// the channel, so the MPI thread finalises MPI and ends.
     fn drop(&mut self) {
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .open = false;
         drop(self.requests.take());
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -154,127 +209,38 @@ impl Drop for MpiWorld {
     }
 }
 
-fn mpi_thread(inbox: Receiver<Request>, ready: Sender<Option<(usize, usize)>>) {
-    let Some(universe) = mpi::initialize() else {
-        let _ = ready.send(None);
+fn mpi_thread(
+    inbox: Receiver<Request>,
+    ready: Sender<std::result::Result<(usize, usize), String>>,
+) {
+    let Some((universe, threading)) = mpi::initialize_with_threading(Threading::Serialized) else {
+        let _ = ready.send(Err(
+            "MPI could not be initialised (is this under mpirun?)".into()
+        ));
         return;
     };
     let world = universe.world();
-    let _ = ready.send(Some((world.rank() as usize, world.size() as usize)));
-    // Until every sender is gone (the world dropped and all transports with it).
-    for request in inbox {
-        match request {
-            Request::Abort(code) => world.abort(code),
-            Request::Exchange {
-                group,
-                position,
-                data,
-                reply,
-            } => {
-                let mut received: Vec<Vec<u8>> = vec![Vec::new(); group.len()];
-                mpi::request::scope(|scope| {
-                    let sends: Vec<_> = group
-                        .iter()
-                        .enumerate()
-                        .filter(|&(j, _)| j != position)
-                        .map(|(_, &peer)| {
-                            world.process_at_rank(peer as i32).immediate_send_with_tag(
-                                scope,
-                                &data[..],
-                                EXCHANGE_TAG,
-                            )
-                        })
-                        .collect();
-                    for (j, &peer) in group.iter().enumerate() {
-                        if j != position {
-                            received[j] = world
-                                .process_at_rank(peer as i32)
-                                .receive_vec_with_tag::<u8>(EXCHANGE_TAG)
-                                .0;
-                        }
-                    }
-                    for s in sends {
-                        s.wait();
-                    }
-                });
-                received[position] = data;
-                let _ = reply.send(received);
-            }
-            Request::Chunks {
-                group,
-                position,
-                data,
-                bounds,
-                reply,
-            } => {
-                // Every member's chunk `position` has this size (the members
-                // split contributions of one shape at the same bounds); the
-                // receives are posted first, into buffers of that size, so
-                // no message waits for a probe or lands in a temporary.
-                let mine = bounds[position]..bounds[position + 1];
-                let mut received: Vec<Vec<u8>> = group
-                    .iter()
-                    .enumerate()
-                    .map(|(j, _)| {
-                        if j == position {
-                            data[mine.clone()].to_vec()
-                        } else {
-                            vec![0; mine.len()]
-                        }
-                    })
-                    .collect();
-                mpi::request::scope(|scope| {
-                    let receives: Vec<_> = received
-                        .iter_mut()
-                        .zip(&group)
-                        .enumerate()
-                        .filter(|&(j, _)| j != position)
-                        .map(|(_, (buffer, &peer))| {
-                            world
-                                .process_at_rank(peer as i32)
-                                .immediate_receive_into_with_tag(
-                                    scope,
-                                    &mut buffer[..],
-                                    EXCHANGE_TAG,
-                                )
-                        })
-                        .collect();
-                    // Starting with the next member, so that the members do
-                    // not all send to member 0 first.
-                    let n = group.len();
-                    let sends: Vec<_> = (1..n)
-                        .map(|k| (position + k) % n)
-                        .map(|j| {
-                            world
-                                .process_at_rank(group[j] as i32)
-                                .immediate_send_with_tag(
-                                    scope,
-                                    &data[bounds[j]..bounds[j + 1]],
-                                    EXCHANGE_TAG,
-                                )
-                        })
-                        .collect();
-                    for r in receives {
-                        r.wait();
-                    }
-                    for s in sends {
-                        s.wait();
-                    }
-                });
-                let _ = reply.send(received);
-            }
-        }
+    if !matches!(threading, Threading::Serialized | Threading::Multiple) {
+        let _ = ready.send(Err(format!(
+            "this MPI library gives {threading:?} threading; hlorun needs MPI_THREAD_SERIALIZED \
+             (collectives are called from the executing thread)"
+        )));
+        return;
+    }
+    let _ = ready.send(Ok((world.rank() as usize, world.size() as usize)));
+    // Until an abort, or every sender is gone (the world dropped).
+    if let Ok(Request::Abort(code)) = inbox.recv() {
+        world.abort(code)
     }
     drop(universe);
 }
 
-/// The channel to the MPI thread, as a collectives transport.
+/// The collectives transport: MPI calls from the calling thread, under the
+/// world's lock.
 struct MpiTransport {
-    rank: usize,
-    size: usize,
+    shared: Arc<Shared>,
     /// Contribution size from which an all-reduce goes in two phases.
     two_phase_from: usize,
-    requests: Option<Sender<Request>>,
 }
 
 impl Transport for MpiTransport {
@@ -286,12 +252,36 @@ impl Transport for MpiTransport {
         data: Vec<u8>,
     ) -> Result<Vec<Vec<u8>>> {
         self.check(what, group, position)?;
-        self.ask(what, |reply| Request::Exchange {
-            group: group.to_vec(),
-            position,
-            data,
-            reply,
-        })
+        let _state = self.shared.lock(what)?;
+        let world = SimpleCommunicator::world();
+        let mut received: Vec<Vec<u8>> = vec![Vec::new(); group.len()];
+        mpi::request::scope(|scope| {
+            let sends: Vec<_> = group
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != position)
+                .map(|(_, &peer)| {
+                    world.process_at_rank(peer as i32).immediate_send_with_tag(
+                        scope,
+                        &data[..],
+                        EXCHANGE_TAG,
+                    )
+                })
+                .collect();
+            for (j, &peer) in group.iter().enumerate() {
+                if j != position {
+                    received[j] = world
+                        .process_at_rank(peer as i32)
+                        .receive_vec_with_tag::<u8>(EXCHANGE_TAG)
+                        .0;
+                }
+            }
+            for s in sends {
+                s.wait();
+            }
+        });
+        received[position] = data;
+        Ok(received)
     }
 
     fn exchange_chunks(
@@ -309,62 +299,294 @@ impl Transport for MpiTransport {
         if !ordered {
             return Err(Error::invalid_argument(format!(
                 "rank {}: collective %{what}: bounds {bounds:?} do not split {} bytes among {} members",
-                self.rank,
+                self.shared.rank,
                 data.len(),
                 group.len()
             )));
         }
-        self.ask(what, |reply| Request::Chunks {
-            group: group.to_vec(),
-            position,
-            data,
-            bounds: bounds.to_vec(),
-            reply,
-        })
+        let _state = self.shared.lock(what)?;
+        let world = SimpleCommunicator::world();
+        // Every member's chunk `position` has this size (the members split
+        // contributions of one shape at the same bounds); the receives are
+        // posted first, into buffers of that size, so no message waits for a
+        // probe or lands in a temporary.
+        let mine = bounds[position]..bounds[position + 1];
+        let mut received: Vec<Vec<u8>> = group
+            .iter()
+            .enumerate()
+            .map(|(j, _)| {
+                if j == position {
+                    data[mine.clone()].to_vec()
+                } else {
+                    vec![0; mine.len()]
+                }
+            })
+            .collect();
+        mpi::request::scope(|scope| {
+            let receives: Vec<_> = received
+                .iter_mut()
+                .zip(group)
+                .enumerate()
+                .filter(|&(j, _)| j != position)
+                .map(|(_, (buffer, &peer))| {
+                    world
+                        .process_at_rank(peer as i32)
+                        .immediate_receive_into_with_tag(scope, &mut buffer[..], EXCHANGE_TAG)
+                })
+                .collect();
+            // Starting with the next member, so that the members do not all
+            // send to member 0 first.
+            let n = group.len();
+            let sends: Vec<_> = (1..n)
+                .map(|k| (position + k) % n)
+                .map(|j| {
+                    world
+                        .process_at_rank(group[j] as i32)
+                        .immediate_send_with_tag(
+                            scope,
+                            &data[bounds[j]..bounds[j + 1]],
+                            EXCHANGE_TAG,
+                        )
+                })
+                .collect();
+            for r in receives {
+                r.wait();
+            }
+            for s in sends {
+                s.wait();
+            }
+        });
+        Ok(received)
     }
 
     fn two_phase_from(&self, members: usize) -> Option<usize> {
         let _ = members;
         Some(self.two_phase_from)
     }
+
+    /// One round below [`MpiTransport::two_phase_from`] (everyone's whole
+    /// array to everyone, each folding all in rank order), two phases from
+    /// it (chunk `j` of every member to member `j`, which folds its chunk in
+    /// rank order straight into the result, then every reduced chunk to
+    /// everyone, received into the result where it belongs): the same
+    /// messages and the same bits as [`Transport::exchange`] and
+    /// `all_reduce_two_phase`, without their per-call buffers.
+    fn all_reduce_into(
+        &self,
+        what: &str,
+        group: &[usize],
+        position: usize,
+        src: &[u8],
+        dst: &mut [u8],
+        width: usize,
+        reduce: &mut FoldChunk<'_>,
+    ) -> Result<bool> {
+        let n = group.len();
+        let len = src.len();
+        // MPI counts are C ints.
+        if dst.len() != len || width == 0 || !len.is_multiple_of(width) || len > c_int::MAX as usize
+        {
+            return Ok(false);
+        }
+        self.check(what, group, position)?;
+        let peers = || (1..n).map(|k| (position + k) % n);
+        let mut state = self.shared.lock(what)?;
+        if n == 1 {
+            dst.copy_from_slice(src);
+            return Ok(true);
+        }
+        if len < self.two_phase_from {
+            // One round: the other members' whole arrays, in scratch slots
+            // by group position (this member's slot unused).
+            grow(&mut state.scratch, n * len);
+            let scratch = state.scratch.as_mut_ptr();
+            let mut requests = Vec::with_capacity(2 * (n - 1));
+            // SAFETY: slot `j` of the scratch holds `len` bytes; `src` is
+            // `len` bytes; both outlive the requests, completed below.
+            let posted = unsafe {
+                peers()
+                    .try_for_each(|j| irecv(&mut requests, scratch.add(j * len), len, group[j]))
+                    .and_then(|()| {
+                        peers().try_for_each(|j| isend(&mut requests, src.as_ptr(), len, group[j]))
+                    })
+            };
+            wait_all(&mut requests)?;
+            posted?;
+            let contribution = |j: usize| -> &[u8] {
+                if j == position {
+                    src
+                } else {
+                    &state.scratch[j * len..(j + 1) * len]
+                }
+            };
+            dst.copy_from_slice(contribution(0));
+            for j in 1..n {
+                reduce(dst, contribution(j))?;
+            }
+            return Ok(true);
+        }
+        // Two phases; chunk `j` is elements `count * j / n ..` of every member.
+        let count = len / width;
+        let chunk = |j: usize| (count * j / n * width, count * (j + 1) / n * width);
+        let (lo, hi) = chunk(position);
+        let mine = hi - lo;
+        grow(&mut state.scratch, n * mine);
+        let scratch = state.scratch.as_mut_ptr();
+        let mut requests = Vec::with_capacity(2 * (n - 1));
+        // SAFETY: slot `j` of the scratch holds `mine` bytes; chunk `j` of
+        // `src` lies inside it; both outlive the requests, completed below.
+        let posted = unsafe {
+            peers()
+                .try_for_each(|j| irecv(&mut requests, scratch.add(j * mine), mine, group[j]))
+                .and_then(|()| {
+                    peers().try_for_each(|j| {
+                        let (s, e) = chunk(j);
+                        isend(&mut requests, src.as_ptr().add(s), e - s, group[j])
+                    })
+                })
+        };
+        wait_all(&mut requests)?;
+        posted?;
+        {
+            let acc = &mut dst[lo..hi];
+            let contribution = |j: usize| -> &[u8] {
+                if j == position {
+                    &src[lo..hi]
+                } else {
+                    &state.scratch[j * mine..(j + 1) * mine]
+                }
+            };
+            acc.copy_from_slice(contribution(0));
+            if mine > 0 {
+                for j in 1..n {
+                    reduce(acc, contribution(j))?;
+                }
+            }
+        }
+        // Every member's reduced chunk into its place in `dst`; this one's
+        // goes out from its place (a part no receive writes).
+        let out = dst.as_mut_ptr();
+        // SAFETY: chunks of `dst` are disjoint and inside it; `dst` outlives
+        // the requests, completed below.
+        let posted = unsafe {
+            peers()
+                .try_for_each(|j| {
+                    let (s, e) = chunk(j);
+                    irecv(&mut requests, out.add(s), e - s, group[j])
+                })
+                .and_then(|()| {
+                    peers().try_for_each(|j| isend(&mut requests, out.add(lo), mine, group[j]))
+                })
+        };
+        wait_all(&mut requests)?;
+        posted?;
+        Ok(true)
+    }
+}
+
+/// Makes `buffer` at least `len` bytes long, keeping what it has (the bytes
+/// are written by MPI before they are read; they are zeroed only when the
+/// buffer first grows).
+fn grow(buffer: &mut Vec<u8>, len: usize) {
+    if buffer.len() < len {
+        buffer.resize(len, 0);
+    }
+}
+
+fn mpi_result(rc: c_int, what: &str) -> Result<()> {
+    if rc == ffi::MPI_SUCCESS as c_int {
+        Ok(())
+    } else {
+        Err(Error::internal(format!(
+            "{what} failed with MPI error {rc}"
+        )))
+    }
+}
+
+/// Posts a receive of `len` bytes from `peer` into `buf`, on the exchange tag.
+///
+/// # Safety
+/// `buf` holds `len` writable bytes that nothing else touches until the
+/// request completes ([`wait_all`]).
+unsafe fn irecv(
+    requests: &mut Vec<ffi::MPI_Request>,
+    buf: *mut u8,
+    len: usize,
+    peer: usize,
+) -> Result<()> {
+    let mut request = MaybeUninit::<ffi::MPI_Request>::uninit();
+    let rc = ffi::MPI_Irecv(
+        buf.cast::<c_void>(),
+        len as c_int,
+        ffi::RSMPI_UINT8_T,
+        peer as c_int,
+        EXCHANGE_TAG,
+        ffi::RSMPI_COMM_WORLD,
+        request.as_mut_ptr(),
+    );
+    mpi_result(rc, "MPI_Irecv")?;
+    requests.push(request.assume_init());
+    Ok(())
+}
+
+/// Posts a send of `len` bytes at `buf` to `peer`, on the exchange tag.
+///
+/// # Safety
+/// `buf` holds `len` readable bytes that nothing writes until the request
+/// completes ([`wait_all`]).
+unsafe fn isend(
+    requests: &mut Vec<ffi::MPI_Request>,
+    buf: *const u8,
+    len: usize,
+    peer: usize,
+) -> Result<()> {
+    let mut request = MaybeUninit::<ffi::MPI_Request>::uninit();
+    let rc = ffi::MPI_Isend(
+        buf.cast::<c_void>(),
+        len as c_int,
+        ffi::RSMPI_UINT8_T,
+        peer as c_int,
+        EXCHANGE_TAG,
+        ffi::RSMPI_COMM_WORLD,
+        request.as_mut_ptr(),
+    );
+    mpi_result(rc, "MPI_Isend")?;
+    requests.push(request.assume_init());
+    Ok(())
+}
+
+/// Completes every posted request and empties the list.
+fn wait_all(requests: &mut Vec<ffi::MPI_Request>) -> Result<()> {
+    if requests.is_empty() {
+        return Ok(());
+    }
+    // SAFETY: the requests were posted by `irecv`/`isend` and not yet
+    // completed; statuses are not wanted.
+    let rc = unsafe {
+        ffi::MPI_Waitall(
+            requests.len() as c_int,
+            requests.as_mut_ptr(),
+            ffi::RSMPI_STATUSES_IGNORE,
+        )
+    };
+    requests.clear();
+    mpi_result(rc, "MPI_Waitall")
 }
 
 impl MpiTransport {
     /// The group names only ranks of this world, and this rank where it says.
     fn check(&self, what: &str, group: &[usize], position: usize) -> Result<()> {
-        if let Some(bad) = group.iter().find(|&&g| g >= self.size) {
+        let (rank, size) = (self.shared.rank, self.shared.size);
+        if let Some(bad) = group.iter().find(|&&g| g >= size) {
             return Err(Error::invalid_argument(format!(
-                "rank {}: collective %{what} names device {bad}, but the MPI world has {} rank(s)",
-                self.rank, self.size
+                "rank {rank}: collective %{what} names device {bad}, but the MPI world has {size} rank(s)",
             )));
         }
-        if group.get(position) != Some(&self.rank) {
+        if group.get(position) != Some(&rank) {
             return Err(Error::internal(format!(
-                "rank {}: collective %{what}: this rank is not at position {position} of {group:?}",
-                self.rank
+                "rank {rank}: collective %{what}: this rank is not at position {position} of {group:?}",
             )));
         }
         Ok(())
-    }
-
-    /// Sends the MPI thread a request and waits for its answer.
-    fn ask(
-        &self,
-        what: &str,
-        request: impl FnOnce(Sender<Vec<Vec<u8>>>) -> Request,
-    ) -> Result<Vec<Vec<u8>>> {
-        let (reply, answer) = bounded(1);
-        let gone = || {
-            Error::internal(format!(
-                "rank {}: collective %{what}: the MPI thread has stopped",
-                self.rank
-            ))
-        };
-        self.requests
-            .as_ref()
-            .ok_or_else(gone)?
-            .send(request(reply))
-            .map_err(|_| gone())?;
-        answer.recv().map_err(|_| gone())
     }
 }

@@ -42,6 +42,48 @@ for case in */; do
   done
 done
 
+# All-reduces of one f32 array, which the Host runs straight between the
+# operand and result buffers (Transport::all_reduce_into): one round below
+# 64 KiB, two phases from it (chunks that do not divide evenly, and, with the
+# threshold at 0, empty chunks), with values whose sum depends on the order:
+# the MPI run must equal the one-process run bit for bit.
+for np_ in 2 4; do
+  for spec in 3:0 3:64k 1000:64k 100003:64k; do
+    m=${spec%%:*} from=${spec#*:}
+    [ "$from" = 64k ] && from=65536
+    prog="$WORK/allreduce_${np_}_$m.hlo"
+    ids=$(seq -s, 0 $((np_ - 1)))
+    cat >"$prog" <<HLO
+HloModule allreduce, num_partitions=$np_
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[$m] parameter(0), sharding={devices=[$np_]<=[$np_]}
+  ROOT r = f32[$m] all-reduce(p), channel_id=1, replica_groups={{$ids}}, use_global_device_ids=true, to_apply=add
+}
+HLO
+    python3 -c "import numpy as np; r = np.random.default_rng($m); \
+np.save('$WORK/ar.npy', (r.standard_normal($np_ * $m) * 10.0 ** r.integers(-6, 7, $np_ * $m)).astype(np.float32))"
+    "$HLORUN" run -p host "$prog" "$WORK/ar.npy" --out-sharding '{replicated}' --out "$WORK/ar-local" >/dev/null \
+      || { fail "all-reduce $np_ x $m: one-process run"; continue; }
+    if ! HLORUN_MPI_TWO_PHASE_BYTES=$from timeout 120 "${MPIRUN[@]}" -np "$np_" "$HLORUN" run -p host "$prog" \
+        "$WORK/ar.npy" --out-sharding '{replicated}' --collectives mpi --out "$WORK/ar-mpi" >"$WORK/log" 2>&1; then
+      fail "all-reduce $np_ x $m: mpirun"; tail -5 "$WORK/log"; continue
+    fi
+    if cmp -s "$WORK/ar-local/out0.npy" "$WORK/ar-mpi/out0.npy"; then
+      echo "ok: all-reduce of f32[$m] on $np_ ranks (two phases from $from bytes)"
+    else
+      fail "all-reduce of f32[$m] on $np_ ranks (two phases from $from bytes) differs from the one-process run"
+    fi
+    rm -rf "$WORK/ar-local" "$WORK/ar-mpi"
+  done
+done
+
 # A world that does not match the program's devices: an error before running.
 if timeout 60 "${MPIRUN[@]}" -np 3 "$HLORUN" run psum_shard_map/optimized.hlo psum_shard_map/arg*.npy \
     --collectives mpi >"$WORK/log" 2>&1; then

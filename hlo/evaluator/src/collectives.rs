@@ -100,6 +100,33 @@ pub trait Transport: Send + Sync {
         let _ = members;
         None
     }
+
+    /// An all-reduce of one array straight between this device's buffers:
+    /// `dst` (as long as `src`, not overlapping it) receives every member's
+    /// `src` folded in group order with `reduce(acc, x)` (`acc =
+    /// to_apply(acc, x)` elementwise, over whole elements of `width`
+    /// bytes), bit for bit the fold of whole contributions in rank order
+    /// that the in-process meeting does. A transport that implements it
+    /// moves the bytes between the devices' own memory, without the
+    /// intermediate buffers of [`Transport::exchange`].
+    ///
+    /// `Ok(false)` (the default): no such path here (or not for this
+    /// size); nothing was exchanged and the caller goes through
+    /// [`Transport::exchange`] or [`all_reduce_two_phase`] instead.
+    #[allow(clippy::too_many_arguments)]
+    fn all_reduce_into(
+        &self,
+        what: &str,
+        group: &[usize],
+        position: usize,
+        src: &[u8],
+        dst: &mut [u8],
+        width: usize,
+        reduce: &mut FoldChunk<'_>,
+    ) -> Result<bool> {
+        let _ = (what, group, position, src, dst, width, reduce);
+        Ok(false)
+    }
 }
 
 /// Bytes `bounds[j]..bounds[j + 1]` of a buffer of `len` bytes, checked.
@@ -124,6 +151,9 @@ pub type ReadLeaf<'a> = dyn FnMut(usize, std::ops::Range<usize>, &mut Vec<u8>) +
 /// `reduce(leaf, acc, x)` of [`all_reduce_two_phase`]: `acc = to_apply(acc, x)`
 /// elementwise over a chunk of a leaf.
 pub type ReduceChunk<'a> = dyn FnMut(usize, &mut [u8], &[u8]) -> Result<()> + 'a;
+/// `reduce(acc, x)` of [`Transport::all_reduce_into`]: `acc = to_apply(acc,
+/// x)` elementwise over whole elements.
+pub type FoldChunk<'a> = dyn FnMut(&mut [u8], &[u8]) -> Result<()> + 'a;
 /// `write(leaf, offset, bytes)` of [`all_reduce_two_phase`]: stores reduced
 /// bytes of a leaf at a byte offset.
 pub type WriteLeaf<'a> = dyn FnMut(usize, usize, &[u8]) + 'a;

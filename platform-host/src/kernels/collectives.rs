@@ -128,6 +128,49 @@ fn all_reduce_remote(
     Ok(true)
 }
 
+/// An all-reduce of one array across processes straight from the operand's
+/// buffer into the result's (`Transport::all_reduce_into`), where the
+/// installed transport has that path: no packing, no intermediate copy of
+/// the contribution or of the result. `false` leaves it to
+/// [`all_reduce_remote`] and [`meet`] (several leaves, an operand that shares
+/// the result's memory, a packed sub-byte layout, a transport without it).
+fn all_reduce_direct(
+    (op, name): &(Op, String),
+    ctx: &ExecuteContext<'_>,
+    operand_leaves: &[BufferSlice],
+    results: &[BufferSlice],
+    reducers: &[(Reducer, usize)],
+) -> Result<bool> {
+    let ([leaf], [out], [(reducer, count)]) = (operand_leaves, results, reducers) else {
+        return Ok(false);
+    };
+    if *count == 0 || leaf.size % count != 0 || out.size != leaf.size {
+        return Ok(false);
+    }
+    let Some(transport) = platform_api::evaluator::collectives::transport() else {
+        return Ok(false);
+    };
+    let (src, dst) = (ctx.ptr(*leaf), ctx.ptr(*out));
+    let len = leaf.size;
+    if (src as usize) < dst as usize + len && (dst as usize) < src as usize + len {
+        return Ok(false);
+    }
+    let (group, rank) = group_of(op, ctx.run)?;
+    let width = len / count;
+    // SAFETY: the operand and result leaves each hold `len` bytes and do not
+    // overlap (checked above); nothing else touches them while this thunk runs.
+    let (src, dst) = unsafe {
+        (
+            std::slice::from_raw_parts(src.cast_const(), len),
+            std::slice::from_raw_parts_mut(dst, len),
+        )
+    };
+    transport.all_reduce_into(name, &group, rank, src, dst, width, &mut |acc, x| {
+        reducer.apply(acc, x, acc.len() / width);
+        Ok(())
+    })
+}
+
 fn read_leaves(ctx: &ExecuteContext<'_>, leaves: &[BufferSlice]) -> Vec<u8> {
     let mut data = Vec::new();
     for s in leaves {
@@ -217,7 +260,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             }
             let op = (instr.op.clone(), name.clone());
             Ok(thunk(name, category, move |ctx| {
-                if all_reduce_remote(&op, ctx, &operand_leaves, &results, &reducers)? {
+                if all_reduce_direct(&op, ctx, &operand_leaves, &results, &reducers)?
+                    || all_reduce_remote(&op, ctx, &operand_leaves, &results, &reducers)?
+                {
                     return Ok(());
                 }
                 let (_, _, all) = meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
