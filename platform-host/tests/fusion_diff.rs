@@ -262,6 +262,41 @@ fc {
 }
 
 #[test]
+fn values_repeated_along_the_innermost_dimension() {
+    // A per-group value broadcast over `[.., groups, r]` (GroupNorm's mean)
+    // is loaded as its distinct values, each then written `r` times; blocks
+    // of 1024 positions start mid-repeat for r = 3. f32, bf16 and s8 cover
+    // three element widths; the iota's repeat takes the ordinary path.
+    for ty in ["f32", "bf16", "s8"] {
+        let text = module(
+            r#"
+fc {
+  p0 = T[5,11,7,3] parameter(0)
+  p1 = T[5,7] parameter(1)
+  p2 = T[7,2] parameter(2)
+  b1 = T[5,11,7,3] broadcast(p1), dimensions={0,2}
+  s = T[5,11,7,3] subtract(p0, b1)
+  b2 = T[5,11,7,2,3] broadcast(p2), dimensions={2,3}
+  t = T[5,11,7,2,3] transpose(b2), dimensions={0,1,2,3,4}
+  i = s32[5,11,7,3] iota(), iota_dimension=2
+  ic = T[5,11,7,3] convert(i)
+  a = T[5,11,7,3] add(s, ic)
+  sl = T[5,11,7,1,3] slice(t), slice={[0:5], [0:11], [0:7], [1:2], [0:3]}
+  r = T[5,11,7,3] reshape(sl)
+  ROOT o = T[5,11,7,3] multiply(a, r)
+}
+"#,
+            r#"  p0 = T[5,11,7,3] parameter(0)
+  p1 = T[5,7] parameter(1)
+  p2 = T[7,2] parameter(2)
+  ROOT f = T[5,11,7,3] fusion(p0, p1, p2), kind=kLoop, calls=fc"#,
+        )
+        .replace("T[", &format!("{ty}["));
+        check(&format!("repeated {ty}"), &text, Agree::Bits);
+    }
+}
+
+#[test]
 fn transcendentals_within_a_few_ulp() {
     let text = module(
         r#"

@@ -17,7 +17,7 @@ use super::jit;
 use super::program::{
     BlockProgram, Home, LeafPlan, Mode, ReducePlan, Reducer, SlotDom, Source, Step, ROW_CALL_MIN,
 };
-use super::view::gather;
+use super::view::{gather, View};
 use crate::elementwise_ops::{self as ops, Arg};
 use crate::kernels::scalar_program::{load_register, Register, ScalarEval};
 use crate::lowering::BlockProducer;
@@ -207,6 +207,11 @@ impl Env<'_> {
             return dst;
         }
         let base = self.leaf_base(leaf);
+        if let Some((outer, r)) = &leaf.repeated {
+            // SAFETY: forwarded.
+            unsafe { load_repeated(outer, *r, w, base, start, n, dst) };
+            return dst;
+        }
         let mut direct = None;
         let mut first = true;
         leaf.view.for_each_run(start, n, |pos, off, len, stride| {
@@ -224,6 +229,68 @@ impl Env<'_> {
             None => dst,
         }
     }
+}
+
+/// Loads positions `start..start + n` of a view that reads each value `r`
+/// times in a row: the distinct values through `outer`, a chunk at a time
+/// into a stack buffer, each then written `r` times.
+///
+/// # Safety
+/// As [`Env::load`]: every offset `outer` reads lies in the leaf at `base`
+/// (elements of `w` bytes, at most 16), and `dst` holds `n` elements.
+unsafe fn load_repeated(
+    outer: &View,
+    r: usize,
+    w: usize,
+    base: *const u8,
+    start: usize,
+    n: usize,
+    dst: *mut u8,
+) {
+    const CHUNK: usize = 256;
+    let mut values = [0u8; CHUNK * 16];
+    debug_assert!(w <= 16);
+    let (first, last) = (start / r, (start + n - 1) / r);
+    let mut v0 = first;
+    let mut pos = 0;
+    while v0 <= last {
+        let m = CHUNK.min(last + 1 - v0);
+        outer.for_each_run(v0, m, |p, off, len, stride| {
+            // SAFETY: the plan checked the offsets; `values` holds `CHUNK`
+            // elements of up to 16 bytes.
+            unsafe { gather(w, base, off, len, stride, values.as_mut_ptr().add(p * w)) };
+        });
+        macro_rules! expand {
+            ($W:ty) => {{
+                let src = values.as_ptr().cast::<$W>();
+                let out = dst.cast::<$W>();
+                for k in 0..m {
+                    // The first value may start mid-repeat, the last end
+                    // before its repeats do.
+                    let lo = ((v0 + k) * r).max(start);
+                    let hi = ((v0 + k + 1) * r).min(start + n);
+                    // SAFETY: `k < m` values were gathered; positions
+                    // `pos..pos + hi - lo` lie in `dst`.
+                    unsafe {
+                        let v = src.add(k).read_unaligned();
+                        for _ in lo..hi {
+                            out.add(pos).write_unaligned(v);
+                            pos += 1;
+                        }
+                    }
+                }
+            }};
+        }
+        match w {
+            1 => expand!(u8),
+            2 => expand!(u16),
+            4 => expand!(u32),
+            8 => expand!(u64),
+            _ => expand!([u8; 16]),
+        }
+        v0 += m;
+    }
+    debug_assert_eq!(pos, n);
 }
 
 /// Column-phase results per parallel task: below it, the phase runs on the

@@ -1370,7 +1370,16 @@ pub struct LeafPlan {
     pub width: usize,
     /// For an iota: writes the values.
     pub index: Option<ops::IndexGen>,
+    /// A view that reads each value a few times in a row
+    /// ([`View::repeated_inner`]): the distinct values' view and the count.
+    /// Loaded as the distinct values, then expanded, instead of one short
+    /// fill per value.
+    pub repeated: Option<(View, usize)>,
 }
+
+/// Most repeats of one value loaded through [`LeafPlan::repeated`]; longer
+/// fills are cheap enough one by one.
+pub const REPEAT_EXPAND_MAX: usize = 32;
 
 /// Rows shorter than this are not processed row by row (the per-call cost
 /// would dominate): per-row values and repeated rows are expanded instead.
@@ -1762,6 +1771,10 @@ impl<'b, 'g, 'a> Scheduler<'b, 'g, 'a> {
             view: leaf.view.clone(),
             dynamic: leaf.dynamic,
             width: ty.byte_size(),
+            repeated: match (&index, ty.byte_size()) {
+                (None, 1 | 2 | 4 | 8 | 16) => leaf.view.repeated_inner(REPEAT_EXPAND_MAX),
+                _ => None,
+            },
             index,
         });
         self.leaf_ids.insert(key, self.leaves.len() - 1);

@@ -324,6 +324,27 @@ impl View {
         }
     }
 
+    /// When every value is read `r` times in a row (`r` at most `max`; an
+    /// innermost broadcast dimension, as a per-group statistic broadcast over
+    /// `[.., groups, r]`): the view of the distinct values (position `L`
+    /// there is position `L·r` here) and `r`.
+    pub fn repeated_inner(&self, max: usize) -> Option<(View, usize)> {
+        let [s] = self.stages.as_slice() else {
+            return None;
+        };
+        let rank = s.dims.len();
+        let r = *s.dims.last()?;
+        if rank < 2 || s.strides[rank - 1] != 0 || r < 2 || r > max {
+            return None;
+        }
+        let outer = Stage {
+            dims: s.dims[..rank - 1].to_vec(),
+            strides: s.strides[..rank - 1].to_vec(),
+            base: s.base,
+        };
+        Some((View::from_front(outer, Vec::new()), r))
+    }
+
     /// The one offset every position reads, when there is one.
     pub fn splat_offset(&self) -> Option<isize> {
         let front = self.stages.first()?;
@@ -583,6 +604,30 @@ mod tests {
         let second = model_transpose(&[6, 4], &[1, 0]);
         let expect: Vec<isize> = second.iter().map(|&i| first[i as usize]).collect();
         assert_eq!(offsets(&w, 24), expect);
+    }
+
+    #[test]
+    fn repeated_values_read_through_the_outer_view() {
+        // [2, 3] broadcast to [2, 5, 3, 4] along dims {0, 2}: each value
+        // four times, the row of twelve repeated five times per batch.
+        let v = View::identity()
+            .apply(
+                &[2, 3],
+                &Movement::Broadcast {
+                    result: &[2, 5, 3, 4],
+                    dims: &[0, 2],
+                },
+            )
+            .unwrap();
+        let (outer, r) = v.repeated_inner(8).expect("an innermost repeat");
+        assert_eq!(r, 4);
+        let all = offsets(&v, 120);
+        let distinct = offsets(&outer, 30);
+        for (p, &o) in all.iter().enumerate() {
+            assert_eq!(o, distinct[p / 4], "position {p}");
+        }
+        assert!(v.repeated_inner(3).is_none());
+        assert!(View::identity().repeated_inner(8).is_none());
     }
 
     #[test]
