@@ -455,19 +455,68 @@ unsafe fn tile_avx2_8(t: &Tile<u64>, _local: &mut Vec<u64>) {
 /// 8×8 blocks of 2-byte elements (bf16, f16, s16) through SSE2 registers
 /// (bit-exact moves): three rounds of interleaving, 16-, 32- and 64-bit.
 ///
+/// A whole tile is transposed into `local` first and then written out row
+/// by row: written straight, each destination row of the tile got 16 bytes
+/// per column block, and with rows a power-of-two apart (a 2048-wide bf16
+/// matrix: 4 KiB) the tile's 64 rows share one L1 set, so every line left
+/// L1 between its four writes.
+///
 /// # Safety
 /// As [`transpose_tile`].
 #[cfg(target_arch = "x86_64")]
-unsafe fn tile_sse2_2(t: &Tile<u16>, _local: &mut Vec<u16>) {
-    use std::arch::x86_64::*;
+unsafe fn tile_sse2_2(t: &Tile<u16>, local: &mut Vec<u16>) {
     let (sc, dr) = (t.src_col_stride, t.dst_row_stride);
+    let (full_r, full_c) = (t.rows / 8 * 8, t.cols / 8 * 8);
+    if full_r == t.rows && full_c == t.cols && full_c >= 16 {
+        local.clear();
+        local.resize(t.rows * t.cols, 0);
+        let staged = local.as_mut_ptr();
+        // SAFETY: the blocks lie in the tile and in `local` (rows × cols,
+        // row length cols); each staged row is copied to its destination
+        // row.
+        unsafe {
+            blocks_sse2_2(t.src, sc, staged, t.cols as isize, t.rows, t.cols);
+            for r in 0..t.rows {
+                std::ptr::copy_nonoverlapping(
+                    staged.add(r * t.cols),
+                    t.dst.wrapping_offset(r as isize * dr),
+                    t.cols,
+                );
+            }
+        }
+        return;
+    }
+    // SAFETY: the whole blocks lie in the tile; the edges are forwarded.
+    unsafe {
+        blocks_sse2_2(t.src, sc, t.dst, dr, full_r, full_c);
+        tile_edges(t, 8);
+    }
+}
+
+/// Transposes the `rows × cols` (multiples of 8) positions at `src` (rows
+/// contiguous, columns `sc` apart) into `dst` (rows `dr` apart, columns
+/// contiguous), 8×8 at a time.
+///
+/// # Safety
+/// Every position read or written must be valid.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn blocks_sse2_2(
+    src: *const u16,
+    sc: isize,
+    dst: *mut u16,
+    dr: isize,
+    rows: usize,
+    cols: usize,
+) {
+    use std::arch::x86_64::*;
     let mut c = 0;
-    while c + 8 <= t.cols {
+    while c + 8 <= cols {
         let mut r = 0;
-        while r + 8 <= t.rows {
-            // SAFETY: an 8×8 block inside the tile.
+        while r + 8 <= rows {
+            // SAFETY: an 8×8 block inside the extent.
             unsafe {
-                let s = t.src.wrapping_offset(c as isize * sc + r as isize);
+                let s = src.wrapping_offset(c as isize * sc + r as isize);
                 let ld = |k: isize| _mm_loadu_si128(s.wrapping_offset(k * sc).cast());
                 let (a0, a1, a2, a3) = (ld(0), ld(1), ld(2), ld(3));
                 let (a4, a5, a6, a7) = (ld(4), ld(5), ld(6), ld(7));
@@ -487,7 +536,7 @@ unsafe fn tile_sse2_2(t: &Tile<u16>, _local: &mut Vec<u16>) {
                 let u5 = _mm_unpackhi_epi32(t4, t6);
                 let u6 = _mm_unpacklo_epi32(t5, t7);
                 let u7 = _mm_unpackhi_epi32(t5, t7);
-                let d = t.dst.wrapping_offset(r as isize * dr + c as isize);
+                let d = dst.wrapping_offset(r as isize * dr + c as isize);
                 let st =
                     |k: isize, v: __m128i| _mm_storeu_si128(d.wrapping_offset(k * dr).cast(), v);
                 st(0, _mm_unpacklo_epi64(u0, u4));
@@ -503,8 +552,6 @@ unsafe fn tile_sse2_2(t: &Tile<u16>, _local: &mut Vec<u16>) {
         }
         c += 8;
     }
-    // SAFETY: forwarded.
-    unsafe { tile_edges(t, 8) };
 }
 
 /// # Safety
