@@ -83,6 +83,26 @@ fn two_phase_from() -> usize {
     }
 }
 
+/// A one-round all-reduce of an array of at most two pieces sends it in
+/// pieces of at most this many bytes. Open MPI's shared-memory transport
+/// sends a message over its eager limit (4 KiB including its header) by a
+/// rendezvous and a single-copy read, which cost more than two eager pieces
+/// at 4 KiB; at 16 KiB (five pieces) the one single-copy message was the
+/// faster (measured with `osu_allreduce`, docs/distributed.md).
+const PIECE_BYTES: usize = 4000;
+
+/// [`PIECE_BYTES`], or `HLORUN_MPI_PIECE_BYTES` (a byte count, or `never`
+/// for whole arrays). Every rank must see the same value (mpirun passes the
+/// environment to all): a receive posted for a smaller piece than the one
+/// sent is an MPI error.
+fn piece_bytes() -> usize {
+    match std::env::var("HLORUN_MPI_PIECE_BYTES") {
+        Ok(v) if v == "never" => usize::MAX,
+        Ok(v) => v.parse().ok().filter(|&b| b > 0).unwrap_or(PIECE_BYTES),
+        Err(_) => PIECE_BYTES,
+    }
+}
+
 /// What the MPI thread is asked to do besides waiting for the end.
 enum Request {
     Abort(i32),
@@ -178,6 +198,7 @@ impl MpiWorld {
         Arc::new(MpiTransport {
             shared: self.shared.clone(),
             two_phase_from: two_phase_from(),
+            piece_bytes: piece_bytes(),
         })
     }
 
@@ -241,6 +262,8 @@ struct MpiTransport {
     shared: Arc<Shared>,
     /// Contribution size from which an all-reduce goes in two phases.
     two_phase_from: usize,
+    /// Piece size of a small one-round [`Transport::all_reduce_into`].
+    piece_bytes: usize,
 }
 
 impl Transport for MpiTransport {
@@ -403,11 +426,30 @@ impl Transport for MpiTransport {
             let mut requests = Vec::with_capacity(2 * (n - 1));
             // SAFETY: slot `j` of the scratch holds `len` bytes; `src` is
             // `len` bytes; both outlive the requests, completed below.
+            // In pieces of at most `piece_bytes` if that makes at most two.
+            let piece = if len <= self.piece_bytes.saturating_mul(2) {
+                self.piece_bytes
+            } else {
+                len.max(1)
+            };
+            let pieces = || {
+                (0..len)
+                    .step_by(piece)
+                    .map(move |at| (at, piece.min(len - at)))
+            };
             let posted = unsafe {
                 peers()
-                    .try_for_each(|j| irecv(&mut requests, scratch.add(j * len), len, group[j]))
+                    .try_for_each(|j| {
+                        pieces().try_for_each(|(at, size)| {
+                            irecv(&mut requests, scratch.add(j * len + at), size, group[j])
+                        })
+                    })
                     .and_then(|()| {
-                        peers().try_for_each(|j| isend(&mut requests, src.as_ptr(), len, group[j]))
+                        peers().try_for_each(|j| {
+                            pieces().try_for_each(|(at, size)| {
+                                isend(&mut requests, src.as_ptr().add(at), size, group[j])
+                            })
+                        })
                     })
             };
             wait_all(&mut requests)?;

@@ -44,13 +44,14 @@ done
 
 # All-reduces of one f32 array, which the Host runs straight between the
 # operand and result buffers (Transport::all_reduce_into): one round below
-# 64 KiB, two phases from it (chunks that do not divide evenly, and, with the
-# threshold at 0, empty chunks), with values whose sum depends on the order:
-# the MPI run must equal the one-process run bit for bit.
+# 64 KiB (whole, or in two pieces up to 8000 bytes: f32[1500]; with 7-byte
+# pieces, pieces that split elements), two phases from it (chunks that do not
+# divide evenly, and, with the threshold at 0, empty chunks), with values whose
+# sum depends on the order: the MPI run must equal the one-process run bit for
+# bit. A spec is elements:two-phase-from:piece-bytes.
 for np_ in 2 4; do
-  for spec in 3:0 3:64k 1000:64k 100003:64k; do
-    m=${spec%%:*} from=${spec#*:}
-    [ "$from" = 64k ] && from=65536
+  for spec in 3:0:4000 3:65536:4000 3:65536:7 1000:65536:4000 1500:65536:4000 100003:65536:4000; do
+    IFS=: read -r m from piece <<<"$spec"
     prog="$WORK/allreduce_${np_}_$m.hlo"
     ids=$(seq -s, 0 $((np_ - 1)))
     cat >"$prog" <<HLO
@@ -71,14 +72,14 @@ HLO
 np.save('$WORK/ar.npy', (r.standard_normal($np_ * $m) * 10.0 ** r.integers(-6, 7, $np_ * $m)).astype(np.float32))"
     "$HLORUN" run -p host "$prog" "$WORK/ar.npy" --out-sharding '{replicated}' --out "$WORK/ar-local" >/dev/null \
       || { fail "all-reduce $np_ x $m: one-process run"; continue; }
-    if ! HLORUN_MPI_TWO_PHASE_BYTES=$from timeout 120 "${MPIRUN[@]}" -np "$np_" "$HLORUN" run -p host "$prog" \
+    if ! HLORUN_MPI_TWO_PHASE_BYTES=$from HLORUN_MPI_PIECE_BYTES=$piece timeout 120 "${MPIRUN[@]}" -np "$np_" "$HLORUN" run -p host "$prog" \
         "$WORK/ar.npy" --out-sharding '{replicated}' --collectives mpi --out "$WORK/ar-mpi" >"$WORK/log" 2>&1; then
       fail "all-reduce $np_ x $m: mpirun"; tail -5 "$WORK/log"; continue
     fi
     if cmp -s "$WORK/ar-local/out0.npy" "$WORK/ar-mpi/out0.npy"; then
-      echo "ok: all-reduce of f32[$m] on $np_ ranks (two phases from $from bytes)"
+      echo "ok: all-reduce of f32[$m] on $np_ ranks (two phases from $from bytes, pieces of $piece)"
     else
-      fail "all-reduce of f32[$m] on $np_ ranks (two phases from $from bytes) differs from the one-process run"
+      fail "all-reduce of f32[$m] on $np_ ranks (two phases from $from bytes, pieces of $piece) differs from the one-process run"
     fi
     rm -rf "$WORK/ar-local" "$WORK/ar-mpi"
   done
