@@ -401,9 +401,25 @@ impl<'a> Ctx<'a> {
         };
         let mut visited: HashSet<usize> = HashSet::new();
         let mut expanded = vec![false; self.groups.len()];
-        let mut stack: Vec<usize> = shape
-            .owned
+        // The group's values leave it through its owned members' users and
+        // through the users of a cheap copy computed from an owned member
+        // (the copy outside reads that member: an index reshaped for a
+        // gather whose result the group consumes).
+        let owned: HashSet<usize> = shape.owned.iter().copied().collect();
+        let mut from_owned: HashSet<usize> = HashSet::new();
+        for &m in members {
+            let derived = owned.contains(&m)
+                || self.comp.instructions[m]
+                    .operands
+                    .iter()
+                    .any(|o| from_owned.contains(&o.index()));
+            if derived {
+                from_owned.insert(m);
+            }
+        }
+        let mut stack: Vec<usize> = members
             .iter()
+            .filter(|m| from_owned.contains(m))
             .flat_map(|&m| self.users[m].iter().copied())
             .filter(|&u| !in_g[u])
             .collect();
@@ -1127,6 +1143,45 @@ ENTRY e {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn a_copied_index_feeding_a_gather_the_group_consumes_is_no_cycle() {
+        // `take_along_axis`: the wrapped index is computed, reshaped (a cheap
+        // member, copied to the gather), range-checked, and the gather's
+        // result selected by the check. A group holding both the index and
+        // the final select would need the gather's result to compute the
+        // gather's index; the group stops below the index, and both the index
+        // arithmetic and the checks around the gather still fuse.
+        let text = r#"
+HloModule m
+ENTRY e {
+  x = f32[16,32] parameter(0)
+  i = s32[16,4] parameter(1)
+  zero = s32[] constant(0)
+  bz = s32[16,4] broadcast(zero), dimensions={}
+  neg = pred[16,4] compare(i, bz), direction=LT
+  n = s32[] constant(32)
+  bn = s32[16,4] broadcast(n), dimensions={}
+  wrapped = s32[16,4] add(i, bn)
+  idx = s32[16,4] select(neg, wrapped, i)
+  r = s32[16,4,1] reshape(idx)
+  z3 = s32[16,4,1] broadcast(zero), dimensions={}
+  ge = pred[16,4,1] compare(r, z3), direction=GE
+  top = s32[] constant(31)
+  t3 = s32[16,4,1] broadcast(top), dimensions={}
+  le = pred[16,4,1] compare(r, t3), direction=LE
+  ok = pred[16,4,1] and(ge, le)
+  g = f32[16,4] gather(x, r), offset_dims={}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1}
+  nan = f32[] constant(nan)
+  bnan = f32[16,4] broadcast(nan), dimensions={}
+  ok2 = pred[16,4] reshape(ok)
+  ROOT out = f32[16,4] select(ok2, g, bnan)
+}
+"#;
+        let m = optimized(text);
+        let f = fusions(&m);
+        assert_eq!(f.len(), 2, "{f:?}");
     }
 
     #[test]
