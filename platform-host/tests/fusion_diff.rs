@@ -527,6 +527,45 @@ fc {
 }
 
 #[test]
+fn short_contiguous_runs_read_through_transposed_views() {
+    // GroupNorm's statistics: a reduction over {1, 2, 4} of [n, h, w, g, c]
+    // reads its operand as runs of `c` contiguous elements (loaded by a
+    // walker that copies each run inline), integer so that the block
+    // program's order of addition is exact; then an elementwise transpose
+    // whose innermost run of 3 stays contiguous, at several element widths.
+    let text = module(
+        r#"
+fc {
+  p0 = s32[2,6,5,4,3] parameter(0)
+  z = s32[] constant(0)
+  sq = s32[2,6,5,4,3] multiply(p0, p0)
+  ROOT r = s32[2,4] reduce(sq, z), dimensions={1,2,4}, to_apply=add_s32
+}
+"#,
+        r#"  p0 = s32[2,6,5,4,3] parameter(0)
+  ROOT f = s32[2,4] fusion(p0), kind=kInput, calls=fc"#,
+    );
+    check("grouped statistics", &text, Agree::Bits);
+    for ty in ["f32", "bf16", "s8", "f64"] {
+        let text = module(
+            r#"
+fc {
+  p0 = T[7,5,3] parameter(0)
+  p1 = T[5,7,3] parameter(1)
+  t = T[5,7,3] transpose(p0), dimensions={1,0,2}
+  ROOT o = T[5,7,3] multiply(t, p1)
+}
+"#,
+            r#"  p0 = T[7,5,3] parameter(0)
+  p1 = T[5,7,3] parameter(1)
+  ROOT f = T[5,7,3] fusion(p0, p1), kind=kLoop, calls=fc"#,
+        )
+        .replace("T[", &format!("{ty}["));
+        check(&format!("short runs {ty}"), &text, Agree::Bits);
+    }
+}
+
+#[test]
 fn row_column_total_and_mixed_reductions() {
     // Row and column sums of the same input in one multi-output fusion,
     // integer so that reassociation is exact.

@@ -212,6 +212,16 @@ impl Env<'_> {
             unsafe { load_repeated(outer, *r, w, base, start, n, dst) };
             return dst;
         }
+        if let Some((dims, strides, at)) = &leaf.short_runs {
+            crate::with_width!(w, W => {
+                // SAFETY: forwarded; the plan checked every offset of the
+                // stage, and `W` is `w` bytes wide.
+                unsafe {
+                    load_short_runs::<W>(dims, strides, *at, base.cast(), start, n, dst.cast())
+                };
+                return dst;
+            }, _ => {});
+        }
         let mut direct = None;
         let mut first = true;
         leaf.view.for_each_run(start, n, |pos, off, len, stride| {
@@ -248,7 +258,10 @@ unsafe fn load_repeated(
     dst: *mut u8,
 ) {
     const CHUNK: usize = 256;
-    let mut values = [0u8; CHUNK * 16];
+    // Not zeroed (a 4 KiB memset per call): each chunk's values are
+    // gathered before they are read.
+    let mut values = std::mem::MaybeUninit::<[u8; CHUNK * 16]>::uninit();
+    let values = values.as_mut_ptr().cast::<u8>();
     debug_assert!(w <= 16);
     let (first, last) = (start / r, (start + n - 1) / r);
     let mut v0 = first;
@@ -258,11 +271,11 @@ unsafe fn load_repeated(
         outer.for_each_run(v0, m, |p, off, len, stride| {
             // SAFETY: the plan checked the offsets; `values` holds `CHUNK`
             // elements of up to 16 bytes.
-            unsafe { gather(w, base, off, len, stride, values.as_mut_ptr().add(p * w)) };
+            unsafe { gather(w, base, off, len, stride, values.add(p * w)) };
         });
         macro_rules! expand {
             ($W:ty) => {{
-                let src = values.as_ptr().cast::<$W>();
+                let src = values.cast_const().cast::<$W>();
                 let out = dst.cast::<$W>();
                 for k in 0..m {
                     // The first value may start mid-repeat, the last end
@@ -291,6 +304,73 @@ unsafe fn load_repeated(
         v0 += m;
     }
     debug_assert_eq!(pos, n);
+}
+
+/// Loads positions `start..start + n` of a one-stage view (`dims`,
+/// `strides`, `at`) whose innermost dimension is a short contiguous run: the
+/// second-innermost dimension is walked in a tight loop and each run copied
+/// inline, the outer dimensions carried between rows.
+///
+/// # Safety
+/// As [`Env::load`]: every offset the stage reads lies in the leaf at `base`
+/// (elements of `W`), `dst` holds `n` elements; `2 <= dims.len() <= 16`.
+unsafe fn load_short_runs<W: Copy>(
+    dims: &[usize],
+    strides: &[isize],
+    at: isize,
+    base: *const W,
+    start: usize,
+    n: usize,
+    dst: *mut W,
+) {
+    let rank = dims.len();
+    let (r, rows, row_stride) = (dims[rank - 1], dims[rank - 2], strides[rank - 2]);
+    let mut idx = [0usize; 16];
+    let mut off = at;
+    let mut l = start;
+    for d in (0..rank).rev() {
+        idx[d] = l % dims[d];
+        l /= dims[d];
+        off += idx[d] as isize * strides[d];
+    }
+    let mut pos = 0;
+    loop {
+        // Runs along the second-innermost dimension; `off` is at element
+        // `idx[rank - 1]` of row `idx[rank - 2]`.
+        while idx[rank - 2] < rows && pos < n {
+            let k0 = idx[rank - 1];
+            let len = (r - k0).min(n - pos);
+            // SAFETY: the run lies in the leaf and positions `pos..pos + len`
+            // in `dst` (the caller's contract).
+            unsafe {
+                let src = base.offset(off);
+                for k in 0..len {
+                    dst.add(pos + k).write(src.add(k).read());
+                }
+            }
+            pos += len;
+            idx[rank - 1] = 0;
+            off += row_stride - k0 as isize;
+            idx[rank - 2] += 1;
+        }
+        if pos >= n {
+            return;
+        }
+        // Carry into the outer dimensions.
+        off -= rows as isize * row_stride;
+        idx[rank - 2] = 0;
+        let mut d = rank - 2;
+        while d > 0 {
+            d -= 1;
+            idx[d] += 1;
+            off += strides[d];
+            if idx[d] < dims[d] {
+                break;
+            }
+            off -= dims[d] as isize * strides[d];
+            idx[d] = 0;
+        }
+    }
 }
 
 /// Column-phase results per parallel task: below it, the phase runs on the

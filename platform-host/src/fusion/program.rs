@@ -1375,7 +1375,14 @@ pub struct LeafPlan {
     /// Loaded as the distinct values, then expanded, instead of one short
     /// fill per value.
     pub repeated: Option<(View, usize)>,
+    /// A view that reads short contiguous runs ([`View::short_runs`]): its
+    /// stage's dimensions, strides and base, walked by a loader that copies
+    /// each run inline instead of one gather call per run.
+    pub short_runs: Option<(Vec<usize>, Vec<isize>, isize)>,
 }
+
+/// Longest contiguous run loaded through [`LeafPlan::short_runs`].
+pub const SHORT_RUN_MAX: usize = 16;
 
 /// Most repeats of one value loaded through [`LeafPlan::repeated`]; longer
 /// fills are cheap enough one by one.
@@ -1773,6 +1780,10 @@ impl<'b, 'g, 'a> Scheduler<'b, 'g, 'a> {
             width: ty.byte_size(),
             repeated: match (&index, ty.byte_size()) {
                 (None, 1 | 2 | 4 | 8 | 16) => leaf.view.repeated_inner(REPEAT_EXPAND_MAX),
+                _ => None,
+            },
+            short_runs: match (&index, ty.byte_size()) {
+                (None, 1 | 2 | 4 | 8 | 16) => leaf.view.short_runs(SHORT_RUN_MAX),
                 _ => None,
             },
             index,

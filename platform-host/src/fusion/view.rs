@@ -345,6 +345,22 @@ impl View {
         Some((View::from_front(outer, Vec::new()), r))
     }
 
+    /// When positions read short contiguous runs (a transposed read whose
+    /// innermost dimension, at most `max` long, is contiguous in the leaf
+    /// but its neighbour is not): the one stage's dimensions, strides and
+    /// base, for a loader that walks the two innermost dimensions itself.
+    pub fn short_runs(&self, max: usize) -> Option<(Vec<usize>, Vec<isize>, isize)> {
+        let [s] = self.stages.as_slice() else {
+            return None;
+        };
+        let rank = s.dims.len();
+        let r = *s.dims.last()?;
+        if !(2..=16).contains(&rank) || s.strides[rank - 1] != 1 || r < 2 || r > max {
+            return None;
+        }
+        Some((s.dims.clone(), s.strides.clone(), s.base))
+    }
+
     /// The one offset every position reads, when there is one.
     pub fn splat_offset(&self) -> Option<isize> {
         let front = self.stages.first()?;
@@ -628,6 +644,18 @@ mod tests {
         }
         assert!(v.repeated_inner(3).is_none());
         assert!(View::identity().repeated_inner(8).is_none());
+    }
+
+    #[test]
+    fn short_runs_describe_the_stage() {
+        // [7, 5, 3] read as [5, 7, 3]: runs of 3, rows 15 apart.
+        let v = View::identity()
+            .apply(&[7, 5, 3], &Movement::Transpose(&[1, 0, 2]))
+            .unwrap();
+        let (dims, strides, base) = v.short_runs(16).expect("short runs");
+        assert_eq!((dims, strides, base), (vec![5, 7, 3], vec![3, 15, 1], 0));
+        assert!(v.short_runs(2).is_none());
+        assert!(View::identity().short_runs(16).is_none());
     }
 
     #[test]
