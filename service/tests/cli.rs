@@ -5,6 +5,7 @@
 //! wrong; exit 101 (a panic) is always a bug.
 
 // Links the backends the service links, so this process sees their registrations.
+use crate::scratch::Scratch;
 use service as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -70,34 +71,9 @@ fn assert_fails_with(o: &Output, needles: &[&str]) {
     }
 }
 
-/// A fresh directory for one test's files.
+/// A fresh directory for one test's files, removed when the test ends.
 fn scratch_dir(test: &str) -> Scratch {
-    let dir = std::env::temp_dir().join(format!("hlorun-test-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    Scratch(dir)
-}
-
-/// A test's scratch directory, removed when the test ends (passing or not).
-struct Scratch(PathBuf);
-
-impl std::ops::Deref for Scratch {
-    type Target = PathBuf;
-    fn deref(&self) -> &PathBuf {
-        &self.0
-    }
-}
-
-impl AsRef<Path> for Scratch {
-    fn as_ref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    Scratch::new("hlorun-test", test)
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! (`examples/mlp/expected_out0.npy`, `tests/data/*/outN.npy`, made by XLA CPU)
 //! or from mathematics, never from this project's own output.
 
+use crate::scratch::Scratch;
 use platform_api::Literal;
 use service::{compare_results, Tolerance};
 use std::io::Write;
@@ -83,33 +84,9 @@ fn assert_fails_with(o: &Output, needles: &[&str]) {
     }
 }
 
+/// A fresh directory for one test's files, removed when the test ends.
 fn scratch_dir(test: &str) -> Scratch {
-    let dir = std::env::temp_dir().join(format!("hlorun-run-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    Scratch(dir)
-}
-
-/// A test's scratch directory, removed when the test ends (passing or not).
-struct Scratch(PathBuf);
-
-impl std::ops::Deref for Scratch {
-    type Target = PathBuf;
-    fn deref(&self) -> &PathBuf {
-        &self.0
-    }
-}
-
-impl AsRef<Path> for Scratch {
-    fn as_ref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    Scratch::new("hlorun-run", test)
 }
 
 fn read_npy(path: impl AsRef<Path>) -> Literal {

@@ -11,3 +11,4 @@ mod cli;
 mod cli_run;
 mod custom_call_cli;
 mod custom_call_status;
+mod scratch;
