@@ -71,6 +71,7 @@ def run(
     devices: int = 1,
     x64: bool = False,
     jax_platforms: str | None = "hlorun,cpu",
+    cpu_devices: int = 1,
 ) -> str:
     env = dict(os.environ)
     env.pop("JAX_PLATFORMS", None)
@@ -81,6 +82,11 @@ def run(
         HLORUN_PJRT_DEVICES=str(devices),
         JAX_ENABLE_X64="1" if x64 else "0",
     )
+    if cpu_devices > 1:
+        # The reference runs on as many CPU devices (jax.pmap needs them).
+        env["XLA_FLAGS"] = (
+            env.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={cpu_devices}"
+        ).strip()
     code = PRELUDE + textwrap.dedent(script) + "\nprint('OK')\n"
     proc = subprocess.run(
         [sys.executable, "-c", code],
@@ -364,6 +370,152 @@ def test_linalg_decompositions(platform):
               spd, rtol=1e-4, atol=1e-4)
         check(lambda m: jnp.abs(jnp.linalg.qr(m)[1]), spd, rtol=1e-4, atol=1e-4)
         check(lambda m: jnp.sort_complex(jnp.linalg.eigvals(m)), spd, rtol=1e-4, atol=1e-4)
+        """,
+        platform,
+    )
+
+
+# `pcheck(make, *args, n=N)`: `make(devices)` is a pmapped (or shard_map)
+# function over those devices; it runs on N hlorun devices and on N CPU
+# devices, and the results must match, every hlorun result on the N devices
+# with each device holding its own row.
+PMAP_PRELUDE = """
+CPUS = jax.devices("cpu")
+
+def pcheck(make, *args, n, rtol=1e-5, atol=1e-6):
+    got = make(HL[:n])(*args)
+    want = make(CPUS[:n])(*args)
+    close(got, want, rtol, atol)
+    for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+        assert g.sharding.device_set == set(HL[:n]), g.sharding
+        by_device = {s.device: s for s in g.addressable_shards}
+        for s in w.addressable_shards:
+            mine = by_device[HL[CPUS.index(s.device)]]
+            assert mine.index == s.index, (mine.index, s.index)
+            close(np.asarray(mine.data), np.asarray(s.data), rtol, atol)
+    return got
+"""
+
+
+def run_pmap(script: str, platform: str) -> str:
+    """`script` with `pcheck`, on 4 hlorun devices and 4 CPU devices."""
+    return run(PMAP_PRELUDE + textwrap.dedent(script), platform, devices=4, cpu_devices=4)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_pmap_collectives(platform):
+    # jax.pmap over 2 and 4 of 4 devices: each replica's program runs on its
+    # device, all at once, meeting at the collectives.
+    run_pmap(
+        """
+        from functools import partial
+        pmap = lambda f, **kw: (lambda devs: jax.pmap(f, axis_name="i", devices=devs, **kw))
+        for n in (2, 4):
+            x = np.linspace(-2, 3, n * 3, dtype=np.float32).reshape(n, 3)
+            k = np.arange(n * 5, dtype=np.int32).reshape(n, 5) * 7 - 11
+            pcheck(pmap(lambda v: jnp.sin(v) * 2 + 1), x, n=n)
+            pcheck(pmap(lambda v: (v / lax.psum(v, "i"), lax.pmean(v, "i"),
+                                   lax.pmax(v, "i"), lax.pmin(v, "i"))), x, n=n)
+            pcheck(pmap(lambda v: (lax.psum(v, "i"), lax.pmax(v, "i"))), k, n=n)
+            ring = [(j, (j + 1) % n) for j in range(n)]
+            pcheck(pmap(lambda v, w: (lax.ppermute(v, "i", ring), lax.ppermute(w, "i", ring))),
+                   x, k, n=n)
+            pcheck(pmap(lambda v: (lax.all_gather(v, "i"), lax.all_gather(v, "i", tiled=True))),
+                   x, n=n)
+            pcheck(pmap(lambda v: v * lax.axis_index("i") + lax.axis_index("i")), k, n=n)
+            sq = np.arange(n * n * 2, dtype=np.float32).reshape(n, n, 2)
+            pcheck(pmap(lambda v: lax.all_to_all(v, "i", 0, 0)), sq, n=n)
+            # Broadcast (in_axes=None) arguments and nested pytrees in and out.
+            tree = {"a": (x, k), "b": [x * 2]}
+            def nested(t, scale):
+                a, kk = t["a"]
+                s = lax.psum(a * scale, "i")
+                return {"sum": s, "parts": [kk + lax.axis_index("i"), (t["b"][0] - s,)]}
+            pcheck(pmap(nested, in_axes=(0, None)), tree, np.float32(0.5), n=n)
+        """,
+        platform,
+    )
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_pmap_data_parallel_grad_step(platform):
+    run_pmap(
+        """
+        def loss(params, xb, yb):
+            h = jnp.tanh(xb @ params["w1"] + params["b1"])
+            return jnp.mean((h @ params["w2"] - yb) ** 2)
+
+        def step(params, xb, yb):
+            l, g = jax.value_and_grad(loss)(params, xb, yb)
+            g = lax.pmean(g, "i")
+            new = jax.tree.map(lambda p, d: p - 0.1 * d, params, g)
+            return new, lax.pmean(l, "i")
+
+        r = np.random.RandomState(0)
+        params = {"w1": r.randn(4, 8).astype(np.float32) * 0.5,
+                  "b1": np.zeros(8, np.float32),
+                  "w2": r.randn(8, 1).astype(np.float32) * 0.5}
+        for n in (2, 4):
+            xb = r.randn(n, 6, 4).astype(np.float32)
+            yb = r.randn(n, 6, 1).astype(np.float32)
+            make = lambda devs: jax.pmap(step, axis_name="i", in_axes=(None, 0, 0), devices=devs)
+            new, l = pcheck(make, params, xb, yb, n=n, rtol=1e-5, atol=1e-6)
+            # Every replica took the same step.
+            for leaf in jax.tree.leaves(new):
+                leaf = np.asarray(leaf)
+                assert (leaf == leaf[:1]).all()
+            # Several steps, each fed the last one's (replicated) parameters
+            # straight from the devices, the first donated.
+            p_hl = jax.pmap(lambda p: p, devices=HL[:n])(
+                jax.tree.map(lambda a: np.stack([a] * n), params))
+            p_cpu = jax.tree.map(lambda a: np.stack([a] * n), params)
+            train = lambda devs, **kw: jax.pmap(step, axis_name="i", devices=devs, **kw)
+            donated = p_hl["w1"]
+            for i in range(3):
+                p_hl, l_hl = train(HL[:n], donate_argnums=0)(p_hl, xb, yb)
+                p_cpu, l_cpu = train(CPUS[:n])(p_cpu, xb, yb)
+                if i == 0:
+                    assert donated.is_deleted()
+            close((p_hl, l_hl), (p_cpu, l_cpu), 1e-5, 1e-6)
+        """,
+        platform,
+    )
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_shard_map(platform):
+    # jax.jit(shard_map(...)) over the whole mesh: the body runs per device.
+    run_pmap(
+        """
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+        def make(devs):
+            mesh = Mesh(np.array(devs).reshape(2, 2), ("x", "y"))
+            def body(a, b):
+                s = lax.psum(a @ b, "y")
+                return (s, lax.psum(s, "x"), lax.all_gather(s, "x", tiled=True),
+                        (lax.axis_index("x") * 2 + lax.axis_index("y"))[None])
+            ins = (P("x", "y"), P("y", None))
+            outs = (P("x", None), P(None, None), P("x", None), P(("x", "y")))
+            # (The plugin cannot choose result shardings: they are given,
+            # docs/jax-plugin.md.)
+            named = lambda specs: tuple(NamedSharding(mesh, s) for s in specs)
+            return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=ins, out_specs=outs),
+                           in_shardings=named(ins), out_shardings=named(outs))
+        a = np.linspace(-1, 1, 8 * 6, dtype=np.float32).reshape(8, 6)
+        b = np.linspace(0, 2, 6 * 3, dtype=np.float32).reshape(6, 3)
+        pcheck(make, a, b, n=4)
+
+        # A shard_map manual over some mesh axes only needs a partitioner:
+        # refused, naming what is missing.
+        mesh = Mesh(np.array(HL[:4]).reshape(2, 2), ("x", "y"))
+        f = jax.jit(jax.shard_map(lambda v: lax.psum(v, "x"), mesh=mesh, in_specs=P("x"),
+                                  out_specs=P(), axis_names={"x"}))
+        try:
+            f(a).block_until_ready()
+        except Exception as e:
+            assert "hlorun" in str(e) and "partitioner" in str(e), e
+        else:
+            raise AssertionError("a partially manual shard_map ran")
         """,
         platform,
     )

@@ -928,6 +928,9 @@ impl<'m> Converter<'m> {
                 return split(b, r, shapes.len());
             }
             "stablehlo.custom_call" => return self.custom_call(b, op, &operands, &shapes),
+            "sdy.manual_computation" => {
+                return self.manual_computation(b, scope, op, &operands, &shapes)
+            }
             "stablehlo.all_reduce"
             | "stablehlo.all_gather"
             | "stablehlo.reduce_scatter"
@@ -1137,6 +1140,86 @@ impl<'m> Converter<'m> {
         let shape = result_shape(shapes);
         let r = b.add_op(Op::Conditional { branches: ids }, &all, shape)?;
         split(b, r, shapes.len())
+    }
+
+    /// `sdy.manual_computation` (a `shard_map`; jax 0.10's `jax.pmap` too),
+    /// as XLA writes it before partitioning: each operand goes through a
+    /// `SPMDFullToShardShape` custom call, carrying its in-sharding, to the
+    /// body's per-device shape; the body is a `call`; each result comes back
+    /// through `SPMDShardToFullShape`, carrying its out-sharding. hlorun has
+    /// no SPMD partitioner to run this global form; the PJRT plugin runs the
+    /// body itself on every device (`python/src/pjrt/manual.rs`).
+    fn manual_computation(
+        &mut self,
+        b: &mut HloBuilder,
+        scope: &Scope,
+        op: &Operation,
+        operands: &[Value],
+        shapes: &[Shape],
+    ) -> Result<Vec<Value>> {
+        let bad =
+            |m: String| Error::invalid_argument(format!("{}: sdy.manual_computation: {m}", op.pos));
+        let region = op
+            .regions
+            .first()
+            .ok_or_else(|| bad("no body".to_string()))?;
+        let list = |key: &str| -> Result<Vec<String>> {
+            match op.attr(key) {
+                Some(Attr::List(items)) => items
+                    .iter()
+                    .map(|a| match a {
+                        Attr::Str(s) => Ok(s.clone()),
+                        _ => Err(bad(format!("{key} is not a list of shardings"))),
+                    })
+                    .collect(),
+                _ => Err(bad(format!("no {key}"))),
+            }
+        };
+        let (ins, outs) = (list("in_shardings")?, list("out_shardings")?);
+        if region.args.len() != operands.len() || ins.len() != operands.len() {
+            return Err(bad(format!(
+                "{} operands, {} body arguments, {} in_shardings",
+                operands.len(),
+                region.args.len(),
+                ins.len()
+            )));
+        }
+        if outs.len() != shapes.len() {
+            return Err(bad(format!(
+                "{} results, {} out_shardings",
+                shapes.len(),
+                outs.len()
+            )));
+        }
+        let name = self.fresh("shmap_body");
+        let (body, _) = self.region(&name, region, b, scope, Params::Plain)?;
+        let mut shards = Vec::with_capacity(operands.len());
+        for ((&x, a), s) in operands.iter().zip(&region.args).zip(&ins) {
+            let shape = shape_of(&a.ty, region.pos)?;
+            let cc = CustomCallAttrs::new("SPMDFullToShardShape", CustomCallApiVersion::Original);
+            let v = b.add_op(Op::CustomCall(Box::new(cc)), &[x], shape)?;
+            b.instruction_mut(v)?.sharding = Some(s.clone());
+            shards.push(v);
+        }
+        let to_apply = b.attach(&body)?;
+        let call_shape = body.program_shape().result;
+        let call = b.add_op(
+            Op::Call {
+                to_apply,
+                is_composite: false,
+            },
+            &shards,
+            call_shape,
+        )?;
+        let locals = split(b, call, shapes.len())?;
+        let mut results = Vec::with_capacity(locals.len());
+        for ((v, shape), s) in locals.into_iter().zip(shapes).zip(&outs) {
+            let cc = CustomCallAttrs::new("SPMDShardToFullShape", CustomCallApiVersion::Original);
+            let r = b.add_op(Op::CustomCall(Box::new(cc)), &[v], shape.clone())?;
+            b.instruction_mut(r)?.sharding = Some(s.clone());
+            results.push(r);
+        }
+        Ok(results)
     }
 
     fn custom_call(

@@ -11,8 +11,10 @@
 //! device order is the mesh's, transposed so that the axes that split
 //! dimensions come first (in dimension order, major axis first) and the
 //! rest after them, which then replicate (`last_tile_dim_replicate`).
-//! Sub-axes (`"x":(1)2`), unreduced axes and manual axes have no
-//! translation here and are refused by name.
+//! Sub-axes (`"x":(1)2`) and unreduced axes have no translation here and
+//! are refused by name. A `sdy.manual_computation` (`shard_map`, and
+//! `jax.pmap`, which jax 0.10 builds on it) keeps its per-value shardings and
+//! manual axes, which [`manual_axes_cover_mesh`] checks.
 
 use std::rc::Rc;
 
@@ -39,8 +41,11 @@ pub(crate) enum Sdy {
         dims: Vec<Rc<BAttr>>,
         unreduced: bool,
     },
-    /// Any other `sdy` attribute (sharding rules, manual axes, ...), by
-    /// what it is.
+    /// The mesh axes a `sdy.manual_computation` is manual over.
+    ManualAxes(Vec<String>),
+    /// One tensor sharding per value (`in_shardings`, `out_shardings`).
+    PerValue(Vec<Rc<BAttr>>),
+    /// Any other `sdy` attribute (sharding rules, ...), by what it is.
     Other(&'static str),
 }
 
@@ -50,10 +55,15 @@ impl DialectDecoder for SdyDecoder {
     fn attribute(&self, r: &mut EntryReader<'_, '_>) -> Result<BAttr> {
         let code = r.varint()?;
         let sdy = match code {
-            0 => {
-                r.attributes()?;
-                Sdy::Other("manual axes")
-            }
+            0 => Sdy::ManualAxes(
+                r.attributes()?
+                    .iter()
+                    .map(|a| match &**a {
+                        BAttr::Str(name) => Ok(name.clone()),
+                        _ => Err(r.err("a manual axis is not a string")),
+                    })
+                    .collect::<Result<_>>()?,
+            ),
             1 => Sdy::MeshAxis(r.string()?, r.signed_varint()?),
             2 => {
                 let axes = r
@@ -105,10 +115,7 @@ impl DialectDecoder for SdyDecoder {
                     unreduced,
                 }
             }
-            7 | 16 => {
-                r.attributes()?;
-                Sdy::Other("a per-value sharding list")
-            }
+            7 | 16 => Sdy::PerValue(r.attributes()?),
             8 => {
                 r.signed_varints()?;
                 Sdy::Other("a dimension mapping")
@@ -148,6 +155,71 @@ impl DialectDecoder for SdyDecoder {
     }
 }
 
+/// A mesh's axes and device ids; `mesh` is the mesh or its name in `meshes`.
+fn mesh_of(mesh: &Rc<BAttr>, meshes: &[(String, Rc<BAttr>)]) -> Result<MeshAxes> {
+    let mesh = match &**mesh {
+        BAttr::Symbol(name) => meshes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, m)| m.clone())
+            .ok_or_else(|| Error::invalid_argument(format!("no sdy.mesh @{name}")))?,
+        _ => mesh.clone(),
+    };
+    match &*mesh {
+        BAttr::Sdy(s) => match &**s {
+            Sdy::Mesh { axes, device_ids } => Ok((axes.clone(), device_ids.clone())),
+            other => Err(Error::invalid_argument(format!(
+                "a sharding's mesh is {other:?}"
+            ))),
+        },
+        other => Err(Error::invalid_argument(format!(
+            "a sharding's mesh is {other:?}"
+        ))),
+    }
+}
+
+type MeshAxes = (Vec<(String, i64)>, Vec<i64>);
+
+/// Checks that a `sdy.manual_computation` is manual over every axis (of size
+/// above 1) of the mesh of `sharding`, one of its in or out shardings: the
+/// body is then the whole per-device program. A computation manual over
+/// some axes only leaves the rest to an SPMD partitioner, which hlorun does
+/// not have.
+pub(crate) fn manual_axes_cover_mesh(
+    manual: &[String],
+    sharding: &Sdy,
+    meshes: &[(String, Rc<BAttr>)],
+) -> Result<()> {
+    let Sdy::TensorSharding { mesh, .. } = sharding else {
+        return Err(Error::invalid_argument(format!(
+            "a sharding of sdy.manual_computation is not a tensor sharding ({sharding:?})"
+        )));
+    };
+    let (axes, _) = mesh_of(mesh, meshes)?;
+    let free: Vec<&str> = axes
+        .iter()
+        .filter(|(name, size)| *size > 1 && !manual.contains(name))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if free.is_empty() {
+        return Ok(());
+    }
+    Err(Error::unimplemented(format!(
+        "sdy.manual_computation manual over {{{}}} leaves mesh axes {{{}}} to the SPMD \
+         partitioner, which hlorun does not have (a shard_map must be manual over every \
+         mesh axis, as jax.pmap and shard_map over the whole mesh are)",
+        manual
+            .iter()
+            .map(|a| format!("\"{a}\""))
+            .collect::<Vec<_>>()
+            .join(", "),
+        free.iter()
+            .map(|a| format!("\"{a}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
 /// The HLO sharding text of a tensor sharding of rank `rank`, its mesh
 /// looked up by name in `meshes` when it is a reference.
 pub(crate) fn hlo_sharding(
@@ -170,29 +242,7 @@ pub(crate) fn hlo_sharding(
             "sdy.sharding with unreduced axes is not supported".to_string(),
         ));
     }
-    let mesh = match &**mesh {
-        BAttr::Symbol(name) => meshes
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, m)| m.clone())
-            .ok_or_else(|| Error::invalid_argument(format!("no sdy.mesh @{name}")))?,
-        _ => mesh.clone(),
-    };
-    let (axes, device_ids) = match &*mesh {
-        BAttr::Sdy(s) => match &**s {
-            Sdy::Mesh { axes, device_ids } => (axes.clone(), device_ids.clone()),
-            other => {
-                return Err(Error::invalid_argument(format!(
-                    "a sharding's mesh is {other:?}"
-                )))
-            }
-        },
-        other => {
-            return Err(Error::invalid_argument(format!(
-                "a sharding's mesh is {other:?}"
-            )))
-        }
-    };
+    let (axes, device_ids) = mesh_of(mesh, meshes)?;
     if dims.len() != rank {
         return Err(Error::invalid_argument(format!(
             "sdy.sharding names {} dimensions for a rank-{rank} value",

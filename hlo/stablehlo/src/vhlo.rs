@@ -286,6 +286,13 @@ fn pos(op: &BOp) -> Pos {
     }
 }
 
+fn rank_of(t: &BType) -> usize {
+    match t {
+        BType::Tensor { dims, .. } => dims.len(),
+        _ => 0,
+    }
+}
+
 fn value_name(id: u32) -> String {
     format!("%{id}")
 }
@@ -511,6 +518,81 @@ impl Converter<'_, '_> {
         })
     }
 
+    /// A `sdy.manual_computation`'s shardings, as HLO sharding texts
+    /// (`in_shardings`, `out_shardings`: lists of strings), once its manual
+    /// axes are checked to be all of its mesh's.
+    fn manual_attrs(&self, op: &BOp) -> Result<Vec<(String, Attr)>> {
+        let mut found = Vec::new();
+        if let Some(span) = op.properties {
+            let mut r = self.m.properties(span);
+            while !r.cur.is_empty() {
+                found.push(r.attribute()?);
+            }
+        }
+        found.extend(op.attrs.iter().map(|(_, v)| v.clone()));
+        let mut per_value = Vec::new();
+        let mut manual = None;
+        for a in &found {
+            if let BAttr::Sdy(s) = &**a {
+                match &**s {
+                    // In declaration (and name) order: in_shardings first.
+                    crate::sdy::Sdy::PerValue(list) => per_value.push(list.clone()),
+                    crate::sdy::Sdy::ManualAxes(axes) => manual = Some(axes.clone()),
+                    _ => {}
+                }
+            }
+        }
+        let (Some(manual), [ins, outs]) = (manual, per_value.as_slice()) else {
+            return Err(Error::invalid_argument(format!(
+                "{}: sdy.manual_computation without its in_shardings, out_shardings and \
+                 manual_axes",
+                pos(op)
+            )));
+        };
+        let ranks_in: Vec<usize> = op
+            .regions
+            .first()
+            .and_then(|r| r.blocks.first())
+            .map(|b| b.args.iter().map(|(_, t, _)| rank_of(t)).collect())
+            .unwrap_or_default();
+        let ranks_out: Vec<usize> = op.result_types.iter().map(|t| rank_of(t)).collect();
+        let texts = |list: &[Rc<BAttr>], ranks: &[usize], what: &str| -> Result<Attr> {
+            if list.len() != ranks.len() {
+                return Err(Error::invalid_argument(format!(
+                    "{}: sdy.manual_computation has {} {what} for {} values",
+                    pos(op),
+                    list.len(),
+                    ranks.len()
+                )));
+            }
+            let mut out = Vec::new();
+            for (a, &rank) in list.iter().zip(ranks) {
+                let BAttr::Sdy(sh) = &**a else {
+                    return Err(Error::invalid_argument(format!(
+                        "{}: a sharding of sdy.manual_computation is not sdy's",
+                        pos(op)
+                    )));
+                };
+                crate::sdy::manual_axes_cover_mesh(&manual, sh, &self.meshes)
+                    .map_err(|e| e.context(format_args!("{}", pos(op))))?;
+                let text = crate::sdy::hlo_sharding(sh, rank, &self.meshes)
+                    .map_err(|e| e.context(format_args!("{}: {what}", pos(op))))?;
+                out.push(Attr::Str(text));
+            }
+            Ok(Attr::List(out))
+        };
+        Ok(vec![
+            (
+                "in_shardings".to_string(),
+                texts(ins, &ranks_in, "in_shardings")?,
+            ),
+            (
+                "out_shardings".to_string(),
+                texts(outs, &ranks_out, "out_shardings")?,
+            ),
+        ])
+    }
+
     fn op(&self, op: &BOp) -> Result<Operation> {
         hlo_ir::stack::deep(|| self.op_inner(op))
     }
@@ -560,6 +642,10 @@ impl Converter<'_, '_> {
             && op.result_types.len() == 1;
         let (name, attrs) = if identity {
             ("stablehlo.reshape".to_string(), Vec::new())
+        } else if op.name == "sdy.manual_computation" {
+            ("sdy.manual_computation".to_string(), self.manual_attrs(op)?)
+        } else if op.name == "sdy.return" {
+            ("stablehlo.return".to_string(), Vec::new())
         } else {
             self.vhlo_name_and_attrs(op)?
         };

@@ -40,13 +40,16 @@
 //!   `ValueCell` that readers wait on and the run fills (with the value or
 //!   the run's error). Events are one-shots (mutex + condvar + callbacks) set
 //!   when the run ends. Runs keep their dispatch order, so inputs made by
-//!   earlier runs are ready. Partitioned programs run before `Execute`
-//!   returns.
+//!   earlier runs are ready. A `shard_map` over the whole mesh (`jax.pmap`
+//!   in jax 0.10) is queued the same way and runs its body on every device
+//!   at once ([`manual`]); other partitioned programs run before `Execute`
+//!   returns, as one global program.
 
 // The C API's names (`PJRT_Buffer_Type_F32`, ...) are kept as the header
 // spells them, so the code can be read against it.
 #![allow(non_upper_case_globals, non_snake_case, non_camel_case_types)]
 
+mod manual;
 mod options;
 #[allow(clippy::all, clippy::pedantic)]
 mod sys;
@@ -710,6 +713,10 @@ struct Executable {
     /// Where the program spans several devices: how its global arguments
     /// and results are cut into the devices' shards.
     plan: Option<Plan>,
+    /// Where the program is a per-device program (a `shard_map`, which
+    /// `jax.pmap` is in jax 0.10): the service client, with one device per
+    /// partition, that runs it on every device at once (see `manual.rs`).
+    spmd: Option<Arc<LocalClient>>,
     num_replicas: usize,
     num_partitions: usize,
     output_types: Vec<PJRT_Buffer_Type>,
@@ -731,8 +738,8 @@ struct Executable {
 /// the global arguments from the shards, runs the global program once, and
 /// cuts each result into the devices' shards by its sharding, so every
 /// device ends up with the shard JAX expects. (No parallelism across
-/// devices, and no programs that name devices themselves: collectives and
-/// `shard_map` need the partitioner; see docs/jax-plugin.md.)
+/// devices; a program that names devices itself runs only as a `shard_map`
+/// over the whole mesh, [`manual`]; see docs/jax-plugin.md.)
 struct Plan {
     parameters: Vec<HloSharding>,
     results: Vec<HloSharding>,
@@ -776,11 +783,14 @@ fn compile(
     let (replicas, partitions) = (options.num_replicas, options.num_partitions);
     if replicas > 1 {
         return Err(Error::unimplemented(format!(
-            "module {}: {replicas} replicas (jax.pmap); the hlorun PJRT plugin runs \
-             single-device and partitioned (sharded jax.jit) programs",
+            "module {}: {replicas} replicas; the hlorun PJRT plugin runs single-device and \
+             partitioned programs (sharded jax.jit, shard_map, and jax.pmap, which jax 0.10 \
+             compiles as partitions), not replicated ones",
             module.name
         )));
     }
+    // A shard_map (jax.pmap): its body is the per-device program.
+    let per_device = manual::per_device_program(&module, partitions)?;
     // One device id per partition: the assignment's, else the first ones.
     let ids: Vec<i64> = match &options.device_assignment {
         Some(assignment) => assignment
@@ -811,18 +821,37 @@ fn compile(
                 })
         })
         .collect::<Result<Vec<usize>>>()?;
-    let plan = if partitions > 1 {
-        let plan = plan_of(&module, partitions)
-            .map_err(|e| e.context(format!("module {}", module.name)))?;
-        // The global program runs on one device.
-        module.config.num_partitions = Some(1);
-        Some(plan)
-    } else {
-        None
+    let (plan, spmd) = match per_device {
+        Some(program) => {
+            module = program;
+            // Every device runs the body at once, meeting at its
+            // collectives: on a service client with a device per partition.
+            let spmd = if partitions > 1 {
+                Some(crate::client(
+                    Some(client.service.platform_name()),
+                    partitions,
+                )?)
+            } else {
+                None
+            };
+            (None, spmd)
+        }
+        None if partitions > 1 => {
+            let plan = plan_of(&module, partitions)
+                .map_err(|e| e.context(format!("module {}", module.name)))?;
+            // The global program runs on one device.
+            module.config.num_partitions = Some(1);
+            (Some(plan), None)
+        }
+        None => (None, None),
     };
-    let compile_options = CompileOptions::default();
-    let compiled = client
-        .service
+    let compile_options = CompileOptions {
+        num_partitions: if spmd.is_some() { partitions } else { 1 },
+        ..CompileOptions::default()
+    };
+    let compiled = spmd
+        .as_ref()
+        .unwrap_or(&client.service)
         .compile(&module, &compile_options)
         .map_err(|e| e.context(format!("module {}", module.name)))?;
     let exe = compiled.executable;
@@ -859,6 +888,7 @@ fn compile(
         name: CString::new(module.name.replace('\0', "")).unwrap_or_default(),
         devices,
         plan,
+        spmd,
         num_replicas: replicas,
         num_partitions: partitions,
         output_memory_kinds: vec![DEVICE_KIND.as_ptr() as usize; leaves.len()],
@@ -1009,76 +1039,134 @@ impl Executable {
         }
     }
 
+    /// Runs the per-device program on every device at once (one thread
+    /// each, meeting at their collectives): `args[device]` in, each
+    /// device's result leaves out.
+    fn execute_spmd(&self, spmd: &LocalClient, args: &[Vec<Literal>]) -> Result<Vec<Vec<Literal>>> {
+        let results = spmd
+            .execute_replicated(&self.exe, args, &ExecuteOptions::default())
+            .map_err(|e| e.context(format!("executing {}", self.exe.name())))?;
+        Ok(results
+            .into_iter()
+            .map(|r| {
+                if r.is_tuple() {
+                    r.flatten_leaves()
+                } else {
+                    vec![r]
+                }
+            })
+            .collect())
+    }
+
     /// Queues a run on the plugin's execution thread and returns at once:
-    /// the output buffers (pending until the run fills them) and the event
-    /// the run sets when it ends. Runs execute in the order they are queued,
-    /// so a run's inputs made by an earlier run are ready when it starts.
-    /// Donated arguments read as deleted at once; the run still has their
-    /// values and drops them when it is done.
+    /// each device's output buffers (pending until the run fills them) and
+    /// the event the run sets when it ends. `args[d]` are the arguments of
+    /// `devices[d]`: one device for a single-device program, every device
+    /// of a per-device (`spmd`) program, which runs on all of them together.
+    /// Runs execute in the order they are queued, so a run's inputs made by
+    /// an earlier run are ready when it starts. Donated arguments read as
+    /// deleted at once; the run still has their values and drops them when
+    /// it is done.
     fn run_async(
         self: &Arc<Self>,
-        args: &[&Buffer],
-        device: usize,
+        args: &[Vec<&Buffer>],
+        devices: &[usize],
         non_donatable: &[i64],
-    ) -> Result<(Vec<Buffer>, Arc<Event>)> {
-        for (i, b) in args.iter().enumerate() {
-            if b.deleted.load(Ordering::SeqCst) {
-                return Err(Error::failed_precondition(format!(
-                    "argument {i}: the buffer was deleted or donated to an earlier execution"
-                )));
+    ) -> Result<(Vec<Vec<Buffer>>, Arc<Event>)> {
+        let on = |d: usize| {
+            if devices.len() > 1 {
+                format!(" on device {d}")
+            } else {
+                String::new()
             }
-        }
-        let inputs: Vec<Arc<ValueCell>> = args.iter().map(|b| b.cell.clone()).collect();
-        let mut donated = Vec::new();
-        for &p in &self.donated_parameters {
-            if !non_donatable.contains(&(p as i64)) {
-                if let Some(b) = args.get(p) {
-                    b.deleted.store(true, Ordering::SeqCst);
-                    donated.push(b.cell.clone());
+        };
+        for (d, list) in args.iter().enumerate() {
+            for (i, b) in list.iter().enumerate() {
+                if b.deleted.load(Ordering::SeqCst) {
+                    return Err(Error::failed_precondition(format!(
+                        "argument {i}{}: the buffer was deleted or donated to an earlier \
+                         execution",
+                        on(d)
+                    )));
                 }
             }
         }
-        let mut outputs = Vec::with_capacity(self.output_types.len());
-        let mut start = 0;
-        for (&ty, &rank) in self.output_types.iter().zip(&self.output_dim_sizes) {
-            let dims = self.output_dims[start..start + rank].to_vec();
-            start += rank;
-            outputs.push(Buffer::pending(
-                self.client.clone(),
-                device,
-                element_type_of(ty)?,
-                dims,
-            ));
+        let inputs: Vec<Vec<Arc<ValueCell>>> = args
+            .iter()
+            .map(|list| list.iter().map(|b| b.cell.clone()).collect())
+            .collect();
+        let mut donated = Vec::new();
+        for list in args {
+            for &p in &self.donated_parameters {
+                if !non_donatable.contains(&(p as i64)) {
+                    if let Some(b) = list.get(p) {
+                        b.deleted.store(true, Ordering::SeqCst);
+                        donated.push(b.cell.clone());
+                    }
+                }
+            }
         }
-        let cells: Vec<Arc<ValueCell>> = outputs.iter().map(|b| b.cell.clone()).collect();
+        let mut outputs = Vec::with_capacity(devices.len());
+        for &device in devices {
+            let mut device_outputs = Vec::with_capacity(self.output_types.len());
+            let mut start = 0;
+            for (&ty, &rank) in self.output_types.iter().zip(&self.output_dim_sizes) {
+                let dims = self.output_dims[start..start + rank].to_vec();
+                start += rank;
+                device_outputs.push(Buffer::pending(
+                    self.client.clone(),
+                    device,
+                    element_type_of(ty)?,
+                    dims,
+                ));
+            }
+            outputs.push(device_outputs);
+        }
+        let cells: Vec<Arc<ValueCell>> = outputs.iter().flatten().map(|b| b.cell.clone()).collect();
         let done = Event::pending();
         let finished = done.clone();
         let exe = self.clone();
+        let first = devices[0];
+        let several = devices.len() > 1;
         run_queued(Box::new(move || {
             // Whatever happens, the run fills its buffers (a reader waits
             // on them): a panic becomes their error.
             let compute = || {
-                inputs
+                let literals = inputs
                     .iter()
                     .enumerate()
-                    .map(|(i, c)| {
-                        c.wait()
-                            .map(|l| (*l).clone())
-                            .map_err(|e| e.context(format!("argument {i}")))
+                    .map(|(d, list)| {
+                        list.iter()
+                            .enumerate()
+                            .map(|(i, c)| {
+                                c.wait().map(|l| (*l).clone()).map_err(|e| {
+                                    e.context(if several {
+                                        format!("argument {i} on device {d}")
+                                    } else {
+                                        format!("argument {i}")
+                                    })
+                                })
+                            })
+                            .collect::<Result<Vec<Literal>>>()
                     })
-                    .collect::<Result<Vec<Literal>>>()
-                    .and_then(|literals| exe.execute_global(&literals, device))
-                    .and_then(|values| {
-                        if values.len() == cells.len() {
-                            Ok(values)
-                        } else {
-                            Err(Error::internal(format!(
-                                "{} results for {} output buffers",
-                                values.len(),
-                                cells.len()
-                            )))
-                        }
-                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let values: Vec<Literal> = match &exe.spmd {
+                    Some(spmd) => exe
+                        .execute_spmd(spmd, &literals)?
+                        .into_iter()
+                        .flatten()
+                        .collect(),
+                    None => exe.execute_global(&literals[0], first)?,
+                };
+                if values.len() == cells.len() {
+                    Ok(values)
+                } else {
+                    Err(Error::internal(format!(
+                        "{} results for {} output buffers",
+                        values.len(),
+                        cells.len()
+                    )))
+                }
             };
             let result = catch_unwind(AssertUnwindSafe(compute))
                 .unwrap_or_else(|_| Err(Error::internal("the execution panicked".to_string())));
@@ -2045,10 +2133,17 @@ unsafe extern "C" fn loaded_executable_execute(
                     .collect::<Result<Vec<&Buffer>>>()
             })
             .collect::<Result<Vec<_>>>()?;
-        let (outputs, done) = match &e.plan {
-            // A partitioned program runs before Execute returns.
-            Some(plan) => (e.run_partitioned(plan, &buffers, non_donatable)?, None),
-            None => {
+        let (outputs, done) = match (&e.spmd, &e.plan) {
+            // A per-device program (shard_map, jax.pmap) is queued too, and
+            // runs on every device at once.
+            (Some(_), _) => {
+                let (outputs, done) = e.run_async(&buffers, &e.devices, non_donatable)?;
+                (outputs, Some(done))
+            }
+            // A partitioned program run as one global program runs before
+            // Execute returns.
+            (None, Some(plan)) => (e.run_partitioned(plan, &buffers, non_donatable)?, None),
+            (None, None) => {
                 // A portable executable runs where the caller says; the run
                 // is queued and Execute returns (JAX's asynchronous dispatch).
                 let device = if a.execute_device.is_null() {
@@ -2056,8 +2151,8 @@ unsafe extern "C" fn loaded_executable_execute(
                 } else {
                     e.client.device_index(a.execute_device)?
                 };
-                let (outputs, done) = e.run_async(&buffers[0], device, non_donatable)?;
-                (vec![outputs], Some(done))
+                e.run_async(&buffers[..1], &[device], non_donatable)
+                    .map(|(outputs, done)| (outputs, Some(done)))?
             }
         };
         for (d, device_outputs) in outputs.into_iter().enumerate() {
