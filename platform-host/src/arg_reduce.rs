@@ -24,7 +24,6 @@ use platform_api::hlo::{
     Op,
 };
 use platform_api::{HloModule, Result, Shape};
-use std::collections::HashSet;
 
 /// The internal custom-call target of an argmax/argmin over positions.
 pub const ARG_REDUCE_TARGET: &str = "__host$arg_reduce";
@@ -53,15 +52,7 @@ pub fn arg_reduce_of(instr: &HloInstruction) -> Option<(usize, bool)> {
 /// Rewrites every qualifying reduce outside fused computations; returns
 /// whether any was.
 pub fn run(module: &mut HloModule) -> Result<bool> {
-    let fused: HashSet<CompId> = module
-        .computations
-        .iter()
-        .flat_map(|c| &c.instructions)
-        .filter_map(|i| match &i.op {
-            Op::Fusion { calls, .. } => Some(*calls),
-            _ => None,
-        })
-        .collect();
+    let fused = crate::compiler::fused_computations(module);
     let mut changed = false;
     for c in 0..module.computations.len() {
         if fused.contains(&CompId(c as u32)) {

@@ -264,35 +264,41 @@ fc {
 #[test]
 fn values_repeated_along_the_innermost_dimension() {
     // A per-group value broadcast over `[.., groups, r]` (GroupNorm's mean)
-    // is loaded as its distinct values, each then written `r` times; blocks
-    // of 1024 positions start mid-repeat for r = 3. f32, bf16 and s8 cover
-    // three element widths; the iota's repeat takes the ordinary path.
+    // is loaded as its distinct values, each then written `r` times: one
+    // store per value where `r` is a power of two, one per element
+    // otherwise. Blocks of 1024 positions start mid-repeat for r = 3 and 5.
+    // f32, bf16 and s8 cover three element widths; the iota's repeat takes
+    // the ordinary path.
     for ty in ["f32", "bf16", "s8"] {
-        let text = module(
-            r#"
+        for r in [2, 3, 4, 5, 8, 16] {
+            let text = module(
+                r#"
 fc {
-  p0 = T[5,11,7,3] parameter(0)
+  p0 = T[5,11,7,R] parameter(0)
   p1 = T[5,7] parameter(1)
   p2 = T[7,2] parameter(2)
-  b1 = T[5,11,7,3] broadcast(p1), dimensions={0,2}
-  s = T[5,11,7,3] subtract(p0, b1)
-  b2 = T[5,11,7,2,3] broadcast(p2), dimensions={2,3}
-  t = T[5,11,7,2,3] transpose(b2), dimensions={0,1,2,3,4}
-  i = s32[5,11,7,3] iota(), iota_dimension=2
-  ic = T[5,11,7,3] convert(i)
-  a = T[5,11,7,3] add(s, ic)
-  sl = T[5,11,7,1,3] slice(t), slice={[0:5], [0:11], [0:7], [1:2], [0:3]}
-  r = T[5,11,7,3] reshape(sl)
-  ROOT o = T[5,11,7,3] multiply(a, r)
+  b1 = T[5,11,7,R] broadcast(p1), dimensions={0,2}
+  s = T[5,11,7,R] subtract(p0, b1)
+  b2 = T[5,11,7,2,R] broadcast(p2), dimensions={2,3}
+  t = T[5,11,7,2,R] transpose(b2), dimensions={0,1,2,3,4}
+  i = s32[5,11,7,R] iota(), iota_dimension=2
+  ic = T[5,11,7,R] convert(i)
+  a = T[5,11,7,R] add(s, ic)
+  sl = T[5,11,7,1,R] slice(t), slice={[0:5], [0:11], [0:7], [1:2], [0:R]}
+  r = T[5,11,7,R] reshape(sl)
+  ROOT o = T[5,11,7,R] multiply(a, r)
 }
 "#,
-            r#"  p0 = T[5,11,7,3] parameter(0)
+                r#"  p0 = T[5,11,7,R] parameter(0)
   p1 = T[5,7] parameter(1)
   p2 = T[7,2] parameter(2)
-  ROOT f = T[5,11,7,3] fusion(p0, p1, p2), kind=kLoop, calls=fc"#,
-        )
-        .replace("T[", &format!("{ty}["));
-        check(&format!("repeated {ty}"), &text, Agree::Bits);
+  ROOT f = T[5,11,7,R] fusion(p0, p1, p2), kind=kLoop, calls=fc"#,
+            )
+            .replace("T[", &format!("{ty}["))
+            .replace(",R]", &format!(",{r}]"))
+            .replace("[0:R]", &format!("[0:{r}]"));
+            check(&format!("repeated {ty} r={r}"), &text, Agree::Bits);
+        }
     }
 }
 

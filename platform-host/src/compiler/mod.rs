@@ -6,6 +6,8 @@
 //!   `platform_api::passes::standard_pipeline`
 //!   (layout normalization, call inlining, simplification, folding, CSE, DCE),
 //!   folding elementwise ops with the Host's own op table ([`folding`]).
+//! * [`reduce_split`]: a reduction that would read its input in short strided
+//!   runs becomes a streaming reduction and a small one.
 //! * [`fusion_pass`]: the Host's fusion decisions, after the standard pipeline;
 //!   [`chain_pass`]: `dot → fusion → dot` chains (attention) as one fusion
 //!   run a block of rows at a time.
@@ -26,12 +28,15 @@ pub mod fusion_pass;
 pub mod lower;
 pub mod nested;
 pub mod plan_dump;
+#[path = "passes/reduce_split.rs"]
+pub mod reduce_split;
 pub mod small_loop;
 
 use crate::executable::HostExecutable;
 use crate::fusion::Strategy;
 use crate::PLATFORM_NAME;
 use buffer_assignment::{OutputMode, SequenceMode};
+use platform_api::hlo::{CompId, Op};
 use platform_api::passes::dump::{Dump, DUMP_OPTION};
 use platform_api::passes::{self, DeadCodeElimination, HloPass, LayoutNormalization};
 use platform_api::{
@@ -119,6 +124,8 @@ pub fn optimize(module: HloModule, options: &CompileOptions) -> Result<HloModule
     passes::standard_pipeline_for(Some(Arc::new(folding::HostFolding)), simplifier)
         .dump_to(dump.clone())
         .run(&mut module)?;
+    let changed = reduce_split::run(&mut module)?;
+    dumped("host-reduce-split", changed, &module)?;
     let mut module = fusion_pass::run(module, strategy)?;
     dumped("host-fusion", true, &module)?;
     if strategy == Strategy::Block {
@@ -126,6 +133,20 @@ pub fn optimize(module: HloModule, options: &CompileOptions) -> Result<HloModule
         dumped("host-chain", changed, &module)?;
     }
     Ok(module)
+}
+
+/// The computations `fusion` instructions call: XLA's (or the fusion pass's)
+/// fused computations, which passes that rewrite instructions leave alone.
+pub(crate) fn fused_computations(module: &HloModule) -> std::collections::HashSet<CompId> {
+    module
+        .computations
+        .iter()
+        .flat_map(|c| &c.instructions)
+        .filter_map(|i| match &i.op {
+            Op::Fusion { calls, .. } => Some(*calls),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Lowers an optimized module (the output of `run_hlo_passes`) to an executable.

@@ -273,24 +273,56 @@ unsafe fn load_repeated(
             // elements of up to 16 bytes.
             unsafe { gather(w, base, off, len, stride, values.add(p * w)) };
         });
+        // The first value may start mid-repeat and the last end before its
+        // repeats do: those are written one by one, the whole ones in between
+        // as one `[W; r]` store each where `r` is a power of two up to 16.
+        let head = (start.saturating_sub(v0 * r)).min(r);
+        let first_full = usize::from(head > 0);
+        let end = start + n;
+        let last_full = if (v0 + m) * r > end { m - 1 } else { m };
         macro_rules! expand {
             ($W:ty) => {{
                 let src = values.cast_const().cast::<$W>();
                 let out = dst.cast::<$W>();
-                for k in 0..m {
-                    // The first value may start mid-repeat, the last end
-                    // before its repeats do.
+                let partial = |k: usize, pos: &mut usize| {
                     let lo = ((v0 + k) * r).max(start);
-                    let hi = ((v0 + k + 1) * r).min(start + n);
+                    let hi = ((v0 + k + 1) * r).min(end);
                     // SAFETY: `k < m` values were gathered; positions
                     // `pos..pos + hi - lo` lie in `dst`.
                     unsafe {
                         let v = src.add(k).read_unaligned();
                         for _ in lo..hi {
-                            out.add(pos).write_unaligned(v);
-                            pos += 1;
+                            out.add(*pos).write_unaligned(v);
+                            *pos += 1;
                         }
                     }
+                };
+                if first_full == 1 {
+                    partial(0, &mut pos);
+                }
+                let whole = last_full.saturating_sub(first_full);
+                // SAFETY: values `first_full..last_full` were gathered and
+                // their `whole · r` positions lie in `dst` from `pos`.
+                unsafe {
+                    let (src, at) = (src.add(first_full), out.add(pos));
+                    match r {
+                        2 => expand_whole::<$W, 2>(src, whole, at),
+                        4 => expand_whole::<$W, 4>(src, whole, at),
+                        8 => expand_whole::<$W, 8>(src, whole, at),
+                        16 => expand_whole::<$W, 16>(src, whole, at),
+                        _ => {
+                            for k in 0..whole {
+                                let v = src.add(k).read_unaligned();
+                                for j in 0..r {
+                                    at.add(k * r + j).write_unaligned(v);
+                                }
+                            }
+                        }
+                    }
+                }
+                pos += whole * r;
+                if last_full < m && last_full >= first_full {
+                    partial(last_full, &mut pos);
                 }
             }};
         }
@@ -304,6 +336,22 @@ unsafe fn load_repeated(
         v0 += m;
     }
     debug_assert_eq!(pos, n);
+}
+
+/// Writes each of `m` values at `src` `R` times in a row from `out`, one
+/// `[W; R]` store per value.
+///
+/// # Safety
+/// `src` holds `m` values; `out` has room for `m · R`.
+#[inline(always)]
+unsafe fn expand_whole<W: Copy, const R: usize>(src: *const W, m: usize, out: *mut W) {
+    for k in 0..m {
+        // SAFETY: forwarded.
+        unsafe {
+            let v = src.add(k).read_unaligned();
+            out.add(k * R).cast::<[W; R]>().write_unaligned([v; R]);
+        }
+    }
 }
 
 /// Loads positions `start..start + n` of a one-stage view (`dims`,

@@ -11,7 +11,9 @@
 //!   moves the innermost dimension: the transpose kernel's cache-blocked copy
 //!   beats reading it element by element.) One used by several groups is
 //!   duplicated into each, so no broadcast is ever materialised for a fused
-//!   consumer.
+//!   consumer. So is one light arithmetic op over such reads whose users all
+//!   fuse ([`cheap_flags`]: GroupNorm's `x - mean`, which both the variance
+//!   and the normalisation read).
 //! * `reduce` with its elementwise producers (`kind=kInput`), and with its
 //!   consumers when they broadcast the result back along the reduced rows:
 //!   softmax's `exp(x - max(x)) / sum(...)` and layernorm's mean, variance and
@@ -36,7 +38,10 @@
 //! conditions and branches of control flow), groups are grown greedily from
 //! consumers to producers: each unfused fusible instruction, visited last to
 //! first, starts a group that absorbs its operands while that is allowed, until
-//! nothing more can be added or it holds `MAX_GROUP_MEMBERS` instructions. Every addition is checked twice: the graph with
+//! nothing more can be added or it holds `MAX_GROUP_MEMBERS` instructions.
+//! A candidate that would close a cycle is tried again in later rounds: the
+//! path out of the group and back may run through members not yet added (a
+//! producer tried before the users of its user). Every addition is checked twice: the graph with
 //! groups contracted must stay acyclic, and the group must compile to a block
 //! program with nothing duplicated (the block program compiler is asked
 //! directly, through `crate::fusion::graph::FusedGraph::from_group`, so the
@@ -261,6 +266,64 @@ fn cheap_op(op: &Op) -> bool {
     )
 }
 
+/// Whether each group that reads an instruction may compute it itself, as a
+/// copy, rather than one group computing it and writing it out for the
+/// others: data movement, iotas and constants, and one light arithmetic op
+/// (add, subtract, multiply, min/max, negate, abs, logic, a compare or a
+/// select) over reads (parameters moved around, or a small value broadcast)
+/// whose users all fuse. Recomputing such an op costs each reader one
+/// instruction per element where writing it out costs a store and a load; a
+/// GroupNorm's `x - mean` feeds both the variance and the normalisation, and
+/// as a copy in each neither pass waits for the other's array.
+fn cheap_flags(comp: &HloComputation, users: &[Vec<usize>]) -> Vec<bool> {
+    let instrs = &comp.instructions;
+    // Values that only move memory around: parameters, constants and iotas
+    // through data movement. Operands come before their users.
+    let mut moved = vec![false; instrs.len()];
+    for (i, instr) in instrs.iter().enumerate() {
+        moved[i] = match &instr.op {
+            Op::Parameter { .. } | Op::Constant { .. } | Op::Iota { .. } => true,
+            op if cheap_op(op) => instr.operands.iter().all(|o| moved[o.index()]),
+            _ => false,
+        };
+    }
+    let read = |o: usize| {
+        moved[o]
+            || matches!(instrs[o].op, Op::Broadcast { .. })
+                && instrs[o].operands.iter().all(|s| {
+                    instrs[s.index()].shape.element_count() < instrs[o].shape.element_count()
+                })
+    };
+    instrs
+        .iter()
+        .enumerate()
+        .map(|(i, instr)| {
+            cheap_op(&instr.op)
+                || (light_arithmetic(instr)
+                    && instr.operands.iter().all(|o| read(o.index()))
+                    && !users[i].is_empty()
+                    && users[i].iter().all(|&u| fusible_op(&instrs[u])))
+        })
+        .collect()
+}
+
+/// An elementwise op whose cost is one vector instruction per element.
+fn light_arithmetic(instr: &HloInstruction) -> bool {
+    use platform_api::hlo::{BinaryOp as B, UnaryOp as U};
+    if !instr.shape.is_array() || instr.shape.element_type().is_none_or(|t| t.is_complex()) {
+        return false;
+    }
+    match &instr.op {
+        Op::Binary(b) => matches!(
+            b,
+            B::Add | B::Subtract | B::Multiply | B::Maximum | B::Minimum | B::And | B::Or | B::Xor
+        ),
+        Op::Unary(u) => matches!(u, U::Negate | U::Abs | U::Not),
+        Op::Compare { .. } | Op::Select => true,
+        _ => false,
+    }
+}
+
 /// Whether the instruction would write an array of its own if left unfused.
 fn materialises(op: &Op) -> bool {
     !matches!(
@@ -303,6 +366,17 @@ struct Split {
 /// Splits `members` (see [`Split`]). A cheap member is a copy when something
 /// outside the group uses it, including the original of another copy (so a
 /// constant under a copied broadcast is copied too, not made an output).
+/// Why a candidate group cannot be formed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unfit {
+    /// Contracting the group would close a cycle. This can change as the
+    /// group grows: a path out of the group and back in disappears once the
+    /// instructions on it join.
+    Cycle,
+    /// No output, or no block program with nothing computed twice.
+    Program,
+}
+
 fn split(
     comp: &HloComputation,
     users: &[Vec<usize>],
@@ -363,7 +437,7 @@ impl<'a> Ctx<'a> {
             .enumerate()
             .map(|(i, instr)| fusible_op(instr) && !controlled[i])
             .collect();
-        let cheap = comp.instructions.iter().map(|i| cheap_op(&i.op)).collect();
+        let cheap = cheap_flags(comp, &users);
         Ctx {
             module,
             comp,
@@ -448,24 +522,40 @@ impl<'a> Ctx<'a> {
         false
     }
 
-    /// Whether `members` may form a group: acyclic, and a block program with
-    /// nothing computed twice.
-    /// The block program of the group `members` (`in_g` its mask), if it has
-    /// one.
-    fn compile_group(&self, members: &[usize], in_g: &[bool]) -> Option<program::BlockProgram> {
+    /// The block program of the group `members` (`in_g` its mask), or why
+    /// the group cannot be formed.
+    fn compile_group(
+        &self,
+        members: &[usize],
+        in_g: &[bool],
+    ) -> std::result::Result<program::BlockProgram, Unfit> {
         let shape = self.shape_of(members, in_g);
-        if shape.outputs.is_empty() || self.creates_cycle(members, &shape, in_g) {
-            return None;
+        if shape.outputs.is_empty() {
+            return Err(Unfit::Program);
+        }
+        if self.creates_cycle(members, &shape, in_g) {
+            return Err(Unfit::Cycle);
         }
         let ids: Vec<InstrId> = members.iter().map(|&m| InstrId(m as u32)).collect();
         let outs: Vec<InstrId> = shape.outputs.iter().map(|&m| InstrId(m as u32)).collect();
-        let (graph, _) = FusedGraph::from_group(self.module, self.comp, &ids, &outs).ok()?;
-        program::compile(&graph).ok()
+        let (graph, _) = FusedGraph::from_group(self.module, self.comp, &ids, &outs)
+            .map_err(|_| Unfit::Program)?;
+        program::compile(&graph).map_err(|_| Unfit::Program)
+    }
+
+    /// Whether `members` may form a group: acyclic, and a block program with
+    /// nothing computed twice.
+    fn check(&self, members: &[usize], in_g: &[bool]) -> std::result::Result<(), Unfit> {
+        let program = self.compile_group(members, in_g)?;
+        if program.duplicated.is_empty() {
+            Ok(())
+        } else {
+            Err(Unfit::Program)
+        }
     }
 
     fn valid(&self, members: &[usize], in_g: &[bool]) -> bool {
-        self.compile_group(members, in_g)
-            .is_some_and(|p| p.duplicated.is_empty())
+        self.check(members, in_g).is_ok()
     }
 
     /// Grows a group from `root` (consumers first), see the module doc, then
@@ -479,7 +569,7 @@ impl<'a> Ctx<'a> {
     /// more elements than the member has (`BlockProgram::amplified`).
     fn amplified(&self, members: &[usize], in_g: &[bool]) -> Vec<usize> {
         self.compile_group(members, in_g)
-            .map(|p| p.amplified.iter().map(|&n| members[n]).collect())
+            .map(|p| p.amplified.iter().map(|&n| members[n]).collect::<Vec<_>>())
             .unwrap_or_default()
     }
 
@@ -554,20 +644,31 @@ impl<'a> Ctx<'a> {
                     deferred.push(p);
                     continue;
                 }
-                if self.try_add(p, &mut members, &mut in_g) {
-                    progress = true;
-                } else if inside {
-                    rejected.insert(p);
+                match self.try_add(p, &mut members, &mut in_g) {
+                    Ok(()) => progress = true,
+                    Err(Unfit::Program) if inside => {
+                        rejected.insert(p);
+                    }
+                    // A cycle may close once the group also holds the
+                    // members between: a producer tried before the users of
+                    // its user (GroupNorm's scale, before the SiLU that reads
+                    // the scaled value twice). Tried again next round.
+                    Err(_) => {}
                 }
             }
             if !progress && members.len() < MAX_GROUP_MEMBERS {
                 // A value also used outside the group: an extra output.
                 for p in deferred {
-                    if self.try_add(p, &mut members, &mut in_g) {
-                        progress = true;
-                        break;
+                    match self.try_add(p, &mut members, &mut in_g) {
+                        Ok(()) => {
+                            progress = true;
+                            break;
+                        }
+                        Err(Unfit::Program) => {
+                            rejected.insert(p);
+                        }
+                        Err(Unfit::Cycle) => {}
                     }
-                    rejected.insert(p);
                 }
             }
             if !progress {
@@ -576,16 +677,21 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn try_add(&self, p: usize, members: &mut Vec<usize>, in_g: &mut [bool]) -> bool {
+    fn try_add(
+        &self,
+        p: usize,
+        members: &mut Vec<usize>,
+        in_g: &mut [bool],
+    ) -> std::result::Result<(), Unfit> {
         in_g[p] = true;
         let pos = members.partition_point(|&m| m < p);
         members.insert(pos, p);
-        if self.valid(members, in_g) {
-            return true;
+        let verdict = self.check(members, in_g);
+        if verdict.is_err() {
+            members.remove(pos);
+            in_g[p] = false;
         }
-        members.remove(pos);
-        in_g[p] = false;
-        false
+        verdict
     }
 
     fn worth(&self, members: &[usize]) -> bool {
@@ -850,7 +956,7 @@ fn rewrite(
             u
         })
         .collect();
-    let cheap: Vec<bool> = comp.instructions.iter().map(|i| cheap_op(&i.op)).collect();
+    let cheap = cheap_flags(&comp, &users);
     let mut owner: Vec<Option<usize>> = vec![None; n];
     struct Info {
         owned: Vec<usize>,
@@ -1143,6 +1249,65 @@ ENTRY e {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn group_norm_writes_nothing_the_size_of_its_input_but_the_result() {
+        // `x - mean` feeds both the variance and the normalisation: light
+        // arithmetic over reads, it is a copy in each group rather than an
+        // array one writes for the other. The scale by `rsqrt(var)` joins
+        // the SiLU group although, tried before the SiLU's own members are
+        // in, it first looks like a cycle (through the SiLU's `x` read twice).
+        let text = r#"
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[2,4,4,16] parameter(0)
+  g = f32[2,4,4,8,2] reshape(x)
+  z = f32[] constant(0)
+  sum = f32[2,8] reduce(g, z), dimensions={1,2,4}, to_apply=add
+  k = f32[] constant(0.03125)
+  kb = f32[2,8] broadcast(k), dimensions={}
+  mean = f32[2,8] multiply(sum, kb)
+  mb = f32[2,4,4,8,2] broadcast(mean), dimensions={0,3}
+  d = f32[2,4,4,8,2] subtract(g, mb)
+  sq = f32[2,4,4,8,2] multiply(d, d)
+  ss = f32[2,8] reduce(sq, z), dimensions={1,2,4}, to_apply=add
+  var = f32[2,8] multiply(ss, kb)
+  eps = f32[] constant(1e-5)
+  eb = f32[2,8] broadcast(eps), dimensions={}
+  ve = f32[2,8] add(var, eb)
+  rs = f32[2,8] rsqrt(ve)
+  rb = f32[2,4,4,8,2] broadcast(rs), dimensions={0,3}
+  y = f32[2,4,4,8,2] multiply(d, rb)
+  yr = f32[2,4,4,16] reshape(y)
+  ny = f32[2,4,4,16] negate(yr)
+  ex = f32[2,4,4,16] exponential(ny)
+  one = f32[] constant(1)
+  ob = f32[2,4,4,16] broadcast(one), dimensions={}
+  den = f32[2,4,4,16] add(ex, ob)
+  sig = f32[2,4,4,16] divide(ob, den)
+  ROOT o = f32[2,4,4,16] multiply(yr, sig)
+}
+"#;
+        let m = optimized(text);
+        let entry = m.computation(m.entry);
+        let big: Vec<&str> = entry
+            .instructions
+            .iter()
+            .filter(|i| i.shape.element_count() == 512 && materialises(&i.op))
+            .map(|i| i.name.as_str())
+            .collect();
+        assert_eq!(
+            big,
+            vec![entry.root_instr().name.as_str()],
+            "{}",
+            m.to_text()
+        );
     }
 
     #[test]
