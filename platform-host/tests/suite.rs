@@ -13,6 +13,7 @@ mod executable;
 mod fusion_bench;
 mod fusion_corpus;
 mod fusion_diff;
+mod half_matvec;
 mod op_table;
 mod reduce_walks;
 mod runtime;

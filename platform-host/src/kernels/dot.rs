@@ -22,12 +22,16 @@
 //!   the `matrixmultiply` crate;
 //! * f16 operands: the packed-word GEMM's f32 kind, converted while
 //!   packing;
+//! * f16 or bf16 matrix-vector products (`m = 1` or `n = 1`, AVX-512F):
+//!   the matrix streamed in place and widened in registers
+//!   ([`super::gemm::gemv16`]), ahead of both kinds above;
 //! * bf16 without AVX512-BF16: converted to f32, the f32 GEMM, rounded
 //!   once; 64-bit integer results: a plain wrapping loop.
 //!
 //! Many small batches run in parallel on the compute pool.
 
 use super::denormal::MaybeFlushable;
+use super::gemm::gemv16;
 use super::gemm::words::{self, WordKind, WordSource};
 use super::gemm::{Strided, StridedMut};
 use super::strided::{unflatten, StridedCopy};
@@ -413,7 +417,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         .product();
     let n: usize = rhs_free.iter().map(|&d| rhs.dims[d]).product();
     let out_ty = result.element_type;
-    if let Some((kind, source)) = word_kind(lhs.element_type, rhs.element_type, out_ty, m, n) {
+    // Both operands as `[batch, M, K]` and `[batch, K, N]` views of `source`
+    // elements.
+    let plan_both = |source: ElementType| -> Result<(OperandView, OperandView)> {
         let a = plan_operand(
             ctx.operand_slice(instr, 0)?,
             lhs,
@@ -430,6 +436,30 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             &rhs_free,
             source,
         )?;
+        Ok((a, b))
+    };
+    if let Some(half) = half_gemv(lhs.element_type, rhs.element_type, out_ty, m, n) {
+        let source = lhs.element_type;
+        let (a, b) = plan_both(source)?;
+        let finish = if out_ty != ElementType::F32 {
+            Some(ops::convert(ElementType::F32, out_ty)?)
+        } else {
+            None
+        };
+        let shape = GemmShape { nb, m, k, n };
+        let out = ctx.result_slice(id)?;
+        return Ok(gemv16_thunk(
+            instr.name.clone(),
+            half,
+            shape,
+            a,
+            b,
+            out,
+            finish,
+        ));
+    }
+    if let Some((kind, source)) = word_kind(lhs.element_type, rhs.element_type, out_ty, m, n) {
+        let (a, b) = plan_both(source)?;
         let acc_ty = if matches!(kind, WordKind::Bf16Pairs | WordKind::F32) {
             ElementType::F32
         } else {
@@ -469,22 +499,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         ElementType::Pred => ElementType::S32,
         t => t,
     };
-    let a = plan_operand(
-        ctx.operand_slice(instr, 0)?,
-        lhs,
-        &dnums.lhs_batch_dims,
-        &lhs_free,
-        &dnums.lhs_contracting_dims,
-        compute,
-    )?;
-    let b = plan_operand(
-        ctx.operand_slice(instr, 1)?,
-        rhs,
-        &dnums.rhs_batch_dims,
-        &dnums.rhs_contracting_dims,
-        &rhs_free,
-        compute,
-    )?;
+    let (a, b) = plan_both(compute)?;
     let out = ctx.result_slice(id)?;
     let finish = if compute != out_ty {
         Some(ops::convert(compute, out_ty)?)
@@ -558,6 +573,105 @@ fn word_kind(
         .then_some((kind, source))
 }
 
+/// The 16-bit matrix-vector product ([`gemv16`]) that computes a dot of
+/// these types and this shape on this processor, if any: f16 or bf16
+/// operands (both the same) with an f32 or same-type result, one side a
+/// vector (`m = 1` or `n = 1`).
+fn half_gemv(
+    lhs: ElementType,
+    rhs: ElementType,
+    out: ElementType,
+    m: usize,
+    n: usize,
+) -> Option<gemv16::Half> {
+    let half = match (lhs, rhs) {
+        (ElementType::F16, ElementType::F16) => gemv16::Half::F16,
+        (ElementType::BF16, ElementType::BF16) => gemv16::Half::Bf16,
+        _ => return None,
+    };
+    let vector = (m == 1) != (n == 1);
+    (vector && (out == ElementType::F32 || out == lhs) && gemv16::supported()).then_some(half)
+}
+
+/// A matrix-vector dot through [`gemv16::gemv16`]: f32 sums, written into
+/// the result when it is f32, else into a buffer rounded once at the end.
+fn gemv16_thunk(
+    name: String,
+    half: gemv16::Half,
+    s: GemmShape,
+    a: OperandView,
+    b: OperandView,
+    out: BufferSlice,
+    finish: Option<Kernel>,
+) -> Box<dyn Thunk> {
+    thunk(name, "dot", move |ctx| {
+        let mut a_buf = Vec::new();
+        let mut b_buf = Vec::new();
+        // No subnormal scan: the kernel flushes bf16 subnormals itself.
+        let pa = a.base::<u16>(ctx, 2, &mut a_buf, true) as usize;
+        let pb = b.base::<u16>(ctx, 2, &mut b_buf, true) as usize;
+        let total = s.nb * s.m * s.n;
+        let mut c_buf = Vec::new();
+        let pc = sums_target(ctx, out, total, finish.is_some(), &mut c_buf);
+        let parallel = !(s.small() && s.nb > 1);
+        let one = |batch: usize| {
+            let (pa, pb) = (pa as *const u16, pb as *const u16);
+            // SAFETY: the views stay inside their operands (or staging
+            // buffers); batch `batch` of C is its own block of `m·n` f32.
+            unsafe {
+                let (a0, b0) = (
+                    pa.add(a.batch_offsets[batch]),
+                    pb.add(b.batch_offsets[batch]),
+                );
+                let y = (pc as *mut f32).add(batch * s.m * s.n);
+                // y = A·b (n = 1) or y = Bᵀ·a (m = 1).
+                let ran = if s.n == 1 {
+                    let mat = Strided {
+                        ptr: a0,
+                        rs: a.rs,
+                        cs: a.cs,
+                    };
+                    gemv16::gemv16(half, s.m, s.k, mat, b0, b.rs, y, 1, parallel)
+                } else {
+                    let mat = Strided {
+                        ptr: b0,
+                        rs: b.cs,
+                        cs: b.rs,
+                    };
+                    gemv16::gemv16(half, s.n, s.k, mat, a0, a.cs, y, 1, parallel)
+                };
+                debug_assert!(ran, "gemv16 refused a product it was lowered for");
+            }
+        };
+        if total > 0 {
+            s.for_each_batch(one);
+        }
+        if let Some(k) = &finish {
+            // SAFETY: `pc` holds `total` f32 sums, distinct from the result's
+            // `total` elements.
+            unsafe { k.call(&[Arg::Ptr(pc as *const u8)], ctx.ptr(out), total) };
+        }
+        Ok(())
+    })
+}
+
+/// Where a product's `total` 32-bit sums go: the result itself, or, when
+/// they are `converted` afterwards, `buf` (made `total` words long).
+fn sums_target(
+    ctx: &ExecuteContext<'_>,
+    out: BufferSlice,
+    total: usize,
+    converted: bool,
+    buf: &mut Vec<u32>,
+) -> usize {
+    if converted {
+        *buf = vec![0; total];
+        buf.as_mut_ptr() as usize
+    } else {
+        ctx.ptr(out) as usize
+    }
+}
+
 /// A dot through [`words::word_gemm`]: the GEMM writes 32-bit accumulators
 /// (into the result when it is 32 bits wide, else into a buffer converted
 /// once at the end).
@@ -579,16 +693,8 @@ fn word_thunk<E: WordSource>(
         let pa = a.base::<E::Stage>(ctx, a_width, &mut a_buf, true) as usize;
         let pb = b.base::<E::Stage>(ctx, b_width, &mut b_buf, true) as usize;
         let total = s.nb * s.m * s.n;
-        let mut c_buf: Vec<u32> = if finish.is_some() {
-            vec![0; total]
-        } else {
-            Vec::new()
-        };
-        let pc = if finish.is_some() {
-            c_buf.as_mut_ptr() as usize
-        } else {
-            ctx.ptr(out) as usize
-        };
+        let mut c_buf = Vec::new();
+        let pc = sums_target(ctx, out, total, finish.is_some(), &mut c_buf);
         if s.k == 0 {
             // SAFETY: `pc` holds `total` words (zero bits: 0 and +0.0).
             unsafe { std::ptr::write_bytes(pc as *mut u32, 0, total) };

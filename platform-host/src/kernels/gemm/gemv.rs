@@ -67,20 +67,36 @@ pub(super) unsafe fn try_gemv<T: Element>(
         ys,
         accumulate,
     };
+    for_row_ranges(rows, k, parallel, 64, |r0, r1| {
+        // SAFETY: disjoint row ranges of y; the level is at most the
+        // detected one.
+        unsafe { job.run_level(r0, r1, level) };
+    });
+    true
+}
+
+/// Runs `f(r0, r1)` over `0..rows` of a `rows × k` matrix-vector product:
+/// one range, or (when `parallel` and the matrix is large) disjoint ranges
+/// of whole `align`-row steps on the compute pool.
+pub(super) fn for_row_ranges(
+    rows: usize,
+    k: usize,
+    parallel: bool,
+    align: usize,
+    f: impl Fn(usize, usize) + Sync,
+) {
     let threads = compute_pool().current_num_threads();
     let parts = if parallel && threads > 1 && rows * k >= PARALLEL_MIN {
-        threads.min(rows.div_ceil(64))
+        threads.min(rows.div_ceil(align))
     } else {
         1
     };
-    let per = rows.div_ceil(parts).next_multiple_of(64);
+    let per = rows.div_ceil(parts).next_multiple_of(align);
     let part = |t: usize| {
         let r0 = (t * per).min(rows);
         let r1 = ((t + 1) * per).min(rows);
         if r0 < r1 {
-            // SAFETY: disjoint row ranges of y; the level is at most the
-            // detected one.
-            unsafe { job.run_level(r0, r1, level) };
+            f(r0, r1);
         }
     };
     if parts == 1 {
@@ -88,7 +104,6 @@ pub(super) unsafe fn try_gemv<T: Element>(
     } else {
         run_tasks(parts, part);
     }
-    true
 }
 
 struct Gemv<T> {

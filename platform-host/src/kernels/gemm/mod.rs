@@ -45,6 +45,7 @@
 pub mod arch;
 mod blocking;
 mod gemv;
+pub mod gemv16;
 mod kernel;
 mod pack;
 #[cfg(test)]
