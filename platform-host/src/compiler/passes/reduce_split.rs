@@ -24,6 +24,17 @@ use platform_api::{HloModule, Result, Shape};
 /// are read well enough in place.
 const SHORT_RUN_BYTES: usize = 32;
 
+/// The outer reduced dimensions must hold at least this many elements per
+/// output: fewer, and the input is hardly read transposed (each cache line
+/// is fetched a few times at most), while the first stage would be an array
+/// almost the input's size.
+const MIN_OUTER: usize = 16;
+
+/// The first stage's result is a temporary; past this many elements it
+/// would cost more memory than the split saves time (a reduction keeping a
+/// large dimension, whose result is large too).
+const MAX_FIRST_STAGE: usize = 1 << 16;
+
 /// Splits every qualifying reduction outside fused computations; returns
 /// whether any was.
 pub fn run(module: &mut HloModule) -> Result<bool> {
@@ -119,13 +130,16 @@ fn split_of(comp: &HloComputation, id: InstrId) -> Option<Split> {
         return None;
     }
     let outer: Vec<usize> = dimensions.iter().copied().filter(|&d| d < kept).collect();
-    if outer.iter().map(|&d| dims[d]).product::<usize>() < 2 {
+    if outer.iter().map(|&d| dims[d]).product::<usize>() < MIN_OUTER {
         return None;
     }
     let outer_dims: Vec<usize> = (0..dims.len())
         .filter(|d| !outer.contains(d))
         .map(|d| dims[d])
         .collect();
+    if outer_dims.iter().product::<usize>() > MAX_FIRST_STAGE {
+        return None;
+    }
     // In the first stage's result, the reduced dimensions after `kept`.
     let inner: Vec<usize> = (0..dims.len())
         .filter(|d| !outer.contains(d))
@@ -183,6 +197,10 @@ mod tests {
         assert_eq!(split("64,32,4", "2", "64,32"), None);
         // Everything reduced.
         assert_eq!(split("64,4", "0,1", ""), None);
+        // Too few outer elements to be read transposed.
+        assert_eq!(split("8,32,4", "0,2", "32"), None);
+        // A first stage too large to keep as a temporary.
+        assert_eq!(split("16,100000,4", "0,2", "100000"), None);
     }
 
     #[test]
