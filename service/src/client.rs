@@ -23,11 +23,11 @@ use crate::backend::Backend;
 use crate::cache::{CacheKey, CompileCache, Fingerprint};
 use crate::profile::record_span;
 use platform_api::{
-    CompileOptions, DeviceAssignment, Error, Executable, HloModule, Literal, ProfileSink, Progress,
-    Result, RunOptions, Shape, ShapedBuffer, Stream, StreamExecutor,
+    CompileOptions, ComputationPlacer, DeviceAssignment, Error, Executable, HloModule, Literal,
+    ProfileSink, Progress, Result, RunOptions, Shape, ShapedBuffer, Stream, StreamExecutor,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// One entry parameter of a program, as the user's module declares it.
@@ -48,6 +48,11 @@ pub struct LoadedExecutable {
     /// Each parameter's shape on the device (the layout buffers must have).
     device_parameter_shapes: Vec<Shape>,
     compile_time: Duration,
+    /// The launch's device assignment and the placer that made it: worked
+    /// out on the first single-device execution of a launch and reused by
+    /// the next ones with the same placer (a repeated small collective
+    /// otherwise pays the placer's allocations every call).
+    assignment: OnceLock<(Arc<dyn ComputationPlacer>, Arc<DeviceAssignment>)>,
 }
 
 impl LoadedExecutable {
@@ -433,6 +438,7 @@ impl LocalClient {
             result_shape,
             device_parameter_shapes,
             compile_time: start.elapsed(),
+            assignment: OnceLock::new(),
         })
     }
 
@@ -741,7 +747,7 @@ impl LocalClient {
     ) -> Result<BufferExecution> {
         self.check_platform(exe)?;
         exe.check_argument_shapes(args.iter().map(|b| b.shape()))?;
-        let assignment = Arc::new(self.assignment_for(exe, replica, partition)?);
+        let assignment = self.assignment_for(exe, replica, partition)?;
         let device = assignment.device(replica, partition)?;
         let run_id = self.next_run_id.fetch_add(1, Ordering::Relaxed);
         self.execute_buffers_on(
@@ -776,7 +782,7 @@ impl LocalClient {
         exe: &LoadedExecutable,
         replica: usize,
         partition: usize,
-    ) -> Result<DeviceAssignment> {
+    ) -> Result<Arc<DeviceAssignment>> {
         let replicas = exe.options().replica_count.max(1);
         let partitions = exe.options().num_partitions.max(1);
         if replica >= replicas || partition >= partitions {
@@ -786,7 +792,17 @@ impl LocalClient {
                 exe.name()
             )));
         }
-        self.backend.placer().assign_devices(replicas, partitions)
+        let placer = self.backend.placer();
+        // An executable run by a client with another placer gets that
+        // placer's assignment, not the cached one.
+        if let Some((by, cached)) = exe.assignment.get() {
+            if Arc::ptr_eq(by, placer) {
+                return Ok(cached.clone());
+            }
+        }
+        let assignment = Arc::new(placer.assign_devices(replicas, partitions)?);
+        let _ = exe.assignment.set((placer.clone(), assignment.clone()));
+        Ok(assignment)
     }
 
     /// [`LocalClient::execute_buffers`] on `device`, as `(replica,
@@ -964,7 +980,7 @@ impl LocalClient {
         partition: usize,
     ) -> Result<Literal> {
         self.check_platform(exe)?;
-        let assignment = Arc::new(self.assignment_for(exe, replica, partition)?);
+        let assignment = self.assignment_for(exe, replica, partition)?;
         exe.check_argument_shapes(args.iter().map(Literal::shape))?;
         let run_id = self.next_run_id.fetch_add(1, Ordering::Relaxed);
         self.run_one_replica(exe, args, options, assignment, replica, partition, run_id)

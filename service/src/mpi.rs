@@ -33,7 +33,9 @@
 //! reduction of one chunk on the calling thread, then an all-gather of the
 //! reduced chunks. That moves about `2(n-1)/n` of the data instead of `n-1`
 //! times it, with the same bits; below the threshold the second round trip
-//! costs more than it saves. Both rounds use the same tag: MPI delivers one
+//! costs more than it saves (but for two members with an array of at most
+//! two pieces, [`PIECE_BYTES`], which go in two phases of one
+//! `MPI_Sendrecv` each). Both rounds use the same tag: MPI delivers one
 //! sender's messages in order, so a member's chunk can never be taken for
 //! its reduced chunk.
 //!
@@ -393,7 +395,9 @@ impl Transport for MpiTransport {
     /// rank order straight into the result, then every reduced chunk to
     /// everyone, received into the result where it belongs): the same
     /// messages and the same bits as [`Transport::exchange`] and
-    /// `all_reduce_two_phase`, without their per-call buffers.
+    /// `all_reduce_two_phase`, without their per-call buffers. Two members
+    /// take the two phases also below it when the array is at most two
+    /// pieces, each phase one `MPI_Sendrecv` with the peer.
     fn all_reduce_into(
         &self,
         what: &str,
@@ -418,12 +422,17 @@ impl Transport for MpiTransport {
             dst.copy_from_slice(src);
             return Ok(true);
         }
-        if len < self.two_phase_from {
+        // Two members whose halves are each one piece go in two phases: two
+        // `MPI_Sendrecv`s of half the array, where one round would send the
+        // whole array in two pieces each way and fold all of it on both.
+        let pair_halves = n == 2 && len <= self.piece_bytes.saturating_mul(2);
+        if len < self.two_phase_from && !pair_halves {
             // One round: the other members' whole arrays, in scratch slots
             // by group position (this member's slot unused).
             grow(&mut state.scratch, n * len);
             let scratch = state.scratch.as_mut_ptr();
-            let mut requests = Vec::with_capacity(2 * (n - 1));
+            // Room for two pieces each way per peer.
+            let mut requests = Vec::with_capacity(4 * (n - 1));
             // SAFETY: slot `j` of the scratch holds `len` bytes; `src` is
             // `len` bytes; both outlive the requests, completed below.
             // In pieces of at most `piece_bytes` if that makes at most two.
@@ -474,21 +483,40 @@ impl Transport for MpiTransport {
         let mine = hi - lo;
         grow(&mut state.scratch, n * mine);
         let scratch = state.scratch.as_mut_ptr();
-        let mut requests = Vec::with_capacity(2 * (n - 1));
-        // SAFETY: slot `j` of the scratch holds `mine` bytes; chunk `j` of
-        // `src` lies inside it; both outlive the requests, completed below.
-        let posted = unsafe {
-            peers()
-                .try_for_each(|j| irecv(&mut requests, scratch.add(j * mine), mine, group[j]))
-                .and_then(|()| {
-                    peers().try_for_each(|j| {
-                        let (s, e) = chunk(j);
-                        isend(&mut requests, src.as_ptr().add(s), e - s, group[j])
+        let mut requests = Vec::new();
+        if n == 2 {
+            // One call for the pair: the peer's chunk out, this one's in.
+            let other = 1 - position;
+            let (s, e) = chunk(other);
+            // SAFETY: slot `other` of the scratch holds `mine` bytes; chunk
+            // `other` of `src` lies inside it; the call completes both.
+            unsafe {
+                sendrecv(
+                    src.as_ptr().add(s),
+                    e - s,
+                    scratch.add(other * mine),
+                    mine,
+                    group[other],
+                )?
+            };
+        } else {
+            requests.reserve(2 * (n - 1));
+            // SAFETY: slot `j` of the scratch holds `mine` bytes; chunk `j`
+            // of `src` lies inside it; both outlive the requests, completed
+            // below.
+            let posted = unsafe {
+                peers()
+                    .try_for_each(|j| irecv(&mut requests, scratch.add(j * mine), mine, group[j]))
+                    .and_then(|()| {
+                        peers().try_for_each(|j| {
+                            let (s, e) = chunk(j);
+                            isend(&mut requests, src.as_ptr().add(s), e - s, group[j])
+                        })
                     })
-                })
-        };
-        wait_all(&mut requests)?;
-        posted?;
+            };
+            wait_all(&mut requests)?;
+            posted?;
+        }
         {
             let acc = &mut dst[lo..hi];
             let contribution = |j: usize| -> &[u8] {
@@ -508,6 +536,14 @@ impl Transport for MpiTransport {
         // Every member's reduced chunk into its place in `dst`; this one's
         // goes out from its place (a part no receive writes).
         let out = dst.as_mut_ptr();
+        if n == 2 {
+            let other = 1 - position;
+            let (s, e) = chunk(other);
+            // SAFETY: chunks `position` and `other` of `dst` are disjoint and
+            // inside it; the call completes both.
+            return unsafe { sendrecv(out.add(lo), mine, out.add(s), e - s, group[other]) }
+                .map(|()| true);
+        }
         // SAFETY: chunks of `dst` are disjoint and inside it; `dst` outlives
         // the requests, completed below.
         let posted = unsafe {
@@ -595,6 +631,31 @@ unsafe fn isend(
     mpi_result(rc, "MPI_Isend")?;
     requests.push(request.assume_init());
     Ok(())
+}
+
+/// Sends `send_len` bytes at `send` to `peer` and receives `recv_len` bytes
+/// from it into `recv`, on the exchange tag (`MPI_Sendrecv`): a two-member
+/// exchange in one call, with no requests to keep.
+///
+/// # Safety
+/// `send` holds `send_len` readable bytes and `recv` `recv_len` writable
+/// ones, not overlapping.
+unsafe fn sendrecv(
+    send: *const u8,
+    send_len: usize,
+    recv: *mut u8,
+    recv_len: usize,
+    peer: usize,
+) -> Result<()> {
+    // Both directions: bytes, with the peer, on the exchange tag.
+    let (bytes, peer, tag) = (ffi::RSMPI_UINT8_T, peer as c_int, EXCHANGE_TAG);
+    let (out, out_len) = (send.cast::<c_void>(), send_len as c_int);
+    let (into, into_len) = (recv.cast::<c_void>(), recv_len as c_int);
+    let (comm, status) = (ffi::RSMPI_COMM_WORLD, ffi::RSMPI_STATUS_IGNORE);
+    let rc = ffi::MPI_Sendrecv(
+        out, out_len, bytes, peer, tag, into, into_len, bytes, peer, tag, comm, status,
+    );
+    mpi_result(rc, "MPI_Sendrecv")
 }
 
 /// Completes every posted request and empties the list.

@@ -46,11 +46,13 @@ done
 # operand and result buffers (Transport::all_reduce_into): one round below
 # 64 KiB (whole, or in two pieces up to 8000 bytes: f32[1500]; with 7-byte
 # pieces, pieces that split elements), two phases from it (chunks that do not
-# divide evenly, and, with the threshold at 0, empty chunks), with values whose
+# divide evenly, and, with the threshold at 0, empty chunks); on 2 ranks up to
+# 8000 bytes (twice the piece size: f32[3], f32[1000], f32[1500]) in two
+# phases by MPI_Sendrecv, and f32[3000] whole in one round; with values whose
 # sum depends on the order: the MPI run must equal the one-process run bit for
 # bit. A spec is elements:two-phase-from:piece-bytes.
 for np_ in 2 4; do
-  for spec in 3:0:4000 3:65536:4000 3:65536:7 1000:65536:4000 1500:65536:4000 100003:65536:4000; do
+  for spec in 3:0:4000 3:65536:4000 3:65536:7 1000:65536:4000 1500:65536:4000 3000:65536:4000 100003:65536:4000; do
     IFS=: read -r m from piece <<<"$spec"
     prog="$WORK/allreduce_${np_}_$m.hlo"
     ids=$(seq -s, 0 $((np_ - 1)))
