@@ -1,4 +1,5 @@
-//! f16 and bf16 matrix-vector dots (`m = 1` or `n = 1`), which the Host
+//! f16 and bf16 matrix-vector dots (`m = 1` or `n = 1`, or both: a dot of
+//! two vectors), which the Host
 //! streams in place through `gemm::gemv16` where AVX-512F exists and through
 //! the packed products elsewhere: every orientation (the matrix as lhs or
 //! rhs, rows or columns contiguous), batches, and both result types, against
@@ -17,7 +18,14 @@ struct Case {
     dnums: &'static str,
 }
 
-const CASES: [Case; 5] = [
+const CASES: [Case; 6] = [
+    // Vector · vector: a scalar.
+    Case {
+        lhs: "77",
+        rhs: "77",
+        out: "",
+        dnums: "lhs_contracting_dims={0}, rhs_contracting_dims={0}",
+    },
     // Matrix · vector, rows contiguous.
     Case {
         lhs: "70,45",
@@ -56,7 +64,10 @@ const CASES: [Case; 5] = [
 ];
 
 fn dims(s: &str) -> Vec<usize> {
-    s.split(',').map(|d| d.parse().unwrap()).collect()
+    s.split(',')
+        .filter(|d| !d.is_empty())
+        .map(|d| d.parse().unwrap())
+        .collect()
 }
 
 /// Row-major index arithmetic: the f64 reference of `dot` for these cases.
@@ -64,6 +75,7 @@ fn reference(case: &Case, a: &[f64], b: &[f64]) -> Vec<f64> {
     let (ld, rd, od) = (dims(case.lhs), dims(case.rhs), dims(case.out));
     let total: usize = od.iter().product();
     match (ld.len(), rd.len()) {
+        (1, 1) => vec![(0..ld[0]).map(|p| a[p] * b[p]).sum()],
         (2, 1) if case.dnums.starts_with("lhs_contracting_dims={1}") => (0..total)
             .map(|i| (0..ld[1]).map(|p| a[i * ld[1] + p] * b[p]).sum())
             .collect(),

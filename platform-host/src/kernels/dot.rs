@@ -576,7 +576,7 @@ fn word_kind(
 /// The 16-bit matrix-vector product ([`gemv16`]) that computes a dot of
 /// these types and this shape on this processor, if any: f16 or bf16
 /// operands (both the same) with an f32 or same-type result, one side a
-/// vector (`m = 1` or `n = 1`).
+/// vector (`m = 1` or `n = 1`; both, a dot of two vectors, is one row).
 fn half_gemv(
     lhs: ElementType,
     rhs: ElementType,
@@ -589,7 +589,7 @@ fn half_gemv(
         (ElementType::BF16, ElementType::BF16) => gemv16::Half::Bf16,
         _ => return None,
     };
-    let vector = (m == 1) != (n == 1);
+    let vector = m == 1 || n == 1;
     (vector && (out == ElementType::F32 || out == lhs) && gemv16::supported()).then_some(half)
 }
 

@@ -38,8 +38,9 @@ pub(super) unsafe fn try_gemv<T: Element>(
     parallel: bool,
     level: Level,
 ) -> bool {
-    // y = M·x with M `rows × k`: n = 1 takes A as M; m = 1 takes Bᵀ.
-    let (rows, mat, x, xs, y, ys) = if n == 1 && m > 1 {
+    // y = M·x with M `rows × k`: n = 1 takes A as M (a dot of two vectors,
+    // m = n = 1, is one row); m = 1 takes Bᵀ.
+    let (rows, mat, x, xs, y, ys) = if n == 1 && m >= 1 {
         (m, a, b.ptr, b.rs, c.ptr, c.rs)
     } else if m == 1 && n > 1 {
         let bt = Strided {
