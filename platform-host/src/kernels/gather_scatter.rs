@@ -1627,6 +1627,9 @@ mod tests {
             ("bf16", 9000, 700, 8),
             ("s32", 6000, 1000, 12),
             ("f64", 70000, 5, 1),
+            // More pairs than fit one batch, in wider and narrower rows.
+            ("s32", 40000, 300, 16),
+            ("f32", 70000, 9, 4),
         ];
         for (k, &(ty, n, m, w)) in cases.iter().enumerate() {
             let text = format!(
@@ -1653,6 +1656,36 @@ mod tests {
                     inserted_window_dims={0}, scatter_dims_to_operand_dims={0,1}, \
                     index_vector_dim=1, to_apply=add\n}\n";
         check("rank-3 windows", text, 97, 9);
+    }
+
+    /// A row scatter adds each row's updates in the indices' order: with
+    /// values of many magnitudes the f32 sums differ in their last bits under
+    /// any other order (the other tests' values sum exactly in any order).
+    #[test]
+    fn parallel_row_scatter_keeps_each_rows_order() {
+        use platform_api::Literal;
+        let (n, m, w) = (70000usize, 9usize, 4usize);
+        let text = format!(
+            "HloModule m\nadd {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+             ROOT r = f32[] add(a, b)\n}}\nENTRY e {{\n  x = f32[{m},{w}] parameter(0)\n  \
+             i = s32[{n},1] parameter(1)\n  u = f32[{n},{w}] parameter(2)\n  \
+             ROOT s = f32[{m},{w}] scatter(x, i, u), update_window_dims={{1}}, \
+             inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, \
+             index_vector_dim=1, to_apply=add\n}}\n"
+        );
+        let x = Literal::from_slice::<f32>(&[m, w], &vec![0.0; m * w]).unwrap();
+        // Rows -1..=9: the first and the last two are out of range.
+        let idx: Vec<i32> = (0..n).map(|p| (p % 11) as i32 - 1).collect();
+        let i = Literal::from_slice::<i32>(&[n, 1], &idx).unwrap();
+        let upd: Vec<f32> = (0..n * w)
+            .map(|e| {
+                let h = (e as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+                let scale = [1e-3f32, 1.0, 1e4][e % 3];
+                (h as f32 / 16_777_216.0 - 0.5) * scale
+            })
+            .collect();
+        let u = Literal::from_slice::<f32>(&[n, w], &upd).unwrap();
+        agrees_with_evaluator("ordered parallel row scatter", &text, vec![x, i, u]);
     }
 
     /// Runs `text` (operand, indices, updates) with indices in `-2..limit + 2`.
