@@ -18,7 +18,15 @@ struct Case {
     dnums: &'static str,
 }
 
-const CASES: [Case; 6] = [
+const CASES: [Case; 7] = [
+    // The batch dimension innermost: each batch's matrix is strided in both
+    // dimensions in the operand.
+    Case {
+        lhs: "6,40,3",
+        rhs: "40,3",
+        out: "3,6",
+        dnums: "lhs_batch_dims={2}, rhs_batch_dims={1}, lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+    },
     // Vector · vector: a scalar.
     Case {
         lhs: "77",
@@ -76,6 +84,18 @@ fn reference(case: &Case, a: &[f64], b: &[f64]) -> Vec<f64> {
     let total: usize = od.iter().product();
     match (ld.len(), rd.len()) {
         (1, 1) => vec![(0..ld[0]).map(|p| a[p] * b[p]).sum()],
+        (3, 2) => {
+            // [m, k, b] · [k, b] -> [b, m].
+            let (m, k, nb) = (ld[0], ld[1], ld[2]);
+            (0..total)
+                .map(|i| {
+                    let (batch, r) = (i / m, i % m);
+                    (0..k)
+                        .map(|p| a[(r * k + p) * nb + batch] * b[p * nb + batch])
+                        .sum()
+                })
+                .collect()
+        }
         (2, 1) if case.dnums.starts_with("lhs_contracting_dims={1}") => (0..total)
             .map(|i| (0..ld[1]).map(|p| a[i * ld[1] + p] * b[p]).sum())
             .collect(),

@@ -438,9 +438,20 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         )?;
         Ok((a, b))
     };
-    if let Some(half) = half_gemv(lhs.element_type, rhs.element_type, out_ty, m, n) {
-        let source = lhs.element_type;
-        let (a, b) = plan_both(source)?;
+    let half = half_gemv(lhs.element_type, rhs.element_type, out_ty, m, n);
+    let half = match half {
+        Some(half) => {
+            let (a, b) = plan_both(lhs.element_type)?;
+            // The kernel needs the matrix to have a unit stride. A copied
+            // operand is row-major; a view read in place with neither stride
+            // 1 goes to the packed products instead.
+            let mat = if n == 1 { &a } else { &b };
+            let unit = mat.canonicalize.is_some() || mat.rs == 1 || mat.cs == 1;
+            unit.then_some((half, a, b))
+        }
+        None => None,
+    };
+    if let Some((half, a, b)) = half {
         let finish = if out_ty != ElementType::F32 {
             Some(ops::convert(ElementType::F32, out_ty)?)
         } else {
@@ -614,6 +625,7 @@ fn gemv16_thunk(
         let mut c_buf = Vec::new();
         let pc = sums_target(ctx, out, total, finish.is_some(), &mut c_buf);
         let parallel = !(s.small() && s.nb > 1);
+        let refused = std::sync::atomic::AtomicBool::new(false);
         let one = |batch: usize| {
             let (pa, pb) = (pa as *const u16, pb as *const u16);
             // SAFETY: the views stay inside their operands (or staging
@@ -640,11 +652,20 @@ fn gemv16_thunk(
                     };
                     gemv16::gemv16(half, s.n, s.k, mat, a0, a.cs, y, 1, parallel)
                 };
-                debug_assert!(ran, "gemv16 refused a product it was lowered for");
+                if !ran {
+                    refused.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
             }
         };
         if total > 0 {
             s.for_each_batch(one);
+        }
+        if refused.load(std::sync::atomic::Ordering::Relaxed) {
+            // The level was lowered (`vmath::set_level`) after lowering.
+            return Err(Error::internal(
+                "the f16/bf16 matrix-vector kernel is no longer available at this \
+                 instruction-set level",
+            ));
         }
         if let Some(k) = &finish {
             // SAFETY: `pc` holds `total` f32 sums, distinct from the result's

@@ -63,9 +63,7 @@ pub fn run(module: &mut HloModule) -> Result<bool> {
         let mut ed = ComputationEditor::new(&mut module.computations[c], &mut names);
         for (id, split) in found {
             let instr = ed.instr(id).clone();
-            let Op::Reduce { to_apply, .. } = instr.op else {
-                continue;
-            };
+            let to_apply = split.to_apply;
             let (x, init) = (instr.operands[0], instr.operands[1]);
             let outer = ed.add_derived(
                 id,
@@ -97,6 +95,8 @@ pub fn run(module: &mut HloModule) -> Result<bool> {
 /// The two reductions one reduction becomes.
 #[derive(Debug, PartialEq)]
 struct Split {
+    /// The reducer, which both stages apply.
+    to_apply: CompId,
     /// The reduced dimensions outside the innermost kept one, of the input.
     outer: Vec<usize>,
     /// The first stage's result: the input without `outer`.
@@ -110,7 +110,11 @@ struct Split {
 /// innermost kept one.
 fn split_of(comp: &HloComputation, id: InstrId) -> Option<Split> {
     let instr = comp.instr(id);
-    let Op::Reduce { dimensions, .. } = &instr.op else {
+    let Op::Reduce {
+        dimensions,
+        to_apply,
+    } = &instr.op
+    else {
         return None;
     };
     if instr.operands.len() != 2 {
@@ -149,6 +153,7 @@ fn split_of(comp: &HloComputation, id: InstrId) -> Option<Split> {
         .collect();
     let element_type = instr.shape.as_array()?.element_type;
     Some(Split {
+        to_apply: *to_apply,
         outer,
         outer_shape: Shape::array(element_type, outer_dims),
         inner,

@@ -13,11 +13,13 @@
 //!
 //! bf16 subnormals count as zero (XLA CPU runs with FTZ/DAZ, and the packed
 //! bf16 product's `vdpbf16ps` flushes them too); an f16 subnormal is a
-//! normal f32 and is kept, as XLA's conversion keeps it. AVX-512F only (it
-//! includes the 16-lane conversion); elsewhere the caller uses the packed
-//! products.
+//! normal f32 and is kept, as XLA's conversion keeps it. AVX-512 level only
+//! (it includes the 16-lane conversion); elsewhere, and for a matrix with no
+//! unit stride, the caller uses the packed products.
 
 use super::pack::Strided;
+use crate::kernels::denormal::Flushable;
+use crate::vmath::Level;
 
 /// Which 16-bit float the matrix and vector hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,36 +33,21 @@ impl Half {
     fn widen(self, bits: u16) -> f32 {
         match self {
             Half::F16 => half::f16::from_bits(bits).to_f32(),
-            Half::Bf16 => {
-                let w = u32::from(bits) << 16;
-                if w & 0x7F80_0000 == 0 {
-                    f32::from_bits(w & 0x8000_0000)
-                } else {
-                    f32::from_bits(w)
-                }
-            }
+            Half::Bf16 => f32::from_bits(u32::from(bits) << 16).flushed(),
         }
     }
 }
 
-/// Whether this processor runs [`gemv16`].
+/// Whether [`gemv16`] runs at the kernels' instruction-set level
+/// (`vmath::level()`, which `VMATH_LEVEL` may lower).
 pub fn supported() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        !super::generic_only()
-            && std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    cfg!(target_arch = "x86_64") && !super::generic_only() && crate::vmath::level() >= Level::Avx512
 }
 
 /// `y = M·x` for a `rows × k` matrix `M` of `kind` with one unit stride
 /// (`mat.cs == 1` or `mat.rs == 1`), `x` of `k` elements at stride `xs`, and
 /// `y` of `rows` f32 at stride `ys`. Returns false (writing nothing) when
-/// the processor lacks AVX-512F or neither stride is 1.
+/// the level is below AVX-512 or neither stride is 1.
 ///
 /// # Safety
 /// The matrix, `x` and `y` are valid for their extents; `y` overlaps
@@ -117,6 +104,7 @@ unsafe impl Sync for Job {}
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use super::{Half, Job};
+    use crate::kernels::gemm::arch::{Avx512F32, Simd};
     use std::arch::x86_64::*;
 
     /// 16 elements at `p` widened to f32.
@@ -132,11 +120,8 @@ mod avx512 {
             Half::F16 => _mm512_cvtph_ps(h),
             Half::Bf16 => {
                 let w = _mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(h));
-                // Lanes with a zero exponent (zeros, subnormals) keep only
-                // their sign.
-                let normal = _mm512_test_epi32_mask(w, _mm512_set1_epi32(0x7F80_0000));
-                let flushed = _mm512_mask_and_epi32(w, !normal, w, _mm512_set1_epi32(i32::MIN));
-                _mm512_castsi512_ps(flushed)
+                // SAFETY: AVX-512F, as this function.
+                unsafe { <Avx512F32 as Simd>::flush(_mm512_castsi512_ps(w)) }
             }
         }
     }
