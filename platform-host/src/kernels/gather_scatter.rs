@@ -1064,121 +1064,195 @@ fn typed_apply<T: bytemuck::Pod + Send + Sync>(
     Arc::new(
         move |out: usize, upd: usize, pairs: &[(usize, usize)], run: usize| {
             let (out, upd) = (out as *mut T, upd as *const T);
-            if run == 1 {
-                for &(o, u) in pairs {
-                    // SAFETY: the scatter computed `o` inside the output and `u`
-                    // inside the updates.
-                    unsafe { out.add(o).write(f(out.add(o).read(), upd.add(u).read())) };
-                }
-                return;
-            }
-            for (j, &(o, u)) in pairs.iter().enumerate() {
-                // The output runs land anywhere (and the updates' may):
-                // their lines are asked for a few pairs ahead, so the loads
-                // overlap the arithmetic instead of waiting one by one.
-                if let Some(&(o_ahead, u_ahead)) = pairs.get(j + APPLY_AHEAD) {
-                    for p in [
-                        out.wrapping_add(o_ahead),
-                        out.wrapping_add(o_ahead + run - 1),
-                    ] {
-                        crate::kernels::prefetch_l1(p.cast());
-                    }
-                    for p in [
-                        upd.wrapping_add(u_ahead),
-                        upd.wrapping_add(u_ahead + run - 1),
-                    ] {
-                        crate::kernels::prefetch_l1(p.cast());
-                    }
-                }
-                // SAFETY: as above, for the whole run; a run of the output and
-                // one of the updates are different buffers.
-                let (dst, src) = unsafe {
-                    (
-                        std::slice::from_raw_parts_mut(out.add(o), run),
-                        std::slice::from_raw_parts(upd.add(u), run),
-                    )
-                };
-                for (d, &v) in dst.iter_mut().zip(src) {
-                    *d = f(*d, v);
-                }
-            }
+            // Compiled once per instruction-set level: a row's combine is a
+            // few vector instructions, and at the baseline level (SSE2) it
+            // was most of a row scatter's time.
+            // SAFETY: the scatter computed every pair's run inside the output
+            // and the updates, which are different buffers.
+            crate::vmath::isa::dispatch!(crate::vmath::level(), I => unsafe {
+                apply_pairs(out, upd, pairs, run, f)
+            })
         },
     )
 }
 
-/// `out[idx[j]] = f(out[idx[j]], upd[j])` for every `j < n` in order whose
-/// index lies in `0..=limit`: scalar updates into a vector, the indices `s64`
-/// when `wide` and `s32` otherwise. Arguments: indices, wide, n, limit, out,
-/// updates (addresses).
-type Scatter1dFn = Arc<dyn Fn(usize, bool, usize, i64, usize, usize) + Send + Sync>;
-
-fn typed_scatter_1d<T: bytemuck::Pod + Send + Sync>(
-    f: impl Fn(T, T) -> T + Copy + Send + Sync + 'static,
-) -> Scatter1dFn {
-    Arc::new(
-        move |idx: usize, wide: bool, n: usize, limit: i64, out: usize, upd: usize| {
-            let (out, upd) = (out as *mut T, upd as *const T);
-            // SAFETY: the scatter passes its indices (`n` of the named width),
-            // output and updates (`n` elements); `scatter_1d` writes only inside
-            // `0..=limit`, the output's extent.
-            unsafe {
-                if wide {
-                    scatter_1d(idx as *const i64, n, limit, out, upd, f)
-                } else {
-                    scatter_1d(idx as *const i32, n, limit, out, upd, f)
-                }
-            }
-        },
-    )
-}
-
-/// See [`Scatter1dFn`]: one pass over indices and updates, in order.
+/// The body of [`typed_apply`]'s loops.
 ///
 /// # Safety
-/// `idx` and `upd` hold `n` elements; `out` holds `limit + 1`.
+/// For every pair `(o, u)`, `out[o..o + run]` lies in the output and
+/// `upd[u..u + run]` in the updates, a different buffer.
 #[inline(always)]
-unsafe fn scatter_1d<I: Copy + Into<i64>, T: Copy>(
-    idx: *const I,
-    n: usize,
+unsafe fn apply_pairs<T: Copy>(
+    out: *mut T,
+    upd: *const T,
+    pairs: &[(usize, usize)],
+    run: usize,
+    f: impl Fn(T, T) -> T,
+) {
+    if run == 1 {
+        for &(o, u) in pairs {
+            // SAFETY: the caller's contract.
+            unsafe { out.add(o).write(f(out.add(o).read(), upd.add(u).read())) };
+        }
+        return;
+    }
+    for (j, &(o, u)) in pairs.iter().enumerate() {
+        // The output runs land anywhere (and the updates' may): their lines
+        // are asked for a few pairs ahead, so the loads overlap the
+        // arithmetic instead of waiting one by one.
+        if let Some(&(o_ahead, u_ahead)) = pairs.get(j + APPLY_AHEAD) {
+            for p in [
+                out.wrapping_add(o_ahead),
+                out.wrapping_add(o_ahead + run - 1),
+            ] {
+                crate::kernels::prefetch_l1(p.cast());
+            }
+            for p in [
+                upd.wrapping_add(u_ahead),
+                upd.wrapping_add(u_ahead + run - 1),
+            ] {
+                crate::kernels::prefetch_l1(p.cast());
+            }
+        }
+        // SAFETY: the caller's contract, for the whole run.
+        let (dst, src) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(out.add(o), run),
+                std::slice::from_raw_parts(upd.add(u), run),
+            )
+        };
+        for (d, &v) in dst.iter_mut().zip(src) {
+            *d = f(*d, v);
+        }
+    }
+}
+
+/// A scatter read straight from its indices, in point order: point `p`
+/// combines the `run` updates at `upd[p * run..]` into the output run at
+/// `out[idx[p] * stride..]` when `idx[p]` lies in `0..=limit`. It covers a
+/// scalar update into a vector (`x.at[i].add(v)`: `run` and `stride` 1) and a
+/// row scatter (`segment_sum`: one output row per point).
+#[derive(Clone, Copy, Debug)]
+struct RowScatter {
+    /// Address of the indices: `points` of them, `s64` when `wide`, else `s32`.
+    idx: usize,
+    wide: bool,
+    points: usize,
+    /// Largest index whose run fits the output (not negative).
     limit: i64,
+    /// Output elements between consecutive index values.
+    stride: usize,
+    /// Elements per point (at least 1).
+    run: usize,
+    /// Addresses of the output and the updates.
+    out: usize,
+    upd: usize,
+}
+
+type ScatterRowsFn = Arc<dyn Fn(RowScatter) + Send + Sync>;
+
+fn typed_scatter_rows<T: bytemuck::Pod + Send + Sync>(
+    f: impl Fn(T, T) -> T + Copy + Send + Sync + 'static,
+) -> ScatterRowsFn {
+    Arc::new(move |a: RowScatter| {
+        let (out, upd) = (a.out as *mut T, a.upd as *const T);
+        // SAFETY: the scatter passes its indices (`points` of the named width),
+        // its output and its updates (`points * run` elements), and a `limit`
+        // and `stride` that keep every run inside the output.
+        crate::vmath::isa::dispatch!(crate::vmath::level(), I => unsafe {
+            match (a.wide, a.run) {
+                (true, 1) => scatter_rows::<i64, T, true>(a.idx as *const i64, &a, out, upd, f),
+                (false, 1) => scatter_rows::<i32, T, true>(a.idx as *const i32, &a, out, upd, f),
+                (true, _) => scatter_rows::<i64, T, false>(a.idx as *const i64, &a, out, upd, f),
+                (false, _) => scatter_rows::<i32, T, false>(a.idx as *const i32, &a, out, upd, f),
+            }
+        })
+    })
+}
+
+/// [`typed_scatter_rows`] for a plain set (the update replaces the element)
+/// of elements `width` bytes wide.
+fn replace_rows(width: usize) -> Option<ScatterRowsFn> {
+    Some(match width {
+        1 => typed_scatter_rows::<u8>(|_, u| u),
+        2 => typed_scatter_rows::<u16>(|_, u| u),
+        4 => typed_scatter_rows::<u32>(|_, u| u),
+        8 => typed_scatter_rows::<u64>(|_, u| u),
+        _ => return None,
+    })
+}
+
+/// See [`RowScatter`]; `SCALAR` when `run` is 1.
+///
+/// # Safety
+/// `idx` holds `a.points` indices, `upd` `a.points * a.run` elements, and
+/// `out` at least `a.limit * a.stride + a.run`; `out` and `upd` do not overlap.
+#[inline(always)]
+unsafe fn scatter_rows<Ix: Copy + Into<i64>, T: Copy, const SCALAR: bool>(
+    idx: *const Ix,
+    a: &RowScatter,
     out: *mut T,
     upd: *const T,
     f: impl Fn(T, T) -> T,
 ) {
-    if limit < 0 {
+    if a.limit < 0 {
         return;
     }
+    // One unsigned comparison tests both ends of `0..=limit`.
+    let limit = a.limit as u64;
     // SAFETY: the caller's contract.
-    let (idx, upd) = unsafe {
-        (
-            std::slice::from_raw_parts(idx, n),
-            std::slice::from_raw_parts(upd, n),
-        )
-    };
-    for (&i, &u) in idx.iter().zip(upd) {
+    let idx = unsafe { std::slice::from_raw_parts(idx, a.points) };
+    for (p, &i) in idx.iter().enumerate() {
         let v: i64 = i.into();
-        // One unsigned comparison tests both ends.
-        if (v as u64) <= limit as u64 {
-            // SAFETY: `0 <= v <= limit`.
-            unsafe {
-                let o = out.add(v as usize);
-                o.write(f(o.read(), u));
+        if SCALAR {
+            if v as u64 <= limit {
+                // SAFETY: `0 <= v <= limit`.
+                unsafe {
+                    let o = out.add(v as usize * a.stride);
+                    o.write(f(o.read(), upd.add(p).read()));
+                }
+            }
+            continue;
+        }
+        // The output rows land anywhere: the row a few points ahead is asked
+        // for now, so its loads overlap this row's arithmetic. The updates are
+        // read in order, which the hardware prefetcher follows by itself.
+        if let Some(&ahead) = idx.get(p + APPLY_AHEAD) {
+            let w: i64 = ahead.into();
+            if w as u64 <= limit {
+                let row = out.wrapping_add(w as usize * a.stride);
+                crate::kernels::prefetch_l1(row.cast());
+                crate::kernels::prefetch_l1(row.wrapping_add(a.run - 1).cast());
+            }
+        }
+        if v as u64 <= limit {
+            // SAFETY: `0 <= v <= limit`, so the run lies in the output; point
+            // `p`'s updates lie in the updates.
+            let (dst, src) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(out.add(v as usize * a.stride), a.run),
+                    std::slice::from_raw_parts(upd.add(p * a.run), a.run),
+                )
+            };
+            for (d, &u) in dst.iter_mut().zip(src) {
+                *d = f(*d, u);
             }
         }
     }
 }
 
-/// The typed loops for a binary combiner: pairs, and scalars into a vector.
-fn binary_apply(op: BinaryOp, ty: ElementType) -> Option<(ApplyFn, Scatter1dFn)> {
+/// The typed loops for a binary combiner: pairs, and runs straight from the
+/// indices.
+fn binary_apply(op: BinaryOp, ty: ElementType) -> Option<(ApplyFn, ScatterRowsFn)> {
     struct Make;
     impl CombinerVisitor for Make {
-        type Out = (ApplyFn, Scatter1dFn);
-        fn visit<T, F>(self, f: F) -> (ApplyFn, Scatter1dFn)
+        type Out = (ApplyFn, ScatterRowsFn);
+        fn visit<T, F>(self, f: F) -> (ApplyFn, ScatterRowsFn)
         where
             T: bytemuck::Pod + Send + Sync + 'static,
             F: Fn(T, T) -> T + Copy + Send + Sync + 'static,
         {
-            (typed_apply::<T>(f), typed_scatter_1d::<T>(f))
+            (typed_apply::<T>(f), typed_scatter_rows::<T>(f))
         }
     }
     typed_combiner(op, ty, Make)
@@ -1303,9 +1377,11 @@ fn scatter(
             instr.shape
         )));
     }
-    let (apply, apply_1d) = match &comb {
+    let (apply, apply_rows) = match &comb {
         Combiner::Binary(op, ty) => binary_apply(*op, *ty).unzip(),
-        _ => (None, None),
+        // A plain set copies the update, whatever its type means.
+        Combiner::Replace => (None, replace_rows(operand.element_type.byte_size())),
+        Combiner::General(_) => (None, None),
     };
     let general = match comb {
         Combiner::General(p) => {
@@ -1326,19 +1402,6 @@ fn scatter(
         .iter()
         .zip(platform_api::shape::row_major_strides(&walk.point_dims))
         .all(|(&a, b)| a == b * window_count);
-    // See the fastest path below.
-    let one_d_scalar = n == 1
-        && rank == 1
-        && window_sizes.is_empty()
-        && batching.is_empty()
-        && start_map.len() == 1
-        && walk.components == 1
-        && walk
-            .point_strides
-            .iter()
-            .zip(platform_api::shape::row_major_strides(&walk.point_dims))
-            .all(|(a, b)| *a == b)
-        && matches!(indices.element_type, ElementType::S32 | ElementType::S64);
     // A window whose last dimension is contiguous in the operand and the
     // updates is walked in runs of that dimension (a row scatter,
     // `segment_sum`, is one run per point); `w` then walks the others.
@@ -1350,6 +1413,22 @@ fn scatter(
         (Some(&size), Some(1), Some(1)) => size,
         _ => 1,
     };
+    // See the fastest path below: one s32/s64 index per point, in point
+    // order, updates point-major, and a window that is one contiguous run
+    // (a row) or one element. The other start coordinates are then 0.
+    let rows_direct = n == 1
+        && batching.is_empty()
+        && start_map.len() == 1
+        && walk.components == 1
+        && walk
+            .point_strides
+            .iter()
+            .zip(platform_api::shape::row_major_strides(&walk.point_dims))
+            .all(|(a, b)| *a == b)
+        && updates_point_major
+        && window_count >= 1
+        && window_count == run
+        && matches!(walk.index_type, ElementType::S32 | ElementType::S64);
     let why = if general.is_some() {
         Some(
             "its combiner is not one binary op of the operand's type, so a scalar \
@@ -1381,19 +1460,19 @@ fn scatter(
             let outs: Vec<usize> = results.iter().map(|s| ctx.ptr(*s) as usize).collect();
             let ups: Vec<usize> = upds.iter().map(|s| ctx.ptr(*s) as usize).collect();
             let idx = ctx.ptr(idx_slice) as *const u8;
-            // Fastest path (`x.at[i].add(v)` on a vector): a 1-D operand, one
-            // s32/s64 index per scalar update, indices contiguous, a typed
-            // combiner. Indices are read in their own type, in order.
-            if let (Some(f), true) = (&apply_1d, one_d_scalar) {
-                let wide = walk.index_type == ElementType::S64;
-                f(
-                    idx as usize,
-                    wide,
-                    walk.point_count(),
-                    limits[0],
-                    outs[0],
-                    ups[0],
-                );
+            // Fastest path (`x.at[i].add(v)`, `segment_sum`): the indices are
+            // read in their own type, in order, with no pairs collected.
+            if let (Some(f), true) = (&apply_rows, rows_direct) {
+                f(RowScatter {
+                    idx: idx as usize,
+                    wide: walk.index_type == ElementType::S64,
+                    points: walk.point_count(),
+                    limit: limits[start_map[0]],
+                    stride: op_strides[start_map[0]],
+                    run,
+                    out: outs[0],
+                    upd: ups[0],
+                });
                 return Ok(());
             }
             // Indices widened to i64 once (one typed pass), then read directly.
@@ -1656,6 +1735,99 @@ mod tests {
                     inserted_window_dims={0}, scatter_dims_to_operand_dims={0,1}, \
                     index_vector_dim=1, to_apply=add\n}\n";
         check("rank-3 windows", text, 97, 9);
+    }
+
+    /// The path that reads indices straight in their own type: s64 and s32
+    /// indices (implicit and explicit index vectors), a plain set (repeated
+    /// indices: the last update wins) of 1-, 2-, 4- and 8-byte elements,
+    /// windows with unit dimensions around the run, and single elements
+    /// placed in a rank-2 operand.
+    #[test]
+    fn direct_row_scatters_match_the_evaluator() {
+        let add = |ty: &str| {
+            format!("c {{\n  a = {ty}[] parameter(0)\n  b = {ty}[] parameter(1)\n  ROOT r = {ty}[] add(a, b)\n}}\n")
+        };
+        let set = |ty: &str| {
+            format!("c {{\n  a = {ty}[] parameter(0)\n  ROOT b = {ty}[] parameter(1)\n}}\n")
+        };
+        // (combiner, operand, indices, updates, dimension numbers, limit)
+        let rows = "update_window_dims={1}, inserted_window_dims={0}, \
+                    scatter_dims_to_operand_dims={0}, index_vector_dim=1";
+        let cases = [
+            (
+                add("f32"),
+                "f32[300,24]",
+                "s64[20000,1]",
+                "f32[20000,24]",
+                rows,
+                300,
+            ),
+            (
+                add("s32"),
+                "s32[50,3]",
+                "s64[9000]",
+                "s32[9000,3]",
+                rows,
+                50,
+            ),
+            (
+                set("f32"),
+                "f32[300,24]",
+                "s32[5000,1]",
+                "f32[5000,24]",
+                rows,
+                300,
+            ),
+            (set("u8"), "u8[70,33]", "s64[3000]", "u8[3000,33]", rows, 70),
+            (
+                set("bf16"),
+                "bf16[90,5]",
+                "s32[3000,1]",
+                "bf16[3000,5]",
+                rows,
+                90,
+            ),
+            (
+                set("f64"),
+                "f64[400]",
+                "s32[3000]",
+                "f64[3000]",
+                "update_window_dims={}, inserted_window_dims={0}, \
+              scatter_dims_to_operand_dims={0}, index_vector_dim=1",
+                400,
+            ),
+            (
+                add("f32"),
+                "f32[60,1,17]",
+                "s32[4000]",
+                "f32[4000,1,17]",
+                "update_window_dims={1,2}, inserted_window_dims={0}, \
+              scatter_dims_to_operand_dims={0}, index_vector_dim=1",
+                60,
+            ),
+            (
+                add("f32"),
+                "f32[60,5]",
+                "s32[4000]",
+                "f32[4000]",
+                "update_window_dims={}, inserted_window_dims={0,1}, \
+              scatter_dims_to_operand_dims={0}, index_vector_dim=1",
+                60,
+            ),
+        ];
+        for (k, (comb, x, i, u, dims, limit)) in cases.iter().enumerate() {
+            let ty = x.split('[').next().unwrap();
+            let text = format!(
+                "HloModule m\n{comb}ENTRY e {{\n  x = {x} parameter(0)\n  i = {i} parameter(1)\n  \
+                 u = {u} parameter(2)\n  ROOT s = {x} scatter(x, i, u), {dims}, to_apply=c\n}}\n"
+            );
+            check(
+                &format!("direct scatter {k} ({ty}, {i})"),
+                &text,
+                *limit,
+                40 + k,
+            );
+        }
     }
 
     /// A row scatter adds each row's updates in the indices' order: with
