@@ -235,6 +235,39 @@ fn arguments_too_large_to_allocate_are_an_error() {
 }
 
 #[test]
+fn an_empty_fft_of_any_length_runs_without_planning_it() {
+    // XLA lets an empty complex transform name any fft_length; planning a
+    // transform of 2^32 points (tables of tens of GB) would abort the run.
+    let dir = scratch_dir("empty-fft");
+    let hlo = dir.join("fft.hlo");
+    std::fs::write(
+        &hlo,
+        "HloModule fft\nENTRY e {\n  a = c64[1,0] parameter(0)\n  \
+         f = c64[1,0] fft(a), fft_type=FFT, fft_length={4294967296}\n  \
+         b = f32[0,4294967296] parameter(1)\n  \
+         r = c64[0,2147483649] fft(b), fft_type=RFFT, fft_length={4294967296}\n  \
+         ROOT t = (c64[1,0], c64[0,2147483649]) tuple(f, r)\n}\n",
+    )
+    .unwrap();
+    for platform in ["host", "interpreter"] {
+        let o = hlorun(&[
+            "bench",
+            hlo.to_str().unwrap(),
+            "-p",
+            platform,
+            "--iters",
+            "1",
+        ]);
+        assert!(
+            o.status.success(),
+            "{platform}: {:?}\n{}",
+            o.status,
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
 fn intermediates_too_large_for_the_shadow_are_an_error() {
     let dir = scratch_dir("huge-intermediate");
     // The Host reads two elements of the broadcast and never holds it (a

@@ -307,26 +307,30 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         Single(Plans<f32>),
         Double(Plans<f64>),
     }
-    let plans = if double {
-        AnyPlans::Double(Plans::new(fft_length))
+    // An empty transform plans nothing: its fft_length can be anything
+    // (see `empty_complex`), and a plan's tables grow with the length.
+    let plans = if geometry.in_count == 0 || geometry.out_count == 0 {
+        None
+    } else if double {
+        Some(AnyPlans::Double(Plans::new(fft_length)))
     } else {
-        AnyPlans::Single(Plans::new(fft_length))
+        Some(AnyPlans::Single(Plans::new(fft_length)))
     };
     let (src, out) = (ctx.operand_slice(instr, 0)?, ctx.result_slice(id)?);
     Ok(thunk(instr.name.clone(), "fft", move |ctx| {
         let (ps, po) = (ctx.ptr(src), ctx.ptr(out));
         let g = &geometry;
-        if g.in_count == 0 || g.out_count == 0 {
+        let Some(plans) = &plans else {
             // Nothing to transform (an empty batch or a zero length): the
             // result, if it has elements at all, is the transform of zeros.
             // SAFETY: the result holds `out_count` elements of `out_ty`.
             unsafe { po.write_bytes(0, g.out_count * out_ty.byte_size()) };
             return Ok(());
-        }
+        };
         // SAFETY: operand and result are distinct buffers of the checked
         // shapes and of the element types `double` was chosen for.
         unsafe {
-            match &plans {
+            match plans {
                 AnyPlans::Single(p) => transform::<f32>(g, p, ps, po),
                 AnyPlans::Double(p) => transform::<f64>(g, p, ps, po),
             }

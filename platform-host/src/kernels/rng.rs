@@ -31,20 +31,21 @@ fn split(v: u64) -> [u32; 2] {
     [v as u32, (v >> 32) as u32]
 }
 
-/// ThreeFry bits for `dims` of `bits`-wide elements; returns the raw elements
-/// (little-endian, `bits/8` bytes each) and the new counter.
-pub fn threefry_bits(key: u64, counter: u64, dims: &[usize], bits: usize) -> (Vec<u8>, u64) {
-    let n: usize = dims.iter().product();
-    let width = bits / 8;
-    let mut out = vec![0u8; n * width];
+/// Writes ThreeFry bits for `dims` into `out`, `width` bytes per element (1,
+/// 2, 4 or 8; narrower than 4 keeps the low bytes of 32-bit outputs), and
+/// returns the new counter. Straight into the result: a temporary the size
+/// of the result could fail to allocate where the result itself fit.
+pub fn threefry_into(key: u64, counter: u64, dims: &[usize], out: &mut [u8], width: usize) -> u64 {
     let k = split(key);
-    if bits == 64 {
-        for j in 0..n {
+    if width == 8 {
+        let mut n = 0u64;
+        for (j, e) in out.chunks_exact_mut(8).enumerate() {
             let x = threefry2x32(split(counter.wrapping_add(j as u64)), k);
             let v = x[0] as u64 | ((x[1] as u64) << 32);
-            out[j * 8..j * 8 + 8].copy_from_slice(&v.to_le_bytes());
+            e.copy_from_slice(&v.to_le_bytes());
+            n += 1;
         }
-        return (out, counter.wrapping_add(n as u64));
+        return counter.wrapping_add(n);
     }
     // Split along the first even dimension, else the largest.
     let (half, split_dim) = if dims.is_empty() {
@@ -59,7 +60,7 @@ pub fn threefry_bits(key: u64, counter: u64, dims: &[usize], bits: usize) -> (Ve
     };
     let half_count: usize = half.iter().product();
     let half_strides = platform_api::shape::row_major_strides(&half);
-    for j in 0..n {
+    for (j, e) in out.chunks_exact_mut(width).enumerate() {
         let (hj, word) = match split_dim {
             None => (0, 0),
             Some(s) => {
@@ -78,42 +79,52 @@ pub fn threefry_bits(key: u64, counter: u64, dims: &[usize], bits: usize) -> (Ve
             }
         };
         let x = threefry2x32(split(counter.wrapping_add(hj as u64)), k);
-        let v = x[word];
-        out[j * width..(j + 1) * width].copy_from_slice(&v.to_le_bytes()[..width]);
+        e.copy_from_slice(&x[word].to_le_bytes()[..width]);
     }
-    (out, counter.wrapping_add(half_count as u64))
+    counter.wrapping_add(half_count as u64)
 }
 
-/// Philox bits for `n` elements of `bits` width from a 128-bit counter;
-/// returns the elements and the new counter.
-pub fn philox_bits(key: u64, counter: (u64, u64), n: usize, bits: usize) -> (Vec<u8>, (u64, u64)) {
-    let width = bits / 8;
-    let words = if bits == 64 { 2 * n } else { n };
-    let blocks = words.div_ceil(4);
+/// `counter + by` in 128 bits (low word first).
+fn advance(counter: (u64, u64), by: u64) -> (u64, u64) {
+    let (lo, carry) = counter.0.overflowing_add(by);
+    (lo, counter.1.wrapping_add(carry as u64))
+}
+
+/// Writes Philox bits into `out`, `width` bytes per element, and returns the
+/// new 128-bit counter (low word first). Blocks `counter + i` give four
+/// 32-bit words each: an element narrower than 8 bytes takes one word (its
+/// low bytes), an 8-byte element two.
+pub fn philox_into(key: u64, counter: (u64, u64), out: &mut [u8], width: usize) -> (u64, u64) {
     let k = split(key);
-    let mut all = Vec::with_capacity(blocks * 4);
-    for i in 0..blocks {
-        let (lo, carry) = counter.0.overflowing_add(i as u64);
-        let hi = counter.1.wrapping_add(carry as u64);
-        let (l, h) = (split(lo), split(hi));
-        all.extend_from_slice(&philox4x32([l[0], l[1], h[0], h[1]], k));
-    }
-    let mut out = vec![0u8; n * width];
-    for j in 0..n {
-        if bits == 64 {
-            // Block i gives two 64-bit numbers: words (0,1) then (2,3).
-            let (i, half) = (j / 2, j % 2);
-            let v = all[4 * i + 2 * half] as u64 | ((all[4 * i + 2 * half + 1] as u64) << 32);
-            out[j * 8..j * 8 + 8].copy_from_slice(&v.to_le_bytes());
+    // Bytes of the result one block fills.
+    let per_block = if width == 8 { 16 } else { 4 * width };
+    let mut blocks = 0u64;
+    for (i, chunk) in out.chunks_mut(per_block).enumerate() {
+        let (l, h) = {
+            let (lo, hi) = advance(counter, i as u64);
+            (split(lo), split(hi))
+        };
+        let w = philox4x32([l[0], l[1], h[0], h[1]], k);
+        if width == 8 {
+            // Words (0,1) then (2,3), low word first.
+            for (e, pair) in chunk.chunks_mut(8).zip([[w[0], w[1]], [w[2], w[3]]]) {
+                let v = pair[0] as u64 | ((pair[1] as u64) << 32);
+                e.copy_from_slice(&v.to_le_bytes()[..e.len()]);
+            }
         } else {
-            out[j * width..(j + 1) * width].copy_from_slice(&all[j].to_le_bytes()[..width]);
+            for (e, word) in chunk.chunks_mut(width).zip(w) {
+                e.copy_from_slice(&word.to_le_bytes()[..e.len()]);
+            }
         }
+        blocks += 1;
     }
-    let (lo, carry) = counter.0.overflowing_add(blocks as u64);
-    (out, (lo, counter.1.wrapping_add(carry as u64)))
+    advance(counter, blocks)
 }
 
-#[allow(clippy::needless_range_loop)] // paired word indexing
+/// Words of Philox bits `rng` draws at a time (a multiple of four, so that
+/// each pass starts on a block).
+const RNG_WORDS: usize = 2048;
+
 pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let instr = ctx.instr(id);
     match &instr.op {
@@ -154,42 +165,28 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             }
             let (src, out_state, out_bits) = (ctx.operand_slice(instr, 0)?, leaves[0], leaves[1]);
             let dims = data.dims.clone();
-            let n = data.element_count();
             Ok(thunk(instr.name.clone(), "rng-bit-generator", move |ctx| {
                 // SAFETY: a u64[k] state operand.
                 let s: Vec<u64> = unsafe { ctx.input::<u64>(src) }.to_vec();
-                let (bytes, new_state) = match algorithm {
+                // SAFETY: the bits leaf holds `n` elements of `bits / 8` bytes.
+                let out = unsafe { ctx.output::<u8>(out_bits) };
+                let width = bits / 8;
+                let new_state = match algorithm {
                     RandomAlgorithm::ThreeFry => {
-                        let generate_bits = if bits < 32 { 32 } else { bits };
-                        let (raw, ctr) = threefry_bits(s[0], s[1], &dims, generate_bits);
-                        let bytes = if bits < 32 {
-                            raw.chunks(4).flat_map(|c| c[..bits / 8].to_vec()).collect()
-                        } else {
-                            raw
-                        };
-                        (bytes, vec![s[0], ctr])
+                        vec![s[0], threefry_into(s[0], s[1], &dims, out, width)]
                     }
                     _ => {
                         let counter = if k >= 3 { (s[1], s[2]) } else { (s[1], s[0]) };
-                        let (raw, ctr) = philox_bits(s[0], counter, n, bits.max(32));
-                        let bytes = if bits < 32 {
-                            raw.chunks(4).flat_map(|c| c[..bits / 8].to_vec()).collect()
-                        } else {
-                            raw
-                        };
-                        let st = if k >= 3 {
+                        let ctr = philox_into(s[0], counter, out, width);
+                        if k >= 3 {
                             vec![s[0], ctr.0, ctr.1]
                         } else {
                             vec![s[0], ctr.0]
-                        };
-                        (bytes, st)
+                        }
                     }
                 };
-                // SAFETY: the result leaves hold the new state and the bits.
-                unsafe {
-                    ctx.output::<u64>(out_state).copy_from_slice(&new_state);
-                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), ctx.ptr(out_bits), out_bits.size);
-                }
+                // SAFETY: the state leaf holds the new state.
+                unsafe { ctx.output::<u64>(out_state).copy_from_slice(&new_state) };
                 Ok(())
             }))
         }
@@ -231,87 +228,37 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             Ok(thunk(instr.name.clone(), "rng", move |ctx| {
                 let blocks = (2 * n).div_ceil(4) as u64 + 1;
                 let ctr = ctx.run.rng_state.fetch_add(blocks, Ordering::Relaxed);
-                let (raw, _) = philox_bits(ctx.run.rng_seed, (ctr, 0x5eed), 2 * n, 32);
-                let words: Vec<u32> = raw
-                    .chunks(4)
-                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect();
-                let unit = |w: u32| (w >> 8) as f64 / (1u64 << 24) as f64;
-                // SAFETY: scalar parameters of `ty` and an `n`-element result.
-                unsafe {
-                    let po = ctx.ptr(out);
-                    let (a, b) = (ctx.ptr(pa), ctx.ptr(pb));
-                    match (distribution, ty) {
-                        (RandomDistribution::Uniform, ElementType::F32) => {
-                            let (lo, hi) = (a.cast::<f32>().read(), b.cast::<f32>().read());
-                            for j in 0..n {
-                                po.cast::<f32>()
-                                    .add(j)
-                                    .write(lo + (hi - lo) * unit(words[j]) as f32);
-                            }
-                        }
-                        (RandomDistribution::Uniform, ElementType::F64) => {
-                            let (lo, hi) = (a.cast::<f64>().read(), b.cast::<f64>().read());
-                            for j in 0..n {
-                                let u =
-                                    ((words[2 * j] as u64) << 32 | words[2 * j + 1] as u64) >> 11;
-                                po.cast::<f64>()
-                                    .add(j)
-                                    .write(lo + (hi - lo) * (u as f64 / (1u64 << 53) as f64));
-                            }
-                        }
-                        (RandomDistribution::Normal, _) => {
-                            let (mu, sigma) = if ty == ElementType::F32 {
-                                (a.cast::<f32>().read() as f64, b.cast::<f32>().read() as f64)
-                            } else {
-                                (a.cast::<f64>().read(), b.cast::<f64>().read())
-                            };
-                            for j in 0..n {
-                                let u1 = unit(words[2 * j]).max(1e-7);
-                                let u2 = unit(words[2 * j + 1]);
-                                let z = (-2.0 * u1.ln()).sqrt()
-                                    * (2.0 * std::f64::consts::PI * u2).cos();
-                                let v = mu + sigma * z;
-                                if ty == ElementType::F32 {
-                                    po.cast::<f32>().add(j).write(v as f32);
-                                } else {
-                                    po.cast::<f64>().add(j).write(v);
-                                }
-                            }
-                        }
-                        (_, int) => {
-                            let (lo, hi) = match int {
-                                ElementType::S32 => (
-                                    a.cast::<i32>().read() as i128,
-                                    b.cast::<i32>().read() as i128,
-                                ),
-                                ElementType::S64 => (
-                                    a.cast::<i64>().read() as i128,
-                                    b.cast::<i64>().read() as i128,
-                                ),
-                                ElementType::U32 => (
-                                    a.cast::<u32>().read() as i128,
-                                    b.cast::<u32>().read() as i128,
-                                ),
-                                _ => (
-                                    a.cast::<u64>().read() as i128,
-                                    b.cast::<u64>().read() as i128,
-                                ),
-                            };
-                            let range = (hi - lo).max(1) as u128;
-                            for j in 0..n {
-                                let r = ((words[2 * j] as u128) << 32 | words[2 * j + 1] as u128)
-                                    % range;
-                                let v = lo + r as i128;
-                                match int {
-                                    ElementType::S32 => po.cast::<i32>().add(j).write(v as i32),
-                                    ElementType::S64 => po.cast::<i64>().add(j).write(v as i64),
-                                    ElementType::U32 => po.cast::<u32>().add(j).write(v as u32),
-                                    _ => po.cast::<u64>().add(j).write(v as u64),
-                                }
-                            }
-                        }
+                let base = (ctr, 0x5eed);
+                // Element `j` draws word `j` (a uniform f32) or words `2j`
+                // and `2j + 1`, a pass of words at a time.
+                let per = match (distribution, ty) {
+                    (RandomDistribution::Uniform, ElementType::F32) => 1,
+                    _ => 2,
+                };
+                let mut bytes = [0u8; 4 * RNG_WORDS];
+                let mut words = [0u32; RNG_WORDS];
+                let mut e0 = 0;
+                while e0 < n {
+                    let e1 = (e0 + RNG_WORDS / per).min(n);
+                    let count = (e1 - e0) * per;
+                    let at = advance(base, (e0 * per / 4) as u64);
+                    philox_into(ctx.run.rng_seed, at, &mut bytes[..4 * count], 4);
+                    for (w, b) in words.iter_mut().zip(bytes[..4 * count].chunks_exact(4)) {
+                        *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
                     }
+                    // SAFETY: scalar parameters of `ty` and an `n`-element
+                    // result; `e0..e1` lies inside it.
+                    unsafe {
+                        draw(
+                            distribution,
+                            ty,
+                            [ctx.ptr(pa), ctx.ptr(pb)],
+                            ctx.ptr(out),
+                            e0..e1,
+                            &words[..count],
+                        )
+                    };
+                    e0 = e1;
                 }
                 Ok(())
             }))
@@ -337,5 +284,95 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             ))
         }
         _ => Err(Error::internal("not an rng op")),
+    }
+}
+
+/// Writes elements `range` of an `rng` result at `po` from their words
+/// (`words[i]`, or `words[2i]` and `words[2i + 1]`, for the range's `i`-th
+/// element; see the caller).
+///
+/// # Safety
+/// `params` point to two scalars of `ty`, `po` to a result of `ty` holding
+/// `range`.
+unsafe fn draw(
+    distribution: RandomDistribution,
+    ty: ElementType,
+    params: [*mut u8; 2],
+    po: *mut u8,
+    range: std::ops::Range<usize>,
+    words: &[u32],
+) {
+    let [a, b] = params;
+    let unit = |w: u32| (w >> 8) as f64 / (1u64 << 24) as f64;
+    // SAFETY (whole body): the caller's contract.
+    unsafe {
+        match (distribution, ty) {
+            (RandomDistribution::Uniform, ElementType::F32) => {
+                let (lo, hi) = (a.cast::<f32>().read(), b.cast::<f32>().read());
+                for (i, j) in range.enumerate() {
+                    po.cast::<f32>()
+                        .add(j)
+                        .write(lo + (hi - lo) * unit(words[i]) as f32);
+                }
+            }
+            (RandomDistribution::Uniform, ElementType::F64) => {
+                let (lo, hi) = (a.cast::<f64>().read(), b.cast::<f64>().read());
+                for (i, j) in range.enumerate() {
+                    let u = ((words[2 * i] as u64) << 32 | words[2 * i + 1] as u64) >> 11;
+                    po.cast::<f64>()
+                        .add(j)
+                        .write(lo + (hi - lo) * (u as f64 / (1u64 << 53) as f64));
+                }
+            }
+            (RandomDistribution::Normal, _) => {
+                let (mu, sigma) = if ty == ElementType::F32 {
+                    (a.cast::<f32>().read() as f64, b.cast::<f32>().read() as f64)
+                } else {
+                    (a.cast::<f64>().read(), b.cast::<f64>().read())
+                };
+                for (i, j) in range.enumerate() {
+                    let u1 = unit(words[2 * i]).max(1e-7);
+                    let u2 = unit(words[2 * i + 1]);
+                    let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+                    let v = mu + sigma * z;
+                    if ty == ElementType::F32 {
+                        po.cast::<f32>().add(j).write(v as f32);
+                    } else {
+                        po.cast::<f64>().add(j).write(v);
+                    }
+                }
+            }
+            (_, int) => {
+                let (lo, hi) = match int {
+                    ElementType::S32 => (
+                        a.cast::<i32>().read() as i128,
+                        b.cast::<i32>().read() as i128,
+                    ),
+                    ElementType::S64 => (
+                        a.cast::<i64>().read() as i128,
+                        b.cast::<i64>().read() as i128,
+                    ),
+                    ElementType::U32 => (
+                        a.cast::<u32>().read() as i128,
+                        b.cast::<u32>().read() as i128,
+                    ),
+                    _ => (
+                        a.cast::<u64>().read() as i128,
+                        b.cast::<u64>().read() as i128,
+                    ),
+                };
+                let range_size = (hi - lo).max(1) as u128;
+                for (i, j) in range.enumerate() {
+                    let r = ((words[2 * i] as u128) << 32 | words[2 * i + 1] as u128) % range_size;
+                    let v = lo + r as i128;
+                    match int {
+                        ElementType::S32 => po.cast::<i32>().add(j).write(v as i32),
+                        ElementType::S64 => po.cast::<i64>().add(j).write(v as i64),
+                        ElementType::U32 => po.cast::<u32>().add(j).write(v as u32),
+                        _ => po.cast::<u64>().add(j).write(v as u64),
+                    }
+                }
+            }
+        }
     }
 }
