@@ -37,7 +37,8 @@ TYPED = re.compile(r"\b(f32|s32|pred|bf16|f16|f64|u8|s8|s64|u32)\[")
 
 def programs():
     patterns = ["tests/conformance/*/module.hlo", "tests/conformance/*/optimized.hlo",
-                "platform-host/tests/cases/*/module.hlo", "tests/xla_ops/*/*.hlo"]
+                "platform-host/tests/cases/*/module.hlo", "tests/xla_ops/*/*.hlo",
+                "tests/op_matrix/*/*.mlir"]
     found = [f for p in patterns for f in glob.glob(os.path.join(ROOT, p))]
     return sorted(f for f in found if os.path.getsize(f) < 20000)
 
