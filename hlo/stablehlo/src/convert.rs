@@ -1923,6 +1923,9 @@ fn find<'o>(op: &'o Operation, names: &[&str]) -> Option<&'o Attr> {
     names.iter().find_map(|n| op.attr(n))
 }
 
+/// The longest integer-list attribute a splat may stand for.
+const MAX_SPLAT_ATTR: usize = 1 << 20;
+
 fn attr_i64s(a: &Attr, op: &Operation) -> Result<Vec<i64>> {
     match a {
         Attr::IntArray(v) => Ok(v.clone()),
@@ -1944,7 +1947,20 @@ fn attr_i64s(a: &Attr, op: &Operation) -> Result<Vec<i64>> {
             // A splat stands for every element of its type.
             match t {
                 Type::Tensor { dims, .. } if v.len() == 1 => {
-                    let n: usize = dims.iter().map(|d| d.unwrap_or(1)).product();
+                    // Lists of attributes are per dimension (or per pair of
+                    // them): a splat of a huge type is malformed input,
+                    // refused before it is expanded.
+                    let n = dims
+                        .iter()
+                        .try_fold(1usize, |n, d| n.checked_mul(d.unwrap_or(1)))
+                        .filter(|&n| n <= MAX_SPLAT_ATTR)
+                        .ok_or_else(|| {
+                            Error::invalid_argument(format!(
+                                "{}: {}: an integer list of type {t} is too long \
+                                 (at most {MAX_SPLAT_ATTR} elements)",
+                                op.pos, op.name
+                            ))
+                        })?;
                     Ok(vec![v[0]; n])
                 }
                 _ => Ok(v),

@@ -90,3 +90,21 @@ fn a_huge_splat_constant_is_an_error_not_an_abort() {
     let text = "module { func.func @main() -> tensor<4294967296x4294967296x4294967296xf32> { %0 = stablehlo.constant dense<1.0> : tensor<4294967296x4294967296x4294967296xf32> return %0 : tensor<4294967296x4294967296x4294967296xf32> } }";
     assert!(hlo_stablehlo::parse_module(text).is_err());
 }
+
+/// A splat integer-list attribute of a huge type (found by
+/// `fuzz/mutate_run.py`) is refused with its position, not expanded.
+#[test]
+fn a_huge_splat_attribute_is_an_error() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/op_matrix");
+    let text = std::fs::read_to_string(root.join("reduce_window_sum_c64/module.mlir")).unwrap();
+    assert!(hlo_stablehlo::parse_module(&text).is_ok());
+    for dims in ["4294967296x2", "4294967296x4294967296x4294967296"] {
+        let hostile = text.replace(
+            "padding = dense<0> : tensor<2x2xi64>",
+            &format!("padding = dense<0> : tensor<{dims}xi64>"),
+        );
+        assert_ne!(hostile, text, "the program no longer has the attribute");
+        let e = hlo_stablehlo::parse_module(&hostile).unwrap_err();
+        assert!(e.message().contains("too long"), "{}", e.message());
+    }
+}
