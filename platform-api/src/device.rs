@@ -197,6 +197,20 @@ pub trait Stream: Send + Sync + Any {
         self.block_host_until_done()
     }
 
+    /// Runs `work` on the calling thread, in order, and returns its result,
+    /// when the stream can do that now: nothing queued, running or failed
+    /// (the stream counts it as one item, and work enqueued meanwhile from
+    /// elsewhere runs after it). `None`, with `work` not run, when it cannot
+    /// (the default): the caller then enqueues owned work instead. Unlike a
+    /// [`HostCallback`], `work` may borrow from the caller's stack, so a
+    /// launch on an idle stream need not box its work or keep its buffers
+    /// alive by reference counts. An error `work` returns is returned, not
+    /// kept by the stream.
+    fn run_on_caller_if_idle(&self, work: &mut dyn FnMut() -> Result<()>) -> Option<Result<()>> {
+        let _ = work;
+        None
+    }
+
     /// For backends to recover their concrete type.
     fn as_any(&self) -> &dyn Any;
 

@@ -115,21 +115,34 @@ impl ShapedBuffer {
         ordinal: usize,
         nodes: Vec<Arc<DeviceAllocation>>,
     ) -> Result<Self> {
-        let subshapes = preorder_subshapes(&shape);
-        if subshapes.len() != nodes.len() {
+        let count = node_count(&shape);
+        if count != nodes.len() {
             return Err(Error::internal(format!(
-                "shape {shape} has {} nodes but {} buffers were given",
-                subshapes.len(),
+                "shape {shape} has {count} nodes but {} buffers were given",
                 nodes.len()
             )));
         }
-        for ((index, s), node) in subshapes.iter().zip(&nodes) {
-            if node.size() < node_byte_size(s) {
-                return Err(Error::internal(format!(
-                    "buffer at index {index:?} of {shape} has {} bytes, needs {}",
-                    node.size(),
-                    node_byte_size(s)
-                )));
+        // Checked in a walk that allocates nothing: results are assembled
+        // with this on every launch.
+        fn too_small(s: &Shape, nodes: &[Arc<DeviceAllocation>], at: &mut usize) -> bool {
+            let small = nodes.get(*at).is_none_or(|n| n.size() < node_byte_size(s));
+            *at += 1;
+            small
+                || match s {
+                    Shape::Tuple(elements) => elements.iter().any(|e| too_small(e, nodes, at)),
+                    _ => false,
+                }
+        }
+        if too_small(&shape, &nodes, &mut 0) {
+            let subshapes = preorder_subshapes(&shape);
+            for ((index, s), node) in subshapes.iter().zip(&nodes) {
+                if node.size() < node_byte_size(s) {
+                    return Err(Error::internal(format!(
+                        "buffer at index {index:?} of {shape} has {} bytes, needs {}",
+                        node.size(),
+                        node_byte_size(s)
+                    )));
+                }
             }
         }
         Ok(ShapedBuffer {

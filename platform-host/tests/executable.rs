@@ -42,7 +42,9 @@ fn execution_is_enqueued_and_returns_before_it_runs() {
         "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] add(x, x)\n}\n",
     )
     .unwrap();
-    let args = runner.to_device(&[f32s(&[4], &[1., 2., 3., 4.])]).unwrap();
+    let args = runner
+        .to_device(&[f32s(&[4], &[1.25, 2.25, 3.25, 4.25])])
+        .unwrap();
     let (release, gate) = mpsc::channel::<()>();
     runner
         .stream
@@ -57,19 +59,78 @@ fn execution_is_enqueued_and_returns_before_it_runs() {
         .executable
         .execute_async_on_stream(&options, &refs)
         .unwrap();
-    // The stream is still blocked, so the program cannot have run: its fresh
-    // (zeroed) result buffer still holds zeros.
+    // The stream is still blocked, so the program cannot have run: its result
+    // buffer (fresh zeros, or a reused block's old bytes) lacks the result.
     // SAFETY: a live 16-byte result buffer that nothing writes until released.
     let before =
         unsafe { std::slice::from_raw_parts(result.root_buffer().opaque.cast::<f32>(), 4) }
             .to_vec();
-    assert_eq!(before, vec![0.0; 4]);
+    assert_ne!(before, vec![2.5, 4.5, 6.5, 8.5]);
     release.send(()).unwrap();
     runner.stream.block_host_until_done().unwrap();
     let out = HostTransferManager::new()
         .transfer_literal_from_device(&runner.stream, &result)
         .unwrap();
-    assert_eq!(out.data::<f32>().unwrap(), &[2., 4., 6., 8.]);
+    assert_eq!(out.data::<f32>().unwrap(), &[2.5, 4.5, 6.5, 8.5]);
+}
+
+#[test]
+fn a_synchronous_execution_on_a_busy_stream_runs_after_the_queued_work() {
+    // Idle, the program runs on the caller's thread, borrowing its buffers;
+    // busy, it must wait behind the queued work and keep its buffers alive.
+    let runner = HostRunner::compile(
+        "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[4] multiply(x, x)\n  ROOT t = (f32[4], f32[4], f32[4]) tuple(y, x, y)\n}\n",
+    )
+    .unwrap();
+    let args = runner.to_device(&[f32s(&[4], &[1., 2., 3., 4.])]).unwrap();
+    let read = |result: &ShapedBuffer| {
+        HostTransferManager::new()
+            .transfer_literal_from_device(&runner.stream, result)
+            .unwrap()
+            .decompose_tuple()
+            .iter()
+            .map(|l| l.data::<f32>().unwrap().to_vec())
+            .collect::<Vec<_>>()
+    };
+    let want = vec![
+        vec![1., 4., 9., 16.],
+        vec![1., 2., 3., 4.],
+        vec![1., 4., 9., 16.],
+    ];
+    let idle = runner.run_buffers(&args).unwrap();
+    assert_eq!(read(&idle), want);
+    let (release, gate) = mpsc::channel::<()>();
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let queued = log.clone();
+    runner
+        .stream
+        .host_callback(Box::new(move || {
+            gate.recv_timeout(Duration::from_secs(10)).ok();
+            queued.lock().unwrap().push("queued");
+            Ok(())
+        }))
+        .unwrap();
+    let busy = std::thread::scope(|scope| {
+        let waiter = scope.spawn(|| {
+            let refs: Vec<&ShapedBuffer> = args.iter().collect();
+            let options = RunOptions::new(runner.stream.clone());
+            let out = runner.executable.execute_on_stream(&options, &refs);
+            log.lock().unwrap().push("execution");
+            out
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            log.lock().unwrap().is_empty(),
+            "the execution waits its turn"
+        );
+        release.send(()).unwrap();
+        waiter.join().unwrap().unwrap()
+    });
+    assert_eq!(*log.lock().unwrap(), vec!["queued", "execution"]);
+    assert_eq!(read(&busy), want);
+    let leaves = busy.leaves();
+    assert!(Arc::ptr_eq(leaves[1].2, args[0].nodes().first().unwrap()));
+    assert!(Arc::ptr_eq(leaves[0].2, leaves[2].2));
 }
 
 #[test]

@@ -47,6 +47,12 @@ pub struct LoadedExecutable {
     result_shape: Shape,
     /// Each parameter's shape on the device (the layout buffers must have).
     device_parameter_shapes: Vec<Shape>,
+    /// Per parameter, the id of the last [`DeviceBuffer`] found to have
+    /// exactly its device shape, which is also compatible with the
+    /// parameter's (0: none yet): that buffer passes both checks again at
+    /// the cost of one load, where comparing shapes is most of the checks'
+    /// time in a small program's launch.
+    exact_arguments: Vec<AtomicU64>,
     compile_time: Duration,
     /// The launch's device assignment and the placer that made it: worked
     /// out on the first single-device execution of a launch and reused by
@@ -119,6 +125,43 @@ impl LoadedExecutable {
     }
 }
 
+impl LoadedExecutable {
+    /// [`LoadedExecutable::check_argument_shapes`] for device buffers, which
+    /// a buffer that passed before with exactly the parameter's device
+    /// shape passes again without comparing shapes.
+    fn check_buffer_shapes(&self, args: &[&DeviceBuffer]) -> Result<()> {
+        let known = args.len() == self.exact_arguments.len()
+            && args
+                .iter()
+                .zip(&self.exact_arguments)
+                .all(|(arg, exact)| exact.load(Ordering::Relaxed) == arg.id);
+        if known {
+            return Ok(());
+        }
+        self.check_argument_shapes(args.iter().map(|b| b.shape()))?;
+        for (i, arg) in args.iter().enumerate() {
+            if self.is_exact(i, arg) {
+                if let Some(exact) = self.exact_arguments.get(i) {
+                    exact.store(arg.id, Ordering::Relaxed);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `arg` has exactly parameter `i`'s device shape (remembered,
+    /// or compared), so it needs no relayout.
+    fn is_exact(&self, i: usize, arg: &DeviceBuffer) -> bool {
+        self.exact_arguments
+            .get(i)
+            .is_some_and(|e| e.load(Ordering::Relaxed) == arg.id)
+            || self
+                .device_parameter_shapes
+                .get(i)
+                .is_some_and(|want| arg.shape() == want)
+    }
+}
+
 impl std::fmt::Debug for LoadedExecutable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LoadedExecutable")
@@ -179,9 +222,23 @@ pub struct BufferExecution {
 #[derive(Clone, Debug)]
 pub struct DeviceBuffer {
     buffer: ShapedBuffer,
+    /// Unique in the process (clones share it, and their shape): an
+    /// executable remembers the last buffer it found of exactly each
+    /// parameter's device shape by this, and checks that buffer again
+    /// without comparing shapes. A buffer's shape never changes.
+    id: u64,
 }
 
+static NEXT_BUFFER_ID: AtomicU64 = AtomicU64::new(1);
+
 impl DeviceBuffer {
+    fn new(buffer: ShapedBuffer) -> DeviceBuffer {
+        DeviceBuffer {
+            buffer,
+            id: NEXT_BUFFER_ID.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
     /// The on-device shape (with its layout).
     pub fn shape(&self) -> &Shape {
         self.buffer.shape()
@@ -202,7 +259,7 @@ impl DeviceBuffer {
             .buffer
             .decompose_tuple()?
             .into_iter()
-            .map(|buffer| DeviceBuffer { buffer })
+            .map(DeviceBuffer::new)
             .collect())
     }
 }
@@ -426,9 +483,13 @@ impl LocalClient {
             )));
         }
         let transfer_manager = self.backend.transfer_manager();
-        let device_parameter_shapes = compiled_parameters
+        let device_parameter_shapes: Vec<Shape> = compiled_parameters
             .iter()
             .map(|s| transfer_manager.device_shape(s))
+            .collect();
+        let exact_arguments = device_parameter_shapes
+            .iter()
+            .map(|_| AtomicU64::new(0))
             .collect();
         Ok(LoadedExecutable {
             executable,
@@ -437,6 +498,7 @@ impl LocalClient {
             parameters,
             result_shape,
             device_parameter_shapes,
+            exact_arguments,
             compile_time: start.elapsed(),
             assignment: OnceLock::new(),
         })
@@ -657,7 +719,7 @@ impl LocalClient {
         let buffer = drain_on_error(stream, self.upload(stream, literal, device_shape))?;
         // Transfers only enqueue; the buffer is handed out ready to use.
         stream.block_host_until_done()?;
-        Ok(DeviceBuffer { buffer })
+        Ok(DeviceBuffer::new(buffer))
     }
 
     /// Copies a device value back to the host.
@@ -722,7 +784,7 @@ impl LocalClient {
         options: &ExecuteOptions,
     ) -> Result<BufferExecution> {
         self.check_platform(exe)?;
-        exe.check_argument_shapes(args.iter().map(|b| b.shape()))?;
+        exe.check_buffer_shapes(args)?;
         let device = match args.first() {
             Some(first) => first.device_ordinal(),
             None => options.device,
@@ -746,7 +808,7 @@ impl LocalClient {
         partition: usize,
     ) -> Result<BufferExecution> {
         self.check_platform(exe)?;
-        exe.check_argument_shapes(args.iter().map(|b| b.shape()))?;
+        exe.check_buffer_shapes(args)?;
         let assignment = self.assignment_for(exe, replica, partition)?;
         let device = assignment.device(replica, partition)?;
         let run_id = self.next_run_id.fetch_add(1, Ordering::Relaxed);
@@ -833,25 +895,27 @@ impl LocalClient {
         let pooled = self.streams.acquire(executor)?;
         let stream = pooled.get()?;
 
-        // Relayout where needed; the converted copies live until the run ends.
-        let mut converted: Vec<Option<ShapedBuffer>> = Vec::with_capacity(args.len());
-        for (arg, want) in args.iter().zip(&exe.device_parameter_shapes) {
-            if arg.shape() == want {
-                converted.push(None);
-            } else {
+        // Relayout where needed; the converted copies live until the run ends
+        // (none, and nothing allocated for them, when every layout is right).
+        let mut converted: Vec<Option<ShapedBuffer>> = Vec::new();
+        for (i, (arg, want)) in args.iter().zip(&exe.device_parameter_shapes).enumerate() {
+            if !exe.is_exact(i, arg) {
+                if converted.is_empty() {
+                    converted.resize_with(args.len(), || None);
+                }
                 let tm = self.backend.transfer_manager();
                 let literal =
                     drain_on_error(stream, tm.transfer_literal_from_device(stream, &arg.buffer))?;
-                converted.push(Some(drain_on_error(
-                    stream,
-                    self.upload(stream, &literal, want),
-                )?));
+                converted[i] = Some(drain_on_error(stream, self.upload(stream, &literal, want))?);
             }
         }
         let refs: Vec<&ShapedBuffer> = args
             .iter()
-            .zip(&converted)
-            .map(|(arg, conv)| conv.as_ref().unwrap_or(&arg.buffer))
+            .enumerate()
+            .map(|(i, arg)| match converted.get(i) {
+                Some(Some(conv)) => conv,
+                _ => &arg.buffer,
+            })
             .collect();
 
         let launch = Instant::now();
@@ -875,7 +939,7 @@ impl LocalClient {
             launch,
         );
         Ok(BufferExecution {
-            result: DeviceBuffer { buffer: result },
+            result: DeviceBuffer::new(result),
             execute_time,
         })
     }

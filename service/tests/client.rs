@@ -304,6 +304,51 @@ fn bad_arguments_are_errors_naming_the_parameter() {
 }
 
 #[test]
+fn kept_buffers_of_the_wrong_shape_are_rejected_after_right_ones_ran() {
+    // An executable remembers buffers that passed its shape checks; a
+    // wrong-shaped buffer must still fail, before, between and after them.
+    for platform in PLATFORMS.into_iter().chain(["Host"]) {
+        let client = client_on(platform);
+        let exe = client
+            .compile_text(ADD_MUL, &CompileOptions::default())
+            .unwrap()
+            .executable;
+        let four = client
+            .to_device_for(&exe, 0, &Literal::vector(&[1.0f32; 4]), 0)
+            .unwrap();
+        let three = client.to_device(&Literal::vector(&[1.0f32; 3]), 0).unwrap();
+        let ints = client.to_device(&Literal::vector(&[1i32; 4]), 0).unwrap();
+        let options = ExecuteOptions::default();
+        for _ in 0..2 {
+            let ok = client.execute_buffers(&exe, &[&four, &four], &options);
+            let out = client.to_literal(&ok.unwrap().result).unwrap();
+            assert_eq!(out.data::<f32>().unwrap(), &[2.0f32; 4], "{platform}");
+            for (x, y) in [(&four, &three), (&three, &four), (&four, &ints)] {
+                let err = client.execute_buffers(&exe, &[x, y], &options).unwrap_err();
+                assert!(
+                    err.message().contains("expects f32[4]"),
+                    "{platform}: {err}"
+                );
+            }
+            let err = client
+                .execute_device_buffers(&exe, &[&four, &three], &options, 0, 0)
+                .unwrap_err();
+            assert!(
+                err.message().contains("parameter 1 (%y)"),
+                "{platform}: {err}"
+            );
+            let err = client
+                .execute_buffers(&exe, &[&four], &options)
+                .unwrap_err();
+            assert!(
+                err.message().contains("takes 2 argument(s)"),
+                "{platform}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
 fn backend_errors_come_back_with_context() {
     let client = client();
     let text = "HloModule unsupported\n\nENTRY main {\n  x = f32[4] parameter(0)\n  ROOT d = f32[4] divide(x, x)\n}\n";

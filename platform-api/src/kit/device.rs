@@ -79,6 +79,26 @@ impl HostDevice {
         &self.memory
     }
 
+    /// The streams with unfinished work, each with the number of items it
+    /// has been given (what a free must wait for); empty, without
+    /// allocating, when every stream is idle.
+    fn busy_streams(&self) -> Vec<(Weak<StreamShared>, u64)> {
+        let mut busy = Vec::new();
+        if let Ok(streams) = self.streams.lock() {
+            for weak in streams.iter() {
+                // (Should this be the last handle, the stream's drop takes
+                // no lock of this device: its queue is empty by then.)
+                if let Some(s) = weak.upgrade() {
+                    let (enqueued, completed) = s.progress();
+                    if completed < enqueued {
+                        busy.push((weak.clone(), enqueued));
+                    }
+                }
+            }
+        }
+        busy
+    }
+
     fn live_streams(&self) -> Vec<Arc<StreamShared>> {
         match self.streams.lock() {
             Ok(s) => s.iter().filter_map(Weak::upgrade).collect(),
@@ -101,8 +121,9 @@ impl StreamExecutor for HostDevice {
     }
 
     fn allocate(&self, size: usize) -> Result<DeviceMemoryBase> {
-        let name = format!("{} device {}", self.config.platform_id, self.ordinal);
-        self.memory.allocate(size, &name)
+        let (id, ordinal) = (self.config.platform_id, self.ordinal);
+        self.memory
+            .allocate(size, &format_args!("{id} device {ordinal}"))
     }
 
     unsafe fn deallocate(&self, mem: DeviceMemoryBase) {
@@ -111,14 +132,7 @@ impl StreamExecutor for HostDevice {
         }
         // Streams with unfinished work may still use the buffer: free it once
         // each has finished what it had been given.
-        let waits = self
-            .live_streams()
-            .iter()
-            .filter_map(|s| {
-                let (enqueued, completed) = s.progress();
-                (completed < enqueued).then(|| (Arc::downgrade(s), enqueued))
-            })
-            .collect();
+        let waits = self.busy_streams();
         // SAFETY: the caller gives the memory up; queued users are waited for.
         unsafe { self.memory.free_after(mem, waits) };
     }

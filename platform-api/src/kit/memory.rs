@@ -27,11 +27,18 @@
 //! (sizes rounded up to a sixteenth of their power of two). A reused block
 //! holds the bytes it last held: memory is never uninitialised, but only fresh
 //! memory is zero. Cached blocks are not counted as in use.
+//!
+//! Smaller blocks are kept too, in a cache of their own of exact sizes (up to
+//! [`SMALL_CACHE_BLOCKS`] blocks and [`SMALL_CACHE_LIMIT_BYTES`]): a small
+//! program run again and again allocates and frees the same few result sizes,
+//! and the system allocator's aligned, zeroed allocation of a few kilobytes
+//! (with the free-list consolidation it triggers) cost more than the rest of
+//! such a launch.
 
 use super::stream::StreamShared;
 use crate::{DeviceMemoryBase, Error, MemoryUsage, Result};
 use std::alloc::Layout;
-use std::collections::BTreeMap;
+use std::collections::btree_map::{BTreeMap, Entry};
 use std::sync::{Mutex, MutexGuard, Weak};
 
 /// Alignment of every host allocation: a cache line, and enough for any SIMD load.
@@ -42,6 +49,12 @@ pub const CACHED_MIN_BYTES: usize = 64 << 10;
 
 /// Most bytes the block cache of one device keeps.
 pub const CACHE_LIMIT_BYTES: usize = 1 << 30;
+
+/// Most bytes the cache of small blocks (below [`CACHED_MIN_BYTES`]) keeps.
+pub const SMALL_CACHE_LIMIT_BYTES: usize = 1 << 20;
+
+/// Most blocks the cache of small blocks keeps (a request scans them).
+pub const SMALL_CACHE_BLOCKS: usize = 32;
 
 /// The bytes actually reserved for a request of `size` bytes: large requests
 /// round up to a size class (a sixteenth of their power of two, at least a
@@ -63,11 +76,22 @@ struct PendingFree {
 
 /// The allocations of one device, and its deferred frees; shared with the
 /// device's streams.
-#[derive(Default)]
 pub struct HostMemory {
     ledger: Mutex<Ledger>,
     pending: Mutex<Vec<PendingFree>>,
     cache: Mutex<BlockCache>,
+    small: Mutex<BlockCache>,
+}
+
+impl Default for HostMemory {
+    fn default() -> Self {
+        HostMemory {
+            ledger: Mutex::default(),
+            pending: Mutex::default(),
+            cache: Mutex::new(BlockCache::new(CACHE_LIMIT_BYTES, usize::MAX)),
+            small: Mutex::new(BlockCache::new(SMALL_CACHE_LIMIT_BYTES, SMALL_CACHE_BLOCKS)),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -77,14 +101,33 @@ struct Ledger {
     live: BTreeMap<usize, usize>,
 }
 
-/// Freed large blocks kept for reuse: (reserved bytes, address), oldest first.
-#[derive(Default)]
+/// Freed blocks kept for reuse: (reserved bytes, address), oldest first.
 struct BlockCache {
     blocks: Vec<(usize, usize)>,
     bytes: usize,
+    limit_bytes: usize,
+    limit_blocks: usize,
 }
 
 impl BlockCache {
+    fn new(limit_bytes: usize, limit_blocks: usize) -> Self {
+        BlockCache {
+            blocks: Vec::new(),
+            bytes: 0,
+            limit_bytes,
+            limit_blocks,
+        }
+    }
+
+    /// The cache that keeps blocks of `reserved` bytes.
+    fn of(memory: &HostMemory, reserved: usize) -> &Mutex<BlockCache> {
+        if reserved >= CACHED_MIN_BYTES {
+            &memory.cache
+        } else {
+            &memory.small
+        }
+    }
+
     /// A kept block of exactly `reserved` bytes, the most recently freed
     /// (warmest in cache) first.
     fn take(&mut self, reserved: usize) -> Option<usize> {
@@ -97,11 +140,13 @@ impl BlockCache {
     /// Keeps a block; returns the blocks evicted to stay under the limit (the
     /// block itself when it alone exceeds it).
     fn put(&mut self, reserved: usize, ptr: usize) -> Vec<(usize, usize)> {
-        if reserved > CACHE_LIMIT_BYTES {
+        if reserved > self.limit_bytes || self.limit_blocks == 0 {
             return vec![(reserved, ptr)];
         }
         let mut evicted = Vec::new();
-        while self.bytes + reserved > CACHE_LIMIT_BYTES && !self.blocks.is_empty() {
+        while (self.bytes + reserved > self.limit_bytes || self.blocks.len() >= self.limit_blocks)
+            && !self.blocks.is_empty()
+        {
             let (r, p) = self.blocks.remove(0);
             self.bytes -= r;
             evicted.push((r, p));
@@ -131,10 +176,9 @@ impl HostMemory {
 
     /// A block of `reserved` bytes: a cached one, else fresh zeroed memory.
     fn obtain(&self, reserved: usize) -> *mut u8 {
-        if reserved >= CACHED_MIN_BYTES {
-            if let Some(p) = self.cache.lock().ok().and_then(|mut c| c.take(reserved)) {
-                return p as *mut u8;
-            }
+        let cache = BlockCache::of(self, reserved);
+        if let Some(p) = cache.lock().ok().and_then(|mut c| c.take(reserved)) {
+            return p as *mut u8;
         }
         match Self::layout(reserved) {
             // SAFETY: `reserved` is non-zero (callers handle empty requests).
@@ -155,7 +199,11 @@ impl HostMemory {
 
     /// `size` bytes, [`ALIGNMENT`]-aligned: zero when fresh, or a cached block.
     /// `device` names the device in the out-of-memory error.
-    pub fn allocate(&self, size: usize, device: &str) -> Result<DeviceMemoryBase> {
+    pub fn allocate(
+        &self,
+        size: usize,
+        device: &dyn std::fmt::Display,
+    ) -> Result<DeviceMemoryBase> {
         let ptr = if size == 0 {
             Self::empty_address()
         } else {
@@ -188,16 +236,21 @@ impl HostMemory {
     /// Nothing may use `mem` after the streams in `waits` have passed their
     /// counts (or at all, when `waits` is empty).
     pub unsafe fn free_after(&self, mem: DeviceMemoryBase, waits: Vec<(Weak<StreamShared>, u64)>) {
-        if mem.size > 0 && self.ledger().live.get(&(mem.opaque as usize)) != Some(&mem.size) {
+        let not_live = || {
             tracing::error!(
                 "ignoring a free of {:p} ({} bytes): not a live allocation of this device",
                 mem.opaque,
                 mem.size
-            );
+            )
+        };
+        if waits.is_empty() {
+            if !self.free_now(mem.opaque as usize, mem.size) {
+                not_live();
+            }
             return;
         }
-        if waits.is_empty() {
-            self.free_now(mem.opaque as usize, mem.size);
+        if mem.size > 0 && self.ledger().live.get(&(mem.opaque as usize)) != Some(&mem.size) {
+            not_live();
             return;
         }
         if let Ok(mut pending) = self.pending.lock() {
@@ -233,25 +286,33 @@ impl HostMemory {
         self.ledger().usage
     }
 
-    fn free_now(&self, ptr: usize, size: usize) {
-        if size > 0 {
-            self.ledger().live.remove(&ptr);
-            let reserved = reserved_bytes(size);
-            if reserved >= CACHED_MIN_BYTES {
-                let evicted = match self.cache.lock() {
-                    Ok(mut c) => c.put(reserved, ptr),
-                    Err(_) => vec![(reserved, ptr)],
+    /// Frees the live allocation of `size` bytes at `ptr` at once; `false`,
+    /// with nothing done, when there is none. One hold of the ledger's lock
+    /// checks, removes and accounts.
+    fn free_now(&self, ptr: usize, size: usize) -> bool {
+        {
+            let mut ledger = self.ledger();
+            if size > 0 {
+                match ledger.live.entry(ptr) {
+                    Entry::Occupied(e) if *e.get() == size => e.remove(),
+                    _ => return false,
                 };
-                for (r, p) in evicted {
-                    Self::release(p, r);
-                }
-            } else {
-                Self::release(ptr, reserved);
+            }
+            let u = &mut ledger.usage;
+            u.bytes_in_use = u.bytes_in_use.saturating_sub(size as u64);
+            u.live_allocations = u.live_allocations.saturating_sub(1);
+        }
+        if size > 0 {
+            let reserved = reserved_bytes(size);
+            let evicted = match BlockCache::of(self, reserved).lock() {
+                Ok(mut c) => c.put(reserved, ptr),
+                Err(_) => vec![(reserved, ptr)],
+            };
+            for (r, p) in evicted {
+                Self::release(p, r);
             }
         }
-        let u = &mut self.ledger().usage;
-        u.bytes_in_use = u.bytes_in_use.saturating_sub(size as u64);
-        u.live_allocations = u.live_allocations.saturating_sub(1);
+        true
     }
 
     /// Frees every pending buffer whose streams have moved past it. Frees under
@@ -288,11 +349,13 @@ impl Drop for HostMemory {
         for p in pending {
             self.free_now(p.ptr, p.size);
         }
-        if let Ok(cache) = self.cache.get_mut() {
-            for (r, p) in std::mem::take(&mut cache.blocks) {
-                Self::release(p, r);
+        for cache in [&mut self.cache, &mut self.small] {
+            if let Ok(cache) = cache.get_mut() {
+                for (r, p) in std::mem::take(&mut cache.blocks) {
+                    Self::release(p, r);
+                }
+                cache.bytes = 0;
             }
-            cache.bytes = 0;
         }
     }
 }
@@ -328,7 +391,7 @@ mod tests {
     fn freed_large_blocks_are_reused_and_accounted() {
         let exec = HostMemory::default();
         let size = 1 << 20;
-        let a = exec.allocate(size, "test").unwrap();
+        let a = exec.allocate(size, &"test").unwrap();
         // Fresh memory is zero.
         let bytes = unsafe { std::slice::from_raw_parts_mut(a.opaque.cast::<u8>(), size) };
         assert!(bytes.iter().all(|&b| b == 0));
@@ -338,11 +401,11 @@ mod tests {
         assert_eq!(exec.usage().bytes_in_use, 0);
         assert_eq!(exec.usage().live_allocations, 0);
         // Same size class: the same block, still holding its last bytes.
-        let b = exec.allocate(size - 100, "test").unwrap();
+        let b = exec.allocate(size - 100, &"test").unwrap();
         assert_eq!(b.opaque, addr);
         assert_eq!(exec.usage().bytes_in_use, (size - 100) as u64);
         // A different class does not take it.
-        let c = exec.allocate(4 * size, "test").unwrap();
+        let c = exec.allocate(4 * size, &"test").unwrap();
         assert_ne!(c.opaque, addr);
         unsafe {
             exec.free_after(b, Vec::new());
@@ -352,8 +415,38 @@ mod tests {
     }
 
     #[test]
+    fn freed_small_blocks_are_reused_up_to_their_limits() {
+        let exec = HostMemory::default();
+        let a = exec.allocate(4096, &"test").unwrap();
+        let addr = a.opaque;
+        unsafe { exec.free_after(a, Vec::new()) };
+        assert_eq!(exec.usage().live_allocations, 0);
+        // The same size: the same block; another size: not it.
+        let b = exec.allocate(4096, &"test").unwrap();
+        assert_eq!(b.opaque, addr);
+        let c = exec.allocate(4000, &"test").unwrap();
+        assert_ne!(c.opaque, addr);
+        assert_eq!(exec.usage().bytes_in_use, 8096);
+        unsafe {
+            exec.free_after(b, Vec::new());
+            exec.free_after(c, Vec::new());
+        }
+        // At most SMALL_CACHE_BLOCKS blocks are kept, the oldest evicted.
+        let many: Vec<_> = (0..SMALL_CACHE_BLOCKS + 4)
+            .map(|i| exec.allocate(100 + i, &"test").unwrap())
+            .collect();
+        for m in many {
+            unsafe { exec.free_after(m, Vec::new()) };
+        }
+        let small = exec.small.lock().unwrap();
+        assert_eq!(small.blocks.len(), SMALL_CACHE_BLOCKS);
+        assert_eq!(small.blocks[0].0, 104);
+        assert!(small.bytes <= SMALL_CACHE_LIMIT_BYTES);
+    }
+
+    #[test]
     fn cache_evicts_oldest_beyond_its_limit() {
-        let mut cache = BlockCache::default();
+        let mut cache = BlockCache::new(CACHE_LIMIT_BYTES, usize::MAX);
         let big = CACHE_LIMIT_BYTES / 2;
         assert!(cache.put(big, 1).is_empty());
         assert!(cache.put(big, 2).is_empty());

@@ -64,8 +64,12 @@ struct QueueState {
     error: Option<Error>,
     shutdown: bool,
     /// An item is running on the thread that enqueued it (an idle stream's
-    /// [`Stream::run_host_callback_and_wait`]): the worker waits.
+    /// [`Stream::run_on_caller_if_idle`]): the worker waits.
     caller_running: bool,
+    /// Threads waiting on `idle`: only then does finishing an item notify
+    /// it (a notification is a system call even when nobody waits, and a
+    /// small program's run on the caller's thread finishes one item each).
+    idle_waiters: usize,
 }
 
 /// The part of a stream its worker thread and its executor share.
@@ -101,10 +105,24 @@ impl StreamShared {
 
     /// Blocks until every enqueued item has finished.
     pub fn wait_idle(&self) {
-        let mut st = self.lock();
-        while st.outstanding > 0 {
-            st = self.idle.wait(st).unwrap_or_else(|e| e.into_inner());
+        let st = self.lock();
+        drop(self.wait_for_idle(st, |st| st.outstanding > 0));
+    }
+
+    /// Waits on `idle` while `busy` holds, counted in `idle_waiters`.
+    fn wait_for_idle<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, QueueState>,
+        busy: impl Fn(&QueueState) -> bool,
+    ) -> MutexGuard<'a, QueueState> {
+        if busy(&st) {
+            st.idle_waiters += 1;
+            while busy(&st) {
+                st = self.idle.wait(st).unwrap_or_else(|e| e.into_inner());
+            }
+            st.idle_waiters -= 1;
         }
+        st
     }
 
     fn worker_loop(self: Arc<Self>) {
@@ -142,24 +160,21 @@ impl StreamShared {
         Ok(())
     }
 
-    /// Runs `callback` on the calling thread if nothing is queued, running
-    /// or failed, and returns its result; hands the callback back, not run,
-    /// when the stream is busy, so the caller queues it instead.
-    fn run_on_caller_if_idle(
-        &self,
-        callback: crate::HostCallback,
-    ) -> std::result::Result<Result<()>, crate::HostCallback> {
+    /// Runs `work` on the calling thread if nothing is queued, running or
+    /// failed, and returns its result; `None`, not run, when the stream is
+    /// busy, so the caller queues it instead.
+    fn run_on_caller_if_idle(&self, work: &mut dyn FnMut() -> Result<()>) -> Option<Result<()>> {
         {
             let mut st = self.lock();
             // (An item running on its caller counts as outstanding.)
             if st.outstanding > 0 || st.error.is_some() || st.shutdown {
-                return Err(callback);
+                return None;
             }
             st.caller_running = true;
             st.outstanding += 1;
             st.enqueued += 1;
         }
-        let result = catch_item_panic(callback);
+        let result = catch_item_panic(work);
         let mut st = self.lock();
         st.caller_running = false;
         // Work queued from other threads meanwhile waited for this item; the
@@ -170,7 +185,7 @@ impl StreamShared {
         if queued {
             self.work_ready.notify_all();
         }
-        Ok(result)
+        Some(result)
     }
 
     /// Runs one item, keeps its error, and marks it finished.
@@ -190,7 +205,7 @@ impl StreamShared {
     fn finish(&self, mut st: MutexGuard<'_, QueueState>) {
         st.outstanding -= 1;
         st.completed += 1;
-        if st.outstanding == 0 {
+        if st.outstanding == 0 && st.idle_waiters > 0 {
             self.idle.notify_all();
         }
         drop(st);
@@ -390,16 +405,31 @@ impl Stream for HostStream {
     }
 
     fn run_host_callback_and_wait(&self, callback: HostCallback) -> Result<()> {
-        let callback = if self.worker_id.is_some() && !self.is_worker_thread() {
-            match self.shared.run_on_caller_if_idle(callback) {
-                Ok(result) => return result,
-                Err(busy) => busy,
+        let mut callback = Some(callback);
+        let ran = self.run_on_caller_if_idle(&mut || match callback.take() {
+            Some(callback) => callback(),
+            None => Ok(()),
+        });
+        if let Some(result) = ran {
+            return result;
+        }
+        match callback {
+            Some(callback) => {
+                self.host_callback(callback)?;
+                self.block_host_until_done()
             }
-        } else {
-            callback
-        };
-        self.host_callback(callback)?;
-        self.block_host_until_done()
+            None => Err(Error::internal(
+                "a stream's callback ran but reported nothing",
+            )),
+        }
+    }
+
+    fn run_on_caller_if_idle(&self, work: &mut dyn FnMut() -> Result<()>) -> Option<Result<()>> {
+        // A stream's own thread is never idle while it runs something.
+        if self.is_worker_thread() {
+            return None;
+        }
+        self.shared.run_on_caller_if_idle(work)
     }
 
     fn record_event(&self, event: &Arc<dyn Event>) -> Result<()> {
@@ -434,12 +464,13 @@ impl Stream for HostStream {
                 "block_host_until_done called from the stream's own thread would wait forever",
             ));
         }
-        let mut st = self.shared.lock();
+        let st = self.shared.lock();
         // An inline stream has run everything already, except perhaps the item
         // this call is made from, which must not wait for itself.
-        while st.outstanding > 0 && self.worker_id.is_some() {
-            st = self.shared.idle.wait(st).unwrap_or_else(|e| e.into_inner());
-        }
+        let threaded = self.worker_id.is_some();
+        let mut st = self
+            .shared
+            .wait_for_idle(st, |st| threaded && st.outstanding > 0);
         match st.error.take() {
             Some(e) => Err(e),
             None => Ok(()),
