@@ -52,7 +52,7 @@ ratios = [m for m in modes if m != "direct"] if "direct" in modes else []
 print(f"{'bytes':>10}" + "".join(f"{m:>17}" for m in modes) + "".join(f"{m + '/direct':>24}" for m in ratios))
 for b in sizes:
     med = {m: statistics.median(times[(m, b)]) for m in modes}
-    print(f"{b:>10}" + "".join(f"{med[m]:>17.1f}" for m in modes)
+    print(f"{b:>10}" + "".join(f"{med[m]:>17.2f}" for m in modes)
           + "".join(f"{med[m] / med['direct']:>24.2f}" for m in ratios))
 PY
 done

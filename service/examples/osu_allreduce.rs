@@ -125,7 +125,7 @@ fn through_hlorun(resident: bool) -> Result<(), Box<dyn std::error::Error>> {
         }
         let mean = start.elapsed().as_secs_f64() / iters as f64;
         if rank == 0 {
-            println!("{bytes} {:.1}", mean * 1e6);
+            println!("{bytes} {:.2}", mean * 1e6);
         }
     }
     platform_api::evaluator::collectives::set_transport(None)?;
@@ -151,7 +151,7 @@ fn direct() {
         }
         let mean = start.elapsed().as_secs_f64() / iters as f64;
         if world.rank() == 0 {
-            println!("{bytes} {:.1}", mean * 1e6);
+            println!("{bytes} {:.2}", mean * 1e6);
         }
     }
 }
