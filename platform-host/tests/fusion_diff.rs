@@ -1876,9 +1876,10 @@ fn scalar_literal<T: Copy>(ty: ElementType, v: T) -> Literal {
 #[test]
 fn generated_code_agrees_bit_for_bit_with_the_steps() {
     // Sizes: a tail only; one vector and a tail; the two-vector loop and a
-    // tail, with and without one vector between; several blocks over both
-    // cores with a tail.
-    for n in [5usize, 13, 21, 29, 9001] {
+    // tail, with and without one vector between (8 lanes a vector, and 16
+    // where the code is AVX-512's); several blocks over both cores with a
+    // tail.
+    for n in [5usize, 13, 21, 29, 45, 61, 9001] {
         // Float ops, the three contractions, maximum and minimum (NaN and
         // signed zeros on both sides), a reinterpretation and a conversion,
         // and twenty results alive at once (more than the registers hold).
@@ -2219,7 +2220,7 @@ fc {
   i = s32[N] parameter(2)
   lo = f32[] parameter(3)
   ROOT r = (f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], s32[N], s32[N], s32[N], s32[N], f32[N], s32[N], u32[N], u32[N]) fusion(x, y, i, lo), kind=kLoop, calls=fc"#;
-    for n in [13usize, 21, 9001] {
+    for n in [13usize, 21, 45, 9001] {
         let text = module(fused, entry).replace("[N]", &format!("[{n}]"));
         let args = [
             wide_f32(n, 7),

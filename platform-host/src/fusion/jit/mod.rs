@@ -1,5 +1,5 @@
 //! Machine code for runs of simple elementwise steps (x86-64 with AVX2 and
-//! FMA).
+//! FMA, or AVX-512).
 //!
 //! A block program runs every elementwise op as one slice kernel call per
 //! block: the op reads its operands from block registers in L1 and writes its
@@ -7,7 +7,7 @@
 //! its loads and its store more than its arithmetic. Here a run of consecutive
 //! steps whose operations are simple (integer and float arithmetic, bitwise
 //! ops, shifts, comparisons and selects on 4-byte elements and `pred`)
-//! becomes one loop of generated code that walks the block eight lanes at a
+//! becomes one loop of generated code that walks the block a vector at a
 //! time with every intermediate in a vector register, and stores only the
 //! slots read after the run. Random numbers (threefry's rounds of adds,
 //! rotates and xors; the normal distribution's `erf_inv`, a polynomial whose
@@ -33,30 +33,36 @@
 //!
 //! # Code generation
 //! Values are numbered: the run's inputs, its constants, then one per
-//! operation (a function written out is many). A value gets a `ymm` register
-//! from a pool of 14 when it is needed; with the pool empty, the value used
+//! operation (a function written out is many). The code is `zmm` code (16
+//! lanes a register, a pool of 30) at the AVX-512 vector level
+//! ([`crate::vmath::level`] when the run is compiled), `ymm` code (8 lanes,
+//! a pool of 14) at AVX2's, from one generator over the width (`codegen`'s
+//! `Width`): AVX-512's comparisons write mask registers, so there a
+//! comparison's mask is moved back into a vector register, and a select
+//! moves it back out. A value gets a register
+//! from the pool when it is needed; with the pool empty, the value used
 //! furthest ahead is evicted (an input is reloaded when needed again, a
 //! computed value goes to a stack slot). Uniform scalars are splatted into
 //! the stack frame once per call, constants once per run into a table beside
-//! the code, and both are read as memory operands (a shift by one uses AVX2's
+//! the code, and both are read as memory operands (a shift by one uses the
 //! count form); a frame larger than a page is
 //! touched a page at a time from the top first, so that a short stack meets
 //! its guard page. A `pred` is a lane mask (all ones or zero)
 //! inside the code and a 0/1 byte outside it. An iteration loads inputs as
 //! they are first used and stores the run's results at its end, after every
 //! load of its lanes, so a result may be written over one of its inputs (in
-//! place). The main loop takes two groups of eight lanes per iteration, each
+//! place). The main loop takes two groups of lanes per iteration, each
 //! operation emitted for the first group then the second: a written-out
 //! function is a long chain of dependent steps, and with one group the
 //! out-of-order window holds too little of the next iteration to hide its
-//! latency. Eight lanes left over take one pass of the single-group code, and
-//! the tail of a block (fewer than eight elements) runs the same code one lane
+//! latency. A group's lanes left over take one pass of the single-group code,
+//! and the tail of a block (fewer than a group) runs the same code one lane
 //! at a time. The code gets a mapping of its own, made executable once
 //! written; it branches relatively, and holds two absolute addresses: its
 //! constants' table (kept with it) and one call: `exponential`'s subnormal
 //! results (a masked softmax's `exp(-1e9)`s) are computed as the slice kernel
 //! fixes them up, by a call to a Rust function out of line that the loop
-//! branches to only for an 8-lane group with such an argument.
+//! branches to only for a group with such an argument.
 //!
 //! Every operation is the instruction the slice kernels' loops compile to, or
 //! (in a written-out function, see [`math`]) one that gives the same value on
@@ -79,8 +85,8 @@ use platform_api::semantics::contraction::Contraction;
 use platform_api::ElementType;
 
 /// Most simple ops in one run, the functions counted as written out
-/// ([`JitOp::weight`]): bounds the code and the stack frame (48 bytes per
-/// scalar input, 32 per computed value and group: under 40 KB).
+/// ([`JitOp::weight`]): bounds the code and the stack frame (at `zmm` width
+/// 80 bytes per scalar input, 64 per computed value and group: under 72 KB).
 const MAX_OPS: usize = 512;
 /// Most inputs or results of one run (the runtime passes them in arrays).
 pub const MAX_PORTS: usize = 32;
@@ -146,7 +152,7 @@ pub enum JitOp {
     PickGreater,
     /// `[a, b]`: `a < b ? a : b` (`vminps`): upper clamps.
     PickLess,
-    /// `[x, e, bound]`: `e`, but where `x < bound` (8-lane groups with such
+    /// `[x, e, bound]`: `e`, but where `x < bound` (groups with such
     /// a lane are rare: a masked softmax's `-inf`s) the `exp` kernel's fixup,
     /// by a call out of the code
     /// ([`crate::elementwise_ops::exp_f32_below_normal`]).
