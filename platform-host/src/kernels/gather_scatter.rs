@@ -1413,6 +1413,18 @@ fn scatter(
         (Some(&size), Some(1), Some(1)) => size,
         _ => 1,
     };
+    // Index vectors laid out point after point (`unit` integers each, the
+    // components adjacent, or one integer when they are strided apart).
+    let unit = if walk.component_stride == 1 {
+        walk.components
+    } else {
+        1
+    };
+    let contiguous = walk
+        .point_strides
+        .iter()
+        .zip(platform_api::shape::row_major_strides(&walk.point_dims))
+        .all(|(a, b)| *a == b * unit);
     // See the fastest path below: one s32/s64 index per point, in point
     // order, updates point-major, and a window that is one contiguous run
     // (a row) or one element. The other start coordinates are then 0.
@@ -1420,11 +1432,7 @@ fn scatter(
         && batching.is_empty()
         && start_map.len() == 1
         && walk.components == 1
-        && walk
-            .point_strides
-            .iter()
-            .zip(platform_api::shape::row_major_strides(&walk.point_dims))
-            .all(|(a, b)| *a == b)
+        && contiguous
         && updates_point_major
         && window_count >= 1
         && window_count == run
@@ -1528,17 +1536,6 @@ fn scatter(
             // Fast path: scalar updates (no window), every operand dimension
             // indexed, indices laid out point after point: update `p` goes to the
             // position its index vector names.
-            let row_major_points = platform_api::shape::row_major_strides(&walk.point_dims);
-            let unit = if walk.component_stride == 1 {
-                walk.components
-            } else {
-                1
-            };
-            let contiguous = walk
-                .point_strides
-                .iter()
-                .zip(&row_major_points)
-                .all(|(a, b)| *a == b * unit);
             if window_sizes.is_empty()
                 && batching.is_empty()
                 && rank == start_map.len()

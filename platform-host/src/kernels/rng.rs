@@ -38,14 +38,12 @@ fn split(v: u64) -> [u32; 2] {
 pub fn threefry_into(key: u64, counter: u64, dims: &[usize], out: &mut [u8], width: usize) -> u64 {
     let k = split(key);
     if width == 8 {
-        let mut n = 0u64;
         for (j, e) in out.chunks_exact_mut(8).enumerate() {
             let x = threefry2x32(split(counter.wrapping_add(j as u64)), k);
             let v = x[0] as u64 | ((x[1] as u64) << 32);
             e.copy_from_slice(&v.to_le_bytes());
-            n += 1;
         }
-        return counter.wrapping_add(n);
+        return counter.wrapping_add((out.len() / 8) as u64);
     }
     // Split along the first even dimension, else the largest.
     let (half, split_dim) = if dims.is_empty() {
@@ -98,7 +96,6 @@ pub fn philox_into(key: u64, counter: (u64, u64), out: &mut [u8], width: usize) 
     let k = split(key);
     // Bytes of the result one block fills.
     let per_block = if width == 8 { 16 } else { 4 * width };
-    let mut blocks = 0u64;
     for (i, chunk) in out.chunks_mut(per_block).enumerate() {
         let (l, h) = {
             let (lo, hi) = advance(counter, i as u64);
@@ -116,9 +113,8 @@ pub fn philox_into(key: u64, counter: (u64, u64), out: &mut [u8], width: usize) 
                 e.copy_from_slice(&word.to_le_bytes()[..e.len()]);
             }
         }
-        blocks += 1;
     }
-    advance(counter, blocks)
+    advance(counter, out.len().div_ceil(per_block) as u64)
 }
 
 /// Words of Philox bits `rng` draws at a time (a multiple of four, so that
