@@ -97,14 +97,25 @@ def programs(bench_dir, only):
 
 
 def make_inputs(spec, name, out_dir):
-    """One .npy per argument, from the spec; the same files feed both sides."""
+    """One .npy per argument, from the spec; the same files feed both sides.
+
+    bfloat16 arguments are drawn in f32 and rounded (numpy files them under
+    kind 'V'); complex64 ones are drawn in f32 and given the reversed draw as
+    imaginary part."""
+    import ml_dtypes  # installed with jax; registers bfloat16 with numpy
+
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     paths, arrays = [], []
     for i, a in enumerate(spec["args"]):
         dt = np.dtype(a["dtype"])
         shape = tuple(a["shape"])
         lo, hi = a.get("lo", 0), a.get("hi", 1)
-        if dt.kind == "f":
+        if dt == np.dtype(ml_dtypes.bfloat16):
+            x = rng.uniform(lo, hi, size=shape).astype(np.float32).astype(dt)
+        elif dt == np.complex64:
+            x = rng.uniform(lo, hi, size=shape).astype(np.float32)
+            x = (x + 1j * x[::-1].copy()).astype(dt)
+        elif dt.kind == "f":
             x = rng.uniform(lo, hi, size=shape).astype(dt)
         elif dt.kind == "b":
             x = rng.integers(0, 2, size=shape).astype(dt)

@@ -58,7 +58,6 @@ import os
 import sys
 import tempfile
 
-import ml_dtypes  # installed with jax
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -424,26 +423,6 @@ def generate(out_dir, only, classes):
     return names
 
 
-def complex_inputs(spec, name, out_dir):
-    """compare_xla's inputs, with complex arguments given imaginary parts and
-    bf16 ones drawn in f32 and rounded (numpy files bf16 under kind 'V', which
-    compare_xla would draw as integers)."""
-    drawn = {"complex64": "float32", "bfloat16": "float32"}
-    paths, arrays = cx.make_inputs(
-        {"args": [dict(a, dtype=drawn.get(a["dtype"], a["dtype"])) for a in spec["args"]]},
-        name, out_dir)
-    for i, a in enumerate(spec["args"]):
-        if a["dtype"] == "complex64":
-            x = arrays[i]
-            arrays[i] = (x + 1j * x[::-1].copy()).astype(np.complex64)
-        elif a["dtype"] == "bfloat16":
-            arrays[i] = arrays[i].astype(ml_dtypes.bfloat16)
-        else:
-            continue
-        np.save(paths[i], arrays[i])
-    return paths, arrays
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--hlorun", default=os.path.join(cx.REPO, "target", "release", "hlorun"))
@@ -478,7 +457,7 @@ def main():
             spec = json.load(fh)
         with open(hlo_path) as fh:
             text = fh.read()
-        paths, arrays = complex_inputs(spec, name, tmp.name)
+        paths, arrays = cx.make_inputs(spec, name, tmp.name)
         rounds = {"xla": [], "host": []}
         for _ in range(args.rounds):
             try:
