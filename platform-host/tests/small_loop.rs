@@ -5,7 +5,7 @@
 //! that its loop really qualifies, so a silent fallback cannot pass.
 
 use platform_api::hlo::Op;
-use platform_api::{CompileOptions, HloModule, Literal};
+use platform_api::{CompileOptions, Executable, HloModule, Literal};
 use platform_host::compiler::{optimize, small_loop};
 use platform_host::runner::HostRunner;
 
@@ -143,6 +143,101 @@ ENTRY e {
 "#,
         &["f32[64]"],
     );
+}
+
+/// The arena bytes of the optimized module's first `while`, as a small loop.
+fn arena_bytes(text: &str) -> usize {
+    let options = CompileOptions::default();
+    let module = optimize(HloModule::parse(text).unwrap(), &options).unwrap();
+    let instr = module
+        .computations
+        .iter()
+        .flat_map(|c| &c.instructions)
+        .find(|i| matches!(i.op, Op::While { .. }))
+        .expect("a while loop");
+    small_loop::compile(&module, instr).unwrap().arena_bytes
+}
+
+#[test]
+fn the_arena_holds_only_what_is_live_at_once() {
+    // A fori_loop whose two counters and carry are all updated in place:
+    // the arena holds the condition's pred alone, not one slot per value
+    // the body computed before it was moved into the state.
+    let fori = r#"
+HloModule m
+body {
+  p = (s32[], s32[], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  j = s32[] get-tuple-element(p), index=1
+  j1 = s32[] add(j, one)
+  x = f32[16] get-tuple-element(p), index=2
+  a = f32[] constant(0.999)
+  ab = f32[16] broadcast(a), dimensions={}
+  y = f32[16] multiply(x, ab)
+  ROOT t = (s32[], s32[], f32[16]) tuple(i1, j1, y)
+}
+cond {
+  p = (s32[], s32[], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(1000)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  x = f32[16] parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], s32[], f32[16]) tuple(z, z, x)
+  w = (s32[], s32[], f32[16]) while(t), condition=cond, body=body
+  ROOT r = f32[16] get-tuple-element(w), index=2
+}
+"#;
+    assert_eq!(arena_bytes(fori), 1);
+    check(fori, &["f32[16]"]);
+    // The result (64 bytes) and the temp arena: the two counters and the
+    // loop's arena, each at a multiple of 16 bytes (64-byte lines for the
+    // counters and one slot per body value made this 260).
+    let runner = HostRunner::compile(fori).unwrap();
+    assert_eq!(runner.executable.peak_memory_bytes(), Some(64 + 33));
+
+    // The condition's sum and pred, then the body: its result, written
+    // into the state in place, takes no room; the condition's values share
+    // their bytes with the body's.
+    let data_dependent = r#"
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+body {
+  x = f32[64] parameter(0)
+  c = f32[] constant(1.01)
+  cb = f32[64] broadcast(c), dimensions={}
+  m = f32[64] multiply(x, cb)
+  one = f32[] constant(1)
+  ob = f32[64] broadcast(one), dimensions={}
+  y = f32[64] add(m, ob)
+  d = f32[64] multiply(y, cb)
+  ROOT e = f32[64] add(d, m)
+}
+cond {
+  x = f32[64] parameter(0)
+  z = f32[] constant(0)
+  s = f32[] reduce(x, z), dimensions={0}, to_apply=add
+  lim = f32[] constant(1e6)
+  ROOT lt = pred[] compare(s, lim), direction=LT
+}
+ENTRY e {
+  x = f32[64] parameter(0)
+  ROOT w = f32[64] while(x), condition=cond, body=body
+}
+"#;
+    // `m` lives to the body's last step, and `y` and `d` meet at the step
+    // computing `d` from `y` (a result never shares an operand's bytes
+    // here): three 256-byte values at once.
+    assert_eq!(arena_bytes(data_dependent), 3 * 256);
+    check(data_dependent, &["f32[64]"]);
 }
 
 #[test]

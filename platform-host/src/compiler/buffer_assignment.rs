@@ -32,7 +32,8 @@
 //! computed may live inside that output buffer (`lodge_in_outputs`; [`assign`]
 //! says when a result is not merged into a temporary to make room); every
 //! other unpinned buffer goes into the temp arena, each placed at the lowest
-//! 64-byte-aligned offset that no buffer live at the same time occupies
+//! aligned offset (64 bytes, or a smaller buffer's size rounded up to a power
+//! of two, at least 16: [`alignment`]) that no buffer live at the same time occupies
 //! (greedy interval packing), trying several orders and keeping the smallest
 //! arena (`pack_arena`).
 
@@ -41,8 +42,20 @@ use platform_api::hlo::{HloComputation, HloInstruction, InstrId, Op};
 use platform_api::{ArrayShape, Error, HloModule, Literal, Result, Shape};
 use std::sync::Arc;
 
-/// Offsets in the arena are multiples of this.
+/// Offsets in the arena are multiples of this, for buffers of at least as
+/// many bytes (see [`alignment`]).
 pub const SLICE_ALIGNMENT: usize = 64;
+
+/// The alignment of a buffer of `size` bytes in the arena:
+/// [`SLICE_ALIGNMENT`], or for a smaller buffer the power of two that holds
+/// it, at least 16 (the widest element). No vector access wider than the
+/// buffer can use an alignment it lacks, while a scalar given a line of its
+/// own made a small loop's state (two counters) cost 128 bytes.
+fn alignment(size: usize) -> usize {
+    size.checked_next_power_of_two()
+        .unwrap_or(SLICE_ALIGNMENT)
+        .clamp(16, SLICE_ALIGNMENT)
+}
 
 /// How a sequence exchanges data with its caller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1141,7 +1154,7 @@ fn lowest_free_offset(mut busy: Vec<(usize, usize)>, size: usize) -> usize {
         if offset + size <= lo {
             break;
         }
-        offset = offset.max(hi.next_multiple_of(SLICE_ALIGNMENT));
+        offset = offset.max(hi.next_multiple_of(alignment(size)));
     }
     offset
 }
@@ -1171,7 +1184,7 @@ mod tests {
     /// aligned, and all fit in the arena.
     fn check_packing(buffers: &[Buffer], arena: usize) {
         for (i, a) in buffers.iter().enumerate() {
-            assert_eq!(a.offset % SLICE_ALIGNMENT, 0);
+            assert_eq!(a.offset % alignment(a.size), 0);
             assert!(a.offset + a.size <= arena, "buffer {i} past the arena");
             for (j, b) in buffers.iter().enumerate().skip(i + 1) {
                 let in_time = a.start <= b.end && b.start <= a.end;
@@ -1194,6 +1207,30 @@ mod tests {
             })
             .max()
             .unwrap_or(0)
+    }
+
+    #[test]
+    fn small_buffers_are_aligned_to_their_size_not_a_line() {
+        // Two scalars, a 20-byte value and a line-sized one, all live at
+        // once: the line at 0, the 20 bytes at 64 (32-byte aligned), the
+        // scalars at 96 and 112 (each at a line of its own: 196 bytes).
+        let mut buffers = vec![
+            buffer(4, 0, 3),
+            buffer(4, 0, 3),
+            buffer(20, 1, 3),
+            buffer(64, 2, 4),
+        ];
+        let arena = pack_arena(&mut buffers);
+        check_packing(&buffers, arena);
+        assert_eq!(
+            arena,
+            116,
+            "{:?}",
+            buffers.iter().map(|b| b.offset).collect::<Vec<_>>()
+        );
+        for (size, want) in [(1, 16), (16, 16), (17, 32), (33, 64), (64, 64), (4096, 64)] {
+            assert_eq!(alignment(size), want, "{size} bytes");
+        }
     }
 
     #[test]

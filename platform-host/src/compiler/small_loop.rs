@@ -95,6 +95,9 @@ struct Builder<'m> {
     steps: Vec<Step>,
     constants: Vec<Arc<ConstantBytes>>,
     arena: usize,
+    /// Every arena value's offset and bytes, as [`Builder::alloc`] placed
+    /// them.
+    slots: Vec<(u32, usize)>,
     depth: usize,
     /// Constants broadcast into arrays: (constant, count) -> the array.
     expanded: HashMap<(u32, usize), Loc>,
@@ -114,17 +117,18 @@ pub fn compile(module: &HloModule, instr: &HloInstruction) -> std::result::Resul
         steps: Vec::new(),
         constants: Vec::new(),
         arena: 0,
+        slots: Vec::new(),
         depth: 0,
         expanded: HashMap::new(),
     };
     let mut leaves = 0u32;
     let state = b.state_value(&instr.shape, &mut leaves)?;
 
-    let pred = match b.computation(*condition, std::slice::from_ref(&state))? {
+    let mut pred = match b.computation(*condition, std::slice::from_ref(&state))? {
         Value::Array(v) if v.ty == ElementType::Pred && v.count == 1 => v.loc,
         _ => return Err("the condition's result is not a pred scalar".into()),
     };
-    let condition_steps = std::mem::take(&mut b.steps);
+    let mut condition_steps = std::mem::take(&mut b.steps);
 
     let result = b.computation(*body, std::slice::from_ref(&state))?;
     let mut results = Vec::new();
@@ -144,14 +148,110 @@ pub fn compile(module: &HloModule, instr: &HloInstruction) -> std::result::Resul
     if condition_steps.len() + b.steps.len() > MAX_STEPS {
         return Err(format!("more than {MAX_STEPS} steps"));
     }
+    let arena_bytes =
+        pack_arena(&mut condition_steps, &mut pred, &mut b.steps, &b.slots).unwrap_or(b.arena);
     Ok(SmallLoop {
         condition: condition_steps,
         pred,
         body: b.steps,
         constants: b.constants,
-        arena_bytes: b.arena,
+        arena_bytes,
         state_bytes,
     })
+}
+
+/// Places the arena's values again by when they are live in an iteration
+/// (the condition's steps, the test of its `pred`, the body's steps), each
+/// at the lowest 16-byte-aligned offset no value live at the same time
+/// occupies, and returns the arena's new size. The walk gives every
+/// intermediate bytes of its own and keeps them even when the body's result
+/// then goes into the state in place; a tiny body's arena was mostly such
+/// values. `None` (the layout kept) where a step names an offset that is not
+/// the start of a value, or a value is empty.
+fn pack_arena(
+    condition: &mut [Step],
+    pred: &mut Loc,
+    body: &mut [Step],
+    slots: &[(u32, usize)],
+) -> Option<usize> {
+    // An empty value shares its offset with the next one: keep the layout.
+    if slots.iter().any(|s| s.1 == 0) {
+        return None;
+    }
+    // Per slot: first write, first read, last use, as positions in the
+    // iteration.
+    let mut seen: Vec<Option<(usize, usize, usize)>> = vec![None; slots.len()];
+    let mut unknown = false;
+    let mut note = |loc: Loc, at: usize, write: bool| {
+        let Loc::Arena(off) = loc else { return };
+        let Some(k) = slots.iter().position(|s| s.0 == off) else {
+            unknown = true;
+            return;
+        };
+        let e = seen[k].get_or_insert((usize::MAX, usize::MAX, at));
+        if write {
+            e.0 = e.0.min(at);
+        } else {
+            e.1 = e.1.min(at);
+        }
+        e.2 = e.2.max(at);
+    };
+    let pred_at = condition.len();
+    let steps = condition
+        .iter()
+        .enumerate()
+        .chain(body.iter().enumerate().map(|(i, s)| (pred_at + 1 + i, s)));
+    for (at, s) in steps {
+        for r in s.reads() {
+            note(r, at, false);
+        }
+        note(s.dst(), at, true);
+    }
+    note(*pred, pred_at, false);
+    if unknown {
+        return None;
+    }
+    let last = pred_at + body.len();
+    // A value read before this iteration writes it (none is, as the walk
+    // makes them) would carry over from the last one: live throughout.
+    let live: Vec<Option<(usize, usize)>> = seen
+        .iter()
+        .map(|e| e.map(|(w, r, u)| if r <= w { (0, last) } else { (w, u) }))
+        .collect();
+    let mut order: Vec<usize> = (0..slots.len()).filter(|&k| live[k].is_some()).collect();
+    order.sort_by_key(|&k| (std::cmp::Reverse(slots[k].1), slots[k].0));
+    // (live from, live to, offset, bytes) of each value placed so far.
+    let mut placed: Vec<(usize, usize, usize, usize)> = Vec::new();
+    let mut new_at: HashMap<u32, u32> = HashMap::new();
+    let mut bytes = 0;
+    for k in order {
+        let ((start, end), size) = (live[k]?, slots[k].1);
+        let mut busy: Vec<(usize, usize)> = placed
+            .iter()
+            .filter(|p| p.0 <= end && start <= p.1)
+            .map(|p| (p.2, p.2 + p.3))
+            .collect();
+        busy.sort_unstable();
+        let mut at = 0;
+        for (lo, hi) in busy {
+            if at + size <= lo {
+                break;
+            }
+            at = at.max(hi.next_multiple_of(16));
+        }
+        bytes = usize::max(bytes, at + size);
+        new_at.insert(slots[k].0, u32::try_from(at).ok()?);
+        placed.push((start, end, at, size));
+    }
+    let map = |l: Loc| match l {
+        Loc::Arena(off) => Loc::Arena(new_at.get(&off).copied().unwrap_or(off)),
+        other => other,
+    };
+    for s in condition.iter_mut().chain(body.iter_mut()) {
+        s.map_locs(&map);
+    }
+    *pred = map(*pred);
+    Some(bytes)
 }
 
 fn contains_token(shape: &Shape) -> bool {
@@ -221,6 +321,7 @@ impl Builder<'_> {
             ));
         }
         self.arena = end;
+        self.slots.push((at as u32, end - at));
         Ok(Loc::Arena(at as u32))
     }
 

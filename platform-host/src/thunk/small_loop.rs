@@ -159,6 +159,32 @@ impl Step {
         }
     }
 
+    /// Replaces every location the step names, written or read, by
+    /// `f`'s image of it.
+    pub fn map_locs(&mut self, f: &dyn Fn(Loc) -> Loc) {
+        match self {
+            Step::Kernel { args, dst, .. } => {
+                for a in args.iter_mut() {
+                    *a = a.with_loc(f(a.loc()));
+                }
+                *dst = f(*dst);
+            }
+            Step::Scalar { args, dst, .. } | Step::Vector { args, dst, .. } => {
+                args.iter_mut().for_each(|l| *l = f(*l));
+                *dst = f(*dst);
+            }
+            Step::Fold { src, init, dst, .. } => {
+                *src = f(*src);
+                *init = f(*init);
+                *dst = f(*dst);
+            }
+            Step::Fill { src, dst, .. } | Step::Copy { src, dst, .. } => {
+                *src = f(*src);
+                *dst = f(*dst);
+            }
+        }
+    }
+
     /// Replaces every read of `from` by a read of `to`.
     pub fn rename_reads(&mut self, from: Loc, to: Loc) {
         let swap = |l: &mut Loc| {
