@@ -1122,6 +1122,70 @@ fn temp_bytes(text: &str) -> usize {
 }
 
 #[test]
+fn element_gathers_run_inside_their_masked_select() {
+    // jnp.take_along_axis as JAX lowers it: the index wrapped, a batched
+    // gather of one element per point, the bounds check reduced over the
+    // unit index vector dimension and used as the select's predicate
+    // directly (no broadcast). Indices run from -20 to 20 over rows of 16,
+    // so both sides are out of range; 1200 points are several chunks.
+    let take = module(
+        r#"
+and_reducer {
+  a = pred[] parameter(0)
+  b = pred[] parameter(1)
+  ROOT c = pred[] and(a, b)
+}
+"#,
+        r#"  x = f32[40,16] parameter(0)
+  idx = s32[40,30] parameter(1)
+  zero = s32[] constant(0)
+  zeros = s32[40,30] broadcast(zero), dimensions={}
+  neg = pred[40,30] compare(idx, zeros), direction=LT
+  n = s32[] constant(16)
+  ns = s32[40,30] broadcast(n), dimensions={}
+  wrapped = s32[40,30] add(idx, ns)
+  fixed = s32[40,30] select(neg, wrapped, idx)
+  col = s32[40,30,1] reshape(fixed)
+  zeros1 = s32[40,30,1] broadcast(zero), dimensions={}
+  ge = pred[40,30,1] compare(col, zeros1), direction=GE
+  last = s32[] constant(15)
+  lasts = s32[40,30,1] broadcast(last), dimensions={}
+  le = pred[40,30,1] compare(col, lasts), direction=LE
+  ok1 = pred[40,30,1] and(ge, le)
+  yes = pred[] constant(true)
+  ok = pred[40,30] reduce(ok1, yes), dimensions={2}, to_apply=and_reducer
+  g = f32[40,30] gather(x, col), offset_dims={}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1}
+  qnan = f32[] constant(nan)
+  nans = f32[40,30] broadcast(qnan), dimensions={}
+  ROOT r = f32[40,30] select(ok, g, nans)"#,
+    );
+    // One thunk, as XLA's one loop: neither the wrapped indices nor the
+    // gathered elements are stored.
+    assert_eq!(thunk_categories(&take), ["gather"]);
+    assert_eq!(temp_bytes(&take), 0);
+    check("masked take_along_axis", &take, Agree::Bits);
+    // The branches the other way round, a fill of another value.
+    let negated = take.replace(
+        "ROOT r = f32[40,30] select(ok, g, nans)",
+        "bad = pred[40,30] not(ok)\n  ROOT r = f32[40,30] select(bad, nans, g)",
+    );
+    assert_eq!(thunk_categories(&negated), ["gather"]);
+    check("masked take_along_axis, negated", &negated, Agree::Bits);
+    // With the wrapped indices also returned, their fusion stays and the
+    // gather reads them.
+    let returned = take.replace(
+        "ROOT r = f32[40,30] select(ok, g, nans)",
+        "r = f32[40,30] select(ok, g, nans)\n  ROOT t = (f32[40,30], s32[40,30]) tuple(r, fixed)",
+    );
+    assert_eq!(thunk_categories(&returned), ["fusion", "gather"]);
+    check(
+        "masked take_along_axis, indices returned",
+        &returned,
+        Agree::Bits,
+    );
+}
+
+#[test]
 fn row_gathers_run_inside_the_fusion_that_consumes_them() {
     // jnp.take's lowering: indices normalised, rows gathered, rows whose
     // index was out of range masked with NaN. Indices run from -20 to 20

@@ -35,8 +35,8 @@ enum GatherInFusion {
         producer: Box<dyn BlockProducer>,
     },
     /// The fusion is the select of a masked gather: one thunk does both
-    /// ([`kernels::gather_scatter::MaskedRowGather`]).
-    Masked(Box<kernels::gather_scatter::MaskedRowGather>),
+    /// ([`kernels::gather_scatter::MaskedGather`]).
+    Masked(Box<kernels::gather_scatter::MaskedGather>),
 }
 
 /// The (gather, fusion) pairs where the gather is lowered just before the

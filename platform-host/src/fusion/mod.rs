@@ -342,7 +342,7 @@ pub fn plan(
 /// and the like of the fusion's operands; nothing that calls a computation),
 /// compiled on its own to a block program. A kernel that needs such a value
 /// per position of its own iteration (the mask and the indices of a
-/// [`crate::kernels::gather_scatter::MaskedRowGather`]) computes it a chunk
+/// [`crate::kernels::gather_scatter::MaskedGather`]) computes it a chunk
 /// at a time instead of reading a materialised array. An operand that is an
 /// output of another fusion the caller names (directly or through
 /// `get-tuple-element` and reshapes) is computed from that fusion's own

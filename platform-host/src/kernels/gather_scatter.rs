@@ -121,6 +121,129 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     }
 }
 
+/// A gather's dimension numbers checked against its shapes: how its index
+/// points are walked and where each lands in the operand and the output.
+struct GatherLayout {
+    walk: IndexWalk,
+    /// Operand dimensions that appear in the output, in order.
+    offset_operand_dims: Vec<usize>,
+    /// The element stride of each output dimension that is a point
+    /// dimension, in order.
+    batch_out_strides: Vec<usize>,
+    /// Row-major element strides of the operand and the output.
+    op_strides: Vec<usize>,
+    out_strides: Vec<usize>,
+    /// Per operand dimension, the largest start of the slice.
+    limits: Vec<i64>,
+    /// (operand dimension, point dimension) of each batching pair.
+    batching: Vec<(usize, usize)>,
+}
+
+impl GatherLayout {
+    fn new(
+        operand: &platform_api::ArrayShape,
+        indices: &platform_api::ArrayShape,
+        result: &platform_api::ArrayShape,
+        d: &platform_api::hlo::GatherDimensionNumbers,
+        slice_sizes: &[usize],
+        what: &str,
+    ) -> Result<GatherLayout> {
+        let walk = IndexWalk::new(indices, d.index_vector_dim, what)?;
+        let bad = |why: String| Error::invalid_argument(format!("{what}: {why}"));
+        if slice_sizes.len() != operand.rank()
+            || slice_sizes.iter().zip(&operand.dims).any(|(s, n)| s > n)
+        {
+            return Err(bad(format!(
+                "slice sizes {slice_sizes:?} do not fit {operand}"
+            )));
+        }
+        if d.start_index_map.len() != walk.components
+            || d.start_index_map.iter().any(|&m| m >= operand.rank())
+        {
+            return Err(bad(format!(
+                "start_index_map {:?} does not fit index vectors of {}",
+                d.start_index_map, walk.components
+            )));
+        }
+        if d.operand_batching_dims.len() != d.start_indices_batching_dims.len() {
+            return Err(bad("batching dimension lists differ in length".into()));
+        }
+        // Operand dimensions that appear in the output, in order.
+        let offset_operand_dims: Vec<usize> = (0..operand.rank())
+            .filter(|x| !d.collapsed_slice_dims.contains(x) && !d.operand_batching_dims.contains(x))
+            .collect();
+        if offset_operand_dims.len() != d.offset_dims.len() {
+            return Err(bad(format!(
+                "offset_dims {:?} do not match the slice",
+                d.offset_dims
+            )));
+        }
+        let batch_out_dims: Vec<usize> = (0..result.rank())
+            .filter(|x| !d.offset_dims.contains(x))
+            .collect();
+        if batch_out_dims.len() != walk.point_dims.len()
+            || batch_out_dims
+                .iter()
+                .zip(&walk.point_dims)
+                .any(|(&o, &n)| result.dims[o] != n)
+            || d.offset_dims
+                .iter()
+                .zip(&offset_operand_dims)
+                .any(|(&o, &od)| result.dims.get(o) != Some(&slice_sizes[od]))
+        {
+            return Err(bad(format!(
+                "result {result} does not match indices {indices} and slice sizes {slice_sizes:?}"
+            )));
+        }
+        let op_strides = platform_api::shape::row_major_strides(&operand.dims);
+        let out_strides = platform_api::shape::row_major_strides(&result.dims);
+        Ok(GatherLayout {
+            batch_out_strides: batch_out_dims.iter().map(|&x| out_strides[x]).collect(),
+            limits: (0..operand.rank())
+                .map(|x| (operand.dims[x] - slice_sizes[x]) as i64)
+                .collect(),
+            batching: d
+                .operand_batching_dims
+                .iter()
+                .zip(&d.start_indices_batching_dims)
+                .map(|(&od, &id)| (od, point_position(id, d.index_vector_dim)))
+                .collect(),
+            walk,
+            offset_operand_dims,
+            op_strides,
+            out_strides,
+        })
+    }
+
+    /// Whether every slice is one element (and not empty).
+    fn single(&self, slice_sizes: &[usize]) -> bool {
+        self.offset_operand_dims
+            .iter()
+            .map(|&x| slice_sizes[x])
+            .product::<usize>()
+            == 1
+    }
+
+    /// The [`PointGather`] plan, where the gather has one.
+    fn point_gather(
+        &self,
+        d: &platform_api::hlo::GatherDimensionNumbers,
+        slice_sizes: &[usize],
+        width: usize,
+    ) -> Option<PointGather> {
+        PointGather::new(
+            &self.walk,
+            &d.start_index_map,
+            &self.batching,
+            &self.limits,
+            &self.op_strides,
+            &self.batch_out_strides,
+            width,
+            self.single(slice_sizes),
+        )
+    }
+}
+
 fn gather(
     ctx: &LowerCtx<'_>,
     id: InstrId,
@@ -132,59 +255,23 @@ fn gather(
     let operand = ctx.operand_array(instr, 0)?;
     let indices = ctx.operand_array(instr, 1)?;
     let result = ctx.result_array(instr)?;
-    let walk = IndexWalk::new(indices, d.index_vector_dim, &what)?;
-    let bad = |why: String| Error::invalid_argument(format!("{what}: {why}"));
-    if slice_sizes.len() != operand.rank()
-        || slice_sizes.iter().zip(&operand.dims).any(|(s, n)| s > n)
-    {
-        return Err(bad(format!(
-            "slice sizes {slice_sizes:?} do not fit {operand}"
-        )));
-    }
-    if d.start_index_map.len() != walk.components
-        || d.start_index_map.iter().any(|&m| m >= operand.rank())
-    {
-        return Err(bad(format!(
-            "start_index_map {:?} does not fit index vectors of {}",
-            d.start_index_map, walk.components
-        )));
-    }
-    if d.operand_batching_dims.len() != d.start_indices_batching_dims.len() {
-        return Err(bad("batching dimension lists differ in length".into()));
-    }
-    // Operand dimensions that appear in the output, in order.
-    let offset_operand_dims: Vec<usize> = (0..operand.rank())
-        .filter(|x| !d.collapsed_slice_dims.contains(x) && !d.operand_batching_dims.contains(x))
-        .collect();
-    if offset_operand_dims.len() != d.offset_dims.len() {
-        return Err(bad(format!(
-            "offset_dims {:?} do not match the slice",
-            d.offset_dims
-        )));
-    }
-    let batch_out_dims: Vec<usize> = (0..result.rank())
-        .filter(|x| !d.offset_dims.contains(x))
-        .collect();
-    if batch_out_dims.len() != walk.point_dims.len()
-        || batch_out_dims
-            .iter()
-            .zip(&walk.point_dims)
-            .any(|(&o, &n)| result.dims[o] != n)
-        || d.offset_dims
-            .iter()
-            .zip(&offset_operand_dims)
-            .any(|(&o, &od)| result.dims.get(o) != Some(&slice_sizes[od]))
-    {
-        return Err(bad(format!(
-            "result {result} does not match indices {indices} and slice sizes {slice_sizes:?}"
-        )));
-    }
+    let layout = GatherLayout::new(operand, indices, result, d, slice_sizes, &what)?;
     if let Some(rows) = RowGather::new(ctx, id) {
         return Ok(row_gather_thunk(instr.name.clone(), rows));
     }
-    let op_strides = platform_api::shape::row_major_strides(&operand.dims);
-    let out_strides = platform_api::shape::row_major_strides(&result.dims);
     let width = operand.element_type.byte_size();
+    let point_plan = layout.point_gather(d, slice_sizes, width);
+    let single = layout.single(slice_sizes);
+    let GatherLayout {
+        walk,
+        offset_operand_dims,
+        batch_out_strides,
+        op_strides,
+        out_strides,
+        limits,
+        batching,
+        ..
+    } = layout;
     let copy = StridedCopy::new(
         width,
         &offset_operand_dims
@@ -200,17 +287,7 @@ fn gather(
             .map(|&x| out_strides[x] as isize)
             .collect::<Vec<_>>(),
     );
-    let batch_out_strides: Vec<usize> = batch_out_dims.iter().map(|&x| out_strides[x]).collect();
-    let limits: Vec<i64> = (0..operand.rank())
-        .map(|x| (operand.dims[x] - slice_sizes[x]) as i64)
-        .collect();
     let start_map = d.start_index_map.clone();
-    let batching: Vec<(usize, usize)> = d
-        .operand_batching_dims
-        .iter()
-        .zip(&d.start_indices_batching_dims)
-        .map(|(&od, &id)| (od, point_position(id, d.index_vector_dim)))
-        .collect();
     let (op_slice, idx_slice, out) = (
         ctx.operand_slice(instr, 0)?,
         ctx.operand_slice(instr, 1)?,
@@ -218,18 +295,7 @@ fn gather(
     );
     let rank = operand.rank();
     let slice_elems = copy.element_count().max(1);
-    // One element per point (and not an empty slice).
-    let single = copy.element_count() == 1;
-    if let Some(plan) = PointGather::new(
-        &walk,
-        &start_map,
-        &batching,
-        &limits,
-        &op_strides,
-        &batch_out_strides,
-        width,
-        single,
-    ) {
+    if let Some(plan) = point_plan {
         let points = walk.point_count();
         return Ok(thunk(instr.name.clone(), "gather", move |ctx| {
             let (x, idx, o) = (
@@ -464,6 +530,23 @@ impl PointGather {
     }
 }
 
+/// Writes `fill` over each element of `out` whose mask byte does not say
+/// keep (`(mask[j] != 0) == keep_when`): every element read and stored, so
+/// the loop is a vector blend, not a branch per element.
+///
+/// # Safety
+/// `out` holds `mask.len()` elements.
+unsafe fn fill_discarded<E: Copy>(out: *mut E, mask: &[u8], keep_when: bool, fill: E) {
+    for (j, &m) in mask.iter().enumerate() {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let at = out.add(j);
+            let v = at.read_unaligned();
+            at.write_unaligned(if (m != 0) == keep_when { v } else { fill });
+        }
+    }
+}
+
 /// A gather that copies one contiguous run of the operand per index into
 /// consecutive output positions: an embedding lookup (`jnp.take(table, idx,
 /// axis=0)`). Index `i` names operand rows `i..i + k` (start clamped so they
@@ -670,6 +753,60 @@ impl RowGather {
     }
 }
 
+/// What a masked gather copies per index point.
+enum MaskedForm {
+    /// Whole rows ([`RowForm`]).
+    Rows(RowForm),
+    /// One element ([`PointGather`]: `take_along_axis`), with one index
+    /// component per point and the indices and the output both in point
+    /// order, so point `p` reads index `p` and writes element `p`.
+    Points(PointGather),
+}
+
+impl MaskedForm {
+    fn of(comp: &HloComputation, id: InstrId) -> Option<MaskedForm> {
+        if let Some(rows) = RowForm::of(comp, id) {
+            return Some(MaskedForm::Rows(rows));
+        }
+        let instr = comp.instr(id);
+        let Op::Gather {
+            dnums: d,
+            slice_sizes,
+            ..
+        } = &instr.op
+        else {
+            return None;
+        };
+        let operand = comp.instr(*instr.operands.first()?).shape.as_array()?;
+        let indices = comp.instr(*instr.operands.get(1)?).shape.as_array()?;
+        let result = instr.shape.as_array()?;
+        let layout = GatherLayout::new(operand, indices, result, d, slice_sizes, "gather").ok()?;
+        let in_order = platform_api::shape::row_major_strides(&layout.walk.point_dims);
+        let plan = layout.point_gather(d, slice_sizes, operand.element_type.byte_size())?;
+        (layout.walk.components == 1
+            && layout.walk.point_strides == in_order
+            && layout.batch_out_strides == in_order
+            && result.element_count() == layout.walk.point_count())
+        .then_some(MaskedForm::Points(plan))
+    }
+
+    /// Elements per index point.
+    fn run(&self) -> usize {
+        match self {
+            MaskedForm::Rows(rows) => rows.run,
+            MaskedForm::Points(_) => 1,
+        }
+    }
+
+    /// Elements of the result.
+    fn count(&self) -> usize {
+        match self {
+            MaskedForm::Rows(rows) => rows.count,
+            MaskedForm::Points(points) => points.dims.iter().product(),
+        }
+    }
+}
+
 /// A row gather seen through the select `jnp.take` puts after it (its
 /// default `mode="fill"`): `select(broadcast(mask), gather, broadcast(c))`,
 /// the mask one predicate per index point, broadcast over the slice. Each
@@ -687,6 +824,7 @@ impl RowGather {
 /// one pass, as in XLA's fused loop.
 pub struct MaskedGatherPlan {
     gather: InstrId,
+    form: MaskedForm,
     keep_when: bool,
     /// One element: what a discarded slice is filled with.
     fill: Vec<u8>,
@@ -721,7 +859,8 @@ fn broadcast_constant(comp: &HloComputation, id: InstrId, ty: ElementType) -> Op
 impl MaskedGatherPlan {
     /// The plan for gather `gather` of computation `comp` and fusion
     /// `fusion`, its only user, if the fusion is exactly the masked select
-    /// of it and the gather copies whole rows.
+    /// of it and the gather copies whole rows or one element per point
+    /// ([`MaskedForm`]).
     pub fn new(
         module: &HloModule,
         comp: &HloComputation,
@@ -730,9 +869,9 @@ impl MaskedGatherPlan {
         options: &CompileOptions,
     ) -> Option<MaskedGatherPlan> {
         let g = comp.instr(gather);
-        let form = RowForm::of(comp, gather)?;
+        let form = MaskedForm::of(comp, gather)?;
         let result = g.shape.as_array()?;
-        let points = form.count.checked_div(form.run)?;
+        let points = form.count().checked_div(form.run())?;
         let instr = comp.instr(fusion);
         let Op::Fusion { calls, .. } = &instr.op else {
             return None;
@@ -756,21 +895,26 @@ impl MaskedGatherPlan {
             return None;
         };
         // The mask: a value of the point dimensions (the result's leading
-        // ones), broadcast over the trailing slice dimensions.
+        // ones), broadcast over the trailing slice dimensions; where a point
+        // is one element, the select's predicate itself.
         let pred = fused.instr(root.operands[0]);
-        let Op::Broadcast { dimensions } = &pred.op else {
-            return None;
+        let per_point = |m: InstrId, dims: &[usize]| {
+            fused.instr(m).shape.as_array().is_some_and(|mask| {
+                dims.iter().copied().eq(0..mask.rank())
+                    && result.dims.get(..mask.rank()) == Some(&mask.dims[..])
+                    && mask.element_count() == points
+                    && mask.element_type == ElementType::Pred
+            })
         };
-        let m = *pred.operands.first()?;
-        let mask_shape = fused.instr(m).shape.as_array()?;
-        let point_rank = mask_shape.rank();
-        let per_point = dimensions.iter().copied().eq(0..point_rank)
-            && result.dims.get(..point_rank) == Some(&mask_shape.dims[..])
-            && mask_shape.element_count() == points
-            && mask_shape.element_type == ElementType::Pred;
-        if !per_point {
-            return None;
-        }
+        let m = match (&pred.op, pred.operands.first()) {
+            (Op::Broadcast { dimensions }, Some(&m)) if per_point(m, dimensions) => m,
+            _ if form.run() == 1
+                && per_point(root.operands[0], &(0..result.rank()).collect::<Vec<_>>()) =>
+            {
+                root.operands[0]
+            }
+            _ => return None,
+        };
         // The fusion that made the indices, if what it computes feeds only
         // this gather's indices and this fusion's mask.
         let users = comp.users();
@@ -848,6 +992,7 @@ impl MaskedGatherPlan {
         };
         Some(MaskedGatherPlan {
             gather,
+            form,
             keep_when,
             fill,
             mask,
@@ -884,16 +1029,25 @@ impl MaskedGatherPlan {
     }
 
     /// The kernel with the buffers lowering assigned; `None` if the gather
-    /// does not copy whole rows.
-    pub fn into_kernel(self, ctx: &LowerCtx<'_>, fusion: InstrId) -> Option<MaskedRowGather> {
+    /// no longer has its form.
+    pub fn into_kernel(self, ctx: &LowerCtx<'_>, fusion: InstrId) -> Option<MaskedGather> {
         let slices = |p: &PositionProgram| {
             p.reads()
                 .iter()
                 .map(|&id| ctx.result_slice(id).ok())
                 .collect::<Option<Vec<_>>>()
         };
-        Some(MaskedRowGather {
-            rows: RowGather::new(ctx, self.gather)?,
+        let g = ctx.instr(self.gather);
+        Some(MaskedGather {
+            copies: match self.form {
+                MaskedForm::Rows(_) => MaskedCopies::Rows(RowGather::new(ctx, self.gather)?),
+                MaskedForm::Points(plan) if self.fill.len() == plan.width => {
+                    MaskedCopies::Points(plan)
+                }
+                MaskedForm::Points(_) => return None,
+            },
+            table: ctx.operand_slice(g, 0).ok()?,
+            indices: ctx.operand_slice(g, 1).ok()?,
             mask_reads: slices(&self.mask)?,
             index_reads: match &self.index {
                 Some(index) => slices(index)?,
@@ -909,8 +1063,10 @@ impl MaskedGatherPlan {
 }
 
 /// A [`MaskedGatherPlan`] with its buffers.
-pub struct MaskedRowGather {
-    rows: RowGather,
+pub struct MaskedGather {
+    copies: MaskedCopies,
+    table: BufferSlice,
+    indices: BufferSlice,
     mask: PositionProgram,
     mask_reads: Vec<BufferSlice>,
     index: Option<PositionProgram>,
@@ -923,17 +1079,33 @@ pub struct MaskedRowGather {
     out: BufferSlice,
 }
 
-/// Index points whose mask and indices a [`MaskedRowGather`] computes at a
-/// time.
-const POINT_CHUNK: usize = 512;
+/// A task's buffers for one chunk of points: the mask, and the indices
+/// when computed (8 bytes a point, room for `s64`).
+struct Chunk {
+    mask: Vec<u8>,
+    indices: Vec<u64>,
+}
 
-impl MaskedRowGather {
+/// How a [`MaskedGather`] copies (see [`MaskedForm`]).
+enum MaskedCopies {
+    Rows(RowGather),
+    Points(PointGather),
+}
+
+/// Index points whose mask and indices a [`MaskedGather`] computes at a
+/// time, where each point is a row.
+const POINT_CHUNK: usize = 512;
+/// The same where each point is one element: a chunk's two program runs
+/// have a fixed setup, which 512 elements did not repay.
+const ELEMENT_CHUNK: usize = 4096;
+
+impl MaskedGather {
     /// What it reads: the table, the indices (unless computed) and what the
     /// mask and the indices are computed from.
     pub fn reads(&self) -> Vec<BufferSlice> {
-        let mut reads = vec![self.rows.table];
+        let mut reads = vec![self.table];
         if self.index.is_none() {
-            reads.push(self.rows.indices);
+            reads.push(self.indices);
         }
         reads.extend(&self.mask_reads);
         reads.extend(&self.index_reads);
@@ -943,21 +1115,30 @@ impl MaskedRowGather {
     /// The thunk that writes the select's result, index points split over
     /// the cores.
     pub fn into_thunk(self, name: String) -> Box<dyn Thunk> {
-        let mut slices = vec![self.out, self.rows.table, self.rows.indices];
+        let mut slices = vec![self.out, self.table, self.indices];
         slices.extend(&self.mask_reads);
         slices.extend(&self.index_reads);
-        let points = self.rows.form.count / self.rows.form.run.max(1);
-        let grain = ((1 << 14) / self.rows.form.run.max(1)).max(1);
+        let (count, run, step) = match &self.copies {
+            MaskedCopies::Rows(g) => (g.form.count, g.form.run.max(1), POINT_CHUNK),
+            MaskedCopies::Points(plan) => (plan.dims.iter().product(), 1, ELEMENT_CHUNK),
+        };
+        let points = count / run;
+        let grain = ((1 << 14) / run).max(1);
         thunk(name, "gather", move |ctx| {
             let addrs: Vec<usize> = slices.iter().map(|s| ctx.ptr(*s) as usize).collect();
             parallel_for(points, grain, |p0, p1| {
                 let addrs: Vec<*const u8> = addrs.iter().map(|&a| a as *const u8).collect();
+                let mut chunks = Chunk {
+                    mask: vec![0; step.min(p1 - p0)],
+                    indices: vec![0; step.min(p1 - p0)],
+                };
                 let mut chunk = p0;
                 while chunk < p1 {
-                    let end = (chunk + POINT_CHUNK).min(p1);
+                    let end = (chunk + step).min(p1);
                     // SAFETY: this run's addresses of the slices; the tasks'
-                    // point ranges, so their output rows, are disjoint.
-                    unsafe { self.points(&addrs, chunk, end) };
+                    // point ranges, so their output rows, are disjoint; the
+                    // chunk's buffers hold `step` points.
+                    unsafe { self.points(&addrs, &mut chunks, chunk, end) };
                     chunk = end;
                 }
             });
@@ -965,20 +1146,22 @@ impl MaskedRowGather {
         })
     }
 
-    /// Writes the slices of index points `p0..p1` (at most [`POINT_CHUNK`]).
+    /// Writes the slices of index points `p0..p1`.
     ///
     /// # Safety
     /// `addrs` are this run's addresses of the output, the table, the
     /// indices, the mask's reads and the indices' reads; `p0..p1` are index
-    /// points whose output rows no other thread touches.
-    unsafe fn points(&self, addrs: &[*const u8], p0: usize, p1: usize) {
-        let g = &self.rows;
+    /// points whose output rows no other thread touches, at most as many as
+    /// `chunk` holds.
+    unsafe fn points(&self, addrs: &[*const u8], chunk: &mut Chunk, p0: usize, p1: usize) {
         let (out, table) = (addrs[0].cast_mut(), addrs[1]);
         let mask_reads = &addrs[3..3 + self.mask_reads.len()];
         let index_reads = &addrs[3 + self.mask_reads.len()..];
-        let mut mask = [0u8; POINT_CHUNK];
-        let mut computed = [0u64; POINT_CHUNK];
-        let index_width = g.form.index_type.byte_size();
+        let (mask, computed) = (&mut chunk.mask, &mut chunk.indices);
+        let index_width = match &self.copies {
+            MaskedCopies::Rows(g) => g.form.index_type.byte_size(),
+            MaskedCopies::Points(plan) => plan.index_type.byte_size(),
+        };
         // SAFETY: the programs' reads, whole; the buffers have room for the
         // chunk; the points lie inside both values.
         let idx = unsafe {
@@ -994,10 +1177,66 @@ impl MaskedRowGather {
                 None => addrs[2],
             }
         };
-        let run_bytes = g.form.run * g.form.width;
-        let ahead = (GATHER_AHEAD_BYTES / run_bytes.max(1)).max(1);
         let n = p1 - p0;
         let keeps = |j: usize| (mask[j] != 0) == self.keep_when;
+        let g = match &self.copies {
+            MaskedCopies::Rows(g) => g,
+            MaskedCopies::Points(plan) => {
+                // Every point's element is copied (a discarded point's
+                // clamped index still names one), then the discarded ones
+                // are filled, where there are any (a mask test inside the
+                // copy loop measured slower).
+                // SAFETY: point `q` reads index `q` (computed ones lie at
+                // `q * width` from `idx`) and writes element `q` of the
+                // result ([`MaskedForm::Points`]); `p0..p1` are this task's;
+                // the fill is one element.
+                unsafe {
+                    plan.run(table, idx, out, p0, p1);
+                    // Byte folds, which vectorise 16 bytes to an instruction
+                    // (counting the kept points took a tenth of the time).
+                    let discards = if self.keep_when {
+                        mask[..n].iter().fold(1u8, |a, &m| a & m.min(1)) == 0
+                    } else {
+                        mask[..n].iter().fold(0u8, |a, &m| a | m) != 0
+                    };
+                    if discards {
+                        let (at, mask, keep) =
+                            (out.add(p0 * plan.width), &mask[..n], self.keep_when);
+                        let fill = self.fill.as_ptr();
+                        match plan.width {
+                            1 => fill_discarded(at, mask, keep, fill.read()),
+                            2 => fill_discarded(
+                                at.cast::<u16>(),
+                                mask,
+                                keep,
+                                fill.cast::<u16>().read_unaligned(),
+                            ),
+                            4 => fill_discarded(
+                                at.cast::<u32>(),
+                                mask,
+                                keep,
+                                fill.cast::<u32>().read_unaligned(),
+                            ),
+                            8 => fill_discarded(
+                                at.cast::<u64>(),
+                                mask,
+                                keep,
+                                fill.cast::<u64>().read_unaligned(),
+                            ),
+                            _ => fill_discarded(
+                                at.cast::<u128>(),
+                                mask,
+                                keep,
+                                fill.cast::<u128>().read_unaligned(),
+                            ),
+                        }
+                    }
+                }
+                return;
+            }
+        };
+        let run_bytes = g.form.run * g.form.width;
+        let ahead = (GATHER_AHEAD_BYTES / run_bytes.max(1)).max(1);
         // SAFETY (whole block): points `p0..p1` index `idx`; the clamped
         // start keeps each slice inside the table; point `q`'s output row is
         // `q * run_bytes..` of the result.
