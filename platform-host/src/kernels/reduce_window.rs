@@ -9,6 +9,8 @@
 //! * **scan**: a window spanning a whole dimension from one side (`size >= n`,
 //!   stride 1, padding `size-1` on one side: what `cumsum`/`cumprod`/`cummax`
 //!   lower to) is a running fold along that dimension, O(n) instead of O(n²).
+//!   With a reducer of its own (`cumlogsumexp`) only prefix windows take it,
+//!   through the evaluator: their running fold is the windows' own order.
 //! * **typed**: a binary reducer (`add`, `maximum`, ...) on one operand runs as
 //!   typed loops; when the innermost dimension is untouched by the window (the
 //!   channel dimension of an NHWC pooling) the fold runs over whole rows of it.
@@ -450,6 +452,17 @@ fn general(
     let out_dims = geo.out_dims.clone();
     let total: usize = out_dims.iter().product();
     let rank = out_dims.len();
+    // A prefix window (what `cumlogsumexp` and other cumulative ops with a
+    // reducer of their own lower to) folds each element's window in the same
+    // order as the running fold does, so the running fold gives the same bits
+    // in O(n) instead of O(n²). Suffix windows fold their elements front to
+    // back, which a running fold from the end would reorder: they stay general.
+    let prefix_scan = geo.scan().filter(|&(_, prefix)| prefix).map(|(d, _)| {
+        let n = geo.in_dims[d];
+        let inner: usize = geo.in_dims[d + 1..].iter().product();
+        let outer: usize = geo.in_dims[..d].iter().product();
+        (n, inner, outer)
+    });
     Ok(thunk(instr.name.clone(), "reduce-window", move |ctx| {
         let ins: Vec<usize> = inputs.iter().map(|s| ctx.ptr(*s) as usize).collect();
         let outs: Vec<usize> = results.iter().map(|s| ctx.ptr(*s) as usize).collect();
@@ -459,6 +472,39 @@ fn general(
             .zip(&widths)
             .map(|(s, &w)| unsafe { load_register(ctx.ptr(*s), w) })
             .collect();
+        if let Some((len, inner, outer)) = prefix_scan {
+            parallel_for(outer * inner, (GRAIN / len.max(1)).max(1), |s, e| {
+                let mut ev = program.evaluator();
+                let mut acc = init_regs.clone();
+                for line in s..e {
+                    let base = (line / inner) * len * inner + line % inner;
+                    acc.clone_from(&init_regs);
+                    for t in 0..len {
+                        let at = base + t * inner;
+                        for k in 0..n {
+                            ev.set_param_register(k, acc[k]);
+                            // SAFETY: `at` indexes inside operand `k`, whose
+                            // shape the result shares.
+                            unsafe { ev.set_param(n + k, (ins[k] + at * widths[k]) as *const u8) };
+                        }
+                        ev.run();
+                        for (k, a) in acc.iter_mut().enumerate() {
+                            *a = ev.output(k);
+                            // SAFETY: element `at` of result `k`, on this
+                            // task's line.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    a.as_ptr().cast::<u8>(),
+                                    (outs[k] + at * widths[k]) as *mut u8,
+                                    widths[k],
+                                )
+                            };
+                        }
+                    }
+                }
+            });
+            return Ok(());
+        }
         parallel_for(total, 256, |s, e| {
             let mut ev = program.evaluator();
             let mut index = unflatten(s, &out_dims);
@@ -781,6 +827,58 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Cumulative windows with a reducer of their own (neither commutative
+    /// nor associative, so any other fold order changes the bits) against the
+    /// evaluator's window-by-window fold: prefix windows over a middle and the
+    /// last dimension, a variadic one, and a suffix window (the general path).
+    #[test]
+    fn cumulative_windows_with_a_reducer_of_their_own_fold_in_order() {
+        use crate::runner::check::{agrees_with_evaluator, random_literal};
+        let one = "c {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+                   h = f32[] constant(0.5)\n  m = f32[] multiply(a, h)\n  \
+                   ROOT r = f32[] add(m, b)\n}\n";
+        let two = "c {\n  a = f32[] parameter(0)\n  i = s32[] parameter(1)\n  \
+                   b = f32[] parameter(2)\n  j = s32[] parameter(3)\n  \
+                   h = f32[] constant(0.5)\n  m = f32[] multiply(a, h)\n  \
+                   r = f32[] add(m, b)\n  k = s32[] subtract(i, j)\n  \
+                   ROOT t = (f32[], s32[]) tuple(r, k)\n}\n";
+        let cases = [
+            (one, "f32[3,200,5]", "size=1x200x1 pad=0_0x199_0x0_0", false),
+            (one, "f32[7,130]", "size=1x130 pad=0_0x129_0", false),
+            (two, "f32[4,90,3]", "size=1x90x1 pad=0_0x89_0x0_0", true),
+            (one, "f32[3,200,5]", "size=1x200x1 pad=0_0x0_199x0_0", false),
+        ];
+        for (k, (comb, shape, window, variadic)) in cases.iter().enumerate() {
+            let ints = shape.replace("f32", "s32");
+            let text = if *variadic {
+                format!(
+                    "HloModule m\n{comb}ENTRY e {{\n  x = {shape} parameter(0)\n  \
+                     y = {ints} parameter(1)\n  z = f32[] constant(1)\n  \
+                     w = s32[] constant(3)\n  r = ({shape}, {ints}) \
+                     reduce-window(x, y, z, w), window={{{window}}}, to_apply=c\n  \
+                     g = {shape} get-tuple-element(r), index=0\n  \
+                     i = {ints} get-tuple-element(r), index=1\n  \
+                     f = {shape} convert(i)\n  ROOT o = {shape} add(g, f)\n}}\n"
+                )
+            } else {
+                format!(
+                    "HloModule m\n{comb}ENTRY e {{\n  x = {shape} parameter(0)\n  \
+                     z = f32[] constant(1)\n  ROOT r = {shape} reduce-window(x, z), \
+                     window={{{window}}}, to_apply=c\n}}\n"
+                )
+            };
+            let module = platform_api::HloModule::parse(&text).unwrap();
+            let args = module
+                .entry_program_shape()
+                .parameters
+                .iter()
+                .enumerate()
+                .map(|(i, s)| random_literal(s, 70 + 3 * k as u64 + i as u64, -50..50))
+                .collect();
+            agrees_with_evaluator(&format!("cumulative window {k}"), &text, args);
         }
     }
 }
