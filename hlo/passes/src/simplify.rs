@@ -34,6 +34,9 @@
 //!   `reshape(x)`, in the reducer's operand order: a reduction of one element
 //!   combines the init value with it once, which is this op (JAX's `take`
 //!   reduces its bounds check over the size-1 index vector dimension).
+//! * `dot(transpose(a), b)`, on either side → `dot(a, b)` with that side's
+//!   batch and contracting dimensions renumbered, when the transpose keeps the
+//!   operand's free dimensions in order (the same products in the same order).
 //! * `get-tuple-element(tuple(...), i)` → operand `i`;
 //!   `tuple(gte(t, 0), ..., gte(t, n-1))` → `t` for an `n`-tuple `t`.
 //!
@@ -318,6 +321,7 @@ impl Simplifier<'_, '_> {
                 }
             }
             Op::Tuple => self.tuple(id),
+            Op::Dot { .. } => self.dot_of_transpose(id),
             Op::Unary(u) => {
                 let u = *u;
                 self.unary(id, u)
@@ -517,6 +521,70 @@ impl Simplifier<'_, '_> {
                 algorithm,
             },
             vec![b, a],
+        ))
+    }
+
+    /// `dot(transpose(a), b)` (either side) is `dot(a, b)` with that side's
+    /// batch and contracting dimensions named in `a`'s numbering, when the
+    /// transpose keeps the operand's free dimensions in their order (the
+    /// product's result lists them in increasing order). The same products
+    /// over the same pairs of contracting indices, in the same order: exact.
+    /// The product reads `a` in place instead of a transposed copy made first
+    /// (in a loop body, one per iteration).
+    fn dot_of_transpose(&mut self, id: InstrId) -> Option<InstrId> {
+        let Op::Dot {
+            dnums,
+            precision,
+            algorithm,
+        } = self.op(id)
+        else {
+            return None;
+        };
+        let (mut dnums, precision, algorithm) = (dnums.clone(), precision.clone(), *algorithm);
+        let mut operands = match self.operands(id) {
+            [a, b] => [*a, *b],
+            _ => return None,
+        };
+        let mut changed = false;
+        for (side, operand) in operands.iter_mut().enumerate() {
+            let Some(perm) = self.dims_attr(*operand, Opcode::Transpose) else {
+                continue;
+            };
+            let (batch, contracting) = if side == 0 {
+                (&mut dnums.lhs_batch_dims, &mut dnums.lhs_contracting_dims)
+            } else {
+                (&mut dnums.rhs_batch_dims, &mut dnums.rhs_contracting_dims)
+            };
+            let rank = perm.len();
+            if batch.iter().chain(contracting.iter()).any(|&d| d >= rank) {
+                continue;
+            }
+            let free: Vec<usize> = (0..rank)
+                .filter(|d| !batch.contains(d) && !contracting.contains(d))
+                .map(|d| perm[d])
+                .collect();
+            if !free.windows(2).all(|w| w[0] < w[1]) {
+                continue;
+            }
+            for d in batch.iter_mut().chain(contracting.iter_mut()) {
+                *d = perm[*d];
+            }
+            *operand = self.operand0(*operand)?;
+            changed = true;
+        }
+        if !changed {
+            return None;
+        }
+        let shape = self.shape(id).clone();
+        Some(self.add(
+            id,
+            shape,
+            Op::Dot {
+                dnums,
+                precision,
+                algorithm,
+            },
+            operands.to_vec(),
         ))
     }
 

@@ -493,3 +493,33 @@ fn reductions_of_one_element_are_one_op() {
     let m = parse("HloModule m\n\nr {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  s = f32[] add(a, b)\n  ROOT c = f32[] multiply(s, b)\n}\n\nENTRY e {\n  p = f32[6,1] parameter(0)\n  i = f32[] constant(0)\n  ROOT s = f32[6] reduce(p, i), dimensions={1}, to_apply=r\n}\n");
     assert!(!run(&mut AlgebraicSimplifier::new(), &m).1);
 }
+
+#[test]
+fn transposed_dot_operands_are_read_in_place() {
+    // A matrix-vector product through a transposed matrix (JAX's `h @ emb.T`).
+    let out = simplify("  a = f32[5,3] parameter(0)\n  t = f32[3,5] transpose(a), dimensions={1,0}\n  v = f32[3] parameter(1)\n  ROOT d = f32[5] dot(v, t), lhs_contracting_dims={0}, rhs_contracting_dims={0}");
+    assert_ops(&out, &[Parameter, Parameter, Dot]);
+    let Op::Dot { dnums, .. } = &out.entry().root_instr().op else {
+        unreachable!()
+    };
+    assert_eq!(dnums.rhs_contracting_dims, [1]);
+    // Batch and contracting dimensions moved on the left, both sides at once.
+    let out = simplify("  x = f32[4,2,3] parameter(0)\n  t = f32[2,4,3] transpose(x), dimensions={1,0,2}\n  y = f32[5,3,2] parameter(1)\n  u = f32[2,3,5] transpose(y), dimensions={2,1,0}\n  ROOT d = f32[2,4,5] dot(t, u), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}");
+    assert_ops(&out, &[Parameter, Parameter, Dot]);
+    let Op::Dot { dnums, .. } = &out.entry().root_instr().op else {
+        unreachable!()
+    };
+    assert_eq!(
+        (
+            &dnums.lhs_batch_dims,
+            &dnums.lhs_contracting_dims,
+            &dnums.rhs_batch_dims,
+            &dnums.rhs_contracting_dims
+        ),
+        (&vec![1], &vec![2], &vec![2], &vec![1])
+    );
+    // A transpose that reorders the free dimensions would reorder the
+    // result's: it stays.
+    let out = simplify("  x = f32[3,4,5] parameter(0)\n  t = f32[4,3,5] transpose(x), dimensions={1,0,2}\n  y = f32[5,6] parameter(1)\n  ROOT d = f32[4,3,6] dot(t, y), lhs_contracting_dims={2}, rhs_contracting_dims={0}");
+    assert_ops(&out, &[Parameter, Transpose, Parameter, Dot]);
+}
