@@ -156,6 +156,10 @@ def conv_cells(jax, jnp):
     yield "conv2d_3x3_nhwc", conv(nhwc), [A(f32, (8, 56, 56, 64)), A(f32, (3, 3, 64, 64))]
     yield "conv2d_3x3_nchw", conv(nchw), [A(f32, (8, 64, 56, 56)), A(f32, (64, 64, 3, 3))]
     yield "conv2d_1x1", conv(nhwc), [A(f32, (8, 28, 28, 256)), A(f32, (1, 1, 256, 256))]
+    # Few output channels against input channels x taps (a U-Net's or a
+    # detector's head): the product's N is narrow next to its K.
+    yield "conv2d_3x3_narrow_out", conv(nhwc), [A(f32, (4, 64, 64, 64)), A(f32, (3, 3, 64, 16))]
+    yield "conv2d_3x3_to_rgb", conv(nhwc), [A(f32, (4, 128, 128, 32)), A(f32, (3, 3, 32, 3))]
     yield "conv2d_7x7_stride2", conv(nhwc, stride=(2, 2)), [
         A(f32, (8, 224, 224, 3)), A(f32, (7, 7, 3, 64))]
     yield "conv2d_3x3_stride2", conv(nhwc, stride=(2, 2)), [
