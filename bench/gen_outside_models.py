@@ -10,12 +10,20 @@ Writes NAME.hlo and NAME.json (compare_xla.py's argument specs) to the
 directory given (default /tmp/outside_models); then
   python3 bench/compare_xla.py --bench-dir /tmp/outside_models --iters 5 --rounds 2
 """
-import json, os, sys
-import jax, jax.numpy as jnp, numpy as np
+import json
+import os
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
 from jax import lax
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_models import arg, example  # noqa: E402
+
 OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/outside_models"
-def arg(dtype, shape, lo=-1.0, hi=1.0):
-    return {"dtype": dtype, "shape": list(shape), "lo": lo, "hi": hi}
+
 
 def rmsnorm(x, g):
     xf = x.astype(jnp.float32)
@@ -168,7 +176,7 @@ M = {
 }
 os.makedirs(OUT, exist_ok=True)
 for name, (f, specs) in M.items():
-    args = [np.zeros(s["shape"], s["dtype"] if s["dtype"]!="bfloat16" else jnp.bfloat16) for s in specs]
+    args = [example(s) for s in specs]
     try:
         text = jax.jit(f).lower(*args).as_text(dialect="hlo")
     except Exception as e:
