@@ -38,3 +38,23 @@ fn convolution_flushes_subnormal_operands() {
     let k = Literal::from_slice::<f32>(&[1, 1, 1, 1], &[1e38]).expect("literal");
     assert_eq!(run(text, &[x, k]), vec![0.0, 2e38]);
 }
+
+#[test]
+fn shifted_window_convolution_flushes_subnormal_inputs() {
+    // A SAME 3x3 convolution into three channels reads its windows in place
+    // from the padded input (the row-dot kernel): a subnormal at (1, 1) next
+    // to a 1 at (5, 5), both times 1e38.
+    let text = "HloModule c\nENTRY e {\n  x = f32[1,8,8,1] parameter(0)\n  k = f32[3,3,1,3] parameter(1)\n  ROOT c = f32[1,8,8,3] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n}\n";
+    let mut xs = vec![0f32; 64];
+    xs[8 + 1] = 1e-40;
+    xs[5 * 8 + 5] = 1.0;
+    let x = Literal::from_slice::<f32>(&[1, 8, 8, 1], &xs).expect("literal");
+    let k = Literal::from_slice::<f32>(&[3, 3, 1, 3], &[1e38; 27]).expect("literal");
+    let want: Vec<f32> = (0..64)
+        .flat_map(|p: usize| {
+            let near = (p / 8).abs_diff(5) <= 1 && (p % 8).abs_diff(5) <= 1;
+            [if near { 1e38 } else { 0.0 }; 3]
+        })
+        .collect();
+    assert_eq!(run(text, &[x, k]), want);
+}

@@ -9,6 +9,7 @@
 mod rng;
 
 mod conformance;
+mod conv_forms;
 mod executable;
 mod fusion_bench;
 mod fusion_corpus;

@@ -32,6 +32,7 @@
 
 use super::denormal::MaybeFlushable;
 use super::gemm::gemv16;
+use super::gemm::narrow::LhsRun;
 use super::gemm::words::{self, WordKind, WordSource};
 use super::gemm::{Strided, StridedMut};
 use super::strided::{unflatten, StridedCopy};
@@ -62,6 +63,47 @@ pub(crate) unsafe fn own_gemm<T: super::gemm::Element>(
 ) {
     // SAFETY: forwarded from the caller.
     unsafe { super::gemm::gemm(m, n, k, a, b, c, super::gemm::Options::default()) }
+}
+
+/// The own GEMM as a [`SegmentedFn`]: a product with a few columns is
+/// one pass of row dot products over all the runs
+/// ([`super::gemm::narrow`]); a wider one adds each run's product into `C`.
+///
+/// # Safety
+/// As [`SegmentedFn`].
+pub(crate) unsafe fn own_segmented<T: super::gemm::Element>(
+    m: usize,
+    n: usize,
+    runs: &[LhsRun<T>],
+    b: Strided<T>,
+    c: StridedMut<T>,
+) {
+    use super::gemm::narrow;
+    if narrow::applies(n) && !super::gemm::generic_only() {
+        // SAFETY: forwarded from the caller, who flushed the lhs.
+        unsafe { narrow::narrow(m, n, runs, b, c, false, true, true, None) };
+        return;
+    }
+    let mut k0 = 0;
+    for (i, run) in runs.iter().enumerate() {
+        let options = super::gemm::Options {
+            accumulate: i > 0,
+            ..Default::default()
+        };
+        let a = Strided {
+            ptr: run.a,
+            rs: run.rs,
+            cs: 1,
+        };
+        let bs = Strided {
+            // SAFETY: rows k0.. of B (the caller's contract).
+            ptr: unsafe { b.ptr.offset(k0 as isize * b.rs) },
+            ..b
+        };
+        // SAFETY: forwarded from the caller.
+        unsafe { super::gemm::gemm(m, n, run.len, a, bs, c, options) };
+        k0 += run.len;
+    }
 }
 
 /// Complex GEMMs as [`GemmFn`]s: matrix-vector products through
@@ -798,6 +840,8 @@ pub(crate) struct GemmKernel<T> {
     /// The GEMM flushes subnormal operands to zero itself (while packing),
     /// so callers need not scan and copy them first (see [`super::denormal`]).
     pub flushes_subnormals: bool,
+    /// The same GEMM over a lhs given as runs, where it has that form.
+    pub segmented: Option<SegmentedFn<T>>,
 }
 
 impl<T> GemmKernel<T> {
@@ -806,6 +850,7 @@ impl<T> GemmKernel<T> {
         GemmKernel {
             run,
             flushes_subnormals: false,
+            segmented: None,
         }
     }
 }
@@ -816,6 +861,7 @@ impl<T: super::gemm::Element> GemmKernel<T> {
         GemmKernel {
             run: own_gemm::<T>,
             flushes_subnormals: true,
+            segmented: Some(own_segmented::<T>),
         }
     }
 }
@@ -823,6 +869,14 @@ impl<T: super::gemm::Element> GemmKernel<T> {
 /// A GEMM entry point: `C = A·B` for `m × k` and `k × n` operands, strides
 /// in elements.
 pub(crate) type GemmFn<T> = unsafe fn(usize, usize, usize, Strided<T>, Strided<T>, StridedMut<T>);
+
+/// `C = A·B` for an `m × n` result whose lhs comes as runs of columns
+/// ([`LhsRun`]; `k` their total length, `B` `k × n`).
+///
+/// # Safety
+/// Every run's rows `0..m` valid for `len` reads and free of subnormal
+/// values; `b` and `c` valid for their extents; `c` overlaps neither.
+pub(crate) type SegmentedFn<T> = unsafe fn(usize, usize, &[LhsRun<T>], Strided<T>, StridedMut<T>);
 
 #[allow(clippy::too_many_arguments)]
 fn gemm_thunk<T: MaybeFlushable + Send + Sync>(

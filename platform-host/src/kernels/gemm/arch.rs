@@ -97,6 +97,11 @@ pub unsafe trait Simd: Copy + Send + Sync + 'static {
     /// # Safety
     /// As [`Simd::zero`].
     unsafe fn fmaddsub(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    /// The sum of the lanes (in a fixed order of pairwise adds).
+    ///
+    /// # Safety
+    /// As [`Simd::zero`].
+    unsafe fn sum(v: Self::V) -> Self::T;
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -170,6 +175,10 @@ mod x86 {
         unsafe fn fmaddsub(a: __m512, b: __m512, c: __m512) -> __m512 {
             unsafe { _mm512_fmaddsub_ps(a, b, c) }
         }
+        #[inline(always)]
+        unsafe fn sum(v: __m512) -> f32 {
+            unsafe { _mm512_reduce_add_ps(v) }
+        }
     }
 
     // SAFETY: as for `Avx512F32`.
@@ -220,6 +229,10 @@ mod x86 {
         #[inline(always)]
         unsafe fn fmaddsub(a: __m512d, b: __m512d, c: __m512d) -> __m512d {
             unsafe { _mm512_fmaddsub_pd(a, b, c) }
+        }
+        #[inline(always)]
+        unsafe fn sum(v: __m512d) -> f64 {
+            unsafe { _mm512_reduce_add_pd(v) }
         }
     }
 
@@ -273,6 +286,14 @@ mod x86 {
         unsafe fn fmaddsub(a: __m256, b: __m256, c: __m256) -> __m256 {
             unsafe { _mm256_fmaddsub_ps(a, b, c) }
         }
+        #[inline(always)]
+        unsafe fn sum(v: __m256) -> f32 {
+            unsafe {
+                let q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+                let d = _mm_add_ps(q, _mm_movehl_ps(q, q));
+                _mm_cvtss_f32(_mm_add_ss(d, _mm_movehdup_ps(d)))
+            }
+        }
     }
 
     // SAFETY: as for `Avx2F32`.
@@ -323,6 +344,13 @@ mod x86 {
         #[inline(always)]
         unsafe fn fmaddsub(a: __m256d, b: __m256d, c: __m256d) -> __m256d {
             unsafe { _mm256_fmaddsub_pd(a, b, c) }
+        }
+        #[inline(always)]
+        unsafe fn sum(v: __m256d) -> f64 {
+            unsafe {
+                let q = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd::<1>(v));
+                _mm_cvtsd_f64(_mm_add_sd(q, _mm_unpackhi_pd(q, q)))
+            }
         }
     }
 }
@@ -380,5 +408,9 @@ unsafe impl<T: Element> Simd for Portable<T> {
                 a[i] * b[i] + c[i]
             }
         })
+    }
+    #[inline(always)]
+    unsafe fn sum(v: [T; 4]) -> T {
+        (v[0] + v[2]) + (v[1] + v[3])
     }
 }

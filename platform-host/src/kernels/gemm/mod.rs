@@ -47,6 +47,7 @@ mod blocking;
 mod gemv;
 pub mod gemv16;
 mod kernel;
+pub mod narrow;
 mod pack;
 #[cfg(test)]
 mod tests;
@@ -179,12 +180,36 @@ pub unsafe fn gemm<T: Element>(
     {
         return;
     }
+    let lanes = lanes::<T>(level);
+    // A few columns, many rows in place, and rows at least a vector long:
+    // row dot products (see [`narrow`]).
+    if narrow::applies(n) && m > n && k >= lanes && a.cs == 1 && a.rs > 0 && !generic_only() {
+        let run = [narrow::LhsRun {
+            a: a.ptr,
+            rs: a.rs,
+            len: k,
+        }];
+        // SAFETY: forwarded.
+        unsafe {
+            narrow::narrow(
+                m,
+                n,
+                &run,
+                b,
+                c,
+                options.accumulate,
+                false,
+                options.parallel,
+                Some(level),
+            )
+        };
+        return;
+    }
     // A few columns and many rows: compute Cᵀ = Bᵀ·Aᵀ so the vectors run
     // along m. Also when C is column-major, so its stores stay contiguous.
     // (Not for a vector's width of columns or more: the transposed rhs is
     // then the large operand read column by column, which costs more to
     // pack than the padded multiply-adds.)
-    let lanes = lanes::<T>(level);
     let narrow = n < lanes && m > n;
     let column_major_c = c.cs != 1 && c.rs == 1;
     if narrow || column_major_c {

@@ -473,17 +473,15 @@ fn subnormals_in_a_rhs_read_in_place_are_flushed() {
     }
 }
 
-#[test]
-fn subnormals_in_a_lhs_read_in_place_are_flushed() {
-    // Many rows against a one-panel rhs: the lhs is read in place, except in
-    // a block holding a subnormal, which is packed (and flushed) instead.
+/// A row-major product whose lhs row `row` is zero but for a subnormal at
+/// column `col`, times a rhs of 2^100 (which would show the subnormal as
+/// about 1e-9): every result must be exact, the subnormal counted as zero.
+fn check_lhs_subnormal_flushed(m: usize, n: usize, k: usize, row: usize, col: usize) {
     for level in levels() {
-        let (m, n, k) = (40, 16, 9);
         let scale = 2f32.powi(100);
         let mut a: Vec<f32> = (0..m * k).map(|i| (i % 5) as f32 - 2.0).collect();
-        // Row 17 is zero but for the subnormal, so nothing hides it.
-        a[17 * k..18 * k].fill(0.0);
-        a[17 * k + 4] = 1e-39;
+        a[row * k..(row + 1) * k].fill(0.0);
+        a[row * k + col] = 1e-39;
         let b = vec![scale; k * n];
         let mut c = vec![f32::NAN; m * n];
         row_major_f32(m, n, k, &a, &b, &mut c, level);
@@ -495,10 +493,17 @@ fn subnormals_in_a_lhs_read_in_place_are_flushed() {
                 })
                 .sum();
             for j in 0..n {
-                assert_eq!(c[i * n + j] as f64, exact, "{level} C[{i},{j}]");
+                assert_eq!(c[i * n + j] as f64, exact, "{level} {m}x{n}x{k} C[{i},{j}]");
             }
         }
     }
+}
+
+#[test]
+fn subnormals_in_a_lhs_read_in_place_are_flushed() {
+    // Many rows against a one-panel rhs: the lhs is read in place, except in
+    // a block holding a subnormal, which is packed (and flushed) instead.
+    check_lhs_subnormal_flushed(40, 16, 9, 17, 4);
 }
 
 #[test]
@@ -646,5 +651,97 @@ fn complex_matrix_vector_products() {
     for level in levels() {
         run::<f32>(level, &mut rng);
         run::<f64>(level, &mut rng);
+    }
+}
+
+#[test]
+fn narrow_products() {
+    // 2 to 8 columns, many rows, lhs rows contiguous and at least a vector
+    // long: the row-dot kernel (`narrow`), with the row blocks' tails, the
+    // vector tails of k, every rhs and output layout, accumulation, and
+    // sizes that split over the pool.
+    let mut rng = Rng(9);
+    for level in levels() {
+        for &(m, n, k) in &[
+            (9, 2, 16),
+            (70, 3, 33),
+            (131, 5, 64),
+            (65, 7, 17),
+            (1000, 8, 300),
+        ] {
+            for (la, lb, lc) in [
+                (Layout::RowMajor, Layout::RowMajor, Layout::RowMajor),
+                (Layout::Padded, Layout::ColMajor, Layout::Padded),
+                (Layout::RowMajor, Layout::Sparse, Layout::Sparse),
+            ] {
+                for accumulate in [false, true] {
+                    check::<f32>(m, n, k, la, lb, lc, accumulate, true, level, &mut rng);
+                    check::<f64>(m, n, k, la, lb, lc, accumulate, true, level, &mut rng);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn narrow_product_subnormals_are_flushed() {
+    // The row-dot kernel: the block of rows holding the subnormal is copied
+    // flushed, the others read in place.
+    check_lhs_subnormal_flushed(200, 3, 40, 130, 21);
+}
+
+#[test]
+fn narrow_products_sum_their_runs() {
+    // The lhs as three runs of columns read from different places of one
+    // buffer, overlapping rows (a convolution's shifted windows), lengths
+    // with and without a vector tail.
+    let mut rng = Rng(10);
+    for level in levels() {
+        let (m, n) = (77, 4);
+        let data: Vec<f64> = (0..m * 8 + 200).map(|_| rng.unit()).collect();
+        let runs = [(0usize, 24usize), (50, 7), (9, 33)];
+        let k: usize = runs.iter().map(|r| r.1).sum();
+        let b: Vec<f64> = (0..k * n).map(|_| rng.unit()).collect();
+        let lhs: Vec<narrow::LhsRun<f64>> = runs
+            .iter()
+            .map(|&(at, len)| narrow::LhsRun {
+                a: data[at..].as_ptr(),
+                rs: 8,
+                len,
+            })
+            .collect();
+        let mut c = vec![f64::NAN; m * n];
+        let bv = Strided {
+            ptr: b.as_ptr(),
+            rs: n as isize,
+            cs: 1,
+        };
+        let cv = StridedMut {
+            ptr: c.as_mut_ptr(),
+            rs: n as isize,
+            cs: 1,
+        };
+        // SAFETY: every run's rows lie in `data` (77·8 + 50 + 33 < its
+        // length); b and c hold their extents.
+        unsafe { narrow::narrow(m, n, &lhs, bv, cv, false, true, true, Some(level)) };
+        for i in 0..m {
+            for j in 0..n {
+                let (mut exact, mut mag, mut p) = (0.0, 0.0, 0);
+                for &(at, len) in &runs {
+                    for q in 0..len {
+                        let prod = data[at + i * 8 + q] * b[p * n + j];
+                        exact += prod;
+                        mag += f64::abs(prod);
+                        p += 1;
+                    }
+                }
+                let got = c[i * n + j];
+                let tol = 2.0 * (k as f64 + 2.0) * f64::EPSILON * mag;
+                assert!(
+                    (got - exact).abs() <= tol,
+                    "{level} C[{i},{j}] = {got}, want {exact}"
+                );
+            }
+        }
     }
 }

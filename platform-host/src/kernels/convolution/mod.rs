@@ -1,6 +1,7 @@
 //! `convolution` with any dimension numbers, strides, padding (negative
 //! included), input and kernel dilation, window reversal, feature groups and
-//! batch groups: im2col + GEMM.
+//! batch groups: im2col + GEMM, or for unit strides a sum of GEMMs over
+//! shifted views of the padded input ([`shifted`]).
 //!
 //! 1. The input is brought to `[batch, spatial..., feature]` and the kernel to
 //!    `[spatial..., in_feature, out_feature]` (skipped when they already are;
@@ -15,6 +16,14 @@
 //!
 //! Batch groups (`batch_group_count`, used by weight gradients) pair output
 //! feature group `j` with input batch group `j`.
+//!
+//! A convolution with unit strides, no input dilation and no groups (most
+//! forward layers and their input gradients) skips step 2's copy: the
+//! windows of all output positions are read in place from a zero-padded
+//! copy of the input, one GEMM per run of consecutive taps ([`shifted`]).
+//! The compile option `host_conv=im2col` turns that form off.
+
+mod shifted;
 
 use super::denormal::MaybeFlushable;
 use super::dot::{gemm_c128, gemm_c64, GemmKernel};
@@ -29,8 +38,24 @@ use platform_api::hlo::analysis::convolution::ConvolutionGeometry;
 use platform_api::hlo::analysis::window::input_position;
 use platform_api::hlo::{InstrId, Op};
 use platform_api::index::next_index;
-use platform_api::{ArrayShape, ElementType, Error, Result};
+use platform_api::{ArrayShape, CompileOptions, ElementType, Error, Result};
+use shifted::ShiftedPlan;
 use std::collections::HashMap;
+
+/// The debug option that picks the convolution form: `auto` (the default:
+/// [`shifted`] where it applies, else im2col) or `im2col`.
+pub const CONV_OPTION: &str = "host_conv";
+
+/// Whether `options` allow the shifted form.
+fn shifted_enabled(options: &CompileOptions) -> Result<bool> {
+    match options.debug_option(CONV_OPTION) {
+        None | Some("auto") => Ok(true),
+        Some("im2col") => Ok(false),
+        Some(other) => Err(Error::invalid_argument(format!(
+            "{CONV_OPTION} must be auto (the default) or im2col, not \"{other}\""
+        ))),
+    }
+}
 
 /// Target im2col block size, in elements.
 const BLOCK_ELEMENTS: usize = 1 << 20;
@@ -499,6 +524,11 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     };
     // Every group reads one input feature: a direct kernel, not im2col.
     let depthwise = plan.ci_group == 1 && plan.batch_groups == 1 && plan.feature_groups > 1;
+    let shifted = if shifted_enabled(ctx.options)? {
+        ShiftedPlan::new(&plan, &window.dims)
+    } else {
+        None
+    };
     macro_rules! make {
         ($T:ty, $f:expr, $direct:expr) => {
             Ok(conv_thunk::<$T>(
@@ -510,6 +540,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 slices,
                 $f,
                 if depthwise { $direct } else { None },
+                shifted,
             ))
         };
     }
@@ -556,9 +587,13 @@ fn conv_thunk<T: MaybeFlushable + Send + Sync>(
     (input, kernel, out): (BufferSlice, BufferSlice, BufferSlice),
     gemm: GemmKernel<T>,
     direct_fn: Option<DirectFn>,
+    shifted: Option<ShiftedPlan>,
 ) -> Box<dyn Thunk> {
+    // The shifted form needs the GEMM's form for a lhs given as runs.
+    let shifted = shifted.zip(gemm.segmented);
     // The direct kernel treats subnormal operands as the GEMM does: as zero.
-    let flushes = gemm.flushes_subnormals || direct_fn.is_some();
+    // The shifted form reads the input in place, flushed beforehand.
+    let flushes = (gemm.flushes_subnormals && shifted.is_none()) || direct_fn.is_some();
     let gemm = gemm.run;
     thunk(name, "convolution", move |ctx| {
         let (mut ibuf, mut kbuf, mut stage) = (Vec::<T>::new(), Vec::<T>::new(), Vec::<u64>::new());
@@ -575,9 +610,10 @@ fn conv_thunk<T: MaybeFlushable + Send + Sync>(
         } else {
             obuf.as_mut_ptr()
         } as usize;
-        match direct_fn {
-            Some(run) => run(&plan, x, k, o),
-            None => run_conv::<T>(&plan, x, k, o, gemm),
+        match (direct_fn, &shifted) {
+            (Some(run), _) => run(&plan, x, k, o),
+            (None, Some((s, seg))) => shifted::run::<T>(&plan, s, x, k, o, *seg),
+            (None, None) => run_conv::<T>(&plan, x, k, o, gemm),
         }
         if !direct {
             let po = ctx.ptr(out);
