@@ -42,6 +42,7 @@
 //! `kc`, each with fused multiply-adds), as in every tuned BLAS; the error
 //! bound is the usual `O(k·ε·Σ|a||b|)`.
 
+pub mod amx;
 pub mod arch;
 mod blocking;
 mod gemv;

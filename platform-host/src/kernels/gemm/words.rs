@@ -33,6 +33,11 @@
 //! f32, kept, as when XLA converts them), which saves the f32 GEMM path a
 //! converted copy of each operand.
 //!
+//! Where the processor has AMX-BF16 and Linux grants the tile state
+//! ([`WordLevel::Amx`]), bf16 products of at least 16 rows and columns run
+//! on AMX tiles instead ([`super::amx`]): sixteen times the multiply-adds
+//! of `vdpbf16ps` per instruction.
+//!
 //! A product one or two vectors wide runs a taller, narrower tile
 //! ([`Narrow`]): a tall-skinny product in the `6 × 4`-vector tile would
 //! compute mostly padding.
@@ -680,6 +685,9 @@ pub enum WordLevel {
     /// AVX-512 with VNNI (integer pairs) and BF16 (bf16 pairs) where the
     /// processor has each.
     Avx512Ext,
+    /// `Avx512Ext`, with bf16 products of at least 16 rows and columns on
+    /// AMX tiles ([`super::amx`]).
+    Amx,
 }
 
 fn has_vnni() -> bool {
@@ -707,6 +715,7 @@ pub fn word_level(level: Option<Level>) -> WordLevel {
     match super::effective_level(level) {
         Level::Baseline => WordLevel::Portable,
         Level::Avx2 => WordLevel::Avx2,
+        Level::Avx512 if has_bf16() && super::amx::usable() => WordLevel::Amx,
         Level::Avx512 => WordLevel::Avx512Ext,
     }
 }
@@ -714,7 +723,7 @@ pub fn word_level(level: Option<Level>) -> WordLevel {
 /// Whether `kind` has a kernel at `level` on this processor.
 pub fn supported(kind: WordKind, level: WordLevel) -> bool {
     match kind {
-        WordKind::Bf16Pairs => level == WordLevel::Avx512Ext && has_bf16(),
+        WordKind::Bf16Pairs => matches!(level, WordLevel::Avx512Ext | WordLevel::Amx) && has_bf16(),
         _ => true,
     }
 }
@@ -746,6 +755,15 @@ pub unsafe fn word_gemm<E: WordSource>(
             }
         }
         return;
+    }
+    if level == WordLevel::Amx {
+        if E::KIND == WordKind::Bf16Pairs && m >= 16 && n >= 16 && k >= 16 {
+            // SAFETY: forwarded; the level says AMX is usable.
+            unsafe { super::amx::bf16_gemm(m, n, k, a, b, c, parallel) };
+            return;
+        }
+        // SAFETY: forwarded, at the level AMX extends.
+        return unsafe { word_gemm(WordLevel::Avx512Ext, m, n, k, a, b, c, parallel) };
     }
     // SAFETY: forwarded.
     if unsafe { try_int_gemv(level, m, n, k, a, b, c) } {
@@ -1703,6 +1721,9 @@ mod tests {
         if detected >= Level::Avx512 {
             v.push(WordLevel::Avx512);
             v.push(WordLevel::Avx512Ext);
+            if super::super::amx::usable() {
+                v.push(WordLevel::Amx);
+            }
         }
         v
     }
