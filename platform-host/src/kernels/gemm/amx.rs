@@ -88,6 +88,27 @@ const CONFIG: TileConfig = {
     TileConfig(c)
 };
 
+/// Zero lanes standing in for the row past an odd `k`.
+static ZEROS: [u16; 16] = [0; 16];
+
+/// `n` bf16 operands at `p` as their bits.
+///
+/// # Safety
+/// `p` valid for `n` reads; `E` is a bf16 (two bytes).
+unsafe fn lanes<'a, E>(p: *const E, n: usize) -> &'a [u16] {
+    debug_assert_eq!(size_of::<E>(), 2);
+    // SAFETY: the caller's contract.
+    unsafe { std::slice::from_raw_parts(p.cast::<u16>(), n) }
+}
+
+/// A bf16's bits with a subnormal flushed to zero of its sign (as
+/// `WordSource::lane16`), without a branch so the packing loops vectorise.
+#[inline(always)]
+fn flush(x: u16) -> u16 {
+    let normal = ((x & 0x7f80 != 0) as u16).wrapping_neg();
+    x & (normal | 0x8000)
+}
+
 /// Packed B: `panels` 16-column panels, each `kbs` tiles of 1 KiB.
 struct PackedB {
     data: Vec<u16>,
@@ -115,6 +136,7 @@ pub unsafe fn bf16_gemm<E: WordSource>(
     c: StridedMut<u32>,
     parallel: bool,
 ) {
+    assert!(E::KIND == super::words::WordKind::Bf16Pairs && size_of::<E>() == 2);
     let kbs = k.div_ceil(KB);
     let panels = n.div_ceil(16);
     // B as panels of VNNI tiles: tile row r holds, for each of 16 columns,
@@ -131,6 +153,31 @@ pub unsafe fn bf16_gemm<E: WordSource>(
             for kb in 0..kbs {
                 // SAFETY: panel p's tile kb lies in the buffer.
                 let tile = unsafe { dst.add((p * kbs + kb) * TILE_BYTES / 2) };
+                if b.cs == 1 {
+                    // Rows contiguous: interleave runs of two rows.
+                    for r in 0..16 {
+                        let kk = kb * KB + 2 * r;
+                        if kk >= k {
+                            break;
+                        }
+                        // SAFETY: `cols` elements of rows kk and kk + 1
+                        // (when it exists) from column p·16; tile row r.
+                        unsafe {
+                            let lo = lanes(b.at(kk, p * 16), cols);
+                            let hi = if kk + 1 < k {
+                                lanes(b.at(kk + 1, p * 16), cols)
+                            } else {
+                                &ZEROS[..cols]
+                            };
+                            let out = std::slice::from_raw_parts_mut(tile.add(r * 32), 2 * cols);
+                            for ((o, &l), &h) in out.chunks_exact_mut(2).zip(lo).zip(hi) {
+                                o[0] = flush(l);
+                                o[1] = flush(h);
+                            }
+                        }
+                    }
+                    continue;
+                }
                 for q in 0..KB.min(k - kb * KB) {
                     let kk = kb * KB + q;
                     for j in 0..cols {
@@ -217,16 +264,29 @@ impl<E: WordSource> Job<'_, E> {
         while i0 < rows.end {
             let h = 32.min(rows.end - i0);
             // Pack rows i0..i0 + h (zeros below and past k).
-            for t in 0..kbs * 2 * TILE_BYTES / 2 {
+            if h < 32 || k % KB != 0 {
                 // SAFETY: inside the strip buffer.
-                unsafe { sp.add(t).write(0) };
+                unsafe { std::ptr::write_bytes(sp, 0, kbs * TILE_BYTES) };
             }
             for i in 0..h {
                 let (half, r) = (i / 16, i % 16);
                 for kb in 0..kbs {
                     // SAFETY: the tile's row r.
                     let row = unsafe { sp.add((kb * 2 + half) * TILE_BYTES / 2 + r * 32) };
-                    for q in 0..KB.min(k - kb * KB) {
+                    let len = KB.min(k - kb * KB);
+                    if self.a.cs == 1 {
+                        // SAFETY: `len` elements of row i0 + i from kb·32;
+                        // the tile row has 32.
+                        unsafe {
+                            let src = lanes(self.a.at(i0 + i, kb * KB), len);
+                            let dst = std::slice::from_raw_parts_mut(row, len);
+                            for (d, &v) in dst.iter_mut().zip(src) {
+                                *d = flush(v);
+                            }
+                        }
+                        continue;
+                    }
+                    for q in 0..len {
                         // SAFETY: (i0 + i, kb·32 + q) lies in A.
                         unsafe {
                             row.add(q)
