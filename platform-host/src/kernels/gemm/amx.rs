@@ -1,21 +1,25 @@
-//! bf16 products on Intel AMX tiles (`tdpbf16ps`), accumulated in f32.
+//! bf16 and 8-bit integer products on Intel AMX tiles: `tdpbf16ps`
+//! (bf16, accumulated in f32), `tdpbssd` and `tdpbuud` (s8 × s8 and u8 × u8,
+//! accumulated in i32, wrapping).
 //!
 //! AMX holds eight tile registers of up to 16 rows × 64 bytes. One
 //! `tdpbf16ps` adds a 16 × 32 bf16 tile of A times a 32 × 16 bf16 tile of B
 //! (stored as 16 rows of k pairs, "VNNI" order) into a 16 × 16 f32 tile of
-//! C: 8192 multiply-adds, sixteen times an AVX-512 `vdpbf16ps`. Rust has no
+//! C: 8192 multiply-adds, sixteen times an AVX-512 `vdpbf16ps`; the byte
+//! forms take 64 k per tile (B in rows of k quads), twice that. Rust has no
 //! AMX intrinsics, so the few instructions are `asm!`; the process first
 //! asks Linux for the tile state (`arch_prctl(ARCH_REQ_XCOMP_PERM)`), once,
 //! and a processor or kernel without it keeps the AVX-512 kernels.
 //!
 //! Layout: B is packed once per product into 16-column panels of 1 KiB
-//! tiles (k padded to 32 with zeros); each thread packs 32-row strips of A
-//! into two tiles per 32 k. Per strip and pair of panels the k loop keeps
+//! tiles (k padded to a whole tile with zeros); each thread packs 32-row
+//! strips of A into two tiles per tile of k. Per strip and pair of panels the k loop keeps
 //! four C tiles (32 × 32) in tile registers: two A and two B loads per four
 //! products. C tiles are stored straight into a row-major f32 result when
 //! whole, else through a buffer. Like `vdpbf16ps`, `tdpbf16ps` treats
 //! subnormal inputs as zero and rounds to nearest even; the sums differ
-//! from f32 multiply-adds only in their order.
+//! from f32 multiply-adds only in their order. The integer sums are exact
+//! modulo 2^32, as every integer product here.
 
 use super::pack::Strided;
 use super::words::WordSource;
@@ -23,31 +27,41 @@ use super::{split, StridedMut, PARALLEL_MIN_MACS};
 use crate::runtime::pool::{compute_pool, run_tasks};
 use std::sync::OnceLock;
 
-/// Bytes of a tile row, and rows of a tile.
+/// Bytes of a tile.
 const TILE_BYTES: usize = 1024;
-/// k per tile (bf16 pairs in 64 bytes).
-const KB: usize = 32;
 
-/// Whether the processor has AMX-BF16 and Linux granted the tile state
-/// (asked once). `HOST_AMX=0` turns the kernels off.
-pub fn usable() -> bool {
-    static U: OnceLock<bool> = OnceLock::new();
+/// Which AMX instructions the processor has (and Linux let the process use).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Support {
+    pub bf16: bool,
+    pub int8: bool,
+}
+
+/// What this process may use, asked once. `HOST_AMX=0` turns it all off.
+pub fn support() -> Support {
+    static U: OnceLock<Support> = OnceLock::new();
     *U.get_or_init(|| {
         if std::env::var_os("HOST_AMX").is_some_and(|v| v == "0") {
-            return false;
+            return Support::default();
         }
         detect()
     })
 }
 
+/// Whether the processor has AMX-BF16 and Linux granted the tile state.
+pub fn usable() -> bool {
+    support().bf16
+}
+
 #[cfg(target_arch = "x86_64")]
-fn detect() -> bool {
+fn detect() -> Support {
     use std::arch::x86_64::__cpuid_count;
     let leaf7 = __cpuid_count(7, 0);
     let amx_bf16 = leaf7.edx >> 22 & 1 == 1;
     let amx_tile = leaf7.edx >> 24 & 1 == 1;
-    if !(amx_bf16 && amx_tile) {
-        return false;
+    let amx_int8 = leaf7.edx >> 25 & 1 == 1;
+    if !amx_tile {
+        return Support::default();
     }
     // arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA): 0 when granted.
     let ret: i64;
@@ -64,12 +78,66 @@ fn detect() -> bool {
             options(nostack),
         );
     }
-    ret == 0
+    Support {
+        bf16: ret == 0 && amx_bf16,
+        int8: ret == 0 && amx_int8,
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn detect() -> bool {
-    false
+fn detect() -> Support {
+    Support::default()
+}
+
+/// The lanes of one AMX element type: bf16 bits or bytes.
+pub trait Lane: Copy + Default + Send + Sync + 'static {
+    /// k per 4-byte group of a B tile row (pairs or quads).
+    const GROUP: usize;
+    /// k per tile row (64 bytes).
+    const KB: usize = 64 / size_of::<Self>();
+    /// The operand's lane.
+    fn of<E: WordSource>(e: E) -> Self;
+    /// A lane read straight from memory made what `of` gives.
+    fn clean(self) -> Self;
+}
+
+impl Lane for u16 {
+    const GROUP: usize = 2;
+    #[inline(always)]
+    fn of<E: WordSource>(e: E) -> u16 {
+        e.lane16()
+    }
+    /// A bf16's bits with a subnormal flushed to zero of its sign (as
+    /// `WordSource::lane16`), without a branch so the packing loops
+    /// vectorise.
+    #[inline(always)]
+    fn clean(self) -> u16 {
+        let normal = ((self & 0x7f80 != 0) as u16).wrapping_neg();
+        self & (normal | 0x8000)
+    }
+}
+
+impl Lane for u8 {
+    const GROUP: usize = 4;
+    #[inline(always)]
+    fn of<E: WordSource>(e: E) -> u8 {
+        e.lane8()
+    }
+    #[inline(always)]
+    fn clean(self) -> u8 {
+        self
+    }
+}
+
+/// The tile product instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Insn {
+    /// `tdpbf16ps`: bf16 pairs into f32.
+    Bf16,
+    /// `tdpbssd`: signed byte quads into i32.
+    Ssd,
+    /// `tdpbuud`: unsigned byte quads into i32.
+    Uud,
 }
 
 /// The tile configuration: palette 1, eight tiles of 16 rows × 64 bytes.
@@ -88,46 +156,37 @@ const CONFIG: TileConfig = {
     TileConfig(c)
 };
 
-/// Zero lanes standing in for the row past an odd `k`.
-static ZEROS: [u16; 16] = [0; 16];
-
-/// `n` bf16 operands at `p` as their bits.
+/// `n` operands at `p` as their lanes (the bits, before `clean`).
 ///
 /// # Safety
-/// `p` valid for `n` reads; `E` is a bf16 (two bytes).
-unsafe fn lanes<'a, E>(p: *const E, n: usize) -> &'a [u16] {
-    debug_assert_eq!(size_of::<E>(), 2);
+/// `p` valid for `n` reads; `E` is as wide as `L`.
+unsafe fn lanes<'a, E, L>(p: *const E, n: usize) -> &'a [L] {
+    debug_assert_eq!(size_of::<E>(), size_of::<L>());
     // SAFETY: the caller's contract.
-    unsafe { std::slice::from_raw_parts(p.cast::<u16>(), n) }
+    unsafe { std::slice::from_raw_parts(p.cast::<L>(), n) }
 }
 
-/// A bf16's bits with a subnormal flushed to zero of its sign (as
-/// `WordSource::lane16`), without a branch so the packing loops vectorise.
-#[inline(always)]
-fn flush(x: u16) -> u16 {
-    let normal = ((x & 0x7f80 != 0) as u16).wrapping_neg();
-    x & (normal | 0x8000)
-}
-
-/// Packed B: `panels` 16-column panels, each `kbs` tiles of 1 KiB.
-struct PackedB {
-    data: Vec<u16>,
+/// Packed B: 16-column panels, each `kbs` tiles of 1 KiB.
+struct PackedB<L> {
+    data: Vec<L>,
     kbs: usize,
 }
 
-impl PackedB {
-    fn panel(&self, p: usize) -> *const u16 {
-        self.data[p * self.kbs * TILE_BYTES / 2..].as_ptr()
+impl<L> PackedB<L> {
+    fn panel(&self, p: usize) -> *const L {
+        self.data[p * self.kbs * TILE_BYTES / size_of::<L>()..].as_ptr()
     }
 }
 
-/// `C = A·B` on AMX tiles for bf16 operands (their 16-bit lanes: the bf16
-/// bits, subnormals flushed), `C` as f32 bits.
+/// `C = A·B` on AMX tiles with `insn`, for operands whose lanes are `L`
+/// (bf16 bits with subnormals flushed, or bytes), `C` as f32 or i32 bits.
 ///
 /// # Safety
-/// As [`super::words::word_gemm`]; [`usable`] must be true.
+/// As [`super::words::word_gemm`]; [`support`] must have `insn`'s kind,
+/// and `E` must be as wide as `L`.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn bf16_gemm<E: WordSource>(
+pub unsafe fn gemm<E: WordSource, L: Lane>(
+    insn: Insn,
     m: usize,
     n: usize,
     k: usize,
@@ -136,55 +195,71 @@ pub unsafe fn bf16_gemm<E: WordSource>(
     c: StridedMut<u32>,
     parallel: bool,
 ) {
-    assert!(E::KIND == super::words::WordKind::Bf16Pairs && size_of::<E>() == 2);
-    let kbs = k.div_ceil(KB);
+    assert_eq!(size_of::<E>(), size_of::<L>());
+    let (kb_len, group) = (L::KB, L::GROUP);
+    let tile_lanes = TILE_BYTES / size_of::<L>();
+    let kbs = k.div_ceil(kb_len);
     let panels = n.div_ceil(16);
     // B as panels of VNNI tiles: tile row r holds, for each of 16 columns,
-    // the pair (k = 2r, 2r + 1).
+    // the group k = group·r .. group·(r + 1).
     let mut packed = PackedB {
-        data: vec![0u16; panels * kbs * TILE_BYTES / 2],
+        data: vec![L::default(); panels * kbs * tile_lanes],
         kbs,
     };
     {
         let dst = packed.data.as_mut_ptr() as usize;
         let pack_panel = |p: usize| {
-            let dst = dst as *mut u16;
+            let dst = dst as *mut L;
             let cols = 16.min(n - p * 16);
             for kb in 0..kbs {
                 // SAFETY: panel p's tile kb lies in the buffer.
-                let tile = unsafe { dst.add((p * kbs + kb) * TILE_BYTES / 2) };
+                let tile = unsafe { dst.add((p * kbs + kb) * tile_lanes) };
                 if b.cs == 1 {
-                    // Rows contiguous: interleave runs of two rows.
+                    // Rows contiguous: interleave runs of `group` rows.
                     for r in 0..16 {
-                        let kk = kb * KB + 2 * r;
-                        if kk >= k {
+                        let k0 = kb * kb_len + group * r;
+                        if k0 >= k {
                             break;
                         }
-                        // SAFETY: `cols` elements of rows kk and kk + 1
-                        // (when it exists) from column p·16; tile row r.
+                        // SAFETY: tile row r; `cols` elements of each row
+                        // k0 + t below k, from column p·16.
                         unsafe {
-                            let lo = lanes(b.at(kk, p * 16), cols);
-                            let hi = if kk + 1 < k {
-                                lanes(b.at(kk + 1, p * 16), cols)
-                            } else {
-                                &ZEROS[..cols]
-                            };
-                            let out = std::slice::from_raw_parts_mut(tile.add(r * 32), 2 * cols);
-                            for ((o, &l), &h) in out.chunks_exact_mut(2).zip(lo).zip(hi) {
-                                o[0] = flush(l);
-                                o[1] = flush(h);
+                            let out =
+                                std::slice::from_raw_parts_mut(tile.add(r * kb_len), group * cols);
+                            for t in 0..group.min(k - k0) {
+                                let row: &[L] = lanes(b.at(k0 + t, p * 16), cols);
+                                for (j, &v) in row.iter().enumerate() {
+                                    out[j * group + t] = v.clean();
+                                }
                             }
                         }
                     }
                     continue;
                 }
-                for q in 0..KB.min(k - kb * KB) {
-                    let kk = kb * KB + q;
+                if b.rs == 1 {
+                    // Columns contiguous: each column's groups are runs.
+                    let len = kb_len.min(k - kb * kb_len);
+                    for j in 0..cols {
+                        // SAFETY: `len` elements of column p·16 + j from
+                        // the tile's first k; the group slots of column j.
+                        unsafe {
+                            let col: &[L] = lanes(b.at(kb * kb_len, p * 16 + j), len);
+                            for (q, &v) in col.iter().enumerate() {
+                                tile.add((q / group) * kb_len + group * j + q % group)
+                                    .write(v.clean());
+                            }
+                        }
+                    }
+                    continue;
+                }
+                for q in 0..kb_len.min(k - kb * kb_len) {
+                    let kk = kb * kb_len + q;
                     for j in 0..cols {
                         // SAFETY: (kk, p·16 + j) lies in B; the slot in the tile.
                         unsafe {
                             let v = b.at(kk, p * 16 + j).read();
-                            tile.add((q / 2) * 32 + 2 * j + q % 2).write(v.lane16());
+                            tile.add((q / group) * kb_len + group * j + q % group)
+                                .write(L::of(v));
                         }
                     }
                 }
@@ -211,6 +286,7 @@ pub unsafe fn bf16_gemm<E: WordSource>(
     let rows_per = m.div_ceil(32).div_ceil(tm) * 32;
     let cols_per = n.div_ceil(32).div_ceil(tn) * 32;
     let job = Job {
+        insn,
         k,
         kbs,
         a,
@@ -233,27 +309,74 @@ pub unsafe fn bf16_gemm<E: WordSource>(
     }
 }
 
-struct Job<'a, E> {
+struct Job<'a, E, L> {
+    insn: Insn,
     k: usize,
     kbs: usize,
     a: Strided<E>,
     c: StridedMut<u32>,
-    packed: &'a PackedB,
+    packed: &'a PackedB<L>,
 }
 
 // SAFETY: threads write disjoint rectangles of C and only read the rest.
-unsafe impl<E: Sync> Sync for Job<'_, E> {}
+unsafe impl<E: Sync, L: Sync> Sync for Job<'_, E, L> {}
 
-impl<E: WordSource> Job<'_, E> {
+/// The k loop over one strip and pair of panels: four C tiles (tmm0-3)
+/// zeroed, then per tile of k two A tiles (tmm4, tmm5, 1 KiB apart) and two
+/// B tiles (tmm6, tmm7) multiplied crosswise with `$insn`.
+macro_rules! k_loop {
+    ($name:ident, $insn:literal) => {
+        /// # Safety
+        /// Tiles configured; `a` holds `kbs` pairs of A tiles, `b0` and
+        /// `b1` `kbs` B tiles each; `kbs > 0`.
+        unsafe fn $name(a: *const u8, b0: *const u8, b1: *const u8, kbs: usize) {
+            // SAFETY: the caller's contract.
+            unsafe {
+                std::arch::asm!(
+                    "tilezero tmm0",
+                    "tilezero tmm1",
+                    "tilezero tmm2",
+                    "tilezero tmm3",
+                    "2:",
+                    "tileloadd tmm4, [{a} + {s}*1]",
+                    "tileloadd tmm5, [{a} + {s}*1 + 1024]",
+                    "tileloadd tmm6, [{b0} + {s}*1]",
+                    "tileloadd tmm7, [{b1} + {s}*1]",
+                    concat!($insn, " tmm0, tmm4, tmm6"),
+                    concat!($insn, " tmm1, tmm4, tmm7"),
+                    concat!($insn, " tmm2, tmm5, tmm6"),
+                    concat!($insn, " tmm3, tmm5, tmm7"),
+                    "add {a}, 2048",
+                    "add {b0}, 1024",
+                    "add {b1}, 1024",
+                    "dec {n}",
+                    "jnz 2b",
+                    a = inout(reg) a => _,
+                    b0 = inout(reg) b0 => _,
+                    b1 = inout(reg) b1 => _,
+                    n = inout(reg) kbs => _,
+                    s = in(reg) 64usize,
+                    options(nostack),
+                );
+            }
+        }
+    };
+}
+k_loop!(k_loop_bf16, "tdpbf16ps");
+k_loop!(k_loop_ssd, "tdpbssd");
+k_loop!(k_loop_uud, "tdpbuud");
+
+impl<E: WordSource, L: Lane> Job<'_, E, L> {
     /// One rectangle of C on this thread.
     ///
     /// # Safety
     /// The rectangle is this thread's alone; AMX is usable. `cols` starts
     /// at a multiple of 32.
     unsafe fn run(&self, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>) {
-        let (k, kbs) = (self.k, self.kbs);
+        let (k, kbs, kb_len) = (self.k, self.kbs, L::KB);
+        let tile_lanes = TILE_BYTES / size_of::<L>();
         // Two A tiles per k tile: rows 0-15 and 16-31 of the strip.
-        let mut strip = vec![0u16; kbs * 2 * TILE_BYTES / 2 + 32];
+        let mut strip = vec![L::default(); kbs * 2 * tile_lanes + 64];
         // 64-byte alignment for the tile loads.
         let off = strip.as_ptr().align_offset(64);
         let sp = strip[off..].as_mut_ptr();
@@ -264,33 +387,33 @@ impl<E: WordSource> Job<'_, E> {
         while i0 < rows.end {
             let h = 32.min(rows.end - i0);
             // Pack rows i0..i0 + h (zeros below and past k).
-            if h < 32 || k % KB != 0 {
+            if h < 32 || k % kb_len != 0 {
                 // SAFETY: inside the strip buffer.
-                unsafe { std::ptr::write_bytes(sp, 0, kbs * TILE_BYTES) };
+                unsafe { std::ptr::write_bytes(sp, 0, kbs * 2 * tile_lanes) };
             }
             for i in 0..h {
                 let (half, r) = (i / 16, i % 16);
                 for kb in 0..kbs {
                     // SAFETY: the tile's row r.
-                    let row = unsafe { sp.add((kb * 2 + half) * TILE_BYTES / 2 + r * 32) };
-                    let len = KB.min(k - kb * KB);
+                    let row = unsafe { sp.add((kb * 2 + half) * tile_lanes + r * kb_len) };
+                    let len = kb_len.min(k - kb * kb_len);
                     if self.a.cs == 1 {
-                        // SAFETY: `len` elements of row i0 + i from kb·32;
-                        // the tile row has 32.
+                        // SAFETY: `len` elements of row i0 + i from the
+                        // tile's first k; the tile row has `kb_len`.
                         unsafe {
-                            let src = lanes(self.a.at(i0 + i, kb * KB), len);
+                            let src: &[L] = lanes(self.a.at(i0 + i, kb * kb_len), len);
                             let dst = std::slice::from_raw_parts_mut(row, len);
                             for (d, &v) in dst.iter_mut().zip(src) {
-                                *d = flush(v);
+                                *d = v.clean();
                             }
                         }
                         continue;
                     }
                     for q in 0..len {
-                        // SAFETY: (i0 + i, kb·32 + q) lies in A.
+                        // SAFETY: (i0 + i, kb·kb_len + q) lies in A.
                         unsafe {
                             row.add(q)
-                                .write(self.a.at(i0 + i, kb * KB + q).read().lane16())
+                                .write(L::of(self.a.at(i0 + i, kb * kb_len + q).read()))
                         };
                     }
                 }
@@ -305,32 +428,16 @@ impl<E: WordSource> Job<'_, E> {
                 // SAFETY: the strip holds kbs pairs of A tiles, each panel
                 // kbs B tiles; the tiles are configured.
                 unsafe {
-                    std::arch::asm!(
-                        "tilezero tmm0",
-                        "tilezero tmm1",
-                        "tilezero tmm2",
-                        "tilezero tmm3",
-                        "2:",
-                        "tileloadd tmm4, [{a} + {s}*1]",
-                        "tileloadd tmm5, [{a} + {s}*1 + 1024]",
-                        "tileloadd tmm6, [{b0} + {s}*1]",
-                        "tileloadd tmm7, [{b1} + {s}*1]",
-                        "tdpbf16ps tmm0, tmm4, tmm6",
-                        "tdpbf16ps tmm1, tmm4, tmm7",
-                        "tdpbf16ps tmm2, tmm5, tmm6",
-                        "tdpbf16ps tmm3, tmm5, tmm7",
-                        "add {a}, 2048",
-                        "add {b0}, 1024",
-                        "add {b1}, 1024",
-                        "dec {n}",
-                        "jnz 2b",
-                        a = inout(reg) sp => _,
-                        b0 = inout(reg) b0 => _,
-                        b1 = inout(reg) b1 => _,
-                        n = inout(reg) kbs => _,
-                        s = in(reg) 64usize,
-                        options(nostack),
+                    let (a, b0, b1) = (
+                        sp.cast::<u8>().cast_const(),
+                        b0.cast::<u8>(),
+                        b1.cast::<u8>(),
                     );
+                    match self.insn {
+                        Insn::Bf16 => k_loop_bf16(a, b0, b1, kbs),
+                        Insn::Ssd => k_loop_ssd(a, b0, b1, kbs),
+                        Insn::Uud => k_loop_uud(a, b0, b1, kbs),
+                    }
                 }
                 let whole = h == 32 && w == 32 && self.c.cs == 1;
                 if whole {

@@ -33,10 +33,11 @@
 //! f32, kept, as when XLA converts them), which saves the f32 GEMM path a
 //! converted copy of each operand.
 //!
-//! Where the processor has AMX-BF16 and Linux grants the tile state
-//! ([`WordLevel::Amx`]), bf16 products of at least 16 rows and columns run
-//! on AMX tiles instead ([`super::amx`]): sixteen times the multiply-adds
-//! of `vdpbf16ps` per instruction.
+//! Where the processor has AMX and Linux grants the tile state
+//! ([`WordLevel::Amx`]), bf16 products of at least 16 rows and columns, and
+//! large s8 x s8 and u8 x u8 ones, run on AMX tiles instead
+//! ([`super::amx`]): sixteen times the multiply-adds of `vdpbf16ps` per
+//! instruction.
 //!
 //! A product one or two vectors wide runs a taller, narrower tile
 //! ([`Narrow`]): a tall-skinny product in the `6 × 4`-vector tile would
@@ -685,8 +686,8 @@ pub enum WordLevel {
     /// AVX-512 with VNNI (integer pairs) and BF16 (bf16 pairs) where the
     /// processor has each.
     Avx512Ext,
-    /// `Avx512Ext`, with bf16 products of at least 16 rows and columns on
-    /// AMX tiles ([`super::amx`]).
+    /// `Avx512Ext`, with bf16 and 8-bit integer products of at least 16
+    /// rows and columns on AMX tiles ([`super::amx`]).
     Amx,
 }
 
@@ -728,6 +729,13 @@ pub fn supported(kind: WordKind, level: WordLevel) -> bool {
     }
 }
 
+/// Fewest multiply-adds of a byte product for AMX: below, packing for the
+/// tiles costs more than VNNI's whole product (32 attention heads of
+/// `[128, 64] x [64, 128]` took 2.4x VNNI's time on AMX, `[4096, 512] x
+/// [512, 16]` 0.9x; bf16 products, twice as slow under AVX-512, gain on
+/// AMX at every size tried).
+const AMX_INT8_MIN_MACS: usize = 1 << 22;
+
 /// `C = A·B` over words of `E::KIND`: `C` holds i32 (integer kinds) or
 /// f32 (bf16 pairs) bits.
 ///
@@ -756,12 +764,24 @@ pub unsafe fn word_gemm<E: WordSource>(
         }
         return;
     }
-    if level == WordLevel::Amx {
-        if E::KIND == WordKind::Bf16Pairs && m >= 16 && n >= 16 && k >= 16 {
-            // SAFETY: forwarded; the level says AMX is usable.
-            unsafe { super::amx::bf16_gemm(m, n, k, a, b, c, parallel) };
+    if level == WordLevel::Amx && m >= 16 && n >= 16 && k >= 16 {
+        use super::amx::{self, Insn};
+        let bytes = size_of::<E>() == 1 && E::KIND == WordKind::I16Pairs;
+        // SAFETY (each): forwarded; the level says AMX-BF16 is usable, the
+        // support probe AMX-INT8; the lanes are as wide as the operands.
+        if E::KIND == WordKind::Bf16Pairs && size_of::<E>() == 2 {
+            unsafe { amx::gemm::<E, u16>(Insn::Bf16, m, n, k, a, b, c, parallel) };
             return;
         }
+        if bytes && amx::support().int8 && m * n * k >= AMX_INT8_MIN_MACS {
+            // s8 operands flip the lhs to unsigned for VNNI (`FLIP_A`), u8
+            // ones the rhs to signed: AMX multiplies either as they are.
+            let insn = if E::FLIP_A != 0 { Insn::Ssd } else { Insn::Uud };
+            unsafe { amx::gemm::<E, u8>(insn, m, n, k, a, b, c, parallel) };
+            return;
+        }
+    }
+    if level == WordLevel::Amx {
         // SAFETY: forwarded, at the level AMX extends.
         return unsafe { word_gemm(WordLevel::Avx512Ext, m, n, k, a, b, c, parallel) };
     }
@@ -1859,6 +1879,68 @@ mod tests {
             wrapping_dot(|x: u8| x as i32),
             |g, w| g == *w,
         );
+    }
+
+    /// A byte product large enough for the AMX tiles, against the exact
+    /// sums, with the rhs row-major and column-major, at the AMX level
+    /// (where the processor has it; elsewhere there is nothing to run).
+    fn amx_bytes_exact<E: WordSource>(gen: impl Fn(&mut Rng) -> E, value: impl Fn(E) -> i32) {
+        if !super::super::amx::support().int8 {
+            eprintln!("no AMX-INT8 here: the byte tile products are not run");
+            return;
+        }
+        let (m, n, k) = (70, 130, 470);
+        assert!(m * n * k >= AMX_INT8_MIN_MACS);
+        let mut rng = Rng(11);
+        let a: Vec<E> = (0..m * k).map(|_| gen(&mut rng)).collect();
+        let b: Vec<E> = (0..k * n).map(|_| gen(&mut rng)).collect();
+        let bt: Vec<E> = (0..k * n).map(|x| b[(x % k) * n + x / k]).collect();
+        for (pb, brs, bcs) in [(&b, n, 1), (&bt, 1, k)] {
+            let mut c = vec![0xdead_beef_u32; m * n];
+            // SAFETY: the views cover their buffers exactly.
+            unsafe {
+                word_gemm(
+                    WordLevel::Amx,
+                    m,
+                    n,
+                    k,
+                    Strided {
+                        ptr: a.as_ptr(),
+                        rs: k as isize,
+                        cs: 1,
+                    },
+                    Strided {
+                        ptr: pb.as_ptr(),
+                        rs: brs as isize,
+                        cs: bcs as isize,
+                    },
+                    StridedMut {
+                        ptr: c.as_mut_ptr(),
+                        rs: n as isize,
+                        cs: 1,
+                    },
+                    true,
+                )
+            };
+            for i in 0..m {
+                for j in 0..n {
+                    let want = (0..k).fold(0i32, |s, p| {
+                        s.wrapping_add(value(a[i * k + p]).wrapping_mul(value(b[p * n + j])))
+                    });
+                    assert_eq!(
+                        c[i * n + j] as i32,
+                        want,
+                        "C[{i},{j}] (rhs strides {brs}, {bcs})"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn amx_byte_products_are_exact() {
+        amx_bytes_exact(|r| r.next() as i8, |x| x as i32);
+        amx_bytes_exact(|r| r.next() as u8, |x| x as i32);
     }
 
     #[test]
