@@ -366,6 +366,31 @@ k_loop!(k_loop_bf16, "tdpbf16ps");
 k_loop!(k_loop_ssd, "tdpbssd");
 k_loop!(k_loop_uud, "tdpbuud");
 
+/// Stores the four C tiles (tmm0-3, a 32 × 32 block) at `c`, rows `ld`
+/// lanes apart.
+///
+/// # Safety
+/// Tiles configured and computed; `c` valid for 32 rows of 32 lanes at
+/// `ld`.
+unsafe fn store_tiles(c: *mut u32, ld: usize) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let lower = c.add(16 * ld);
+        std::arch::asm!(
+            "tilestored [{c0} + {s}*1], tmm0",
+            "tilestored [{c1} + {s}*1], tmm1",
+            "tilestored [{c2} + {s}*1], tmm2",
+            "tilestored [{c3} + {s}*1], tmm3",
+            c0 = in(reg) c,
+            c1 = in(reg) c.add(16),
+            c2 = in(reg) lower,
+            c3 = in(reg) lower.add(16),
+            s = in(reg) ld * 4,
+            options(nostack),
+        );
+    }
+}
+
 impl<E: WordSource, L: Lane> Job<'_, E, L> {
     /// One rectangle of C on this thread.
     ///
@@ -445,38 +470,11 @@ impl<E: WordSource, L: Lane> Job<'_, E, L> {
                     // contiguous along the row, this thread's.
                     unsafe {
                         let base = self.c.ptr.offset(i0 as isize * self.c.rs + j0 as isize);
-                        let stride = self.c.rs as usize * 4;
-                        let lower = base.add(16 * self.c.rs as usize);
-                        std::arch::asm!(
-                            "tilestored [{c0} + {s}*1], tmm0",
-                            "tilestored [{c1} + {s}*1], tmm1",
-                            "tilestored [{c2} + {s}*1], tmm2",
-                            "tilestored [{c3} + {s}*1], tmm3",
-                            c0 = in(reg) base,
-                            c1 = in(reg) base.add(16),
-                            c2 = in(reg) lower,
-                            c3 = in(reg) lower.add(16),
-                            s = in(reg) stride,
-                            options(nostack),
-                        );
+                        store_tiles(base.cast(), self.c.rs as usize);
                     }
                 } else {
-                    let o = out.as_mut_ptr().cast::<f32>();
-                    // SAFETY: `out` is 32 rows of 128 bytes.
-                    unsafe {
-                        std::arch::asm!(
-                            "tilestored [{c0} + {s}*1], tmm0",
-                            "tilestored [{c1} + {s}*1], tmm1",
-                            "tilestored [{c2} + {s}*1], tmm2",
-                            "tilestored [{c3} + {s}*1], tmm3",
-                            c0 = in(reg) o,
-                            c1 = in(reg) o.add(16),
-                            c2 = in(reg) o.add(16 * 32),
-                            c3 = in(reg) o.add(16 * 32 + 16),
-                            s = in(reg) 128usize,
-                            options(nostack),
-                        );
-                    }
+                    // SAFETY: `out` is 32 rows of 32 lanes.
+                    unsafe { store_tiles(out.as_mut_ptr().cast(), 32) };
                     for (i, row) in out.iter().enumerate().take(h) {
                         for (j, v) in row.iter().enumerate().take(w) {
                             // SAFETY: (i0 + i, j0 + j) lies in this thread's rectangle.
