@@ -84,16 +84,25 @@ impl ShiftedPlan {
             if w.stride != 1 || w.base_dilation != 1 {
                 return None;
             }
-            let extent = p.in_spatial[d] as i64 + w.padding_low + w.padding_high;
-            let span = (p.k_spatial[d] as i64 - 1) * w.window_dilation as i64 + 1;
+            // Wide arithmetic: a module may give any padding and dilation.
+            let extent = p.in_spatial[d] as i128 + w.padding_low as i128 + w.padding_high as i128;
+            let span = (p.k_spatial[d] as i128 - 1).checked_mul(w.window_dilation as i128)? + 1;
             // The output extent follows from the padded one (a mismatch would
             // be a malformed plan: leave it to the general path).
-            if extent < span || (extent - span + 1) as usize != p.out_spatial[d] {
+            if extent < span || usize::try_from(extent - span + 1).ok() != Some(p.out_spatial[d]) {
                 return None;
             }
-            padded.push(extent as usize);
+            padded.push(usize::try_from(extent).ok()?);
         }
-        let image: usize = padded.iter().product();
+        // The padded copy holds an image's pixels: at most twice its output
+        // positions (which the result's buffer bounds), so a window dilated
+        // or padded far past the output cannot ask for a huge copy.
+        let image = padded
+            .iter()
+            .try_fold(1usize, |acc, &e| acc.checked_mul(e))?;
+        if image > 2 * p.positions() {
+            return None;
+        }
         let rows = (p.n_out - 1) * image + last_row(&p.out_spatial, &padded) + 1;
         if rows as f64 > MAX_WASTE * (p.n_out * p.positions()) as f64 {
             return None;
@@ -453,6 +462,39 @@ mod tests {
         assert!(plan(&[32, 32], &[3, 3], &[dim(3, 1), dilated]).is_none());
         // 4x4 images padded to 6x6 compute 36 rows per 16 outputs.
         assert!(plan(&[4, 4], &[3, 3], &[dim(3, 1), dim(3, 1)]).is_none());
+    }
+
+    #[test]
+    fn windows_far_past_the_output_stay_on_im2col() {
+        // One image, 16 outputs, 8 channels into 4.
+        let one = |kernel: usize, w: &WindowDim| {
+            let p = ConvPlan {
+                in_spatial: vec![16],
+                c_in: 8,
+                k_spatial: vec![kernel],
+                ci_group: 8,
+                c_out: 4,
+                n_out: 1,
+                out_spatial: vec![16],
+                feature_groups: 1,
+                batch_groups: 1,
+                taps: Vec::new(),
+                classes: None,
+            };
+            ShiftedPlan::new(&p, std::slice::from_ref(w))
+        };
+        // Two taps 2^40 apart over an input padded to match: a padded
+        // extent of 2^40 + 16, which the shifted form would copy whole.
+        let mut d = dim(2, 1 << 39);
+        d.window_dilation = 1 << 40;
+        assert!(one(2, &d).is_none());
+        // A span that overflows even wide arithmetic.
+        d.window_dilation = usize::MAX;
+        d.padding_low = i64::MAX;
+        d.padding_high = i64::MAX;
+        assert!(one(usize::MAX, &d).is_none());
+        // The same geometry with an ordinary window takes the form.
+        assert!(one(3, &dim(3, 1)).is_some());
     }
 
     #[test]
