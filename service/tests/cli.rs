@@ -6,56 +6,9 @@
 
 // Links the backends the service links, so this process sees their registrations.
 use crate::scratch::Scratch;
+use crate::spawn::{example, hlorun, hlorun_with, stderr, stdout};
 use service as _;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn example(path: &str) -> String {
-    repo_root()
-        .join("examples")
-        .join(path)
-        .display()
-        .to_string()
-}
-
-fn hlorun(args: &[&str]) -> Output {
-    hlorun_with(args, &[], None)
-}
-
-/// Runs `hlorun` with extra environment variables and optional standard input.
-fn hlorun_with(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hlorun"));
-    cmd.args(args)
-        .env_remove("HLORUN_PLATFORM")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("spawn hlorun");
-    {
-        let mut pipe = child.stdin.take().unwrap();
-        if let Some(text) = stdin {
-            pipe.write_all(text.as_bytes()).unwrap();
-        }
-    }
-    child.wait_with_output().expect("wait for hlorun")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use std::process::Output;
 
 /// Asserts a clean failure: exit 1, one error line on stderr containing every
 /// one of `needles`.

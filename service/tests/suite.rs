@@ -12,3 +12,4 @@ mod cli_run;
 mod custom_call_cli;
 mod custom_call_status;
 mod scratch;
+mod spawn;
