@@ -207,6 +207,16 @@ def reduction_cells(jax, jnp):
     yield "reduce_sum_minor_f64", lambda x: jnp.sum(x, axis=1), [A("float64", m)]
     yield "reduce_sum_minor_s32", lambda x: jnp.sum(x, axis=1), [A("int32", m, -100, 100)]
     yield "reduce_any_minor_pred", lambda x: jnp.any(x, axis=1), [A("bool", m)]
+    # Short rows: vectors of three (norms of points), a middle dimension over
+    # short rows, and the pairwise form that broadcasts both.
+    yield "reduce_norm_xyz", lambda x: jnp.sqrt(jnp.sum(x * x, axis=1)), [A(f32, (1 << 20, 3))]
+    yield "reduce_sum_middle_short", lambda x: jnp.sum(x, axis=1), [A(f32, (1024, 1024, 3))]
+
+    def pairwise(p):
+        d = p[None, :, :] - p[:, None, :]
+        r = jnp.sum(d * d, axis=-1) + 1e-3
+        return jnp.sum(d / (r * jnp.sqrt(r))[..., None], axis=1)
+    yield "pairwise_forces", pairwise, [A(f32, (512, 3))]
     yield "argmax_minor", lambda x: jnp.argmax(x, axis=1), [A(f32, m)]
     yield "argmax_major", lambda x: jnp.argmax(x, axis=0), [A(f32, m)]
     yield "softmax_minor", lambda x: jax.nn.softmax(x, axis=-1), [A(f32, m)]

@@ -1653,7 +1653,8 @@ pub fn reduce_precision(ty: ElementType, exponent_bits: u32, mantissa_bits: u32)
         _ => Err(undefined("reduce-precision", ty)))
 }
 
-type FoldFn = dyn Fn(*const u8, usize, *const u8, *mut u8) + Send + Sync;
+/// `(xs, rows, len, init, out)`: see [`Fold::call_rows`].
+type FoldFn = dyn Fn(*const u8, usize, usize, *const u8, *mut u8) + Send + Sync;
 
 /// Reduces a contiguous run with a binary reducer.
 pub struct Fold {
@@ -1676,7 +1677,37 @@ impl Fold {
             }
             return;
         }
-        (self.f)(xs, n, init, out)
+        (self.f)(xs, 1, n, init, out)
+    }
+
+    /// Folds each of `rows` contiguous rows of `len` elements at `xs` into
+    /// `out[i]` as [`Fold::call`] would, one row after another, in one call:
+    /// rows of a few elements (a norm over x, y and z) would otherwise pay a
+    /// call and an instruction-set dispatch per row, several times the fold.
+    ///
+    /// # Safety
+    /// `xs` valid for `rows * len` elements, `init` null (then `len >= 1`)
+    /// or valid for one, `out` for `rows`.
+    #[inline]
+    pub unsafe fn call_rows(
+        &self,
+        xs: *const u8,
+        rows: usize,
+        len: usize,
+        init: *const u8,
+        out: *mut u8,
+    ) {
+        if rows == 0 {
+            return;
+        }
+        if len == 0 {
+            for i in 0..rows {
+                // SAFETY: as in `call`, for element `i` of `out`.
+                unsafe { self.call(xs, 0, init, out.add(i * self.width)) };
+            }
+            return;
+        }
+        (self.f)(xs, rows, len, init, out)
     }
 }
 
@@ -1755,19 +1786,22 @@ impl CombinerVisitor for FoldBuilder {
     {
         Fold {
             width: std::mem::size_of::<T>(),
-            f: Box::new(move |xs, n, init, out| {
-                // SAFETY: `Fold::call`'s contract.
+            f: Box::new(move |xs, rows, n, init, out| {
+                // SAFETY: `Fold::call_rows`'s contract.
                 let init = if init.is_null() {
                     None
                 } else {
                     // SAFETY: one element.
                     Some(unsafe { init.cast::<T>().read() })
                 };
-                let xs = xs.cast::<T>();
-                // SAFETY: `n` elements at `xs`.
-                let r = crate::vmath::isa::dispatch!(vmath::level(), I => unsafe { fold_run(xs, n, init, f) });
-                // SAFETY: one element.
-                unsafe { out.cast::<T>().write(r) }
+                let (xs, out) = (xs.cast::<T>(), out.cast::<T>());
+                crate::vmath::isa::dispatch!(vmath::level(), I => {
+                    for i in 0..rows {
+                        // SAFETY: row `i`'s `n` elements at `xs`, element
+                        // `i` of `out`.
+                        unsafe { out.add(i).write(fold_run(xs.add(i * n), n, init, f)) }
+                    }
+                })
             }),
         }
     }
@@ -1876,6 +1910,55 @@ pub unsafe fn fill(width: usize, value: *const u8, dst: *mut u8, n: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn folding_rows_at_once_matches_one_row_at_a_time() {
+        // Values whose sum depends on the order of the adds.
+        let xs: Vec<f32> = (0..40 * 150)
+            .map(|i| ((i * 7919) % 1000) as f32 * 1.37e-3 + if i % 3 == 0 { 1e4 } else { 0.0 })
+            .collect();
+        let init = 0.25f32;
+        for op in [BinaryOp::Add, BinaryOp::Maximum] {
+            let fold = fold(op, ElementType::F32).unwrap();
+            for len in (0..=20).chain([31, 32, 33, 127, 128, 129, 150]) {
+                let rows = 40;
+                for with_init in [true, false] {
+                    if !with_init && len == 0 {
+                        continue;
+                    }
+                    let init = if with_init {
+                        (&init as *const f32).cast::<u8>()
+                    } else {
+                        std::ptr::null()
+                    };
+                    let mut got = vec![f32::NAN; rows];
+                    let mut want = vec![f32::NAN; rows];
+                    unsafe {
+                        fold.call_rows(
+                            xs.as_ptr().cast(),
+                            rows,
+                            len,
+                            init,
+                            got.as_mut_ptr().cast(),
+                        );
+                        for (i, w) in want.iter_mut().enumerate() {
+                            fold.call(
+                                xs[i * len..].as_ptr().cast(),
+                                len,
+                                init,
+                                (w as *mut f32).cast(),
+                            );
+                        }
+                    }
+                    assert_eq!(
+                        got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                        want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                        "{op:?}, rows of {len}, init {with_init}"
+                    );
+                }
+            }
+        }
+    }
 
     fn run2(k: &Kernel, a: &[f32], b: &[f32]) -> Vec<f32> {
         let mut out = vec![0f32; a.len()];

@@ -399,6 +399,27 @@ unsafe fn load_short_runs<W: Copy>(
         while idx[rank - 2] < rows && pos < n {
             let k0 = idx[rank - 1];
             let len = (r - k0).min(n - pos);
+            if row_stride == 0 && k0 == 0 && len == r {
+                // The same run again and again (a broadcast along the
+                // second-innermost dimension, `[n, c]` read as `[n, m, c]`):
+                // copied once, then doubled from the output.
+                let reps = (rows - idx[rank - 2]).min((n - pos) / r);
+                // SAFETY: the run lies in the leaf; the copies stay inside
+                // positions `pos..pos + reps * r` of `dst`.
+                unsafe {
+                    let at = dst.add(pos);
+                    std::ptr::copy_nonoverlapping(base.offset(off), at, r);
+                    let mut done = 1;
+                    while done < reps {
+                        let more = done.min(reps - done);
+                        std::ptr::copy_nonoverlapping(at, at.add(done * r), more * r);
+                        done += more;
+                    }
+                }
+                pos += reps * r;
+                idx[rank - 2] += reps;
+                continue;
+            }
             // SAFETY: the run lies in the leaf and positions `pos..pos + len`
             // in `dst` (the caller's contract).
             unsafe {
@@ -980,17 +1001,8 @@ impl<'p> Env<'p> {
                 return;
             }
             let init = st.inits[r][0].as_ptr().cast::<u8>();
-            for i in 0..rows {
-                // SAFETY: row `i` of the block; element `i` of the slot.
-                unsafe {
-                    fold.call(
-                        x.wrapping_add(i * len * w),
-                        len,
-                        init,
-                        st.home[result].wrapping_add(i * w),
-                    )
-                };
-            }
+            // SAFETY: the block's `rows` rows; the slot's `rows` elements.
+            unsafe { fold.call_rows(x, rows, len, init, st.home[result]) };
             st.val[result] = Val::Block(st.home[result]);
             return;
         }
@@ -1685,7 +1697,61 @@ fn run(env: &Env<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::with_registers;
+    use super::{load_short_runs, with_registers};
+
+    /// What [`load_short_runs`] must produce: position `p` of the stage
+    /// decoded into its index and read at the summed strides.
+    fn naive(dims: &[usize], strides: &[isize], at: isize, src: &[u32], p: usize) -> u32 {
+        let (mut l, mut off) = (p, at);
+        for d in (0..dims.len()).rev() {
+            off += (l % dims[d]) as isize * strides[d];
+            l /= dims[d];
+        }
+        src[off as usize]
+    }
+
+    #[test]
+    fn short_runs_load_every_window_of_positions() {
+        let src: Vec<u32> = (0..4096).collect();
+        // Rows of short runs: read in turn, repeated (a zero row stride,
+        // the broadcast of `[n, c]` to `[n, m, c]`), and under outer dims.
+        let stages: [(&[usize], &[isize], isize); 5] = [
+            (&[5, 7, 3], &[40, 5, 1], 2),
+            (&[6, 9, 3], &[3, 0, 1], 1),
+            (&[4, 5, 2], &[0, 0, 1], 7),
+            (&[3, 2, 4, 5], &[200, 0, 9, 1], 3),
+            (&[8, 1], &[1, 0], 0),
+        ];
+        for (dims, strides, at) in stages {
+            let total: usize = dims.iter().product();
+            for start in [0, 1, 2, 3, 5, total / 2, total - 1] {
+                for n in [1, 2, 3, 4, 7, 20, total - start] {
+                    if start + n > total {
+                        continue;
+                    }
+                    let mut got = vec![u32::MAX; n];
+                    unsafe {
+                        load_short_runs::<u32>(
+                            dims,
+                            strides,
+                            at,
+                            src.as_ptr(),
+                            start,
+                            n,
+                            got.as_mut_ptr(),
+                        )
+                    };
+                    let want: Vec<u32> = (start..start + n)
+                        .map(|p| naive(dims, strides, at, &src, p))
+                        .collect();
+                    assert_eq!(
+                        got, want,
+                        "dims {dims:?} strides {strides:?} from {start}, {n}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn register_memory_is_whole_pages_of_its_own() {
