@@ -1884,12 +1884,29 @@ mod tests {
     /// A byte product large enough for the AMX tiles, against the exact
     /// sums, with the rhs row-major and column-major, at the AMX level
     /// (where the processor has it; elsewhere there is nothing to run).
+    ///
+    /// The shapes reach both of the AMX product's forms: B streamed a pass
+    /// of panels at a time (few rows; one pass and several, a narrow last
+    /// panel, k ending inside a tile) and B packed whole first (A over
+    /// `STREAM_A_BYTES` packed).
     fn amx_bytes_exact<E: WordSource>(gen: impl Fn(&mut Rng) -> E, value: impl Fn(E) -> i32) {
         if !super::super::amx::support().int8 {
             eprintln!("no AMX-INT8 here: the byte tile products are not run");
             return;
         }
-        let (m, n, k) = (70, 130, 470);
+        for (m, n, k) in [(70, 130, 470), (40, 600, 300), (1100, 37, 1000)] {
+            amx_bytes_exact_at(m, n, k, &gen, &value);
+        }
+    }
+
+    /// An exact-sum integer check of one AMX byte product shape.
+    fn amx_bytes_exact_at<E: WordSource>(
+        m: usize,
+        n: usize,
+        k: usize,
+        gen: impl Fn(&mut Rng) -> E,
+        value: impl Fn(E) -> i32,
+    ) {
         assert!(m * n * k >= AMX_INT8_MIN_MACS);
         let mut rng = Rng(11);
         let a: Vec<E> = (0..m * k).map(|_| gen(&mut rng)).collect();
@@ -1930,7 +1947,7 @@ mod tests {
                     assert_eq!(
                         c[i * n + j] as i32,
                         want,
-                        "C[{i},{j}] (rhs strides {brs}, {bcs})"
+                        "{m}x{n}x{k} C[{i},{j}] (rhs strides {brs}, {bcs})"
                     );
                 }
             }
@@ -1995,6 +2012,46 @@ mod tests {
         );
     }
 
+    /// `A·B` of row-major `m × k` and `k × n` operands at `level`, as C's
+    /// lanes (row-major, threads allowed).
+    fn row_major_product<E: WordSource>(
+        level: WordLevel,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &[E],
+        b: &[E],
+    ) -> Vec<u32> {
+        assert_eq!((a.len(), b.len()), (m * k, k * n));
+        let mut c = vec![0u32; m * n];
+        // SAFETY: row-major views of the buffers.
+        unsafe {
+            word_gemm(
+                level,
+                m,
+                n,
+                k,
+                Strided {
+                    ptr: a.as_ptr(),
+                    rs: k as isize,
+                    cs: 1,
+                },
+                Strided {
+                    ptr: b.as_ptr(),
+                    rs: n as isize,
+                    cs: 1,
+                },
+                StridedMut {
+                    ptr: c.as_mut_ptr(),
+                    rs: n as isize,
+                    cs: 1,
+                },
+                true,
+            )
+        };
+        c
+    }
+
     #[test]
     fn bf16_subnormals_read_in_place_count_as_zero() {
         // A tall product against one rhs panel reads the bf16 lhs in place,
@@ -2012,32 +2069,7 @@ mod tests {
             if !supported(WordKind::Bf16Pairs, level) {
                 continue;
             }
-            let mut c = vec![0u32; m * n];
-            // SAFETY: row-major views of the buffers.
-            unsafe {
-                word_gemm(
-                    level,
-                    m,
-                    n,
-                    k,
-                    Strided {
-                        ptr: a.as_ptr(),
-                        rs: k as isize,
-                        cs: 1,
-                    },
-                    Strided {
-                        ptr: b.as_ptr(),
-                        rs: n as isize,
-                        cs: 1,
-                    },
-                    StridedMut {
-                        ptr: c.as_mut_ptr(),
-                        rs: n as isize,
-                        cs: 1,
-                    },
-                    true,
-                )
-            };
+            let c = row_major_product(level, m, n, k, &a, &b);
             for i in 0..m {
                 let exact: f64 = a[i * k..(i + 1) * k]
                     .iter()
@@ -2056,6 +2088,46 @@ mod tests {
                         exact,
                         "{level:?} C[{i},{j}]"
                     );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bf16_subnormals_in_the_rhs_count_as_zero() {
+        // Whole 16-column panels and a panel's tail, an even and an odd k:
+        // every way the rhs is packed, streamed (few rows) and packed whole
+        // (600 rows of k = 1000: over a MiB of packed A). A subnormal times
+        // 2^100 would show.
+        for (m, n, k) in [(32, 48, 40), (20, 37, 41), (600, 40, 1000)] {
+            let a = vec![bf16::from_f32(2f32.powi(100)); m * k];
+            let b: Vec<bf16> = (0..k * n)
+                .map(|i| match i % 7 {
+                    0 => bf16::from_bits(0x0001 + (i % 100) as u16),
+                    1 => bf16::from_bits(0x8003),
+                    2 => bf16::from_f32(-0.5),
+                    3 => bf16::from_f32(1.0),
+                    _ => bf16::ZERO,
+                })
+                .collect();
+            for &level in &levels() {
+                if !supported(WordKind::Bf16Pairs, level) {
+                    continue;
+                }
+                let c = row_major_product(level, m, n, k, &a, &b);
+                for j in 0..n {
+                    let exact: f64 = (0..k)
+                        .map(|p| b[p * n + j])
+                        .filter(|x| !x.to_f32().is_subnormal())
+                        .map(|x| 2f64.powi(100) * x.to_f64())
+                        .sum();
+                    for i in 0..m {
+                        assert_eq!(
+                            f32::from_bits(c[i * n + j]) as f64,
+                            exact,
+                            "{level:?} {m}x{n}x{k} C[{i},{j}]"
+                        );
+                    }
                 }
             }
         }
