@@ -1776,6 +1776,45 @@ fn fold_lanes<T: Copy, const L: usize>(xs: &[T], init: Option<T>, f: impl Fn(T, 
     r
 }
 
+/// Rows folded side by side by [`fold_short_rows`].
+const SHORT_ROWS: usize = 16;
+
+/// Folds whole groups of [`SHORT_ROWS`] rows of `n` elements (too short for
+/// lanes within a row) side by side, each row in [`fold_run`]'s order for
+/// its length (`init` or the first element, then the rest in turn), so the
+/// rows' chains of dependent combines overlap instead of waiting on each
+/// other. Returns the rows folded; the caller folds the rest.
+///
+/// # Safety
+/// As [`Fold::call_rows`]; `n >= 1` when `init` is `None`.
+#[inline(always)]
+unsafe fn fold_short_rows<T: Copy>(
+    xs: *const T,
+    rows: usize,
+    n: usize,
+    init: Option<T>,
+    f: impl Fn(T, T) -> T,
+    out: *mut T,
+) -> usize {
+    let groups = rows / SHORT_ROWS;
+    let first = usize::from(init.is_none());
+    for g in 0..groups {
+        // SAFETY: rows `g·SHORT_ROWS ..` lie in `xs`, their results in `out`.
+        unsafe {
+            let x = xs.add(g * SHORT_ROWS * n);
+            let mut acc: [T; SHORT_ROWS] =
+                std::array::from_fn(|r| init.unwrap_or_else(|| x.add(r * n).read()));
+            for c in first..n {
+                acc = std::array::from_fn(|r| f(acc[r], x.add(r * n + c).read()));
+            }
+            for (r, &a) in acc.iter().enumerate() {
+                out.add(g * SHORT_ROWS + r).write(a);
+            }
+        }
+    }
+    groups * SHORT_ROWS
+}
+
 struct FoldBuilder;
 impl CombinerVisitor for FoldBuilder {
     type Out = Fold;
@@ -1796,7 +1835,12 @@ impl CombinerVisitor for FoldBuilder {
                 };
                 let (xs, out) = (xs.cast::<T>(), out.cast::<T>());
                 crate::vmath::isa::dispatch!(vmath::level(), I => {
-                    for i in 0..rows {
+                    let mut i = 0;
+                    if n < 2 * SHORT_LANES {
+                        // SAFETY: forwarded, whole groups of rows.
+                        i = unsafe { fold_short_rows(xs, rows, n, init, f, out) };
+                    }
+                    for i in i..rows {
                         // SAFETY: row `i`'s `n` elements at `xs`, element
                         // `i` of `out`.
                         unsafe { out.add(i).write(fold_run(xs.add(i * n), n, init, f)) }
@@ -1907,9 +1951,95 @@ pub unsafe fn fill(width: usize, value: *const u8, dst: *mut u8, n: usize) {
     }
 }
 
+/// Fills row `i` (`row_len` elements of `width` bytes at `dst + i·row_len`)
+/// with value `i` at `values`, for `rows` rows: a per-row value broadcast
+/// along its row. One dispatch on the width for all rows, so short rows (a
+/// norm over x, y, z) do not pay a call each.
+///
+/// # Safety
+/// `values` valid for `rows` elements, `dst` for `rows · row_len`.
+pub unsafe fn fill_rows(
+    width: usize,
+    values: *const u8,
+    dst: *mut u8,
+    rows: usize,
+    row_len: usize,
+) {
+    macro_rules! go {
+        ($W:ty) => {
+            go!($W, row_len)
+        };
+        ($W:ty, $len:expr) => {{
+            // SAFETY: forwarded.
+            unsafe {
+                let src = values.cast::<$W>();
+                let d = dst.cast::<$W>();
+                for i in 0..rows {
+                    let v = src.add(i).read_unaligned();
+                    let row = d.add(i * $len);
+                    for c in 0..$len {
+                        row.add(c).write_unaligned(v);
+                    }
+                }
+            }
+        }};
+    }
+    // Long rows (a call per row is nothing beside the row) and wide elements
+    // fill row by row.
+    let by_row = row_len >= 16 || !matches!(width, 1 | 2 | 4 | 8);
+    if by_row {
+        for i in 0..rows {
+            // SAFETY: forwarded.
+            unsafe {
+                fill(
+                    width,
+                    values.add(i * width),
+                    dst.add(i * row_len * width),
+                    row_len,
+                )
+            }
+        }
+        return;
+    }
+    match width {
+        1 => go!(u8),
+        2 => go!(u16),
+        // Short rows (x, y, z) with their length known, so each row is a
+        // few stores rather than a loop.
+        4 if row_len == 3 => go!(u32, 3),
+        4 if row_len == 4 => go!(u32, 4),
+        4 => go!(u32),
+        _ => go!(u64),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filling_rows_matches_one_fill_per_row() {
+        for width in [1usize, 2, 4, 8, 16] {
+            for row_len in (0..=6).chain([15, 16, 17, 40]) {
+                let rows = 9;
+                let values: Vec<u8> = (0..rows * width).map(|i| (i * 37 + 11) as u8).collect();
+                let mut got = vec![0xAAu8; rows * row_len * width];
+                let mut want = got.clone();
+                unsafe {
+                    fill_rows(width, values.as_ptr(), got.as_mut_ptr(), rows, row_len);
+                    for i in 0..rows {
+                        fill(
+                            width,
+                            values[i * width..].as_ptr(),
+                            want[i * row_len * width..].as_mut_ptr(),
+                            row_len,
+                        );
+                    }
+                }
+                assert_eq!(got, want, "width {width}, rows of {row_len}");
+            }
+        }
+    }
 
     #[test]
     fn folding_rows_at_once_matches_one_row_at_a_time() {

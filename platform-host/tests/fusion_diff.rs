@@ -1510,6 +1510,63 @@ fe {
 }
 
 #[test]
+fn row_reductions_then_a_grouped_sum_over_their_rows() {
+    // Pairwise forces: a norm over the short minor dimension (x, y, z),
+    // broadcast back along its row and summed over the middle dimension.
+    // The first reduction fixes rows of 3; the second keeps them as a
+    // grouped column reduction, so the fusion stays one block program and
+    // the [n, n] norms are never stored. Also rows of 40 (an integer sum,
+    // an integer sum) and a max over rows of 2.
+    let text = module(
+        r#"
+fa {
+  p0 = f32[64,3] parameter(0)
+  bi = f32[64,64,3] broadcast(p0), dimensions={1,2}
+  bj = f32[64,64,3] broadcast(p0), dimensions={0,2}
+  d = f32[64,64,3] subtract(bi, bj)
+  d2 = f32[64,64,3] multiply(d, d)
+  z = f32[] constant(0)
+  r2 = f32[64,64] reduce(d2, z), dimensions={2}, to_apply=add_f32
+  eps = f32[] constant(0.001)
+  beps = f32[64,64] broadcast(eps), dimensions={}
+  r2e = f32[64,64] add(r2, beps)
+  s = f32[64,64] sqrt(r2e)
+  r3 = f32[64,64] multiply(r2e, s)
+  b3 = f32[64,64,3] broadcast(r3), dimensions={0,1}
+  q = f32[64,64,3] divide(d, b3)
+  ROOT f = f32[64,3] reduce(q, z), dimensions={1}, to_apply=add_f32
+}
+fb {
+  p0 = s32[8,30,40] parameter(0)
+  z = s32[] constant(0)
+  m = s32[8,30] reduce(p0, z), dimensions={2}, to_apply=add_s32
+  bm = s32[8,30,40] broadcast(m), dimensions={0,1}
+  x = s32[8,30,40] subtract(p0, bm)
+  ROOT r = s32[8,40] reduce(x, z), dimensions={1}, to_apply=add_s32
+}
+fc {
+  p0 = f32[16,50,2] parameter(0)
+  ninf = f32[] constant(-inf)
+  z = f32[] constant(0)
+  m = f32[16,50] reduce(p0, ninf), dimensions={2}, to_apply=max_f32
+  bm = f32[16,50,2] broadcast(m), dimensions={0,1}
+  e = f32[16,50,2] subtract(p0, bm)
+  ROOT r = f32[16,2] reduce(e, z), dimensions={1}, to_apply=add_f32
+}
+"#,
+        r#"  p0 = f32[64,3] parameter(0)
+  p1 = s32[8,30,40] parameter(1)
+  p2 = f32[16,50,2] parameter(2)
+  a = f32[64,3] fusion(p0), kind=kInput, calls=fa
+  b = s32[8,40] fusion(p1), kind=kInput, calls=fb
+  c = f32[16,2] fusion(p2), kind=kInput, calls=fc
+  ROOT t = (f32[64,3], s32[8,40], f32[16,2]) tuple(a, b, c)"#,
+    );
+    assert_eq!(column_groups(&text), [64, 8, 16]);
+    check("rows then grouped columns", &text, Agree::Within(1e-5));
+}
+
+#[test]
 fn dynamic_slices_read_in_place_at_clamped_starts() {
     // Dynamic slices of parameters fused into their consumers: starts from
     // s32 parameters (random in -20..=20, so below zero and past the end

@@ -625,10 +625,8 @@ impl<'p> Env<'p> {
             Val::Block(ptr) => ptr,
             Val::PerRow(src) => {
                 let dst = st.home[s];
-                for i in 0..b.nr {
-                    // SAFETY: `nr` row values; the register holds the block.
-                    unsafe { ops::fill(w, src.add(i * w), dst.add(i * p.row_len * w), p.row_len) };
-                }
+                // SAFETY: `nr` row values; the register holds the block.
+                unsafe { ops::fill_rows(w, src, dst, b.nr, p.row_len) };
                 st.val[s] = Val::Block(dst);
                 dst
             }
@@ -951,16 +949,7 @@ impl<'p> Env<'p> {
                         match st.val[*slot] {
                             Val::Block(v) => std::ptr::copy(v, dst, n * w),
                             Val::Scalar(v) => ops::fill(w, v, dst, n),
-                            Val::PerRow(v) => {
-                                for i in 0..b.nr {
-                                    ops::fill(
-                                        w,
-                                        v.add(i * w),
-                                        dst.add(i * p.row_len * w),
-                                        p.row_len,
-                                    );
-                                }
-                            }
+                            Val::PerRow(v) => ops::fill_rows(w, v, dst, b.nr, p.row_len),
                             Val::RowRepeat(v) => {
                                 for i in 0..b.nr {
                                     std::ptr::copy(v, dst.add(i * p.row_len * w), p.row_len * w);

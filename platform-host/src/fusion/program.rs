@@ -1117,10 +1117,11 @@ impl<'g, 'a> Builder<'g, 'a> {
     /// in place. Otherwise such a reduce reads its input through a
     /// transposed view, one strided element at a time.
     ///
-    /// Only for the first reduction of a fusion, or one of the same grouping
-    /// after it. After a grouped one, a row reduction of its rows is fine;
-    /// any other column reduction is unsupported (the fusion is then
-    /// compiled again without groups).
+    /// Only for the first reduction of a fusion, one of the same grouping
+    /// after it, or one after row reductions of the same rows. After a
+    /// grouped one, a row reduction of its rows is fine; any other column
+    /// reduction is unsupported (the fusion is then compiled again without
+    /// groups).
     fn column_groups(&self, shape: &ReduceShape) -> Result<Option<usize>> {
         if !self.allow_groups || self.rows_only {
             return Ok(None);
@@ -1136,6 +1137,21 @@ impl<'g, 'a> Builder<'g, 'a> {
             (None, _) => Ok(None),
             (Some(domain), Some((a, b)))
                 if self.col_groups > 1 && a == self.col_groups && domain == (a * shape.red, b) =>
+            {
+                Ok(Some(a))
+            }
+            // Row reductions already split the domain into these rows (a
+            // norm over the short minor dimension, broadcast back and summed
+            // over the middle one): grouping keeps the fusion whole, where a
+            // transposed read would not fit the rows. Short rows are fine
+            // here, as there is no in-place alternative to lose against.
+            (Some(domain), Some((a, b)))
+                if self.col_groups == 1
+                    && a >= MIN_COL_GROUPS
+                    && b <= MAX_ROW
+                    && shape.red > 0
+                    && domain == (a * shape.red, b)
+                    && self.reduces.iter().all(|r| !r.col) =>
             {
                 Ok(Some(a))
             }
