@@ -12,7 +12,7 @@ use platform_api::hlo::sharding::HloSharding;
 use platform_api::{CompileOptions, HloModule, Literal, PlatformOptions};
 use service::compare::{compare_arrays, Tolerance};
 use service::sharded::run_global;
-use service::{Backend, ExecuteOptions, LocalClient};
+use service::{Backend, ExecuteOptions, LoadedExecutable, LocalClient};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -26,6 +26,34 @@ fn cases() -> Vec<PathBuf> {
     dirs.sort();
     assert!(dirs.len() >= 7, "tests/sharded incomplete: {dirs:?}");
     dirs
+}
+
+/// A client of `platform` with `replicas x partitions` devices, and `module`
+/// compiled for them.
+pub(crate) fn compile_on(
+    platform: &str,
+    module: &HloModule,
+    replicas: usize,
+    partitions: usize,
+) -> Result<(LocalClient, Arc<LoadedExecutable>), String> {
+    let backend = Backend::with_options(
+        Some(platform),
+        &PlatformOptions {
+            device_count: Some(replicas * partitions),
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let client = LocalClient::new(Arc::new(backend));
+    let options = CompileOptions {
+        replica_count: replicas,
+        num_partitions: partitions,
+        ..CompileOptions::default()
+    };
+    let exe = client
+        .compile(module, &options)
+        .map_err(|e| e.to_string())?
+        .executable;
+    Ok((client, exe))
 }
 
 fn run_case(platform: &str, dir: &Path) -> Result<(), String> {
@@ -49,22 +77,7 @@ fn run_case(platform: &str, dir: &Path) -> Result<(), String> {
     let args: Vec<Literal> = (0..meta["args"].as_array().unwrap().len())
         .map(|i| Literal::read_npy(dir.join(format!("arg{i}.npy"))).unwrap())
         .collect();
-    let backend = Backend::with_options(
-        Some(platform),
-        &PlatformOptions {
-            device_count: Some(devices),
-        },
-    )
-    .map_err(|e| e.to_string())?;
-    let client = LocalClient::new(Arc::new(backend));
-    let options = CompileOptions {
-        num_partitions: devices,
-        ..CompileOptions::default()
-    };
-    let exe = client
-        .compile(&module, &options)
-        .map_err(|e| e.to_string())?
-        .executable;
+    let (client, exe) = compile_on(platform, &module, 1, devices)?;
     let got = run_global(
         &client,
         &module,

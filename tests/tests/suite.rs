@@ -5,6 +5,7 @@
 //! each. One binary holds them all; pick a file's tests by its module name:
 //! `cargo test -p tests --test suite op_matrix::`.
 
+mod async_collectives;
 mod bf16_parity;
 mod compare_scale;
 mod conformance;

@@ -427,6 +427,32 @@ pub fn run(
         occurrence: at.occurrence,
         group: members.clone(),
     };
+    // The asynchronous starts (but all-reduce-start, whose value is its
+    // result) return `(operands, results, context...)`: the collective's
+    // own result is element 1, and the sync form's code below computes it.
+    let start = matches!(
+        instr.op,
+        Op::AllGatherStart { .. } | Op::CollectivePermuteStart { .. }
+    );
+    let out_shape: &Shape = if start {
+        if matches!(instr.op, Op::CollectivePermuteStart { .. }) && operands.len() != 1 {
+            return Err(Error::unimplemented(format!(
+                "%{}: collective-permute-start of {} operands (only one array is supported)",
+                instr.name,
+                operands.len()
+            )));
+        }
+        instr.shape.tuple_shapes().get(1).ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "%{}: a {} returns a tuple of at least (operands, results), not {}",
+                instr.name,
+                instr.opcode(),
+                instr.shape
+            ))
+        })?
+    } else {
+        &instr.shape
+    };
     let transport = transport();
     if let (Some(t), Op::AllReduce { to_apply, .. } | Op::AllReduceStart { to_apply, .. }) =
         (&transport, &instr.op)
@@ -460,7 +486,7 @@ pub fn run(
     };
     let operand_count = all.get(position).map_or(0, Vec::len);
     let result_part = |k: usize| -> Result<&ArrayShape> {
-        match &instr.shape {
+        match out_shape {
             Shape::Tuple(t) => t
                 .get(k)
                 .ok_or_else(|| Error::invalid_argument(format!("no result element {k}")))?
@@ -469,7 +495,7 @@ pub fn run(
         }
     };
     let wrap = |parts: Vec<Literal>| -> Value {
-        if instr.shape.is_tuple() {
+        if out_shape.is_tuple() {
             Value::Tuple(parts.into_iter().map(Value::from).collect())
         } else {
             parts
@@ -479,14 +505,14 @@ pub fn run(
                 .unwrap_or(Value::Tuple(Vec::new()))
         }
     };
-    match &instr.op {
+    let result = match &instr.op {
         Op::AllReduce { to_apply, .. } | Op::AllReduceStart { to_apply, .. } => {
             let parts = (0..operand_count)
                 .map(|k| reduce_all(ev, *to_apply, &arrays(k)?))
                 .collect::<Result<Vec<_>>>()?;
             Ok(wrap(parts))
         }
-        Op::AllGather { dimension, .. } => {
+        Op::AllGather { dimension, .. } | Op::AllGatherStart { dimension, .. } => {
             let parts = (0..operand_count)
                 .map(|k| {
                     crate::ops::concatenate::concatenate(&arrays(k)?, *dimension, result_part(k)?)
@@ -553,6 +579,10 @@ pub fn run(
         Op::CollectivePermute {
             source_target_pairs,
             ..
+        }
+        | Op::CollectivePermuteStart {
+            source_target_pairs,
+            ..
         } => {
             let mut source = None;
             for &(s, t) in source_target_pairs {
@@ -582,7 +612,7 @@ pub fn run(
             let root = all
                 .first()
                 .ok_or_else(|| Error::internal("empty replica group"))?;
-            if instr.shape.is_tuple() {
+            if out_shape.is_tuple() {
                 Ok(Value::Tuple(root.clone()))
             } else {
                 root.first()
@@ -594,7 +624,33 @@ pub fn run(
             "{} is not a collective",
             other.opcode()
         ))),
+    }?;
+    if !start {
+        return Ok(result);
     }
+    // Element 0 is the operands as they came in (one array, or a tuple of
+    // several: this device's own deposit); after the result, any context
+    // values (a collective-permute-start's u32[] scalars) are zeros, as
+    // nothing here reads them.
+    let mine = all
+        .get(position)
+        .cloned()
+        .ok_or_else(|| Error::internal(format!("%{}: no deposit of this device", instr.name)))?;
+    let inputs = if matches!(instr.shape.tuple_shapes().first(), Some(Shape::Tuple(_))) {
+        Value::Tuple(mine)
+    } else {
+        mine.into_iter()
+            .next()
+            .ok_or_else(|| Error::invalid_argument(format!("%{} needs an operand", instr.name)))?
+    };
+    let mut elements = vec![inputs, result];
+    for extra in instr.shape.tuple_shapes().iter().skip(2) {
+        let a = extra
+            .array_or_err()
+            .map_err(|e| e.context(format!("%{}", instr.name)))?;
+        elements.push(Value::from(zeros(a.element_type, &a.dims)));
+    }
+    Ok(Value::Tuple(elements))
 }
 
 /// An all-reduce across processes in two phases

@@ -465,17 +465,33 @@ impl<'a> Evaluator<'a> {
             // ---- replicas ----
             Op::ReplicaId => lit(Literal::scalar(self.ctx.replica as u32)),
             Op::PartitionId => lit(Literal::scalar(self.ctx.partition as u32)),
-            // The asynchronous pair runs as one: the start does the work.
+            // The asynchronous pairs run as one: the start does the work (a
+            // run is synchronous, so there is nothing to overlap) and the done
+            // only hands on its result. An all-reduce-start's value is the
+            // result itself; the other starts' values are tuples whose
+            // element 1 is the result.
             Op::AllReduceDone => operands
                 .into_iter()
                 .next()
                 .ok_or_else(|| Error::invalid_argument("all-reduce-done needs an operand")),
+            Op::AllGatherDone | Op::CollectivePermuteDone => match operands.into_iter().next() {
+                Some(Value::Tuple(mut elements)) if elements.len() >= 2 => {
+                    Ok(elements.swap_remove(1))
+                }
+                _ => Err(Error::invalid_argument(format!(
+                    "{} %{} needs the tuple its start returns",
+                    instr.opcode(),
+                    instr.name
+                ))),
+            },
             Op::AllReduce { .. }
             | Op::AllReduceStart { .. }
             | Op::AllGather { .. }
+            | Op::AllGatherStart { .. }
             | Op::ReduceScatter { .. }
             | Op::AllToAll { .. }
             | Op::CollectivePermute { .. }
+            | Op::CollectivePermuteStart { .. }
             | Op::CollectiveBroadcast { .. } => {
                 let occurrence = self.occurrences.entry((comp, id)).or_insert(0);
                 let this = *occurrence;

@@ -153,6 +153,8 @@ pub fn is_alias(op: &Op) -> bool {
             | Op::AddDependency
             | Op::AfterAll
             | Op::AllReduceDone
+            | Op::AllGatherDone
+            | Op::CollectivePermuteDone
     )
 }
 
@@ -564,11 +566,17 @@ impl<'a> Assigner<'a> {
                 }
                 ids
             }
-            Op::GetTupleElement { index } => {
+            // The done of an asynchronous collective is its start's element
+            // 1, the result the start's thunk wrote.
+            op @ (Op::GetTupleElement { .. } | Op::AllGatherDone | Op::CollectivePermuteDone) => {
+                let index = match op {
+                    Op::GetTupleElement { index } => *index,
+                    _ => 1,
+                };
                 let operand_shape = &self.comp.instr(instr.operand(0)?).shape;
                 let elements = operand_shape.tuple_shapes();
-                let start: usize = elements.iter().take(*index).map(leaf_count).sum();
-                let count = elements.get(*index).map(leaf_count).ok_or_else(|| {
+                let start: usize = elements.iter().take(index).map(leaf_count).sum();
+                let count = elements.get(index).map(leaf_count).ok_or_else(|| {
                     Error::invalid_argument(format!(
                         "%{}: tuple index {index} out of range for {operand_shape}",
                         instr.name

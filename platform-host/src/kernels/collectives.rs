@@ -220,6 +220,92 @@ impl Reducer {
     }
 }
 
+/// The parts of an asynchronous start's result beside the collective's own
+/// result: element 0, the operands as they came in, and the context values
+/// after the result (a collective-permute-start's u32[] scalars). Both are
+/// empty for a synchronous collective (and all-reduce-start, whose value is
+/// its result alone).
+#[derive(Clone)]
+struct StartParts {
+    /// (operand leaf, the start's element-0 leaf it is copied to).
+    echo: Vec<(BufferSlice, BufferSlice)>,
+    /// Leaves written with zeros: nothing on this platform reads them.
+    context: Vec<BufferSlice>,
+}
+
+impl StartParts {
+    /// Splits the result leaves of `instr` into the start's parts and the
+    /// collective's result (all of them for a synchronous collective).
+    fn split(
+        instr: &platform_api::hlo::HloInstruction,
+        operand_leaves: &[BufferSlice],
+        leaves: &[BufferSlice],
+    ) -> Result<(StartParts, Vec<BufferSlice>, platform_api::Shape)> {
+        let none = StartParts {
+            echo: Vec::new(),
+            context: Vec::new(),
+        };
+        match &instr.op {
+            Op::AllGatherStart { .. } | Op::CollectivePermuteStart { .. } => {}
+            _ => return Ok((none, leaves.to_vec(), instr.shape.clone())),
+        }
+        let name = &instr.name;
+        if matches!(instr.op, Op::CollectivePermuteStart { .. }) && instr.operands.len() != 1 {
+            return Err(Error::unimplemented(format!(
+                "%{name}: collective-permute-start of {} operands (only one array is supported)",
+                instr.operands.len()
+            )));
+        }
+        let elements = instr.shape.tuple_shapes();
+        let (Some(inputs), Some(result)) = (elements.first(), elements.get(1)) else {
+            return Err(Error::invalid_argument(format!(
+                "%{name}: a {} returns a tuple of at least (operands, results), not {}",
+                instr.opcode(),
+                instr.shape
+            )));
+        };
+        let (n_in, n_out) = (inputs.leaves().len(), result.leaves().len());
+        let (echo, rest) = leaves.split_at(n_in.min(leaves.len()));
+        if echo.len() != operand_leaves.len()
+            || echo
+                .iter()
+                .zip(operand_leaves)
+                .any(|(e, o)| e.size != o.size)
+            || rest.len() < n_out
+        {
+            return Err(Error::invalid_argument(format!(
+                "%{name}: the start's element 0 {inputs} is not its operands"
+            )));
+        }
+        let (out, context) = rest.split_at(n_out);
+        Ok((
+            StartParts {
+                echo: operand_leaves
+                    .iter()
+                    .copied()
+                    .zip(echo.iter().copied())
+                    .collect(),
+                context: context.to_vec(),
+            },
+            out.to_vec(),
+            result.clone(),
+        ))
+    }
+
+    /// Writes the operands into element 0 and zeros into the context.
+    fn finish(&self, ctx: &ExecuteContext<'_>) {
+        for (from, to) in &self.echo {
+            // SAFETY: two leaves of `from.size` bytes (checked when split);
+            // `copy` allows them to be the same memory.
+            unsafe { std::ptr::copy(ctx.ptr(*from).cast_const(), ctx.ptr(*to), from.size) };
+        }
+        for c in &self.context {
+            // SAFETY: a result leaf of `c.size` bytes.
+            unsafe { std::ptr::write_bytes(ctx.ptr(*c), 0, c.size) };
+        }
+    }
+}
+
 pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let instr = ctx.instr(id);
     let name = instr.name.clone();
@@ -228,7 +314,10 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     for k in 0..instr.operands.len() {
         operand_leaves.extend_from_slice(ctx.operand_leaves(instr, k)?);
     }
-    let results: Vec<BufferSlice> = ctx.result_leaves(id).to_vec();
+    // An asynchronous start runs as its synchronous form into element 1 of
+    // its result (the done only aliases that element), then fills the rest.
+    let (start, results, out_shape) =
+        StartParts::split(instr, &operand_leaves, ctx.result_leaves(id))?;
     let leaf_shapes: Vec<ArrayShape> = (0..instr.operands.len())
         .flat_map(|k| {
             ctx.operand(instr, k)
@@ -280,7 +369,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 Ok(())
             }))
         }
-        Op::AllGather { dimension, .. } => {
+        Op::AllGather { dimension, .. } | Op::AllGatherStart { dimension, .. } => {
             let (shape, out) = single(&leaf_shapes, &results, &name)?;
             let d = *dimension;
             if d >= shape.rank() {
@@ -288,7 +377,11 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                     "all-gather %{name}: dimension {d} out of range"
                 )));
             }
-            let result_shape = ctx.result_array(instr)?.clone();
+            let result_shape = out_shape.as_array().cloned().ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "all-gather %{name} must produce an array, not {out_shape}"
+                ))
+            })?;
             let op = (instr.op.clone(), name.clone());
             Ok(thunk(name, category, move |ctx| {
                 let (_, group, all) = meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
@@ -304,6 +397,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                     // SAFETY: block r of the result along `d`.
                     unsafe { plan.0.run(part.as_ptr(), ctx.ptr(out).add(at)) };
                 }
+                start.finish(ctx);
                 Ok(())
             }))
         }
@@ -415,6 +509,10 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         Op::CollectivePermute {
             source_target_pairs,
             ..
+        }
+        | Op::CollectivePermuteStart {
+            source_target_pairs,
+            ..
         } => {
             let op = (instr.op.clone(), name.clone());
             let pairs = source_target_pairs.clone();
@@ -436,6 +534,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                     }
                     offset += out.size;
                 }
+                start.finish(ctx);
                 Ok(())
             }))
         }

@@ -81,9 +81,11 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         Op::AllReduce { .. }
         | Op::AllReduceStart { .. }
         | Op::AllGather { .. }
+        | Op::AllGatherStart { .. }
         | Op::ReduceScatter { .. }
         | Op::AllToAll { .. }
         | Op::CollectivePermute { .. }
+        | Op::CollectivePermuteStart { .. }
         | Op::CollectiveBroadcast { .. } => collectives::lower(ctx, id),
         Op::ReduceWindow { .. } | Op::SelectAndScatter { .. } => reduce_window::lower(ctx, id),
         Op::ReplicaId | Op::PartitionId | Op::GetDimensionSize { .. } => misc::lower(ctx, id),
