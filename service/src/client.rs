@@ -347,7 +347,15 @@ pub struct LocalClient {
     backend: Arc<Backend>,
     cache: CompileCache<LoadedExecutable>,
     streams: StreamPool,
-    next_run_id: AtomicU64,
+}
+
+/// A run id unique in this process. The collectives' in-process meetings
+/// are keyed by run id (and, on the Host, not by client or module), so two
+/// clients' concurrent runs must never share one: a per-client counter let
+/// the first runs of two clients meet each other's devices.
+fn next_run_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl LocalClient {
@@ -357,7 +365,6 @@ impl LocalClient {
             backend,
             cache: CompileCache::new(),
             streams: StreamPool::new(devices),
-            next_run_id: AtomicU64::new(1),
         }
     }
 
@@ -615,11 +622,7 @@ impl LocalClient {
         partition: usize,
         run_id: u64,
     ) -> RunOptions {
-        let run_id = if run_id == 0 {
-            self.next_run_id.fetch_add(1, Ordering::Relaxed)
-        } else {
-            run_id
-        };
+        let run_id = if run_id == 0 { next_run_id() } else { run_id };
         RunOptions {
             stream: stream.clone(),
             device_assignment: assignment,
@@ -811,7 +814,7 @@ impl LocalClient {
         exe.check_buffer_shapes(args)?;
         let assignment = self.assignment_for(exe, replica, partition)?;
         let device = assignment.device(replica, partition)?;
-        let run_id = self.next_run_id.fetch_add(1, Ordering::Relaxed);
+        let run_id = next_run_id();
         self.execute_buffers_on(
             exe,
             args,
@@ -993,7 +996,7 @@ impl LocalClient {
                 })?;
         }
         let assignment = Arc::new(self.backend.placer().assign_devices(replicas, partitions)?);
-        let run_id = self.next_run_id.fetch_add(1, Ordering::Relaxed);
+        let run_id = next_run_id();
 
         let results: Vec<Result<Literal>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..instances)
@@ -1046,7 +1049,7 @@ impl LocalClient {
         self.check_platform(exe)?;
         let assignment = self.assignment_for(exe, replica, partition)?;
         exe.check_argument_shapes(args.iter().map(Literal::shape))?;
-        let run_id = self.next_run_id.fetch_add(1, Ordering::Relaxed);
+        let run_id = next_run_id();
         self.run_one_replica(exe, args, options, assignment, replica, partition, run_id)
     }
 

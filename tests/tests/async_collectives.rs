@@ -7,7 +7,10 @@
 //! side on the same operand: the done must equal the synchronous result and
 //! what the test computes by hand from every device's input; the start's
 //! element 0 must be its operand and a collective-permute-start's context
-//! values zeros (nothing reads them, but they are defined).
+//! values zeros (nothing reads them, but they are defined). The combined
+//! collective-permute (two operands of different types and shapes) must
+//! equal two one-operand permutes and the inputs of the sending device; the
+//! in-place form must be refused as unimplemented.
 
 use crate::sharded::compile_on;
 use platform_api::{HloModule, Literal};
@@ -210,22 +213,201 @@ ENTRY e {
     }
 }
 
+/// Device `d`'s two operands for the combined permutes: an f32[2,3] of
+/// `100 d + i` and an s32[4] of `-(1000 d + 7 i)` at flat index `i`.
+fn two_operands(d: usize) -> Vec<Literal> {
+    let f: Vec<f32> = (0..6).map(|i| (100 * d + i) as f32).collect();
+    let s: Vec<i32> = (0..4).map(|i| -((1000 * d + 7 * i) as i32)).collect();
+    vec![
+        Literal::from_slice(&[2, 3], &f).unwrap(),
+        Literal::from_slice(&[4], &s).unwrap(),
+    ]
+}
+
+/// Runs `text` on `platform` as `replicas x partitions` devices, device `d`
+/// taking `args(d)`; returns each device's result leaves.
+fn run_leaves(
+    platform: &str,
+    text: &str,
+    replicas: usize,
+    partitions: usize,
+    args: impl Fn(usize) -> Vec<Literal>,
+) -> Result<Vec<Vec<Literal>>, String> {
+    let module = HloModule::parse(text).map_err(|e| e.to_string())?;
+    let (client, exe) = compile_on(platform, &module, replicas, partitions)?;
+    let args: Vec<Vec<Literal>> = (0..replicas * partitions).map(args).collect();
+    let out = client
+        .execute_replicated(&exe, &args, &ExecuteOptions::default())
+        .map_err(|e| e.to_string())?;
+    Ok(out.into_iter().map(Literal::flatten_leaves).collect())
+}
+
+/// The combined permute's program: `(p, q)` permuted by `pairs` as one
+/// collective-permute, as two one-operand ones, and as a start/done pair;
+/// `channel` adds channel ids (pairs then name partitions).
+fn combined_permute_program(header: &str, pairs: &str, channel: bool) -> String {
+    let ch = |id: u32| {
+        if channel {
+            format!(", channel_id={id}")
+        } else {
+            String::new()
+        }
+    };
+    let (c1, c2, c3, c4) = (ch(1), ch(2), ch(3), ch(4));
+    format!(
+        r#"HloModule m, {header}
+ENTRY e {{
+  p = f32[2,3] parameter(0)
+  q = s32[4] parameter(1)
+  c = (f32[2,3], s32[4]) collective-permute(p, q){c1}, source_target_pairs={pairs}
+  c0 = f32[2,3] collective-permute(p){c2}, source_target_pairs={pairs}
+  c1 = s32[4] collective-permute(q){c3}, source_target_pairs={pairs}
+  s = ((f32[2,3], s32[4]), (f32[2,3], s32[4]), u32[], u32[]) collective-permute-start(p, q){c4}, source_target_pairs={pairs}
+  d = (f32[2,3], s32[4]) collective-permute-done(s)
+  e0 = (f32[2,3], s32[4]) get-tuple-element(s), index=0
+  x2 = u32[] get-tuple-element(s), index=2
+  ROOT t = ((f32[2,3], s32[4]), f32[2,3], s32[4], (f32[2,3], s32[4]), (f32[2,3], s32[4]), u32[]) tuple(c, c0, c1, d, e0, x2)
+}}"#
+    )
+}
+
+/// Checks device `d`'s leaves of [`combined_permute_program`]: the combined
+/// permute is what `source` (the device sending to `d`, if any) put in, or
+/// zeros of each operand's shape; the one-operand permutes and the done
+/// agree with it; the start's element 0 is `d`'s own operands.
+fn check_combined(platform: &str, d: usize, source: Option<usize>, leaves: &[Literal]) {
+    let mine = two_operands(d);
+    let want: Vec<Literal> = match source {
+        Some(s) => two_operands(s),
+        None => mine
+            .iter()
+            .map(|l| {
+                let a = l.shape().as_array().unwrap();
+                platform_api::evaluator::ops::zeros(a.element_type, &a.dims)
+            })
+            .collect(),
+    };
+    // Element type, dimensions and bytes (the layouts the platforms attach differ).
+    let values = |ls: &[Literal]| -> Vec<(String, Vec<usize>, Vec<u8>)> {
+        ls.iter()
+            .map(|l| {
+                let a = l.shape().as_array().unwrap();
+                (
+                    format!("{:?}", a.element_type),
+                    a.dims.clone(),
+                    l.bytes().unwrap().to_vec(),
+                )
+            })
+            .collect()
+    };
+    let (leaves, mine, want) = (&values(leaves), &values(&mine), &values(&want));
+    assert_eq!(leaves.len(), 9, "{platform} device {d}: leaf count");
+    assert_eq!(leaves[..2], want[..], "{platform} device {d}: combined");
+    assert_eq!(leaves[2..4], want[..], "{platform} device {d}: one by one");
+    assert_eq!(leaves[4..6], want[..], "{platform} device {d}: the done");
+    assert_eq!(leaves[6..8], mine[..], "{platform} device {d}: element 0");
+    assert_eq!(leaves[8].2, [0; 4], "{platform} device {d}: context");
+}
+
 #[test]
-fn collective_permute_start_of_two_operands_is_an_error() {
-    // Several operands in one start are not supported; both platforms say
-    // so rather than send half of them.
+fn combined_collective_permute_across_replicas_matches_one_operand_permutes() {
+    // Replica 0 is nobody's target: zeros of both operands' shapes.
+    let pairs = [(0, 2), (2, 1), (1, 3)];
+    let text = combined_permute_program("replica_count=4", "{{0,2},{2,1},{1,3}}", false);
+    for platform in PLATFORMS {
+        let out = run_leaves(platform, &text, 4, 1, two_operands)
+            .unwrap_or_else(|e| panic!("{platform}: {e}"));
+        for (r, leaves) in out.iter().enumerate() {
+            let source = pairs.iter().find(|(_, t)| *t == r).map(|(s, _)| *s);
+            check_combined(platform, r, source, leaves);
+        }
+    }
+}
+
+#[test]
+fn combined_collective_permute_across_partitions_matches_one_operand_permutes() {
+    // With channel ids the pairs name partitions of the device's own
+    // replica: two replicas of three partitions, 2 -> 0 -> 1 in each.
+    let text = combined_permute_program("replica_count=2, num_partitions=3", "{{2,0},{0,1}}", true);
+    for platform in PLATFORMS {
+        let out = run_leaves(platform, &text, 2, 3, two_operands)
+            .unwrap_or_else(|e| panic!("{platform}: {e}"));
+        for (d, leaves) in out.iter().enumerate() {
+            let (replica, partition) = (d / 3, d % 3);
+            let source = match partition {
+                0 => Some(2),
+                1 => Some(0),
+                _ => None,
+            };
+            check_combined(platform, d, source.map(|p| 3 * replica + p), leaves);
+        }
+    }
+}
+
+#[test]
+fn collective_permute_of_mismatched_result_is_an_error() {
+    // Two operands cannot give one array: an error on both platforms (the
+    // shape check or the platform's own), never a panic or half a result.
     let text = r#"HloModule m, replica_count=2
 ENTRY e {
-  p = f32[2] parameter(0)
-  q = f32[2] negate(p)
-  s = (f32[2], (f32[2], f32[2]), u32[], u32[]) collective-permute-start(p, q), source_target_pairs={{0,1},{1,0}}
-  ROOT d = (f32[2], f32[2]) collective-permute-done(s)
+  p = f32[2,3] parameter(0)
+  q = s32[4] parameter(1)
+  ROOT c = f32[2,3] collective-permute(p, q), source_target_pairs={{0,1},{1,0}}
 }"#;
     for platform in PLATFORMS {
-        let err = run(platform, text, 2, 1, &[2]).expect_err(platform);
+        let err = run_leaves(platform, text, 2, 1, two_operands).expect_err(platform);
         assert!(
-            err.contains("only one array is supported"),
+            err.contains("collective-permute") && err.contains("(f32[2,3], s32[4])"),
             "{platform}: {err}"
         );
+    }
+}
+
+#[test]
+fn in_place_collective_permute_is_unimplemented() {
+    // XLA's in-place form (input, output, start indices, slice_sizes) is
+    // refused on both platforms, sync and start, rather than run ignoring
+    // its offsets.
+    let body = |op: &str, shape: &str, done: &str| {
+        format!(
+            r#"HloModule m, replica_count=2
+ENTRY e {{
+  p = f32[4] parameter(0)
+  z = f32[] constant(0)
+  o = f32[6] broadcast(z), dimensions={{}}
+  i = s32[] constant(1)
+  j = s32[] constant(3)
+  it = (s32[]) tuple(i)
+  ot = (s32[]) tuple(j)
+  c = {shape} {op}(p, o, it, ot), source_target_pairs={{{{0,1}},{{1,0}}}}, slice_sizes={{{{2}},{{2}}}}
+  {done}
+}}"#
+        )
+    };
+    let sync = body("collective-permute", "f32[6]", "ROOT r = f32[6] copy(c)");
+    let start = body(
+        "collective-permute-start",
+        "(f32[4], f32[6], u32[], u32[])",
+        "ROOT r = f32[6] collective-permute-done(c)",
+    );
+    for (text, opcode) in [
+        (sync, "collective-permute "),
+        (start, "collective-permute-start "),
+    ] {
+        // The form survives a print and parse.
+        let module = HloModule::parse(&text).unwrap();
+        let printed = module.to_string();
+        assert!(printed.contains("slice_sizes={{2},{2}}"), "{printed}");
+        HloModule::parse(&printed).unwrap();
+        for platform in PLATFORMS {
+            let err = run(platform, &text, 2, 1, &[4]).expect_err(platform);
+            assert!(
+                err.contains("UNIMPLEMENTED")
+                    && err.contains(opcode)
+                    && err.contains("in-place form")
+                    && err.contains("not implemented"),
+                "{platform}: {err}"
+            );
+        }
     }
 }

@@ -434,14 +434,10 @@ pub fn run(
         instr.op,
         Op::AllGatherStart { .. } | Op::CollectivePermuteStart { .. }
     );
+    if let Some(form) = unsupported_form(instr) {
+        return Err(Error::unimplemented(form));
+    }
     let out_shape: &Shape = if start {
-        if matches!(instr.op, Op::CollectivePermuteStart { .. }) && operands.len() != 1 {
-            return Err(Error::unimplemented(format!(
-                "%{}: collective-permute-start of {} operands (only one array is supported)",
-                instr.name,
-                operands.len()
-            )));
-        }
         instr.shape.tuple_shapes().get(1).ok_or_else(|| {
             Error::invalid_argument(format!(
                 "%{}: a {} returns a tuple of at least (operands, results), not {}",
@@ -600,12 +596,39 @@ pub fn run(
                     source = Some(s);
                 }
             }
-            let result = result_part(0)?;
-            match source {
-                Some(s) => Ok(Value::from(arrays(0)?[s].clone())),
-                // A replica that nobody sends to receives zeros.
-                None => Ok(Value::from(zeros(result.element_type, &result.dims))),
+            // One array, or a combined permute's tuple: every operand goes
+            // by the same pairs.
+            let results = match out_shape {
+                Shape::Tuple(t) => t.len(),
+                _ => 1,
+            };
+            if results != operand_count {
+                return Err(Error::invalid_argument(format!(
+                    "%{}: {operand_count} operands cannot give the {results} results of {out_shape}",
+                    instr.name
+                )));
             }
+            let parts = (0..operand_count)
+                .map(|k| {
+                    let result = result_part(k)?;
+                    let Some(s) = source else {
+                        // A device that nobody sends to receives zeros.
+                        return Ok(zeros(result.element_type, &result.dims));
+                    };
+                    let received = arrays(k)?[s];
+                    let shape = received.shape().array_or_err()?;
+                    if shape.element_type != result.element_type || shape.dims != result.dims {
+                        return Err(Error::invalid_argument(format!(
+                            "%{}: device {} sent {} as operand {k}, result {k} is {result}",
+                            instr.name,
+                            members.get(s).copied().unwrap_or(s),
+                            received.shape()
+                        )));
+                    }
+                    Ok(received.clone())
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(wrap(parts))
         }
         Op::CollectiveBroadcast { .. } => {
             // The first member of the group is the root; everyone receives its operands.
@@ -651,6 +674,29 @@ pub fn run(
         elements.push(Value::from(zeros(a.element_type, &a.dims)));
     }
     Ok(Value::Tuple(elements))
+}
+
+/// The error text for a form of a collective that no platform here runs
+/// (`None` when `instr` is not one): the in-place collective permute
+/// (`slice_sizes`, four operands), whose offsets would otherwise be ignored.
+/// The Interpreter and the Host share it, so both refuse with the same words.
+pub fn unsupported_form(instr: &HloInstruction) -> Option<String> {
+    match &instr.op {
+        Op::CollectivePermute {
+            slice_sizes: Some(_),
+            ..
+        }
+        | Op::CollectivePermuteStart {
+            slice_sizes: Some(_),
+            ..
+        } => Some(format!(
+            "%{}: {} in the in-place form (input, output, input and output start \
+             indices, slice_sizes) is not implemented",
+            instr.name,
+            instr.opcode()
+        )),
+        _ => None,
+    }
 }
 
 /// An all-reduce across processes in two phases

@@ -76,7 +76,6 @@ attr_table! {
         // Dimension lists.
         Dimensions => "dimensions" as DimList,
         DynamicSliceSizes => "dynamic_slice_sizes" as DimList,
-        SliceSizes => "slice_sizes" as DimList,
         FftLength => "fft_length" as DimList,
         LhsBatchDims => "lhs_batch_dims" as DimList,
         RhsBatchDims => "rhs_batch_dims" as DimList,
@@ -156,6 +155,7 @@ attr_table! {
         Padding => "padding" as Structured,
         OperandPrecision => "operand_precision" as Structured,
         ReplicaGroups => "replica_groups" as Structured,
+        SliceSizes => "slice_sizes" as Structured,
         SourceTargetPairs => "source_target_pairs" as Structured,
         OperandLayoutConstraints => "operand_layout_constraints" as Structured,
         OutfeedShape => "outfeed_shape" as Structured,

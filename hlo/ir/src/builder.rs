@@ -1337,6 +1337,7 @@ impl HloBuilder {
             Op::CollectivePermute {
                 attrs: CollectiveAttrs::default(),
                 source_target_pairs: source_target_pairs.to_vec(),
+                slice_sizes: None,
             },
             &[x],
         )

@@ -238,13 +238,20 @@ pub enum Op {
         attrs: CollectiveAttrs,
         split_dimension: Option<usize>,
     },
+    /// Several array operands (one each, or a combined permute: a tuple of
+    /// results), or XLA's in-place form: four operands (input, output, input
+    /// and output start indices) and `slice_sizes` (one list per pair). As
+    /// in XLA's parser, the `slice_sizes` attribute is what makes a permute
+    /// in-place; four operands without it are a combined permute.
     CollectivePermute {
         attrs: CollectiveAttrs,
         source_target_pairs: Vec<(usize, usize)>,
+        slice_sizes: Option<Vec<Vec<usize>>>,
     },
     CollectivePermuteStart {
         attrs: CollectiveAttrs,
         source_target_pairs: Vec<(usize, usize)>,
+        slice_sizes: Option<Vec<Vec<usize>>>,
     },
     CollectivePermuteDone,
     CollectiveBroadcast {

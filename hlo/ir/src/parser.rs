@@ -344,6 +344,15 @@ impl<'a> Parser<'a> {
     }
 
     /// `{1,2,3}` (possibly empty) as integers.
+    /// Whether the current `{` is followed by another `{` (a list of lists).
+    fn brace_opens_a_list(&self) -> bool {
+        self.at(TokenKind::LBrace)
+            && self.lex.source().as_bytes()[self.tok.offset + 1..]
+                .iter()
+                .find(|b| !b.is_ascii_whitespace())
+                == Some(&b'{')
+    }
+
     fn int_list(&mut self) -> Result<Vec<i64>> {
         self.braced_list(Self::int, "',' or '}'")
     }
@@ -1605,6 +1614,15 @@ impl<'a> Parser<'a> {
             }
             N::ReplicaGroups => Value::Groups(self.replica_groups()?),
             N::SourceTargetPairs => Value::Groups(self.int_groups()?),
+            // `{1,2}` (gather) or, for an in-place collective permute, a
+            // list per pair: `{{1,2},{1,2}}`.
+            N::SliceSizes => {
+                if self.brace_opens_a_list() {
+                    Value::Groups(self.int_groups()?)
+                } else {
+                    Value::Ints(self.int_list()?)
+                }
+            }
             N::ControlPredecessors => Value::InstrRefs(self.braced_list(Self::instr_ref, "'}'")?),
             N::OperandLayoutConstraints => Value::Shapes(self.braced_list(Self::shape, "'}'")?),
             N::OutfeedShape => Value::Shape(self.shape()?),
@@ -2546,6 +2564,7 @@ impl Claim<'_, '_> {
                 Op::CollectivePermute {
                     attrs,
                     source_target_pairs: self.source_target_pairs()?,
+                    slice_sizes: self.permute_slice_sizes()?,
                 }
             }
             Opcode::CollectivePermuteStart => {
@@ -2553,6 +2572,7 @@ impl Claim<'_, '_> {
                 Op::CollectivePermuteStart {
                     attrs,
                     source_target_pairs: self.source_target_pairs()?,
+                    slice_sizes: self.permute_slice_sizes()?,
                 }
             }
             Opcode::CollectivePermuteDone => Op::CollectivePermuteDone,
@@ -2791,6 +2811,22 @@ impl Claim<'_, '_> {
                 .unwrap_or(false),
             constrain_layout: self.opt_bool(AttrName::ConstrainLayout)?.unwrap_or(false),
         })
+    }
+
+    /// An in-place collective permute's `slice_sizes={{2,1},{2,1}}`, one
+    /// list per source-target pair.
+    fn permute_slice_sizes(&mut self) -> Result<Option<Vec<Vec<usize>>>> {
+        match self.attrs.take(AttrName::SliceSizes) {
+            None => Ok(None),
+            Some((_, Value::Groups(g))) => Ok(Some(g)),
+            Some((o, _)) => Err(self.p.err(
+                o,
+                format!(
+                    "a collective permute's {} is a list per pair, like {{{{2,1}},{{2,1}}}}",
+                    AttrName::SliceSizes
+                ),
+            )),
+        }
     }
 
     fn source_target_pairs(&mut self) -> Result<Vec<(usize, usize)>> {

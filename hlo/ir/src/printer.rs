@@ -837,10 +837,12 @@ fn collective_attrs(attrs: &mut AttrList, op: &Op) {
         Op::CollectivePermute {
             attrs: a,
             source_target_pairs,
+            slice_sizes,
         }
         | Op::CollectivePermuteStart {
             attrs: a,
             source_target_pairs,
+            slice_sizes,
         } => {
             // Every collective attribute the parser accepts here is written when
             // set, so it survives a round trip.
@@ -853,6 +855,10 @@ fn collective_attrs(attrs: &mut AttrList, op: &Op) {
                 N::SourceTargetPairs,
                 format_args!("{{{}}}", pairs.join(",")),
             );
+            if let Some(sizes) = slice_sizes {
+                let lists: Vec<String> = sizes.iter().map(|s| dims(s)).collect();
+                attrs.add(N::SliceSizes, format_args!("{{{}}}", lists.join(",")));
+            }
         }
         Op::CollectiveBroadcast { attrs: a } => attrs.collective(a, false),
         _ => {}

@@ -1000,26 +1000,72 @@ fn every_opcode_has_a_valid_case() {
         "(f32[3], f32[3])",
         "(f32[3], f32[3])",
     );
-    let permute = |start: bool| {
+    let permute_with = |start: bool, slice_sizes: Option<Vec<Vec<usize>>>| {
         let pairs = vec![(0, 1), (1, 0)];
         if start {
             Op::CollectivePermuteStart {
                 attrs: CollectiveAttrs::default(),
                 source_target_pairs: pairs,
+                slice_sizes,
             }
         } else {
             Op::CollectivePermute {
                 attrs: CollectiveAttrs::default(),
                 source_target_pairs: pairs,
+                slice_sizes,
             }
         }
     };
+    let permute = |start: bool| permute_with(start, None);
     t.ok(permute(false), &["f32[4]"], "f32[4]", "f32[4]");
     t.ok(
         permute(true),
         &["f32[4]"],
         "(f32[4], f32[4], u32[], u32[])",
         "(f32[4], f32[4], u32[], u32[])",
+    );
+    // A combined permute (several operands, XLA's
+    // InferCollectivePermuteShape/-StartShape): a tuple result, and a
+    // start whose element 0 is the tuple of the operands too. Four operands
+    // without slice_sizes are a combined permute, not the in-place form.
+    t.ok(
+        permute(false),
+        &["f32[4]", "s32[2,3]"],
+        "(f32[4], s32[2,3])",
+        "(f32[4], s32[2,3])",
+    );
+    t.ok(
+        permute(true),
+        &["f32[4]", "s32[2,3]"],
+        "((f32[4], s32[2,3]), (f32[4], s32[2,3]), u32[], u32[])",
+        "((f32[4], s32[2,3]), (f32[4], s32[2,3]), u32[], u32[])",
+    );
+    t.ok(
+        permute(false),
+        &["f32[4]", "f32[4]", "s32[]", "s32[]"],
+        "(f32[4], f32[4], s32[], s32[])",
+        "(f32[4], f32[4], s32[], s32[])",
+    );
+    // The in-place form: the output buffer, and (input, output) in a start.
+    let sizes = Some(vec![vec![2], vec![2]]);
+    let in_place = ["f32[4]", "f32[6]", "(s32[])", "(s32[])"];
+    t.ok(
+        permute_with(false, sizes.clone()),
+        &in_place,
+        "f32[6]",
+        "f32[6]",
+    );
+    t.ok(
+        permute_with(true, sizes.clone()),
+        &in_place,
+        "(f32[4], f32[6], u32[], u32[])",
+        "(f32[4], f32[6], u32[], u32[])",
+    );
+    t.bad(
+        permute_with(false, sizes),
+        &["f32[4]", "f32[4]"],
+        "f32[4]",
+        &["four operands"],
     );
     t.ok(
         Op::CollectivePermuteDone,

@@ -1476,6 +1476,7 @@ impl<'m> Converter<'m> {
                         .chunks(2)
                         .map(|p| (p[0] as usize, p.get(1).copied().unwrap_or(0) as usize))
                         .collect(),
+                    slice_sizes: None,
                 }
             }
             _ => {

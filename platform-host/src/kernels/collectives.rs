@@ -250,12 +250,6 @@ impl StartParts {
             _ => return Ok((none, leaves.to_vec(), instr.shape.clone())),
         }
         let name = &instr.name;
-        if matches!(instr.op, Op::CollectivePermuteStart { .. }) && instr.operands.len() != 1 {
-            return Err(Error::unimplemented(format!(
-                "%{name}: collective-permute-start of {} operands (only one array is supported)",
-                instr.operands.len()
-            )));
-        }
         let elements = instr.shape.tuple_shapes();
         let (Some(inputs), Some(result)) = (elements.first(), elements.get(1)) else {
             return Err(Error::invalid_argument(format!(
@@ -310,6 +304,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     let instr = ctx.instr(id);
     let name = instr.name.clone();
     let category = instr.opcode().name();
+    if let Some(form) = platform_api::evaluator::collectives::unsupported_form(instr) {
+        return Err(Error::unimplemented(form));
+    }
     let mut operand_leaves = Vec::new();
     for k in 0..instr.operands.len() {
         operand_leaves.extend_from_slice(ctx.operand_leaves(instr, k)?);
@@ -514,14 +511,60 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             source_target_pairs,
             ..
         } => {
+            // One array, or a combined permute's tuple: result leaf k is
+            // operand leaf k of the source, every operand going by the same
+            // pairs.
+            let result_shapes: Vec<ArrayShape> = out_shape
+                .leaves()
+                .into_iter()
+                .map(|(_, a)| a.clone())
+                .collect();
+            let same = |a: &ArrayShape, b: &ArrayShape| {
+                a.element_type == b.element_type && a.dims == b.dims
+            };
+            if result_shapes.len() != leaf_shapes.len()
+                || results.len() != operand_leaves.len()
+                || result_shapes
+                    .iter()
+                    .zip(&leaf_shapes)
+                    .any(|(r, o)| !same(r, o))
+                || results
+                    .iter()
+                    .zip(&operand_leaves)
+                    .any(|(r, o)| r.size != o.size)
+            {
+                return Err(Error::invalid_argument(format!(
+                    "%{name}: the result {out_shape} is not the {} operands' shapes",
+                    instr.operands.len()
+                )));
+            }
             let op = (instr.op.clone(), name.clone());
             let pairs = source_target_pairs.clone();
             Ok(thunk(name, category, move |ctx| {
-                let (rank, _, all) = meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
+                let (rank, group, all) = meet(&op, ctx.run, read_leaves(ctx, &operand_leaves))?;
+                let n = group.len();
+                if let Some((s, t)) = pairs.iter().find(|&&(s, t)| s >= n || t >= n) {
+                    return Err(Error::invalid_argument(format!(
+                        "%{}: source-target pair {{{s},{t}}} names an id outside 0..{n}",
+                        op.1
+                    )));
+                }
                 let source = pairs.iter().find(|(_, t)| *t == rank).map(|(s, _)| *s);
+                let total: usize = results.iter().map(|r| r.size).sum();
+                if let Some(data) = source.and_then(|s| all.get(s)) {
+                    // Another process's contribution: the same operands.
+                    if data.len() != total {
+                        return Err(Error::invalid_argument(format!(
+                            "%{}: the source sent {} bytes, the result holds {total}",
+                            op.1,
+                            data.len()
+                        )));
+                    }
+                }
                 let mut offset = 0;
                 for out in &results {
-                    // SAFETY: the result leaf holds `out.size` bytes.
+                    // SAFETY: the result leaf holds `out.size` bytes, and the
+                    // source's data all of the result's (checked above).
                     unsafe {
                         match source.and_then(|s| all.get(s)) {
                             Some(data) => std::ptr::copy_nonoverlapping(

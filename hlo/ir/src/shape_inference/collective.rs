@@ -247,8 +247,21 @@ pub(super) fn all_to_all(
     }
 }
 
-/// `collective-permute` and `collective-permute-start`.
-pub(super) fn collective_permute(cx: &Cx, pairs: &[(usize, usize)], start: bool) -> Result<Shape> {
+/// `collective-permute` and `collective-permute-start`, as XLA infers them.
+///
+/// The result is the operand, or for several operands (a combined permute)
+/// the tuple of them; the in-place form (`in_place`: the `slice_sizes`
+/// attribute, with four operands: input, output, input and output start
+/// indices) returns its output buffer. A start's value is `(operands,
+/// result, context...)`, where a combined start's element 0 is the tuple of
+/// its operands, like its result, and an in-place start's is its input
+/// buffer.
+pub(super) fn collective_permute(
+    cx: &Cx,
+    pairs: &[(usize, usize)],
+    in_place: bool,
+    start: bool,
+) -> Result<Shape> {
     cx.at_least(1)?;
     let (mut sources, mut targets) = (HashSet::new(), HashSet::new());
     for &(s, t) in pairs {
@@ -258,22 +271,29 @@ pub(super) fn collective_permute(cx: &Cx, pairs: &[(usize, usize)], start: bool)
             )));
         }
     }
-    // The in-place form has four operands (input, output buffers and offsets);
-    // its result is the output buffer.
-    let in_place = cx.operands.len() == 4;
-    let result = if in_place {
-        cx.operand(1)?.without_layout()
+    let (input, result) = if in_place {
+        if cx.operands.len() != 4 {
+            return Err(cx.err(format!(
+                "an in-place collective permute (with slice_sizes) takes four operands \
+                 (input, output, input and output start indices), not {}",
+                cx.operands.len()
+            )));
+        }
+        (
+            cx.operand(0)?.without_layout(),
+            cx.operand(1)?.without_layout(),
+        )
     } else {
         let ops = arrays(cx)?;
-        one_or_tuple(ops.iter().map(|a| plain(a)).collect())
+        let result = one_or_tuple(ops.iter().map(|a| plain(a)).collect());
+        (result.clone(), result)
     };
     if !start {
         return Ok(result);
     }
-    let input = cx.operand(0)?.without_layout();
-    // After (input, output) the start form carries context values whose shapes
-    // vary between XLA versions (two u32[] in older ones); they are taken as
-    // declared.
+    // After (operands, result) the start form carries context values whose
+    // shapes vary between XLA versions (two u32[] in older ones); they are
+    // taken as declared.
     let mut elements = vec![input, result];
     elements.extend(
         cx.declared

@@ -258,12 +258,14 @@ fn dispatch(cx: &Cx) -> Result<Shape> {
         } => collective::all_to_all(cx, attrs, *split_dimension),
         CollectivePermute {
             source_target_pairs,
+            slice_sizes,
             ..
-        } => collective::collective_permute(cx, source_target_pairs, false),
+        } => collective::collective_permute(cx, source_target_pairs, slice_sizes.is_some(), false),
         CollectivePermuteStart {
             source_target_pairs,
+            slice_sizes,
             ..
-        } => collective::collective_permute(cx, source_target_pairs, true),
+        } => collective::collective_permute(cx, source_target_pairs, slice_sizes.is_some(), true),
         CollectiveBroadcast { attrs } => collective::collective_broadcast(cx, attrs),
         Infeed { .. } => io::infeed(cx),
         Outfeed { outfeed_shape, .. } => io::outfeed(cx, outfeed_shape.as_ref()),
