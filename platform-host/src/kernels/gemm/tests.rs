@@ -383,6 +383,31 @@ fn large_products_split_over_threads() {
             level,
             &mut rng,
         );
+        // Tall with a small rhs: cut by rows, the last part short.
+        check::<f32>(
+            1501,
+            16,
+            200,
+            Layout::RowMajor,
+            Layout::RowMajor,
+            Layout::RowMajor,
+            false,
+            true,
+            level,
+            &mut rng,
+        );
+        check::<f64>(
+            1203,
+            12,
+            100,
+            Layout::RowMajor,
+            Layout::RowMajor,
+            Layout::RowMajor,
+            true,
+            true,
+            level,
+            &mut rng,
+        );
     }
 }
 
