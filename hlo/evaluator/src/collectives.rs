@@ -615,7 +615,12 @@ pub fn run(
                         // A device that nobody sends to receives zeros.
                         return Ok(zeros(result.element_type, &result.dims));
                     };
-                    let received = arrays(k)?[s];
+                    // Only the source's deposit is read (`s < n` checked above).
+                    let received = all
+                        .get(s)
+                        .and_then(|deposit| deposit.get(k))
+                        .ok_or_else(|| Error::invalid_argument(format!("operand {k} is missing")))?
+                        .array()?;
                     let shape = received.shape().array_or_err()?;
                     if shape.element_type != result.element_type || shape.dims != result.dims {
                         return Err(Error::invalid_argument(format!(

@@ -550,8 +550,9 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                     )));
                 }
                 let source = pairs.iter().find(|(_, t)| *t == rank).map(|(s, _)| *s);
+                let sent = source.and_then(|s| all.get(s));
                 let total: usize = results.iter().map(|r| r.size).sum();
-                if let Some(data) = source.and_then(|s| all.get(s)) {
+                if let Some(data) = sent {
                     // Another process's contribution: the same operands.
                     if data.len() != total {
                         return Err(Error::invalid_argument(format!(
@@ -566,7 +567,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                     // SAFETY: the result leaf holds `out.size` bytes, and the
                     // source's data all of the result's (checked above).
                     unsafe {
-                        match source.and_then(|s| all.get(s)) {
+                        match sent {
                             Some(data) => std::ptr::copy_nonoverlapping(
                                 data.as_ptr().add(offset),
                                 ctx.ptr(*out),
