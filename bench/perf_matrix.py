@@ -176,6 +176,18 @@ def conv_cells(jax, jnp):
         A("bfloat16", (8, 56, 56, 64)), A("bfloat16", (3, 3, 64, 64))]
     yield "conv2d_bf16_f32acc", conv(nhwc, dtype=jnp.float32), [
         A("bfloat16", (8, 56, 56, 64)), A("bfloat16", (3, 3, 64, 64))]
+    yield "conv2d_f16", conv(nhwc), [
+        A("float16", (8, 56, 56, 64)), A("float16", (3, 3, 64, 64))]
+    # Quantized convolutions: byte operands, s32 sums.
+    s8, u8, s32 = "int8", "uint8", jnp.int32
+    yield "conv2d_s8_s32", conv(nhwc, dtype=s32), [
+        A(s8, (8, 56, 56, 64), -127, 127), A(s8, (3, 3, 64, 64), -127, 127)]
+    yield "conv2d_u8_s32", conv(nhwc, dtype=s32), [
+        A(u8, (8, 56, 56, 64), 0, 255), A(u8, (3, 3, 64, 64), 0, 255)]
+    yield "conv2d_s8_depthwise", conv(nhwc, groups=64, dtype=s32), [
+        A(s8, (8, 56, 56, 64), -127, 127), A(s8, (3, 3, 1, 64), -127, 127)]
+    yield "conv1d_s8_stride2", conv(nwc, stride=(2,), dtype=s32), [
+        A(s8, (8, 2048, 32), -127, 127), A(s8, (5, 32, 64), -127, 127)]
     fwd = conv(nhwc)
     yield "conv2d_grad_input", grads(fwd, 0), [
         A(f32, (8, 56, 56, 64)), A(f32, (3, 3, 64, 64)), A(f32, (8, 56, 56, 64))]

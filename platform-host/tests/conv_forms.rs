@@ -30,6 +30,8 @@ struct Conv {
     lhs_dilate: Vec<usize>,
     rhs_dilate: Vec<usize>,
     reversal: Vec<bool>,
+    /// `feature_group_count`: the kernel has `c_in / groups` input features.
+    groups: usize,
 }
 
 impl Conv {
@@ -54,7 +56,14 @@ impl Conv {
             lhs_dilate: vec![1; nd],
             rhs_dilate: vec![1; nd],
             reversal: vec![false; nd],
+            groups: 1,
         }
+    }
+
+    fn kernel_shape(&self) -> Vec<usize> {
+        let mut shape = self.kernel.clone();
+        shape.extend([self.c_in / self.groups, self.c_out]);
+        shape
     }
 
     fn output(&self) -> Vec<usize> {
@@ -69,6 +78,11 @@ impl Conv {
     }
 
     fn text(&self) -> String {
+        self.typed_text("f32", "f32")
+    }
+
+    /// The module with operands of `operand` and a result of `result`.
+    fn typed_text(&self, operand: &str, result: &str) -> String {
         let nd = self.input.len();
         let dims = |v: &[usize]| {
             v.iter()
@@ -86,8 +100,7 @@ impl Conv {
         let mut shape_in = vec![self.batch];
         shape_in.extend(&self.input);
         shape_in.push(self.c_in);
-        let mut shape_k = self.kernel.clone();
-        shape_k.extend([self.c_in, self.c_out]);
+        let shape_k = self.kernel_shape();
         let mut shape_out = vec![self.batch];
         shape_out.extend(self.output());
         shape_out.push(self.c_out);
@@ -104,9 +117,10 @@ impl Conv {
             .collect::<Vec<_>>()
             .join("x");
         format!(
-            "HloModule c\nENTRY e {{\n  x = f32[{}] parameter(0)\n  k = f32[{}] parameter(1)\n  \
-             ROOT c = f32[{}] convolution(x, k), window={{size={} stride={} pad={pad} \
-             lhs_dilate={} rhs_dilate={} rhs_reversal={rev}}}, dim_labels=b{spatial}f_{spatial}io->b{spatial}f\n}}\n",
+            "HloModule c\nENTRY e {{\n  x = {operand}[{}] parameter(0)\n  k = {operand}[{}] parameter(1)\n  \
+             ROOT c = {result}[{}] convolution(x, k), window={{size={} stride={} pad={pad} \
+             lhs_dilate={} rhs_dilate={} rhs_reversal={rev}}}, dim_labels=b{spatial}f_{spatial}io->b{spatial}f, \
+             feature_group_count={}\n}}\n",
             dims(&shape_in),
             dims(&shape_k),
             dims(&shape_out),
@@ -114,24 +128,43 @@ impl Conv {
             x(&self.stride),
             x(&self.lhs_dilate),
             x(&self.rhs_dilate),
+            self.groups,
         )
     }
 
     /// The convolution by its definition, in f64: each output and the sum
     /// of its terms' magnitudes (for the error bound).
     fn reference(&self, x: &[f32], k: &[f32]) -> (Vec<f64>, Vec<f64>) {
+        let (mut y, mut mag) = (Vec::new(), Vec::new());
+        self.for_each_output(|terms| {
+            let (mut s, mut m) = (0f64, 0f64);
+            for (xi, ki) in terms {
+                let t = x[xi] as f64 * k[ki] as f64;
+                s += t;
+                m += t.abs();
+            }
+            y.push(s);
+            mag.push(m);
+        });
+        (y, mag)
+    }
+
+    /// Calls `out` for each output element in order with its terms: the
+    /// (input, kernel) index pairs it sums.
+    fn for_each_output(&self, mut out: impl FnMut(&mut dyn Iterator<Item = (usize, usize)>)) {
         let nd = self.input.len();
-        let out = self.output();
-        let positions: usize = out.iter().product();
+        let positions: usize = self.output().iter().product();
         let taps: usize = self.kernel.iter().product();
         let in_image: usize = self.input.iter().product();
-        let (mut y, mut mag) = (Vec::new(), Vec::new());
+        let cig = self.c_in / self.groups;
+        let cog = self.c_out / self.groups;
+        let outs = self.output();
         for b in 0..self.batch {
             for pos in 0..positions {
-                let oc = unflatten(pos, &out);
-                for co in 0..self.c_out {
-                    let (mut s, mut m) = (0f64, 0f64);
-                    'taps: for tap in 0..taps {
+                let oc = unflatten(pos, &outs);
+                // The taps' input positions, where real.
+                let real: Vec<(usize, usize)> = (0..taps)
+                    .filter_map(|tap| {
                         let kc = unflatten(tap, &self.kernel);
                         let mut at = 0;
                         for d in 0..nd {
@@ -144,23 +177,27 @@ impl Conv {
                                 - self.pad[d].0;
                             let l = self.lhs_dilate[d] as i64;
                             if p < 0 || p % l != 0 || (p / l) as usize >= self.input[d] {
-                                continue 'taps;
+                                return None;
                             }
                             at = at * self.input[d] + (p / l) as usize;
                         }
-                        for ci in 0..self.c_in {
-                            let xv = x[(b * in_image + at) * self.c_in + ci] as f64;
-                            let kv = k[(tap * self.c_in + ci) * self.c_out + co] as f64;
-                            s += xv * kv;
-                            m += (xv * kv).abs();
-                        }
-                    }
-                    y.push(s);
-                    mag.push(m);
+                        Some((tap, at))
+                    })
+                    .collect();
+                for co in 0..self.c_out {
+                    let g = co / cog;
+                    let mut terms = real.iter().flat_map(|&(tap, at)| {
+                        (0..cig).map(move |c| {
+                            (
+                                (b * in_image + at) * self.c_in + g * cig + c,
+                                (tap * cig + c) * self.c_out + co,
+                            )
+                        })
+                    });
+                    out(&mut terms);
                 }
             }
         }
-        (y, mag)
     }
 }
 
@@ -183,8 +220,7 @@ fn check(conv: &Conv, seed: u64) {
     let mut shape_in = vec![conv.batch];
     shape_in.extend(&conv.input);
     shape_in.push(conv.c_in);
-    let mut shape_k = conv.kernel.clone();
-    shape_k.extend([conv.c_in, conv.c_out]);
+    let shape_k = conv.kernel_shape();
     let x = values(&mut rng, shape_in.iter().product());
     let k = values(&mut rng, shape_k.iter().product());
     let (want, mag) = conv.reference(&x, &k);
@@ -274,5 +310,158 @@ fn every_form_computes_the_convolution() {
     cases.push(transposed);
     for (i, conv) in cases.iter().enumerate() {
         check(conv, 1000 + i as u64);
+    }
+}
+
+/// Random values of an integer type, widened; the type's extremes included.
+fn int_values(rng: &mut Rng, ty: &str, n: usize) -> Vec<i64> {
+    let (lo, hi): (i64, i64) = match ty {
+        "s8" => (-128, 127),
+        "u8" => (0, 255),
+        "s16" => (-32768, 32767),
+        "s32" => (i32::MIN as i64, i32::MAX as i64),
+        "pred" => (0, 1),
+        _ => panic!("no values for {ty}"),
+    };
+    let span = (hi - lo + 1) as u64;
+    (0..n)
+        .map(|i| match i % 17 {
+            0 => lo,
+            1 => hi,
+            _ => lo + (rng.next() % span) as i64,
+        })
+        .collect()
+}
+
+fn int_literal(ty: &str, dims: &[usize], v: &[i64]) -> Literal {
+    match ty {
+        "s8" => Literal::from_slice::<i8>(dims, &v.iter().map(|&x| x as i8).collect::<Vec<_>>()),
+        "u8" => Literal::from_slice::<u8>(dims, &v.iter().map(|&x| x as u8).collect::<Vec<_>>()),
+        "pred" => Literal::from_bools(dims, &v.iter().map(|&x| x != 0).collect::<Vec<_>>()),
+        "s16" => Literal::from_slice::<i16>(dims, &v.iter().map(|&x| x as i16).collect::<Vec<_>>()),
+        "s32" => Literal::from_slice::<i32>(dims, &v.iter().map(|&x| x as i32).collect::<Vec<_>>()),
+        _ => panic!("no literal for {ty}"),
+    }
+    .expect("literal")
+}
+
+/// The result's elements, widened (each holds the exact sum's low bits).
+fn int_result(ty: &str, got: &Literal) -> Vec<i64> {
+    match ty {
+        "s8" => got
+            .data::<i8>()
+            .expect("s8")
+            .iter()
+            .map(|&x| x as i64)
+            .collect(),
+        "u8" => got
+            .data::<u8>()
+            .expect("u8")
+            .iter()
+            .map(|&x| x as i64)
+            .collect(),
+        "s16" => got
+            .data::<i16>()
+            .expect("s16")
+            .iter()
+            .map(|&x| x as i64)
+            .collect(),
+        "s32" => got
+            .data::<i32>()
+            .expect("s32")
+            .iter()
+            .map(|&x| x as i64)
+            .collect(),
+        "pred" => got
+            .to_bools()
+            .expect("pred")
+            .iter()
+            .map(|&x| x as i64)
+            .collect(),
+        _ => panic!("no result for {ty}"),
+    }
+}
+
+/// The exact sum wrapped to the result type, as XLA's integer convolution
+/// gives it (a pred result is "some product is true").
+fn wrap(ty: &str, sum: i64) -> i64 {
+    match ty {
+        "s8" => sum as i8 as i64,
+        "u8" => sum as u8 as i64,
+        "s16" => sum as i16 as i64,
+        "s32" => sum as i32 as i64,
+        "pred" => (sum != 0) as i64,
+        _ => panic!("no wrap for {ty}"),
+    }
+}
+
+/// Integer convolutions (packed-word products: byte quads under VNNI, AMX
+/// tiles for large s8 and u8 ones, i16 pairs, i32 words) are exact modulo
+/// the result's width, in every form: SAME and strided windows, input
+/// dilation (tap classes), feature groups, several batches, and the
+/// operand types' extremes (-128 in an s8 operand is where the byte
+/// quads' correction terms matter).
+#[test]
+fn integer_convolutions_are_exact() {
+    let same2 = [(1, 1), (1, 1)];
+    let mut cases = vec![
+        Conv::new(2, &[9, 9], 16, &[3, 3], 16, &same2),
+        Conv::new(1, &[7, 5], 3, &[3, 3], 5, &same2),
+        Conv::new(2, &[40], 9, &[5], 2, &[(4, 0)]),
+        // Large enough for AMX (4M multiply-adds and more).
+        Conv::new(2, &[32, 32], 64, &[3, 3], 64, &same2),
+    ];
+    let mut strided = Conv::new(2, &[11, 11], 8, &[3, 3], 7, &same2);
+    strided.stride = vec![2, 2];
+    cases.push(strided);
+    let mut transposed = Conv::new(1, &[6, 6], 8, &[3, 3], 4, &[(2, 2), (2, 2)]);
+    transposed.lhs_dilate = vec![2, 2];
+    cases.push(transposed);
+    let mut grouped = Conv::new(2, &[8, 8], 12, &[3, 3], 6, &same2);
+    grouped.groups = 3;
+    cases.push(grouped);
+    let types = [
+        ("s8", "s32"),
+        ("u8", "s32"),
+        ("s16", "s32"),
+        ("s32", "s32"),
+        ("s8", "s8"),
+        ("s8", "s16"),
+        ("u8", "u8"),
+        ("pred", "pred"),
+    ];
+    for (i, conv) in cases.iter().enumerate() {
+        for (t, &(operand, result)) in types.iter().enumerate() {
+            let mut rng = Rng(7919 * (i as u64 + 1) + t as u64);
+            let mut shape_in = vec![conv.batch];
+            shape_in.extend(&conv.input);
+            shape_in.push(conv.c_in);
+            let shape_k = conv.kernel_shape();
+            let x = int_values(&mut rng, operand, shape_in.iter().product());
+            let k = int_values(&mut rng, operand, shape_k.iter().product());
+            let mut want = Vec::new();
+            conv.for_each_output(|terms| {
+                let sum = terms.fold(0i64, |s, (xi, ki)| {
+                    s.wrapping_add(x[xi].wrapping_mul(k[ki]))
+                });
+                want.push(wrap(result, sum));
+            });
+            let text = conv.typed_text(operand, result);
+            let args = [
+                int_literal(operand, &shape_in, &x),
+                int_literal(operand, &shape_k, &k),
+            ];
+            let got = HostRunner::compile(&text)
+                .and_then(|r| r.run(&args))
+                .unwrap_or_else(|e| panic!("{e}\n{text}"));
+            let got = int_result(result, &got);
+            assert_eq!(got.len(), want.len(), "{conv:?}\n{text}");
+            if let Some(at) = got.iter().zip(&want).position(|(g, w)| g != w) {
+                panic!(
+                    "{operand} -> {result}: output {at} is {}, want {} for {conv:?}\n{text}",
+                    got[at], want[at]
+                );
+            }
+        }
     }
 }

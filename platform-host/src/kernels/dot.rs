@@ -594,7 +594,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
 /// operands with an f32 or bf16 result where `vdpbf16ps` exists; f16
 /// operands with an f32 or f16 result (f32 multiply-adds, converted while
 /// packing).
-fn word_kind(
+pub(crate) fn word_kind(
     lhs: ElementType,
     rhs: ElementType,
     out: ElementType,

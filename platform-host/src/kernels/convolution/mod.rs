@@ -10,7 +10,8 @@
 //!    block is built: one row per output position, one column per (kernel
 //!    position, input feature), zeros where the window falls in padding or
 //!    between dilated input elements. The block times the kernel's group
-//!    columns is a GEMM (`dot::own_gemm` for f32/f64) written straight into the
+//!    columns is a GEMM (`dot::own_gemm` for f32/f64, the packed-word products
+//!    for integers) written straight into the
 //!    canonical output `[batch, spatial..., out_feature]`.
 //! 3. The canonical output is permuted into the result's dimension order.
 //!
@@ -26,7 +27,8 @@
 mod shifted;
 
 use super::denormal::MaybeFlushable;
-use super::dot::{gemm_c128, gemm_c64, GemmKernel};
+use super::dot::{gemm_c128, gemm_c64, own_gemm, word_kind, GemmKernel};
+use super::gemm::words::{word_gemm, word_level, WordKind};
 use super::gemm::{Strided, StridedMut};
 use super::strided::StridedCopy;
 use crate::elementwise_ops::{self as ops, Arg, Kernel};
@@ -477,15 +479,38 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         taps,
     };
     let out_ty = result.element_type;
-    let compute = match out_ty {
-        ElementType::F16 | ElementType::BF16 => ElementType::F32,
-        // XLA's pred dot is an or of ands: an s32 sum of 0/1 products, then
-        // "nonzero" by the final convert (exact below 2^31 terms).
-        ElementType::Pred => ElementType::S32,
-        t => t,
+    let rows = plan.n_out * plan.positions();
+    // Integer products run over packed words (exact, VNNI or AMX for
+    // bytes); the operands stay in their own (or a common) type until the
+    // words are packed, and the sums are s32.
+    let words = if out_ty.is_integer() || out_ty == ElementType::Pred {
+        word_kind(
+            input.element_type,
+            kernel.element_type,
+            out_ty,
+            rows,
+            plan.c_out,
+        )
+    } else {
+        None
     };
-    let in_canon = Canonical::new(input, &geometry.input_order, compute)?;
-    let k_canon = Canonical::new(kernel, &geometry.kernel_order, compute)?;
+    // `operand`: the canonical operands' type; `compute`: the GEMM's result.
+    let (operand, compute) = match words {
+        Some((_, source)) => (source, ElementType::S32),
+        None => {
+            let compute = match out_ty {
+                ElementType::F16 | ElementType::BF16 => ElementType::F32,
+                // XLA's pred dot is an or of ands: an s32 sum of 0/1
+                // products, then "nonzero" by the final convert (exact below
+                // 2^31 terms).
+                ElementType::Pred => ElementType::S32,
+                t => t,
+            };
+            (compute, compute)
+        }
+    };
+    let in_canon = Canonical::new(input, &geometry.input_order, operand)?;
+    let k_canon = Canonical::new(kernel, &geometry.kernel_order, operand)?;
     // Canonical output [n, spatial..., c] → result order.
     let canon_dims: Vec<usize> = std::iter::once(plan.n_out)
         .chain(plan.out_spatial.iter().copied())
@@ -529,36 +554,95 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     } else {
         None
     };
-    macro_rules! make {
-        ($T:ty, $f:expr, $direct:expr) => {
-            Ok(conv_thunk::<$T>(
+    // A float type's form: depthwise directly, else the shifted form where
+    // it applies, else im2col and the own GEMM.
+    macro_rules! float {
+        ($T:ty) => {{
+            let (direct, gemm_flushes): (Option<DirectFn>, bool) = if depthwise {
+                // The direct kernel treats subnormal operands as the GEMM
+                // does: as zero.
+                let run: fn(&ConvPlan, usize, usize, usize) = run_depthwise::<$T>;
+                (Some(Box::new(run)), true)
+            } else if let Some(s) = shifted {
+                // The shifted form reads the input in place, flushed
+                // beforehand.
+                let seg = GemmKernel::<$T>::own().segmented;
+                let seg =
+                    seg.ok_or_else(|| Error::internal("the own GEMM has a segmented form"))?;
+                (
+                    Some(Box::new(move |p: &ConvPlan, x, k, o| {
+                        shifted::run::<$T>(p, &s, x, k, o, seg)
+                    })),
+                    false,
+                )
+            } else {
+                (None, true)
+            };
+            Ok(conv_thunk::<$T, $T>(
                 name,
                 plan,
-                in_canon,
-                k_canon,
+                (in_canon, k_canon),
                 post,
                 slices,
-                $f,
-                if depthwise { $direct } else { None },
-                shifted,
+                own_gemm::<$T>,
+                gemm_flushes,
+                direct,
+            ))
+        }};
+    }
+    macro_rules! plain {
+        ($A:ty, $C:ty, $gemm:expr) => {
+            Ok(conv_thunk::<$A, $C>(
+                name,
+                plan,
+                (in_canon, k_canon),
+                post,
+                slices,
+                $gemm,
+                false,
+                None,
             ))
         };
     }
+    if let Some((kind, _)) = words {
+        use crate::kernels::gemm::words::WordSource;
+        // The words' GEMM with its operands staged as a plain type of their
+        // size (the canonical copies), its sums as s32 bits.
+        unsafe fn word_block<E: WordSource>(
+            m: usize,
+            k: usize,
+            n: usize,
+            a: Strided<E::Stage>,
+            b: Strided<E::Stage>,
+            c: StridedMut<u32>,
+        ) {
+            let words = |s: Strided<E::Stage>| Strided {
+                ptr: s.ptr.cast::<E>(),
+                rs: s.rs,
+                cs: s.cs,
+            };
+            // SAFETY: forwarded; `E::Stage` has `E`'s size and bits, and
+            // `word_kind` checked that the kind runs at this level.
+            unsafe { word_gemm::<E>(word_level(None), m, n, k, words(a), words(b), c, true) }
+        }
+        return match (kind, operand) {
+            (_, ElementType::S8) => plain!(i8, u32, word_block::<i8>),
+            (_, ElementType::U8 | ElementType::Pred) => plain!(u8, u32, word_block::<u8>),
+            (_, ElementType::S16) => plain!(i16, u32, word_block::<i16>),
+            (WordKind::I32, ElementType::S32) => plain!(i32, u32, word_block::<i32>),
+            _ => Err(Error::internal(format!(
+                "convolution %{}: no word product of {operand} operands",
+                instr.name
+            ))),
+        };
+    }
     match compute {
-        ElementType::F32 => make!(
-            f32,
-            GemmKernel::<f32>::own(),
-            Some(run_depthwise::<f32> as DirectFn)
-        ),
-        ElementType::F64 => make!(
-            f64,
-            GemmKernel::<f64>::own(),
-            Some(run_depthwise::<f64> as DirectFn)
-        ),
-        ElementType::C64 => make!(Complex32, GemmKernel::plain(gemm_c64), None),
-        ElementType::C128 => make!(Complex64, GemmKernel::plain(gemm_c128), None),
+        ElementType::F32 => float!(f32),
+        ElementType::F64 => float!(f64),
+        ElementType::C64 => plain!(Complex32, Complex32, gemm_c64),
+        ElementType::C128 => plain!(Complex64, Complex64, gemm_c128),
         t => {
-            crate::with_int!(t, T => make!(T, GemmKernel::plain(super::dot::int_gemm::<T>), None), _ => Err(Error::unimplemented(format!(
+            crate::with_int!(t, T => plain!(T, T, super::dot::int_gemm::<T>), _ => Err(Error::unimplemented(format!(
                 "convolution %{} with {t} results",
                 instr.name
             ))))
@@ -573,47 +657,47 @@ struct PostProcess {
     elements: usize,
 }
 
-/// A convolution computed directly on canonical buffers (input, kernel and
-/// output addresses), instead of im2col and GEMM.
-type DirectFn = fn(&ConvPlan, usize, usize, usize);
+/// A convolution computed on canonical buffers (plan, input, kernel and
+/// output addresses) instead of im2col and a block GEMM: the depthwise
+/// kernel, or the shifted form.
+type DirectFn = Box<dyn Fn(&ConvPlan, usize, usize, usize) + Send + Sync>;
 
+/// A block GEMM: `C = A·B` for `m × k` and `k × n` operands of `A`, the
+/// product in `C` (the compute type; for integer operands packed as words,
+/// s32 bits). Strides in elements.
+type BlockGemm<A, C> = unsafe fn(usize, usize, usize, Strided<A>, Strided<A>, StridedMut<C>);
+
+/// `gemm_flushes`: the GEMM (or the direct form) treats subnormal operands
+/// as zero itself, so the canonical copies need not flush them.
 #[allow(clippy::too_many_arguments)]
-fn conv_thunk<T: MaybeFlushable + Send + Sync>(
+fn conv_thunk<A: MaybeFlushable + Send + Sync, C: bytemuck::Pod + Send + Sync>(
     name: String,
     plan: ConvPlan,
-    in_canon: Canonical,
-    k_canon: Canonical,
+    (in_canon, k_canon): (Canonical, Canonical),
     post: PostProcess,
     (input, kernel, out): (BufferSlice, BufferSlice, BufferSlice),
-    gemm: GemmKernel<T>,
+    gemm: BlockGemm<A, C>,
+    gemm_flushes: bool,
     direct_fn: Option<DirectFn>,
-    shifted: Option<ShiftedPlan>,
 ) -> Box<dyn Thunk> {
-    // The shifted form needs the GEMM's form for a lhs given as runs.
-    let shifted = shifted.zip(gemm.segmented);
-    // The direct kernel treats subnormal operands as the GEMM does: as zero.
-    // The shifted form reads the input in place, flushed beforehand.
-    let flushes = (gemm.flushes_subnormals && shifted.is_none()) || direct_fn.is_some();
-    let gemm = gemm.run;
     thunk(name, "convolution", move |ctx| {
-        let (mut ibuf, mut kbuf, mut stage) = (Vec::<T>::new(), Vec::<T>::new(), Vec::<u64>::new());
-        let x = in_canon.get::<T>(ctx.ptr(input), &mut ibuf, &mut stage, flushes) as usize;
-        let k = k_canon.get::<T>(ctx.ptr(kernel), &mut kbuf, &mut stage, flushes) as usize;
+        let (mut ibuf, mut kbuf, mut stage) = (Vec::<A>::new(), Vec::<A>::new(), Vec::<u64>::new());
+        let x = in_canon.get::<A>(ctx.ptr(input), &mut ibuf, &mut stage, gemm_flushes) as usize;
+        let k = k_canon.get::<A>(ctx.ptr(kernel), &mut kbuf, &mut stage, gemm_flushes) as usize;
         let direct = post.identity && post.finish.is_none();
-        let mut obuf: Vec<T> = if direct {
+        let mut obuf: Vec<C> = if direct {
             Vec::new()
         } else {
-            vec![T::zeroed(); post.elements]
+            vec![C::zeroed(); post.elements]
         };
         let o = if direct {
-            ctx.ptr(out).cast::<T>()
+            ctx.ptr(out).cast::<C>()
         } else {
             obuf.as_mut_ptr()
         } as usize;
-        match (direct_fn, &shifted) {
-            (Some(run), _) => run(&plan, x, k, o),
-            (None, Some((s, seg))) => shifted::run::<T>(&plan, s, x, k, o, *seg),
-            (None, None) => run_conv::<T>(&plan, x, k, o, gemm),
+        match &direct_fn {
+            Some(run) => run(&plan, x, k, o),
+            None => run_conv::<A, C>(&plan, x, k, o, gemm),
         }
         if !direct {
             let po = ctx.ptr(out);
@@ -623,7 +707,7 @@ fn conv_thunk<T: MaybeFlushable + Send + Sync>(
                     unsafe { post.copy.run(o as *const u8, po) }
                 }
                 Some(k) => {
-                    let mut permuted: Vec<T> = vec![T::zeroed(); post.elements];
+                    let mut permuted: Vec<C> = vec![C::zeroed(); post.elements];
                     // SAFETY: as above, into a compute-type buffer first, then
                     // converted from it into the result.
                     unsafe {
@@ -700,12 +784,12 @@ where
     });
 }
 
-fn run_conv<T: bytemuck::Pod + Send + Sync>(
+fn run_conv<A: bytemuck::Pod + Send + Sync, C: bytemuck::Pod + Send + Sync>(
     p: &ConvPlan,
     x: usize,
     k: usize,
     o: usize,
-    gemm: super::dot::GemmFn<T>,
+    gemm: BlockGemm<A, C>,
 ) {
     let positions = p.positions();
     let kpos = p.kernel_positions();
@@ -718,7 +802,7 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
     }
     if let Some(classes) = &p.classes {
         for class in classes {
-            run_class(p, class, x, k, o, gemm);
+            run_class::<A, C>(p, class, x, k, o, gemm);
         }
         return;
     }
@@ -737,9 +821,9 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
     let rows_per_block = (BLOCK_ELEMENTS / cols.max(1)).clamp(1, rows);
     // Not zeroed: every tap of every row is written (copied, or zero in
     // padding) before the GEMM reads the block.
-    let mut col_buf: Vec<T> = Vec::new();
+    let mut col_buf: Vec<A> = Vec::new();
     let col = spare(&mut col_buf, rows_per_block * cols);
-    let image_bytes = in_image * std::mem::size_of::<T>();
+    let image_bytes = in_image * std::mem::size_of::<A>();
     for b in 0..images {
         for grp in 0..groups {
             // Which input image and features this (image, group) reads.
@@ -754,7 +838,7 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
                 let col_addr = col as usize;
                 if let Some(per_task) = 4096usize.checked_div(cols) {
                     parallel_for(p1 - p0, per_task.max(1), |s, e| {
-                        let col = col_addr as *mut T;
+                        let col = col_addr as *mut A;
                         let mut walk = TapWalk::default();
                         // Consecutive taps read consecutive input features
                         // when a tap reads all of them.
@@ -765,7 +849,7 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
                             } else {
                                 (image, p0 + r)
                             };
-                            let xi = (x + img * image_bytes) as *const T;
+                            let xi = (x + img * image_bytes) as *const A;
                             p.for_each_tap_run(&strides, &mut walk, pos, |kp, len, at| {
                                 // SAFETY: row r of the block, columns of kernel
                                 // positions kp..kp + len; the input offsets are
@@ -794,7 +878,7 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
                 }
                 // Output rows p0..p1 of image b, columns of group grp.
                 let out_block =
-                    (o as *mut T).wrapping_add((b * positions + p0) * p.c_out + grp * co_group);
+                    (o as *mut C).wrapping_add((b * positions + p0) * p.c_out + grp * co_group);
                 if cols == 0 {
                     for r in 0..(p1 - p0) {
                         // SAFETY: row r of the output block, the group's columns.
@@ -816,7 +900,7 @@ fn run_conv<T: bytemuck::Pod + Send + Sync>(
                                 cs: 1,
                             },
                             Strided {
-                                ptr: (k as *const T).add(grp * co_group),
+                                ptr: (k as *const A).add(grp * co_group),
                                 rs: p.c_out as isize,
                                 cs: 1,
                             },
@@ -847,13 +931,13 @@ fn spare<T>(buf: &mut Vec<T>, n: usize) -> *mut T {
 /// The positions of one [`TapClass`] (no groups): im2col over the class's
 /// real taps only, the GEMM against the kernel's rows for them, and the
 /// product's rows scattered to the positions' output rows.
-fn run_class<T: bytemuck::Pod + Send + Sync>(
+fn run_class<A: bytemuck::Pod + Send + Sync, C: bytemuck::Pod + Send + Sync>(
     p: &ConvPlan,
     class: &TapClass,
     x: usize,
     k: usize,
     o: usize,
-    gemm: super::dot::GemmFn<T>,
+    gemm: BlockGemm<A, C>,
 ) {
     let (ci, c_out, nd) = (p.c_in, p.c_out, p.in_spatial.len());
     let positions = p.positions();
@@ -864,7 +948,7 @@ fn run_class<T: bytemuck::Pod + Send + Sync>(
     if rows == 0 {
         return;
     }
-    let out = o as *mut T;
+    let out = o as *mut C;
     if cols == 0 {
         for r in 0..rows {
             let (img, pos) = (r / class_positions, class.positions[r % class_positions]);
@@ -874,11 +958,11 @@ fn run_class<T: bytemuck::Pod + Send + Sync>(
         return;
     }
     // The kernel's rows for the class's taps: [taps × ci, c_out].
-    let mut kernel: Vec<T> = Vec::with_capacity(cols * c_out);
+    let mut kernel: Vec<A> = Vec::with_capacity(cols * c_out);
     for &kp in &class.kernel_positions {
         // SAFETY: kernel position kp's rows ([spatial..., ci, c_out]).
         kernel.extend_from_slice(unsafe {
-            std::slice::from_raw_parts((k as *const T).add(kp * ci * c_out), ci * c_out)
+            std::slice::from_raw_parts((k as *const A).add(kp * ci * c_out), ci * c_out)
         });
     }
     let strides = p.strides();
@@ -909,8 +993,8 @@ fn run_class<T: bytemuck::Pod + Send + Sync>(
     let per_task = chunk.max((TASK_MACS / (cols * c_out).max(1)).max(1));
     let kernel_addr = kernel.as_ptr() as usize;
     parallel_for(rows, per_task, |s, e| {
-        let mut col_buf: Vec<T> = Vec::new();
-        let mut product_buf: Vec<T> = Vec::new();
+        let mut col_buf: Vec<A> = Vec::new();
+        let mut product_buf: Vec<C> = Vec::new();
         let col = spare(&mut col_buf, chunk * cols);
         let product = spare(&mut product_buf, chunk * c_out);
         let mut oc = vec![0usize; nd];
@@ -922,7 +1006,7 @@ fn run_class<T: bytemuck::Pod + Send + Sync>(
                 for (d, c) in oc.iter_mut().enumerate() {
                     *c = (pos / strides.output[d]) % p.out_spatial[d];
                 }
-                let xi = (x as *const T).wrapping_add(img * in_image);
+                let xi = (x as *const A).wrapping_add(img * in_image);
                 let row = col.wrapping_add((r - r0) * cols);
                 for (j, kc) in k_coords.iter().enumerate() {
                     let mut at = 0;
@@ -950,7 +1034,7 @@ fn run_class<T: bytemuck::Pod + Send + Sync>(
                         cs: 1,
                     },
                     Strided {
-                        ptr: kernel_addr as *const T,
+                        ptr: kernel_addr as *const A,
                         rs: c_out as isize,
                         cs: 1,
                     },
@@ -969,7 +1053,7 @@ fn run_class<T: bytemuck::Pod + Send + Sync>(
                 unsafe {
                     std::ptr::copy_nonoverlapping(
                         product.add((r - r0) * c_out).cast_const(),
-                        (o as *mut T).add((img * positions + pos) * c_out),
+                        (o as *mut C).add((img * positions + pos) * c_out),
                         c_out,
                     )
                 };
