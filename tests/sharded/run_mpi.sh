@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The sharded JAX programs of tests/sharded under mpirun, one device per
-# process (`hlorun run ... --collectives mpi`), on 2 and 4 ranks: rank 0's
-# global results must equal the one-process run's bit for bit (the one-process
-# run is checked against JAX's results by `cargo test -p tests sharded::`).
-# Then the failure cases: a world of the wrong size is an error before
-# anything runs, and a rank that fails ends the whole job (MPI_Abort) within
-# a bounded time, naming the rank.
+# The sharded JAX programs of tests/sharded under mpirun
+# (`hlorun run ... --collectives mpi`), one device per process (2 and 4 ranks)
+# and two per process (a 4-device program on 2 ranks, a 2-device one on 1):
+# rank 0's global results must equal the one-process run's bit for bit (the
+# one-process run is checked against JAX's results by `cargo test -p tests
+# sharded::`). Then a program whose groups lie inside and across processes,
+# on 1, 2 and 4 ranks, and the failure cases: a world size that does not
+# divide the devices is an error before anything runs, and a device that
+# fails ends the whole job (MPI_Abort) within a bounded time, naming the rank
+# (and the device, when a rank runs several).
 #
 #   tests/sharded/run_mpi.sh path/to/hlorun     (an hlorun built with --features mpi)
 set -euo pipefail
@@ -31,14 +34,65 @@ for case in */; do
     local_dir="$WORK/$case-$platform-local" mpi_dir="$WORK/$case-$platform-mpi"
     "$HLORUN" run -p "$platform" "$case/optimized.hlo" "${args[@]}" "${outs[@]}" --out "$local_dir" >/dev/null \
       || { fail "$case $platform: one-process run"; continue; }
-    if ! timeout 120 "${MPIRUN[@]}" -np "$devices" "$HLORUN" run -p "$platform" "$case/optimized.hlo" \
-        "${args[@]}" "${outs[@]}" --collectives mpi --out "$mpi_dir" >"$WORK/log" 2>&1; then
-      fail "$case $platform: mpirun -np $devices"; tail -5 "$WORK/log"; continue
-    fi
-    for f in "$local_dir"/out*.npy; do
-      cmp -s "$f" "$mpi_dir/$(basename "$f")" || fail "$case $platform: $(basename "$f") differs from the one-process run"
+    for ranks in "$devices" $((devices / 2)); do
+      rm -rf "$mpi_dir"
+      if ! timeout 120 "${MPIRUN[@]}" -np "$ranks" "$HLORUN" run -p "$platform" "$case/optimized.hlo" \
+          "${args[@]}" "${outs[@]}" --collectives mpi --out "$mpi_dir" >"$WORK/log" 2>&1; then
+        fail "$case $platform: mpirun -np $ranks"; tail -5 "$WORK/log"; continue
+      fi
+      for f in "$local_dir"/out*.npy; do
+        cmp -s "$f" "$mpi_dir/$(basename "$f")" || fail "$case $platform, $ranks ranks: $(basename "$f") differs from the one-process run"
+      done
+      echo "ok: $case on $platform, $ranks ranks ($((devices / ranks)) device(s) each)"
     done
-    echo "ok: $case on $platform, $devices ranks"
+  done
+done
+
+# Groups inside a process and across processes in one program (on 2 ranks of
+# two devices, {0,1} and {2,3} are local, {0,2} and {1,3} span both, as do a
+# permute and an all-to-all), with values whose sums depend on the order:
+# 1, 2 and 4 ranks must give the one-process run's bits.
+cat >"$WORK/groups.hlo" <<'HLO'
+HloModule groups, num_partitions=4
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[3] parameter(0), sharding={devices=[4]<=[4]}
+  inside = f32[3] all-reduce(p), channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=add
+  across = f32[3] all-reduce(inside), channel_id=2, replica_groups={{0,2},{1,3}}, use_global_device_ids=true, to_apply=add
+  mixed = f32[3] all-reduce(p), channel_id=3, replica_groups={{3,1,2,0}}, use_global_device_ids=true, to_apply=add
+  moved = f32[3] collective-permute(p), channel_id=4, source_target_pairs={{0,3},{3,1},{1,2},{2,0}}
+  gathered = f32[6] all-gather(moved), channel_id=5, replica_groups={{1,0},{3,2}}, dimensions={0}, use_global_device_ids=true
+  wide = f32[12] all-gather(p), channel_id=6, replica_groups={{0,2,1,3}}, dimensions={0}, use_global_device_ids=true
+  scattered = f32[3] reduce-scatter(wide), channel_id=7, replica_groups={{2,0,3,1}}, dimensions={0}, use_global_device_ids=true, to_apply=add
+  swapped = f32[12] all-to-all(wide), channel_id=8, replica_groups={{0,3},{1,2}}, dimensions={0}
+  ROOT t = (f32[3], f32[3], f32[3], f32[6], f32[3], f32[12]) tuple(inside, across, mixed, gathered, scattered, swapped)
+}
+HLO
+python3 -c "import numpy as np; r = np.random.default_rng(7); \
+np.save('$WORK/g.npy', (r.standard_normal(12) * 10.0 ** r.integers(-6, 7, 12)).astype(np.float32))"
+groups_outs=(--out-sharding '{devices=[4]<=[4]}' --out-sharding '{replicated}' --out-sharding '{replicated}'
+  --out-sharding '{devices=[4]<=[4]}' --out-sharding '{devices=[4]<=[4]}' --out-sharding '{devices=[4]<=[4]}')
+for platform in host interpreter; do
+  rm -rf "$WORK/g-local"
+  "$HLORUN" run -p "$platform" "$WORK/groups.hlo" "$WORK/g.npy" "${groups_outs[@]}" --out "$WORK/g-local" >/dev/null \
+    || { fail "groups $platform: one-process run"; continue; }
+  for ranks in 1 2 4; do
+    rm -rf "$WORK/g-mpi"
+    if ! timeout 120 "${MPIRUN[@]}" -np "$ranks" "$HLORUN" run -p "$platform" "$WORK/groups.hlo" "$WORK/g.npy" \
+        "${groups_outs[@]}" --collectives mpi --out "$WORK/g-mpi" >"$WORK/log" 2>&1; then
+      fail "groups $platform: mpirun -np $ranks"; tail -5 "$WORK/log"; continue
+    fi
+    same=1
+    for f in "$WORK/g-local"/out*.npy; do
+      cmp -s "$f" "$WORK/g-mpi/$(basename "$f")" || { same=0; fail "groups $platform, $ranks ranks: $(basename "$f") differs from the one-process run"; }
+    done
+    [ "$same" -eq 1 ] && echo "ok: groups inside and across processes on $platform, $ranks ranks"
   done
 done
 
@@ -87,30 +141,40 @@ np.save('$WORK/ar.npy', (r.standard_normal($np_ * $m) * 10.0 ** r.integers(-6, 7
   done
 done
 
-# A world that does not match the program's devices: an error before running.
+# A world size that does not divide the program's devices: an error before
+# running (every rank finds it; mpirun may end the others before they print),
+# naming the sizes that would do.
 if timeout 60 "${MPIRUN[@]}" -np 3 "$HLORUN" run psum_shard_map/optimized.hlo psum_shard_map/arg*.npy \
     --collectives mpi >"$WORK/log" 2>&1; then
   fail "a 3-rank world for a 4-device program succeeded"
-elif ! grep -q "mpirun -np 4" "$WORK/log"; then
+elif ! grep -q "mpirun -np 4 (one device per process), or -np 1 or -np 2" "$WORK/log"; then
   fail "the world-size error does not say what to run"; tail -5 "$WORK/log"
+elif ! grep -q "rank [0-2]: the program runs on 4 device(s), which 3 MPI process(es)" "$WORK/log"; then
+  fail "the world-size error does not name the rank and the sizes"; tail -5 "$WORK/log"
 else
   echo "ok: a 3-rank world for a 4-device program is refused"
 fi
 
-# Rank 1 fails (its branch runs an op the Interpreter lacks) while the others
-# wait at the all-reduce after it: the job must end at once, naming rank 1.
+# Device 1 fails (its branch runs an op the Interpreter lacks) while the
+# others wait at the all-reduce after it: the job must end at once, naming the
+# rank, and the device where a rank runs several (on 2 ranks, device 0 waits
+# for it in its process and devices 2 and 3 on rank 1).
 python3 -c "import numpy as np; np.save('$WORK/x.npy', np.arange(4, dtype=np.float32))"
-start=$SECONDS
-if timeout 60 "${MPIRUN[@]}" -np 4 "$HLORUN" run -p interpreter mpi/fail_on_partition_1.hlo "$WORK/x.npy" \
-    --collectives mpi >"$WORK/log" 2>&1; then
-  fail "a failing rank did not fail the job"
-elif [ $((SECONDS - start)) -ge 30 ]; then
-  fail "a failing rank took $((SECONDS - start)) s to end the job"
-elif ! grep -q "rank 1: error" "$WORK/log"; then
-  fail "the failing rank is not named"; tail -5 "$WORK/log"
-else
-  echo "ok: a failing rank ends the job in $((SECONDS - start)) s"
-fi
+expect_abort() { # RANKS PATTERN: the log must match PATTERN
+  local start=$SECONDS
+  if timeout 60 "${MPIRUN[@]}" -np "$1" "$HLORUN" run -p interpreter mpi/fail_on_partition_1.hlo "$WORK/x.npy" \
+      --collectives mpi >"$WORK/log" 2>&1; then
+    fail "a failing device did not fail the job on $1 ranks"
+  elif [ $((SECONDS - start)) -ge 30 ]; then
+    fail "a failing device took $((SECONDS - start)) s to end the job on $1 ranks"
+  elif ! grep -q "$2" "$WORK/log"; then
+    fail "the log of a failing device on $1 ranks does not say '$2'"; tail -5 "$WORK/log"
+  else
+    echo "ok: a failing device ends the job on $1 ranks in $((SECONDS - start)) s"
+  fi
+}
+expect_abort 4 "rank 1: error: .*infeed"
+expect_abort 2 "rank 0: error: device 1 (replica 0, partition 1): .*infeed"
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all MPI checks passed"
