@@ -22,6 +22,38 @@ trap 'rm -rf "$WORK"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
+# The reduction of the programs written below.
+ADD='add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}'
+
+# same_bits LABEL "RANKS..." PROGRAM ARGS...: `hlorun run PROGRAM ARGS...` on
+# the Host and the Interpreter, under mpirun on each number of ranks, must
+# write the files of the one-process run, bit for bit.
+same_bits() {
+  local label=$1 rank_counts=$2 platform ranks
+  shift 2
+  for platform in host interpreter; do
+    rm -rf "$WORK/local"
+    "$HLORUN" run -p "$platform" "$@" --out "$WORK/local" >/dev/null \
+      || { fail "$label $platform: one-process run"; continue; }
+    for ranks in $rank_counts; do
+      rm -rf "$WORK/mpi"
+      if ! timeout 120 "${MPIRUN[@]}" -np "$ranks" "$HLORUN" run -p "$platform" "$@" \
+          --collectives mpi --out "$WORK/mpi" >"$WORK/log" 2>&1; then
+        fail "$label $platform: mpirun -np $ranks"; tail -5 "$WORK/log"; continue
+      fi
+      if diff -r "$WORK/local" "$WORK/mpi" >"$WORK/diff"; then
+        echo "ok: $label on $platform, $ranks rank(s)"
+      else
+        fail "$label $platform, $ranks rank(s): differs from the one-process run"; head -5 "$WORK/diff"
+      fi
+    done
+  done
+}
+
 for case in */; do
   case=${case%/}
   [ -f "$case/case.json" ] || continue
@@ -29,37 +61,17 @@ for case in */; do
   mapfile -t shardings < <(python3 -c "import json,sys; [print(s) for s in json.load(open(sys.argv[1]))['out_shardings']]" "$case/case.json")
   outs=()
   for s in "${shardings[@]}"; do outs+=(--out-sharding "$s"); done
-  args=("$case"/arg*.npy)
-  for platform in host interpreter; do
-    local_dir="$WORK/$case-$platform-local" mpi_dir="$WORK/$case-$platform-mpi"
-    "$HLORUN" run -p "$platform" "$case/optimized.hlo" "${args[@]}" "${outs[@]}" --out "$local_dir" >/dev/null \
-      || { fail "$case $platform: one-process run"; continue; }
-    for ranks in "$devices" $((devices / 2)); do
-      rm -rf "$mpi_dir"
-      if ! timeout 120 "${MPIRUN[@]}" -np "$ranks" "$HLORUN" run -p "$platform" "$case/optimized.hlo" \
-          "${args[@]}" "${outs[@]}" --collectives mpi --out "$mpi_dir" >"$WORK/log" 2>&1; then
-        fail "$case $platform: mpirun -np $ranks"; tail -5 "$WORK/log"; continue
-      fi
-      for f in "$local_dir"/out*.npy; do
-        cmp -s "$f" "$mpi_dir/$(basename "$f")" || fail "$case $platform, $ranks ranks: $(basename "$f") differs from the one-process run"
-      done
-      echo "ok: $case on $platform, $ranks ranks ($((devices / ranks)) device(s) each)"
-    done
-  done
+  same_bits "$case" "$devices $((devices / 2))" "$case/optimized.hlo" "$case"/arg*.npy "${outs[@]}"
 done
 
 # Groups inside a process and across processes in one program (on 2 ranks of
 # two devices, {0,1} and {2,3} are local, {0,2} and {1,3} span both, as do a
 # permute and an all-to-all), with values whose sums depend on the order:
 # 1, 2 and 4 ranks must give the one-process run's bits.
-cat >"$WORK/groups.hlo" <<'HLO'
+cat >"$WORK/groups.hlo" <<HLO
 HloModule groups, num_partitions=4
 
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
+$ADD
 
 ENTRY e {
   p = f32[3] parameter(0), sharding={devices=[4]<=[4]}
@@ -78,23 +90,34 @@ python3 -c "import numpy as np; r = np.random.default_rng(7); \
 np.save('$WORK/g.npy', (r.standard_normal(12) * 10.0 ** r.integers(-6, 7, 12)).astype(np.float32))"
 groups_outs=(--out-sharding '{devices=[4]<=[4]}' --out-sharding '{replicated}' --out-sharding '{replicated}'
   --out-sharding '{devices=[4]<=[4]}' --out-sharding '{devices=[4]<=[4]}' --out-sharding '{devices=[4]<=[4]}')
-for platform in host interpreter; do
-  rm -rf "$WORK/g-local"
-  "$HLORUN" run -p "$platform" "$WORK/groups.hlo" "$WORK/g.npy" "${groups_outs[@]}" --out "$WORK/g-local" >/dev/null \
-    || { fail "groups $platform: one-process run"; continue; }
-  for ranks in 1 2 4; do
-    rm -rf "$WORK/g-mpi"
-    if ! timeout 120 "${MPIRUN[@]}" -np "$ranks" "$HLORUN" run -p "$platform" "$WORK/groups.hlo" "$WORK/g.npy" \
-        "${groups_outs[@]}" --collectives mpi --out "$WORK/g-mpi" >"$WORK/log" 2>&1; then
-      fail "groups $platform: mpirun -np $ranks"; tail -5 "$WORK/log"; continue
-    fi
-    same=1
-    for f in "$WORK/g-local"/out*.npy; do
-      cmp -s "$f" "$WORK/g-mpi/$(basename "$f")" || { same=0; fail "groups $platform, $ranks ranks: $(basename "$f") differs from the one-process run"; }
-    done
-    [ "$same" -eq 1 ] && echo "ok: groups inside and across processes on $platform, $ranks ranks"
-  done
-done
+same_bits "groups inside and across processes" "1 2 4" "$WORK/groups.hlo" "$WORK/g.npy" "${groups_outs[@]}"
+
+# Two replicas of two partitions: devices r*2+p on their ranks (replica-id
+# tells them apart), an all-reduce across replicas ({0,2} and {1,3}, across
+# the two ranks of two devices) and one over every device; global arrays, and
+# per-device arguments and results.
+cat >"$WORK/replicas.hlo" <<HLO
+HloModule replicas, replica_count=2, num_partitions=2
+
+$ADD
+
+ENTRY e {
+  p = f32[3] parameter(0), sharding={devices=[2]<=[2]}
+  id = u32[] replica-id()
+  r = f32[] convert(id)
+  rs = f32[3] broadcast(r), dimensions={}
+  q = f32[3] add(p, rs)
+  replicas = f32[3] all-reduce(q), replica_groups={}, to_apply=add
+  everyone = f32[3] all-reduce(q), channel_id=1, replica_groups={}, to_apply=add
+  ROOT t = (f32[3], f32[3], f32[3]) tuple(q, replicas, everyone)
+}
+HLO
+python3 -c "import numpy as np; r = np.random.default_rng(3); \
+x = (r.standard_normal(6) * 10.0 ** r.integers(-6, 7, 6)).astype(np.float32); np.save('$WORK/r.npy', x); \
+[np.save('$WORK/r%d.npy' % d, x[3 * (d % 2):3 * (d % 2) + 3] * (d + 1)) for d in range(4)]"
+same_bits "replicas x partitions" "1 2 4" "$WORK/replicas.hlo" "$WORK/r.npy" \
+  --out-sharding '{devices=[2]<=[2]}' --out-sharding '{devices=[2]<=[2]}' --out-sharding '{replicated}'
+same_bits "replicas x partitions, per device" "1 2 4" "$WORK/replicas.hlo" "$WORK"/r[0-3].npy --per-device
 
 # All-reduces of one f32 array, which the Host runs straight between the
 # operand and result buffers (Transport::all_reduce_into): one round below
@@ -113,11 +136,7 @@ for np_ in 2 4; do
     cat >"$prog" <<HLO
 HloModule allreduce, num_partitions=$np_
 
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
+$ADD
 
 ENTRY e {
   p = f32[$m] parameter(0), sharding={devices=[$np_]<=[$np_]}
