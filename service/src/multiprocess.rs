@@ -48,7 +48,7 @@ use platform_api::evaluator::collectives::{Transport, RENDEZVOUS_TIMEOUT};
 use platform_api::{Code, Error, Result};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Condvar, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Which process runs which of a launch's devices: process `p` of
 /// `processes` runs devices `p * per_process .. (p + 1) * per_process`.
@@ -159,6 +159,8 @@ pub struct DeviceThreads<L> {
     link: L,
     rounds: Mutex<Rounds>,
     settled: Condvar,
+    /// How long a device waits for the others to reach a round.
+    timeout: Duration,
 }
 
 impl<L: ProcessLink> DeviceThreads<L> {
@@ -171,6 +173,7 @@ impl<L: ProcessLink> DeviceThreads<L> {
                 open: HashMap::new(),
             }),
             settled: Condvar::new(),
+            timeout: RENDEZVOUS_TIMEOUT,
         }
     }
 
@@ -417,7 +420,7 @@ impl<L: ProcessLink> Transport for DeviceThreads<L> {
             self.settled.notify_all();
             return take(&mut rounds, call, i, k);
         }
-        let deadline = Instant::now() + RENDEZVOUS_TIMEOUT;
+        let deadline = Instant::now() + self.timeout;
         loop {
             let round = rounds
                 .open
@@ -442,15 +445,15 @@ impl<L: ProcessLink> Transport for DeviceThreads<L> {
                     Code::DeadlineExceeded,
                     format!(
                         "collective %{what}: devices {missing:?} of this process did not reach \
-                         their collective number {call} within {}s",
-                        RENDEZVOUS_TIMEOUT.as_secs()
+                         their collective number {call} within {:?}",
+                        self.timeout
                     ),
                 ));
             }
             let wait = if round.arrived < k {
                 deadline.saturating_duration_since(now)
             } else {
-                RENDEZVOUS_TIMEOUT
+                self.timeout
             };
             rounds = self
                 .settled
@@ -705,6 +708,20 @@ mod tests {
     fn devices_that_disagree_fail_together() {
         both_fail([("a", &[0]), ("b", &[1])], "reached different collectives");
         both_fail([("a", &[0, 1]), ("a", &[1, 0])], "meets");
+    }
+
+    /// A device whose process-mate never reaches the collective fails after
+    /// the timeout, naming the missing device, instead of waiting forever.
+    #[test]
+    fn a_device_that_never_arrives_is_named_after_the_timeout() {
+        let mut t = DeviceThreads::new(Placement::new(4, 2, 1).unwrap(), Canned(Vec::new()));
+        t.timeout = Duration::from_millis(50);
+        let err = t.exchange("c", &[2, 3], 0, vec![2]).unwrap_err();
+        assert_eq!(err.code(), Code::DeadlineExceeded);
+        assert!(
+            err.message().contains("devices [3] of this process"),
+            "{err:?}"
+        );
     }
 
     /// A world size that does not divide the devices names the ones that do.
