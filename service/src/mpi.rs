@@ -315,17 +315,9 @@ impl Transport for MpiTransport {
             .filter(|&(j, _)| j != position)
             .map(|(_, &peer)| peer)
             .collect();
-        let mut received = swap_messages(&self.shared, what, &peers, |_| &data[..])?.into_iter();
-        // Back in group order, this member's own data at its place.
-        let mut all = Vec::with_capacity(group.len());
-        for j in 0..group.len() {
-            if j == position {
-                all.push(Vec::new());
-            } else {
-                all.push(received.next().unwrap_or_default());
-            }
-        }
-        all[position] = data;
+        // The others' data in group order; this member's goes in at its place.
+        let mut all = swap_messages(&self.shared, what, &peers, |_| &data[..])?;
+        all.insert(position, data);
         Ok(all)
     }
 
