@@ -66,8 +66,8 @@ done
 
 # Groups inside a process and across processes in one program (on 2 ranks of
 # two devices, {0,1} and {2,3} are local, {0,2} and {1,3} span both, as do a
-# permute and an all-to-all), with values whose sums depend on the order:
-# 1, 2 and 4 ranks must give the one-process run's bits.
+# permute, an all-to-all and the asynchronous pairs), with values whose sums
+# depend on the order: 1, 2 and 4 ranks must give the one-process run's bits.
 cat >"$WORK/groups.hlo" <<HLO
 HloModule groups, num_partitions=4
 
@@ -83,13 +83,17 @@ ENTRY e {
   wide = f32[12] all-gather(p), channel_id=6, replica_groups={{0,2,1,3}}, dimensions={0}, use_global_device_ids=true
   scattered = f32[3] reduce-scatter(wide), channel_id=7, replica_groups={{2,0,3,1}}, dimensions={0}, use_global_device_ids=true, to_apply=add
   swapped = f32[12] all-to-all(wide), channel_id=8, replica_groups={{0,3},{1,2}}, dimensions={0}
-  ROOT t = (f32[3], f32[3], f32[3], f32[6], f32[3], f32[12]) tuple(inside, across, mixed, gathered, scattered, swapped)
+  started = f32[3] all-reduce-start(p), channel_id=9, replica_groups={{1,2},{3,0}}, use_global_device_ids=true, to_apply=add
+  reduced = f32[3] all-reduce-done(started)
+  sent = (f32[3], f32[3], u32[], u32[]) collective-permute-start(inside), channel_id=10, source_target_pairs={{0,1},{1,2},{2,3}}
+  shifted = f32[3] collective-permute-done(sent)
+  ROOT t = (f32[3], f32[3], f32[3], f32[6], f32[3], f32[12], f32[3], f32[3]) tuple(inside, across, mixed, gathered, scattered, swapped, reduced, shifted)
 }
 HLO
 python3 -c "import numpy as np; r = np.random.default_rng(7); \
 np.save('$WORK/g.npy', (r.standard_normal(12) * 10.0 ** r.integers(-6, 7, 12)).astype(np.float32))"
-groups_outs=(--out-sharding '{devices=[4]<=[4]}' --out-sharding '{replicated}' --out-sharding '{replicated}'
-  --out-sharding '{devices=[4]<=[4]}' --out-sharding '{devices=[4]<=[4]}' --out-sharding '{devices=[4]<=[4]}')
+groups_outs=(--out-sharding '{devices=[4]<=[4]}' --out-sharding '{replicated}' --out-sharding '{replicated}')
+for _ in 1 2 3 4 5; do groups_outs+=(--out-sharding '{devices=[4]<=[4]}'); done
 same_bits "groups inside and across processes" "1 2 4" "$WORK/groups.hlo" "$WORK/g.npy" "${groups_outs[@]}"
 
 # Two replicas of two partitions: devices r*2+p on their ranks (replica-id
