@@ -538,18 +538,22 @@ mod tests {
         }
     }
 
-    /// The group of `device` in round `round` of 4 devices: everyone,
-    /// pairs inside and across processes of two devices, singletons, and
-    /// groups listed out of id order.
+    /// The launch of the rounds below.
+    const DEVICES: usize = 8;
+
+    /// The group of `device` in round `round`: everyone, pairs inside and
+    /// across processes, singletons, groups listed out of id order, and
+    /// (round 5, on 4 processes of two devices) groups that send a process's
+    /// two devices to two different processes.
     fn group_of(round: usize, device: usize) -> Vec<usize> {
         let groups: &[&[usize]] = match round % 7 {
-            0 => &[&[0, 1, 2, 3]],
-            1 => &[&[0, 1], &[2, 3]],
-            2 => &[&[0, 2], &[1, 3]],
-            3 => &[&[3, 2, 1, 0]],
-            4 => &[&[0], &[1], &[2], &[3]],
-            5 => &[&[3, 0], &[2, 1]],
-            _ => &[&[1, 2, 3], &[0]],
+            0 => &[&[0, 1, 2, 3, 4, 5, 6, 7]],
+            1 => &[&[0, 1], &[2, 3], &[4, 5], &[6, 7]],
+            2 => &[&[0, 4], &[1, 5], &[2, 6], &[3, 7]],
+            3 => &[&[7, 6, 5, 4, 3, 2, 1, 0]],
+            4 => &[&[0], &[1], &[2], &[3], &[4], &[5], &[6], &[7]],
+            5 => &[&[2, 0], &[4, 1], &[3, 6], &[7, 5]],
+            _ => &[&[1, 2, 3], &[0], &[7, 6, 5, 4]],
         };
         groups
             .iter()
@@ -564,14 +568,14 @@ mod tests {
         [device as u8, round as u8, 0xa5].repeat((device + round) % 3 + 1)
     }
 
-    /// Runs `rounds` rounds on 4 devices spread over `processes` processes,
+    /// Runs `rounds` rounds on [`DEVICES`] devices spread over `processes` processes,
     /// each device on its own thread, and returns the link's calls.
     fn run_rounds(processes: usize, rounds: usize) -> Vec<(usize, Vec<usize>)> {
         let boxes = Arc::new(Mailboxes::default());
         let transports: Vec<Arc<DeviceThreads<MemoryLink>>> = (0..processes)
             .map(|me| {
                 Arc::new(DeviceThreads::new(
-                    Placement::new(4, processes, me).unwrap(),
+                    Placement::new(DEVICES, processes, me).unwrap(),
                     MemoryLink {
                         boxes: boxes.clone(),
                         me,
@@ -580,8 +584,8 @@ mod tests {
             })
             .collect();
         std::thread::scope(|s| {
-            for device in 0..4 {
-                let t = transports[device / (4 / processes)].clone();
+            for device in 0..DEVICES {
+                let t = transports[device / (DEVICES / processes)].clone();
                 s.spawn(move || {
                     for round in 0..rounds {
                         let group = group_of(round, device);
@@ -612,7 +616,7 @@ mod tests {
     /// shares a group with, and not at all when every group is local.
     #[test]
     fn every_device_gets_its_group_in_group_order() {
-        for processes in [1, 2, 4] {
+        for processes in [1, 2, 4, 8] {
             let calls = run_rounds(processes, 14);
             for me in 0..processes {
                 let mine: Vec<&Vec<usize>> = calls
@@ -623,7 +627,7 @@ mod tests {
                 // The rounds that need another process, and with which.
                 let expected: Vec<Vec<usize>> = (0..14)
                     .filter_map(|round| {
-                        let k = 4 / processes;
+                        let k = DEVICES / processes;
                         let peers: BTreeSet<usize> = (me * k..(me + 1) * k)
                             .flat_map(|d| group_of(round, d))
                             .map(|m| m / k)

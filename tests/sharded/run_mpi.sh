@@ -96,6 +96,34 @@ groups_outs=(--out-sharding '{devices=[4]<=[4]}' --out-sharding '{replicated}' -
 for _ in 1 2 3 4 5; do groups_outs+=(--out-sharding '{devices=[4]<=[4]}'); done
 same_bits "groups inside and across processes" "1 2 4" "$WORK/groups.hlo" "$WORK/g.npy" "${groups_outs[@]}"
 
+# Eight devices: on 4 ranks of two devices a rank meets three others (its
+# message to each carries its members of every group that spans the two: with
+# the groups of `crossed`, a different device to each of two ranks), on 2
+# ranks of four the pairs {0,1}..{6,7} and the quarters stay inside a rank.
+cat >"$WORK/groups8.hlo" <<HLO
+HloModule groups8, num_partitions=8
+
+$ADD
+
+ENTRY e {
+  p = f32[4] parameter(0), sharding={devices=[8]<=[8]}
+  pairs = f32[4] all-reduce(p), channel_id=1, replica_groups={{0,1},{2,3},{4,5},{6,7}}, use_global_device_ids=true, to_apply=add
+  strided = f32[4] all-reduce(pairs), channel_id=2, replica_groups={{0,4},{1,5},{2,6},{3,7}}, use_global_device_ids=true, to_apply=add
+  mixed = f32[4] all-reduce(p), channel_id=3, replica_groups={{7,5,3,1,6,4,2,0}}, use_global_device_ids=true, to_apply=add
+  back = f32[4] collective-permute(p), channel_id=4, source_target_pairs={{0,7},{7,6},{6,5},{5,4},{4,3},{3,2},{2,1},{1,0}}
+  quarters = f32[16] all-gather(back), channel_id=5, replica_groups={{3,2,1,0},{7,6,5,4}}, dimensions={0}, use_global_device_ids=true
+  swapped = f32[16] all-to-all(quarters), channel_id=6, replica_groups={{0,2,4,6},{1,3,5,7}}, dimensions={0}
+  scattered = f32[4] reduce-scatter(swapped), channel_id=7, replica_groups={{6,1,4,3},{0,7,2,5}}, dimensions={0}, use_global_device_ids=true, to_apply=add
+  crossed = f32[8] all-gather(p), channel_id=8, replica_groups={{2,0},{4,1},{3,6},{7,5}}, dimensions={0}, use_global_device_ids=true
+  ROOT t = (f32[4], f32[4], f32[4], f32[16], f32[16], f32[4], f32[8]) tuple(pairs, strided, mixed, quarters, swapped, scattered, crossed)
+}
+HLO
+python3 -c "import numpy as np; r = np.random.default_rng(8); \
+np.save('$WORK/g8.npy', (r.standard_normal(32) * 10.0 ** r.integers(-6, 7, 32)).astype(np.float32))"
+groups8_outs=()
+for _ in 1 2 3 4 5 6 7; do groups8_outs+=(--out-sharding '{devices=[8]<=[8]}'); done
+same_bits "eight devices" "1 2 4 8" "$WORK/groups8.hlo" "$WORK/g8.npy" "${groups8_outs[@]}"
+
 # Two replicas of two partitions: devices r*2+p on their ranks (replica-id
 # tells them apart), an all-reduce across replicas ({0,2} and {1,3}, across
 # the two ranks of two devices) and one over every device; global arrays, and
