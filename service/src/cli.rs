@@ -971,7 +971,7 @@ fn execute_mpi(
             Ok(bytes)
         };
         run().unwrap_or_else(|e| {
-            let what = if placement.per_process > 1 {
+            let what = if placement.per_process() > 1 {
                 format!("device {device} (replica {replica}, partition {partition}): ")
             } else {
                 String::new()
@@ -979,7 +979,7 @@ fn execute_mpi(
             fail(what, e)
         })
     };
-    let mine: Vec<Vec<u8>> = if placement.per_process == 1 {
+    let mine: Vec<Vec<u8>> = if placement.per_process() == 1 {
         vec![run_device(rank)]
     } else {
         std::thread::scope(|scope| {
@@ -1027,11 +1027,11 @@ fn execute_mpi(
         }
         return Ok(None);
     }
-    let peers: Vec<usize> = (1..placement.processes).collect();
+    let peers: Vec<usize> = (1..placement.processes()).collect();
     let received = link
         .swap("the results", &peers, vec![Vec::new(); peers.len()])
         .unwrap_or_else(|e| fail(String::new(), e));
-    let k = placement.per_process;
+    let k = placement.per_process();
     let mut all: Vec<Vec<u8>> = mine;
     for (q, message) in peers.iter().zip(received) {
         if message.len() != k * size {

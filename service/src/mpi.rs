@@ -212,7 +212,7 @@ impl MpiWorld {
     /// device per process, [`MpiTransport`] (rank = device); with several,
     /// [`DeviceThreads`] over this world's [`MpiLink`].
     pub fn transport_for(&self, placement: Placement) -> Arc<dyn Transport> {
-        if placement.per_process == 1 {
+        if placement.per_process() == 1 {
             self.transport()
         } else {
             Arc::new(DeviceThreads::new(placement, self.link()))

@@ -52,11 +52,12 @@ use std::time::{Duration, Instant};
 
 /// Which process runs which of a launch's devices: process `p` of
 /// `processes` runs devices `p * per_process .. (p + 1) * per_process`.
+/// Made by [`Placement::new`] only, so `per_process` is never zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Placement {
-    pub process: usize,
-    pub processes: usize,
-    pub per_process: usize,
+    process: usize,
+    processes: usize,
+    per_process: usize,
 }
 
 impl Placement {
@@ -93,6 +94,21 @@ impl Placement {
             processes,
             per_process: devices / processes,
         })
+    }
+
+    /// This process.
+    pub fn process(&self) -> usize {
+        self.process
+    }
+
+    /// How many processes share the launch.
+    pub fn processes(&self) -> usize {
+        self.processes
+    }
+
+    /// How many devices each process runs.
+    pub fn per_process(&self) -> usize {
+        self.per_process
     }
 
     /// Every device of the launch.
