@@ -330,7 +330,7 @@ impl<L: ProcessLink> DeviceThreads<L> {
                 )));
             }
         }
-        let complete: Vec<Vec<Vec<u8>>> = groups
+        let mut complete: Vec<Option<Vec<Vec<u8>>>> = groups
             .iter()
             .zip(contributions)
             .map(|(g, slots)| {
@@ -342,10 +342,30 @@ impl<L: ProcessLink> DeviceThreads<L> {
                             Error::internal(format!("collective %{what}: no contribution of {m}"))
                         })
                     })
-                    .collect()
+                    .collect::<Result<_>>()
+                    .map(Some)
             })
             .collect::<Result<_>>()?;
-        Ok(group_of.iter().map(|&g| complete[g].clone()).collect())
+        // A group's last local member takes its contributions; the others
+        // get copies.
+        let mut left = vec![0usize; groups.len()];
+        for &g in &group_of {
+            left[g] += 1;
+        }
+        group_of
+            .iter()
+            .map(|&g| {
+                left[g] -= 1;
+                let all = if left[g] == 0 {
+                    complete[g].take()
+                } else {
+                    complete[g].clone()
+                };
+                all.ok_or_else(|| {
+                    Error::internal(format!("collective %{what}: a group taken twice"))
+                })
+            })
+            .collect()
     }
 }
 
