@@ -183,9 +183,10 @@ struct RunArgs {
     #[arg(long, value_name = "SHARDING", conflicts_with = "per_device")]
     out_sharding: Vec<String>,
     /// How the devices of a multi-device program meet: `local` (a thread per
-    /// device in this process) or `mpi` (one device per process, under
-    /// `mpirun -np DEVICES`; rank 0 prints or writes the results; needs a
-    /// build with the `mpi` feature).
+    /// device in this process) or `mpi` (under `mpirun -np P`, P dividing
+    /// the device count: each process runs DEVICES / P of them as threads,
+    /// rank r devices r*K .. r*K+K-1; rank 0 prints or writes the results;
+    /// needs a build with the `mpi` feature).
     #[arg(long, default_value = "local", value_parser = ["local", "mpi"])]
     collectives: String,
     /// Seed for the program's `rng` instructions.
@@ -727,7 +728,7 @@ fn run(args: RunArgs) -> Result<Outcome> {
         compile_options(&module, args.replicas, &args.program.all_debug_options())?;
     // Under MPI the world must match the program's devices before anything runs.
     let world = match args.collectives.as_str() {
-        "mpi" => Some(start_mpi(instances, &options).map_err(|e| e.context(&name))?),
+        "mpi" => Some(start_mpi(instances).map_err(|e| e.context(&name))?),
         _ => None,
     };
     let client = client_for(args.program.platform.as_deref(), instances)?;
@@ -915,38 +916,30 @@ use crate::mpi::MpiWorld;
 #[cfg(not(feature = "mpi"))]
 enum MpiWorld {}
 
-/// Joins the MPI world (one device per rank) and routes every collective
-/// through it; a world size other than the program's device count is an
-/// error, before anything runs.
+/// Joins the MPI world and routes every collective through it, each rank
+/// running an equal share of the program's devices; a world size that does
+/// not divide the device count is an error on every rank, before anything
+/// runs.
 #[cfg(feature = "mpi")]
-fn start_mpi(instances: usize, options: &CompileOptions) -> Result<MpiWorld> {
+fn start_mpi(instances: usize) -> Result<MpiWorld> {
     let world = MpiWorld::start()?;
-    if world.size() != instances {
-        return Err(Error::invalid_argument(format!(
-            "rank {}: the program runs on {instances} device(s) ({} replica(s) x {} \
-             partition(s)), one per MPI process, but the MPI world has {} process(es): run it \
-             with mpirun -np {instances}",
-            world.rank(),
-            options.replica_count,
-            options.num_partitions,
-            world.size()
-        )));
-    }
-    platform_api::evaluator::collectives::set_transport(Some(world.transport()))?;
+    let placement = world.placement(instances)?;
+    platform_api::evaluator::collectives::set_transport(Some(world.transport_for(placement)))?;
     Ok(world)
 }
 
 #[cfg(not(feature = "mpi"))]
-fn start_mpi(_: usize, _: &CompileOptions) -> Result<MpiWorld> {
+fn start_mpi(_: usize) -> Result<MpiWorld> {
     Err(Error::unimplemented(
         "--collectives mpi: this hlorun was built without MPI (build it with \
          `cargo build -p service --features mpi`, which needs libopenmpi-dev and libclang-dev)",
     ))
 }
 
-/// Runs this rank's device and gathers every device's result at rank 0
-/// (`None` on the other ranks). A failing device ends the whole job
-/// (`MPI_Abort`) after printing its error, so no rank waits for it.
+/// Runs this rank's devices (each on its own thread when there are
+/// several) and gathers every device's result at rank 0 (`None` on the other
+/// ranks). A failing device ends the whole job (`MPI_Abort`) at once after
+/// printing its error, so no device, here or on another rank, waits for it.
 #[cfg(feature = "mpi")]
 fn execute_mpi(
     world: &MpiWorld,
@@ -956,33 +949,64 @@ fn execute_mpi(
     run_options: &ExecuteOptions,
     options: &CompileOptions,
 ) -> Result<Option<Vec<Literal>>> {
+    use crate::multiprocess::ProcessLink;
     let rank = world.rank();
+    let placement = world.placement(per_instance.len())?;
     let partitions = options.num_partitions.max(1);
-    let run = || -> Result<Vec<Vec<u8>>> {
-        let args = per_instance
-            .get(rank)
-            .ok_or_else(|| Error::internal(format!("no arguments for device {rank}")))?;
-        let result =
-            client.execute_device(exe, args, run_options, rank / partitions, rank % partitions)?;
-        let mut bytes = Vec::new();
-        for leaf in result.flatten_leaves() {
-            bytes.extend_from_slice(leaf.bytes()?);
-        }
-        let everyone: Vec<usize> = (0..world.size()).collect();
-        world
-            .transport()
-            .exchange("the results", &everyone, rank, bytes)
+    let fail = |what: String, e: Error| -> ! {
+        eprintln!("hlorun: rank {rank}: error: {what}{e}");
+        world.abort(1)
     };
-    let all = match run() {
-        Ok(all) => all,
-        Err(e) => {
-            eprintln!("hlorun: rank {rank}: error: {e}");
-            world.abort(1)
-        }
+    let run_device = |device: usize| -> Vec<u8> {
+        let (replica, partition) = (device / partitions, device % partitions);
+        let run = || -> Result<Vec<u8>> {
+            let args = per_instance
+                .get(device)
+                .ok_or_else(|| Error::internal(format!("no arguments for device {device}")))?;
+            let result = client.execute_device(exe, args, run_options, replica, partition)?;
+            let mut bytes = Vec::new();
+            for leaf in result.flatten_leaves() {
+                bytes.extend_from_slice(leaf.bytes()?);
+            }
+            Ok(bytes)
+        };
+        run().unwrap_or_else(|e| {
+            let what = if placement.per_process() > 1 {
+                format!("device {device} (replica {replica}, partition {partition}): ")
+            } else {
+                String::new()
+            };
+            fail(what, e)
+        })
     };
-    if rank != 0 {
-        return Ok(None);
-    }
+    let mine: Vec<Vec<u8>> = if placement.per_process() == 1 {
+        vec![run_device(rank)]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = placement
+                .local()
+                .map(|device| {
+                    std::thread::Builder::new()
+                        .name(format!("device-{device}"))
+                        .spawn_scoped(scope, move || run_device(device))
+                        .unwrap_or_else(|e| {
+                            fail(
+                                format!("device {device}: "),
+                                Error::resource_exhausted(format!("could not start a thread: {e}")),
+                            )
+                        })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        fail(String::new(), Error::internal("a device's thread panicked"))
+                    })
+                })
+                .collect()
+        })
+    };
     // Every device's result has this program's result shape.
     let shape = exe.result_shape().clone();
     let leaves: Vec<Shape> = shape
@@ -990,6 +1014,34 @@ fn execute_mpi(
         .into_iter()
         .map(|(_, a)| Shape::Array(a.clone()))
         .collect();
+    let size: usize = leaves
+        .iter()
+        .map(|s| s.array_or_err().map(|a| a.byte_size()))
+        .sum::<Result<usize>>()?;
+    // Each rank's results, its devices' one after another, to rank 0.
+    let link = world.link();
+    if rank != 0 {
+        let message = mine.concat();
+        if let Err(e) = link.swap("the results", &[0], vec![message]) {
+            fail(String::new(), e)
+        }
+        return Ok(None);
+    }
+    let peers: Vec<usize> = (1..placement.processes()).collect();
+    let received = link
+        .swap("the results", &peers, vec![Vec::new(); peers.len()])
+        .unwrap_or_else(|e| fail(String::new(), e));
+    let k = placement.per_process();
+    let mut all: Vec<Vec<u8>> = mine;
+    for (q, message) in peers.iter().zip(received) {
+        if message.len() != k * size {
+            return Err(Error::internal(format!(
+                "rank {q} sent {} bytes of results, {k} device(s) x {size} expected",
+                message.len()
+            )));
+        }
+        all.extend((0..k).map(|d| message[d * size..(d + 1) * size].to_vec()));
+    }
     all.into_iter()
         .enumerate()
         .map(|(device, bytes)| {

@@ -18,6 +18,10 @@
 //! * [`random`] — seeded random arguments and bench spec files.
 //! * [`sharded`] — partitioned (SPMD) programs on global arrays: arguments cut
 //!   by their parameters' shardings, results assembled by theirs.
+//! * [`multiprocess`] — a launch spread over processes, several devices
+//!   each: which process runs which device, and the collectives transport
+//!   that meets local devices in memory and other processes over a link
+//!   (MPI, the `mpi` module behind the feature of that name).
 //! * [`compare`] — result-against-reference comparison, as the conformance
 //!   corpus defines it.
 //! * [`conformance`] — the conformance corpus on a platform by name: a status
@@ -51,6 +55,7 @@ pub mod conformance;
 pub mod graph;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod multiprocess;
 pub mod process;
 pub mod profile;
 pub mod program;

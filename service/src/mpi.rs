@@ -1,5 +1,9 @@
-//! Collectives between processes over MPI (feature `mpi`): one device per
-//! rank, `mpirun -np N hlorun run prog.hlo ... --collectives mpi`.
+//! Collectives between processes over MPI (feature `mpi`): `mpirun -np P
+//! hlorun run prog.hlo ... --collectives mpi`. With one device per rank
+//! [`MpiTransport`] below carries the collectives; with several (`P` dividing
+//! the program's devices), [`DeviceThreads`] meets the local devices in
+//! memory and exchanges with the other ranks over [`MpiLink`] (see
+//! `crate::multiprocess`).
 //!
 //! # Who calls MPI
 //! MPI is initialised with `MPI_THREAD_SERIALIZED`: any thread may call it,
@@ -52,6 +56,7 @@
 //! printing its error: `mpirun` then ends every rank, so no rank is left
 //! waiting in a receive for a peer that will never send.
 
+use crate::multiprocess::{DeviceThreads, Placement, ProcessLink};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use mpi::ffi;
 use mpi::topology::SimpleCommunicator;
@@ -195,7 +200,34 @@ impl MpiWorld {
         self.shared.size
     }
 
-    /// The transport that sends collectives through this world.
+    /// How a launch of `devices` devices is spread over this world: an
+    /// error naming the `-np` values that would do when the world size does
+    /// not divide it.
+    pub fn placement(&self, devices: usize) -> Result<Placement> {
+        Placement::new(devices, self.shared.size, self.shared.rank)
+            .map_err(|e| e.context(format!("rank {}", self.shared.rank)))
+    }
+
+    /// The transport for a launch spread as `placement` says: with one
+    /// device per process, [`MpiTransport`] (rank = device); with several,
+    /// [`DeviceThreads`] over this world's [`MpiLink`].
+    pub fn transport_for(&self, placement: Placement) -> Arc<dyn Transport> {
+        if placement.per_process() == 1 {
+            self.transport()
+        } else {
+            Arc::new(DeviceThreads::new(placement, self.link()))
+        }
+    }
+
+    /// The world as a link between ranks.
+    pub fn link(&self) -> MpiLink {
+        MpiLink {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// The transport for one device per process (rank = device) that sends
+    /// collectives through this world.
     pub fn transport(&self) -> Arc<dyn Transport> {
         Arc::new(MpiTransport {
             shared: self.shared.clone(),
@@ -277,36 +309,16 @@ impl Transport for MpiTransport {
         data: Vec<u8>,
     ) -> Result<Vec<Vec<u8>>> {
         self.check(what, group, position)?;
-        let _state = self.shared.lock(what)?;
-        let world = SimpleCommunicator::world();
-        let mut received: Vec<Vec<u8>> = vec![Vec::new(); group.len()];
-        mpi::request::scope(|scope| {
-            let sends: Vec<_> = group
-                .iter()
-                .enumerate()
-                .filter(|&(j, _)| j != position)
-                .map(|(_, &peer)| {
-                    world.process_at_rank(peer as i32).immediate_send_with_tag(
-                        scope,
-                        &data[..],
-                        EXCHANGE_TAG,
-                    )
-                })
-                .collect();
-            for (j, &peer) in group.iter().enumerate() {
-                if j != position {
-                    received[j] = world
-                        .process_at_rank(peer as i32)
-                        .receive_vec_with_tag::<u8>(EXCHANGE_TAG)
-                        .0;
-                }
-            }
-            for s in sends {
-                s.wait();
-            }
-        });
-        received[position] = data;
-        Ok(received)
+        let peers: Vec<usize> = group
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != position)
+            .map(|(_, &peer)| peer)
+            .collect();
+        // The others' data in group order; this member's goes in at its place.
+        let mut all = swap_messages(&self.shared, what, &peers, |_| &data[..])?;
+        all.insert(position, data);
+        Ok(all)
     }
 
     fn exchange_chunks(
@@ -559,6 +571,71 @@ impl Transport for MpiTransport {
         wait_all(&mut requests)?;
         posted?;
         Ok(true)
+    }
+}
+
+/// Sends `outgoing(i)` to rank `peers[i]` for every `i` (non-blocking
+/// sends) and receives one message from each peer, in the order of `peers`,
+/// all on the exchange tag and under the world's lock. Every peer makes the
+/// matching call at the same point of its sequence of exchanges, so each
+/// message is the one sent for this exchange (see the module docs).
+fn swap_messages<'a>(
+    shared: &Shared,
+    what: &str,
+    peers: &[usize],
+    outgoing: impl Fn(usize) -> &'a [u8],
+) -> Result<Vec<Vec<u8>>> {
+    let _state = shared.lock(what)?;
+    let world = SimpleCommunicator::world();
+    let mut received = Vec::with_capacity(peers.len());
+    mpi::request::scope(|scope| {
+        let sends: Vec<_> = peers
+            .iter()
+            .enumerate()
+            .map(|(i, &peer)| {
+                world.process_at_rank(peer as i32).immediate_send_with_tag(
+                    scope,
+                    outgoing(i),
+                    EXCHANGE_TAG,
+                )
+            })
+            .collect();
+        for &peer in peers {
+            received.push(
+                world
+                    .process_at_rank(peer as i32)
+                    .receive_vec_with_tag::<u8>(EXCHANGE_TAG)
+                    .0,
+            );
+        }
+        for s in sends {
+            s.wait();
+        }
+    });
+    Ok(received)
+}
+
+/// The world as a [`ProcessLink`] between ranks, for a process that runs
+/// several devices ([`DeviceThreads`]) and for gathering results.
+pub struct MpiLink {
+    shared: Arc<Shared>,
+}
+
+impl ProcessLink for MpiLink {
+    fn swap(&self, what: &str, peers: &[usize], outgoing: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>> {
+        let size = self.shared.size;
+        let fits = outgoing.len() == peers.len()
+            && peers.windows(2).all(|w| w[0] < w[1])
+            && peers.iter().all(|&q| q < size && q != self.shared.rank)
+            && outgoing.iter().all(|m| m.len() <= c_int::MAX as usize);
+        if !fits {
+            return Err(Error::internal(format!(
+                "rank {}: %{what}: {} message(s) for ranks {peers:?} of a world of {size}",
+                self.shared.rank,
+                outgoing.len()
+            )));
+        }
+        swap_messages(&self.shared, what, peers, |i| &outgoing[i][..])
     }
 }
 
