@@ -256,11 +256,13 @@ fn gather(
     let indices = ctx.operand_array(instr, 1)?;
     let result = ctx.result_array(instr)?;
     let layout = GatherLayout::new(operand, indices, result, d, slice_sizes, &what)?;
-    if let Some(rows) = RowGather::new(ctx, id) {
-        return Ok(row_gather_thunk(instr.name.clone(), rows));
-    }
     let width = operand.element_type.byte_size();
     let point_plan = layout.point_gather(d, slice_sizes, width);
+    // Rows of one element take the point plan's typed loop: a row copy's
+    // index dispatch, prefetch and copy call cost several times the element.
+    if let Some(rows) = RowGather::new(ctx, id).filter(|r| r.form.run > 1 || point_plan.is_none()) {
+        return Ok(row_gather_thunk(instr.name.clone(), rows));
+    }
     let single = layout.single(slice_sizes);
     let GatherLayout {
         walk,
@@ -389,9 +391,35 @@ struct PointGather {
     index_type: ElementType,
 }
 
+/// An index element as an `i64` start: exact for every integer type but
+/// `u64` past `i64::MAX`, which saturates (a start that large clamps to the
+/// dimension's last start either way).
+trait IndexValue: Copy {
+    fn wide(self) -> i64;
+}
+
+macro_rules! index_value {
+    ($($t:ty),*) => {$(
+        impl IndexValue for $t {
+            #[inline(always)]
+            fn wide(self) -> i64 {
+                self as i64
+            }
+        }
+    )*};
+}
+index_value!(i8, i16, i32, i64, u8, u16, u32);
+
+impl IndexValue for u64 {
+    #[inline(always)]
+    fn wide(self) -> i64 {
+        self.min(i64::MAX as u64) as i64
+    }
+}
+
 impl PointGather {
-    /// The plan, when every slice is one element, the index type is `s32`
-    /// or `s64`, the index vector names distinct non-batching dimensions,
+    /// The plan, when every slice is one element, the index type is an
+    /// integer, the index vector names distinct non-batching dimensions,
     /// and every batch coordinate lies inside its operand dimension (so
     /// only the index components need the clamp).
     #[allow(clippy::too_many_arguments)]
@@ -415,7 +443,7 @@ impl PointGather {
             .enumerate()
             .all(|(i, d)| !named[..i].contains(d));
         if !single
-            || !matches!(walk.index_type, ElementType::S32 | ElementType::S64)
+            || !walk.index_type.is_integer()
             || !matches!(width, 1 | 2 | 4 | 8 | 16)
             || !distinct
             || batching
@@ -457,17 +485,39 @@ impl PointGather {
     unsafe fn run(&self, x: *const u8, idx: *const u8, o: *mut u8, s: usize, e: usize) {
         // SAFETY: forwarded.
         unsafe {
-            match (self.index_type, self.width) {
-                (ElementType::S32, 1) => self.points::<i32, u8>(x, idx, o, s, e),
-                (ElementType::S32, 2) => self.points::<i32, u16>(x, idx, o, s, e),
-                (ElementType::S32, 4) => self.points::<i32, u32>(x, idx, o, s, e),
-                (ElementType::S32, 8) => self.points::<i32, u64>(x, idx, o, s, e),
-                (ElementType::S32, _) => self.points::<i32, u128>(x, idx, o, s, e),
-                (_, 1) => self.points::<i64, u8>(x, idx, o, s, e),
-                (_, 2) => self.points::<i64, u16>(x, idx, o, s, e),
-                (_, 4) => self.points::<i64, u32>(x, idx, o, s, e),
-                (_, 8) => self.points::<i64, u64>(x, idx, o, s, e),
-                (_, _) => self.points::<i64, u128>(x, idx, o, s, e),
+            match self.index_type {
+                ElementType::S8 => self.with_width::<i8>(x, idx, o, s, e),
+                ElementType::S16 => self.with_width::<i16>(x, idx, o, s, e),
+                ElementType::S32 => self.with_width::<i32>(x, idx, o, s, e),
+                ElementType::S64 => self.with_width::<i64>(x, idx, o, s, e),
+                ElementType::U8 => self.with_width::<u8>(x, idx, o, s, e),
+                ElementType::U16 => self.with_width::<u16>(x, idx, o, s, e),
+                ElementType::U32 => self.with_width::<u32>(x, idx, o, s, e),
+                _ => self.with_width::<u64>(x, idx, o, s, e),
+            }
+        }
+    }
+
+    /// [`Self::run`] with `I` indices.
+    ///
+    /// # Safety
+    /// As [`Self::run`].
+    unsafe fn with_width<I: IndexValue>(
+        &self,
+        x: *const u8,
+        idx: *const u8,
+        o: *mut u8,
+        s: usize,
+        e: usize,
+    ) {
+        // SAFETY: forwarded.
+        unsafe {
+            match self.width {
+                1 => self.points::<I, u8>(x, idx, o, s, e),
+                2 => self.points::<I, u16>(x, idx, o, s, e),
+                4 => self.points::<I, u32>(x, idx, o, s, e),
+                8 => self.points::<I, u64>(x, idx, o, s, e),
+                _ => self.points::<I, u128>(x, idx, o, s, e),
             }
         }
     }
@@ -476,7 +526,7 @@ impl PointGather {
     ///
     /// # Safety
     /// As [`Self::run`].
-    unsafe fn points<I: Copy + Into<i64>, E: Copy>(
+    unsafe fn points<I: IndexValue, E: Copy>(
         &self,
         x: *const u8,
         idx: *const u8,
@@ -506,7 +556,7 @@ impl PointGather {
             unsafe {
                 if let [(off, lim, st)] = self.components[..] {
                     for _ in 0..n {
-                        let v: i64 = idx.add(io + off).read_unaligned().into();
+                        let v = idx.add(io + off).read_unaligned().wide();
                         let src = so + v.clamp(0, lim) as usize * st;
                         o.add(oo).write_unaligned(x.add(src).read_unaligned());
                         (io, oo, so) = (io + di, oo + dout, so + dop);
@@ -515,7 +565,7 @@ impl PointGather {
                     for _ in 0..n {
                         let mut src = so;
                         for &(off, lim, st) in &self.components {
-                            let v: i64 = idx.add(io + off).read_unaligned().into();
+                            let v = idx.add(io + off).read_unaligned().wide();
                             src += v.clamp(0, lim) as usize * st;
                         }
                         o.add(oo).write_unaligned(x.add(src).read_unaligned());
@@ -2063,6 +2113,36 @@ mod tests {
                 *limit,
                 40 + k,
             );
+        }
+    }
+
+    /// Single-element gathers (`table[idx]`, with the slice kept as a unit
+    /// dimension or collapsed) read indices of every integer type in their
+    /// own type: negative and past-the-end values clamp, and unsigned ones
+    /// past `i64::MAX` (`u64`) clamp to the last start.
+    #[test]
+    fn point_gathers_take_every_integer_index_type() {
+        let forms = [
+            ("f32[5000,1]", "offset_dims={1}, collapsed_slice_dims={}"),
+            ("f32[5000]", "offset_dims={}, collapsed_slice_dims={0}"),
+        ];
+        for (k, ity) in ["s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"]
+            .iter()
+            .enumerate()
+        {
+            for (f, (out, dims)) in forms.iter().enumerate() {
+                let text = format!(
+                    "HloModule m\nENTRY e {{\n  x = f32[200] parameter(0)\n  \
+                     i = {ity}[5000,1] parameter(1)\n  ROOT g = {out} gather(x, i), {dims}, \
+                     start_index_map={{0}}, index_vector_dim=1, slice_sizes={{1}}\n}}\n"
+                );
+                check(
+                    &format!("point gather {ity} {out}"),
+                    &text,
+                    200,
+                    60 + 2 * k + f,
+                );
+            }
         }
     }
 
