@@ -17,7 +17,6 @@ directory given; then
 (XLA CPU crashes running gp_solve's text, whose LAPACK custom calls the
 text-compiled path lacks: time it with --only for the others.)
 """
-import json
 import os
 import sys
 
@@ -27,7 +26,7 @@ import numpy as np
 from jax import lax
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_models import arg, example  # noqa: E402
+from gen_models import arg, write_models  # noqa: E402
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/cliff_models"
 
@@ -206,13 +205,4 @@ M = {
  "scatter_max_2d": (scatter_max_2d, [arg("float32",(512,512)), arg("int32",(50000,2),0,512), arg("float32",(50000,))]),
  "layernorm_bwd_bf16": (layernorm_bwd_bf16, [arg("bfloat16",(2048,1024)), arg("float32",(1024,),.5,1.5), arg("float32",(1024,),-.1,.1)]),
 }
-os.makedirs(OUT, exist_ok=True)
-for name, (f, specs) in M.items():
-    args = [example(s) for s in specs]
-    try:
-        text = jax.jit(f).lower(*args).as_text(dialect="hlo")
-    except Exception as e:
-        print("FAIL", name, e); continue
-    open(os.path.join(OUT, name + ".hlo"), "w").write(text)
-    json.dump({"name": name, "args": specs, "jax_version": jax.__version__}, open(os.path.join(OUT, name + ".json"), "w"), indent=1)
-    print(name, len(text))
+write_models(M, OUT)

@@ -285,16 +285,23 @@ def example(spec):
     return np.zeros(spec["shape"], dtype)
 
 
-def main():
-    os.makedirs(OUT, exist_ok=True)
-    for name, (f, specs) in MODELS.items():
+def write_models(models, out):
+    """Lowers each `name: (function, argument specs)` of `models` to HLO text
+    and writes NAME.hlo and NAME.json (compare_xla.py's argument specs) to
+    `out`."""
+    os.makedirs(out, exist_ok=True)
+    for name, (f, specs) in models.items():
         args = [example(s) for s in specs]
         text = jax.jit(f).lower(*args).as_text(dialect="hlo")
-        with open(os.path.join(OUT, name + ".hlo"), "w") as fh:
+        with open(os.path.join(out, name + ".hlo"), "w") as fh:
             fh.write(text)
-        with open(os.path.join(OUT, name + ".json"), "w") as fh:
+        with open(os.path.join(out, name + ".json"), "w") as fh:
             json.dump({"name": name, "args": specs, "jax_version": jax.__version__}, fh, indent=1)
         print(name, len(text), "bytes")
+
+
+def main():
+    write_models(MODELS, OUT)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ Writes NAME.hlo and NAME.json (compare_xla.py's argument specs) to the
 directory given (default /tmp/outside_models); then
   python3 bench/compare_xla.py --bench-dir /tmp/outside_models --iters 5 --rounds 2
 """
-import json
 import os
 import sys
 
@@ -20,7 +19,7 @@ import numpy as np
 from jax import lax
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_models import arg, example  # noqa: E402
+from gen_models import arg, write_models  # noqa: E402
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/outside_models"
 
@@ -174,13 +173,4 @@ M = {
  "cumsum_sort_unique": (cumsum_sort_unique, [arg("int32",(256,4096),0,1000)]),
  "bf16_conv_bn": (bf16_conv_bn, [arg("bfloat16",(8,56,56,64)), arg("bfloat16",(3,3,64,64),-.1,.1), arg("float32",(64,),0.5,1.5)]),
 }
-os.makedirs(OUT, exist_ok=True)
-for name, (f, specs) in M.items():
-    args = [example(s) for s in specs]
-    try:
-        text = jax.jit(f).lower(*args).as_text(dialect="hlo")
-    except Exception as e:
-        print("FAIL", name, e); continue
-    open(os.path.join(OUT, name + ".hlo"), "w").write(text)
-    json.dump({"name": name, "args": specs, "jax_version": jax.__version__}, open(os.path.join(OUT, name + ".json"), "w"), indent=1)
-    print(name, len(text))
+write_models(M, OUT)

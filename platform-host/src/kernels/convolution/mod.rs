@@ -27,8 +27,8 @@
 mod shifted;
 
 use super::denormal::MaybeFlushable;
-use super::dot::{gemm_c128, gemm_c64, own_gemm, word_kind, GemmKernel};
-use super::gemm::words::{word_gemm, word_level, WordKind};
+use super::dot::{gemm_c128, gemm_c64, word_kind, GemmKernel};
+use super::gemm::words::{word_gemm, word_level};
 use super::gemm::{Strided, StridedMut};
 use super::strided::StridedCopy;
 use crate::elementwise_ops::{self as ops, Arg, Kernel};
@@ -558,17 +558,15 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     // it applies, else im2col and the own GEMM.
     macro_rules! float {
         ($T:ty) => {{
+            let own = GemmKernel::<$T>::own();
             let (direct, gemm_flushes): (Option<DirectFn>, bool) = if depthwise {
                 // The direct kernel treats subnormal operands as the GEMM
                 // does: as zero.
                 let run: fn(&ConvPlan, usize, usize, usize) = run_depthwise::<$T>;
                 (Some(Box::new(run)), true)
-            } else if let Some(s) = shifted {
+            } else if let (Some(s), Some(seg)) = (shifted, own.segmented) {
                 // The shifted form reads the input in place, flushed
                 // beforehand.
-                let seg = GemmKernel::<$T>::own().segmented;
-                let seg =
-                    seg.ok_or_else(|| Error::internal("the own GEMM has a segmented form"))?;
                 (
                     Some(Box::new(move |p: &ConvPlan, x, k, o| {
                         shifted::run::<$T>(p, &s, x, k, o, seg)
@@ -576,7 +574,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                     false,
                 )
             } else {
-                (None, true)
+                (None, own.flushes_subnormals)
             };
             Ok(conv_thunk::<$T, $T>(
                 name,
@@ -584,7 +582,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 (in_canon, k_canon),
                 post,
                 slices,
-                own_gemm::<$T>,
+                own.run,
                 gemm_flushes,
                 direct,
             ))
@@ -604,7 +602,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             ))
         };
     }
-    if let Some((kind, _)) = words {
+    if words.is_some() {
         use crate::kernels::gemm::words::WordSource;
         // The words' GEMM with its operands staged as a plain type of their
         // size (the canonical copies), its sums as s32 bits.
@@ -625,11 +623,13 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
             // `word_kind` checked that the kind runs at this level.
             unsafe { word_gemm::<E>(word_level(None), m, n, k, words(a), words(b), c, true) }
         }
-        return match (kind, operand) {
-            (_, ElementType::S8) => plain!(i8, u32, word_block::<i8>),
-            (_, ElementType::U8 | ElementType::Pred) => plain!(u8, u32, word_block::<u8>),
-            (_, ElementType::S16) => plain!(i16, u32, word_block::<i16>),
-            (WordKind::I32, ElementType::S32) => plain!(i32, u32, word_block::<i32>),
+        // `word_kind`'s sources for integer results: the narrow operands'
+        // common storage type, or s32 (i32 words).
+        return match operand {
+            ElementType::S8 => plain!(i8, u32, word_block::<i8>),
+            ElementType::U8 => plain!(u8, u32, word_block::<u8>),
+            ElementType::S16 => plain!(i16, u32, word_block::<i16>),
+            ElementType::S32 => plain!(i32, u32, word_block::<i32>),
             _ => Err(Error::internal(format!(
                 "convolution %{}: no word product of {operand} operands",
                 instr.name
