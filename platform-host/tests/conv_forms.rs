@@ -420,6 +420,24 @@ fn integer_convolutions_are_exact() {
     let mut grouped = Conv::new(2, &[8, 8], 12, &[3, 3], 6, &same2);
     grouped.groups = 3;
     cases.push(grouped);
+    // Byte forms on AMX tiles (16 output features per group and more):
+    // rows, taps × features and output features off whole tiles, with and
+    // without tap classes, strided, and grouped.
+    cases.push(Conv::new(3, &[13, 10], 24, &[3, 3], 40, &[(0, 0), (0, 0)]));
+    let mut strided_amx = Conv::new(2, &[15, 15], 20, &[3, 3], 33, &same2);
+    strided_amx.stride = vec![2, 2];
+    cases.push(strided_amx);
+    let mut grouped_amx = Conv::new(2, &[9, 9], 16, &[3, 3], 48, &same2);
+    grouped_amx.groups = 2;
+    cases.push(grouped_amx);
+    // Depthwise: one input feature per group, one and three outputs each.
+    let mut depthwise = Conv::new(2, &[9, 9], 16, &[3, 3], 16, &same2);
+    depthwise.groups = 16;
+    cases.push(depthwise);
+    let mut multiplier = Conv::new(1, &[8, 7], 8, &[3, 3], 24, &[(2, 0), (1, 1)]);
+    multiplier.groups = 8;
+    multiplier.stride = vec![1, 2];
+    cases.push(multiplier);
     let types = [
         ("s8", "s32"),
         ("u8", "s32"),

@@ -15,6 +15,10 @@
 //!    canonical output `[batch, spatial..., out_feature]`.
 //! 3. The canonical output is permuted into the result's dimension order.
 //!
+//! A depthwise convolution (every group reads one input feature) skips im2col
+//! for a direct kernel over channel rows, in floats and, on s32 words, in
+//! integer types of 32 bits or fewer.
+//!
 //! Batch groups (`batch_group_count`, used by weight gradients) pair output
 //! feature group `j` with input batch group `j`.
 //!
@@ -480,10 +484,23 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
     };
     let out_ty = result.element_type;
     let rows = plan.n_out * plan.positions();
+    // Every group reads one input feature: a direct kernel, not im2col.
+    let depthwise = plan.ci_group == 1 && plan.batch_groups == 1 && plan.feature_groups > 1;
+    // An integer depthwise convolution of 32-bit types or narrower runs the
+    // direct kernel on s32 words (exact modulo 2^32, all such results keep):
+    // as im2col, each group would be a product with one column.
+    let word32 = |t: ElementType| {
+        use ElementType::*;
+        matches!(t, S8 | U8 | S16 | U16 | S32 | U32 | Pred)
+    };
+    let int_depthwise =
+        depthwise && word32(input.element_type) && word32(kernel.element_type) && word32(out_ty);
     // Integer products run over packed words (exact, VNNI or AMX for
     // bytes); the operands stay in their own (or a common) type until the
     // words are packed, and the sums are s32.
-    let words = if out_ty.is_integer() || out_ty == ElementType::Pred {
+    let words = if int_depthwise {
+        None
+    } else if out_ty.is_integer() || out_ty == ElementType::Pred {
         word_kind(
             input.element_type,
             kernel.element_type,
@@ -499,6 +516,7 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         Some((_, source)) => (source, ElementType::S32),
         None => {
             let compute = match out_ty {
+                _ if int_depthwise => ElementType::S32,
                 ElementType::F16 | ElementType::BF16 => ElementType::F32,
                 // XLA's pred dot is an or of ands: an s32 sum of 0/1
                 // products, then "nonzero" by the final convert (exact below
@@ -547,8 +565,6 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
         finish,
         elements: result.element_count(),
     };
-    // Every group reads one input feature: a direct kernel, not im2col.
-    let depthwise = plan.ci_group == 1 && plan.batch_groups == 1 && plan.feature_groups > 1;
     let shifted = if shifted_enabled(ctx.options)? {
         ShiftedPlan::new(&plan, &window.dims)
     } else {
@@ -601,6 +617,19 @@ pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
                 None,
             ))
         };
+    }
+    if int_depthwise {
+        let run: fn(&ConvPlan, usize, usize, usize) = run_depthwise::<std::num::Wrapping<i32>>;
+        return Ok(conv_thunk::<i32, i32>(
+            name,
+            plan,
+            (in_canon, k_canon),
+            post,
+            slices,
+            super::dot::int_gemm::<i32>,
+            false,
+            Some(Box::new(run)),
+        ));
     }
     if words.is_some() {
         use crate::kernels::gemm::words::WordSource;
