@@ -45,16 +45,45 @@ fn naive(
 
 #[test]
 fn reductions_on_both_sides_of_a_kept_dimension() {
-    let mut rng = Rng(41);
-    let cases: &[(&[usize], &[usize])] = &[
-        (&[64, 256, 256], &[0, 2]),
-        (&[16, 300, 40], &[0, 2]),
-        (&[7, 33, 19], &[0, 2]),
-        (&[3, 5, 4, 6], &[0, 2, 3]),
-        (&[3, 5, 4, 6], &[0, 1, 3]),
-        (&[2, 3, 4, 5, 6], &[0, 2, 4]),
-        (&[2, 64, 64, 32, 4], &[1, 2, 4]),
-    ];
+    check(
+        &[
+            (&[64, 256, 256], &[0, 2]),
+            (&[16, 300, 40], &[0, 2]),
+            (&[7, 33, 19], &[0, 2]),
+            (&[3, 5, 4, 6], &[0, 2, 3]),
+            (&[3, 5, 4, 6], &[0, 1, 3]),
+            (&[2, 3, 4, 5, 6], &[0, 2, 4]),
+            (&[2, 64, 64, 32, 4], &[1, 2, 4]),
+        ],
+        41,
+    );
+}
+
+/// A run of rows folded into a short kept row (fewer than 16 elements),
+/// which the Host reads as wider rows: whole wide rows and leftover rows,
+/// the least count that takes the wide form and one below it.
+#[test]
+fn reductions_into_short_rows() {
+    check(
+        &[
+            (&[8, 200, 3], &[1]),
+            (&[4, 64, 7], &[1]),
+            (&[5, 6, 40, 2], &[1, 2]),
+            (&[300, 12], &[0]),
+            (&[3, 63, 15], &[1]),
+            (&[3, 64, 15], &[1]),
+            (&[2, 1000, 1], &[1]),
+            (&[1024, 1024, 3], &[1]),
+        ],
+        43,
+    );
+}
+
+/// Each case's `add` and `maximum` against [`naive`]. (The initial values
+/// are identities: StableHLO lets a reduction fold its initial value in any
+/// number of times, and the Host's vectorized folds do.)
+fn check(cases: &[(&[usize], &[usize])], seed: u64) {
+    let mut rng = Rng(seed);
     for &(dims, reduce) in cases {
         let n: usize = dims.iter().product();
         let x: Vec<f32> = (0..n).map(|_| (rng.next() % 201) as f32 - 100.0).collect();

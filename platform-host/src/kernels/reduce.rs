@@ -460,6 +460,24 @@ where
             let rows: usize = outer_kept.iter().map(|g| g.0).product();
             let red = &layout.reduced;
             let outer_sizes = sizes(outer_kept);
+            if let Some(wide) = ShortRows::new(red, row_len) {
+                let grain = (REDUCE_GRAIN / (n_red * row_len).max(1)).max(1);
+                parallel_for(rows, grain, |s, e| {
+                    let out = out_addr as *mut T;
+                    let mut acc = vec![init_v; wide.width];
+                    let offsets = wide.offsets(n_red);
+                    for row in s..e {
+                        let base = offset(&unflatten(row, &outer_sizes), outer_kept);
+                        // SAFETY: tasks own disjoint rows of `out`.
+                        let out_row = unsafe {
+                            std::slice::from_raw_parts_mut(out.add(row * row_len), row_len)
+                        };
+                        let run = &x[base..base + n_red * row_len];
+                        wide.fold(out_row, &mut acc, &offsets, init_v, run, f);
+                    }
+                });
+                return Ok(());
+            }
             // Split over rows when there are enough, else over columns.
             // Few rows: split the row into a few wide column bands (wide
             // enough that each reads long contiguous runs of every input row).
@@ -505,6 +523,92 @@ where
         }
         Ok(())
     })
+}
+
+/// A reduction over one run of rows into a short kept row (`f32[1024, 1024,
+/// 3]` summed over the middle dimension): each output row folds `count`
+/// input rows of `row_len` elements that lie one after another. Folded a
+/// row at a time, the vectors are `row_len` lanes wide and most of the time
+/// goes to the loop around them; read instead as rows of `width = row_len ·
+/// m` elements (a whole number of 32-lane vectors where `row_len` allows),
+/// lane `i · row_len + c` of the wide accumulator folds every `m`-th input
+/// row's column `c`, and the `m` lanes of each column are folded together
+/// at the end. The order of the fold changes (as in every vectorized
+/// fold); each output is still the same bits from run to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ShortRows {
+    row_len: usize,
+    /// Input rows per wide row.
+    m: usize,
+    width: usize,
+}
+
+impl ShortRows {
+    /// Rows shorter than this take the wide form.
+    const MAX_ROW: usize = 16;
+
+    /// The wide form for these reduced groups and kept row length, if the
+    /// reduced elements of each output row are one contiguous run of rows
+    /// and there are enough of them.
+    fn new(reduced: &[(usize, usize)], row_len: usize) -> Option<ShortRows> {
+        let [(count, stride)] = *reduced else {
+            return None;
+        };
+        if stride != row_len || row_len == 0 || row_len >= Self::MAX_ROW {
+            return None;
+        }
+        let m = 32 / gcd(row_len, 32);
+        (count >= 2 * m).then_some(ShortRows {
+            row_len,
+            m,
+            width: row_len * m,
+        })
+    }
+
+    /// Where the wide rows after the first start in a run of `count` input
+    /// rows.
+    fn offsets(&self, count: usize) -> Vec<usize> {
+        (1..count * self.row_len / self.width)
+            .map(|j| j * self.width)
+            .collect()
+    }
+
+    /// `out[c] = init ⊕ run[c] ⊕ run[row_len + c] ⊕ ...` over the rows of
+    /// `run` (a whole number of rows, at least `2m`), folded as described
+    /// above; `acc` is `width` elements of room, `offsets` what
+    /// [`Self::offsets`] gives for the run.
+    fn fold<T: Copy, F: Fn(T, T) -> T>(
+        &self,
+        out: &mut [T],
+        acc: &mut [T],
+        offsets: &[usize],
+        init: T,
+        run: &[T],
+        f: F,
+    ) {
+        let (row_len, m, width) = (self.row_len, self.m, self.width);
+        let wide_rows = offsets.len() + 1;
+        acc.copy_from_slice(&run[..width]);
+        accumulate_at(acc, run, offsets, &f);
+        for (c, o) in out.iter_mut().enumerate() {
+            let mut v = init;
+            for i in 0..m {
+                v = f(v, acc[i * row_len + c]);
+            }
+            for r in wide_rows * m..run.len() / row_len {
+                v = f(v, run[r * row_len + c]);
+            }
+            *o = v;
+        }
+    }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 pub fn lower(ctx: &LowerCtx<'_>, id: InstrId) -> Result<Box<dyn Thunk>> {
