@@ -303,6 +303,44 @@ fc {
 }
 
 #[test]
+fn a_run_repeated_down_every_outer_dimension() {
+    // A per-channel vector broadcast along every outer dimension (an image
+    // normalisation's mean and scale, `[.., c]`) is written out once per
+    // task and each block read from it at its phase: blocks start
+    // mid-period for most `r`, the slice reads its run at an offset, and
+    // r = 1025 (longer than a periodic leaf's longest run) takes the
+    // ordinary path.
+    for ty in ["f32", "bf16", "s8"] {
+        for r in [2, 3, 5, 17, 100, 1000, 1025] {
+            let text = module(
+                r#"
+fc {
+  p0 = T[16,97,R] parameter(0)
+  p1 = T[R] parameter(1)
+  p2 = T[2,R] parameter(2)
+  b1 = T[16,97,R] broadcast(p1), dimensions={2}
+  s = T[16,97,R] subtract(p0, b1)
+  sl = T[1,R] slice(p2), slice={[1:2], [0:R]}
+  row = T[R] reshape(sl)
+  b2 = T[16,97,R] broadcast(row), dimensions={2}
+  ROOT o = T[16,97,R] multiply(s, b2)
+}
+"#,
+                r#"  p0 = T[16,97,R] parameter(0)
+  p1 = T[R] parameter(1)
+  p2 = T[2,R] parameter(2)
+  ROOT f = T[16,97,R] fusion(p0, p1, p2), kind=kLoop, calls=fc"#,
+            )
+            .replace("T[", &format!("{ty}["))
+            .replace(",R]", &format!(",{r}]"))
+            .replace("[R]", &format!("[{r}]"))
+            .replace("[0:R]", &format!("[0:{r}]"));
+            check(&format!("periodic {ty} r={r}"), &text, Agree::Bits);
+        }
+    }
+}
+
+#[test]
 fn transcendentals_within_a_few_ulp() {
     let text = module(
         r#"

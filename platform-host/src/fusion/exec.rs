@@ -129,6 +129,10 @@ struct TaskState<'p> {
     /// Short repeated rows (a per-channel scale), expanded to a whole block
     /// once per task: (the row's address, the block).
     expanded: Vec<(*mut u8, Vec<Line>)>,
+    /// Periodic leaves ([`LeafPlan::periodic`]), their run repeated over a
+    /// block and one period more, once per task: (the run's address, the
+    /// repetition).
+    periodic: Vec<(*const u8, Vec<Line>)>,
 }
 
 /// The contiguous memory the next block will read (its leaves), fetched
@@ -555,6 +559,7 @@ impl<'p> Env<'p> {
             evals,
             ahead: Ahead::default(),
             expanded: Vec::new(),
+            periodic: Vec::new(),
         }
     }
 
@@ -680,6 +685,47 @@ impl<'p> Env<'p> {
                 v
             }
         }
+    }
+
+    /// A block of a periodic leaf (run of `r` elements at offset `at`) from
+    /// position `start`: read in place from the run repeated once per task
+    /// over the largest block and one period more (never written: every
+    /// step writes its own slot's register or an output).
+    fn periodic_block(
+        &self,
+        st: &mut TaskState<'p>,
+        leaf: &LeafPlan,
+        r: usize,
+        at: isize,
+        start: usize,
+    ) -> *mut u8 {
+        let p = self.p;
+        let w = leaf.width;
+        let src = self.leaf_base(leaf).wrapping_offset(at * w as isize);
+        let k = match st.periodic.iter().position(|(from, _)| *from == src) {
+            Some(k) => k,
+            None => {
+                let cap = p.cap_full.max(p.cap_rows).max(p.cap_cols).max(1);
+                let bytes = (cap + r) * w;
+                let mut lines = vec![Line([0; 64]); bytes.div_ceil(64)];
+                let dst: *mut u8 = lines.as_mut_ptr().cast();
+                // SAFETY: the run lies in the leaf (checked at plan time);
+                // `lines` holds `bytes`, and each copy stays below it.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(src, dst, r * w);
+                    let mut done = r * w;
+                    while done < bytes {
+                        let more = done.min(bytes - done);
+                        std::ptr::copy_nonoverlapping(dst, dst.add(done), more);
+                        done += more;
+                    }
+                }
+                st.periodic.push((src, lines));
+                st.periodic.len() - 1
+            }
+        };
+        let base: *mut u8 = st.periodic[k].1.as_mut_ptr().cast();
+        base.wrapping_add(start % r * w)
     }
 
     /// Lists the contiguous memory the fetched-ahead leaves read in block
@@ -895,9 +941,11 @@ impl<'p> Env<'p> {
                         SlotDom::Outer => (b.row0, b.nr),
                         _ => (b.pos, b.n),
                     };
-                    // SAFETY: the register holds a block.
-                    st.val[*slot] = Val::Block(unsafe {
-                        self.load(&p.leaves[*leaf], start, n, st.home[*slot])
+                    let leaf = &p.leaves[*leaf];
+                    st.val[*slot] = Val::Block(match leaf.periodic {
+                        Some((r, at)) => self.periodic_block(st, leaf, r, at, start),
+                        // SAFETY: the register holds a block.
+                        None => unsafe { self.load(leaf, start, n, st.home[*slot]) },
                     });
                 }
                 Step::Op {

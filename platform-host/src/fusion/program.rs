@@ -1395,7 +1395,15 @@ pub struct LeafPlan {
     /// stage's dimensions, strides and base, walked by a loader that copies
     /// each run inline instead of one gather call per run.
     pub short_runs: Option<(Vec<usize>, Vec<isize>, isize)>,
+    /// A view that reads one short run again and again ([`View::periodic`]):
+    /// its length and offset. Every block of such a leaf is a window of the
+    /// run repeated, so the repetition is written once per task and each
+    /// block read in place from it at its phase, instead of copied anew.
+    pub periodic: Option<(usize, isize)>,
 }
+
+/// Longest run a [`LeafPlan::periodic`] leaf repeats.
+pub const PERIOD_MAX: usize = 1024;
 
 /// Longest contiguous run loaded through [`LeafPlan::short_runs`].
 pub const SHORT_RUN_MAX: usize = 16;
@@ -1801,6 +1809,10 @@ impl<'b, 'g, 'a> Scheduler<'b, 'g, 'a> {
             short_runs: match (&index, ty.byte_size()) {
                 (None, 1 | 2 | 4 | 8 | 16) => leaf.view.short_runs(SHORT_RUN_MAX),
                 _ => None,
+            },
+            periodic: match index {
+                None => leaf.view.periodic(PERIOD_MAX),
+                Some(_) => None,
             },
             index,
         });

@@ -361,6 +361,20 @@ impl View {
         Some((s.dims.clone(), s.strides.clone(), s.base))
     }
 
+    /// `(r, base)` when position `i` reads offset `base + i % r` (`2 <= r <=
+    /// max`): one short contiguous run read again and again, such as a
+    /// per-channel vector broadcast along every outer dimension.
+    pub fn periodic(&self, max: usize) -> Option<(usize, isize)> {
+        let [s] = self.stages.as_slice() else {
+            return None;
+        };
+        let rank = s.dims.len();
+        let r = *s.dims.last()?;
+        let outer_still = s.strides[..rank.checked_sub(1)?].iter().all(|&t| t == 0);
+        (rank >= 2 && s.strides[rank - 1] == 1 && (2..=max).contains(&r) && outer_still)
+            .then_some((r, s.base))
+    }
+
     /// The one offset every position reads, when there is one.
     pub fn splat_offset(&self) -> Option<isize> {
         let front = self.stages.first()?;
