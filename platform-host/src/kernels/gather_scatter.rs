@@ -1830,24 +1830,25 @@ fn scatter(
                 && rank == start_map.len()
                 && contiguous
             {
-                for p in 0..points {
-                    let base = p * unit;
-                    let mut o = 0usize;
-                    let mut inside = true;
-                    for (k, &od) in start_map.iter().enumerate() {
-                        let v = indices[base + k * walk.component_stride];
-                        if v < 0 || v > limits[od] {
-                            inside = false;
-                            break;
-                        }
-                        o += v as usize * op_strides[od];
+                // Per named dimension: where its component lies in a point's
+                // index vector, its largest start and its stride.
+                let named: Vec<(usize, u64, usize)> = start_map
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &od)| (k * walk.component_stride, limits[od] as u64, op_strides[od]))
+                    .collect();
+                let mut emit = |o: usize, p: usize| {
+                    pairs.push((o, p));
+                    if pairs.len() >= PAIR_BATCH {
+                        flush(&mut pairs, 1);
                     }
-                    if inside {
-                        pairs.push((o, p));
-                        if pairs.len() >= PAIR_BATCH {
-                            flush(&mut pairs, 1);
-                        }
-                    }
+                };
+                match *named.as_slice() {
+                    [a] => point_offsets(&indices, points, unit, [a], &mut emit),
+                    [a, b] => point_offsets(&indices, points, unit, [a, b], &mut emit),
+                    [a, b, c] => point_offsets(&indices, points, unit, [a, b, c], &mut emit),
+                    // Four and more: the same loop over a slice.
+                    _ => point_offsets(&indices, points, unit, named.as_slice(), &mut emit),
                 }
                 flush(&mut pairs, 1);
                 return Ok(());
@@ -1926,6 +1927,36 @@ fn scatter(
             Ok(())
         },
     ))
+}
+
+/// The output offset of each scalar update whose start lies inside the
+/// operand, for index vectors of the named dimensions (`(component offset,
+/// largest start, stride)` each), in point order: `emit(offset, point)`.
+/// Given an array (a fixed count), the loop keeps them in registers and tests
+/// both ends of each start with one unsigned comparison (a negative start
+/// reads as a huge one), without a branch per component.
+#[inline(always)]
+fn point_offsets<N: AsRef<[(usize, u64, usize)]>>(
+    indices: &[i64],
+    points: usize,
+    unit: usize,
+    named: N,
+    emit: &mut impl FnMut(usize, usize),
+) {
+    let named = named.as_ref();
+    for p in 0..points {
+        let base = p * unit;
+        let mut o = 0usize;
+        let mut inside = true;
+        for &(c, limit, stride) in named {
+            let v = indices[base + c];
+            inside &= v as u64 <= limit;
+            o = o.wrapping_add((v as usize).wrapping_mul(stride));
+        }
+        if inside {
+            emit(o, p);
+        }
+    }
 }
 
 /// Pairs collected before a combiner pass.
@@ -2113,6 +2144,31 @@ mod tests {
                 *limit,
                 40 + k,
             );
+        }
+    }
+
+    /// Scalar updates placed by index vectors of one to four components
+    /// (the loops for one, two and three and the general one), combined by
+    /// `maximum` and by a plain set (repeated points: the last wins), with
+    /// starts out of range at both ends.
+    #[test]
+    fn point_scatters_of_every_index_length() {
+        let max = "c {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+                   ROOT r = f32[] maximum(a, b)\n}\n";
+        let set = "c {\n  a = s32[] parameter(0)\n  ROOT b = s32[] parameter(1)\n}\n";
+        for d in 1..=4usize {
+            let dims = vec!["9"; d].join(",");
+            let all = (0..d).map(|k| k.to_string()).collect::<Vec<_>>().join(",");
+            for (comb, ty) in [(max, "f32"), (set, "s32")] {
+                let text = format!(
+                    "HloModule m\n{comb}ENTRY e {{\n  x = {ty}[{dims}] parameter(0)\n  \
+                     i = s32[5000,{d}] parameter(1)\n  u = {ty}[5000] parameter(2)\n  \
+                     ROOT s = {ty}[{dims}] scatter(x, i, u), update_window_dims={{}}, \
+                     inserted_window_dims={{{all}}}, scatter_dims_to_operand_dims={{{all}}}, \
+                     index_vector_dim=1, to_apply=c\n}}\n"
+                );
+                check(&format!("point scatter {d}-d {ty}"), &text, 9, 60 + d);
+            }
         }
     }
 
