@@ -417,6 +417,26 @@ impl IndexValue for u64 {
     }
 }
 
+/// `$body` with `$I` the [`IndexValue`] type of integer element type `$ty`
+/// (any other type reads as `u64`; callers take integer indices only).
+macro_rules! with_index_type {
+    ($ty:expr, $I:ident => $body:expr) => {
+        with_index_type!(@arms $ty, $I, $body, S8 i8, S16 i16, S32 i32, S64 i64, U8 u8, U16 u16, U32 u32)
+    };
+    (@arms $ty:expr, $I:ident, $body:expr, $($e:ident $t:ty),*) => {
+        match $ty {
+            $(ElementType::$e => {
+                type $I = $t;
+                $body
+            })*
+            _ => {
+                type $I = u64;
+                $body
+            }
+        }
+    };
+}
+
 impl PointGather {
     /// The plan, when every slice is one element, the index type is an
     /// integer, the index vector names distinct non-batching dimensions,
@@ -485,40 +505,13 @@ impl PointGather {
     unsafe fn run(&self, x: *const u8, idx: *const u8, o: *mut u8, s: usize, e: usize) {
         // SAFETY: forwarded.
         unsafe {
-            match self.index_type {
-                ElementType::S8 => self.with_width::<i8>(x, idx, o, s, e),
-                ElementType::S16 => self.with_width::<i16>(x, idx, o, s, e),
-                ElementType::S32 => self.with_width::<i32>(x, idx, o, s, e),
-                ElementType::S64 => self.with_width::<i64>(x, idx, o, s, e),
-                ElementType::U8 => self.with_width::<u8>(x, idx, o, s, e),
-                ElementType::U16 => self.with_width::<u16>(x, idx, o, s, e),
-                ElementType::U32 => self.with_width::<u32>(x, idx, o, s, e),
-                _ => self.with_width::<u64>(x, idx, o, s, e),
-            }
-        }
-    }
-
-    /// [`Self::run`] with `I` indices.
-    ///
-    /// # Safety
-    /// As [`Self::run`].
-    unsafe fn with_width<I: IndexValue>(
-        &self,
-        x: *const u8,
-        idx: *const u8,
-        o: *mut u8,
-        s: usize,
-        e: usize,
-    ) {
-        // SAFETY: forwarded.
-        unsafe {
-            match self.width {
+            with_index_type!(self.index_type, I => match self.width {
                 1 => self.points::<I, u8>(x, idx, o, s, e),
                 2 => self.points::<I, u16>(x, idx, o, s, e),
                 4 => self.points::<I, u32>(x, idx, o, s, e),
                 8 => self.points::<I, u64>(x, idx, o, s, e),
                 _ => self.points::<I, u128>(x, idx, o, s, e),
-            }
+            })
         }
     }
 
@@ -1970,40 +1963,11 @@ const APPLY_AHEAD: usize = 16;
 /// # Safety
 /// `p` must hold `n` elements of `ty`.
 unsafe fn widen_indices(p: *const u8, n: usize, ty: ElementType) -> Vec<i64> {
-    // SAFETY: forwarded.
-    unsafe {
-        match ty {
-            ElementType::S8 => std::slice::from_raw_parts(p.cast::<i8>(), n)
-                .iter()
-                .map(|&v| v as i64)
-                .collect(),
-            ElementType::S16 => std::slice::from_raw_parts(p.cast::<i16>(), n)
-                .iter()
-                .map(|&v| v as i64)
-                .collect(),
-            ElementType::S32 => std::slice::from_raw_parts(p.cast::<i32>(), n)
-                .iter()
-                .map(|&v| v as i64)
-                .collect(),
-            ElementType::S64 => std::slice::from_raw_parts(p.cast::<i64>(), n).to_vec(),
-            ElementType::U8 => std::slice::from_raw_parts(p, n)
-                .iter()
-                .map(|&v| v as i64)
-                .collect(),
-            ElementType::U16 => std::slice::from_raw_parts(p.cast::<u16>(), n)
-                .iter()
-                .map(|&v| v as i64)
-                .collect(),
-            ElementType::U32 => std::slice::from_raw_parts(p.cast::<u32>(), n)
-                .iter()
-                .map(|&v| v as i64)
-                .collect(),
-            _ => std::slice::from_raw_parts(p.cast::<u64>(), n)
-                .iter()
-                .map(|&v| v.min(i64::MAX as u64) as i64)
-                .collect(),
-        }
-    }
+    with_index_type!(ty, I => {
+        // SAFETY: forwarded; `p` holds `n` elements of `I`.
+        let typed = unsafe { std::slice::from_raw_parts(p.cast::<I>(), n) };
+        typed.iter().map(|&v| v.wide()).collect()
+    })
 }
 
 #[cfg(test)]

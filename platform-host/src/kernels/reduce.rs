@@ -464,7 +464,7 @@ where
                 let grain = (REDUCE_GRAIN / (n_red * row_len).max(1)).max(1);
                 parallel_for(rows, grain, |s, e| {
                     let out = out_addr as *mut T;
-                    let mut acc = vec![init_v; wide.width];
+                    let mut acc = vec![init_v; wide.width()];
                     let offsets = wide.offsets(n_red);
                     for row in s..e {
                         let base = offset(&unflatten(row, &outer_sizes), outer_kept);
@@ -540,7 +540,6 @@ struct ShortRows {
     row_len: usize,
     /// Input rows per wide row.
     m: usize,
-    width: usize,
 }
 
 impl ShortRows {
@@ -558,18 +557,20 @@ impl ShortRows {
             return None;
         }
         let m = 32 / gcd(row_len, 32);
-        (count >= 2 * m).then_some(ShortRows {
-            row_len,
-            m,
-            width: row_len * m,
-        })
+        (count >= 2 * m).then_some(ShortRows { row_len, m })
+    }
+
+    /// Elements of a wide row.
+    fn width(&self) -> usize {
+        self.row_len * self.m
     }
 
     /// Where the wide rows after the first start in a run of `count` input
     /// rows.
     fn offsets(&self, count: usize) -> Vec<usize> {
-        (1..count * self.row_len / self.width)
-            .map(|j| j * self.width)
+        let width = self.width();
+        (1..count * self.row_len / width)
+            .map(|j| j * width)
             .collect()
     }
 
@@ -586,7 +587,7 @@ impl ShortRows {
         run: &[T],
         f: F,
     ) {
-        let (row_len, m, width) = (self.row_len, self.m, self.width);
+        let (row_len, m, width) = (self.row_len, self.m, self.width());
         let wide_rows = offsets.len() + 1;
         acc.copy_from_slice(&run[..width]);
         accumulate_at(acc, run, offsets, &f);
