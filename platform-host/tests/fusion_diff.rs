@@ -341,6 +341,110 @@ fc {
 }
 
 #[test]
+fn a_value_read_over_whole_blocks() {
+    // A per-channel scale and bias over NCHW planes: most blocks read one
+    // value of each, from a block the task keeps and refills only when the
+    // channel changes. Planes shorter than a block, of a block and a bit,
+    // and many blocks long; blocks crossing planes; the values both read by
+    // generated code and by a step (`exponential`) that takes them as
+    // blocks.
+    for ty in ["f32", "bf16", "s32"] {
+        for plane in [7, 1000, 1025, 5000] {
+            let text = module(
+                r#"
+fc {
+  p0 = T[3,5,P] parameter(0)
+  p1 = T[5] parameter(1)
+  p2 = T[5] parameter(2)
+  b1 = T[3,5,P] broadcast(p1), dimensions={1}
+  b2 = T[3,5,P] broadcast(p2), dimensions={1}
+  m = T[3,5,P] multiply(p0, b1)
+  a = T[3,5,P] add(m, b2)
+  ROOT o = T[3,5,P] subtract(a, b1)
+}
+"#,
+                r#"  p0 = T[3,5,P] parameter(0)
+  p1 = T[5] parameter(1)
+  p2 = T[5] parameter(2)
+  ROOT f = T[3,5,P] fusion(p0, p1, p2), kind=kLoop, calls=fc"#,
+            )
+            .replace("T[", &format!("{ty}["))
+            .replace(",P]", &format!(",{plane}]"));
+            check(&format!("splat {ty} plane={plane}"), &text, Agree::Bits);
+        }
+    }
+    for plane in [7, 1025, 5000] {
+        let text = module(
+            r#"
+fc {
+  p0 = f32[2,3,P] parameter(0)
+  p1 = f32[3] parameter(1)
+  b1 = f32[2,3,P] broadcast(p1), dimensions={1}
+  e = f32[2,3,P] exponential(b1)
+  ROOT o = f32[2,3,P] multiply(p0, e)
+}
+"#,
+            r#"  p0 = f32[2,3,P] parameter(0)
+  p1 = f32[3] parameter(1)
+  ROOT f = f32[2,3,P] fusion(p0, p1), kind=kLoop, calls=fc"#,
+        )
+        .replace(",P]", &format!(",{plane}]"));
+        check(
+            &format!("splat through a step, plane={plane}"),
+            &text,
+            Agree::Bits,
+        );
+    }
+}
+
+#[test]
+fn a_transposed_result_computed_in_one_pass() {
+    // NHWC bytes normalised per channel and written NCHW (the fusion pass
+    // makes this one fusion, its leaves read three elements apart), and a
+    // transpose moving a stride-2 dimension innermost.
+    let text = module(
+        r#"
+fc {
+  img = u8[2,37,41,3] parameter(0)
+  mean = f32[3] parameter(1)
+  x = f32[2,37,41,3] convert(img)
+  mb = f32[2,37,41,3] broadcast(mean), dimensions={3}
+  d = f32[2,37,41,3] subtract(x, mb)
+  ROOT t = f32[2,3,37,41] transpose(d), dimensions={0,3,1,2}
+}
+"#,
+        r#"  img = u8[2,37,41,3] parameter(0)
+  mean = f32[3] parameter(1)
+  ROOT f = f32[2,3,37,41] fusion(img, mean), kind=kLoop, calls=fc"#,
+    );
+    check("nhwc to nchw", &text, Agree::Bits);
+    let text = module(
+        r#"
+fc {
+  p = s32[300,7,2] parameter(0)
+  q = s32[300,7,2] multiply(p, p)
+  ROOT t = s32[7,2,300] transpose(q), dimensions={1,2,0}
+}
+"#,
+        r#"  p = s32[300,7,2] parameter(0)
+  ROOT f = s32[7,2,300] fusion(p), kind=kLoop, calls=fc"#,
+    );
+    check("stride 14", &text, Agree::Bits);
+    let text = module(
+        r#"
+fc {
+  p = bf16[64,300,2] parameter(0)
+  q = bf16[64,300,2] negate(p)
+  ROOT t = bf16[64,2,300] transpose(q), dimensions={0,2,1}
+}
+"#,
+        r#"  p = bf16[64,300,2] parameter(0)
+  ROOT f = bf16[64,2,300] fusion(p), kind=kLoop, calls=fc"#,
+    );
+    check("stride 2", &text, Agree::Bits);
+}
+
+#[test]
 fn transcendentals_within_a_few_ulp() {
     let text = module(
         r#"

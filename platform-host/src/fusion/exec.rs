@@ -133,6 +133,20 @@ struct TaskState<'p> {
     /// block and one period more, once per task: (the run's address, the
     /// repetition).
     periodic: Vec<(*const u8, Vec<Line>)>,
+    /// Leaves that read one value over a whole block (a per-channel scale
+    /// over an NCHW plane), per leaf slot: the value's address and a
+    /// register-sized block of it, refilled only when a block reads another
+    /// value.
+    splats: Vec<(usize, *const u8, Vec<Line>)>,
+}
+
+/// Where [`Env::load`] left a block of a leaf.
+enum Loaded {
+    /// The block's values, contiguous.
+    At(*mut u8),
+    /// One value for the whole block, at this element offset in the leaf
+    /// (nothing written).
+    Splat(isize),
 }
 
 /// The contiguous memory the next block will read (its leaves), fetched
@@ -208,24 +222,25 @@ impl Env<'_> {
     }
 
     /// Reads `n` positions from `start` of a leaf into `dst`; returns where
-    /// the values are (`dst`, or the leaf's memory when it is contiguous).
+    /// the values are (`dst`, or the leaf's memory when it is contiguous),
+    /// or the one value every position reads (then `dst` is untouched).
     ///
     /// # Safety
     /// `dst` has room for `n` elements; the plan checked every offset.
-    unsafe fn load(&self, leaf: &LeafPlan, start: usize, n: usize, dst: *mut u8) -> *mut u8 {
+    unsafe fn load(&self, leaf: &LeafPlan, start: usize, n: usize, dst: *mut u8) -> Loaded {
         let w = leaf.width;
         if let Some(index) = &leaf.index {
             leaf.view.for_each_run(start, n, |pos, off, len, stride| {
                 // SAFETY: `dst` holds `n` elements.
                 unsafe { index.call(off, stride, len, dst.add(pos * w)) };
             });
-            return dst;
+            return Loaded::At(dst);
         }
         let base = self.leaf_base(leaf);
         if let Some((outer, r)) = &leaf.repeated {
             // SAFETY: forwarded.
             unsafe { load_repeated(outer, *r, w, base, start, n, dst) };
-            return dst;
+            return Loaded::At(dst);
         }
         if let Some((dims, strides, at)) = &leaf.short_runs {
             crate::with_width!(w, W => {
@@ -234,24 +249,25 @@ impl Env<'_> {
                 unsafe {
                     load_short_runs::<W>(dims, strides, *at, base.cast(), start, n, dst.cast())
                 };
-                return dst;
+                return Loaded::At(dst);
             }, _ => {});
         }
-        let mut direct = None;
+        let mut whole = None;
         let mut first = true;
         leaf.view.for_each_run(start, n, |pos, off, len, stride| {
-            if first && len == n && stride == 1 {
-                direct = Some(off);
+            if first && len == n && (stride == 1 || stride == 0 && n > 1) {
+                whole = Some((off, stride));
                 return;
             }
             first = false;
             // SAFETY: the plan checked the offsets; `dst` holds `n`.
             unsafe { gather(w, base, off, len, stride, dst.add(pos * w)) };
         });
-        match direct {
+        match whole {
             // SAFETY: inside the leaf (checked at plan time).
-            Some(off) => unsafe { base.offset(off * w as isize).cast_mut() },
-            None => dst,
+            Some((off, 1)) => Loaded::At(unsafe { base.offset(off * w as isize).cast_mut() }),
+            Some((off, _)) => Loaded::Splat(off),
+            None => Loaded::At(dst),
         }
     }
 }
@@ -560,6 +576,7 @@ impl<'p> Env<'p> {
             ahead: Ahead::default(),
             expanded: Vec::new(),
             periodic: Vec::new(),
+            splats: Vec::new(),
         }
     }
 
@@ -726,6 +743,44 @@ impl<'p> Env<'p> {
         };
         let base: *mut u8 = st.periodic[k].1.as_mut_ptr().cast();
         base.wrapping_add(start % r * w)
+    }
+
+    /// A block of one value of a leaf (element `off`), for the leaf loaded
+    /// into `slot`: the task's block of that value, filled when the slot
+    /// last read another one (a per-channel value is the same for every
+    /// block of a plane). Never written by a step, as a periodic block.
+    fn splat_block(
+        &self,
+        st: &mut TaskState<'p>,
+        slot: usize,
+        leaf: &LeafPlan,
+        off: isize,
+    ) -> *mut u8 {
+        let p = self.p;
+        let w = leaf.width;
+        let src = self.leaf_base(leaf).wrapping_offset(off * w as isize);
+        let k = match st.splats.iter().position(|(s, _, _)| *s == slot) {
+            Some(k) => k,
+            None => {
+                let cap = p.cap_full.max(p.cap_rows).max(p.cap_cols).max(1);
+                st.splats.push((
+                    slot,
+                    std::ptr::null(),
+                    vec![Line([0; 64]); (cap * w).div_ceil(64)],
+                ));
+                st.splats.len() - 1
+            }
+        };
+        let (_, value, lines) = &mut st.splats[k];
+        let dst: *mut u8 = lines.as_mut_ptr().cast();
+        if *value != src {
+            let cap = lines.len() * 64 / w;
+            // SAFETY: `src` is one element of the leaf (checked at plan
+            // time); `lines` holds `cap` elements.
+            unsafe { ops::fill(w, src, dst, cap) };
+            *value = src;
+        }
+        dst
     }
 
     /// Lists the contiguous memory the fetched-ahead leaves read in block
@@ -945,7 +1000,10 @@ impl<'p> Env<'p> {
                     st.val[*slot] = Val::Block(match leaf.periodic {
                         Some((r, at)) => self.periodic_block(st, leaf, r, at, start),
                         // SAFETY: the register holds a block.
-                        None => unsafe { self.load(leaf, start, n, st.home[*slot]) },
+                        None => match unsafe { self.load(leaf, start, n, st.home[*slot]) } {
+                            Loaded::At(at) => at,
+                            Loaded::Splat(off) => self.splat_block(st, *slot, leaf, off),
+                        },
                     });
                 }
                 Step::Op {

@@ -194,17 +194,22 @@ pub(crate) fn sequential_computations(module: &HloModule) -> Vec<CompId> {
 /// Arrays from this many elements on are transposed by the transpose kernel
 /// (cache-blocked) rather than read element by element through a strided view.
 const STRIDED_TRANSPOSE_MIN_ELEMENTS: usize = 1 << 15;
+/// Largest distance between the operand elements a fused transpose reads for
+/// neighbouring result elements, at any size: up to it the strided read
+/// touches every cache line it loads (an NHWC → NCHW transpose of three
+/// channels reads each pixel's line three times, close together).
+const SHORT_SOURCE_STRIDE: usize = 4;
 
-/// Whether a transpose reads its operand's innermost dimension in order (then
-/// a fused read is runs of contiguous elements).
-fn keeps_innermost(instr: &HloInstruction, perm: &[usize]) -> bool {
+/// The distance in the operand between neighbours of a transpose's innermost
+/// (non-unit) result dimension: 1 when the transpose keeps the operand's
+/// innermost dimension innermost (a fused read is then runs of contiguous
+/// elements), `None` for a shape with no such dimension or a bad permutation.
+fn innermost_source_stride(instr: &HloInstruction, perm: &[usize]) -> Option<usize> {
     let dims = instr.shape.dims();
     let Some(inner) = (0..dims.len()).rev().find(|&d| dims[d] != 1) else {
-        return true;
+        return Some(1);
     };
-    let Some(&from) = perm.get(inner) else {
-        return false;
-    };
+    let &from = perm.get(inner)?;
     let operand_dims: Vec<usize> =
         perm.iter()
             .enumerate()
@@ -214,7 +219,7 @@ fn keeps_innermost(instr: &HloInstruction, perm: &[usize]) -> bool {
                 }
                 acc
             });
-    operand_dims.iter().skip(from + 1).all(|&d| d == 1)
+    Some(operand_dims.iter().skip(from + 1).product())
 }
 
 /// Instructions a group may contain.
@@ -223,7 +228,8 @@ fn fusible_op(instr: &HloInstruction) -> bool {
     if let Op::Transpose { dimensions } = &instr.op {
         return array
             && (instr.shape.element_count() < STRIDED_TRANSPOSE_MIN_ELEMENTS
-                || keeps_innermost(instr, dimensions));
+                || innermost_source_stride(instr, dimensions)
+                    .is_some_and(|s| s <= SHORT_SOURCE_STRIDE));
     }
     match &instr.op {
         Op::Unary(_)
@@ -390,7 +396,7 @@ fn split(
     // walking backwards sees every copy before its operands.
     for &m in members.iter().rev() {
         let outside = m == root || users[m].iter().any(|&u| !in_g[u] || copy.contains(&u));
-        if cheap[m] && outside {
+        if cheap[m] && outside && !transposes_a_result(comp, users, cheap, m, in_g) {
             copy.insert(m);
         }
     }
@@ -405,6 +411,26 @@ fn split(
         .filter(|&m| m == root || users[m].iter().any(|&u| !in_g[u] || copy.contains(&u)))
         .collect();
     Split { owned, outputs }
+}
+
+/// Whether member `m` is a transpose that only the rest of the computation
+/// reads, of a value the group computes: the group then writes the transposed
+/// array itself (its block program reads the leaves through transposed
+/// views), rather than writing the value for a transpose of its own to copy.
+fn transposes_a_result(
+    comp: &HloComputation,
+    users: &[Vec<usize>],
+    cheap: &[bool],
+    m: usize,
+    in_g: &[bool],
+) -> bool {
+    let instr = &comp.instructions[m];
+    matches!(instr.op, Op::Transpose { .. })
+        && users[m].iter().all(|&u| !in_g[u])
+        && instr
+            .operands
+            .iter()
+            .all(|o| in_g.get(o.index()) == Some(&true) && !cheap[o.index()])
 }
 
 impl<'a> Ctx<'a> {
@@ -619,6 +645,17 @@ impl<'a> Ctx<'a> {
         let mut in_g = vec![false; n];
         in_g[root] = true;
         let mut members = vec![root];
+        if self.cheap[root] {
+            // A transpose of a computed value: alone it would be a copy with
+            // nothing to write, so its operand starts the group with it.
+            for o in &self.comp.instructions[root].operands {
+                if !in_g[o.index()] {
+                    in_g[o.index()] = true;
+                    members.push(o.index());
+                }
+            }
+            members.sort_unstable();
+        }
         if !self.valid(&members, &in_g) {
             return Vec::new();
         }
@@ -776,6 +813,18 @@ impl<'a> Ctx<'a> {
         false
     }
 
+    /// Whether instruction `i` transposes a value a group could compute
+    /// (a fusible, not cheap operand): a group may then grow from the
+    /// transpose and write the transposed array in one pass.
+    fn transposes_computed(&self, i: usize) -> bool {
+        let instr = &self.comp.instructions[i];
+        matches!(instr.op, Op::Transpose { .. })
+            && instr.operands.iter().all(|o| {
+                let o = o.index();
+                self.fusible[o] && !self.cheap[o] && self.owner[o].is_none()
+            })
+    }
+
     fn uncommit_last(&mut self) {
         if let Some(g) = self.groups.len().checked_sub(1) {
             self.release(g);
@@ -790,7 +839,10 @@ fn decide(module: &HloModule, cid: CompId) -> Vec<Group> {
     let n = ctx.comp.instructions.len();
     let mut singles: Vec<Vec<usize>> = Vec::new();
     for i in (0..n).rev() {
-        if ctx.owner[i].is_some() || !ctx.fusible[i] || ctx.cheap[i] {
+        if ctx.owner[i].is_some()
+            || !ctx.fusible[i]
+            || (ctx.cheap[i] && !ctx.transposes_computed(i))
+        {
             continue;
         }
         let members = ctx.grow(i);
@@ -1249,6 +1301,48 @@ ENTRY e {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn a_transposed_result_is_written_by_the_fusion_that_computes_it() {
+        // NHWC → NCHW after a per-channel normalisation (three channels, so
+        // the fused read is strided by three at any size): one pass.
+        let text = r#"
+HloModule m
+ENTRY e {
+  img = u8[4,64,64,3] parameter(0)
+  mean = f32[3] parameter(1)
+  x = f32[4,64,64,3] convert(img)
+  mb = f32[4,64,64,3] broadcast(mean), dimensions={3}
+  d = f32[4,64,64,3] subtract(x, mb)
+  ROOT t = f32[4,3,64,64] transpose(d), dimensions={0,3,1,2}
+}
+"#;
+        let m = optimized(text);
+        let entry = m.computation(m.entry);
+        assert!(
+            matches!(entry.root_instr().op, Op::Fusion { .. }),
+            "{}",
+            m.to_text()
+        );
+        assert_eq!(fusions(&m).len(), 1, "{}", m.to_text());
+        // A transpose whose operand moves its innermost dimension far (a
+        // stride of 64 elements) stays the blocked transpose kernel's.
+        let far = text
+            .replace("u8[4,64,64,3]", "u8[4,64,3,64]")
+            .replace("f32[4,64,64,3]", "f32[4,64,3,64]")
+            .replace("dimensions={3}", "dimensions={2}")
+            .replace(
+                "f32[4,3,64,64] transpose(d), dimensions={0,3,1,2}",
+                "f32[4,64,64,3] transpose(d), dimensions={0,1,3,2}",
+            );
+        let m = optimized(&far);
+        let entry = m.computation(m.entry);
+        assert!(
+            matches!(entry.root_instr().op, Op::Transpose { .. }),
+            "{}",
+            m.to_text()
+        );
     }
 
     #[test]
