@@ -335,6 +335,39 @@ fn transpose_kernel<W: Copy>(dst_col_stride: isize) -> Option<TileKernel<W>> {
     None
 }
 
+/// Transposes a `rows × cols` block of 2-, 4- or 8-byte elements through
+/// register tiles: `dst[r·dst_row_stride + c] = src[c·src_col_stride + r]`.
+/// Returns `false`, touching nothing, where the processor has no such
+/// kernel for the width (the caller then copies element by element).
+///
+/// # Safety
+/// Every element named above lies in its allocation; the two blocks do not
+/// overlap.
+pub unsafe fn transpose_block<W: Copy>(
+    src: *const W,
+    src_col_stride: isize,
+    dst: *mut W,
+    dst_row_stride: isize,
+    rows: usize,
+    cols: usize,
+) -> bool {
+    let Some(kernel) = transpose_kernel::<W>(1) else {
+        return false;
+    };
+    let tile = Tile {
+        src,
+        dst,
+        rows,
+        cols,
+        src_col_stride,
+        dst_row_stride,
+        dst_col_stride: 1,
+    };
+    // SAFETY: the caller's contract; the register kernels use no scratch.
+    unsafe { kernel(&tile, &mut Vec::new()) };
+    true
+}
+
 /// Copies the parts of a tile outside its whole `block`×`block` blocks
 /// element by element (the right and bottom edges).
 ///

@@ -312,6 +312,23 @@ pub(super) unsafe fn pack_rhs<T: Element>(
                     copy_flushed(b.at(p0 + p, j0 + jp), b.cs, row, width);
                     super::kernel::zero_fill(row.add(width), panel_w - width);
                 }
+            } else if crate::kernels::strided::transpose_block(
+                b.at(p0, j0 + jp),
+                b.cs,
+                panel,
+                panel_w as isize,
+                kc,
+                width,
+            ) {
+                // Column-major, moved by register tiles; then flushed and
+                // padded row by row (contiguous, so both vectorise).
+                for p in 0..kc {
+                    let row = std::slice::from_raw_parts_mut(panel.add(p * panel_w), panel_w);
+                    for x in &mut row[..width] {
+                        *x = x.flushed();
+                    }
+                    super::kernel::zero_fill(row.as_mut_ptr().add(width), panel_w - width);
+                }
             } else {
                 // Column-major: walk each column down its contiguous storage.
                 for j in 0..width {

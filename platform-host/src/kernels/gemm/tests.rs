@@ -498,6 +498,59 @@ fn subnormals_in_a_rhs_read_in_place_are_flushed() {
     }
 }
 
+#[test]
+fn subnormals_in_a_column_major_rhs_are_flushed() {
+    // `x · wᵀ` with w row-major is a column-major rhs, packed by register
+    // tiles and then flushed: panels of whole and partial width, k off the
+    // 8-row tiles. A subnormal times 2^100 would show as 1e-9; every other
+    // product and sum is exact.
+    for level in levels() {
+        for &(m, n, k) in &[(3, 40, 5), (16, 128, 256), (5, 19, 37)] {
+            let scale = 2f32.powi(100);
+            let a = vec![scale; m * k];
+            // B[p][j] at p + j·k (column-major).
+            let mut b: Vec<f32> = (0..k * n).map(|i| (i % 7) as f32 - 3.0).collect();
+            let col = n / 2 + 1;
+            b[col * k..(col + 1) * k].fill(0.0);
+            b[col * k + k / 2] = 1e-39;
+            let mut c = vec![f32::NAN; m * n];
+            let options = Options {
+                accumulate: false,
+                parallel: false,
+                level: Some(level),
+            };
+            let av = Strided {
+                ptr: a.as_ptr(),
+                rs: k as isize,
+                cs: 1,
+            };
+            let bv = Strided {
+                ptr: b.as_ptr(),
+                rs: 1,
+                cs: k as isize,
+            };
+            let cv = StridedMut {
+                ptr: c.as_mut_ptr(),
+                rs: n as isize,
+                cs: 1,
+            };
+            // SAFETY: the matrices are valid for their extents and distinct.
+            unsafe { gemm(m, n, k, av, bv, cv, options) };
+            for j in 0..n {
+                let exact: f64 = (0..k)
+                    .map(|p| {
+                        let x = b[p + j * k];
+                        scale as f64 * if x.is_subnormal() { 0.0 } else { x as f64 }
+                    })
+                    .sum();
+                for i in 0..m {
+                    assert_eq!(c[i * n + j] as f64, exact, "{level} {m}x{n}x{k} C[{i},{j}]");
+                }
+            }
+        }
+    }
+}
+
 /// A row-major product whose lhs row `row` is zero but for a subnormal at
 /// column `col`, times a rhs of 2^100 (which would show the subnormal as
 /// about 1e-9): every result must be exact, the subnormal counted as zero.
